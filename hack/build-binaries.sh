@@ -75,7 +75,8 @@ fi
 
 if ! complete "$etcd_dir" etcd; then
   build "etcd $etcd_version" "$here/etcd" "$etcd_dir" "-s -w" go.etcd.io/etcd/server/v3
-  [[ -x "$etcd_dir/etcd" ]] || mv "$etcd_dir/v3" "$etcd_dir/etcd"
+  # go names the binary after the last path element of go.etcd.io/etcd/server/v3: "server".
+  mv "$etcd_dir/server" "$etcd_dir/etcd"
 fi
 
 if ! complete "$kwok_dir" kwok; then

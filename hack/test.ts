@@ -1,0 +1,45 @@
+// The whole test suite: `./run.sh test [unit|integration] [file filters...]`.
+// Builds the control-plane binaries if they are missing (cached across runs), then runs node:test
+// over the unit and integration tests with one shared local cluster (test/global-setup.ts). When
+// something fails it prints the tail of each cluster component's log.
+import { spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
+import path from 'node:path';
+import { ensureBinaries, repoRoot } from '../src/cluster/binaries.ts';
+import { componentLogs } from '../test/harness/cluster.ts';
+
+const args = process.argv.slice(2);
+const suite = args[0] === 'unit' || args[0] === 'integration' ? args.shift()! : 'all';
+const filters = args;
+
+const patterns = suite === 'all' ? ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'] : [`test/${suite}/**/*.test.ts`];
+let files = patterns.flatMap((p) => globSync(p, { cwd: repoRoot })).sort();
+if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)));
+if (!files.length) {
+  process.stderr.write(`no test files match ${JSON.stringify(filters)}\n`);
+  process.exit(1);
+}
+const needsCluster = files.some((f) => f.startsWith('test/integration/'));
+
+const began = Date.now();
+if (needsCluster) await ensureBinaries();
+
+const nodeArgs = [
+  '--import', 'tsx', '--test',
+  `--test-concurrency=${process.env.KRUISE_TS_TEST_CONCURRENCY ?? 2}`,
+  '--test-timeout=600000',
+  ...(process.env.CI ? ['--test-reporter=spec'] : []),
+  ...(needsCluster ? ['--test-global-setup=test/global-setup.ts'] : []),
+  ...files,
+];
+const child = spawn(process.execPath, nodeArgs, {
+  cwd: repoRoot,
+  stdio: 'inherit',
+  env: { ...process.env, ...(needsCluster ? {} : { KRUISE_TS_SKIP_CLUSTER: '1' }) },
+});
+const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+if (code !== 0 && needsCluster) {
+  process.stderr.write(`\nSome tests failed. Last lines of the local cluster's component logs:\n${componentLogs()}\n`);
+}
+process.stderr.write(`test run took ${((Date.now() - began) / 1000).toFixed(0)}s (${files.length} files, ${path.basename(process.execPath)} ${process.version})\n`);
+process.exit(code);

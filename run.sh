@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The two commands of the README:
+#   ./run.sh start   run Kruise TS (with no KUBECONFIG: on the embedded local cluster)
+#   ./run.sh test    run the whole test suite (unit + integration on the local cluster)
+# Both install what they need first: npm dependencies (which include the Node 24 runtime, from the
+# pinned `node` package) and, once, the Go-built control plane (cached in ~/.cache/kruise-ts).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "error: npm is needed to install Kruise TS's dependencies (any Node.js >= 18 with npm will do; Node 24 comes from npm)." >&2
+  exit 1
+fi
+stamp=node_modules/.kruise-ts-installed
+if [[ ! -f $stamp || package-lock.json -nt $stamp ]]; then
+  echo "installing npm dependencies (npm ci)..." >&2
+  npm ci --no-audit --no-fund --loglevel=error >&2
+  touch "$stamp"
+fi
+node=node_modules/.bin/node
+
+case "${1:-}" in
+  start) shift; exec "$node" --import tsx src/cli/kruise.ts start "$@" ;;
+  test)  shift; exec "$node" --import tsx hack/test.ts "$@" ;;
+  *)     exec "$node" --import tsx src/cli/kruise.ts "$@" ;;
+esac

@@ -1,0 +1,56 @@
+// `kruise cluster up|down|status|env`: the embedded local cluster from the command line.
+import { Command, InvalidArgumentError } from 'commander';
+import { up, down, status, readState, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
+
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number >= 1');
+  return n;
+}
+
+export function clusterCommand(): Command {
+  const cmd = new Command('cluster').description('run a local Kubernetes control plane with simulated (KWOK) nodes');
+  const name = ['--name <name>', 'cluster name (its run dir is ~/.cache/kruise-ts/clusters/<name>)', DEFAULT_CLUSTER] as const;
+
+  cmd.command('up')
+    .description('start the cluster (or reuse it when already running) and print its kubeconfig path')
+    .option(...name)
+    .option('--nodes <n>', 'number of simulated nodes, spread over 3 zones', positiveInt, 3)
+    .option('--port <port>', 'kube-apiserver port on 127.0.0.1 (default: a free port)', positiveInt)
+    .action(async (o: { name: string; nodes: number; port?: number }) => {
+      const { state } = await up({ name: o.name, nodes: o.nodes, port: o.port });
+      process.stdout.write(envLines(state).join('\n') + '\n');
+    });
+
+  cmd.command('down')
+    .description('stop every process of the cluster (also after a crash) and remove its data; logs are kept')
+    .option(...name)
+    .action(async (o: { name: string }) => { await down(o.name); });
+
+  cmd.command('status')
+    .description('show whether the cluster and each component are running')
+    .option(...name)
+    .option('-o, --output <format>', 'text or json', 'text')
+    .action(async (o: { name: string; output: string }) => {
+      const s = await status(o.name);
+      if (o.output === 'json') {
+        process.stdout.write(JSON.stringify(s, null, 2) + '\n');
+      } else {
+        process.stdout.write(`cluster "${s.name}": ${s.running ? 'running' : 'not running'}${s.server ? ` at ${s.server}` : ''}\n`);
+        for (const c of s.components) process.stdout.write(`  ${c.name.padEnd(24)} ${c.alive ? `running (pid ${c.pid})` : 'stopped'}\n`);
+        if (s.nodesReady !== undefined) process.stdout.write(`  nodes Ready              ${s.nodesReady}\n`);
+        if (s.kubeconfig) process.stdout.write(`  kubeconfig               ${s.kubeconfig}\n`);
+      }
+      process.exitCode = s.running ? 0 : 1;
+    });
+
+  cmd.command('env')
+    .description('print shell exports that point kubectl at the cluster: eval "$(kruise cluster env)"')
+    .option(...name)
+    .action((o: { name: string }) => {
+      const state = readState(o.name);
+      if (!state) throw new Error(`cluster "${o.name}" is not running; start it with: kruise cluster up --name ${o.name}`);
+      process.stdout.write(envLines(state).join('\n') + '\n');
+    });
+  return cmd;
+}

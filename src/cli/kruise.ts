@@ -1,0 +1,15 @@
+// `kruise`: the Kruise TS command line (manager start-up and the local cluster).
+import { Command } from 'commander';
+import { clusterCommand } from './cluster.ts';
+import { startCommand } from './start.ts';
+
+const program = new Command('kruise')
+  .description('Kruise TS: OpenKruise workloads and policies, in TypeScript')
+  .showHelpAfterError()
+  .addCommand(startCommand())
+  .addCommand(clusterCommand());
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

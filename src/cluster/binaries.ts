@@ -1,0 +1,55 @@
+// Locates the Go-built control-plane binaries in the cache outside the clone, building them (once
+// per version) through hack/build-binaries.sh when they are missing.
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const buildScript = path.join(repoRoot, 'hack/build-binaries.sh');
+
+export interface Binaries {
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  kubeScheduler: string;
+  kubectl: string;
+  etcd: string;
+  kwok: string;
+  /** Directory holding kubectl and the other Kubernetes binaries (for PATH). */
+  kubernetesDir: string;
+}
+
+function parse(out: string): Binaries {
+  const dirs = Object.fromEntries(
+    out.split('\n').filter((l) => l.includes('=')).map((l) => l.split('=', 2) as [string, string]),
+  );
+  const k = dirs.kubernetes!;
+  return {
+    kubeApiserver: path.join(k, 'kube-apiserver'),
+    kubeControllerManager: path.join(k, 'kube-controller-manager'),
+    kubeScheduler: path.join(k, 'kube-scheduler'),
+    kubectl: path.join(k, 'kubectl'),
+    etcd: path.join(dirs.etcd!, 'etcd'),
+    kwok: path.join(dirs.kwok!, 'kwok'),
+    kubernetesDir: k,
+  };
+}
+
+/** The cached binaries, or null when some are not built yet. */
+export function cachedBinaries(): Binaries | null {
+  const r = spawnSync('bash', [buildScript, '--print'], { encoding: 'utf8' });
+  return r.status === 0 ? parse(r.stdout) : null;
+}
+
+/** The binaries, building the missing ones first (progress goes to stderr). */
+export async function ensureBinaries(): Promise<Binaries> {
+  const cached = cachedBinaries();
+  if (cached) return cached;
+  process.stderr.write('Building the local control plane from the Go module proxy (first run only; cached in ~/.cache/kruise-ts)\n');
+  const child = spawn('bash', [buildScript], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  if (code === 127) throw new Error('the Go toolchain is not installed; it is needed once to build kube-apiserver, etcd and kwok (see the message above)');
+  if (code !== 0) throw new Error(`building the control-plane binaries failed (exit ${code}); see the build output above`);
+  return parse(out);
+}

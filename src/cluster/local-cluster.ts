@@ -1,0 +1,383 @@
+// The embedded local cluster: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the
+// KWOK controller with simulated nodes, all on 127.0.0.1, built from upstream sources (see
+// hack/build-binaries.sh). It is what `kruise start` runs against when no kubeconfig is given, and
+// what the integration tests share.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, writeFileSync, readFileSync, existsSync, rmSync, readdirSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import YAML from 'yaml';
+import { createCA, issueCert, generateKeyPairPem } from '../util/pki.ts';
+import { ensureBinaries, repoRoot, type Binaries } from './binaries.ts';
+import {
+  startProcess, stopProcesses, processesMentioning, freePorts, assertPortFree, isAlive, tail, type Started,
+} from './processes.ts';
+
+const execFileP = promisify(execFile);
+
+export const DEFAULT_CLUSTER = 'default';
+export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
+type Component = (typeof COMPONENTS)[number];
+
+export interface ClusterState {
+  name: string;
+  runDir: string;
+  kubeconfig: string;
+  server: string;
+  ports: Record<'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok', number>;
+  pids: Partial<Record<Component, number>>;
+  nodes: number;
+  kubectl: string;
+  startedAt: string;
+}
+
+export interface UpOptions {
+  name?: string;
+  nodes?: number;
+  /** kube-apiserver's port; a free one when unset. */
+  port?: number;
+  log?: (line: string) => void;
+}
+
+export function clustersRoot(): string {
+  return process.env.KRUISE_TS_HOME
+    ? path.join(process.env.KRUISE_TS_HOME, 'clusters')
+    : path.join(os.homedir(), '.cache', 'kruise-ts', 'clusters');
+}
+
+export function runDirOf(name: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new Error(`cluster name "${name}" must be a DNS label (lower-case letters, digits, '-')`);
+  return path.join(clustersRoot(), name);
+}
+
+function stateFile(runDir: string): string {
+  return path.join(runDir, 'state.json');
+}
+
+export function readState(name: string): ClusterState | null {
+  const file = stateFile(runDirOf(name));
+  if (!existsSync(file)) return null;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as ClusterState;
+  } catch {
+    return null;
+  }
+}
+
+/** GET a path on the API server with the admin credentials of the run dir. */
+function apiGet(state: Pick<ClusterState, 'runDir' | 'ports'>, urlPath: string, timeoutMs = 2000): Promise<{ status: number; body: string }> {
+  const pki = path.join(state.runDir, 'pki');
+  return new Promise((resolve, reject) => {
+    const req = https.request({
+      host: '127.0.0.1', port: state.ports.apiserver, path: urlPath, method: 'GET', timeout: timeoutMs,
+      ca: readFileSync(path.join(pki, 'ca.crt')),
+      cert: readFileSync(path.join(pki, 'admin.crt')),
+      key: readFileSync(path.join(pki, 'admin.key')),
+    }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function healthy(state: ClusterState): Promise<boolean> {
+  if (!COMPONENTS.every((c) => state.pids[c] !== undefined && isAlive(state.pids[c]!))) return false;
+  try {
+    return (await apiGet(state, '/readyz')).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+export async function kubectl(state: Pick<ClusterState, 'kubectl' | 'kubeconfig'>, args: string[], input?: string): Promise<string> {
+  const child = execFileP(state.kubectl, ['--kubeconfig', state.kubeconfig, ...args], { maxBuffer: 64 << 20 });
+  if (input !== undefined) {
+    child.child.stdin!.end(input);
+  }
+  return (await child).stdout;
+}
+
+async function writePki(runDir: string) {
+  const dir = path.join(runDir, 'pki');
+  mkdirSync(dir, { recursive: true });
+  const ca = await createCA('kruise-ts-local-ca');
+  const serving = await issueCert(ca, {
+    commonName: 'kube-apiserver',
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    ipAddresses: ['127.0.0.1', '::1', '10.96.0.1'],
+    server: true,
+  });
+  const admin = await issueCert(ca, { commonName: 'kruise-ts-admin', organizations: ['system:masters'], server: false, client: true });
+  const sa = await generateKeyPairPem();
+  const files: Record<string, string> = {
+    'ca.crt': ca.certPem, 'ca.key': ca.keyPem,
+    'apiserver.crt': serving.certPem, 'apiserver.key': serving.keyPem,
+    'admin.crt': admin.certPem, 'admin.key': admin.keyPem,
+    'sa.key': sa.privateKeyPem, 'sa.pub': sa.publicKeyPem,
+  };
+  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content, { mode: 0o600 });
+  return { ca, admin };
+}
+
+function kubeconfigYaml(name: string, server: string, caPem: string, certPem: string, keyPem: string): string {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const ctx = `kruise-ts-${name}`;
+  return YAML.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': ctx,
+    clusters: [{ name: ctx, cluster: { server, 'certificate-authority-data': b64(caPem) } }],
+    users: [{ name: ctx, user: { 'client-certificate-data': b64(certPem), 'client-key-data': b64(keyPem) } }],
+    contexts: [{ name: ctx, context: { cluster: ctx, user: ctx } }],
+  });
+}
+
+export class ClusterStartError extends Error {}
+
+/**
+ * Brings the named cluster up, or reuses it when it is already running and healthy. A stale run dir
+ * (processes gone, or some still running from a crash) is cleaned first.
+ */
+export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; reused: boolean }> {
+  const name = opts.name ?? DEFAULT_CLUSTER;
+  const nodes = opts.nodes ?? 3;
+  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const runDir = runDirOf(name);
+
+  const existing = readState(name);
+  if (existing && (await healthy(existing))) {
+    if (nodes > existing.nodes) {
+      await ensureNodes(existing, nodes, log);
+      existing.nodes = nodes;
+      writeFileSync(stateFile(runDir), JSON.stringify(existing, null, 2));
+    }
+    log(`cluster "${name}" is already running (${existing.server}); reusing it`);
+    return { state: existing, reused: true };
+  }
+  if (existing || processesMentioning(runDir).length) {
+    log(`cluster "${name}": cleaning up a stale run dir (${runDir})`);
+    await down(name, { quiet: true });
+  }
+
+  const bins = await ensureBinaries();
+  const began = Date.now();
+  rmSync(runDir, { recursive: true, force: true });
+  const logs = path.join(runDir, 'logs');
+  mkdirSync(logs, { recursive: true });
+
+  if (opts.port !== undefined) await assertPortFree(opts.port, 'kube-apiserver --port');
+  const [etcdClient, etcdPeer, apiserverFree, controllerManager, scheduler, kwok] = await freePorts(6);
+  const ports = { etcdClient, etcdPeer, apiserver: opts.port ?? apiserverFree, controllerManager, scheduler, kwok };
+  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const { ca, admin } = await writePki(runDir);
+  const kubeconfig = path.join(runDir, 'kubeconfig');
+  writeFileSync(kubeconfig, kubeconfigYaml(name, server, ca.certPem, admin.certPem, admin.keyPem), { mode: 0o600 });
+
+  const state: ClusterState = {
+    name, runDir, kubeconfig, server, ports, pids: {}, nodes, kubectl: bins.kubectl, startedAt: new Date().toISOString(),
+  };
+  const started: Started[] = [];
+  const saveState = () => writeFileSync(stateFile(runDir), JSON.stringify(state, null, 2));
+  const launch = (component: Component, bin: string, args: string[]) => {
+    const s = startProcess(component, bin, args, path.join(logs, `${component}.log`));
+    started.push(s);
+    state.pids[component] = s.pid;
+    saveState();
+    return s;
+  };
+  const failIfExited = () => {
+    const dead = started.find((s) => s.exited);
+    if (dead) {
+      throw new ClusterStartError(
+        `${dead.name} exited during start-up (code ${dead.exited!.code ?? dead.exited!.signal}); last lines of ${dead.logFile}:\n${tail(dead.logFile, 25)}`);
+    }
+  };
+  const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs: number, logFile?: string) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      failIfExited();
+      if (await check().catch(() => false)) return;
+      if (Date.now() > deadline) {
+        throw new ClusterStartError(`timed out after ${timeoutMs / 1000}s waiting for ${what}` + (logFile ? `; last lines of ${logFile}:\n${tail(logFile, 25)}` : ''));
+      }
+      await sleep(150);
+    }
+  };
+
+  try {
+    log(`cluster "${name}": starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok in ${runDir}`);
+    launchControlPlane(state, bins, launch);
+    await waitFor('kube-apiserver /readyz', async () => (await apiGet(state, '/readyz')).status === 200, 90_000, path.join(logs, 'kube-apiserver.log'));
+    log(`cluster "${name}": API server ready after ${((Date.now() - began) / 1000).toFixed(1)}s`);
+
+    launch('kube-controller-manager', bins.kubeControllerManager, [
+      `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1', `--secure-port=${ports.controllerManager}`, `--cert-dir=${path.join(runDir, 'kcm-certs')}`,
+      `--root-ca-file=${path.join(runDir, 'pki/ca.crt')}`, `--service-account-private-key-file=${path.join(runDir, 'pki/sa.key')}`,
+      '--use-service-account-credentials=true', '--leader-elect=false', '--controllers=*',
+      '--cluster-name=kruise-ts', '--concurrent-gc-syncs=20', '--kube-api-qps=200', '--kube-api-burst=400',
+    ]);
+    launch('kube-scheduler', bins.kubeScheduler, [
+      `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1', `--secure-port=${ports.scheduler}`, '--leader-elect=false',
+      `--config=${writeSchedulerConfig(runDir, kubeconfig)}`,
+    ]);
+    launch('kwok', bins.kwok, [
+      `--kubeconfig=${kubeconfig}`, `--config=${path.join(repoRoot, 'config/kwok/stages.yaml')}`,
+      '--manage-all-nodes=true', '--node-lease-duration-seconds=40', '--cidr=10.244.0.0/16', '--node-ip=10.0.0.1',
+      `--server-address=127.0.0.1:${ports.kwok}`,
+    ]);
+
+    await ensureNodes(state, nodes, log);
+    await waitFor('the default ServiceAccount (kube-controller-manager)', async () =>
+      (await apiGet(state, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200, 60_000, path.join(logs, 'kube-controller-manager.log'));
+    await waitFor('kube-scheduler /healthz', () => httpsHealthy(ports.scheduler), 60_000, path.join(logs, 'kube-scheduler.log'));
+    failIfExited();
+  } catch (err) {
+    await stopProcesses(started.map((s) => s.pid), 3000);
+    rmSync(stateFile(runDir), { force: true });
+    throw err;
+  }
+  log(`cluster "${name}": up in ${((Date.now() - began) / 1000).toFixed(1)}s with ${nodes} nodes; KUBECONFIG=${kubeconfig}`);
+  return { state, reused: false };
+}
+
+function launchControlPlane(state: ClusterState, bins: Binaries, launch: (c: Component, bin: string, args: string[]) => Started) {
+  const { runDir, ports } = state;
+  const pki = (f: string) => path.join(runDir, 'pki', f);
+  launch('etcd', bins.etcd, [
+    '--name=default', `--data-dir=${path.join(runDir, 'etcd')}`,
+    `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`, `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+    `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+    `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
+    // A throwaway local cluster: durability is not worth the fsync latency.
+    '--unsafe-no-fsync=true', '--quota-backend-bytes=8589934592', '--log-level=warn',
+  ]);
+  launch('kube-apiserver', bins.kubeApiserver, [
+    `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+    '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${ports.apiserver}`,
+    '--endpoint-reconciler-type=none', '--authorization-mode=Node,RBAC',
+    `--client-ca-file=${pki('ca.crt')}`, `--tls-cert-file=${pki('apiserver.crt')}`, `--tls-private-key-file=${pki('apiserver.key')}`,
+    `--service-account-key-file=${pki('sa.pub')}`, `--service-account-signing-key-file=${pki('sa.key')}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    '--service-cluster-ip-range=10.96.0.0/16', '--allow-privileged=true',
+    `--cert-dir=${path.join(runDir, 'apiserver-certs')}`,
+    // Raised so benchmarks and 1000-replica tests measure our code, not the default inflight caps.
+    '--max-requests-inflight=1600', '--max-mutating-requests-inflight=800',
+  ]);
+}
+
+function writeSchedulerConfig(runDir: string, kubeconfig: string): string {
+  const file = path.join(runDir, 'scheduler.yaml');
+  writeFileSync(file, YAML.stringify({
+    apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration',
+    clientConnection: { kubeconfig, qps: 200, burst: 400 },
+    leaderElection: { leaderElect: false },
+  }));
+  return file;
+}
+
+function httpsHealthy(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = https.get({ host: '127.0.0.1', port, path: '/healthz', rejectUnauthorized: false, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => { req.destroy(); resolve(false); });
+  });
+}
+
+export function nodeManifest(i: number) {
+  const name = `kwok-node-${i}`;
+  return {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: {
+      name,
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: {
+        'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
+        'node-role.kubernetes.io/agent': '', type: 'kwok',
+        'topology.kubernetes.io/region': 'local', 'topology.kubernetes.io/zone': ZONES[i % ZONES.length]!,
+      },
+    },
+    status: {
+      allocatable: { cpu: '32', memory: '256Gi', pods: '110' },
+      capacity: { cpu: '32', memory: '256Gi', pods: '110' },
+    },
+  };
+}
+
+/** Creates the simulated nodes that are missing (kwok-node-0 … N-1) and waits until all are Ready. */
+export async function ensureNodes(state: ClusterState, count: number, log: (l: string) => void): Promise<void> {
+  const began = Date.now();
+  const list = { apiVersion: 'v1', kind: 'List', items: Array.from({ length: count }, (_, i) => nodeManifest(i)) };
+  await kubectl(state, ['apply', '--server-side', '--field-manager=kruise-ts-cluster', '-f', '-'], JSON.stringify(list));
+  const deadline = Date.now() + 60_000 + count * 200;
+  for (;;) {
+    const out = JSON.parse(await kubectl(state, ['get', 'nodes', '-l', 'type=kwok', '-o', 'json']));
+    const ready = (out.items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>)
+      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    if (ready >= count) break;
+    if (Date.now() > deadline) {
+      throw new ClusterStartError(`only ${ready}/${count} nodes became Ready; last lines of the kwok log:\n${tail(path.join(state.runDir, 'logs/kwok.log'), 25)}`);
+    }
+    await sleep(250);
+  }
+  log(`cluster "${state.name}": ${count} nodes Ready in ${((Date.now() - began) / 1000).toFixed(1)}s`);
+}
+
+/** Stops every process of the named cluster (recorded or found by run dir) and removes its state. */
+export async function down(name: string, opts: { quiet?: boolean } = {}): Promise<{ stopped: number }> {
+  const runDir = runDirOf(name);
+  const state = readState(name);
+  const recorded = Object.values(state?.pids ?? {}).filter((p) => isAlive(p) && processesMentioning(runDir).includes(p));
+  const pids = [...new Set([...recorded, ...processesMentioning(runDir)])];
+  await stopProcesses(pids);
+  if (existsSync(runDir)) {
+    // Keep the logs for a post-mortem; drop data, keys and state.
+    for (const entry of readdirSync(runDir)) if (entry !== 'logs') rmSync(path.join(runDir, entry), { recursive: true, force: true });
+  }
+  if (!opts.quiet) process.stderr.write(`cluster "${name}": stopped ${pids.length} processes\n`);
+  return { stopped: pids.length };
+}
+
+export interface StatusReport {
+  name: string;
+  running: boolean;
+  server?: string;
+  kubeconfig?: string;
+  components: Array<{ name: Component; pid?: number; alive: boolean }>;
+  apiserverReady: boolean;
+  nodesReady?: number;
+}
+
+export async function status(name: string): Promise<StatusReport> {
+  const state = readState(name);
+  const components = COMPONENTS.map((c) => ({ name: c, pid: state?.pids[c], alive: state?.pids[c] !== undefined && isAlive(state.pids[c]!) }));
+  let apiserverReady = false;
+  let nodesReady: number | undefined;
+  if (state) {
+    apiserverReady = await apiGet(state, '/readyz').then((r) => r.status === 200, () => false);
+    if (apiserverReady) {
+      const nodes = JSON.parse((await apiGet(state, '/api/v1/nodes?labelSelector=type%3Dkwok')).body);
+      nodesReady = (nodes.items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>)
+        .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    }
+  }
+  return {
+    name, running: !!state && apiserverReady && components.every((c) => c.alive),
+    server: state?.server, kubeconfig: state?.kubeconfig, components, apiserverReady, nodesReady,
+  };
+}
+
+/** Shell lines that point kubectl at the cluster. */
+export function envLines(state: ClusterState): string[] {
+  return [`export KUBECONFIG=${state.kubeconfig}`, `export PATH=${path.dirname(state.kubectl)}:$PATH`];
+}

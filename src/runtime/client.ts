@@ -1,0 +1,739 @@
+// A small Kubernetes REST client. @kubernetes/client-node is used only to read kubeconfigs and to run
+// its authenticators (exec, token file, OIDC…); requests go through our own undici Agent so that all
+// requests and watches to a cluster share one keep-alive connection pool with the cluster's TLS
+// material, and watch streams are not cut by body timeouts.
+
+import { KubeConfig, bufferFromFileOrString, type Cluster, type User } from '@kubernetes/client-node';
+import { Agent, request, type Dispatcher } from 'undici';
+import { realClock, type Clock } from '../util/clock.ts';
+import { BucketRateLimiter } from './ratelimiter.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Object shapes (only what the runtime itself reads)
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  managedFields?: unknown[];
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+}
+
+export interface ListMeta {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface ObjectList<T extends KubeObject> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ListMeta;
+  items: T[];
+}
+
+export interface StatusCause {
+  type?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface Status {
+  apiVersion?: string;
+  kind?: string;
+  status?: 'Success' | 'Failure';
+  code?: number;
+  reason?: string;
+  message?: string;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    uid?: string;
+    causes?: StatusCause[];
+    retryAfterSeconds?: number;
+  };
+}
+
+export interface Scale extends KubeObject {
+  spec?: { replicas?: number };
+  status?: { replicas: number; selector?: string };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resource addressing
+
+export interface ResourceType {
+  /** '' for the core group. */
+  readonly group: string;
+  readonly version: string;
+  /** Lower-case plural, as in the URL. */
+  readonly resource: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+function rt(group: string, version: string, resource: string, kind: string, namespaced: boolean): ResourceType {
+  return Object.freeze({ group, version, resource, kind, namespaced });
+}
+
+export const Pods = rt('', 'v1', 'pods', 'Pod', true);
+export const Nodes = rt('', 'v1', 'nodes', 'Node', false);
+export const Namespaces = rt('', 'v1', 'namespaces', 'Namespace', false);
+export const ConfigMaps = rt('', 'v1', 'configmaps', 'ConfigMap', true);
+export const Secrets = rt('', 'v1', 'secrets', 'Secret', true);
+export const PersistentVolumeClaims = rt('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true);
+export const Events = rt('events.k8s.io', 'v1', 'events', 'Event', true);
+export const Leases = rt('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
+export const ControllerRevisions = rt('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true);
+export const Deployments = rt('apps', 'v1', 'deployments', 'Deployment', true);
+export const ReplicaSets = rt('apps', 'v1', 'replicasets', 'ReplicaSet', true);
+export const StatefulSets = rt('apps', 'v1', 'statefulsets', 'StatefulSet', true);
+export const DaemonSets = rt('apps', 'v1', 'daemonsets', 'DaemonSet', true);
+export const Jobs = rt('batch', 'v1', 'jobs', 'Job', true);
+export const MutatingWebhookConfigurations = rt(
+  'admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false,
+);
+export const ValidatingWebhookConfigurations = rt(
+  'admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false,
+);
+export const CustomResourceDefinitions = rt(
+  'apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false,
+);
+
+export function apiVersionOf(type: ResourceType): string {
+  return type.group ? `${type.group}/${type.version}` : type.version;
+}
+
+/** A stable identity for a resource type, e.g. `deployments.v1.apps`. */
+export function resourceTypeKey(type: ResourceType): string {
+  return `${type.resource}.${type.version}.${type.group}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+const reasonByCode: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Expired',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
+
+/** A failure reported by the API server (an HTTP error or a watch ERROR event) as a metav1.Status. */
+export class StatusError extends Error {
+  readonly code: number;
+  readonly reason: string;
+  readonly status: Status;
+
+  constructor(status: Status, httpCode?: number) {
+    const code = status.code ?? httpCode ?? 0;
+    const reason = status.reason || reasonByCode[code] || 'Unknown';
+    super(status.message || `${reason} (HTTP ${code})`);
+    this.name = 'StatusError';
+    this.code = code;
+    this.reason = reason;
+    this.status = status;
+  }
+
+  /** Builds the error from a response body, which is a Status unless something in between answered. */
+  static fromResponse(httpCode: number, body: string): StatusError {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    if (isStatus(parsed)) return new StatusError(parsed, httpCode);
+    const text = body.trim().slice(0, 1024);
+    return new StatusError({ kind: 'Status', status: 'Failure', code: httpCode, message: text || undefined }, httpCode);
+  }
+}
+
+function isStatus(v: unknown): v is Status {
+  return typeof v === 'object' && v !== null && (v as Status).kind === 'Status';
+}
+
+function hasReason(err: unknown, reason: string): boolean {
+  return err instanceof StatusError && err.reason === reason;
+}
+
+export function isNotFound(err: unknown): boolean {
+  return hasReason(err, 'NotFound');
+}
+export function isAlreadyExists(err: unknown): boolean {
+  return hasReason(err, 'AlreadyExists');
+}
+export function isConflict(err: unknown): boolean {
+  return hasReason(err, 'Conflict');
+}
+/** The requested resourceVersion or continue token is too old: the caller must relist. */
+export function isGone(err: unknown): boolean {
+  return err instanceof StatusError && (err.code === 410 || err.reason === 'Gone' || err.reason === 'Expired');
+}
+export function isInvalid(err: unknown): boolean {
+  return hasReason(err, 'Invalid');
+}
+export function isForbidden(err: unknown): boolean {
+  return hasReason(err, 'Forbidden');
+}
+export function isTooManyRequests(err: unknown): boolean {
+  return err instanceof StatusError && (err.reason === 'TooManyRequests' || err.code === 429);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+export interface TLSOptions {
+  ca?: Buffer | string;
+  cert?: Buffer | string;
+  key?: Buffer | string;
+  /** SNI / name to verify, when it differs from the server's host. */
+  servername?: string;
+  insecureSkipVerify?: boolean;
+}
+
+/** Returns the headers (Authorization, Impersonate-User…) to send with one request. */
+export type AuthHeaders = () => Promise<Record<string, string>> | Record<string, string>;
+
+export interface KubeClientOptions {
+  /** Base URL, e.g. https://127.0.0.1:6443 (http:// is accepted, for tests and local proxies). */
+  server: string;
+  tls?: TLSOptions;
+  auth?: AuthHeaders;
+  /** Client-side rate limit for non-watch requests; qps <= 0 disables it. Default 30. */
+  qps?: number;
+  /** Default 50. */
+  burst?: number;
+  clock?: Clock;
+  userAgent?: string;
+  /** Time allowed for headers and for the body of a non-watch request. Default 60 s. */
+  requestTimeoutMs?: number;
+  /** How often a 429 carrying Retry-After is retried (API priority and fairness). Default 5. */
+  maxRetries?: number;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface GetOptions extends RequestOptions {
+  namespace?: string;
+  resourceVersion?: string;
+  subresource?: string;
+}
+
+export interface ListOptions extends RequestOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: 'Exact' | 'NotOlderThan';
+}
+
+export interface WriteOptions extends RequestOptions {
+  /** Defaults to the object's metadata.namespace. */
+  namespace?: string;
+  fieldManager?: string;
+  dryRun?: boolean;
+  subresource?: string;
+}
+
+export const PatchType = {
+  JSON: 'application/json-patch+json',
+  Merge: 'application/merge-patch+json',
+  StrategicMerge: 'application/strategic-merge-patch+json',
+  Apply: 'application/apply-patch+yaml',
+} as const;
+export type PatchType = (typeof PatchType)[keyof typeof PatchType];
+
+export interface PatchOptions extends RequestOptions {
+  namespace?: string;
+  patchType: PatchType;
+  /** Required for server-side apply. */
+  fieldManager?: string;
+  /** Server-side apply only: take ownership of conflicting fields. */
+  force?: boolean;
+  dryRun?: boolean;
+  subresource?: string;
+}
+
+export interface DeleteOptions extends RequestOptions {
+  namespace?: string;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  gracePeriodSeconds?: number;
+  dryRun?: boolean;
+}
+
+export interface DeleteCollectionOptions extends DeleteOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface WatchOptions extends RequestOptions {
+  namespace?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+const watchEventTypes: readonly WatchEventType[] = ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR'];
+
+export type WatchEvent<T extends KubeObject> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T }
+  | { type: 'ERROR'; object: Status };
+
+/** The watch stream carried something that is not a watch event (or ended mid-event). */
+export class WatchDecodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WatchDecodeError';
+  }
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface RawResponse {
+  status: number;
+  body: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client
+
+export class KubeClient {
+  private readonly base: URL;
+  private readonly agent: Agent;
+  private readonly limiter: BucketRateLimiter | undefined;
+  private readonly auth: AuthHeaders | undefined;
+  private readonly clock: Clock;
+  private readonly userAgent: string;
+  private readonly requestTimeoutMs: number;
+  private readonly maxRetries: number;
+
+  constructor(opts: KubeClientOptions) {
+    this.base = new URL(opts.server);
+    if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
+      throw new Error(`unsupported server URL ${opts.server}`);
+    }
+    this.clock = opts.clock ?? realClock;
+    const qps = opts.qps ?? 30;
+    this.limiter = qps > 0 ? new BucketRateLimiter(qps, Math.max(1, opts.burst ?? 50), this.clock) : undefined;
+    this.auth = opts.auth;
+    this.userAgent = opts.userAgent ?? 'kruise-ts';
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
+    this.maxRetries = opts.maxRetries ?? 5;
+    const tls = opts.tls ?? {};
+    this.agent = new Agent({
+      connect: {
+        ca: tls.ca,
+        cert: tls.cert,
+        key: tls.key,
+        servername: tls.servername,
+        rejectUnauthorized: !tls.insecureSkipVerify,
+        // Detects dead peers behind load balancers well before their idle timeouts (often 60 s).
+        keepAlive: true,
+        keepAliveInitialDelay: 30_000,
+      },
+    });
+  }
+
+  /** Client for the current context of an already loaded KubeConfig. */
+  static fromKubeConfig(kc: KubeConfig, opts: Partial<KubeClientOptions> = {}): KubeClient {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    if (cluster.proxyUrl) throw new Error('kubeconfig proxy-url is not supported');
+    const user = kc.getCurrentUser();
+    return new KubeClient({
+      server: cluster.server,
+      tls: tlsFromKubeConfig(cluster, user),
+      auth: authFromKubeConfig(kc, user),
+      ...opts,
+    });
+  }
+
+  /** Releases the connection pool; in-flight watches are torn down. */
+  async close(): Promise<void> {
+    await this.agent.destroy();
+  }
+
+  // --- reads -----------------------------------------------------------------------------------
+
+  async get<T extends KubeObject>(type: ResourceType, name: string, opts: GetOptions = {}): Promise<T> {
+    const path = this.path(type, opts.namespace, name, opts.subresource);
+    return this.json<T>('GET', path, { resourceVersion: opts.resourceVersion }, undefined, opts.signal);
+  }
+
+  /** One page of a list (or all of it when no limit is given). Items get apiVersion/kind filled in. */
+  async list<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const list = await this.json<ObjectList<T>>('GET', this.path(type, opts.namespace), {
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+      limit: opts.limit,
+      continue: opts.continue,
+      resourceVersion: opts.resourceVersion,
+      resourceVersionMatch: opts.resourceVersionMatch,
+    }, undefined, opts.signal);
+    list.items ??= [];
+    list.metadata ??= {};
+    const apiVersion = apiVersionOf(type);
+    for (const item of list.items) {
+      item.apiVersion ??= apiVersion;
+      item.kind ??= type.kind;
+    }
+    return list;
+  }
+
+  /** Follows continue tokens until the whole list is read; pageSize defaults to 500. */
+  async listAll<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let last: ObjectList<T>;
+    do {
+      last = await this.list<T>(type, { ...opts, limit: opts.limit ?? 500, continue: cont });
+      items.push(...last.items);
+      cont = last.metadata.continue || undefined;
+    } while (cont);
+    return { ...last, metadata: { resourceVersion: last.metadata.resourceVersion }, items };
+  }
+
+  // --- writes ----------------------------------------------------------------------------------
+
+  async create<T extends KubeObject>(type: ResourceType, obj: T, opts: Omit<WriteOptions, 'subresource'> = {}): Promise<T> {
+    const ns = opts.namespace ?? obj.metadata.namespace;
+    if (type.namespaced && !ns) throw new Error(`${type.resource}: namespace required`);
+    return this.json<T>('POST', this.path(type, ns), writeQuery(opts), jsonBody(withTypeMeta(type, obj)), opts.signal);
+  }
+
+  /** PUT; obj.metadata.resourceVersion makes it a compare-and-swap (409 Conflict when stale). */
+  async update<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
+    const ns = opts.namespace ?? obj.metadata.namespace;
+    const path = this.path(type, ns, requireName(obj), opts.subresource);
+    return this.json<T>('PUT', path, writeQuery(opts), jsonBody(withTypeMeta(type, obj)), opts.signal);
+  }
+
+  async patch<T extends KubeObject>(type: ResourceType, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
+    if (opts.patchType === PatchType.Apply && !opts.fieldManager) {
+      throw new Error('server-side apply needs a fieldManager');
+    }
+    const query: Query = { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? 'All' : undefined };
+    if (opts.force !== undefined) {
+      if (opts.patchType !== PatchType.Apply) throw new Error('force is only valid for server-side apply');
+      query.force = opts.force;
+    }
+    const body = { contentType: opts.patchType, data: typeof patch === 'string' ? patch : JSON.stringify(patch) };
+    return this.json<T>('PATCH', this.path(type, opts.namespace, name, opts.subresource), query, body, opts.signal);
+  }
+
+  /** Server-side apply of a (partial) object, addressed by its own metadata. */
+  async apply<T extends KubeObject>(
+    type: ResourceType,
+    obj: T,
+    opts: { fieldManager: string; force?: boolean; dryRun?: boolean; subresource?: string; signal?: AbortSignal },
+  ): Promise<T> {
+    return this.patch<T>(type, requireName(obj), withTypeMeta(type, obj), {
+      ...opts,
+      namespace: obj.metadata.namespace,
+      patchType: PatchType.Apply,
+    });
+  }
+
+  /** Returns the object (still terminating: finalizers or grace period) or a success Status. */
+  async delete<T extends KubeObject>(type: ResourceType, name: string, opts: DeleteOptions = {}): Promise<T | Status> {
+    return this.json<T | Status>('DELETE', this.path(type, opts.namespace, name), {}, jsonBody(deleteBody(opts)), opts.signal);
+  }
+
+  async deleteCollection(type: ResourceType, opts: DeleteCollectionOptions = {}): Promise<Status | ObjectList<KubeObject>> {
+    const query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
+    return this.json('DELETE', this.path(type, opts.namespace), query, jsonBody(deleteBody(opts)), opts.signal);
+  }
+
+  /** policy/v1 Eviction; a PodDisruptionBudget refusal surfaces as a TooManyRequests StatusError. */
+  async evict(namespace: string, name: string, opts: Omit<DeleteOptions, 'namespace'> = {}): Promise<Status> {
+    const eviction = {
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name, namespace },
+      deleteOptions: deleteBody(opts),
+    };
+    return this.json<Status>('POST', this.path(Pods, namespace, name, 'eviction'), {}, jsonBody(eviction), opts.signal);
+  }
+
+  // --- subresources ----------------------------------------------------------------------------
+
+  async getStatus<T extends KubeObject>(type: ResourceType, name: string, opts: Omit<GetOptions, 'subresource'> = {}): Promise<T> {
+    return this.get<T>(type, name, { ...opts, subresource: 'status' });
+  }
+
+  async updateStatus<T extends KubeObject>(type: ResourceType, obj: T, opts: Omit<WriteOptions, 'subresource'> = {}): Promise<T> {
+    return this.update<T>(type, obj, { ...opts, subresource: 'status' });
+  }
+
+  async patchStatus<T extends KubeObject>(
+    type: ResourceType, name: string, patch: unknown, opts: Omit<PatchOptions, 'subresource'>,
+  ): Promise<T> {
+    return this.patch<T>(type, name, patch, { ...opts, subresource: 'status' });
+  }
+
+  async getScale(type: ResourceType, name: string, opts: Omit<GetOptions, 'subresource'> = {}): Promise<Scale> {
+    return this.get<Scale>(type, name, { ...opts, subresource: 'scale' });
+  }
+
+  async updateScale(type: ResourceType, name: string, scale: Scale, opts: Omit<WriteOptions, 'subresource'> = {}): Promise<Scale> {
+    const ns = opts.namespace ?? scale.metadata.namespace;
+    const body = { apiVersion: 'autoscaling/v1', kind: 'Scale', ...scale, metadata: { ...scale.metadata, name } };
+    const path = this.path(type, ns, name, 'scale');
+    return this.json<Scale>('PUT', path, writeQuery(opts), jsonBody(body), opts.signal);
+  }
+
+  // --- watch -----------------------------------------------------------------------------------
+
+  /**
+   * Streams watch events. Not rate limited and without a body timeout: the server ends the stream
+   * after timeoutSeconds, and callers abort through the signal or by leaving the loop. ERROR events
+   * are yielded, not thrown; a non-2xx answer to the request itself throws a StatusError.
+   */
+  async *watch<T extends KubeObject>(type: ResourceType, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>, void, undefined> {
+    const url = this.url(this.path(type, opts.namespace), {
+      watch: 'true',
+      resourceVersion: opts.resourceVersion,
+      allowWatchBookmarks: opts.allowWatchBookmarks,
+      timeoutSeconds: opts.timeoutSeconds,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+    });
+    const res = await request(url, {
+      dispatcher: this.agent,
+      method: 'GET',
+      headers: await this.headers(),
+      signal: opts.signal,
+      headersTimeout: this.requestTimeoutMs,
+      bodyTimeout: 0,
+    });
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      throw StatusError.fromResponse(res.statusCode, await res.body.text());
+    }
+    const decoder = new TextDecoder();
+    let buffered = '';
+    try {
+      for await (const chunk of res.body) {
+        buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+        let start = 0;
+        let nl: number;
+        while ((nl = buffered.indexOf('\n', start)) >= 0) {
+          const line = buffered.slice(start, nl).trim();
+          start = nl + 1;
+          if (line) yield parseWatchEvent<T>(line);
+        }
+        buffered = buffered.slice(start);
+      }
+      buffered += decoder.decode();
+      // The server writes one JSON document per line; a final event without its newline is still whole.
+      if (buffered.trim()) yield parseWatchEvent<T>(buffered.trim());
+    } finally {
+      if (!res.body.destroyed) res.body.destroy();
+    }
+  }
+
+  // --- transport -------------------------------------------------------------------------------
+
+  private path(type: ResourceType, namespace: string | undefined, name?: string, subresource?: string): string {
+    const parts: string[] = type.group ? ['apis', type.group, type.version] : ['api', type.version];
+    if (type.namespaced && namespace) parts.push('namespaces', namespace);
+    else if (type.namespaced && name !== undefined) throw new Error(`${type.resource} ${name}: namespace required`);
+    parts.push(type.resource);
+    if (name !== undefined) {
+      if (!name) throw new Error(`${type.resource}: empty name`);
+      parts.push(name);
+    }
+    if (subresource) parts.push(subresource);
+    return parts.map(encodeURIComponent).join('/');
+  }
+
+  private url(path: string, query: Query): URL {
+    const url = new URL(this.base.href);
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path}`;
+    for (const [k, v] of Object.entries(query)) {
+      if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    }
+    return url;
+  }
+
+  private async headers(contentType?: string): Promise<Record<string, string>> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+      ...(this.auth ? await this.auth() : {}),
+    };
+    if (contentType) headers['content-type'] = contentType;
+    return headers;
+  }
+
+  private async json<T>(
+    method: Dispatcher.HttpMethod, path: string, query: Query, body: RequestBody | undefined, signal: AbortSignal | undefined,
+  ): Promise<T> {
+    const res = await this.send(method, this.url(path, query), body, signal);
+    if (res.status < 200 || res.status >= 300) throw StatusError.fromResponse(res.status, res.body);
+    return JSON.parse(res.body) as T;
+  }
+
+  private async send(method: Dispatcher.HttpMethod, url: URL, body: RequestBody | undefined, signal: AbortSignal | undefined): Promise<RawResponse> {
+    for (let attempt = 0; ; attempt++) {
+      // Reservation semantics: every request takes a token now and waits off any debt.
+      const wait = this.limiter?.when() ?? 0;
+      if (wait > 0) await this.clock.sleep(wait, signal);
+      const res = await request(url, {
+        dispatcher: this.agent,
+        method,
+        headers: await this.headers(body?.contentType),
+        body: body?.data,
+        signal,
+        headersTimeout: this.requestTimeoutMs,
+        bodyTimeout: this.requestTimeoutMs,
+      });
+      const text = await res.body.text();
+      const retryAfter = retryAfterMs(res.statusCode, res.headers['retry-after']);
+      if (retryAfter === undefined || attempt >= this.maxRetries) return { status: res.statusCode, body: text };
+      await this.clock.sleep(retryAfter, signal);
+    }
+  }
+}
+
+interface RequestBody {
+  contentType: string;
+  data: string;
+}
+
+function jsonBody(v: unknown): RequestBody {
+  return { contentType: 'application/json', data: JSON.stringify(v) };
+}
+
+function writeQuery(opts: WriteOptions): Query {
+  return { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? 'All' : undefined };
+}
+
+function deleteBody(opts: DeleteOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+  if (opts.preconditions) body.preconditions = opts.preconditions;
+  if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
+  if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+  if (opts.dryRun) body.dryRun = ['All'];
+  return body;
+}
+
+function withTypeMeta<T extends KubeObject>(type: ResourceType, obj: T): T {
+  return { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(type), kind: obj.kind ?? type.kind };
+}
+
+function requireName(obj: KubeObject): string {
+  if (!obj.metadata.name) throw new Error('object has no metadata.name');
+  return obj.metadata.name;
+}
+
+/** Only throttling answers that say when to come back are retried (as client-go does). */
+function retryAfterMs(status: number, header: string | string[] | undefined): number | undefined {
+  if (status !== 429 || header === undefined) return undefined;
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  if (!Number.isFinite(seconds) || seconds < 0) return undefined;
+  return Math.min(seconds, 60) * 1000;
+}
+
+function parseWatchEvent<T extends KubeObject>(line: string): WatchEvent<T> {
+  let ev: unknown;
+  try {
+    ev = JSON.parse(line);
+  } catch {
+    throw new WatchDecodeError(`undecodable watch event: ${line.slice(0, 200)}`);
+  }
+  const e = ev as { type?: unknown; object?: unknown };
+  if (typeof e !== 'object' || e === null || !watchEventTypes.includes(e.type as WatchEventType) || typeof e.object !== 'object' || e.object === null) {
+    throw new WatchDecodeError(`not a watch event: ${line.slice(0, 200)}`);
+  }
+  return ev as WatchEvent<T>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubeconfig
+
+function tlsFromKubeConfig(cluster: Cluster, user: User | null): TLSOptions {
+  return {
+    ca: bufferFromFileOrString(cluster.caFile, cluster.caData) ?? undefined,
+    cert: (user && bufferFromFileOrString(user.certFile, user.certData)) ?? undefined,
+    key: (user && bufferFromFileOrString(user.keyFile, user.keyData)) ?? undefined,
+    servername: cluster.tlsServerName,
+    insecureSkipVerify: cluster.skipTLSVerify,
+  };
+}
+
+function authFromKubeConfig(kc: KubeConfig, user: User | null): AuthHeaders | undefined {
+  if (!user) return undefined;
+  if (user.exec || user.authProvider) {
+    // Plugins (exec, token file, OIDC…) refresh credentials themselves; ask them on every request.
+    return async () => {
+      const opts: { headers?: Record<string, string> } = {};
+      await kc.applyToHTTPSOptions(opts);
+      return { ...opts.headers };
+    };
+  }
+  const headers: Record<string, string> = {};
+  if (user.token) headers.authorization = `Bearer ${user.token}`;
+  else if (user.username) {
+    headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
+  }
+  if (user.impersonateUser) headers['impersonate-user'] = user.impersonateUser;
+  return () => headers;
+}
+
+export function fromKubeconfigFile(path: string, opts: Partial<KubeClientOptions> = {}): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return KubeClient.fromKubeConfig(kc, opts);
+}
+
+/** $KUBECONFIG, then ~/.kube/config, then the in-cluster service account. */
+export function fromDefault(opts: Partial<KubeClientOptions> = {}): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return KubeClient.fromKubeConfig(kc, opts);
+}

@@ -1,0 +1,565 @@
+// Shared informers: one reflector per (resource type, namespace, selectors) keeps an indexed,
+// read-only cache and fans events out to any number of handlers, each with its own unbounded buffer.
+
+import { realClock, type Clock, type Timer } from '../util/clock.ts';
+import type { Selector } from '../util/labelselector.ts';
+import { resourceTypeKey, type KubeObject, type ResourceType } from './client.ts';
+import { logger } from './log.ts';
+import {
+  Reflector,
+  type BackoffOptions,
+  type ListerWatcher,
+  type ReflectorStore,
+  type RuntimeLogger,
+} from './reflector.ts';
+
+/** A delete noticed only by its absence from a relist: obj is the last state the cache knew. */
+export class DeletedFinalStateUnknown<T extends KubeObject> {
+  constructor(
+    readonly key: string,
+    readonly obj: T,
+  ) {}
+}
+
+/** The object a delete notification is about, whether or not it came as a tombstone. */
+export function unwrapDeleted<T extends KubeObject>(obj: T | DeletedFinalStateUnknown<T>): T {
+  return obj instanceof DeletedFinalStateUnknown ? obj.obj : obj;
+}
+
+/** `namespace/name`, or `name` for cluster-scoped objects. */
+export function objectKey(obj: KubeObject): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name}` : `${name}`;
+}
+
+export function splitKey(key: string): { namespace?: string; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read-only objects
+
+/** Freezes obj and everything reachable from it; cached objects are shared by every reader. */
+export function deepFreeze<T>(obj: T): T {
+  if (obj === null || typeof obj !== 'object' || Object.isFrozen(obj)) return obj;
+  Object.freeze(obj);
+  for (const v of Object.values(obj)) deepFreeze(v);
+  return obj;
+}
+
+function ingest<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) {
+    // managedFields are large and no controller reads them from the cache.
+    if (Object.isFrozen(obj) || Object.isFrozen(obj.metadata)) obj = { ...obj, metadata: { ...obj.metadata } };
+    delete obj.metadata.managedFields;
+  }
+  return deepFreeze(obj);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexer
+
+export type IndexFunc<T extends KubeObject> = (obj: T) => string[];
+
+export const NamespaceIndex = 'namespace';
+export const OwnerUIDIndex = 'ownerUID';
+export const NodeNameIndex = 'nodeName';
+
+const builtinIndexers: Record<string, IndexFunc<KubeObject>> = {
+  [NamespaceIndex]: (obj) => (obj.metadata.namespace ? [obj.metadata.namespace] : []),
+  [OwnerUIDIndex]: (obj) => {
+    const owner = obj.metadata.ownerReferences?.find((r) => r.controller);
+    return owner ? [owner.uid] : [];
+  },
+  [NodeNameIndex]: (obj) => {
+    const nodeName = (obj as { spec?: { nodeName?: unknown } }).spec?.nodeName;
+    return typeof nodeName === 'string' && nodeName ? [nodeName] : [];
+  },
+};
+
+/** Objects by key, plus named secondary indexes (index value → keys). */
+export class Indexer<T extends KubeObject> {
+  private readonly items = new Map<string, T>();
+  private readonly funcs = new Map<string, IndexFunc<T>>();
+  private readonly indices = new Map<string, Map<string, Set<string>>>();
+
+  constructor(indexers: Record<string, IndexFunc<T>> = {}) {
+    this.addIndexers({ ...(builtinIndexers as Record<string, IndexFunc<T>>), ...indexers });
+  }
+
+  addIndexers(indexers: Record<string, IndexFunc<T>>): void {
+    for (const [name, fn] of Object.entries(indexers)) {
+      if (this.funcs.has(name)) throw new Error(`indexer ${name} already exists`);
+      this.funcs.set(name, fn);
+      this.indices.set(name, new Map());
+      for (const [key, obj] of this.items) this.indexOne(name, fn, key, obj);
+    }
+  }
+
+  get(key: string): T | undefined {
+    return this.items.get(key);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.items.keys();
+  }
+
+  values(): IterableIterator<T> {
+    return this.items.values();
+  }
+
+  entries(): IterableIterator<[string, T]> {
+    return this.items.entries();
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  set(key: string, obj: T): void {
+    const old = this.items.get(key);
+    if (old) this.unindex(key, old);
+    this.items.set(key, obj);
+    for (const [name, fn] of this.funcs) this.indexOne(name, fn, key, obj);
+  }
+
+  delete(key: string): void {
+    const old = this.items.get(key);
+    if (!old) return;
+    this.unindex(key, old);
+    this.items.delete(key);
+  }
+
+  byIndex(indexName: string, value: string): T[] {
+    const index = this.indices.get(indexName);
+    if (!index) throw new Error(`no indexer named ${indexName}`);
+    const keys = index.get(value);
+    if (!keys) return [];
+    return [...keys].map((k) => this.items.get(k)!);
+  }
+
+  private indexOne(name: string, fn: IndexFunc<T>, key: string, obj: T): void {
+    const index = this.indices.get(name)!;
+    for (const value of fn(obj)) {
+      let keys = index.get(value);
+      if (!keys) index.set(value, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  private unindex(key: string, obj: T): void {
+    for (const [name, fn] of this.funcs) {
+      const index = this.indices.get(name)!;
+      for (const value of fn(obj)) {
+        const keys = index.get(value);
+        if (!keys) continue;
+        keys.delete(key);
+        if (keys.size === 0) index.delete(value);
+      }
+    }
+  }
+}
+
+/** Anything that matches labels, typically a Selector from util/labelselector.ts. */
+export type LabelMatcher = Pick<Selector, 'matches'>;
+
+export interface Lister<T extends KubeObject> {
+  /** Cluster-scoped: get(name); namespaced: get(namespace, name). */
+  get(name: string): T | undefined;
+  get(namespace: string, name: string): T | undefined;
+  /** All objects, or those of one namespace, optionally filtered by a label selector. */
+  list(namespace?: string, selector?: LabelMatcher): T[];
+  byIndex(indexName: string, value: string): T[];
+}
+
+function makeLister<T extends KubeObject>(indexer: Indexer<T>): Lister<T> {
+  return {
+    get(a: string, b?: string): T | undefined {
+      return indexer.get(b === undefined || a === '' ? (b ?? a) : `${a}/${b}`);
+    },
+    list(namespace?: string, selector?: LabelMatcher): T[] {
+      const objs = namespace ? indexer.byIndex(NamespaceIndex, namespace) : [...indexer.values()];
+      return selector ? objs.filter((o) => selector.matches(o.metadata.labels)) : objs;
+    },
+    byIndex: (indexName, value) => indexer.byIndex(indexName, value),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handlers
+
+export interface EventHandler<T extends KubeObject> {
+  onAdd?(obj: T, isInitialList: boolean): void | Promise<void>;
+  onUpdate?(oldObj: T, newObj: T): void | Promise<void>;
+  onDelete?(obj: T | DeletedFinalStateUnknown<T>): void | Promise<void>;
+}
+
+export interface HandlerOptions {
+  /** Re-deliver every cached object as onUpdate(obj, obj) this often; 0 (default) never. Min 1 s. */
+  resyncPeriodMs?: number;
+}
+
+export interface HandlerRegistration {
+  /** The handler has been given (and has finished handling) the whole initial list. */
+  hasSynced(): boolean;
+  remove(): void;
+}
+
+type Notification<T extends KubeObject> =
+  | { kind: 'add'; obj: T; initial: boolean }
+  | { kind: 'update'; old: T; obj: T }
+  | { kind: 'delete'; obj: T | DeletedFinalStateUnknown<T> }
+  | { kind: 'synced' };
+
+const minResyncPeriodMs = 1000;
+/** A long run of synchronous handler calls yields to I/O this often. */
+const yieldEvery = 256;
+
+/** One handler with its own unbounded FIFO, drained serially, so a slow handler delays only itself. */
+class Listener<T extends KubeObject> {
+  private buf: (Notification<T> | undefined)[] = [];
+  private head = 0;
+  private draining = false;
+  synced = false;
+  stopped = false;
+  nextResyncAt = Infinity;
+
+  constructor(
+    readonly handler: EventHandler<T>,
+    readonly resyncPeriodMs: number,
+    private readonly log: RuntimeLogger,
+    private readonly resource: string,
+  ) {}
+
+  push(n: Notification<T>): void {
+    if (this.stopped) return;
+    this.buf.push(n);
+    if (!this.draining) {
+      this.draining = true;
+      // Start after the current cache update has finished, never inside it.
+      setImmediate(() => void this.drain());
+    }
+  }
+
+  private async drain(): Promise<void> {
+    let sinceYield = 0;
+    while (this.head < this.buf.length && !this.stopped) {
+      const n = this.buf[this.head]!;
+      this.buf[this.head++] = undefined;
+      if (this.head >= 1024 && this.head * 2 >= this.buf.length) {
+        this.buf = this.buf.slice(this.head);
+        this.head = 0;
+      }
+      try {
+        const r = this.dispatch(n);
+        if (r) {
+          await r;
+          sinceYield = 0;
+        } else if (++sinceYield >= yieldEvery) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          sinceYield = 0;
+        }
+      } catch (err) {
+        this.log.error({ resource: this.resource, event: n.kind, err }, 'event handler failed');
+      }
+    }
+    this.draining = false;
+  }
+
+  private dispatch(n: Notification<T>): void | Promise<void> {
+    switch (n.kind) {
+      case 'add':
+        return this.handler.onAdd?.(n.obj, n.initial);
+      case 'update':
+        return this.handler.onUpdate?.(n.old, n.obj);
+      case 'delete':
+        return this.handler.onDelete?.(n.obj);
+      case 'synced':
+        this.synced = true;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SharedIndexInformer
+
+export interface ReflectorTuning {
+  pageSize?: number;
+  minWatchTimeoutSeconds?: number;
+  inactivityTimeoutMs?: number;
+  backoff?: Partial<BackoffOptions>;
+}
+
+export interface InformerOptions<T extends KubeObject> {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  indexers?: Record<string, IndexFunc<T>>;
+  clock?: Clock;
+  random?: () => number;
+  logger?: RuntimeLogger;
+  reflector?: ReflectorTuning;
+}
+
+export class SharedIndexInformer<T extends KubeObject> {
+  readonly lister: Lister<T>;
+  private readonly indexer: Indexer<T>;
+  private readonly listeners = new Set<Listener<T>>();
+  private readonly reflector: Reflector<T>;
+  private readonly clock: Clock;
+  private readonly log: RuntimeLogger;
+  private synced = false;
+  private started = false;
+  private stopped = false;
+  private syncWaiters: (() => void)[] = [];
+  private resyncTimer: Timer | undefined;
+
+  constructor(
+    client: ListerWatcher,
+    readonly type: ResourceType,
+    opts: InformerOptions<T> = {},
+  ) {
+    this.clock = opts.clock ?? realClock;
+    this.log = opts.logger ?? logger;
+    this.indexer = new Indexer<T>(opts.indexers);
+    this.lister = makeLister(this.indexer);
+    const store: ReflectorStore<T> = {
+      replace: (items) => this.replace(items),
+      add: (obj) => this.upsert(obj),
+      update: (obj) => this.upsert(obj),
+      delete: (obj) => this.remove(obj),
+    };
+    this.reflector = new Reflector<T>({
+      ...opts.reflector,
+      client,
+      type,
+      store,
+      namespace: opts.namespace,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+      clock: this.clock,
+      random: opts.random,
+      logger: this.log,
+    });
+  }
+
+  /** Lists, then watches until the signal aborts; resolves once stopped. Runs at most once. */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.started) throw new Error(`informer for ${this.type.resource} already started`);
+    this.started = true;
+    try {
+      await this.reflector.run(signal);
+    } finally {
+      this.stopped = true;
+      this.resyncTimer?.cancel();
+      for (const l of this.listeners) l.stopped = true;
+      for (const wake of this.syncWaiters) wake();
+      this.syncWaiters = [];
+    }
+  }
+
+  isStarted(): boolean {
+    return this.started;
+  }
+
+  /** The cache holds the complete initial list. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves true once synced, false if the signal aborts (or the informer stops) first. */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (signal?.aborted || this.stopped) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        this.syncWaiters = this.syncWaiters.filter((w) => w !== wake);
+        resolve(false);
+      };
+      const wake = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(this.synced);
+      };
+      this.syncWaiters.push(wake);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  lastSyncResourceVersion(): string {
+    return this.reflector.lastSyncResourceVersion();
+  }
+
+  addIndexers(indexers: Record<string, IndexFunc<T>>): void {
+    this.indexer.addIndexers(indexers);
+  }
+
+  /**
+   * Registers a handler. Added after the initial list, it first gets every cached object as
+   * onAdd(obj, true), like the handlers that were there from the start.
+   */
+  addEventHandler(handler: EventHandler<T>, opts: HandlerOptions = {}): HandlerRegistration {
+    const period = opts.resyncPeriodMs ? Math.max(minResyncPeriodMs, opts.resyncPeriodMs) : 0;
+    const listener = new Listener<T>(handler, period, this.log, this.type.resource);
+    this.listeners.add(listener);
+    if (this.synced) {
+      for (const obj of this.indexer.values()) listener.push({ kind: 'add', obj, initial: true });
+      listener.push({ kind: 'synced' });
+      this.scheduleResync(listener);
+    }
+    return {
+      hasSynced: () => listener.synced,
+      remove: () => {
+        listener.stopped = true;
+        this.listeners.delete(listener);
+      },
+    };
+  }
+
+  // --- store side (fed by the reflector) -------------------------------------------------------
+
+  private upsert(raw: T): void {
+    const obj = ingest(raw);
+    const key = objectKey(obj);
+    const old = this.indexer.get(key);
+    this.indexer.set(key, obj);
+    this.distribute(old ? { kind: 'update', old, obj } : { kind: 'add', obj, initial: false });
+  }
+
+  private remove(raw: T): void {
+    const key = objectKey(raw);
+    if (!this.indexer.get(key)) return;
+    this.indexer.delete(key);
+    this.distribute({ kind: 'delete', obj: ingest(raw) });
+  }
+
+  private replace(items: T[]): void {
+    const initial = !this.synced;
+    const fresh = new Map<string, T>();
+    for (const raw of items) {
+      const obj = ingest(raw);
+      fresh.set(objectKey(obj), obj);
+    }
+    const gone: [string, T][] = [];
+    for (const [key, old] of this.indexer.entries()) {
+      if (!fresh.has(key)) gone.push([key, old]);
+    }
+    for (const [key, obj] of fresh) {
+      const old = this.indexer.get(key);
+      if (!old) {
+        this.indexer.set(key, obj);
+        this.distribute({ kind: 'add', obj, initial });
+      } else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) {
+        this.indexer.set(key, obj);
+        this.distribute({ kind: 'update', old, obj });
+      }
+    }
+    for (const [key, old] of gone) {
+      this.indexer.delete(key);
+      this.distribute({ kind: 'delete', obj: new DeletedFinalStateUnknown(key, old) });
+    }
+    if (initial) {
+      this.synced = true;
+      this.distribute({ kind: 'synced' });
+      for (const wake of this.syncWaiters) wake();
+      this.syncWaiters = [];
+      for (const l of this.listeners) this.scheduleResync(l);
+    }
+  }
+
+  private distribute(n: Notification<T>): void {
+    for (const l of this.listeners) l.push(n);
+  }
+
+  // --- resync ----------------------------------------------------------------------------------
+
+  private scheduleResync(listener: Listener<T>): void {
+    if (!listener.resyncPeriodMs || this.stopped) return;
+    listener.nextResyncAt = this.clock.now() + listener.resyncPeriodMs;
+    this.armResyncTimer();
+  }
+
+  private armResyncTimer(): void {
+    this.resyncTimer?.cancel();
+    this.resyncTimer = undefined;
+    let next = Infinity;
+    for (const l of this.listeners) next = Math.min(next, l.nextResyncAt);
+    if (next === Infinity || this.stopped) return;
+    this.resyncTimer = this.clock.setTimer(next - this.clock.now(), () => this.resync());
+  }
+
+  private resync(): void {
+    const now = this.clock.now();
+    for (const l of this.listeners) {
+      if (l.nextResyncAt > now) continue;
+      for (const obj of this.indexer.values()) l.push({ kind: 'update', old: obj, obj });
+      l.nextResyncAt = now + l.resyncPeriodMs;
+    }
+    this.armResyncTimer();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SharedInformerFactory
+
+export interface InformerSelector {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface FactoryOptions {
+  clock?: Clock;
+  random?: () => number;
+  logger?: RuntimeLogger;
+  reflector?: ReflectorTuning;
+}
+
+/** Hands out one shared informer per (resource type, namespace, selectors). */
+export class SharedInformerFactory {
+  private readonly informers = new Map<string, SharedIndexInformer<KubeObject>>();
+  private readonly running: Promise<void>[] = [];
+  private signal: AbortSignal | undefined;
+
+  constructor(
+    private readonly client: ListerWatcher,
+    private readonly opts: FactoryOptions = {},
+  ) {}
+
+  /**
+   * The informer for type (created on first request). Once the factory has started, new informers
+   * start right away. Custom indexers are added with informer.addIndexers.
+   */
+  informerFor<T extends KubeObject>(type: ResourceType, selector: InformerSelector = {}): SharedIndexInformer<T> {
+    const id = [resourceTypeKey(type), selector.namespace ?? '', selector.labelSelector ?? '', selector.fieldSelector ?? ''].join('|');
+    let informer = this.informers.get(id);
+    if (!informer) {
+      informer = new SharedIndexInformer<KubeObject>(this.client, type, { ...this.opts, ...selector });
+      this.informers.set(id, informer);
+      if (this.signal) this.runOne(informer, this.signal);
+    }
+    return informer as unknown as SharedIndexInformer<T>;
+  }
+
+  /** Starts every informer created so far, and any created later, until the signal aborts. */
+  start(signal: AbortSignal): void {
+    if (this.signal) throw new Error('informer factory already started');
+    this.signal = signal;
+    for (const informer of this.informers.values()) this.runOne(informer, signal);
+  }
+
+  /** True once every informer created so far has synced; false if the signal aborts first. */
+  async waitForCacheSync(signal?: AbortSignal): Promise<boolean> {
+    const results = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+    return results.every(Boolean);
+  }
+
+  /** Resolves when every started informer has stopped (after the start signal aborted). */
+  async whenStopped(): Promise<void> {
+    await Promise.all(this.running);
+  }
+
+  private runOne(informer: SharedIndexInformer<KubeObject>, signal: AbortSignal): void {
+    this.running.push(informer.run(signal));
+  }
+}

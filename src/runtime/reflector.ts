@@ -1,0 +1,271 @@
+// List-then-watch for one resource type, feeding a store. Never gives up: every failure is followed
+// by an exponential, jittered backoff and another attempt, until the AbortSignal fires.
+
+import { realClock, type Clock } from '../util/clock.ts';
+import { logger } from './log.ts';
+import {
+  StatusError,
+  isGone,
+  type KubeObject,
+  type ListOptions,
+  type ObjectList,
+  type ResourceType,
+  type WatchEvent,
+  type WatchOptions,
+} from './client.ts';
+
+/** The part of a pino logger the informer layer uses (tests pass plain objects). */
+export interface RuntimeLogger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface ReflectorStore<T extends KubeObject> {
+  /** The complete state as of resourceVersion; whatever the store holds beyond items is gone. */
+  replace(items: T[], resourceVersion: string): void;
+  add(obj: T): void;
+  update(obj: T): void;
+  delete(obj: T): void;
+}
+
+/** What the reflector needs from a client (KubeClient provides it). */
+export interface ListerWatcher {
+  list<T extends KubeObject>(type: ResourceType, opts: ListOptions): Promise<ObjectList<T>>;
+  watch<T extends KubeObject>(type: ResourceType, opts: WatchOptions): AsyncIterable<WatchEvent<T>>;
+}
+
+export interface BackoffOptions {
+  initialMs: number;
+  maxMs: number;
+  factor: number;
+  /** Adds up to jitter × delay on top of each delay. */
+  jitter: number;
+  /** A failure this long after the previous backoff ended starts again from initialMs. */
+  resetAfterMs: number;
+}
+
+export const defaultBackoff: BackoffOptions = {
+  initialMs: 800,
+  maxMs: 30_000,
+  factor: 2,
+  jitter: 1,
+  resetAfterMs: 120_000,
+};
+
+export class Backoff {
+  private current = 0;
+  private lastEnd: number | undefined;
+
+  constructor(
+    private readonly opts: BackoffOptions,
+    private readonly clock: Clock,
+    private readonly random: () => number,
+  ) {}
+
+  /** The delay before the next attempt; each call without a healthy pause in between doubles it. */
+  next(): number {
+    const now = this.clock.now();
+    if (this.lastEnd === undefined || now - this.lastEnd >= this.opts.resetAfterMs) {
+      this.current = this.opts.initialMs;
+    } else {
+      this.current = Math.min(this.opts.maxMs, this.current * this.opts.factor);
+    }
+    // Jitter goes on top of the cap (as in client-go) so that many clients spread out even at the cap.
+    const delay = this.current + this.random() * this.opts.jitter * this.current;
+    this.lastEnd = now + delay;
+    return delay;
+  }
+}
+
+export interface ReflectorOptions<T extends KubeObject> {
+  client: ListerWatcher;
+  type: ResourceType;
+  store: ReflectorStore<T>;
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  clock?: Clock;
+  /** In [0, 1); injectable for deterministic tests. */
+  random?: () => number;
+  /** Default 500. */
+  pageSize?: number;
+  /** Watches are requested with timeoutSeconds random in [min, 2·min]; default 300. */
+  minWatchTimeoutSeconds?: number;
+  /**
+   * A watch that delivers neither an event nor a bookmark for this long is restarted: it guards
+   * against half-open connections. The API server sends bookmarks about once a minute. Default 150 s.
+   */
+  inactivityTimeoutMs?: number;
+  backoff?: Partial<BackoffOptions>;
+  logger?: RuntimeLogger;
+  /** Called with every list or watch failure before backing off (metrics, tests). */
+  onError?: (err: unknown) => void;
+}
+
+export class Reflector<T extends KubeObject> {
+  private readonly client: ListerWatcher;
+  private readonly type: ResourceType;
+  private readonly store: ReflectorStore<T>;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly pageSize: number;
+  private readonly minWatchTimeoutSeconds: number;
+  private readonly inactivityTimeoutMs: number;
+  private readonly backoff: Backoff;
+  private readonly log: RuntimeLogger;
+  private readonly selectors: { namespace?: string; labelSelector?: string; fieldSelector?: string };
+  private readonly onError: ((err: unknown) => void) | undefined;
+  private lastRV = '';
+  private listed = false;
+
+  constructor(opts: ReflectorOptions<T>) {
+    this.client = opts.client;
+    this.type = opts.type;
+    this.store = opts.store;
+    this.clock = opts.clock ?? realClock;
+    this.random = opts.random ?? Math.random;
+    this.pageSize = opts.pageSize ?? 500;
+    this.minWatchTimeoutSeconds = opts.minWatchTimeoutSeconds ?? 300;
+    this.inactivityTimeoutMs = opts.inactivityTimeoutMs ?? 150_000;
+    this.backoff = new Backoff({ ...defaultBackoff, ...opts.backoff }, this.clock, this.random);
+    this.log = opts.logger ?? logger;
+    this.selectors = { namespace: opts.namespace, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
+    this.onError = opts.onError;
+  }
+
+  /** The resourceVersion the next watch resumes from ('' before the first list). */
+  lastSyncResourceVersion(): string {
+    return this.lastRV;
+  }
+
+  /** Runs until the signal aborts; resolves then. */
+  async run(signal: AbortSignal): Promise<void> {
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.listAndReplace(signal);
+          needList = false;
+        }
+        await this.watchOnce(signal);
+      } catch (err) {
+        if (signal.aborted) break;
+        if (isGone(err)) {
+          // Our resourceVersion has been compacted away: only a fresh list tells what we missed.
+          needList = true;
+          this.log.info({ resource: this.type.resource, err: String(err) }, 'resourceVersion expired, relisting');
+        } else {
+          this.log.warn({ resource: this.type.resource, err: String(err) }, needList ? 'list failed' : 'watch failed');
+        }
+        this.onError?.(err);
+        try {
+          await this.clock.sleep(this.backoff.next(), signal);
+        } catch {
+          break;
+        }
+      }
+    }
+  }
+
+  private async listAndReplace(signal: AbortSignal): Promise<void> {
+    // The first list may be served from the API server's watch cache ("0"); a relist after an
+    // expired resourceVersion must be a consistent read ("").
+    const rv = this.listed ? '' : '0';
+    const base = { ...this.selectors, signal };
+    let items: T[] = [];
+    let listRV = '';
+    try {
+      let cont: string | undefined;
+      do {
+        const page = await this.client.list<T>(this.type, {
+          ...base,
+          limit: this.pageSize,
+          continue: cont,
+          resourceVersion: cont ? undefined : rv,
+        });
+        items.push(...page.items);
+        listRV = page.metadata.resourceVersion ?? '';
+        cont = page.metadata.continue || undefined;
+      } while (cont);
+    } catch (err) {
+      if (!isGone(err) || signal.aborted) throw err;
+      // A continue token expired between pages: read everything in one go instead.
+      const all = await this.client.list<T>(this.type, { ...base, resourceVersion: '' });
+      items = all.items;
+      listRV = all.metadata.resourceVersion ?? '';
+    }
+    this.store.replace(items, listRV);
+    this.lastRV = listRV;
+    this.listed = true;
+  }
+
+  /**
+   * One watch from lastRV. Returns when the server ends it cleanly (or it went silent); throws
+   * StatusError for ERROR events (410 included) and whatever the transport throws.
+   */
+  private async watchOnce(signal: AbortSignal): Promise<void> {
+    // Aborted by the caller, or by us when the stream goes silent.
+    const idle = new AbortController();
+    const watchSignal = AbortSignal.any([signal, idle.signal]);
+    let lastActivity = this.clock.now();
+    let timer = this.clock.setTimer(this.inactivityTimeoutMs, check);
+    const clock = this.clock;
+    const limit = this.inactivityTimeoutMs;
+    function check() {
+      const quiet = clock.now() - lastActivity;
+      if (quiet >= limit) idle.abort();
+      else timer = clock.setTimer(limit - quiet, check);
+    }
+
+    const started = this.clock.now();
+    let events = 0;
+    const timeoutSeconds = Math.floor(this.minWatchTimeoutSeconds * (1 + this.random()));
+    try {
+      const stream = this.client.watch<T>(this.type, {
+        ...this.selectors,
+        resourceVersion: this.lastRV,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+        signal: watchSignal,
+      });
+      for await (const ev of stream) {
+        lastActivity = this.clock.now();
+        events++;
+        this.handle(ev);
+      }
+    } catch (err) {
+      if (idle.signal.aborted && !signal.aborted) {
+        this.log.info({ resource: this.type.resource, idleMs: limit }, 'watch inactive, restarting');
+        return;
+      }
+      throw err;
+    } finally {
+      timer.cancel();
+    }
+    if (events === 0 && this.clock.now() - started < 1000) {
+      // The server hung up at once without a word: something is wrong, don't spin on it.
+      throw new Error('very short watch');
+    }
+  }
+
+  private handle(ev: WatchEvent<T>): void {
+    if (ev.type === 'ERROR') throw new StatusError(ev.object);
+    const rv = ev.object.metadata?.resourceVersion;
+    switch (ev.type) {
+      case 'ADDED':
+        this.store.add(ev.object);
+        break;
+      case 'MODIFIED':
+        this.store.update(ev.object);
+        break;
+      case 'DELETED':
+        this.store.delete(ev.object);
+        break;
+      case 'BOOKMARK':
+        break;
+    }
+    if (rv) this.lastRV = rv;
+  }
+}

@@ -1,0 +1,53 @@
+// The contract between admission logic and the webhook server. Each resource's webhook module
+// (src/webhooks/<resource>/) exports pure functions of these shapes plus a WebhookRegistration;
+// src/runtime's webhook server turns AdmissionReviews into calls and JSON patches.
+import type { FeatureGates } from '../apis/features.ts';
+import type { FieldError } from '../apis/field-errors.ts';
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+}
+
+/** What a webhook function may know about the request besides the objects. */
+export interface AdmissionContext {
+  operation: Operation;
+  /** apiVersion of the object as sent (e.g. apps.kruise.io/v1alpha1). */
+  apiVersion: string;
+  namespace?: string;
+  name?: string;
+  userInfo: UserInfo;
+  dryRun: boolean;
+  features: FeatureGates;
+  /** Reads other objects (e.g. the pod a CRR targets); absent in pure unit tests. */
+  reader?: AdmissionReader;
+}
+
+export interface AdmissionReader {
+  get<T = any>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | null>;
+  list<T = any>(apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }): Promise<T[]>;
+}
+
+/** Field errors deny the request with a 422-style message naming each field; [] allows it. */
+export type Validator<T = any> = (obj: T, old: T | undefined, ctx: AdmissionContext) => FieldError[] | Promise<FieldError[]>;
+
+/** Mutates obj in place (the server hands it a private copy and diffs it into a JSON patch). */
+export type Defaulter<T = any> = (obj: T, ctx: AdmissionContext) => void | Promise<void>;
+
+export interface WebhookRegistration {
+  /** Group and plural resource, e.g. apps.kruise.io / clonesets; '' for the core group. */
+  group: string;
+  resource: string;
+  /** API versions the rules match. */
+  versions: string[];
+  operations: Operation[];
+  /** Served at /mutate-<group with dots as dashes>-<version>-<singular> like kruise-manager, when set. */
+  mutate?: Defaulter;
+  validate?: Validator;
+  /** Feature gate that must be on for the webhook to be registered. */
+  gate?: keyof FeatureGates;
+  failurePolicy?: 'Fail' | 'Ignore';
+}

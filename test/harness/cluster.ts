@@ -1,0 +1,67 @@
+// Integration-test access to the shared local cluster (started by test/global-setup.ts): kubectl,
+// per-test namespaces, and polling with a useful failure message.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readState, runDirOf, kubectl as clusterKubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
+import { tail } from '../../src/cluster/processes.ts';
+
+export const TEST_CLUSTER = process.env.KRUISE_TS_TEST_CLUSTER ?? 'test';
+
+export function testCluster(): ClusterState {
+  const state = readState(TEST_CLUSTER);
+  if (!state) {
+    throw new Error(`the test cluster "${TEST_CLUSTER}" is not running: run the suite with ./run.sh test (its global setup starts it), or start it with ./run.sh cluster up --name ${TEST_CLUSTER}`);
+  }
+  return state;
+}
+
+export function kubectl(args: string[], input?: string): Promise<string> {
+  return clusterKubectl(testCluster(), args, input);
+}
+
+export async function kubectlJson<T = any>(args: string[]): Promise<T> {
+  return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
+}
+
+export async function apply(manifest: object | string, namespace?: string): Promise<void> {
+  const input = typeof manifest === 'string' ? manifest : JSON.stringify(manifest);
+  await kubectl([...(namespace ? ['-n', namespace] : []), 'apply', '-f', '-'], input);
+}
+
+/** Polls check until it returns a truthy value; on timeout fails with what and the last observation. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, intervalMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+      last = v;
+    } catch (err) {
+      last = err instanceof Error ? err.message : err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what} (last: ${JSON.stringify(last)})`);
+    await sleep(intervalMs);
+  }
+}
+
+/** A fresh namespace, ready for pods (its default ServiceAccount exists). Pair with deleteNamespace. */
+export async function createNamespace(prefix = 't'): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`.toLowerCase();
+  await kubectl(['create', 'namespace', name]);
+  await waitFor(`default ServiceAccount in ${name}`, () => kubectl(['-n', name, 'get', 'serviceaccount', 'default', '-o', 'name']));
+  return name;
+}
+
+export async function deleteNamespace(name: string): Promise<void> {
+  await kubectl(['delete', 'namespace', name, '--wait=false']).catch(() => undefined);
+}
+
+/** The last lines of each component's log, for a failing test to print. */
+export function componentLogs(lines = 20): string {
+  const logs = path.join(runDirOf(TEST_CLUSTER), 'logs');
+  return ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok']
+    .map((c) => `--- ${c} ---\n${tail(path.join(logs, `${c}.log`), lines)}`)
+    .join('\n');
+}

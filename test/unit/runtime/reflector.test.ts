@@ -1,0 +1,302 @@
+import { test, describe, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { FakeClock } from '../../../src/util/clock.ts';
+import { KubeClient, Pods, type KubeObject } from '../../../src/runtime/client.ts';
+import { Backoff, Reflector, defaultBackoff, type ReflectorOptions, type ReflectorStore, type RuntimeLogger } from '../../../src/runtime/reflector.ts';
+import { FakeApiServer, waitFor } from './fake-apiserver.ts';
+
+const PODS = '/v1/pods';
+const quiet: RuntimeLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+function pod(name: string, ns = 'r'): KubeObject {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns } };
+}
+
+class RecordingStore implements ReflectorStore<KubeObject> {
+  readonly ops: string[] = [];
+  readonly items = new Map<string, KubeObject>();
+  replace(items: KubeObject[], rv: string): void {
+    this.ops.push(`replace ${items.map((i) => i.metadata.name).join(',')} @${rv}`);
+    this.items.clear();
+    for (const i of items) this.items.set(i.metadata.name!, i);
+  }
+  add(obj: KubeObject): void {
+    this.ops.push(`add ${obj.metadata.name}`);
+    this.items.set(obj.metadata.name!, obj);
+  }
+  update(obj: KubeObject): void {
+    this.ops.push(`update ${obj.metadata.name}`);
+    this.items.set(obj.metadata.name!, obj);
+  }
+  delete(obj: KubeObject): void {
+    this.ops.push(`delete ${obj.metadata.name}`);
+    this.items.delete(obj.metadata.name!);
+  }
+}
+
+describe('Backoff', () => {
+  test('800ms doubling to 30s, jitter on top, reset after 2 min without failures', async () => {
+    const clock = new FakeClock();
+    const b = new Backoff(defaultBackoff, clock, () => 0);
+    const delays = Array.from({ length: 8 }, () => b.next());
+    assert.deepEqual(delays, [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
+
+    const jittered = new Backoff(defaultBackoff, clock, () => 0.5);
+    assert.equal(jittered.next(), 1200);
+    assert.equal(jittered.next(), 2400);
+
+    await clock.advance(30_000 + 119_000);
+    assert.equal(b.next(), 30000, 'not yet healthy for 2 min after the last backoff ended');
+    await clock.advance(30_000 + 120_000);
+    assert.equal(b.next(), 800);
+  });
+});
+
+describe('Reflector', () => {
+  let server: FakeApiServer;
+  let client: KubeClient;
+  const running: { ctrl: AbortController; done: Promise<void> }[] = [];
+
+  before(async () => {
+    server = await new FakeApiServer().start();
+    client = new KubeClient({ server: server.url, qps: 0 });
+  });
+  afterEach(async () => {
+    for (const r of running.splice(0)) {
+      r.ctrl.abort();
+      await r.done;
+    }
+  });
+  after(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  function start(opts: Partial<ReflectorOptions<KubeObject>> & { namespace: string }) {
+    const store = new RecordingStore();
+    const errors: unknown[] = [];
+    const reflector = new Reflector<KubeObject>({
+      client,
+      type: Pods,
+      store,
+      logger: quiet,
+      random: () => 0.5,
+      backoff: { initialMs: 5, jitter: 0 },
+      onError: (e) => errors.push(e),
+      ...opts,
+    });
+    const ctrl = new AbortController();
+    const done = reflector.run(ctrl.signal);
+    running.push({ ctrl, done });
+    return { store, reflector, errors, ctrl, done };
+  }
+
+  const watchesIn = (ns: string) => server.watchRequests().filter((r) => r.path.includes(`/namespaces/${ns}/`));
+  const listsIn = (ns: string) => server.listRequests().filter((r) => r.path.includes(`/namespaces/${ns}/`));
+
+  test('lists from the watch cache, then watches from the list RV with bookmarks and a random timeout', async () => {
+    for (const n of ['a', 'b']) server.put(PODS, { ...pod(n, 'lw'), metadata: { name: n, namespace: 'lw', labels: { app: 'web' } } });
+    const listRV = String(server.rv);
+    const { store, reflector } = start({ namespace: 'lw', labelSelector: 'app=web', fieldSelector: 'metadata.namespace=lw' });
+    await waitFor(() => server.watcherCount('lw') === 1, 'watch');
+    const list = listsIn('lw')[0]!;
+    assert.equal(list.query.get('resourceVersion'), '0');
+    assert.equal(list.query.get('limit'), '500');
+    const w = watchesIn('lw')[0]!.query;
+    assert.equal(w.get('resourceVersion'), listRV);
+    assert.equal(w.get('allowWatchBookmarks'), 'true');
+    assert.equal(w.get('timeoutSeconds'), '450');
+    assert.equal(w.get('labelSelector'), 'app=web');
+    assert.equal(w.get('fieldSelector'), 'metadata.namespace=lw');
+    assert.deepEqual(store.ops, [`replace a,b @${listRV}`]);
+    assert.equal(reflector.lastSyncResourceVersion(), listRV);
+  });
+
+  test('resumes the watch from the last event after a clean close, without relisting', async () => {
+    const { store, reflector } = start({ namespace: 'resume' });
+    await waitFor(() => server.watcherCount('resume') === 1, 'watch');
+    server.put(PODS, pod('a', 'resume'));
+    server.put(PODS, { ...pod('a', 'resume'), metadata: { name: 'a', namespace: 'resume', labels: { v: '2' } } });
+    const lastRV = String(server.rv);
+    await waitFor(() => store.ops.length === 3, 'events');
+    server.closeWatches();
+    await waitFor(() => watchesIn('resume').length === 2 && server.watcherCount('resume') === 1, 'rewatch');
+    assert.equal(watchesIn('resume')[1]!.query.get('resourceVersion'), lastRV);
+    assert.equal(listsIn('resume').length, 1);
+    server.remove(PODS, 'resume', 'a');
+    await waitFor(() => store.ops.length === 4, 'delete');
+    assert.deepEqual(store.ops.slice(1), ['add a', 'update a', 'delete a']);
+    assert.equal(reflector.lastSyncResourceVersion(), String(server.rv));
+  });
+
+  test('bookmarks advance the resourceVersion and touch nothing else', async () => {
+    const { store, reflector } = start({ namespace: 'bm' });
+    await waitFor(() => server.watcherCount('bm') === 1, 'watch');
+    server.bookmark();
+    const bookmarkRV = String(server.rv);
+    await waitFor(() => reflector.lastSyncResourceVersion() === bookmarkRV, 'bookmark');
+    server.closeWatches();
+    await waitFor(() => watchesIn('bm').length === 2, 'rewatch');
+    assert.equal(watchesIn('bm')[1]!.query.get('resourceVersion'), bookmarkRV);
+    assert.equal(store.ops.length, 1, 'only the initial replace');
+  });
+
+  test('relists (consistently, paginated) after a 410 ERROR event; deletions missed meanwhile vanish', async () => {
+    for (const n of ['a', 'b', 'c']) server.put(PODS, pod(n, 'gone'));
+    const { store, errors } = start({ namespace: 'gone', pageSize: 2 });
+    await waitFor(() => server.watcherCount('gone') === 1, 'watch');
+    const firstLists = listsIn('gone').length;
+    assert.equal(firstLists, 2, 'two pages');
+    server.muted = true;
+    server.remove(PODS, 'gone', 'b');
+    server.put(PODS, pod('d', 'gone'));
+    server.compact();
+    server.muted = false;
+    server.closeWatches();
+    await waitFor(() => store.ops.length === 2, 'relist');
+    assert.ok(errors.some((e) => (e as { code?: number }).code === 410));
+    const relist = listsIn('gone').slice(firstLists);
+    assert.equal(relist.length, 2, 'relist is paginated too');
+    assert.equal(relist[0]!.query.get('resourceVersion'), null, 'consistent read (RV unset)');
+    assert.equal(relist[0]!.query.get('limit'), '2');
+    assert.ok(relist[1]!.query.get('continue'));
+    assert.equal(relist[1]!.query.get('resourceVersion'), null, 'no RV alongside continue');
+    assert.equal(store.ops[1], `replace a,c,d @${server.rv}`);
+    await waitFor(() => server.watcherCount('gone') === 1, 'watch again');
+    assert.equal(watchesIn('gone').at(-1)!.query.get('resourceVersion'), String(server.rv));
+  });
+
+  test('relists after an HTTP 410 on the watch request', async () => {
+    server.put(PODS, pod('a', 'gone-http'));
+    const { store } = start({ namespace: 'gone-http' });
+    await waitFor(() => server.watcherCount('gone-http') === 1, 'watch');
+    server.goneAsHttpStatus = true;
+    try {
+      server.muted = true;
+      server.put(PODS, pod('b', 'gone-http'));
+      server.compact();
+      server.muted = false;
+      server.closeWatches();
+      await waitFor(() => store.ops.length === 2, 'relist');
+      assert.equal(store.ops[1], `replace a,b @${server.rv}`);
+    } finally {
+      server.goneAsHttpStatus = false;
+    }
+  });
+
+  test('an expired continue token falls back to one full list', async () => {
+    for (const n of ['a', 'b', 'c']) server.put(PODS, pod(n, 'cont'));
+    server.expireContinueTokens = true;
+    try {
+      const { store } = start({ namespace: 'cont', pageSize: 2 });
+      await waitFor(() => store.ops.length === 1, 'list');
+      assert.equal(store.ops[0], `replace a,b,c @${server.rv}`);
+      const lists = listsIn('cont');
+      assert.equal(lists.length, 3);
+      assert.equal(lists[2]!.query.get('limit'), null);
+      assert.equal(lists[2]!.query.get('resourceVersion'), null);
+    } finally {
+      server.expireContinueTokens = false;
+    }
+  });
+
+  test('other watch errors back off and rewatch from the same RV, without relisting', async () => {
+    const { errors } = start({ namespace: 'err' });
+    await waitFor(() => server.watcherCount('err') === 1, 'watch');
+    const rv = watchesIn('err')[0]!.query.get('resourceVersion');
+    server.sendWatchError(500, 'InternalError', 'etcd hiccup');
+    await waitFor(() => watchesIn('err').length === 2, 'rewatch');
+    assert.equal(watchesIn('err')[1]!.query.get('resourceVersion'), rv);
+    assert.equal(listsIn('err').length, 1);
+    assert.equal((errors[0] as Error).message, 'etcd hiccup');
+
+    server.dropWatches();
+    await waitFor(() => watchesIn('err').length === 3, 'rewatch after abrupt close');
+    assert.equal(listsIn('err').length, 1);
+  });
+
+  test('a watch that goes silent is restarted by the inactivity timer', async () => {
+    const clock = new FakeClock();
+    const { errors } = start({ namespace: 'idle', clock, inactivityTimeoutMs: 60_000 });
+    await waitFor(() => server.watcherCount('idle') === 1, 'watch');
+    await clock.advance(59_000);
+    server.bookmark(); // activity pushes the deadline out
+    await waitFor(() => clock.pending() > 0, 'timer');
+    await new Promise((r) => setTimeout(r, 20));
+    await clock.advance(59_000);
+    assert.equal(watchesIn('idle').length, 1);
+    await clock.advance(1_000);
+    await waitFor(() => watchesIn('idle').length === 2, 'restarted watch');
+    assert.equal(errors.length, 0, 'not an error');
+    assert.equal(listsIn('idle').length, 1);
+  });
+
+  test('backs off exponentially while the server refuses connections, and stops on abort', async () => {
+    const port = await freePort();
+    const refused = new KubeClient({ server: `http://127.0.0.1:${port}`, qps: 0 });
+    const clock = new FakeClock();
+    let lists = 0;
+    const counting = {
+      list: ((type, opts) => {
+        lists++;
+        return refused.list(type, opts);
+      }) as typeof refused.list,
+      watch: refused.watch.bind(refused) as typeof refused.watch,
+    };
+    try {
+      const { errors, ctrl, done } = start({ namespace: 'x', client: counting, clock, backoff: {}, random: () => 0 });
+      const expect = async (n: number) => {
+        await waitFor(() => errors.length === n && clock.pending() === 1, `failure ${n}`);
+        assert.equal(lists, n);
+      };
+      await expect(1);
+      assert.match(String((errors[0] as Error & { code?: string }).code ?? errors[0]), /ECONNREFUSED/);
+      await clock.advance(799);
+      assert.equal(lists, 1);
+      await clock.advance(1);
+      await expect(2);
+      await clock.advance(1599);
+      assert.equal(lists, 2);
+      await clock.advance(1);
+      await expect(3);
+      await clock.advance(3200);
+      await expect(4);
+      ctrl.abort();
+      await done;
+      assert.equal(clock.pending(), 0);
+    } finally {
+      await refused.close();
+    }
+  });
+
+  test('an abort that lands between the list and the watch still stops the reflector', async () => {
+    const ctrl = new AbortController();
+    const store = new RecordingStore();
+    const replace = store.replace.bind(store);
+    store.replace = (items, rv) => {
+      replace(items, rv);
+      ctrl.abort();
+    };
+    const reflector = new Reflector<KubeObject>({ client, type: Pods, store, namespace: 'between', logger: quiet });
+    await reflector.run(ctrl.signal);
+    assert.equal(store.ops.length, 1);
+    assert.equal(watchesIn('between').length, 0);
+  });
+
+  test('abort stops a running watch promptly', async () => {
+    const { ctrl, done } = start({ namespace: 'stop' });
+    await waitFor(() => server.watcherCount('stop') === 1, 'watch');
+    ctrl.abort();
+    await done;
+    await waitFor(() => server.watcherCount('stop') === 0, 'stream closed');
+  });
+});
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
