@@ -21,7 +21,7 @@ const execFileP = promisify(execFile);
 export const DEFAULT_CLUSTER = 'default';
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
-type Component = (typeof COMPONENTS)[number];
+export type Component = (typeof COMPONENTS)[number];
 
 export interface ClusterState {
   name: string;
@@ -40,6 +40,8 @@ export interface UpOptions {
   nodes?: number;
   /** kube-apiserver's port; a free one when unset. */
   port?: number;
+  /** Extra flags per component, appended to ours (e.g. feature gates for kube-apiserver). */
+  extraArgs?: Partial<Record<Component, string[]>>;
   log?: (line: string) => void;
 }
 
@@ -185,7 +187,7 @@ export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; r
   const started: Started[] = [];
   const saveState = () => writeFileSync(stateFile(runDir), JSON.stringify(state, null, 2));
   const launch = (component: Component, bin: string, args: string[]) => {
-    const s = startProcess(component, bin, args, path.join(logs, `${component}.log`));
+    const s = startProcess(component, bin, [...args, ...(opts.extraArgs?.[component] ?? [])], path.join(logs, `${component}.log`));
     started.push(s);
     state.pids[component] = s.pid;
     saveState();

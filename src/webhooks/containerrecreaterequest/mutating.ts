@@ -1,0 +1,158 @@
+// ContainerRecreateRequest mutating webhook (upstream pkg/webhook/containerrecreaterequest/mutating):
+// on CREATE it checks the request, defaults failurePolicy and injects what kruise-daemon needs from
+// the target pod (node, pod UID, each container's current containerID/restartCount and preStop);
+// on UPDATE it only guards the immutable spec, labels and annotation. Refusals are plain messages,
+// as upstream answers them, carried by AdmissionDenied.
+import {
+  CONDITION_SIDECAR_TERMINATED,
+  CRR_ACTIVE_LABEL,
+  CRR_NODE_NAME_LABEL,
+  CRR_POD_UID_LABEL,
+  CRR_UNREADY_ACQUIRED_ANNOTATION,
+} from '../../apis/constants.ts';
+import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
+import type { Container } from '../../apis/core.ts';
+import { isPodActive, type PodLike } from '../../util/pod.ts';
+import type { AdmissionContext } from '../types.ts';
+import { AdmissionDenied } from './admission-denied.ts';
+
+const MIN_DEADLINE_SECONDS = 3;
+
+/** The parts of a pod the webhook reads. */
+export interface TargetPod extends PodLike {
+  metadata?: PodLike['metadata'] & { namespace?: string };
+  spec?: {
+    nodeName?: string | null;
+    terminationGracePeriodSeconds?: number | null;
+    containers?: Container[] | null;
+    initContainers?: Array<{ name: string; restartPolicy?: string | null }> | null;
+  } | null;
+  status?: NonNullable<PodLike['status']> & {
+    containerStatuses?: Array<{ name: string; restartCount: number; containerID?: string }> | null;
+  };
+}
+
+type CRR = ContainerRecreateRequest;
+
+function isDeepEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.keys(v)
+        .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+        .sort()
+        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+    );
+  }
+  return v;
+}
+
+/** UPDATE: spec, the pod-uid/node-name labels and a set unready-acquired annotation are immutable. */
+export function checkContainerRecreateRequestUpdate(obj: CRR, old: CRR): void {
+  if (!isDeepEqual(obj.spec, old.spec)) throw new AdmissionDenied('spec of ContainerRecreateRequest is immutable', 403);
+  for (const key of [CRR_POD_UID_LABEL, CRR_NODE_NAME_LABEL]) {
+    if (obj.metadata?.labels?.[key] !== old.metadata?.labels?.[key]) {
+      throw new AdmissionDenied(`not allowed to update immutable label ${key}`, 403);
+    }
+  }
+  const oldAcquired = old.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_ANNOTATION] ?? '';
+  if (oldAcquired !== '' && obj.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_ANNOTATION] !== oldAcquired) {
+    throw new AdmissionDenied(`not allowed to update immutable annotation ${CRR_UNREADY_ACQUIRED_ANNOTATION}`, 403);
+  }
+}
+
+/** CREATE checks that need no pod, plus the failurePolicy default; mutates obj. */
+export function defaultContainerRecreateRequest(obj: CRR): void {
+  obj.metadata ??= {};
+  obj.metadata.labels ??= {};
+  if (!obj.spec?.podName) throw new AdmissionDenied('podName can not be empty');
+  obj.spec.strategy ??= {};
+  obj.metadata.labels[CRR_ACTIVE_LABEL] = 'true';
+  if (!obj.spec.containers?.length) throw new AdmissionDenied('containers list can not be null');
+  const { activeDeadlineSeconds } = obj.spec;
+  if (activeDeadlineSeconds !== undefined && activeDeadlineSeconds !== null && activeDeadlineSeconds < MIN_DEADLINE_SECONDS) {
+    throw new AdmissionDenied(`activeDeadlineSeconds can not be less than ${MIN_DEADLINE_SECONDS}s`);
+  }
+  const strategy = obj.spec.strategy;
+  if ((strategy.terminationGracePeriodSeconds ?? 0) < 0) {
+    throw new AdmissionDenied('terminationGracePeriodSeconds must be non-negative integer');
+  }
+  if ((strategy.unreadyGracePeriodSeconds ?? 0) < 0) {
+    throw new AdmissionDenied('unreadyGracePeriodSeconds must be non-negative integer');
+  }
+  const policy: string = strategy.failurePolicy ?? '';
+  if (policy === '') strategy.failurePolicy = 'Fail';
+  else if (policy !== 'Fail' && policy !== 'Ignore') throw new AdmissionDenied(`unknown failurePolicy ${policy}`);
+}
+
+// A pod whose phase the sidecar terminator made terminal still needs CRRs to kill its sidecars.
+function isTerminatedBySidecarTerminator(pod: TargetPod): boolean {
+  return (pod.status?.conditions ?? []).some((c) => c.type === CONDITION_SIDECAR_TERMINATED);
+}
+
+/** CREATE, after defaultContainerRecreateRequest: copy pod facts into the request; mutates obj. */
+export function injectPodIntoContainerRecreateRequest(obj: CRR, pod: TargetPod): void {
+  if (!isPodActive(pod) && !isTerminatedBySidecarTerminator(pod)) {
+    throw new AdmissionDenied('not allowed to recreate containers in an inactive Pod');
+  }
+  const nodeName = pod.spec?.nodeName ?? '';
+  if (nodeName === '') throw new AdmissionDenied('not allowed to recreate containers in a pending Pod');
+
+  const labels = (obj.metadata!.labels ??= {});
+  labels[CRR_NODE_NAME_LABEL] = nodeName;
+  labels[CRR_POD_UID_LABEL] = pod.metadata?.uid ?? '';
+  const strategy = (obj.spec.strategy ??= {});
+  if (strategy.terminationGracePeriodSeconds === undefined || strategy.terminationGracePeriodSeconds === null) {
+    if (pod.spec?.terminationGracePeriodSeconds !== undefined && pod.spec.terminationGracePeriodSeconds !== null) {
+      strategy.terminationGracePeriodSeconds = pod.spec.terminationGracePeriodSeconds;
+    }
+  }
+
+  const seen = new Set<string>();
+  for (const c of obj.spec.containers) {
+    if (seen.has(c.name)) throw new AdmissionDenied(`can not recreate ${c.name} multi times`);
+    seen.add(c.name);
+    if (c.preStop || c.ports || c.statusContext) {
+      throw new AdmissionDenied('preStop, ports, statusContext in container are ready-only fields');
+    }
+    const podContainer = pod.spec?.containers?.find((x) => x.name === c.name);
+    if (!podContainer) throw new AdmissionDenied(`container ${c.name} not found in Pod`);
+    const status = pod.status?.containerStatuses?.find((x) => x.name === c.name);
+    if (!status) throw new AdmissionDenied(`not found ${c.name} containerStatus in Pod Status`);
+    if (!status.containerID) {
+      throw new AdmissionDenied(`no containerID in ${c.name} containerStatus, maybe the container has not been initialized`);
+    }
+    const preStop = podContainer.lifecycle?.preStop;
+    if (preStop) {
+      c.preStop = {};
+      if (preStop.exec) c.preStop.exec = structuredClone(preStop.exec);
+      if (preStop.httpGet) c.preStop.httpGet = structuredClone(preStop.httpGet);
+      if (preStop.tcpSocket) c.preStop.tcpSocket = structuredClone(preStop.tcpSocket);
+      if (preStop.httpGet && podContainer.ports) c.ports = structuredClone(podContainer.ports);
+    }
+    c.statusContext = { containerID: status.containerID, restartCount: status.restartCount };
+  }
+}
+
+/**
+ * The Defaulter for CREATE (needs ctx.reader to fetch the pod). UPDATE is checked by
+ * validateContainerRecreateRequestUpdate because a Defaulter does not see the old object.
+ */
+export async function mutateContainerRecreateRequest(obj: CRR, ctx: AdmissionContext): Promise<void> {
+  if (ctx.operation !== 'CREATE') return;
+  defaultContainerRecreateRequest(obj);
+  if (!ctx.reader) throw new AdmissionDenied(`failed to find Pod ${obj.spec.podName}: no reader`, 500);
+  const namespace = obj.metadata?.namespace ?? ctx.namespace;
+  let pod: TargetPod | null;
+  try {
+    pod = await ctx.reader.get<TargetPod>('v1', 'Pod', obj.spec.podName, namespace);
+  } catch (e) {
+    throw new AdmissionDenied(`failed to find Pod ${obj.spec.podName}: ${(e as Error).message}`, 500);
+  }
+  if (!pod) throw new AdmissionDenied(`no found Pod named ${obj.spec.podName}`);
+  injectPodIntoContainerRecreateRequest(obj, pod);
+}

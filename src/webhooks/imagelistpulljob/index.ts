@@ -1,0 +1,28 @@
+import { APPS_GROUP } from '../../apis/constants.ts';
+import type { WebhookRegistration } from '../types.ts';
+import { mutateImageListPullJob } from './mutating.ts';
+import { validateImageListPullJob } from './validating.ts';
+
+export * from './mutating.ts';
+export * from './validating.ts';
+
+// The validator is gated like ImagePullJob's (see imagepulljob/index.ts).
+export const registrations: WebhookRegistration[] = [
+  {
+    group: APPS_GROUP,
+    resource: 'imagelistpulljobs',
+    versions: ['v1alpha1', 'v1beta1'],
+    operations: ['CREATE', 'UPDATE'],
+    mutate: mutateImageListPullJob,
+    failurePolicy: 'Fail',
+  },
+  {
+    group: APPS_GROUP,
+    resource: 'imagelistpulljobs',
+    versions: ['v1alpha1', 'v1beta1'],
+    operations: ['CREATE', 'UPDATE'],
+    validate: validateImageListPullJob,
+    gate: 'ImagePullJobGate',
+    failurePolicy: 'Fail',
+  },
+];

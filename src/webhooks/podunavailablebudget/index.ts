@@ -1,0 +1,17 @@
+import { POLICY_GROUP } from '../../apis/constants.ts';
+import type { WebhookRegistration } from '../types.ts';
+import { validatePodUnavailableBudget } from './validating.ts';
+
+export * from './validating.ts';
+export * from './intorpercent.ts';
+
+export const registrations: WebhookRegistration[] = [
+  {
+    group: POLICY_GROUP,
+    resource: 'podunavailablebudgets',
+    versions: ['v1alpha1', 'v1beta1'],
+    operations: ['CREATE', 'UPDATE'],
+    validate: validatePodUnavailableBudget,
+    failurePolicy: 'Fail',
+  },
+];
