@@ -30,6 +30,8 @@ export interface ClusterState {
   server: string;
   ports: Record<'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok', number>;
   pids: Partial<Record<Component, number>>;
+  /** How each component was started, so one can be restarted alone (restartComponent). */
+  commands: Partial<Record<Component, { bin: string; args: string[] }>>;
   nodes: number;
   kubectl: string;
   startedAt: string;
@@ -182,14 +184,16 @@ export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; r
   writeFileSync(kubeconfig, kubeconfigYaml(name, server, ca.certPem, admin.certPem, admin.keyPem), { mode: 0o600 });
 
   const state: ClusterState = {
-    name, runDir, kubeconfig, server, ports, pids: {}, nodes, kubectl: bins.kubectl, startedAt: new Date().toISOString(),
+    name, runDir, kubeconfig, server, ports, pids: {}, commands: {}, nodes, kubectl: bins.kubectl, startedAt: new Date().toISOString(),
   };
   const started: Started[] = [];
   const saveState = () => writeFileSync(stateFile(runDir), JSON.stringify(state, null, 2));
   const launch = (component: Component, bin: string, args: string[]) => {
-    const s = startProcess(component, bin, [...args, ...(opts.extraArgs?.[component] ?? [])], path.join(logs, `${component}.log`));
+    const fullArgs = [...args, ...(opts.extraArgs?.[component] ?? [])];
+    const s = startProcess(component, bin, fullArgs, path.join(logs, `${component}.log`));
     started.push(s);
     state.pids[component] = s.pid;
+    state.commands[component] = { bin, args: fullArgs };
     saveState();
     return s;
   };
@@ -333,6 +337,31 @@ export async function ensureNodes(state: ClusterState, count: number, log: (l: s
     await sleep(250);
   }
   log(`cluster "${state.name}": ${count} nodes Ready in ${((Date.now() - began) / 1000).toFixed(1)}s`);
+}
+
+/**
+ * Stops one component of a running cluster and starts it again with the same command line (for
+ * tests of what survives an API server or etcd restart). Resolves once the API server is ready.
+ */
+export async function restartComponent(name: string, component: Component, opts: { signal?: NodeJS.Signals } = {}): Promise<ClusterState> {
+  const state = readState(name);
+  const command = state?.commands?.[component];
+  if (!state || !command) throw new Error(`cluster "${name}" is not running (or was started before restarts were supported)`);
+  const pid = state.pids[component];
+  if (pid !== undefined && isAlive(pid)) {
+    if (opts.signal === 'SIGKILL') process.kill(-pid, 'SIGKILL');
+    await stopProcesses([pid]);
+  }
+  const s = startProcess(component, command.bin, command.args, path.join(state.runDir, 'logs', `${component}.log`));
+  state.pids[component] = s.pid;
+  writeFileSync(stateFile(state.runDir), JSON.stringify(state, null, 2));
+  const deadline = Date.now() + 60_000;
+  while (!(await apiGet(state, '/readyz').then((r) => r.status === 200, () => false))) {
+    if (s.exited) throw new ClusterStartError(`${component} exited after restart; last lines of ${s.logFile}:\n${tail(s.logFile, 25)}`);
+    if (Date.now() > deadline) throw new ClusterStartError(`API server not ready 60s after restarting ${component}`);
+    await sleep(150);
+  }
+  return state;
 }
 
 /** Stops every process of the named cluster (recorded or found by run dir) and removes its state. */

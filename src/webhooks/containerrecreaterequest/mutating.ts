@@ -19,15 +19,14 @@ import { AdmissionDenied } from './admission-denied.ts';
 const MIN_DEADLINE_SECONDS = 3;
 
 /** The parts of a pod the webhook reads. */
-export interface TargetPod extends PodLike {
-  metadata?: PodLike['metadata'] & { namespace?: string };
+export interface TargetPod extends Omit<PodLike, 'spec' | 'status'> {
   spec?: {
     nodeName?: string | null;
     terminationGracePeriodSeconds?: number | null;
     containers?: Container[] | null;
     initContainers?: Array<{ name: string; restartPolicy?: string | null }> | null;
   } | null;
-  status?: NonNullable<PodLike['status']> & {
+  status?: Omit<NonNullable<PodLike['status']>, 'containerStatuses'> & {
     containerStatuses?: Array<{ name: string; restartCount: number; containerID?: string }> | null;
   };
 }
@@ -70,6 +69,7 @@ export function defaultContainerRecreateRequest(obj: CRR): void {
   obj.metadata ??= {};
   obj.metadata.labels ??= {};
   if (!obj.spec?.podName) throw new AdmissionDenied('podName can not be empty');
+  assertSpec(obj);
   obj.spec.strategy ??= {};
   obj.metadata.labels[CRR_ACTIVE_LABEL] = 'true';
   if (!obj.spec.containers?.length) throw new AdmissionDenied('containers list can not be null');
@@ -89,6 +89,10 @@ export function defaultContainerRecreateRequest(obj: CRR): void {
   else if (policy !== 'Fail' && policy !== 'Ignore') throw new AdmissionDenied(`unknown failurePolicy ${policy}`);
 }
 
+function assertSpec(obj: CRR): asserts obj is CRR & { spec: NonNullable<CRR['spec']> } {
+  if (!obj.spec) throw new AdmissionDenied('podName can not be empty');
+}
+
 // A pod whose phase the sidecar terminator made terminal still needs CRRs to kill its sidecars.
 function isTerminatedBySidecarTerminator(pod: TargetPod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === CONDITION_SIDECAR_TERMINATED);
@@ -96,6 +100,7 @@ function isTerminatedBySidecarTerminator(pod: TargetPod): boolean {
 
 /** CREATE, after defaultContainerRecreateRequest: copy pod facts into the request; mutates obj. */
 export function injectPodIntoContainerRecreateRequest(obj: CRR, pod: TargetPod): void {
+  assertSpec(obj);
   if (!isPodActive(pod) && !isTerminatedBySidecarTerminator(pod)) {
     throw new AdmissionDenied('not allowed to recreate containers in an inactive Pod');
   }
@@ -145,6 +150,7 @@ export function injectPodIntoContainerRecreateRequest(obj: CRR, pod: TargetPod):
 export async function mutateContainerRecreateRequest(obj: CRR, ctx: AdmissionContext): Promise<void> {
   if (ctx.operation !== 'CREATE') return;
   defaultContainerRecreateRequest(obj);
+  assertSpec(obj);
   if (!ctx.reader) throw new AdmissionDenied(`failed to find Pod ${obj.spec.podName}: no reader`, 500);
   const namespace = obj.metadata?.namespace ?? ctx.namespace;
   let pod: TargetPod | null;

@@ -10,7 +10,7 @@ import type { AdmissionContext } from '../types.ts';
 const MAX_IMAGES = 255;
 
 export function imageListPullJobError(obj: ImageListPullJob): string | undefined {
-  const spec = obj.spec ?? ({} as ImageListPullJob['spec']);
+  const spec = obj.spec ?? ({} as NonNullable<ImageListPullJob['spec']>);
   const selection = nodeSelectionError(spec);
   if (selection) return selection;
   const images = spec.images ?? [];

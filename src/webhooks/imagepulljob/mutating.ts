@@ -3,7 +3,7 @@ import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
 import { FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION } from '../../apis/constants.ts';
 import type { AdmissionContext } from '../types.ts';
 
-type PullJobTemplate = Pick<ImagePullJob['spec'], 'completionPolicy' | 'pullPolicy'>;
+type PullJobTemplate = Pick<NonNullable<ImagePullJob['spec']>, 'completionPolicy' | 'pullPolicy'>;
 
 /** Defaults shared with ImageListPullJob: completion Always, pull timeout 600s, 3 retries. */
 export function setDefaultsImagePullJobTemplate(spec: PullJobTemplate): void {

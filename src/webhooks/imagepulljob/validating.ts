@@ -7,7 +7,7 @@ import { AdmissionDenied } from '../containerrecreaterequest/admission-denied.ts
 import type { AdmissionContext } from '../types.ts';
 import { imageReferenceError } from './imageref.ts';
 
-type Template = Omit<ImagePullJob['spec'], 'image'>;
+type Template = Omit<NonNullable<ImagePullJob['spec']>, 'image'>;
 
 const DEFAULT_PULL_TIMEOUT_SECONDS = 600;
 const GO_INT_RE = /^[+-]?\d+$/;
@@ -79,7 +79,7 @@ export function completionPolicyError(spec: Template, checkDeadline: boolean): s
 
 /** The first violated rule, in upstream's order; undefined when valid. */
 export function imagePullJobError(obj: ImagePullJob): string | undefined {
-  const spec = obj.spec ?? ({} as ImagePullJob['spec']);
+  const spec = obj.spec ?? ({} as NonNullable<ImagePullJob['spec']>);
   const selection = nodeSelectionError(spec);
   if (selection) return selection;
   if (!spec.image) return 'image can not be empty';

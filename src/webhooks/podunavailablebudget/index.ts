@@ -3,7 +3,6 @@ import type { WebhookRegistration } from '../types.ts';
 import { validatePodUnavailableBudget } from './validating.ts';
 
 export * from './validating.ts';
-export * from './intorpercent.ts';
 
 export const registrations: WebhookRegistration[] = [
   {

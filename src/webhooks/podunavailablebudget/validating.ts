@@ -12,7 +12,7 @@ import { labelSelectorAsSelector, validateLabelSelector } from '../../util/label
 import { selectorsOverlap } from '../sidecarset/overlap.ts';
 import { AdmissionDenied } from '../containerrecreaterequest/admission-denied.ts';
 import type { AdmissionContext } from '../types.ts';
-import { isNotMoreThan100Percent, validatePositiveIntOrPercent } from './intorpercent.ts';
+import { isNotMoreThan100Percent, validatePositiveIntOrPercent } from '../podtemplate.ts';
 
 type PUB = PodUnavailableBudget;
 
@@ -59,7 +59,7 @@ export function validatePodUnavailableBudgetSpec(obj: PUB): FieldError[] {
     if (n === undefined) errs.push(internal('metadata', `annotation[${PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION}] is invalid`));
   }
 
-  const spec = obj.spec ?? ({} as PUB['spec']);
+  const spec = obj.spec ?? ({} as NonNullable<PUB['spec']>);
   const { selector, targetRef } = spec;
   if (!selector && !targetRef) {
     errs.push(required('spec.selector, targetRef', 'no selector or targetRef defined in PodUnavailableBudget'));

@@ -1,0 +1,137 @@
+// kruise-manager's command-line flags (spec §24), with upstream names and defaults, plus the few
+// Kruise TS needs for running outside a cluster (kubeconfig, webhook client mode).
+import { Command, Option, InvalidArgumentError } from 'commander';
+import { parseDuration } from '../util/duration.ts';
+import { parseFeatureGates, type FeatureGate } from '../apis/features.ts';
+
+export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
+
+/** Controllers with a `--<name>-workers` flag, and their upstream default worker counts. */
+export const CONTROLLER_WORKERS: Record<string, number> = {
+  cloneset: 3, statefulset: 3, daemonset: 3, sidecarset: 3, broadcastjob: 3, advancedcronjob: 3,
+  uniteddeployment: 3, workloadspread: 3, podunavailablebudget: 3, containerrecreaterequest: 3,
+  imagepulljob: 3, nodeimage: 3, resourcedistribution: 3, persistentpodstate: 3, podprobemarker: 3,
+};
+
+export interface ManagerConfig {
+  kubeconfig?: string;
+  metricsAddr: string;
+  healthProbeAddr: string;
+  enableLeaderElection: boolean;
+  leaderElectionNamespace: string;
+  leaderElectionId: string;
+  /** Restrict watches to one namespace ('' = all). */
+  namespace: string;
+  syncPeriodMs?: number;
+  expectationTimeoutMs: number;
+  controllerCacheSyncTimeoutMs: number;
+  webhookInitializeTimeoutMs: number;
+  featureGates: Partial<Record<FeatureGate, boolean>>;
+  workers: Record<string, number>;
+  clonesetScalingExcludePreparingDelete: boolean;
+  apiQps: number;
+  apiBurst: number;
+  webhookPort: number;
+  webhookHost: string;
+  webhookCertDir: string;
+  /** How the API server reaches the webhooks: `url` (https://<host>:<port>, local clusters) or `service`. */
+  webhookClientMode: 'url' | 'service';
+  identity?: string;
+}
+
+const duration = (v: string) => {
+  try {
+    return parseDuration(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+};
+const int = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number >= 0');
+  return n;
+};
+const bool = (v: string) => {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new InvalidArgumentError('must be true or false');
+};
+const gates = (v: string) => {
+  try {
+    return parseFeatureGates(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+};
+
+/** Adds the manager flags to cmd. Go-style `--flag=value` and `--flag value` both work. */
+export function addManagerFlags(cmd: Command): Command {
+  cmd
+    .option('--kubeconfig <path>', 'kubeconfig of the cluster to manage (default: $KUBECONFIG, else the embedded local cluster)')
+    .option('--metrics-addr <addr>', 'address the metrics endpoint binds to', ':8080')
+    .option('--health-probe-addr <addr>', 'address the health probes bind to', ':8000')
+    .addOption(new Option('--enable-leader-election <bool>', 'elect a leader among replicas').argParser(bool).default(true))
+    .option('--leader-election-namespace <ns>', 'namespace of the leader election Lease', process.env.POD_NAMESPACE || KRUISE_NAMESPACE_DEFAULT)
+    .option('--leader-election-id <name>', 'name of the leader election Lease', 'kruise-manager')
+    .option('--namespace <ns>', 'only watch this namespace (default: all)', '')
+    .addOption(new Option('--sync-period <duration>', 'informer resync period').argParser(duration))
+    .addOption(new Option('--expectation-timeout <duration>', 'drop unsatisfied expectations after this long').argParser(duration).default(300_000, '5m'))
+    .addOption(new Option('--controller-cache-sync-timeout <duration>', 'how long to wait for caches to sync').argParser(duration).default(120_000, '2m'))
+    .addOption(new Option('--webhook-initialize-timeout <duration>', 'how long to wait for webhook certificates').argParser(duration).default(60_000, '60s'))
+    .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default({}))
+    .addOption(new Option('--cloneset-scaling-exclude-preparing-delete <bool>', 'CloneSet scaling ignores PreparingDelete pods').argParser(bool).default(false))
+    .addOption(new Option('--api-qps <n>', 'client-side QPS to the API server').argParser(int).default(30))
+    .addOption(new Option('--api-burst <n>', 'client-side burst to the API server').argParser(int).default(50))
+    .addOption(new Option('--webhook-port <port>', 'port of the admission webhook server').argParser(int).default(9876))
+    .option('--webhook-host <host>', 'address the webhook server binds to and, in url mode, the host the API server calls', '127.0.0.1')
+    .option('--webhook-cert-dir <dir>', 'where the webhook serving certificate is written', '')
+    .addOption(new Option('--webhook-client-mode <mode>', 'how the API server reaches the webhooks').choices(['url', 'service']).default('url'))
+    .option('--identity <id>', 'leader election identity (default: hostname + random suffix)');
+  for (const [name, def] of Object.entries(CONTROLLER_WORKERS)) {
+    cmd.addOption(new Option(`--${name}-workers <n>`, `max concurrent ${name} reconciles`).argParser(int).default(def));
+  }
+  return cmd;
+}
+
+/** Reads the parsed commander options back into a ManagerConfig. */
+export function managerConfig(o: Record<string, any>): ManagerConfig {
+  const workers: Record<string, number> = {};
+  for (const name of Object.keys(CONTROLLER_WORKERS)) workers[name] = o[`${camel(name)}Workers`];
+  return {
+    kubeconfig: o.kubeconfig,
+    metricsAddr: o.metricsAddr,
+    healthProbeAddr: o.healthProbeAddr,
+    enableLeaderElection: o.enableLeaderElection,
+    leaderElectionNamespace: o.leaderElectionNamespace,
+    leaderElectionId: o.leaderElectionId,
+    namespace: o.namespace,
+    syncPeriodMs: o.syncPeriod,
+    expectationTimeoutMs: o.expectationTimeout,
+    controllerCacheSyncTimeoutMs: o.controllerCacheSyncTimeout,
+    webhookInitializeTimeoutMs: o.webhookInitializeTimeout,
+    featureGates: o.featureGates,
+    workers,
+    clonesetScalingExcludePreparingDelete: o.clonesetScalingExcludePreparingDelete,
+    apiQps: o.apiQps,
+    apiBurst: o.apiBurst,
+    webhookPort: o.webhookPort,
+    webhookHost: o.webhookHost,
+    webhookCertDir: o.webhookCertDir,
+    webhookClientMode: o.webhookClientMode,
+    identity: o.identity,
+  };
+}
+
+function camel(s: string): string {
+  return s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** ":8080" → {host: undefined, port: 8080}; "127.0.0.1:0" → {host, port 0}; "0" disables. */
+export function parseAddr(addr: string): { host?: string; port: number } | null {
+  if (addr === '0') return null;
+  const i = addr.lastIndexOf(':');
+  const port = Number(addr.slice(i + 1));
+  if (i < 0 || !Number.isInteger(port)) throw new Error(`invalid address ${JSON.stringify(addr)}: want [host]:port`);
+  const host = addr.slice(0, i).replace(/^\[|\]$/g, '');
+  return { host: host || undefined, port };
+}

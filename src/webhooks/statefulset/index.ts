@@ -1,0 +1,26 @@
+import { APPS_GROUP } from '../../apis/constants.ts';
+import type { WebhookRegistration } from '../types.ts';
+import { mutateStatefulSet } from './mutating.ts';
+import { validateStatefulSet } from './validating.ts';
+
+export * from './mutating.ts';
+export * from './validating.ts';
+
+export const registrations: WebhookRegistration[] = [
+  {
+    group: APPS_GROUP,
+    resource: 'statefulsets',
+    versions: ['v1alpha1', 'v1beta1'],
+    operations: ['CREATE', 'UPDATE'],
+    mutate: mutateStatefulSet,
+    failurePolicy: 'Fail',
+  },
+  {
+    group: APPS_GROUP,
+    resource: 'statefulsets',
+    versions: ['v1alpha1', 'v1beta1'],
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+    validate: validateStatefulSet,
+    failurePolicy: 'Fail',
+  },
+];
