@@ -92,6 +92,22 @@ function versionManifest(def: KindDefinition, version: VersionDefinition): JSONS
   return manifest;
 }
 
+/**
+ * Kinds served in two versions convert through kruise-manager's /convert webhook, as upstream's
+ * installed CRDs do. The in-cluster Service is the default client config; the manager rewrites it
+ * (URL mode on a local cluster) and injects the caBundle when it starts.
+ */
+function conversionFor(def: KindDefinition): JSONSchemaProps {
+  if (def.versions.length < 2) return { strategy: 'None' };
+  return {
+    strategy: 'Webhook',
+    webhook: {
+      clientConfig: { service: { name: 'kruise-webhook-service', namespace: 'kruise-system', path: '/convert' } },
+      conversionReviewVersions: ['v1', 'v1beta1'],
+    },
+  };
+}
+
 /** The apiextensions.k8s.io/v1 CustomResourceDefinition for a kind. */
 export function crdManifest(def: KindDefinition): JSONSchemaProps {
   const names: JSONSchemaProps = {};
@@ -106,7 +122,7 @@ export function crdManifest(def: KindDefinition): JSONSchemaProps {
     kind: 'CustomResourceDefinition',
     metadata: { name: `${def.plural}.${def.group}` },
     spec: {
-      conversion: { strategy: 'None' },
+      conversion: conversionFor(def),
       group: def.group,
       names,
       preserveUnknownFields: false,

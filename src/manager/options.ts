@@ -2,7 +2,7 @@
 // Kruise TS needs for running outside a cluster (kubeconfig, webhook client mode).
 import { Command, Option, InvalidArgumentError } from 'commander';
 import { parseDuration } from '../util/duration.ts';
-import { parseFeatureGates, type FeatureGate } from '../apis/features.ts';
+import { parseFeatureGates } from '../apis/features.ts';
 
 export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
 
@@ -26,7 +26,8 @@ export interface ManagerConfig {
   expectationTimeoutMs: number;
   controllerCacheSyncTimeoutMs: number;
   webhookInitializeTimeoutMs: number;
-  featureGates: Partial<Record<FeatureGate, boolean>>;
+  /** The --feature-gates value as given (validated at parse time). */
+  featureGates: string;
   workers: Record<string, number>;
   clonesetScalingExcludePreparingDelete: boolean;
   apiQps: number;
@@ -58,7 +59,8 @@ const bool = (v: string) => {
 };
 const gates = (v: string) => {
   try {
-    return parseFeatureGates(v);
+    parseFeatureGates(v);
+    return v;
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message);
   }
@@ -78,7 +80,7 @@ export function addManagerFlags(cmd: Command): Command {
     .addOption(new Option('--expectation-timeout <duration>', 'drop unsatisfied expectations after this long').argParser(duration).default(300_000, '5m'))
     .addOption(new Option('--controller-cache-sync-timeout <duration>', 'how long to wait for caches to sync').argParser(duration).default(120_000, '2m'))
     .addOption(new Option('--webhook-initialize-timeout <duration>', 'how long to wait for webhook certificates').argParser(duration).default(60_000, '60s'))
-    .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default({}))
+    .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default(''))
     .addOption(new Option('--cloneset-scaling-exclude-preparing-delete <bool>', 'CloneSet scaling ignores PreparingDelete pods').argParser(bool).default(false))
     .addOption(new Option('--api-qps <n>', 'client-side QPS to the API server').argParser(int).default(30))
     .addOption(new Option('--api-burst <n>', 'client-side burst to the API server').argParser(int).default(50))

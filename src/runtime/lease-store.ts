@@ -1,7 +1,8 @@
 // The LeaseStore leader election runs on: one coordination.k8s.io/v1 Lease read and written through
 // the KubeClient, like client-go's resourcelock.LeaseLock. Writes are compare-and-swaps on
 // metadata.resourceVersion, and the API server's 409 (AlreadyExists on create, Conflict on update)
-// surfaces as a StatusError whose code is 409, which is what the elector checks.
+// surfaces as a StatusError whose code is 409, which is what the elector checks. Note the record's
+// leaderTransitions is stored as spec.leaseTransitions (the API field's name).
 
 import { isNotFound, Leases, type KubeClient, type KubeObject, type ObjectMeta } from './client.ts';
 import { formatMicroTime, type LeaseRecord, type LeaseStore, type StoredLease } from './leaderelection.ts';
@@ -11,7 +12,8 @@ export interface LeaseSpec {
   leaseDurationSeconds?: number;
   acquireTime?: string;
   renewTime?: string;
-  leaderTransitions?: number;
+  /** The record's leaderTransitions (client-go maps it to this field name). */
+  leaseTransitions?: number;
   preferredHolder?: string;
   strategy?: string;
 }
@@ -88,7 +90,7 @@ export function leaseToRecord(lease: Lease): LeaseRecord {
     leaseDurationSeconds: spec.leaseDurationSeconds ?? 0,
     acquireTime: spec.acquireTime ?? '',
     renewTime: spec.renewTime ?? '',
-    leaderTransitions: spec.leaderTransitions ?? 0,
+    leaderTransitions: spec.leaseTransitions ?? 0,
   };
 }
 
@@ -96,7 +98,7 @@ export function recordToSpec(record: LeaseRecord): LeaseSpec {
   const spec: LeaseSpec = {
     holderIdentity: record.holderIdentity,
     leaseDurationSeconds: record.leaseDurationSeconds,
-    leaderTransitions: record.leaderTransitions,
+    leaseTransitions: record.leaderTransitions,
   };
   const acquireTime = toMicroTime(record.acquireTime);
   const renewTime = toMicroTime(record.renewTime);

@@ -129,4 +129,3 @@ export function templateFromRevision(rev: ControllerRevision): PodTemplateSpec {
   return template as PodTemplateSpec;
 }
 
-export type { ObjectMeta };

@@ -10,6 +10,8 @@ export interface KubeObject extends JsonObject {
   apiVersion?: string;
   kind?: string;
   metadata?: ObjectMetaLike;
+  spec?: JsonObject;
+  status?: JsonObject;
 }
 
 export interface ObjectMetaLike extends JsonObject {
@@ -153,13 +155,31 @@ export function computeResidual(inverse: KubeObject, source: KubeObject): Residu
   const { apiVersion: _a, ...inv } = inverse;
   const { apiVersion: _b, ...src } = source;
   residualPaths(inv, src, [], out);
-  return out;
+  return out.filter((e) => isResidualPath(e.p));
+}
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Whether a residual may touch `path`: spec, status, and the labels and annotations of the
+ * metadata (the rest of the metadata must come out of a conversion unchanged), never the residual
+ * annotation itself. The annotation is user-writable, so its paths are checked before use.
+ */
+function isResidualPath(path: string[]): boolean {
+  if (path.some((k) => FORBIDDEN_KEYS.has(k))) return false;
+  const [root, map, key] = path;
+  if (root === 'spec' || root === 'status') return true;
+  return (
+    root === 'metadata' &&
+    (map === 'labels' || map === 'annotations') &&
+    !(map === 'annotations' && key === CONVERSION_RESIDUAL_ANNOTATION)
+  );
 }
 
 function getPath(obj: unknown, path: string[]): unknown {
   let cur = obj;
   for (const key of path) {
-    if (!isObject(cur)) return undefined;
+    if (!isObject(cur) || !Object.hasOwn(cur, key)) return undefined;
     cur = cur[key];
   }
   return cur;
@@ -177,9 +197,11 @@ function setPath(obj: JsonObject, path: string[], value: unknown): void {
 /** Applies the entries whose recorded inverse value still matches `obj`; returns `obj`. */
 export function applyResidual(obj: KubeObject, entries: ResidualEntry[]): KubeObject {
   for (const e of entries) {
-    if (e.p.length === 0 || !deepEqual(getPath(obj, e.p), e.n)) continue;
+    if (!isResidualPath(e.p) || !deepEqual(getPath(obj, e.p), e.n)) continue;
     setPath(obj, e.p, clone(e.v));
   }
+  // A whole annotations map restored from a crafted residual could carry a residual of its own.
+  deleteMetaValue(obj.metadata, 'annotations', CONVERSION_RESIDUAL_ANNOTATION);
   return obj;
 }
 

@@ -26,7 +26,7 @@ import fjp from 'fast-json-patch';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { FeatureGates } from '../../apis/features.ts';
 import { fieldErrorsMessage } from '../../apis/field-errors.ts';
-import type { AdmissionContext, AdmissionReader, Operation, UserInfo, WebhookRegistration } from '../../webhooks/types.ts';
+import { AdmissionDenied, type AdmissionContext, type AdmissionReader, type Operation, type UserInfo, type WebhookRegistration } from './types.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import { registry } from '../metrics.ts';
 
@@ -247,6 +247,8 @@ export async function admit(type: WebhookType, regs: readonly WebhookRegistratio
   try {
     return await Promise.race([run(), timeout]);
   } catch (err) {
+    // A deliberate refusal carries upstream's code (400/403/...); anything else is our failure.
+    if (err instanceof AdmissionDenied) return errored(err.code, err.message, uid);
     return errored(500, err instanceof Error ? err.message : String(err), uid);
   } finally {
     clearTimeout(timer);

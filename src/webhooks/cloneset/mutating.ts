@@ -2,7 +2,7 @@
 import type { CloneSet, CloneSetSpec, CloneSetSpecV1alpha1, CloneSetV1alpha1 } from '../../apis/apps/cloneset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { injectTemplateDefaults, setDefaultPodTemplate, setDefaultVolumeClaimTemplates } from '../podtemplate.ts';
-import type { AdmissionContext } from '../types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 export const DEFAULT_CLONESET_MAX_UNAVAILABLE = '20%';
 

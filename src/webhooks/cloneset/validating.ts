@@ -9,7 +9,7 @@ import type { FeatureGates } from '../../apis/features.ts';
 import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
 import { type IntOrString, getKruiseScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { labelSelectorAsSelector, validateLabelSelector } from '../../util/labelselector.ts';
-import { AdmissionDenied } from '../containerrecreaterequest/admission-denied.ts';
+import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 import {
   defaultedTemplateCopy,
   semanticEqual,
@@ -17,7 +17,7 @@ import {
   validateObjectName,
   validatePodTemplateSpec,
 } from '../podtemplate.ts';
-import type { AdmissionContext } from '../types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 type AnyCloneSet = CloneSet | CloneSetV1alpha1;
 

@@ -1,9 +1,8 @@
 import { APPS_GROUP } from '../../apis/constants.ts';
-import type { WebhookRegistration } from '../types.ts';
+import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { mutateContainerRecreateRequest } from './mutating.ts';
 import { validateContainerRecreateRequestUpdate } from './validating.ts';
 
-export { AdmissionDenied } from './admission-denied.ts';
 export * from './mutating.ts';
 export * from './validating.ts';
 

@@ -13,8 +13,8 @@ import {
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
 import type { Container } from '../../apis/core.ts';
 import { isPodActive, type PodLike } from '../../util/pod.ts';
-import type { AdmissionContext } from '../types.ts';
-import { AdmissionDenied } from './admission-denied.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
+import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 
 const MIN_DEADLINE_SECONDS = 3;
 

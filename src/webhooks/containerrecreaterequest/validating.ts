@@ -2,7 +2,7 @@
 // Defaulter does not, so the UPDATE half runs as a Validator on the same registration.
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
-import type { AdmissionContext } from '../types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { checkContainerRecreateRequestUpdate } from './mutating.ts';
 
 /** Throws AdmissionDenied (403) on a forbidden UPDATE; CREATE is fully handled by the mutator. */

@@ -2,10 +2,10 @@
 // rules over a list of 1..255 distinct images; plain-message denials.
 import type { ImageListPullJob } from '../../apis/apps/imagelistpulljob.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
-import { AdmissionDenied } from '../containerrecreaterequest/admission-denied.ts';
+import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 import { imageReferenceError } from '../imagepulljob/imageref.ts';
 import { completionPolicyError, nodeSelectionError, parallelismError } from '../imagepulljob/validating.ts';
-import type { AdmissionContext } from '../types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 const MAX_IMAGES = 255;
 

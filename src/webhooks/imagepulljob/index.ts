@@ -1,5 +1,5 @@
 import { APPS_GROUP } from '../../apis/constants.ts';
-import type { WebhookRegistration } from '../types.ts';
+import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { mutateImagePullJob } from './mutating.ts';
 import { validateImagePullJob } from './validating.ts';
 

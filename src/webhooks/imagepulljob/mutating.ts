@@ -1,7 +1,7 @@
 // ImagePullJob defaulting (upstream apis/apps/defaults SetDefaultsImagePullJob).
 import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
 import { FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION } from '../../apis/constants.ts';
-import type { AdmissionContext } from '../types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 type PullJobTemplate = Pick<NonNullable<ImagePullJob['spec']>, 'completionPolicy' | 'pullPolicy'>;
 

@@ -3,8 +3,8 @@
 import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
-import { AdmissionDenied } from '../containerrecreaterequest/admission-denied.ts';
-import type { AdmissionContext } from '../types.ts';
+import { AdmissionDenied } from '../../runtime/webhook/types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { imageReferenceError } from './imageref.ts';
 
 type Template = Omit<NonNullable<ImagePullJob['spec']>, 'image'>;

@@ -2,7 +2,7 @@
 // policy with timeout 600s and 3 retries.
 import type { NodeImage } from '../../apis/apps/nodeimage.ts';
 import { type Clock, realClock } from '../../util/clock.ts';
-import type { AdmissionContext, Defaulter } from '../types.ts';
+import type { AdmissionContext, Defaulter } from '../../runtime/webhook/types.ts';
 
 /** RFC 3339 at second precision, as metav1.Time serialises. */
 function rfc3339(ms: number): string {

@@ -2,8 +2,8 @@
 // unique tags, and each tag fully defaulted with a TTL; plain-message denials.
 import type { NodeImage } from '../../apis/apps/nodeimage.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
-import { AdmissionDenied } from '../containerrecreaterequest/admission-denied.ts';
-import type { AdmissionContext } from '../types.ts';
+import { AdmissionDenied } from '../../runtime/webhook/types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 const MAX_IMAGES_PER_NODE = 256;
 

@@ -1,5 +1,5 @@
 import { POLICY_GROUP } from '../../apis/constants.ts';
-import type { WebhookRegistration } from '../types.ts';
+import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { validatePodUnavailableBudget } from './validating.ts';
 
 export * from './validating.ts';

@@ -10,8 +10,8 @@ import {
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
 import { labelSelectorAsSelector, validateLabelSelector } from '../../util/labelselector.ts';
 import { selectorsOverlap } from '../sidecarset/overlap.ts';
-import { AdmissionDenied } from '../containerrecreaterequest/admission-denied.ts';
-import type { AdmissionContext } from '../types.ts';
+import { AdmissionDenied } from '../../runtime/webhook/types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { isNotMoreThan100Percent, validatePositiveIntOrPercent } from '../podtemplate.ts';
 
 type PUB = PodUnavailableBudget;

@@ -1,5 +1,5 @@
 import { APPS_GROUP } from '../../apis/constants.ts';
-import type { WebhookRegistration } from '../types.ts';
+import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { mutateSidecarSet } from './mutating.ts';
 import { validateSidecarSet } from './validating.ts';
 

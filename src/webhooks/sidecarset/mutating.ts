@@ -6,7 +6,7 @@ import type { SidecarContainer, SidecarSet } from '../../apis/apps/sidecarset.ts
 import { SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION } from '../../apis/constants.ts';
 import { marshalGoJSON, safeEncodeString } from '../../util/revision.ts';
 import { defaultPullPolicyForImage, setDefaultPodVolumes } from '../podtemplate.ts';
-import type { AdmissionContext } from '../types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 type Probe = NonNullable<SidecarContainer['livenessProbe']>;
 type HTTPGet = NonNullable<Probe['httpGet']>;

@@ -15,7 +15,7 @@ import {
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
 import { type LabelSelectorLike, isLabelKey, labelSelectorAsSelector, validateLabelSelector, validateLabels } from '../../util/labelselector.ts';
 import { regexError, semanticEqual, validatePositiveIntOrPercent } from '../podtemplate.ts';
-import type { AdmissionContext, AdmissionReader } from '../types.ts';
+import type { AdmissionContext, AdmissionReader } from '../../runtime/webhook/types.ts';
 import { validateSidecarContainers } from './containers.ts';
 import { isNativeSidecar } from './mutating.ts';
 import { selectorsOverlap } from './overlap.ts';
@@ -123,11 +123,12 @@ async function findInjectRevision(obj: AnySidecarSet, reader: AdmissionReader): 
       const rev = await reader.get('apps/v1', 'ControllerRevision', revision.revisionName, kruiseNamespace());
       return rev ? { found: true, err: '' } : { found: false, err: `controllerrevisions.apps "${revision.revisionName}" not found` };
     }
-    const revs = await reader.list('apps/v1', 'ControllerRevision', {
+    // Custom versions need not be valid label values, so they are compared here, not in the query.
+    const revs = await reader.list<{ metadata?: { labels?: Record<string, string> } }>('apps/v1', 'ControllerRevision', {
       namespace: kruiseNamespace(),
-      labelSelector: `${SIDECARSET_NAME_REVISION_LABEL}=${name},${SIDECARSET_CUSTOM_VERSION_LABEL}=${revision.customVersion}`,
+      labelSelector: `${SIDECARSET_NAME_REVISION_LABEL}=${name}`,
     });
-    return revs.length ? { found: true, err: '' } : { found: false, err: '<nil>' };
+    return revs.some((r) => r.metadata?.labels?.[SIDECARSET_CUSTOM_VERSION_LABEL] === revision.customVersion) ? { found: true, err: '' } : { found: false, err: '<nil>' };
   } catch (e) {
     return { found: false, err: (e as Error).message };
   }

@@ -3,7 +3,7 @@
 import type { StatefulSet, StatefulSetSpec } from '../../apis/apps/statefulset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { injectTemplateDefaults, setDefaultPodTemplate, setDefaultVolumeClaimTemplates } from '../podtemplate.ts';
-import type { AdmissionContext } from '../types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 export function setDefaultsStatefulSet(obj: StatefulSet, features: FeatureGates, beta = true): void {
   const spec = (obj.spec ??= {} as StatefulSetSpec);

@@ -13,9 +13,9 @@ import {
   validateSelectorMatchesTemplate,
   validateWorkloadSelector,
 } from '../cloneset/validating.ts';
-import { AdmissionDenied } from '../containerrecreaterequest/admission-denied.ts';
+import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectName, validatePositiveIntOrPercent } from '../podtemplate.ts';
-import type { AdmissionContext } from '../types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 export const MAX_MIN_READY_SECONDS = 300;
 const RESERVE_RANGE = /^\d+-\d+$/;

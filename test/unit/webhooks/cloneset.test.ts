@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fieldErrorString } from '../../../src/apis/field-errors.ts';
 import { mutateCloneSet, validateCloneSet } from '../../../src/webhooks/cloneset/index.ts';
-import { AdmissionDenied } from '../../../src/webhooks/containerrecreaterequest/admission-denied.ts';
+import { AdmissionDenied } from '../../../src/runtime/webhook/types.ts';
 import { ctx, examples, messages } from './helpers.ts';
 
 const BETA = 'apps.kruise.io/v1beta1';
@@ -107,7 +107,7 @@ describe('CloneSet validation', () => {
 
   const ru = (rollingUpdate: Record<string, any>) => ({ updateStrategy: { rollingUpdate } });
   const cases: Array<[string, any, string[]]> = [
-    ['negative replicas', cs({ replicas: -1 }), ['spec.replicas: Invalid value: -1: must be greater than or equal to 0', 'spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0']],
+    ['negative replicas', cs({ replicas: -1 }), ['spec.replicas: Invalid value: -1: must be greater than or equal to 0']],
     ['missing selector', cs({ selector: undefined }), ['spec.selector: Required value']],
     ['empty selector', cs({ selector: {} }), ['spec.selector: Invalid value: {}: empty selector is invalid for cloneset']],
     ['selector mismatch', cs({ selector: { matchLabels: { app: 'other' } } }), ['spec.template.metadata.labels: Invalid value: {"app":"demo"}: `selector` does not match template `labels`']],

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../../src/apis/features.ts';
 import { type FieldError, fieldErrorsMessage } from '../../../src/apis/field-errors.ts';
-import type { AdmissionContext, Operation } from '../../../src/webhooks/types.ts';
+import type { AdmissionContext, Operation } from '../../../src/runtime/webhook/types.ts';
 
 const examplesDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'examples');
 

@@ -1,8 +1,8 @@
 // The contract between admission logic and the webhook server. Each resource's webhook module
 // (src/webhooks/<resource>/) exports pure functions of these shapes plus a WebhookRegistration;
 // src/runtime's webhook server turns AdmissionReviews into calls and JSON patches.
-import type { FeatureGates } from '../apis/features.ts';
-import type { FieldError } from '../apis/field-errors.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import type { FieldError } from '../../apis/field-errors.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -29,6 +29,23 @@ export interface AdmissionContext {
 export interface AdmissionReader {
   get<T = any>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | null>;
   list<T = any>(apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }): Promise<T[]>;
+}
+
+/**
+ * A denial that is not a list of field errors: upstream answers some requests with
+ * admission.Errored(code, plain message) — mutating webhooks that refuse (CRR), validators whose
+ * rules return bare errors (ImagePullJob, NodeImage), deletion protection. Webhook functions throw
+ * it; the server answers `allowed: false` with this code and message.
+ */
+export class AdmissionDenied extends Error {
+  override name = 'AdmissionDenied';
+  constructor(
+    message: string,
+    /** HTTP status upstream answers with: 400 bad request, 403 forbidden, 422 invalid, 500 internal. */
+    readonly code: 400 | 403 | 422 | 500 = 400,
+  ) {
+    super(message);
+  }
 }
 
 /** Field errors deny the request with a 422-style message naming each field; [] allows it. */

@@ -1,0 +1,54 @@
+// `kruise start`: runs the manager in the foreground. With no --kubeconfig and no KUBECONFIG it first
+// brings up (or reuses) the embedded local cluster and installs the CRDs there; with a kubeconfig it
+// manages that cluster. Ctrl-C stops the manager, then the local cluster if this command started it.
+import { Command, InvalidArgumentError } from 'commander';
+import { up, down, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
+import { fromKubeconfigFile } from '../runtime/client.ts';
+import { logger } from '../runtime/log.ts';
+import { installCRDs } from '../manager/crds.ts';
+import { startManager } from '../manager/manager.ts';
+import { addManagerFlags, managerConfig } from '../manager/options.ts';
+
+export function startCommand(): Command {
+  const cmd = new Command('start').description('run the Kruise TS manager (controllers + webhooks)');
+  addManagerFlags(cmd)
+    .option('--cluster-name <name>', 'embedded local cluster to use when no kubeconfig is given', DEFAULT_CLUSTER)
+    .option('--nodes <n>', 'simulated nodes of the embedded cluster', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number >= 1');
+      return n;
+    }, 3)
+    .option('--keep-cluster', 'leave the embedded cluster running after the manager stops')
+    .option('--install-crds', 'install the CRDs before starting (always on for the embedded cluster)')
+    .action(async (o: Record<string, any>) => {
+      const cfg = managerConfig(o);
+      cfg.kubeconfig ??= process.env.KUBECONFIG || undefined;
+      let startedCluster = false;
+      if (!cfg.kubeconfig) {
+        const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes });
+        startedCluster = !reused;
+        cfg.kubeconfig = state.kubeconfig;
+        process.stderr.write(`\nThe local cluster is ready. In another shell:\n  ${envLines(state).join('\n  ')}\n  kubectl get nodes\n\n`);
+      }
+      if (startedCluster || o.installCrds || o.clusterName !== DEFAULT_CLUSTER || !process.env.KUBECONFIG && !o.kubeconfig) {
+        const client = fromKubeconfigFile(cfg.kubeconfig);
+        const n = await installCRDs(client);
+        await client.close();
+        logger.info({ crds: n }, 'CRDs installed');
+      }
+      const manager = await startManager(cfg);
+      logger.info({ identity: manager.identity, webhookPort: manager.webhookPort, metricsPort: manager.metricsPort, healthPort: manager.healthPort }, 'kruise-manager started');
+      let signals = 0;
+      const shutdown = async (sig: string) => {
+        if (signals++) process.exit(1); // a second Ctrl-C: stop now
+        logger.info({ signal: sig }, 'shutting down');
+        await manager.stop();
+        if (startedCluster && !o.keepCluster) await down(o.clusterName);
+        process.exit(0);
+      };
+      process.on('SIGINT', () => void shutdown('SIGINT'));
+      process.on('SIGTERM', () => void shutdown('SIGTERM'));
+      await manager.done;
+    });
+  return cmd;
+}

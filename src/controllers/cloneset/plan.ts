@@ -1,0 +1,239 @@
+// One CloneSet reconcile as a pure plan (behaviour spec §3.3): revisions, PVC clean-up, Scale,
+// then (if Scale changed nothing) Update, status, podsToDelete truncation and history pruning.
+// The executor applies the plan in field order: newRevision / revisionUpdate first, then PVCs,
+// pod writes, creations and deletions, then status and spec.
+
+import type { CloneSet, CloneSetStatus } from '../../apis/apps/cloneset.ts';
+import { CLONESET_INSTANCE_ID_LABEL, CLONESET_VCT_HASH_ANNOTATION, CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import type { PersistentVolumeClaim } from '../../apis/core.ts';
+import type { Labels } from '../../util/labelselector.ts';
+import type { LifecycleTransition } from '../../util/lifecycle.ts';
+import { isPodActive } from '../../util/pod.ts';
+import { shortHash } from '../../util/revision.ts';
+import {
+  equalRevision,
+  newCloneSetRevision,
+  templateFromRevision,
+  volumeClaimTemplatesHash,
+  type ControllerRevision,
+} from '../../util/revision-data.ts';
+import { podName, type Pod } from './pods.ts';
+import { planScale, type PodCreation, type PodDeletion } from './scale.ts';
+import { computeStatus } from './status.ts';
+import { planUpdate, type InPlaceUpdateAction, type LabelPatch, type PodRefresh } from './update.ts';
+
+export interface PlanInput {
+  cloneSet: CloneSet;
+  /** ControllerRevisions selected by the CloneSet. */
+  revisions: readonly ControllerRevision[];
+  /** All pods owned by the CloneSet, active or not. */
+  pods: readonly Pod[];
+  /** All PVCs owned by the CloneSet. */
+  pvcs: readonly PersistentVolumeClaim[];
+  /** Milliseconds since the epoch. */
+  now: number;
+  features: FeatureGates;
+  /** 5-character instance ids (random by default). */
+  randomId?: () => string;
+  scalingExcludePreparingDelete?: boolean;
+  nodeLabels?: (node: string) => Labels | undefined;
+  pubAllowsUpdate?: (pod: Pod) => boolean;
+}
+
+export interface CloneSetPlan {
+  /** Revision to create before anything else. */
+  newRevision?: ControllerRevision;
+  /** Older equal revision brought back as the update revision (rollback): new number, VCT hash. */
+  revisionUpdate?: { name: string; revision: number; annotations: Record<string, string> };
+  updateRevision: string;
+  currentRevision: string;
+  collisionCount: number;
+  /** PVCs without an active pod: handed to their inactive pod, or deleted. */
+  pvcReown: Array<{ pvc: string; pod: string }>;
+  pvcDeletes: string[];
+  createPods: PodCreation[];
+  deletePods: PodDeletion[];
+  lifecycleTransitions: LifecycleTransition[];
+  refreshes: PodRefresh[];
+  inPlaceUpdates: InPlaceUpdateAction[];
+  labelPatches: LabelPatch[];
+  events: Array<{ type: 'Normal' | 'Warning'; reason: string; message: string }>;
+  status: CloneSetStatus;
+  statusChanged: boolean;
+  /** New spec.scaleStrategy.podsToDelete when names of gone pods should be dropped. */
+  podsToDelete?: string[];
+  revisionsToDelete: string[];
+  requeueAfter?: number;
+}
+
+const DEFAULT_HISTORY_LIMIT = 10;
+
+interface RevisionChoice {
+  current: ControllerRevision;
+  update: ControllerRevision;
+  collisionCount: number;
+  newRevision?: ControllerRevision;
+  revisionUpdate?: CloneSetPlan['revisionUpdate'];
+}
+
+/** Step 6 of doReconcile: find or make the update revision; the current one follows status. */
+export function chooseRevisions(cs: CloneSet, revisions: readonly ControllerRevision[]): RevisionChoice {
+  const sorted = [...revisions].sort((a, b) => a.revision - b.revision);
+  const next = sorted.length ? sorted[sorted.length - 1].revision + 1 : 1;
+  let collisionCount = cs.status?.collisionCount ?? 0;
+  let update = newCloneSetRevision(cs, next, collisionCount);
+  const equal = sorted.filter((r) => equalRevision(r, update));
+  let newRevision: ControllerRevision | undefined;
+  let revisionUpdate: CloneSetPlan['revisionUpdate'];
+  if (equal.length > 0 && equalRevision(sorted[sorted.length - 1], equal[equal.length - 1])) {
+    update = sorted[sorted.length - 1];
+  } else if (equal.length > 0) {
+    const eq = equal[equal.length - 1];
+    const annotations = { ...eq.metadata.annotations };
+    const vct = volumeClaimTemplatesHash(cs.spec?.volumeClaimTemplates);
+    if (annotations[CLONESET_VCT_HASH_ANNOTATION] !== vct) annotations[CLONESET_VCT_HASH_ANNOTATION] = vct;
+    revisionUpdate = { name: eq.metadata.name ?? '', revision: next, annotations };
+    update = { ...eq, metadata: { ...eq.metadata, annotations }, revision: next };
+  } else {
+    const names = new Set(sorted.map((r) => r.metadata.name));
+    while (names.has(update.metadata.name)) update = newCloneSetRevision(cs, next, ++collisionCount);
+    newRevision = update;
+  }
+  const current = sorted.find((r) => r.metadata.name === cs.status?.currentRevision) ?? update;
+  return { current, update, collisionCount, newRevision, revisionUpdate };
+}
+
+/** cleanupPVCs (enablePVCReuse=false): keep PVCs of active pods; others follow their inactive pod or go. */
+export function cleanupPVCs(active: readonly Pod[], inactive: readonly Pod[], pvcs: readonly PersistentVolumeClaim[]) {
+  const idOf = (o: { metadata?: { labels?: Record<string, string> } }) => o.metadata?.labels?.[CLONESET_INSTANCE_ID_LABEL] ?? '';
+  const activeIds = new Set(active.map(idOf).filter((id) => id !== ''));
+  const inactiveById = new Map(inactive.filter((p) => idOf(p) !== '').map((p) => [idOf(p), p]));
+  const kept: PersistentVolumeClaim[] = [];
+  const reown: Array<{ pvc: string; pod: string }> = [];
+  const deletes: string[] = [];
+  for (const pvc of pvcs) {
+    const id = idOf(pvc);
+    if (activeIds.has(id)) kept.push(pvc);
+    else if (inactiveById.has(id)) reown.push({ pvc: pvc.metadata?.name ?? '', pod: podName(inactiveById.get(id)!) });
+    else deletes.push(pvc.metadata?.name ?? '');
+  }
+  return { kept, reown, deletes };
+}
+
+/** Revisions neither current, update, nor used by a pod, oldest first, beyond the history limit. */
+export function revisionsToTruncate(cs: CloneSet, pods: readonly Pod[], revisions: readonly ControllerRevision[], current: string, update: string): string[] {
+  const live = new Set([current, update]);
+  for (const p of pods) live.add(shortHash(p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? ''));
+  const dead = [...revisions]
+    .sort((a, b) => a.revision - b.revision)
+    .map((r) => r.metadata.name ?? '')
+    .filter((name) => !live.has(name) && !live.has(shortHash(name)));
+  const limit = cs.spec?.revisionHistoryLimit ?? DEFAULT_HISTORY_LIMIT;
+  return dead.length <= limit ? [] : dead.slice(0, dead.length - limit);
+}
+
+export function planCloneSet(input: PlanInput): CloneSetPlan {
+  const { cloneSet: cs, features, now } = input;
+  const active = input.pods.filter(isPodActive);
+  const inactive = input.pods.filter((p) => !isPodActive(p));
+
+  let pvcs = [...input.pvcs];
+  let pvcReown: CloneSetPlan['pvcReown'] = [];
+  let pvcDeletes: string[] = [];
+  if (!cs.spec?.scaleStrategy?.enablePVCReuse) {
+    const c = cleanupPVCs(active, inactive, pvcs);
+    pvcs = c.kept;
+    pvcReown = c.reown;
+    pvcDeletes = c.deletes;
+  }
+
+  const rev = chooseRevisions(cs, input.revisions);
+  const allRevisions = rev.newRevision ? [...input.revisions, rev.newRevision] : input.revisions.map((r) => (r.metadata.name === rev.update.metadata.name ? rev.update : r));
+  const updateName = rev.update.metadata.name ?? '';
+  const currentName = rev.current.metadata.name ?? '';
+
+  const plan: CloneSetPlan = {
+    newRevision: rev.newRevision,
+    revisionUpdate: rev.revisionUpdate,
+    updateRevision: updateName,
+    currentRevision: currentName,
+    collisionCount: rev.collisionCount,
+    pvcReown,
+    pvcDeletes,
+    createPods: [],
+    deletePods: [],
+    lifecycleTransitions: [],
+    refreshes: [],
+    inPlaceUpdates: [],
+    labelPatches: [],
+    events: [],
+    status: undefined as unknown as CloneSetStatus,
+    statusChanged: false,
+    revisionsToDelete: [],
+  };
+  const requeue = (s: number | undefined) => {
+    if (s !== undefined && s > 0) plan.requeueAfter = plan.requeueAfter === undefined ? s : Math.min(plan.requeueAfter, s);
+  };
+
+  let updateError: string | undefined;
+  if (!cs.metadata?.deletionTimestamp) {
+    const scale = planScale({
+      cloneSet: cs,
+      currentRevision: { name: currentName, template: templateFromRevision(rev.current) },
+      updateRevision: { name: updateName, template: templateFromRevision(rev.update) },
+      pods: active,
+      pvcs,
+      nowMs: now,
+      features,
+      randomId: input.randomId,
+      scalingExcludePreparingDelete: input.scalingExcludePreparingDelete,
+      nodeLabels: input.nodeLabels,
+    });
+    plan.createPods = scale.createPods;
+    plan.deletePods = scale.deletePods;
+    plan.lifecycleTransitions.push(...scale.lifecycleTransitions);
+    if (scale.scaleUpLimited) plan.events.push({ type: 'Warning', reason: 'ScaleUpLimited', message: scale.scaleUpLimited });
+    if (!scale.modified) {
+      const update = planUpdate({
+        cloneSet: cs,
+        revisions: allRevisions,
+        currentRevision: rev.current,
+        updateRevision: rev.update,
+        pods: active,
+        nowMs: now,
+        features,
+        pubAllowsUpdate: input.pubAllowsUpdate,
+      });
+      plan.refreshes = update.refreshes;
+      plan.inPlaceUpdates = update.inPlaceUpdates;
+      plan.labelPatches = update.labelPatches;
+      plan.lifecycleTransitions.push(...update.lifecycleTransitions);
+      plan.events.push(...update.events);
+      updateError = update.error;
+      requeue(update.requeueAfterSeconds);
+    }
+  }
+
+  const status = computeStatus({
+    cloneSet: cs,
+    pods: active,
+    currentRevision: currentName,
+    updateRevision: updateName,
+    collisionCount: rev.collisionCount,
+    nowMs: now,
+    updateError,
+  });
+  plan.status = status.status;
+  plan.statusChanged = status.changed;
+  requeue(status.requeueAfterSeconds);
+
+  const toDelete = cs.spec?.scaleStrategy?.podsToDelete ?? [];
+  if (toDelete.length > 0) {
+    const existing = new Set(active.map(podName));
+    const kept = toDelete.filter((n) => existing.has(n));
+    if (kept.length !== toDelete.length) plan.podsToDelete = kept;
+  }
+  plan.revisionsToDelete = revisionsToTruncate(cs, active, allRevisions, currentName, updateName);
+  return plan;
+}

@@ -1,0 +1,434 @@
+// CloneSet Update phase (behaviour spec §3.7): refresh pod states (lifecycle, in-place progress),
+// then pick which pods move to the target revision — in place where possible, otherwise by
+// marking them specified-delete so that Scale replaces them.
+
+import type { CloneSet } from '../../apis/apps/cloneset.ts';
+import type { UpdatePriorityStrategy, UpdateScatterStrategy } from '../../apis/apps/pub.ts';
+import {
+  CONTROLLER_REVISION_HASH_LABEL,
+  LIFECYCLE_STATE_LABEL,
+  LIFECYCLE_TIMESTAMP_ANNOTATION,
+  LifecycleState,
+  POD_TEMPLATE_HASH_LABEL,
+  SPECIFIED_DELETE_LABEL,
+} from '../../apis/constants.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import {
+  checkInPlaceUpdateCompleted,
+  getInPlaceUpdateGrace,
+  planInPlaceRefresh,
+  planInPlaceUpdate,
+  type InPlaceRefreshPlan,
+  type Pod,
+} from '../../util/inplaceupdate.ts';
+import { getPodLifecycleState, isPodAllHooked, isPodHooked, planLifecycleTransition, type LifecycleTransition, type PodCondition } from '../../util/lifecycle.ts';
+import { matchesLabelSelector } from '../../util/labelselector.ts';
+import { compareActivePods } from '../../util/pod.ts';
+import { shortHash } from '../../util/revision.ts';
+import { canVolumeClaimTemplatesUpdateInPlace, type ControllerRevision } from '../../util/revision-data.ts';
+import { calculateDiffsWithExpectation, EMPTY_DIFFS, type ExpectationDiffs } from './diff.ts';
+import { isPodAtRevision, isPodAvailable, minReadySecondsOf, podName } from './pods.ts';
+import { revisionLabelValue } from './scale.ts';
+
+export interface InPlaceUpdateAction {
+  pod: string;
+  revision: string;
+  /** Pod to write (metadata + spec). */
+  updatedPod: Pod;
+  /** status.conditions to write before the pod (InPlaceUpdateReady=False). */
+  conditions?: PodCondition[];
+}
+
+export interface PodRefresh {
+  pod: string;
+  /** Pod write from the in-place engine (grace finished / next container batch). */
+  updatedPod?: Pod;
+  conditions?: PodCondition[];
+}
+
+export interface LabelPatch {
+  pod: string;
+  labels: Record<string, string>;
+}
+
+export interface UpdatePlan {
+  diffs: ExpectationDiffs;
+  refreshes: PodRefresh[];
+  lifecycleTransitions: LifecycleTransition[];
+  /** specified-delete (recreate) and pod-template-hash back-fill patches. */
+  labelPatches: LabelPatch[];
+  inPlaceUpdates: InPlaceUpdateAction[];
+  /** Event reasons with messages, in order. */
+  events: Array<{ type: 'Normal' | 'Warning'; reason: string; message: string }>;
+  requeueAfterSeconds?: number;
+  error?: string;
+}
+
+export interface UpdateInput {
+  cloneSet: CloneSet;
+  revisions: readonly ControllerRevision[];
+  currentRevision: ControllerRevision;
+  updateRevision: ControllerRevision;
+  pods: readonly Pod[];
+  nowMs: number;
+  features: FeatureGates;
+  /** PodUnavailableBudget verdict for an UPDATE (gate PodUnavailableBudgetUpdateGate). */
+  pubAllowsUpdate?: (pod: Pod) => boolean;
+}
+
+const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+// ---------------------------------------------------------------------------------------------
+// Ordering
+
+const trailingInt = (v: string): number => {
+  const m = /(\d+)$/.exec(v);
+  return m ? Number(m[1]) : 0;
+};
+
+/** priorityStrategy: weight (sum of matching terms) descending, or orderPriority; ties by pod index descending. */
+export function sortByPriority(strategy: UpdatePriorityStrategy | undefined, pods: readonly Pod[], indexes: number[]): number[] {
+  const weights = strategy?.weightPriority ?? [];
+  const orders = strategy?.orderPriority ?? [];
+  if (weights.length === 0 && orders.length === 0) return indexes;
+  const weightOf = (p: Pod) =>
+    weights.reduce((w, term) => {
+      try {
+        return matchesLabelSelector(term.matchSelector, p.metadata.labels) ? w + term.weight : w;
+      } catch {
+        return w;
+      }
+    }, 0);
+  const orderOf = (p: Pod): [number, number] => {
+    for (let i = 0; i < orders.length; i++) {
+      const v = p.metadata.labels?.[orders[i].orderedKey];
+      if (v !== undefined) return [i, trailingInt(v)];
+    }
+    return [-1, 0];
+  };
+  return [...indexes].sort((a, b) => {
+    if (weights.length > 0) {
+      const d = weightOf(pods[b]) - weightOf(pods[a]);
+      if (d !== 0) return d;
+    } else {
+      const [la, oa] = orderOf(pods[a]);
+      const [lb, ob] = orderOf(pods[b]);
+      if (la !== lb) return la - lb;
+      if (oa !== ob) return ob - oa;
+    }
+    return b - a;
+  });
+}
+
+function scatterGroup(matched: number, unmatched: number) {
+  const groupNum = Math.min(matched, unmatched);
+  return {
+    groupNum,
+    matchedGroupSize: Math.round(matched / groupNum),
+    unmatchedGroupSize: Math.round(unmatched / groupNum),
+    unmatchedRemainder: 0,
+  };
+}
+
+function groupByDensity(totalMatched: number, totalUnmatched: number, updateMatched: number, updateUnmatched: number) {
+  const total = scatterGroup(totalMatched, totalUnmatched);
+  const update = scatterGroup(updateMatched, updateUnmatched);
+  if (Math.fround(totalUnmatched / totalMatched) >= Math.fround(updateUnmatched / updateMatched)) return update;
+  const g = { ...total, groupNum: 0, unmatchedRemainder: 0 };
+  const a = Math.trunc(updateMatched / g.matchedGroupSize);
+  const b = Math.trunc(updateUnmatched / g.unmatchedGroupSize);
+  g.groupNum = a < b ? a : b;
+  g.unmatchedRemainder = updateUnmatched - g.groupNum * g.unmatchedGroupSize;
+  return g;
+}
+
+function scatterByTerm(term: { key: string; value: string }, pods: readonly Pod[], indexes: number[]): number[] {
+  const matches = (p: Pod) => (p.metadata.labels?.[term.key] ?? '') === term.value;
+  let matched = indexes.filter((i) => matches(pods[i]));
+  let unmatched = indexes.filter((i) => !matches(pods[i]));
+  if (matched.length <= 1 || unmatched.length <= 1) return indexes;
+  let totalMatched = pods.filter(matches).length;
+  const totalUnmatched = pods.length - totalMatched;
+  const last = matched[matched.length - 1];
+  matched = matched.slice(0, -1);
+  totalMatched--;
+  const g = groupByDensity(totalMatched, totalUnmatched, matched.length, unmatched.length);
+  const out: number[] = [];
+  if (g.unmatchedRemainder > 0) {
+    out.push(...unmatched.slice(0, g.unmatchedRemainder));
+    unmatched = unmatched.slice(g.unmatchedRemainder);
+  }
+  const migrate = (src: number[], size: number): number[] => {
+    if (src.length === 0) return src;
+    if (src.length < size) {
+      out.push(...src);
+      return [];
+    }
+    out.push(...src.slice(0, size));
+    return src.slice(size);
+  };
+  for (let i = 0; i < g.groupNum; i++) {
+    matched = migrate(matched, g.matchedGroupSize);
+    unmatched = migrate(unmatched, g.unmatchedGroupSize);
+  }
+  out.push(...matched, ...unmatched, last);
+  return out;
+}
+
+/** scatterStrategy: spread pods matching each term evenly over the update order. */
+export function sortByScatter(strategy: UpdateScatterStrategy | undefined, pods: readonly Pod[], indexes: number[]): number[] {
+  if (!strategy || strategy.length === 0 || indexes.length <= 1) return indexes;
+  let terms = strategy;
+  if (strategy.length > 1) {
+    const counts = new Map<string, number>();
+    const found: Array<{ key: string; value: string }> = [];
+    for (const term of strategy) {
+      for (const i of indexes) {
+        if (pods[i].metadata.labels?.[term.key] !== term.value) continue;
+        const id = `${term.key}:${term.value}`;
+        if (!counts.has(id)) found.push({ key: term.key, value: term.value });
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+    }
+    terms = found
+      .map((t, i) => ({ t, i }))
+      .sort((a, b) => counts.get(`${b.t.key}:${b.t.value}`)! - counts.get(`${a.t.key}:${a.t.value}`)! || a.i - b.i)
+      .map(({ t }) => t);
+  }
+  let out = indexes;
+  for (const term of terms) out = scatterByTerm(term, pods, out);
+  return out;
+}
+
+/** SortUpdateIndexes: ActivePods order, priority, scatter, then PreparingUpdate pods first. */
+export function sortUpdateIndexes(cs: CloneSet, pods: readonly Pod[], indexes: number[]): number[] {
+  const rolling = cs.spec?.updateStrategy?.rollingUpdate;
+  let out = [...indexes].sort((a, b) => compareActivePods(pods[a], pods[b]) || 0);
+  out = sortByPriority(rolling?.priorityStrategy, pods, out);
+  out = sortByScatter(rolling?.scatterStrategy, pods, out);
+  const preparing = (i: number) => getPodLifecycleState(pods[i]) === LifecycleState.PreparingUpdate;
+  return [...out.filter(preparing), ...out.filter((i) => !preparing(i))];
+}
+
+/** limitUpdateIndexes: at most |updateNum|, keeping unavailable pods within updateMaxUnavailable. */
+export function limitUpdateIndexes(
+  cs: CloneSet,
+  diffs: ExpectationDiffs,
+  indexes: number[],
+  pods: readonly Pod[],
+  targetRevision: string,
+  nowMs: number,
+): number[] {
+  const minReady = minReadySecondsOf(cs);
+  const candidates = indexes.slice(0, Math.abs(diffs.updateNum));
+  let unavailable = 0;
+  let targetUnavailable = 0;
+  for (const p of pods) {
+    if (isPodAvailable(p, minReady, nowMs)) continue;
+    unavailable++;
+    if (isPodAtRevision(p, targetRevision)) targetUnavailable++;
+  }
+  let canUpdate = 0;
+  for (const i of candidates) {
+    if (targetUnavailable + canUpdate >= diffs.updateMaxUnavailable) break;
+    if (isPodAvailable(pods[i], minReady, nowMs)) {
+      if (unavailable >= diffs.updateMaxUnavailable) break;
+      unavailable++;
+    }
+    canUpdate++;
+  }
+  return candidates.slice(0, canUpdate);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function writeRevisionLabels(features: FeatureGates) {
+  return (pod: Pod, revision: string) => {
+    pod.metadata.labels = {
+      ...pod.metadata.labels,
+      [CONTROLLER_REVISION_HASH_LABEL]: revisionLabelValue(revision, features),
+      [POD_TEMPLATE_HASH_LABEL]: shortHash(revision),
+    };
+  };
+}
+
+/** refreshPodState: in-place progress plus the lifecycle transition it allows. */
+function refreshPod(
+  cs: CloneSet,
+  pod: Pod,
+  updateRevision: string,
+  now: string,
+): { refresh: InPlaceRefreshPlan; transition?: LifecycleTransition } {
+  const refresh = planInPlaceRefresh(pod, { now, isPodAtRevision });
+  const lifecycle = cs.spec?.lifecycle;
+  const inPlaceHook = lifecycle?.inPlaceUpdate;
+  const afterUpdate = () => (lifecycle && !isPodAllHooked(inPlaceHook, pod) ? LifecycleState.Updated : LifecycleState.Normal);
+  let state: LifecycleState | undefined;
+  switch (getPodLifecycleState(pod)) {
+    case LifecycleState.PreparingNormal:
+      if (lifecycle?.preNormal) {
+        if (isPodAllHooked(lifecycle.preNormal, pod)) state = LifecycleState.Normal;
+      } else if (pod.spec?.nodeName || pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True')) {
+        state = LifecycleState.Normal;
+      }
+      break;
+    case LifecycleState.PreparingUpdate:
+      if (isPodAtRevision(pod, updateRevision)) state = afterUpdate();
+      break;
+    case LifecycleState.Updating:
+      if (checkInPlaceUpdateCompleted(pod) === undefined) state = afterUpdate();
+      break;
+    case LifecycleState.Updated:
+      if (!inPlaceHook || isPodAllHooked(inPlaceHook, pod)) state = LifecycleState.Normal;
+      break;
+  }
+  const transition = state ? planLifecycleTransition(pod, state, { now, markPodNotReady: !!inPlaceHook?.markPodNotReady }) : undefined;
+  return { refresh, transition };
+}
+
+type PodUpdateOutcome =
+  | { kind: 'transition'; transition?: LifecycleTransition }
+  | { kind: 'wait' }
+  | { kind: 'inPlace'; action: InPlaceUpdateAction; delaySeconds: number }
+  | { kind: 'recreate'; patch?: LabelPatch }
+  | { kind: 'error'; message: string };
+
+function updatePod(input: UpdateInput, pod: Pod, target: ControllerRevision, now: string): PodUpdateOutcome {
+  const { cloneSet: cs, features } = input;
+  const rolling = cs.spec?.updateStrategy?.rollingUpdate;
+  const policy = rolling?.podUpdatePolicy ?? 'ReCreate';
+  if (policy === 'InPlaceIfPossible' || policy === 'InPlaceOnly') {
+    const oldRev = input.revisions.find((r) => isPodAtRevision(pod, r.metadata.name ?? ''));
+    const vctAllows =
+      !features.RecreatePodWhenChangeVCTInCloneSetGate || policy === 'InPlaceOnly' || !oldRev || canVolumeClaimTemplatesUpdateInPlace(oldRev, target);
+    const plan = vctAllows
+      ? planInPlaceUpdate(pod, oldRev, target, {
+          now,
+          envFromMetadata: features.InPlaceUpdateEnvFromMetadata,
+          gracePeriodSeconds: rolling?.inPlaceUpdateStrategy?.gracePeriodSeconds,
+          writeRevision: writeRevisionLabels(features),
+          mutate: (p) => {
+            p.metadata.labels![LIFECYCLE_STATE_LABEL] = LifecycleState.Updating;
+            p.metadata.annotations![LIFECYCLE_TIMESTAMP_ANNOTATION] = now;
+          },
+        })
+      : undefined;
+    if (plan) {
+      const hook = cs.spec?.lifecycle?.inPlaceUpdate;
+      const state = getPodLifecycleState(pod);
+      switch (state) {
+        case '':
+        case LifecycleState.PreparingNormal:
+        case LifecycleState.Normal:
+          if (hook && isPodHooked(hook, pod)) {
+            return { kind: 'transition', transition: planLifecycleTransition(pod, LifecycleState.PreparingUpdate, { now, markPodNotReady: !!hook.markPodNotReady }) };
+          }
+          break;
+        case LifecycleState.Updated:
+          return { kind: 'transition', transition: hook ? planLifecycleTransition(pod, LifecycleState.PreparingUpdate, { now, handler: hook }) : undefined };
+        case LifecycleState.PreparingUpdate:
+          if (hook && isPodHooked(hook, pod)) return { kind: 'wait' };
+          break;
+        case LifecycleState.Updating:
+          break;
+        default:
+          return { kind: 'error', message: `not allowed to in-place update pod ${podName(pod)} in state ${state}` };
+      }
+      return {
+        kind: 'inPlace',
+        action: { pod: podName(pod), revision: target.metadata.name ?? '', updatedPod: plan.pod, conditions: plan.conditions },
+        delaySeconds: plan.delaySeconds,
+      };
+    }
+    if (policy === 'InPlaceOnly') {
+      return { kind: 'error', message: `find Pod ${podName(pod)} update strategy is InPlaceOnly but can not update in-place` };
+    }
+  }
+  const patched = pod.metadata.labels?.[SPECIFIED_DELETE_LABEL] === 'true';
+  return { kind: 'recreate', patch: patched ? undefined : { pod: podName(pod), labels: { [SPECIFIED_DELETE_LABEL]: 'true' } } };
+}
+
+/** The Update phase of one reconcile (run only when Scale changed nothing). */
+export function planUpdate(input: UpdateInput): UpdatePlan {
+  const { cloneSet: cs, pods, nowMs, features } = input;
+  const now = rfc3339(nowMs);
+  const updateName = input.updateRevision.metadata.name ?? '';
+  const currentName = input.currentRevision.metadata.name ?? '';
+  const plan: UpdatePlan = { diffs: { ...EMPTY_DIFFS }, refreshes: [], lifecycleTransitions: [], labelPatches: [], inPlaceUpdates: [], events: [] };
+  const requeue = (s: number) => {
+    if (s > 0) plan.requeueAfterSeconds = plan.requeueAfterSeconds === undefined ? s : Math.min(plan.requeueAfterSeconds, s);
+  };
+
+  // 1. refresh every pod; a lifecycle change or hash back-fill ends the round
+  let modified = false;
+  for (const pod of pods) {
+    const { refresh, transition } = refreshPod(cs, pod, updateName, now);
+    if (refresh.pod || refresh.conditions) plan.refreshes.push({ pod: podName(pod), updatedPod: refresh.pod, conditions: refresh.conditions });
+    requeue(refresh.delaySeconds ?? 0);
+    if (transition) {
+      plan.lifecycleTransitions.push(transition);
+      if (transition.stateChanged) modified = true;
+    }
+    if (!pod.metadata.labels || !Object.hasOwn(pod.metadata.labels, POD_TEMPLATE_HASH_LABEL)) {
+      plan.labelPatches.push({ pod: podName(pod), labels: { [POD_TEMPLATE_HASH_LABEL]: shortHash(pod.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? '') } });
+      modified = true;
+    }
+  }
+  if (modified) return plan;
+
+  // 2. nothing to roll
+  if (cs.spec?.updateStrategy?.type === 'OnDelete' || cs.spec?.updateStrategy?.rollingUpdate?.paused) return plan;
+
+  // 3. how many, towards which revision
+  const diffs = calculateDiffsWithExpectation(cs, pods, currentName, updateName, { nowMs, features });
+  plan.diffs = diffs;
+  if (diffs.updateNum === 0) return plan;
+  const target = diffs.updateNum > 0 ? input.updateRevision : input.currentRevision;
+
+  // 4. candidates
+  const waiting: number[] = [];
+  pods.forEach((pod, i) => {
+    const atUpdate = isPodAtRevision(pod, updateName);
+    if (diffs.updateNum > 0 ? atUpdate : !atUpdate) return;
+    const state = getPodLifecycleState(pod);
+    if (state === LifecycleState.PreparingDelete) return;
+    if (state !== LifecycleState.Updated && getInPlaceUpdateGrace(pod) !== undefined) return;
+    waiting.push(i);
+  });
+
+  // 5–6. order and limit
+  const chosen = limitUpdateIndexes(cs, diffs, sortUpdateIndexes(cs, pods, waiting), pods, target.metadata.name ?? '', nowMs);
+
+  // 7. update
+  for (const i of chosen) {
+    const pod = pods[i];
+    if (features.PodUnavailableBudgetUpdateGate && input.pubAllowsUpdate && !input.pubAllowsUpdate(pod)) {
+      requeue(1);
+      break;
+    }
+    const outcome = updatePod(input, pod, target, now);
+    if (outcome.kind === 'error') {
+      plan.error = outcome.message;
+      break;
+    }
+    if (outcome.kind === 'transition' && outcome.transition) plan.lifecycleTransitions.push(outcome.transition);
+    if (outcome.kind === 'inPlace') {
+      plan.inPlaceUpdates.push(outcome.action);
+      plan.events.push({
+        type: 'Normal',
+        reason: 'SuccessfulUpdatePodInPlace',
+        message: `successfully update pod ${podName(pod)} in-place(revision ${target.metadata.name})`,
+      });
+      requeue(outcome.delaySeconds);
+    }
+    if (outcome.kind === 'recreate') {
+      if (outcome.patch) plan.labelPatches.push(outcome.patch);
+      plan.events.push({
+        type: 'Normal',
+        reason: 'SuccessfulUpdatePodReCreate',
+        message: `successfully patch pod ${podName(pod)} specified-delete for update(revision ${target.metadata.name})`,
+      });
+    }
+  }
+  return plan;
+}

@@ -1,0 +1,147 @@
+// kruise-manager: metrics, health probes and admission/conversion webhooks on every replica;
+// controllers only on the elected leader, whose caches are warmed before it leads. Losing the lease
+// ends the process (as controller-runtime does), so a stale leader never keeps writing.
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
+import { handleConversionReview } from '../apis/conversion/index.ts';
+import { fromDefault, fromKubeconfigFile, Namespaces, isAlreadyExists, type KubeClient } from '../runtime/client.ts';
+import { SharedInformerFactory } from '../runtime/informer.ts';
+import { LeaderElector } from '../runtime/leaderelection.ts';
+import { KubeLeaseStore } from '../runtime/lease-store.ts';
+import { logger as rootLogger, type Logger } from '../runtime/log.ts';
+import { registry } from '../runtime/metrics.ts';
+import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
+import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
+import { WebhookCertController, ensureSecretCerts, writeCertsToDir, servingNameFor, DEFAULT_SECRET_NAME, type ClientMode } from '../runtime/webhook/certs.ts';
+import { allRegistrations } from '../webhooks/index.ts';
+import { parseAddr, type ManagerConfig } from './options.ts';
+
+export interface RunningManager {
+  client: KubeClient;
+  features: FeatureGates;
+  identity: string;
+  webhookPort: number;
+  metricsPort?: number;
+  healthPort?: number;
+  isLeader(): boolean;
+  /** Graceful stop: releases the lease, closes servers. */
+  stop(): Promise<void>;
+  /** Resolves when the manager has stopped (after stop(), or when leadership was lost). */
+  done: Promise<void>;
+}
+
+export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; exitOnLeadershipLoss?: boolean } = {}): Promise<RunningManager> {
+  const log = opts.logger ?? rootLogger;
+  const features = resolveFeatureGates(cfg.featureGates, process.env);
+  const client = cfg.kubeconfig
+    ? fromKubeconfigFile(cfg.kubeconfig, { qps: cfg.apiQps, burst: cfg.apiBurst })
+    : fromDefault({ qps: cfg.apiQps, burst: cfg.apiBurst });
+  const identity = cfg.identity ?? `${os.hostname()}_${randomBytes(4).toString('hex')}`;
+  const namespace = cfg.leaderElectionNamespace;
+  const stopController = new AbortController();
+  const closers: Array<() => Promise<void> | void> = [];
+
+  await ensureNamespace(client, namespace);
+
+  // Metrics and probes, on every replica.
+  const metricsAddr = parseAddr(cfg.metricsAddr);
+  let metricsPort: number | undefined;
+  if (metricsAddr) {
+    const metrics = new MetricsServer({ port: metricsAddr.port, host: metricsAddr.host, registry, logger: log });
+    await metrics.start();
+    metricsPort = metrics.port();
+    closers.push(() => metrics.close());
+  }
+  const healthAddr = parseAddr(cfg.healthProbeAddr);
+  const probes = healthAddr ? new ProbeServer({ port: healthAddr.port, host: healthAddr.host, logger: log }) : undefined;
+  probes?.addHealthzCheck('ping', ping);
+  await probes?.start();
+  const healthPort = probes?.port();
+  if (probes) closers.push(() => probes.close());
+
+  // Webhook serving certificates: every replica reads (or first creates) them from the Secret.
+  const clientMode: ClientMode = cfg.webhookClientMode === 'url'
+    ? { mode: 'url', host: cfg.webhookHost, port: cfg.webhookPort }
+    : { mode: 'service', namespace, name: 'kruise-webhook-service' };
+  const certDir = cfg.webhookCertDir || path.join(os.tmpdir(), `kruise-webhook-certs-${cfg.webhookPort}`);
+  const secret = { namespace, name: DEFAULT_SECRET_NAME };
+  const { certs } = await ensureSecretCerts(client, secret, servingNameFor(clientMode), { logger: log });
+  writeCertsToDir(certDir, certs);
+
+  const server = new WebhookServer({
+    registrations: allRegistrations, convert: (review) => handleConversionReview(review).response!, features, tls: { certDir },
+    host: cfg.webhookHost, port: cfg.webhookPort, logger: log,
+  });
+  await server.start();
+  closers.push(() => server.close());
+  probes?.addReadyzCheck('webhook', webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert }));
+  log.info({ port: server.port(), paths: server.paths().length }, 'webhook server listening');
+
+  // Informers start before leader election so a new leader acts on warm caches.
+  const informers = new SharedInformerFactory(client, { logger: log });
+  informers.start(stopController.signal);
+
+  let leading = false;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  const runControllers = async (signal: AbortSignal) => {
+    leading = true;
+    log.info({ identity }, 'became leader; starting controllers');
+    // The leader keeps webhook configurations, CA bundles and CRD conversion in line. In url mode
+    // only one replica may write them, or replicas on different ports would fight over the URL.
+    const certController = new WebhookCertController({
+      client, registrations: allRegistrations, features, clientMode, certDir, secret,
+      onCertsChanged: () => server.reloadCertificate(), logger: log,
+    });
+    void certController.run(signal);
+    await informers.waitForCacheSync(signal);
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  };
+
+  let stopping = false;
+  if (cfg.enableLeaderElection) {
+    const elector = new LeaderElector({
+      store: new KubeLeaseStore({ client, namespace, name: cfg.leaderElectionId }),
+      identity, name: cfg.leaderElectionId, releaseOnCancel: true, logger: log,
+      callbacks: {
+        onStartedLeading: runControllers,
+        onStoppedLeading: () => {
+          leading = false;
+          if (!stopping) {
+            log.error({ identity }, 'leader election lost');
+            if (opts.exitOnLeadershipLoss ?? true) process.exit(1);
+            void stop();
+          }
+        },
+        onNewLeader: (leader) => log.info({ leader }, 'new leader elected'),
+      },
+    });
+    void elector.run(stopController.signal).finally(resolveDone);
+  } else {
+    void runControllers(stopController.signal).finally(resolveDone);
+  }
+
+  const stop = async () => {
+    if (stopping) return done;
+    stopping = true;
+    stopController.abort();
+    await done;
+    for (const close of closers.reverse()) await close();
+    await client.close();
+  };
+
+  return {
+    client, features, identity, webhookPort: server.port(), metricsPort, healthPort,
+    isLeader: () => leading, stop, done,
+  };
+}
+
+async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
+  try {
+    await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}

@@ -1,0 +1,193 @@
+// The manager's plain-HTTP side servers: health probes (/healthz, /readyz, default :8000) and
+// Prometheus metrics (/metrics, default :8080), as controller-runtime's manager serves them.
+//
+// Checks are named and answered like controller-runtime's healthz handler: 200 "ok" when all pass,
+// 500 listing "[-]name failed: reason" otherwise; `?verbose` lists every check, `/readyz/<name>`
+// runs one, and `?exclude=<name>` skips some.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import { logger as rootLogger, type Logger } from './log.ts';
+import { registry as defaultRegistry } from './metrics.ts';
+
+/** Resolves when healthy; throws (or rejects) with the reason otherwise. */
+export type Check = () => void | Promise<void>;
+
+/** Always healthy (controller-runtime healthz.Ping). */
+export const ping: Check = () => {};
+
+export interface ProbeServerOptions {
+  /** Default 8000 (kruise-manager --health-probe-addr); 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /** ms a check may take before it counts as failed; default 10 s. */
+  checkTimeoutMs?: number;
+  logger?: Logger;
+}
+
+export class ProbeServer {
+  private readonly healthChecks = new Map<string, Check>();
+  private readonly readyChecks = new Map<string, Check>();
+  private readonly server: http.Server;
+  private readonly opts: ProbeServerOptions;
+  private readonly log: Logger;
+
+  constructor(opts: ProbeServerOptions = {}) {
+    this.opts = opts;
+    this.log = (opts.logger ?? rootLogger).child({ component: 'probes' });
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err) => {
+        this.log.error({ err }, 'probe request failed');
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+    });
+  }
+
+  addHealthzCheck(name: string, check: Check): void {
+    addCheck(this.healthChecks, name, check);
+  }
+
+  addReadyzCheck(name: string, check: Check): void {
+    addCheck(this.readyChecks, name, check);
+  }
+
+  async start(): Promise<void> {
+    await listen(this.server, this.opts.port ?? 8000, this.opts.host);
+  }
+
+  port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    await close(this.server);
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const [, root, one] = url.pathname.split('/');
+    const checks = root === 'healthz' ? this.healthChecks : root === 'readyz' ? this.readyChecks : undefined;
+    if (!checks || url.pathname.split('/').length > 3) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
+      return;
+    }
+    if (one) {
+      const check = checks.get(one);
+      if (!check) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end(`no check named ${one}\n`);
+        return;
+      }
+      const err = await this.run(check);
+      if (err) res.writeHead(500, { 'content-type': 'text/plain' }).end(`internal server error: ${err}\n`);
+      else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
+    const excluded = new Set(url.searchParams.getAll('exclude'));
+    const verbose = url.searchParams.has('verbose');
+    const names = [...checks.keys()].filter((n) => !excluded.has(n)).sort();
+    const results = await Promise.all(names.map(async (n) => [n, await this.run(checks.get(n)!)] as const));
+    const failed = results.filter(([, err]) => err !== undefined);
+    if (!failed.length && !verbose) {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
+    const lines = results.map(([n, err]) => (err === undefined ? `[+]${n} ok` : `[-]${n} failed: reason withheld`));
+    for (const [n, err] of failed) this.log.info({ check: n, reason: err }, `${root} check failed`);
+    if (failed.length) {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`${lines.join('\n')}\n${root} check failed\n`);
+    } else {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`${lines.join('\n')}\n${root} check passed\n`);
+    }
+  }
+
+  /** undefined when the check passes, else the reason. */
+  private async run(check: Check): Promise<string | undefined> {
+    const timeoutMs = this.opts.checkTimeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        Promise.resolve().then(check),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000}s`)), timeoutMs);
+          timer.unref();
+        }),
+      ]);
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function addCheck(checks: Map<string, Check>, name: string, check: Check): void {
+  if (!name || name.includes('/')) throw new Error(`invalid check name ${JSON.stringify(name)}`);
+  if (checks.has(name)) throw new Error(`check ${name} already added`);
+  checks.set(name, check);
+}
+
+export interface MetricsServerOptions {
+  /** Default 8080 (kruise-manager --metrics-addr); 0 picks a free port. */
+  port?: number;
+  host?: string;
+  registry?: Registry;
+  logger?: Logger;
+}
+
+/** Serves the Prometheus registry at /metrics. */
+export class MetricsServer {
+  private readonly server: http.Server;
+  private readonly opts: MetricsServerOptions;
+
+  constructor(opts: MetricsServerOptions = {}) {
+    this.opts = opts;
+    const reg = opts.registry ?? defaultRegistry;
+    const log = (opts.logger ?? rootLogger).child({ component: 'metrics' });
+    this.server = http.createServer((req, res) => {
+      const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+      if (pathname !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
+        return;
+      }
+      reg.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': reg.contentType }).end(text),
+        (err) => {
+          log.error({ err }, 'collecting metrics failed');
+          res.writeHead(500, { 'content-type': 'text/plain' }).end(`error collecting metrics: ${(err as Error).message}\n`);
+        },
+      );
+    });
+  }
+
+  async start(): Promise<void> {
+    await listen(this.server, this.opts.port ?? 8080, this.opts.host);
+  }
+
+  port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    await close(this.server);
+  }
+}
+
+function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function close(server: http.Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,71 @@
+// PersistentPodState validating webhook (upstream pkg/webhook/persistentpodstate/validating): a
+// StatefulSet (or whitelisted) target, at least one topology, a fixed target and one PPS per workload.
+import type { PersistentPodState, PersistentPodStateV1alpha1 } from '../../apis/apps/persistentpodstate.ts';
+import { APPS_GROUP } from '../../apis/constants.ts';
+import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
+import { groupOf } from '../podunavailablebudget/validating.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
+import { type CustomWorkload, customWorkloadWhitelist, isWhitelisted } from '../workloadspread/validating.ts';
+
+type AnyPPS = PersistentPodState | PersistentPodStateV1alpha1;
+
+/** Key of kruise-configuration listing custom workloads PersistentPodState may target. */
+export const PPS_CUSTOM_WORKLOAD_WHITELIST_KEY = 'PPS_Watch_Custom_Workload_WhiteList';
+
+export function validatePersistentPodStateSpec(obj: AnyPPS, whitelist: readonly CustomWorkload[] = []): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = obj.spec;
+  const ref = spec?.targetRef;
+  if (!ref) errs.push(required('spec.targetRef', 'TargetRef is required'));
+  else if (!ref.apiVersion || !ref.kind || !ref.name) {
+    errs.push(invalid('spec.targetRef', ref, 'empty TargetReference is not valid for PersistentPodState.'));
+  } else {
+    const isStatefulSet = ref.kind === 'StatefulSet' && ['apps', APPS_GROUP].includes(groupOf(ref.apiVersion));
+    if (!isStatefulSet && !isWhitelisted(ref, whitelist)) {
+      errs.push(invalid('spec.targetRef.kind', ref.kind, 'targetRef.Kind must be StatefulSet or in PPS_Watch_Custom_Workload_WhiteList'));
+    }
+  }
+  const requiredTerm = spec?.requiredPersistentTopology as { keys?: string[]; nodeTopologyKeys?: string[] } | undefined;
+  const requiredKeys = requiredTerm?.keys ?? requiredTerm?.nodeTopologyKeys ?? [];
+  if (requiredKeys.length === 0 && (spec?.preferredPersistentTopology ?? []).length === 0) {
+    errs.push(required('spec.requiredPersistentTopology, preferredPersistentTopology', 'requiredPersistentTopology and preferredPersistentTopology can not both be empty'));
+  }
+  (spec?.preferredPersistentTopology ?? []).forEach((term, i) => {
+    if (term.weight < 0 || term.weight > 100) {
+      errs.push(invalid(`spec.preferredPersistentTopology[${i}].weight`, term.weight, 'weight must be in the range 0-100'));
+    }
+  });
+  return errs;
+}
+
+export function validatePersistentPodStateUpdate(obj: AnyPPS, old: AnyPPS): FieldError[] {
+  if (JSON.stringify(obj.spec?.targetRef ?? null) !== JSON.stringify(old.spec?.targetRef ?? null)) {
+    return [invalid('spec.targetRef', obj.spec?.targetRef, 'targetRef is immutable')];
+  }
+  return [];
+}
+
+/** One PersistentPodState per workload. */
+export function validatePersistentPodStateConflict(obj: AnyPPS, others: readonly AnyPPS[]): FieldError[] {
+  const ref = obj.spec?.targetRef;
+  if (!ref) return [];
+  for (const other of others) {
+    if (other.metadata?.name === obj.metadata?.name) continue;
+    const o = other.spec?.targetRef;
+    if (o && groupOf(o.apiVersion) === groupOf(ref.apiVersion) && o.kind === ref.kind && o.name === ref.name) {
+      return [invalid('spec.targetRef', ref, `targetRef is in conflict with other PersistentPodState(${other.metadata?.name})`)];
+    }
+  }
+  return [];
+}
+
+export async function validatePersistentPodState(obj: AnyPPS, old: AnyPPS | undefined, ctx: AdmissionContext): Promise<FieldError[]> {
+  const whitelist = await customWorkloadWhitelist(ctx.reader, PPS_CUSTOM_WORKLOAD_WHITELIST_KEY);
+  const errs = validatePersistentPodStateSpec(obj, whitelist);
+  if (old) errs.push(...validatePersistentPodStateUpdate(obj, old));
+  if (ctx.reader) {
+    const others = await ctx.reader.list<AnyPPS>(`${APPS_GROUP}/v1beta1`, 'PersistentPodState', { namespace: obj.metadata?.namespace ?? ctx.namespace });
+    errs.push(...validatePersistentPodStateConflict(obj, others));
+  }
+  return errs;
+}

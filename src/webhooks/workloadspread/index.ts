@@ -1,0 +1,17 @@
+import { APPS_GROUP } from '../../apis/constants.ts';
+import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
+import { validateWorkloadSpread } from './validating.ts';
+
+export * from './validating.ts';
+
+export const registrations: WebhookRegistration[] = [
+  {
+    group: APPS_GROUP,
+    resource: 'workloadspreads',
+    versions: ['v1alpha1', 'v1beta1'],
+    operations: ['CREATE', 'UPDATE'],
+    validate: validateWorkloadSpread,
+    gate: 'WorkloadSpread',
+    failurePolicy: 'Fail',
+  },
+];

@@ -1,0 +1,177 @@
+// The webhook server, its configuration builder and the Lease store against the real local control
+// plane: kube-apiserver calls our HTTPS server on 127.0.0.1 (URL client mode), applies its JSON
+// patches, shows its denials to kubectl and honours failurePolicy when it is down; two leader
+// electors share one real Lease.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { FEATURE_GATE_DEFAULTS } from '../../src/apis/features.ts';
+import { invalid } from '../../src/apis/field-errors.ts';
+import { fromKubeconfigFile, MutatingWebhookConfigurations, ValidatingWebhookConfigurations, type KubeClient } from '../../src/runtime/client.ts';
+import { LeaderElector } from '../../src/runtime/leaderelection.ts';
+import { KubeLeaseStore } from '../../src/runtime/lease-store.ts';
+import { WebhookServer } from '../../src/runtime/webhook/server.ts';
+import { buildWebhookConfigurations, ensureWebhookConfigurations, generateCerts, writeCertsToDir, type CertArtifacts } from '../../src/runtime/webhook/certs.ts';
+import type { WebhookRegistration } from '../../src/runtime/webhook/types.ts';
+import { createNamespace, deleteNamespace, kubectl, kubectlJson, testCluster, waitFor } from '../harness/cluster.ts';
+
+const silent = pino({ level: 'silent' });
+const features = { ...FEATURE_GATE_DEFAULTS };
+type Obj = any;
+
+const stderrOf = (err: unknown) => String((err as { stderr?: string }).stderr ?? (err as Error).message);
+
+describe('webhook server on the local cluster', () => {
+  let ns: string;
+  let client: KubeClient;
+  let dir: string;
+  let certs: CertArtifacts;
+  let server: WebhookServer | undefined;
+  let port: number;
+  const mutatingName = () => `kruise-ts-mutating-${ns}`;
+  const validatingName = () => `kruise-ts-validating-${ns}`;
+
+  const configmaps = (failurePolicy: 'Fail' | 'Ignore'): WebhookRegistration => ({
+    group: '', resource: 'configmaps', versions: ['v1'], operations: ['CREATE', 'UPDATE'], failurePolicy,
+    mutate: (cm) => {
+      cm.metadata.labels = { ...cm.metadata.labels, 'kruise-ts.io/defaulted': 'true' };
+    },
+    validate: (cm) => (cm.data?.bad !== undefined ? [invalid('data.bad', cm.data.bad, 'must not be set')] : []),
+  });
+
+  async function install(reg: WebhookRegistration): Promise<void> {
+    const desired = buildWebhookConfigurations([reg], {
+      clientMode: { mode: 'url', host: '127.0.0.1', port }, features, caBundle: certs.caCert, timeoutSeconds: 5,
+      mutatingName: mutatingName(), validatingName: validatingName(),
+      // Only this test's namespace: other tests creating configmaps are not affected.
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+    });
+    await ensureWebhookConfigurations(client, desired);
+  }
+
+  before(async () => {
+    ns = await createNamespace('whs');
+    client = fromKubeconfigFile(testCluster().kubeconfig);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whs-int-'));
+    certs = await generateCerts('127.0.0.1', Date.now());
+    writeCertsToDir(dir, certs);
+    server = new WebhookServer({ registrations: [configmaps('Fail')], features, tls: { certDir: dir }, host: '127.0.0.1', port: 0, logger: silent });
+    await server.start();
+    port = server.port();
+    await install(configmaps('Fail'));
+  });
+
+  after(async () => {
+    await client.delete(MutatingWebhookConfigurations, mutatingName()).catch(() => undefined);
+    await client.delete(ValidatingWebhookConfigurations, validatingName()).catch(() => undefined);
+    await server?.close();
+    await client.close();
+    await deleteNamespace(ns);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the mutating webhook\'s JSON patch is applied to created objects', async () => {
+    // The API server picks new configurations up asynchronously.
+    let n = 0;
+    const cm = await waitFor('a configmap defaulted by the webhook', async () => {
+      const name = `probe-${n++}`;
+      await kubectl(['-n', ns, 'create', 'configmap', name, '--from-literal=k=v']);
+      const got = await kubectlJson<Obj>(['-n', ns, 'get', 'configmap', name]);
+      return got.metadata.labels?.['kruise-ts.io/defaulted'] === 'true' ? got : undefined;
+    }, 30_000, 500);
+    assert.equal(cm.data.k, 'v');
+  });
+
+  it('a validation denial reaches kubectl with the field error message', async () => {
+    await waitFor('the validating webhook to deny', async () => {
+      try {
+        await kubectl(['-n', ns, 'create', 'configmap', `bad-${Date.now()}`, '--from-literal=bad=1']);
+        return false;
+      } catch (err) {
+        const text = stderrOf(err);
+        assert.match(text, /admission webhook "vconfigmap\.kb\.io" denied the request: data\.bad: Invalid value: "1": must not be set/);
+        return true;
+      }
+    }, 30_000, 500);
+    // Updates go through both webhooks too.
+    await kubectl(['-n', ns, 'create', 'configmap', 'upd', '--from-literal=k=v']);
+    await assert.rejects(
+      kubectl(['-n', ns, 'patch', 'configmap', 'upd', '--type=merge', '-p', '{"data":{"bad":"2"}}']),
+      (err) => /denied the request: data\.bad: Invalid value: "2"/.test(stderrOf(err)),
+    );
+  });
+
+  it('with the server down, failurePolicy Fail rejects and Ignore lets requests through', async () => {
+    await server!.close();
+    server = undefined;
+    await assert.rejects(kubectl(['-n', ns, 'create', 'configmap', 'down-fail']), (err) => /failed calling webhook/.test(stderrOf(err)));
+    await install(configmaps('Ignore'));
+    const cm = await waitFor('a configmap admitted with the webhook down', async () => {
+      const name = `down-ignore-${Date.now()}`;
+      await kubectl(['-n', ns, 'create', 'configmap', name]);
+      return kubectlJson<Obj>(['-n', ns, 'get', 'configmap', name]);
+    }, 30_000, 500);
+    assert.equal(cm.metadata.labels?.['kruise-ts.io/defaulted'], undefined, 'no mutation without the server');
+  });
+});
+
+describe('Lease store on the local cluster', () => {
+  let ns: string;
+  let client: KubeClient;
+  before(async () => {
+    ns = await createNamespace('lease');
+    client = fromKubeconfigFile(testCluster().kubeconfig);
+  });
+  after(async () => {
+    await client.close();
+    await deleteNamespace(ns);
+  });
+
+  it('exactly one of two electors leads; when its renewals stop, the other takes over in time', async () => {
+    const timing = { leaseDuration: 3000, renewDeadline: 2000, retryPeriod: 500 };
+    const leading = new Map<string, number>();
+    const stopped = new Set<string>();
+    const candidates = ['a', 'b'].map((id) => {
+      const ac = new AbortController();
+      const elector = new LeaderElector({
+        store: new KubeLeaseStore({ client, namespace: ns, name: 'kruise-manager' }),
+        identity: id, name: `kruise-manager-${ns}`, ...timing, logger: silent,
+        callbacks: {
+          onStartedLeading: () => { leading.set(id, Date.now()); },
+          onStoppedLeading: () => { stopped.add(id); },
+        },
+      });
+      return { id, ac, elector, done: elector.run(ac.signal) };
+    });
+    try {
+      await waitFor('a leader', async () => leading.size > 0, 15_000, 50);
+      // Let several renewals happen: the other one must stay a follower.
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.equal(leading.size, 1);
+      const first = candidates.find((c) => leading.has(c.id))!;
+      const second = candidates.find((c) => c !== first)!;
+      assert.equal(first.elector.isLeader(), true);
+      assert.equal(second.elector.getLeader(), first.id);
+      const lease = await kubectlJson<Obj>(['-n', ns, 'get', 'lease', 'kruise-manager']);
+      assert.equal(lease.spec.holderIdentity, first.id);
+      assert.match(lease.spec.renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+
+      const stopAt = Date.now();
+      first.ac.abort();
+      await first.done;
+      assert.ok(stopped.has(first.id));
+      await waitFor('the follower to take over', async () => leading.has(second.id), 15_000, 50);
+      const tookMs = leading.get(second.id)! - stopAt;
+      assert.ok(tookMs <= timing.leaseDuration + timing.renewDeadline, `takeover took ${tookMs} ms`);
+      const after = await kubectlJson<Obj>(['-n', ns, 'get', 'lease', 'kruise-manager']);
+      assert.equal(after.spec.holderIdentity, second.id);
+      assert.equal(after.spec.leaseTransitions, 1, JSON.stringify(after.spec));
+    } finally {
+      for (const c of candidates) c.ac.abort();
+      await Promise.all(candidates.map((c) => c.done));
+    }
+  });
+});

@@ -1,0 +1,82 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { Counter, Registry } from 'prom-client';
+import { MetricsServer, ProbeServer, ping } from '../../../src/runtime/probes.ts';
+
+const silent = pino({ level: 'silent' });
+
+async function get(port: number, p: string): Promise<{ status: number; text: string; type: string | null }> {
+  const res = await fetch(`http://127.0.0.1:${port}${p}`);
+  return { status: res.status, text: await res.text(), type: res.headers.get('content-type') };
+}
+
+describe('ProbeServer', () => {
+  let probes: ProbeServer;
+  let ready = false;
+  before(async () => {
+    probes = new ProbeServer({ port: 0, host: '127.0.0.1', logger: silent, checkTimeoutMs: 50 });
+    probes.addHealthzCheck('ping', ping);
+    probes.addReadyzCheck('ping', ping);
+    probes.addReadyzCheck('webhook', () => { if (!ready) throw new Error('webhook server not serving'); });
+    probes.addReadyzCheck('slow', () => (ready ? undefined : new Promise(() => {})));
+    await probes.start();
+  });
+  after(() => probes.close());
+
+  it('/healthz is ok when every check passes', async () => {
+    assert.deepEqual(await get(probes.port(), '/healthz'), { status: 200, text: 'ok', type: 'text/plain' });
+  });
+
+  it('/readyz fails (500) listing the failed checks, with the reason withheld; hung checks time out', async () => {
+    const r = await get(probes.port(), '/readyz');
+    assert.equal(r.status, 500);
+    assert.equal(r.text, '[+]ping ok\n[-]slow failed: reason withheld\n[-]webhook failed: reason withheld\nreadyz check failed\n');
+    const one = await get(probes.port(), '/readyz/webhook');
+    assert.deepEqual([one.status, one.text], [500, 'internal server error: webhook server not serving\n']);
+    const excluded = await get(probes.port(), '/readyz?exclude=webhook&exclude=slow');
+    assert.equal(excluded.status, 200);
+  });
+
+  it('/readyz passes once the checks do; verbose lists them', async () => {
+    ready = true;
+    assert.equal((await get(probes.port(), '/readyz')).status, 200);
+    const v = await get(probes.port(), '/readyz?verbose');
+    assert.equal(v.text, '[+]ping ok\n[+]slow ok\n[+]webhook ok\nreadyz check passed\n');
+    assert.equal((await get(probes.port(), '/readyz/nope')).status, 404);
+    assert.equal((await get(probes.port(), '/other')).status, 404);
+  });
+
+  it('rejects duplicate and malformed check names', () => {
+    assert.throws(() => probes.addReadyzCheck('ping', ping), /already added/);
+    assert.throws(() => probes.addReadyzCheck('a/b', ping), /invalid check name/);
+  });
+});
+
+describe('MetricsServer', () => {
+  it('serves the registry at /metrics in the Prometheus text format', async () => {
+    const registry = new Registry();
+    new Counter({ name: 'kruise_test_total', help: 'test', registers: [registry] }).inc(3);
+    const server = new MetricsServer({ port: 0, host: '127.0.0.1', registry, logger: silent });
+    await server.start();
+    try {
+      const r = await get(server.port(), '/metrics');
+      assert.equal(r.status, 200);
+      assert.match(r.type!, /^text\/plain; version=0\.0\.4/);
+      assert.match(r.text, /^kruise_test_total 3$/m);
+      assert.equal((await get(server.port(), '/')).status, 404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('defaults to the shared runtime registry', async () => {
+    const server = new MetricsServer({ port: 0, host: '127.0.0.1', logger: silent });
+    await server.start();
+    try {
+      assert.match((await get(server.port(), '/metrics')).text, /# HELP leader_election_master_status/);
+    } finally {
+      await server.close();
+    }
+  });
+});

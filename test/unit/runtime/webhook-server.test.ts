@@ -1,0 +1,253 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import https from 'node:https';
+import { X509Certificate } from 'node:crypto';
+import { pino } from 'pino';
+import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
+import { invalid, required } from '../../../src/apis/field-errors.ts';
+import { createCA, issueCert } from '../../../src/util/pki.ts';
+import { registry } from '../../../src/runtime/metrics.ts';
+import {
+  WebhookServer, admit, webhookName, webhookPath, webhookReadinessCheck,
+  type AdmissionRequest, type AdmissionReview,
+} from '../../../src/runtime/webhook/server.ts';
+import type { AdmissionContext, WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
+
+const silent = pino({ level: 'silent' });
+const features = { ...FEATURE_GATE_DEFAULTS };
+
+const cloneset: WebhookRegistration = {
+  group: 'apps.kruise.io', resource: 'clonesets', versions: ['v1alpha1', 'v1beta1'], operations: ['CREATE', 'UPDATE', 'DELETE'],
+  mutate: (obj) => {
+    obj.spec.replicas ??= 1;
+    obj.metadata.labels = { ...obj.metadata.labels, 'a/b': 'defaulted' };
+  },
+  validate: (obj) => (obj.spec.replicas < 0 ? [invalid('spec.replicas', obj.spec.replicas, 'must be greater than or equal to 0')] : []),
+};
+
+function request(over: Partial<AdmissionRequest> = {}): AdmissionRequest {
+  return {
+    uid: 'u-1',
+    kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' },
+    resource: { group: 'apps.kruise.io', version: 'v1beta1', resource: 'clonesets' },
+    operation: 'CREATE', namespace: 'ns', name: 'cs', userInfo: { username: 'alice' },
+    object: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'cs', namespace: 'ns' }, spec: {} },
+    ...over,
+  };
+}
+
+const decodePatch = (p?: string) => JSON.parse(Buffer.from(p!, 'base64').toString());
+
+describe('webhook paths and names follow kruise-manager', () => {
+  it('paths', () => {
+    assert.equal(webhookPath('mutate', cloneset), '/mutate-apps-kruise-io-cloneset');
+    assert.equal(webhookPath('validate', cloneset), '/validate-apps-kruise-io-cloneset');
+    assert.equal(webhookPath('mutate', { group: '', resource: 'pods' }), '/mutate-pod');
+    assert.equal(webhookPath('validate', { group: '', resource: 'pods/eviction' }), '/validate-pod');
+    assert.equal(webhookPath('validate', { group: 'apps', resource: 'deployments' }), '/validate-apps-deployment');
+    assert.equal(webhookPath('validate', { group: 'policy.kruise.io', resource: 'podunavailablebudgets' }), '/validate-policy-kruise-io-podunavailablebudget');
+    assert.equal(webhookPath('validate', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }), '/validate-customresourcedefinition');
+    assert.equal(webhookPath('validate', { group: 'networking.k8s.io', resource: 'ingresses' }), '/validate-ingress');
+    assert.equal(webhookPath('validate', { group: 'apps.kruise.io', resource: 'ephemeraljobs' }), '/validate-apps-kruise-io-v1alpha1-ephemeraljob');
+  });
+  it('names', () => {
+    assert.equal(webhookName('mutate', cloneset), 'mcloneset.kb.io');
+    assert.equal(webhookName('validate', { group: '', resource: 'pods/eviction' }), 'vpodeviction.kb.io');
+    assert.equal(webhookName('validate', { group: 'apps', resource: 'statefulsets' }), 'vbuiltinstatefulset.kb.io');
+  });
+});
+
+describe('admit', () => {
+  const opts = { features };
+
+  it('mutate answers the defaulter\'s changes as a JSON patch, and no patch when nothing changed', async () => {
+    const res = await admit('mutate', [cloneset], request(), opts);
+    assert.equal(res.allowed, true);
+    assert.equal(res.uid, 'u-1');
+    assert.equal(res.patchType, 'JSONPatch');
+    assert.deepEqual(decodePatch(res.patch).sort((a: any, b: any) => a.path.localeCompare(b.path)), [
+      { op: 'add', path: '/metadata/labels', value: { 'a/b': 'defaulted' } },
+      { op: 'add', path: '/spec/replicas', value: 1 },
+    ]);
+    const same = await admit('mutate', [cloneset], request({ object: { metadata: { labels: { 'a/b': 'defaulted' } }, spec: { replicas: 3 } } }), opts);
+    assert.deepEqual(same, { uid: 'u-1', allowed: true });
+    assert.deepEqual(await admit('mutate', [cloneset], request({ operation: 'DELETE', object: null }), opts), { uid: 'u-1', allowed: true });
+  });
+
+  it('the defaulter works on a copy', async () => {
+    const req = request();
+    await admit('mutate', [cloneset], req, opts);
+    assert.deepEqual(req.object.spec, {});
+  });
+
+  it('validate denies with code 422 and the field errors message, allows with code 200', async () => {
+    const denied = await admit('validate', [cloneset], request({ object: { metadata: {}, spec: { replicas: -1 } } }), opts);
+    assert.deepEqual(denied, { uid: 'u-1', allowed: false, status: { code: 422, message: 'spec.replicas: Invalid value: -1: must be greater than or equal to 0' } });
+    const ok = await admit('validate', [cloneset], request({ object: { metadata: {}, spec: { replicas: 1 } } }), opts);
+    assert.deepEqual(ok, { uid: 'u-1', allowed: true, status: { code: 200 } });
+  });
+
+  it('validators get the context, and on DELETE the deleted object', async () => {
+    let seen: [any, any, AdmissionContext] | undefined;
+    const reg: WebhookRegistration = { ...cloneset, validate: (o, old, ctx) => { seen = [o, old, ctx]; return []; } };
+    const old = { metadata: { name: 'cs' }, spec: { replicas: 2 } };
+    await admit('validate', [reg], request({ operation: 'DELETE', object: null, oldObject: old, dryRun: true }), { features, reader: undefined });
+    assert.equal(seen![0], old);
+    assert.equal(seen![1], old);
+    assert.deepEqual({ ...seen![2], features: undefined }, {
+      operation: 'DELETE', apiVersion: 'apps.kruise.io/v1beta1', namespace: 'ns', name: 'cs', userInfo: { username: 'alice' },
+      dryRun: true, features: undefined, reader: undefined,
+    });
+  });
+
+  it('handler exceptions and timeouts answer code 500 instead of crashing', async () => {
+    const boom: WebhookRegistration = { ...cloneset, validate: () => { throw new Error('lister not synced'); } };
+    assert.deepEqual(await admit('validate', [boom], request(), opts), { uid: 'u-1', allowed: false, status: { code: 500, message: 'lister not synced' } });
+    const slow: WebhookRegistration = { ...cloneset, mutate: () => new Promise(() => {}) };
+    const res = await admit('mutate', [slow], request(), { features, timeoutMs: 20 });
+    assert.equal(res.allowed, false);
+    assert.equal(res.status?.code, 500);
+    assert.match(res.status!.message!, /did not answer within/);
+  });
+
+  it('registrations sharing a path are picked by resource and subresource', async () => {
+    const calls: string[] = [];
+    const pods: WebhookRegistration = { group: '', resource: 'pods', versions: ['v1'], operations: ['UPDATE', 'DELETE'], validate: () => { calls.push('pods'); return []; } };
+    const eviction: WebhookRegistration = { group: '', resource: 'pods/eviction', versions: ['v1'], operations: ['CREATE'], validate: () => { calls.push('eviction'); return [required('x')]; } };
+    const podReq = (sub?: string) => request({ resource: { group: '', version: 'v1', resource: 'pods' }, subResource: sub, kind: { group: '', version: 'v1', kind: 'Pod' } });
+    assert.equal((await admit('validate', [pods, eviction], podReq('eviction'), opts)).allowed, false);
+    assert.equal((await admit('validate', [pods, eviction], podReq(), opts)).allowed, true);
+    assert.deepEqual(calls, ['eviction', 'pods']);
+    const other = await admit('validate', [pods, eviction], request(), opts);
+    assert.equal(other.status?.code, 400);
+  });
+});
+
+describe('WebhookServer over HTTPS', () => {
+  let dir: string;
+  let server: WebhookServer;
+  let caPem: string;
+  let port: number;
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whs-'));
+    const ca = await createCA('test-ca');
+    caPem = ca.certPem;
+    const serving = await issueCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+    fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
+    fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
+    const gated: WebhookRegistration = { group: 'apps.kruise.io', resource: 'imagepulljobs', versions: ['v1beta1'], operations: ['CREATE'], gate: 'ImagePullJobGate', validate: () => [] };
+    server = new WebhookServer({
+      registrations: [cloneset, gated], features, tls: { certDir: dir }, host: '127.0.0.1', port: 0, logger: silent,
+      maxBodyBytes: 64 * 1024, certPollMs: 60_000,
+      convert: (review) => {
+        if (review.request.desiredAPIVersion === 'bad/v1') throw new Error('unsupported version bad/v1');
+        return { uid: 'ignored', convertedObjects: review.request.objects.map((o) => ({ ...o, apiVersion: review.request.desiredAPIVersion })), result: { status: 'Success' } };
+      },
+    });
+    await server.start();
+    port = server.port();
+  });
+  after(async () => {
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function call(p: string, body: string | Buffer | undefined, headers: Record<string, string> = { 'content-type': 'application/json' }, method = 'POST'): Promise<{ status: number; text: string; peerCert: X509Certificate }> {
+    return new Promise((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port, path: p, method, ca: caPem, headers, agent: false }, (res) => {
+        const peer = (res.socket as import('node:tls').TLSSocket).getPeerX509Certificate()!;
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, text, peerCert: peer }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  const review = (req: AdmissionRequest): string => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
+
+  it('serves the enabled registrations\' paths only', () => {
+    assert.deepEqual(server.paths(), ['/mutate-apps-kruise-io-cloneset', '/validate-apps-kruise-io-cloneset']);
+  });
+
+  it('answers AdmissionReviews with patches and denials', async () => {
+    const m = await call('/mutate-apps-kruise-io-cloneset', review(request()));
+    assert.equal(m.status, 200);
+    const out: AdmissionReview = JSON.parse(m.text);
+    assert.equal(out.apiVersion, 'admission.k8s.io/v1');
+    assert.equal(out.kind, 'AdmissionReview');
+    assert.equal(out.response!.uid, 'u-1');
+    assert.equal(out.response!.patchType, 'JSONPatch');
+    const v = JSON.parse((await call('/validate-apps-kruise-io-cloneset', review(request({ object: { metadata: {}, spec: { replicas: -2 } } })))).text);
+    assert.deepEqual(v.response.status, { code: 422, message: 'spec.replicas: Invalid value: -2: must be greater than or equal to 0' });
+  });
+
+  it('bad requests are answered inside an AdmissionReview like controller-runtime', async () => {
+    const empty = JSON.parse((await call('/validate-apps-kruise-io-cloneset', '')).text);
+    assert.deepEqual(empty.response.status, { code: 400, message: 'request body is empty' });
+    const ct = JSON.parse((await call('/validate-apps-kruise-io-cloneset', '{}', { 'content-type': 'text/plain' })).text);
+    assert.equal(ct.response.status.message, 'contentType=text/plain, expected application/json');
+    const garbage = JSON.parse((await call('/validate-apps-kruise-io-cloneset', '{nope')).text);
+    assert.equal(garbage.response.status.code, 400);
+    const big = await call('/validate-apps-kruise-io-cloneset', Buffer.alloc(200 * 1024, 'a'));
+    assert.equal(big.status, 200);
+    assert.equal(JSON.parse(big.text).response.status.code, 413);
+    assert.equal((await call('/validate-apps-kruise-io-imagepulljob', review(request()))).status, 404);
+  });
+
+  it('/healthz answers ok and the readiness check verifies TLS against the CA', async () => {
+    const h = await call('/healthz', undefined, {}, 'GET');
+    assert.deepEqual([h.status, h.text], [200, 'ok']);
+    await webhookReadinessCheck({ port, host: '127.0.0.1', ca: () => caPem })();
+    const other = await createCA('other');
+    await assert.rejects(webhookReadinessCheck({ port, host: '127.0.0.1', ca: () => other.certPem })());
+  });
+
+  it('/convert delegates to the conversion handler and reports failures in the result', async () => {
+    const conv = (desired: string) => JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c-1', desiredAPIVersion: desired, objects: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet' }] } });
+    const ok = JSON.parse((await call('/convert', conv('apps.kruise.io/v1beta1'))).text);
+    assert.equal(ok.kind, 'ConversionReview');
+    assert.deepEqual(ok.response, { uid: 'c-1', convertedObjects: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet' }], result: { status: 'Success' } });
+    const bad = JSON.parse((await call('/convert', conv('bad/v1'))).text);
+    assert.deepEqual(bad.response, { uid: 'c-1', convertedObjects: [], result: { status: 'Failure', message: 'unsupported version bad/v1' } });
+    assert.equal((await call('/convert', '{}')).status, 400);
+  });
+
+  it('records controller-runtime webhook metrics', async () => {
+    await call('/validate-apps-kruise-io-cloneset', review(request({ object: { metadata: {}, spec: { replicas: 1 } } })));
+    const text = await registry.metrics();
+    assert.match(text, /controller_runtime_webhook_requests_total\{webhook="\/validate-apps-kruise-io-cloneset",code="200"\} \d+/);
+    assert.match(text, /controller_runtime_webhook_latency_seconds_count\{webhook="\/validate-apps-kruise-io-cloneset"\} \d+/);
+    assert.match(text, /controller_runtime_webhook_requests_in_flight\{webhook="\/validate-apps-kruise-io-cloneset"\} 0/);
+  });
+
+  it('reloads the certificate when the files change, and keeps the old one if the new pair is broken', async () => {
+    const before = (await call('/healthz', undefined, {}, 'GET')).peerCert;
+    const ca2 = await createCA('test-ca');
+    const next = await issueCert(ca2, { commonName: 'localhost', ipAddresses: ['127.0.0.1'] });
+    fs.writeFileSync(path.join(dir, 'tls.crt'), next.certPem);
+    assert.equal(server.reloadCertificate(), false, 'a cert without its key is rejected');
+    fs.writeFileSync(path.join(dir, 'tls.key'), next.keyPem);
+    caPem = ca2.certPem;
+    // The directory watch picks the pair up by itself.
+    const deadline = Date.now() + 5000;
+    let after: X509Certificate | undefined;
+    while (Date.now() < deadline) {
+      try {
+        after = (await call('/healthz', undefined, {}, 'GET')).peerCert;
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    assert.ok(after, 'server presents the new certificate');
+    assert.notEqual(after!.fingerprint256, before.fingerprint256);
+    assert.equal(after!.fingerprint256, new X509Certificate(next.certPem).fingerprint256);
+  });
+});

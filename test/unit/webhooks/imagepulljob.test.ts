@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { AdmissionDenied } from '../../../src/runtime/webhook/types.ts';
+import { imageListPullJobError, mutateImageListPullJob, registrations as listRegistrations } from '../../../src/webhooks/imagelistpulljob/index.ts';
+import { imagePullJobError, imageReferenceError, mutateImagePullJob, registrations, validateImagePullJob } from '../../../src/webhooks/imagepulljob/index.ts';
+import { admission, loadExamples } from './nonworkload-helpers.ts';
+
+const V = 'apps.kruise.io/v1beta1';
+const job = (spec: Record<string, any>): any => ({ apiVersion: V, kind: 'ImagePullJob', metadata: { name: 'j', namespace: 'default' }, spec: { image: 'nginx:1.9.1', ...spec } });
+const defaulted = (spec: Record<string, any>) => {
+  const obj = job(spec);
+  mutateImagePullJob(obj, admission(V));
+  return obj;
+};
+
+describe('ImagePullJob defaulting', () => {
+  test('defaults and the protection finalizer on CREATE, idempotently', () => {
+    const obj = defaulted({});
+    assert.deepEqual(obj.spec, {
+      image: 'nginx:1.9.1',
+      completionPolicy: { type: 'Always' },
+      pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 },
+      imagePullPolicy: 'IfNotPresent',
+    });
+    assert.deepEqual(obj.metadata.finalizers, ['apps.kruise.io/deletion-protection']);
+    const once = structuredClone(obj);
+    mutateImagePullJob(obj, admission(V));
+    assert.deepEqual(obj, once);
+  });
+  test('no finalizer added on UPDATE', () => {
+    const obj = job({});
+    mutateImagePullJob(obj, admission(V, 'UPDATE'));
+    assert.equal(obj.metadata.finalizers, undefined);
+  });
+});
+
+describe('ImagePullJob validation', () => {
+  test('examples: the manual sample mixing names and labels is refused, as upstream does', () => {
+    const results = loadExamples('imagepulljob.yaml', 'ImagePullJob').map((d) => {
+      mutateImagePullJob(d, admission(d.apiVersion));
+      return imagePullJobError(d) ?? '';
+    });
+    assert.deepEqual(results, ['can not set both names and labelSelector in this spec.selector', '']);
+  });
+
+  const cases: Array<[string, any, string]> = [
+    ['duplicated names', { selector: { names: ['a', 'a'] } }, 'duplicated name in selector names'],
+    ['selector and podSelector', { selector: { names: ['a'] }, podSelector: { matchLabels: { a: 'b' } } }, 'can not set both selector and podSelector'],
+    ['bad podSelector', { podSelector: { matchExpressions: [{ key: 'a', operator: 'Has' }] } }, 'invalid podSelector: "Has" is not a valid label selector operator'],
+    ['empty image', { image: '' }, 'image can not be empty'],
+    ['bad image', { image: 'nginx:bad:tag' }, 'invalid image nginx:bad:tag: invalid reference format'],
+    ['uppercase image', { image: 'Nginx' }, 'invalid image Nginx: repository name must be lowercase'],
+    ['percent parallelism', { parallelism: '50%' }, 'parallelism does not support percentage value'],
+    ['non-numeric parallelism', { parallelism: 'ten' }, 'parallelism must be a valid integer: strconv.ParseInt: parsing "ten": invalid syntax'],
+    ['negative parallelism', { parallelism: -1 }, 'parallelism must be non-negative'],
+    ['short deadline', { completionPolicy: { type: 'Always', activeDeadlineSeconds: 100 } }, 'completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)'],
+    ['Never with ttl', { completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 10 } }, 'activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType'],
+    ['unknown completion type', { completionPolicy: { type: 'Sometimes' } }, 'unknown type of completionPolicy: Sometimes'],
+  ];
+  for (const [name, spec, expected] of cases) test(name, () => assert.equal(imagePullJobError(defaulted(spec)), expected));
+
+  test('valid images and numeric-string parallelism', () => {
+    for (const image of ['nginx', 'docker.io/library/nginx:1.25', 'localhost:5000/a/b@sha256:' + 'a'.repeat(64), 'registry.example.com/team/app-x_y.z:v1.0-rc']) {
+      assert.equal(imageReferenceError(image), undefined, image);
+    }
+    assert.equal(imagePullJobError(defaulted({ parallelism: '3' })), undefined);
+  });
+
+  test('the validator denies with a 400 plain message', () => {
+    assert.throws(() => validateImagePullJob(defaulted({ image: '' }), undefined, admission(V)), (e: unknown) => e instanceof AdmissionDenied && e.code === 400 && e.message === 'image can not be empty');
+    assert.deepEqual(validateImagePullJob(defaulted({}), undefined, admission(V)), []);
+  });
+
+  test('registrations: validation gated on ImagePullJobGate', () => {
+    assert.deepEqual([...registrations, ...listRegistrations].map((r) => [r.resource, !!r.mutate, !!r.validate, r.gate]), [
+      ['imagepulljobs', true, false, undefined],
+      ['imagepulljobs', false, true, 'ImagePullJobGate'],
+      ['imagelistpulljobs', true, false, undefined],
+      ['imagelistpulljobs', false, true, 'ImagePullJobGate'],
+    ]);
+  });
+});
+
+describe('ImageListPullJob', () => {
+  const list = (spec: Record<string, any>): any => {
+    const obj: any = { apiVersion: V, kind: 'ImageListPullJob', metadata: { name: 'l' }, spec: { images: ['nginx:1', 'busybox'], ...spec } };
+    mutateImageListPullJob(obj, admission(V));
+    return obj;
+  };
+  test('defaults (no imagePullPolicy, no finalizer)', () => {
+    const obj = list({});
+    assert.deepEqual(obj.spec, { images: ['nginx:1', 'busybox'], completionPolicy: { type: 'Always' }, pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 } });
+    assert.equal(obj.metadata.finalizers, undefined);
+  });
+  test('examples', () => {
+    const results = loadExamples('imagelistpulljob.yaml').map((d) => {
+      mutateImageListPullJob(d, admission(d.apiVersion));
+      return imageListPullJobError(d) ?? '';
+    });
+    assert.deepEqual(results, ['can not set both names and labelSelector in this spec.selector', '']);
+  });
+  const cases: Array<[string, any, string | undefined]> = [
+    ['valid', {}, undefined],
+    ['no images', { images: [] }, 'image can not be empty'],
+    ['duplicates', { images: ['a', 'a'] }, 'images cannot have duplicate values'],
+    ['too many', { images: Array.from({ length: 256 }, (_, i) => `img${i}`) }, 'the maximum number of images cannot > 255'],
+    ['bad image', { images: ['a', 'B'] }, 'invalid image B: repository name must be lowercase'],
+    ['short deadline allowed', { completionPolicy: { type: 'Always', activeDeadlineSeconds: 1 } }, undefined],
+  ];
+  for (const [name, spec, expected] of cases) test(name, () => assert.equal(imageListPullJobError(list(spec)), expected));
+});
