@@ -16,6 +16,10 @@ import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
 import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
 import { WebhookCertController, ensureSecretCerts, writeCertsToDir, servingNameFor, DEFAULT_SECRET_NAME, type ClientMode } from '../runtime/webhook/certs.ts';
 import { allRegistrations } from '../webhooks/index.ts';
+import { clientAdmissionReader } from '../runtime/webhook/reader.ts';
+import { allControllers } from '../controllers/index.ts';
+import type { ControllerDeps } from '../controllers/types.ts';
+import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
 import { parseAddr, type ManagerConfig } from './options.ts';
 
 export interface RunningManager {
@@ -62,25 +66,37 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   if (probes) closers.push(() => probes.close());
 
   // Webhook serving certificates: every replica reads (or first creates) them from the Secret.
-  const clientMode: ClientMode = cfg.webhookClientMode === 'url'
-    ? { mode: 'url', host: cfg.webhookHost, port: cfg.webhookPort }
-    : { mode: 'service', namespace, name: 'kruise-webhook-service' };
-  const certDir = cfg.webhookCertDir || path.join(os.tmpdir(), `kruise-webhook-certs-${cfg.webhookPort}`);
+  const serviceMode: ClientMode = { mode: 'service', namespace, name: 'kruise-webhook-service' };
+  const servingName = cfg.webhookClientMode === 'url' ? cfg.webhookHost : servingNameFor(serviceMode);
+  const certDir = cfg.webhookCertDir || path.join(os.tmpdir(), `kruise-webhook-certs-${process.pid}`);
   const secret = { namespace, name: DEFAULT_SECRET_NAME };
-  const { certs } = await ensureSecretCerts(client, secret, servingNameFor(clientMode), { logger: log });
+  const { certs } = await ensureSecretCerts(client, secret, servingName, { logger: log });
   writeCertsToDir(certDir, certs);
 
   const server = new WebhookServer({
     registrations: allRegistrations, convert: (review) => handleConversionReview(review).response!, features, tls: { certDir },
+    reader: clientAdmissionReader(client),
     host: cfg.webhookHost, port: cfg.webhookPort, logger: log,
   });
   await server.start();
   closers.push(() => server.close());
+  // In url mode the API server calls this replica's actual port (--webhook-port 0 picks a free one).
+  const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', host: cfg.webhookHost, port: server.port() } : serviceMode;
   probes?.addReadyzCheck('webhook', webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert }));
-  log.info({ port: server.port(), paths: server.paths().length }, 'webhook server listening');
+
+  const recorder = new KubeEventRecorder({ sink: kubeEventSink(client), reportingInstance: `kruise-manager-${identity}`.slice(0, 128), logger: log });
+  closers.push(() => recorder.close());
 
   // Informers start before leader election so a new leader acts on warm caches.
   const informers = new SharedInformerFactory(client, { logger: log });
+  const runners = allControllers.filter((c) => !c.gate || features[c.gate]).map((c) => {
+    const deps: ControllerDeps = {
+      client, informers, recorder, features, logger: log.child({ controller: c.name }),
+      workers: cfg.workers[c.name] ?? 1, expectationTimeoutMs: cfg.expectationTimeoutMs,
+      namespace: cfg.namespace, flags: cfg as unknown as Record<string, unknown>,
+    };
+    return { name: c.name, runner: c.setup(deps) };
+  });
   informers.start(stopController.signal);
 
   let leading = false;
@@ -95,9 +111,10 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
       client, registrations: allRegistrations, features, clientMode, certDir, secret,
       onCertsChanged: () => server.reloadCertificate(), logger: log,
     });
-    void certController.run(signal);
-    await informers.waitForCacheSync(signal);
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    const certRun = certController.run(signal);
+    const runs = runners.map(({ name, runner }) =>
+      runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')));
+    await Promise.all([certRun, ...runs]);
   };
 
   let stopping = false;

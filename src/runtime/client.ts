@@ -115,6 +115,7 @@ export const ReplicaSets = rt('apps', 'v1', 'replicasets', 'ReplicaSet', true);
 export const StatefulSets = rt('apps', 'v1', 'statefulsets', 'StatefulSet', true);
 export const DaemonSets = rt('apps', 'v1', 'daemonsets', 'DaemonSet', true);
 export const Jobs = rt('batch', 'v1', 'jobs', 'Job', true);
+export const StorageClasses = rt('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false);
 export const MutatingWebhookConfigurations = rt(
   'admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false,
 );

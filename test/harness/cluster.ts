@@ -61,7 +61,7 @@ export async function deleteNamespace(name: string): Promise<void> {
 /** The last lines of each component's log, for a failing test to print. */
 export function componentLogs(lines = 20): string {
   const logs = path.join(runDirOf(TEST_CLUSTER), 'logs');
-  return ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok']
+  return ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'kruise-manager']
     .map((c) => `--- ${c} ---\n${tail(path.join(logs, `${c}.log`), lines)}`)
     .join('\n');
 }

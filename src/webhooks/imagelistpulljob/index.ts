@@ -14,6 +14,7 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1alpha1', 'v1beta1'],
     operations: ['CREATE', 'UPDATE'],
     mutate: mutateImageListPullJob,
+    gate: 'ImagePullJobGate',
     failurePolicy: 'Fail',
   },
   {

@@ -9,7 +9,9 @@ export * from './validating.ts';
 
 // Upstream's validator answers 403 "feature-gate … is not enabled" without KruiseDaemon and
 // ImagePullJobGate; the gate dependencies force ImagePullJobGate off without KruiseDaemon, so
-// gating the registration on ImagePullJobGate covers both.
+// gating the registration on ImagePullJobGate covers both. The defaulter is gated too: it adds the
+// deletion-protection finalizer that only the ImagePullJob controller removes, and that controller
+// runs only with the gate on — without it, jobs could never be deleted.
 export const registrations: WebhookRegistration[] = [
   {
     group: APPS_GROUP,
@@ -17,6 +19,7 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1alpha1', 'v1beta1'],
     operations: ['CREATE', 'UPDATE'],
     mutate: mutateImagePullJob,
+    gate: 'ImagePullJobGate',
     failurePolicy: 'Fail',
   },
   {

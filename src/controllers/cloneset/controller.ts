@@ -1,0 +1,243 @@
+// The CloneSet controller (upstream cloneset_controller.go doReconcile): reads the CloneSet, its
+// pods, PVCs and ControllerRevisions from informer caches, waits while expectations say the cache
+// is behind our own writes, asks planCloneSet for the whole round and hands the plan to the
+// executor. All state lives in the API server; expectations only bridge cache lag.
+
+import { Counter } from 'prom-client';
+import type { CloneSet } from '../../apis/apps/cloneset.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import type { PersistentVolumeClaim } from '../../apis/core.ts';
+import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods, type KubeObject } from '../../runtime/client.ts';
+import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
+import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { registry } from '../../runtime/metrics.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
+import type { Labels } from '../../util/labelselector.ts';
+import type { ControllerRevision } from '../../util/revision-data.ts';
+import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { makeHandlers } from './event-handler.ts';
+import { CloneSetExecutor, CloneSets, type ExecutorClient } from './executor.ts';
+import { planCloneSet } from './plan.ts';
+import type { Pod } from './pods.ts';
+import { setCondition } from './status.ts';
+
+export const scaleExpectationLeakage = new Counter({
+  name: 'cloneset_scale_expectation_leakage',
+  help: 'CloneSet scale expectations dropped after --expectation-timeout without being observed',
+  labelNames: ['namespace', 'name'] as const,
+  registers: [registry],
+});
+
+/** What one reconcile reads; informer caches in production, plain objects in unit tests. */
+export interface CloneSetCache {
+  getCloneSet(namespace: string, name: string): CloneSet | undefined;
+  ownedPods(cs: CloneSet): Pod[];
+  ownedPVCs(cs: CloneSet): PersistentVolumeClaim[];
+  ownedRevisions(cs: CloneSet): ControllerRevision[];
+  nodeLabels?(node: string): Labels | undefined;
+}
+
+export interface ReconcilerDeps {
+  cache: CloneSetCache;
+  client: ExecutorClient;
+  recorder: EventRecorder;
+  features: FeatureGates;
+  log: Logger;
+  scaleExpectations: ScaleExpectations;
+  revisionExpectations: ScaleExpectations;
+  resourceVersions: ResourceVersionExpectations;
+  scalingExcludePreparingDelete?: boolean;
+  clock?: Clock;
+  randomId?: () => string;
+}
+
+export class CloneSetReconciler {
+  private readonly executor: CloneSetExecutor;
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.executor = new CloneSetExecutor({
+      client: deps.client,
+      recorder: deps.recorder,
+      scaleExpectations: deps.scaleExpectations,
+      revisionExpectations: deps.revisionExpectations,
+      resourceVersions: deps.resourceVersions,
+      log: deps.log,
+      now: () => this.clock.now(),
+    });
+  }
+
+  /**
+   * How long to wait for an unsatisfied expectation, or undefined to go on. One unsatisfied past the
+   * timeout is logged, counted and dropped, and the reconcile goes on from the cache as it is.
+   */
+  private wait(what: string, s: Satisfaction, drop: () => void, detail: Record<string, unknown>): number | undefined {
+    if (s.satisfied) return undefined;
+    if (!s.timedOut) return Math.max(1, this.deps.scaleExpectations.timeout - s.unsatisfiedDuration);
+    this.deps.log.warn({ ...detail, overTimeMs: s.unsatisfiedDuration }, `${what} expectation unsatisfied overtime; dropping it`);
+    drop();
+    return undefined;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { namespace = '', name } = splitKey(key);
+    const cs = this.deps.cache.getCloneSet(namespace, name);
+    if (!cs) {
+      this.deps.scaleExpectations.deleteExpectations(key);
+      this.deps.revisionExpectations.deleteExpectations(key);
+      return {};
+    }
+
+    const scale = this.deps.scaleExpectations.satisfiedExpectations(key);
+    let requeue = this.wait('scale', scale, () => {
+      scaleExpectationLeakage.inc({ namespace, name });
+      this.deps.scaleExpectations.deleteExpectations(key);
+    }, { dirty: scale.dirty });
+    if (requeue !== undefined) return { requeueAfter: requeue };
+    const revs = this.deps.revisionExpectations.satisfiedExpectations(key);
+    requeue = this.wait('revision', revs, () => this.deps.revisionExpectations.deleteExpectations(key), { dirty: revs.dirty });
+    if (requeue !== undefined) return { requeueAfter: requeue };
+
+    const pods = this.deps.cache.ownedPods(cs);
+    const pvcs = this.deps.cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
+    const revisions = this.deps.cache.ownedRevisions(cs);
+    for (const obj of [...revisions, ...pods] as KubeObject[]) {
+      const s = this.deps.resourceVersions.isSatisfied(obj);
+      requeue = this.wait('resourceVersion', s, () => this.deps.resourceVersions.delete(obj), { object: obj.metadata.name });
+      if (requeue !== undefined) return { requeueAfter: requeue };
+    }
+
+    let plan;
+    try {
+      plan = planCloneSet({
+        cloneSet: cs,
+        revisions,
+        pods,
+        pvcs,
+        now: this.clock.now(),
+        features: this.deps.features,
+        randomId: this.deps.randomId,
+        scalingExcludePreparingDelete: this.deps.scalingExcludePreparingDelete,
+        nodeLabels: this.deps.cache.nodeLabels?.bind(this.deps.cache),
+      });
+    } catch (err) {
+      // A malformed object (CloneSet or pod) must not take the controller down or hot-loop it:
+      // report it where users look and wait for the next change.
+      await this.reportBadObject(cs, err);
+      throw new TerminalError(`cannot plan CloneSet ${key}`, { cause: err });
+    }
+    return this.executor.execute(cs, plan, { pods, pvcs });
+  }
+
+  private async reportBadObject(cs: CloneSet, err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err);
+    this.deps.recorder.event(cs as KubeObject, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile CloneSet: ${message}`);
+    const now = new Date(this.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const conditions = setCondition(cs.status?.conditions, { type: 'FailedScale', status: 'True', reason: 'FailedSync', message, lastTransitionTime: now });
+    try {
+      await this.deps.client.updateStatus(CloneSets, { ...cs, status: { ...cs.status, conditions } } as CloneSet & KubeObject);
+    } catch (e) {
+      this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
+    }
+  }
+}
+
+/** Informer-backed cache: owned objects through the controllerRef UID index. */
+class InformerCache implements CloneSetCache {
+  private nodes: SharedIndexInformer<KubeObject> | undefined;
+
+  constructor(
+    private readonly informers: SharedInformerFactory,
+    private readonly cloneSets: SharedIndexInformer<CloneSet & KubeObject>,
+    private readonly pods: SharedIndexInformer<Pod & KubeObject>,
+    private readonly pvcs: SharedIndexInformer<PersistentVolumeClaim & KubeObject>,
+    private readonly revisions: SharedIndexInformer<ControllerRevision & KubeObject>,
+  ) {}
+
+  getCloneSet(namespace: string, name: string) {
+    return this.cloneSets.lister.get(namespace, name);
+  }
+
+  private owned<T extends KubeObject>(informer: SharedIndexInformer<T>, cs: CloneSet): T[] {
+    const uid = cs.metadata?.uid;
+    if (!uid) return [];
+    return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === cs.metadata?.namespace);
+  }
+
+  ownedPods(cs: CloneSet) {
+    return this.owned(this.pods, cs);
+  }
+
+  ownedPVCs(cs: CloneSet) {
+    return this.owned(this.pvcs, cs);
+  }
+
+  ownedRevisions(cs: CloneSet) {
+    return this.owned(this.revisions, cs);
+  }
+
+  /** Only templates with topologySpreadConstraints need nodes; their informer starts on first use. */
+  nodeLabels(node: string): Labels | undefined {
+    this.nodes ??= this.informers.informerFor(Nodes);
+    return this.nodes.lister.get(node)?.metadata.labels;
+  }
+}
+
+export const cloneSetController: ControllerSetup = {
+  name: 'cloneset',
+  setup(deps: ControllerDeps) {
+    const scope = deps.namespace ? { namespace: deps.namespace } : {};
+    const cloneSets = deps.informers.informerFor<CloneSet & KubeObject>(CloneSets, scope);
+    const pods = deps.informers.informerFor<Pod & KubeObject>(Pods, scope);
+    const pvcs = deps.informers.informerFor<PersistentVolumeClaim & KubeObject>(PersistentVolumeClaims, scope);
+    const revisions = deps.informers.informerFor<ControllerRevision & KubeObject>(ControllerRevisions, scope);
+    const cache = new InformerCache(deps.informers, cloneSets, pods, pvcs, revisions);
+
+    const expectationOptions = { timeout: deps.expectationTimeoutMs };
+    const scaleExpectations = new ScaleExpectations(expectationOptions);
+    const revisionExpectations = new ScaleExpectations(expectationOptions);
+    const resourceVersions = new ResourceVersionExpectations(expectationOptions);
+    const reconciler = new CloneSetReconciler({
+      cache,
+      client: deps.client,
+      recorder: deps.recorder,
+      features: deps.features,
+      log: deps.logger,
+      scaleExpectations,
+      revisionExpectations,
+      resourceVersions,
+      scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete === true,
+    });
+    const controller = new Controller({
+      name: 'cloneset',
+      reconcile: (key) => reconciler.reconcile(key),
+      maxConcurrentReconciles: deps.workers,
+      logger: deps.logger,
+    });
+    const handlers = makeHandlers({
+      queue: controller.queue,
+      scaleExpectations,
+      revisionExpectations,
+      resourceVersions,
+      getCloneSet: (ns, name) => cloneSets.lister.get(ns, name),
+    });
+    cloneSets.addEventHandler(handlers.cloneSet);
+    pods.addEventHandler(handlers.pod);
+    pvcs.addEventHandler(handlers.pvc);
+    revisions.addEventHandler(handlers.revision);
+
+    return {
+      async run(signal: AbortSignal) {
+        const synced = await Promise.all([cloneSets, pods, pvcs, revisions].map((i) => i.waitForSync(signal)));
+        if (!synced.every(Boolean)) return;
+        controller.start();
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        await controller.stop();
+      },
+    };
+  },
+};

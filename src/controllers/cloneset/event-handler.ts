@@ -1,0 +1,125 @@
+// Event handlers of the CloneSet controller (upstream cloneset_event_handler.go): they only observe
+// expectations and enqueue the owning CloneSet (found through the controllerRef; orphans are not
+// adopted). Objects from an informer's initial list are queued at low priority so that real changes
+// go first after a restart.
+
+import type { CloneSet } from '../../apis/apps/cloneset.ts';
+import type { PersistentVolumeClaim } from '../../apis/core.ts';
+import type { KubeObject, OwnerReference } from '../../runtime/client.ts';
+import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
+import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import type { ControllerRevision } from '../../util/revision-data.ts';
+import type { Pod } from './pods.ts';
+
+export interface Enqueuer {
+  add(key: string, opts?: { priority?: number }): void;
+}
+
+export interface HandlerDeps {
+  queue: Enqueuer;
+  scaleExpectations: ScaleExpectations;
+  revisionExpectations: ScaleExpectations;
+  resourceVersions: ResourceVersionExpectations;
+  /** The cached CloneSet, to check that a controllerRef still points at it (same UID). */
+  getCloneSet(namespace: string, name: string): CloneSet | undefined;
+}
+
+/** The CloneSet controllerRef of an object, if it has one. */
+export function cloneSetRef(obj: KubeObject): OwnerReference | undefined {
+  const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
+  if (!ref || ref.kind !== 'CloneSet' || !ref.apiVersion.startsWith('apps.kruise.io/')) return undefined;
+  return ref;
+}
+
+const ownerKey = (obj: KubeObject, ref: OwnerReference) => `${obj.metadata.namespace ?? ''}/${ref.name}`;
+const sameRef = (a?: OwnerReference, b?: OwnerReference) => a?.uid === b?.uid && a?.name === b?.name;
+
+export function makeHandlers(deps: HandlerDeps) {
+  const enqueueOwner = (obj: KubeObject, ref: OwnerReference | undefined, initial = false) => {
+    if (!ref) return;
+    const cs = deps.getCloneSet(obj.metadata.namespace ?? '', ref.name);
+    if (!cs || cs.metadata?.uid !== ref.uid) return;
+    deps.queue.add(ownerKey(obj, ref), initial ? { priority: LowPriority } : {});
+  };
+
+  const cloneSet: EventHandler<CloneSet & KubeObject> = {
+    onAdd: (cs, initial) => deps.queue.add(`${cs.metadata.namespace}/${cs.metadata.name}`, initial ? { priority: LowPriority } : {}),
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+      deps.queue.add(`${cur.metadata.namespace}/${cur.metadata.name}`);
+    },
+    onDelete: (obj) => {
+      const cs = unwrapDeleted(obj);
+      const key = `${cs.metadata.namespace}/${cs.metadata.name}`;
+      deps.scaleExpectations.deleteExpectations(key);
+      deps.revisionExpectations.deleteExpectations(key);
+      deps.queue.add(key);
+    },
+  };
+
+  // A pod with a deletionTimestamp counts as deleted at once (as upstream), so replacements are
+  // created without waiting for the grace period.
+  const observePodDeleted = (pod: Pod & KubeObject, ref: OwnerReference) =>
+    deps.scaleExpectations.observeScale(ownerKey(pod, ref), 'delete', pod.metadata.name ?? '');
+
+  const pod: EventHandler<Pod & KubeObject> = {
+    onAdd: (p, initial) => {
+      deps.resourceVersions.observe(p);
+      const ref = cloneSetRef(p);
+      if (!ref) return;
+      if (p.metadata.deletionTimestamp) observePodDeleted(p, ref);
+      else deps.scaleExpectations.observeScale(ownerKey(p, ref), 'create', p.metadata.name ?? '');
+      enqueueOwner(p, ref, initial);
+    },
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+      deps.resourceVersions.observe(cur);
+      const ref = cloneSetRef(cur);
+      const oldRef = cloneSetRef(old);
+      if (oldRef && !sameRef(oldRef, ref)) enqueueOwner(old, oldRef);
+      if (!ref) return;
+      if (cur.metadata.deletionTimestamp) observePodDeleted(cur, ref);
+      enqueueOwner(cur, ref);
+    },
+    onDelete: (obj) => {
+      const p = unwrapDeleted(obj);
+      deps.resourceVersions.delete(p);
+      const ref = cloneSetRef(p);
+      if (!ref) return;
+      observePodDeleted(p, ref);
+      enqueueOwner(p, ref);
+    },
+  };
+
+  const pvc: EventHandler<PersistentVolumeClaim & KubeObject> = {
+    onAdd: (c, initial) => {
+      const ref = cloneSetRef(c);
+      if (!ref) return;
+      deps.scaleExpectations.observeScale(ownerKey(c, ref), 'create', c.metadata.name ?? '');
+      enqueueOwner(c, ref, initial);
+    },
+    onDelete: (obj) => {
+      const c = unwrapDeleted(obj);
+      enqueueOwner(c, cloneSetRef(c));
+    },
+  };
+
+  const revision: EventHandler<ControllerRevision & KubeObject> = {
+    onAdd: (r, initial) => {
+      deps.resourceVersions.observe(r);
+      const ref = cloneSetRef(r);
+      if (!ref) return;
+      deps.revisionExpectations.observeScale(ownerKey(r, ref), 'create', r.metadata.name ?? '');
+      enqueueOwner(r, ref, initial);
+    },
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+      deps.resourceVersions.observe(cur);
+      enqueueOwner(cur, cloneSetRef(cur));
+    },
+    onDelete: (obj) => deps.resourceVersions.delete(unwrapDeleted(obj)),
+  };
+
+  return { cloneSet, pod, pvc, revision };
+}

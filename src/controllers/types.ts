@@ -1,0 +1,38 @@
+// What a controller gets from the manager, and what it gives back. Every replica sets controllers up
+// at start-up, so their informers fill before leadership (a new leader acts on warm caches); only
+// the leader runs their workers.
+import type { FeatureGates } from '../apis/features.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { SharedInformerFactory } from '../runtime/informer.ts';
+import type { Logger } from '../runtime/log.ts';
+
+export interface ControllerDeps {
+  client: KubeClient;
+  informers: SharedInformerFactory;
+  recorder: EventRecorder;
+  features: FeatureGates;
+  logger: Logger;
+  /** --<name>-workers. */
+  workers: number;
+  /** --expectation-timeout in ms. */
+  expectationTimeoutMs: number;
+  /** Restrict to one namespace ('' = all), from --namespace. */
+  namespace: string;
+  /** Manager flags a controller may read (e.g. cloneset-scaling-exclude-preparing-delete). */
+  flags: Readonly<Record<string, unknown>>;
+}
+
+export interface ControllerSetup {
+  /** Also the --<name>-workers flag name and the metrics `controller` label. */
+  name: string;
+  /** Feature gate that must be on, if any. */
+  gate?: keyof FeatureGates;
+  /** Asks for informers and registers event handlers (which only enqueue); returns the runner. */
+  setup(deps: ControllerDeps): ControllerRunner;
+}
+
+export interface ControllerRunner {
+  /** Waits for its caches, then reconciles with its workers until signal aborts. */
+  run(signal: AbortSignal): Promise<void>;
+}

@@ -1,0 +1,72 @@
+// The integration suite's shared environment, run in its own process by test/global-setup.ts:
+//   suite-setup.ts up       → starts (or reuses) the test cluster, installs the CRDs, starts one
+//                             Kruise TS manager against it, and prints {startedCluster, managerPid}
+//   suite-setup.ts down <startedCluster> <managerPid>
+// The manager is a detached process logging to the cluster's logs/kruise-manager.log.
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { up, down } from '../../src/cluster/local-cluster.ts';
+import { freePorts, processesMentioning, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
+import { repoRoot } from '../../src/cluster/binaries.ts';
+import { fromKubeconfigFile, CustomResourceDefinitions, ValidatingWebhookConfigurations, type KubeObject } from '../../src/runtime/client.ts';
+import { installCRDs } from '../../src/manager/crds.ts';
+import { TEST_CLUSTER } from './cluster.ts';
+
+const MANAGER_MARKER = 'src/cli/kruise.ts';
+
+async function setUp(): Promise<{ startedCluster: boolean; managerPid: number }> {
+  const { state, reused } = await up({ name: TEST_CLUSTER, nodes: 3 });
+  // A manager left behind by an interrupted run would hold the lease: stop it first.
+  const stale = processesMentioning(state.kubeconfig).filter((pid) => processesMentioning(MANAGER_MARKER).includes(pid));
+  await stopProcesses(stale, 5000);
+
+  const client = fromKubeconfigFile(state.kubeconfig);
+  try {
+    await installCRDs(client);
+    const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
+    const [webhookPort] = await freePorts(1);
+    const manager = startProcess('kruise-manager', process.execPath, [
+      '--import', 'tsx', path.join(repoRoot, MANAGER_MARKER), 'start',
+      '--kubeconfig', state.kubeconfig, '--webhook-port', String(webhookPort),
+      '--metrics-addr', '127.0.0.1:0', '--health-probe-addr', '127.0.0.1:0',
+      ...(process.env.KRUISE_TS_TEST_FEATURE_GATES ? ['--feature-gates', process.env.KRUISE_TS_TEST_FEATURE_GATES] : []),
+    ], logFile, { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' });
+
+    // Ready when this manager leads and has pointed the webhook configuration and CRD conversion at
+    // its own port (a configuration left by an earlier manager names another port).
+    const ours = (url?: string) => !!url?.startsWith(`https://127.0.0.1:${webhookPort}/`);
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      if (manager.exited) throw new Error(`the kruise manager exited (${JSON.stringify(manager.exited)}) during test setup; last lines of ${logFile}:\n${tail(logFile, 30)}`);
+      const ready = await Promise.all([
+        client.get<KubeObject & { webhooks?: Array<{ clientConfig?: { url?: string; caBundle?: string } }> }>(ValidatingWebhookConfigurations, 'kruise-validating-webhook-configuration'),
+        client.get<KubeObject & { spec: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }>(CustomResourceDefinitions, 'clonesets.apps.kruise.io'),
+      ]).then(([vwc, crd]) => !!vwc.webhooks?.[0]?.clientConfig?.caBundle && ours(vwc.webhooks[0].clientConfig.url) && ours(crd.spec.conversion?.webhook?.clientConfig?.url), () => false);
+      if (ready) break;
+      if (Date.now() > deadline) {
+        await stopProcesses([manager.pid], 2000);
+        throw new Error(`the kruise manager did not become ready within 90s; last lines of ${logFile}:\n${tail(logFile, 30)}`);
+      }
+      await sleep(250);
+    }
+    return { startedCluster: !reused, managerPid: manager.pid };
+  } finally {
+    await client.close();
+  }
+}
+
+async function tearDown(startedCluster: boolean, managerPid: number): Promise<void> {
+  if (managerPid) await stopProcesses([managerPid], 10_000);
+  if (startedCluster && process.env.KRUISE_TS_KEEP_CLUSTER !== '1') await down(TEST_CLUSTER, { quiet: true });
+}
+
+const [command, ...rest] = process.argv.slice(2);
+try {
+  if (command === 'up') process.stdout.write(JSON.stringify(await setUp()) + '\n');
+  else if (command === 'down') await tearDown(rest[0] === 'true', Number(rest[1] ?? 0));
+  else throw new Error(`usage: suite-setup.ts up | down <startedCluster> <managerPid>`);
+  process.exit(0);
+} catch (err) {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,333 @@
+// The CloneSet executor and reconcile loop against an in-memory cache and a recording client:
+// expectations gate reconciles and are set before writes, writes go out in plan order with the
+// right preconditions, conflicts requeue, bad objects are reported instead of crashing.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
+import { CloneSetReconciler, scaleExpectationLeakage, type CloneSetCache } from '../../../src/controllers/cloneset/controller.ts';
+import { makeHandlers } from '../../../src/controllers/cloneset/event-handler.ts';
+import { changedConditions, kruisePodReadyInits, podUpdatePatch } from '../../../src/controllers/cloneset/executor.ts';
+import { planCloneSet } from '../../../src/controllers/cloneset/plan.ts';
+import type { Pod } from '../../../src/controllers/cloneset/pods.ts';
+import { StatusError, type KubeObject, type ResourceType } from '../../../src/runtime/client.ts';
+import { isTerminalError } from '../../../src/runtime/controller.ts';
+import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
+import { DeletedFinalStateUnknown } from '../../../src/runtime/informer.ts';
+import { LowPriority } from '../../../src/runtime/workqueue.ts';
+import type { ControllerRevision } from '../../../src/util/revision-data.ts';
+import { cloneSet, gates, NOW, NOW_S, pod, revisionOf, template } from './fixtures.ts';
+
+interface Call {
+  verb: 'create' | 'get' | 'patch' | 'delete' | 'updateStatus';
+  resource: string;
+  name: string;
+  body?: any;
+  opts?: any;
+}
+
+class FakeClient {
+  calls: Call[] = [];
+  rv = 1000;
+  /** Throws the returned error for a matching call. */
+  fail: (c: Call) => Error | undefined = () => undefined;
+  /** Runs before each call is answered (to inspect expectations at write time). */
+  onCall: (c: Call) => void = () => undefined;
+
+  private record(c: Call): void {
+    this.calls.push(c);
+    this.onCall(c);
+    const err = this.fail(c);
+    if (err) throw err;
+  }
+
+  private stamp<T extends { metadata?: any }>(obj: T): T {
+    return { ...obj, metadata: { uid: `uid-${obj.metadata?.name}`, ...obj.metadata, resourceVersion: String(++this.rv) } };
+  }
+
+  async create(type: ResourceType, obj: KubeObject) {
+    this.record({ verb: 'create', resource: type.resource, name: obj.metadata.name!, body: obj });
+    return this.stamp(obj);
+  }
+  async get(type: ResourceType, name: string): Promise<any> {
+    this.record({ verb: 'get', resource: type.resource, name });
+    return this.stamp({ metadata: { name } });
+  }
+  async patch(type: ResourceType, name: string, body: unknown, opts: any): Promise<any> {
+    this.record({ verb: 'patch', resource: type.resource, name, body, opts });
+    return this.stamp({ metadata: { name } });
+  }
+  async delete(type: ResourceType, name: string, opts: any): Promise<any> {
+    this.record({ verb: 'delete', resource: type.resource, name, opts });
+    return { metadata: {} };
+  }
+  async updateStatus(type: ResourceType, obj: KubeObject): Promise<any> {
+    this.record({ verb: 'updateStatus', resource: type.resource, name: obj.metadata.name!, body: obj });
+    return this.stamp(obj);
+  }
+}
+
+const conflict = () => new StatusError({ status: 'Failure', code: 409, reason: 'Conflict', message: 'the object has been modified' } as any);
+const forbidden = () => new StatusError({ status: 'Failure', code: 403, reason: 'Forbidden', message: 'quota exceeded' } as any);
+
+function setup(opts: { cs: CloneSet; pods?: Pod[]; revisions?: ControllerRevision[]; now?: number; timeout?: number }) {
+  let now = opts.now ?? NOW;
+  const clock = { now: () => now, setTimer: () => ({ cancel() {} }), sleep: async () => {} };
+  const cache: CloneSetCache = {
+    getCloneSet: (ns, name) => (opts.cs.metadata?.namespace === ns && opts.cs.metadata?.name === name ? opts.cs : undefined),
+    ownedPods: () => opts.pods ?? [],
+    ownedPVCs: () => [],
+    ownedRevisions: () => opts.revisions ?? [],
+  };
+  const client = new FakeClient();
+  const events: Array<{ type: string; reason: string; note: string }> = [];
+  const recorder = { event: (_o: unknown, type: string, reason: string, _a: string, note: string) => void events.push({ type, reason, note }) };
+  const exp = { clock, timeout: opts.timeout ?? 60_000 };
+  const scaleExpectations = new ScaleExpectations(exp);
+  const revisionExpectations = new ScaleExpectations(exp);
+  const resourceVersions = new ResourceVersionExpectations(exp);
+  let ids = 0;
+  const reconciler = new CloneSetReconciler({
+    cache, client: client as any, recorder: recorder as any, features: gates(), log: pino({ level: 'silent' }),
+    scaleExpectations, revisionExpectations, resourceVersions, clock,
+    randomId: () => `id${String(ids++).padStart(3, '0')}`,
+  });
+  return { reconciler, client, events, scaleExpectations, revisionExpectations, resourceVersions, advance: (ms: number) => (now += ms) };
+}
+
+/** A CloneSet whose current revision exists and whose status already matches `pods`. */
+function settled(spec: Parameters<typeof cloneSet>[0], pods: (rev: string) => Pod[]) {
+  const base = cloneSet(spec);
+  const rev = revisionOf(base);
+  const name = rev.metadata.name!;
+  const ps = pods(name);
+  const cs = cloneSet(spec, planCloneSet({ cloneSet: base, revisions: [rev], pods: ps, pvcs: [], now: NOW, features: gates() }).status);
+  return { cs, rev, revName: name, pods: ps };
+}
+
+describe('CloneSet reconcile', () => {
+  test('scale-out creates pods with controller ownerReferences, expecting each before its create', async () => {
+    const { cs, rev } = settled({ replicas: 0 }, () => []);
+    const scaled = { ...cs, spec: { ...cs.spec!, replicas: 3 } } as CloneSet;
+    const env = setup({ cs: scaled, revisions: [rev] });
+    env.client.onCall = (c) => {
+      if (c.verb === 'create' && c.resource === 'pods') {
+        assert.ok(env.scaleExpectations.getExpectations('default/cs')?.create.has(c.name), `${c.name} expected before its create`);
+      }
+    };
+    const result = await env.reconciler.reconcile('default/cs');
+    const creates = env.client.calls.filter((c) => c.verb === 'create' && c.resource === 'pods');
+    assert.deepEqual(creates.map((c) => c.name), ['cs-id000', 'cs-id001', 'cs-id002']);
+    for (const c of creates) {
+      assert.deepEqual(c.body.metadata.ownerReferences, [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true, blockOwnerDeletion: true }]);
+    }
+    assert.deepEqual(env.events.map((e) => e.reason), ['SuccessfulCreate', 'SuccessfulCreate', 'SuccessfulCreate']);
+    assert.equal(env.events[0].note, 'succeed to create pod cs-id000');
+    // Nothing observed yet: the next reconcile waits for the informer, for the rest of the timeout.
+    const satisfied = env.scaleExpectations.satisfiedExpectations('default/cs');
+    assert.equal(satisfied.satisfied, false);
+    assert.deepEqual(satisfied.dirty.create, ['cs-id000', 'cs-id001', 'cs-id002']);
+    assert.equal(result.requeueAfter, undefined);
+    env.client.calls = [];
+    env.advance(10_000);
+    assert.deepEqual(await env.reconciler.reconcile('default/cs'), { requeueAfter: 50_000 });
+    assert.deepEqual(env.client.calls, []);
+  });
+
+  test('an expectation unsatisfied past the timeout is dropped, counted, and the reconcile goes on', async () => {
+    const { cs, rev } = settled({ replicas: 1 }, () => []);
+    const env = setup({ cs, revisions: [rev], timeout: 1000 });
+    env.scaleExpectations.expectScale('default/cs', 'create', 'cs-lost');
+    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfter! > 0);
+    env.advance(1000);
+    const before = (await scaleExpectationLeakage.get()).values.find((v) => v.labels.name === 'cs')?.value ?? 0;
+    await env.reconciler.reconcile('default/cs');
+    const afterCount = (await scaleExpectationLeakage.get()).values.find((v) => v.labels.name === 'cs')?.value ?? 0;
+    assert.equal(afterCount, before + 1);
+    assert.ok(env.client.calls.some((c) => c.verb === 'create' && c.resource === 'pods'), 'the reconcile went on to create the missing pod');
+  });
+
+  test('a failing create batch stops slow start, withdraws expectations and records FailedCreate + FailedScale', async () => {
+    const { cs, rev } = settled({ replicas: 0 }, () => []);
+    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 4 } } as CloneSet, revisions: [rev] });
+    env.client.fail = (c) => (c.verb === 'create' && c.name === 'cs-id001' ? forbidden() : undefined);
+    await assert.rejects(env.reconciler.reconcile('default/cs'), /quota exceeded/);
+    // batches 1, 2 (fails on cs-id001), and the last batch of 1 never tried
+    assert.deepEqual(env.client.calls.filter((c) => c.verb === 'create').map((c) => c.name), ['cs-id000', 'cs-id001', 'cs-id002']);
+    assert.deepEqual(env.scaleExpectations.satisfiedExpectations('default/cs').dirty.create, ['cs-id000', 'cs-id002']);
+    assert.ok(env.events.some((e) => e.type === 'Warning' && e.reason === 'FailedCreate'));
+    const status = env.client.calls.find((c) => c.verb === 'updateStatus')!;
+    assert.ok(status.body.status.conditions.some((c: any) => c.type === 'FailedScale' && c.message === 'quota exceeded'));
+  });
+
+  test('scale-in deletes with a uid precondition, expecting the delete first', async () => {
+    const { cs, rev, pods } = settled({ replicas: 2 }, (r) => [pod('cs-a', { revision: r }), pod('cs-b', { revision: r })]);
+    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 1 } } as CloneSet, revisions: [rev], pods });
+    env.client.onCall = (c) => {
+      if (c.verb === 'delete') assert.ok(env.scaleExpectations.getExpectations('default/cs')?.delete.has(c.name));
+    };
+    await env.reconciler.reconcile('default/cs');
+    const deletes = env.client.calls.filter((c) => c.verb === 'delete');
+    assert.equal(deletes.length, 1);
+    assert.deepEqual(deletes[0].opts.preconditions, { uid: `uid-${deletes[0].name}` });
+    assert.ok(env.events.some((e) => e.reason === 'SuccessfulDelete' && e.note === `succeed to delete pod ${deletes[0].name}`));
+  });
+
+  test('status is written through the status subresource only when it changed', async () => {
+    const { cs, rev, pods } = settled({ replicas: 2 }, (r) => [pod('cs-a', { revision: r }), pod('cs-b', { revision: r })]);
+    const env = setup({ cs, revisions: [rev], pods });
+    await env.reconciler.reconcile('default/cs');
+    assert.deepEqual(env.client.calls, []);
+
+    const bumped = { ...cs, metadata: { ...cs.metadata, generation: 2 } } as CloneSet;
+    const env2 = setup({ cs: bumped, revisions: [rev], pods });
+    await env2.reconciler.reconcile('default/cs');
+    assert.deepEqual(env2.client.calls.map((c) => c.verb), ['updateStatus']);
+    assert.equal(env2.client.calls[0].body.status.observedGeneration, 2);
+  });
+
+  test('a new template creates its ControllerRevision first; in-place updates write the condition, then a CAS patch', async () => {
+    const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
+    const { cs, rev, pods } = settled(spec, (r) => [{ ...pod('cs-a', { revision: r }), metadata: { ...pod('cs-a', { revision: r }).metadata, resourceVersion: '7' } }]);
+    const updated = { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as CloneSet;
+    const env = setup({ cs: updated, revisions: [rev], pods });
+    await env.reconciler.reconcile('default/cs');
+    const writes = env.client.calls.map((c) => `${c.verb} ${c.resource}${c.opts?.subresource ? '/' + c.opts.subresource : ''}`);
+    assert.deepEqual(writes, ['create controllerrevisions', 'patch pods/status', 'patch pods', 'updateStatus clonesets']);
+    const [, cond, spec2] = env.client.calls;
+    assert.deepEqual(cond.body.status.conditions.map((c: any) => [c.type, c.status]).sort(), [['InPlaceUpdateReady', 'False'], ['Ready', 'False']]);
+    assert.equal(spec2.opts.patchType, 'application/strategic-merge-patch+json');
+    assert.equal(spec2.body.metadata.resourceVersion, String(env.client.rv - 2), 'CAS on the version the condition write returned');
+    assert.deepEqual(spec2.body.spec.containers, [{ name: 'main', image: 'nginx:2.0' }]);
+    assert.equal(spec2.body.metadata.labels['lifecycle.apps.kruise.io/state'], 'Updating');
+    assert.ok(env.events.some((e) => e.reason === 'SuccessfulUpdatePodInPlace'));
+    // The next reconcile waits until the cache shows the pod at least at the written version.
+    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfter! > 0);
+  });
+
+  test('a resourceVersion conflict on the in-place patch requeues without an error', async () => {
+    const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
+    const { cs, rev, pods } = settled(spec, (r) => [pod('cs-a', { revision: r })]);
+    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as CloneSet, revisions: [rev], pods });
+    env.client.fail = (c) => (c.verb === 'patch' && c.resource === 'pods' && !c.opts.subresource ? conflict() : undefined);
+    const result = await env.reconciler.reconcile('default/cs');
+    assert.ok(result.requeueAfter! > 0);
+    assert.ok(!env.client.calls.some((c) => c.verb === 'updateStatus'));
+  });
+
+  test('a malformed pod is reported on the CloneSet (event + condition) and the key is not retried hot', async () => {
+    const { cs, rev } = settled({ replicas: 1 }, () => []);
+    const bad = pod('cs-a', { revision: rev.metadata.name!, state: 'Updating', annotations: { 'apps.kruise.io/inplace-update-state': '{not json' } });
+    const env = setup({ cs, revisions: [rev], pods: [bad] });
+    await assert.rejects(env.reconciler.reconcile('default/cs'), (err) => isTerminalError(err));
+    assert.ok(env.events.some((e) => e.type === 'Warning' && e.reason === 'FailedSync'));
+    const status = env.client.calls.find((c) => c.verb === 'updateStatus')!;
+    assert.ok(status.body.status.conditions.some((c: any) => c.type === 'FailedScale' && c.status === 'True'));
+  });
+
+  test('a CloneSet gone from the cache drops its expectations', async () => {
+    const env = setup({ cs: cloneSet() });
+    env.scaleExpectations.expectScale('default/other', 'create', 'x');
+    assert.deepEqual(await env.reconciler.reconcile('default/other'), {});
+    assert.equal(env.scaleExpectations.getExpectations('default/other'), undefined);
+  });
+});
+
+describe('CloneSet event handlers', () => {
+  const owner = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true };
+  const owned = (name: string, extra: Record<string, unknown> = {}) => {
+    const p = pod(name);
+    return { ...p, metadata: { ...p.metadata, ownerReferences: [owner], resourceVersion: '1', ...extra } } as Pod & KubeObject;
+  };
+  function handlers() {
+    const added: Array<{ key: string; priority?: number }> = [];
+    const scale = new ScaleExpectations();
+    const revs = new ScaleExpectations();
+    const h = makeHandlers({
+      queue: { add: (key, opts) => void added.push({ key, priority: opts?.priority }) },
+      scaleExpectations: scale,
+      revisionExpectations: revs,
+      resourceVersions: new ResourceVersionExpectations(),
+      getCloneSet: (ns, name) => (ns === 'default' && name === 'cs' ? cloneSet() : undefined),
+    });
+    return { h, added, scale, revs };
+  }
+
+  test('pod events observe expectations and enqueue the owner through its controllerRef', () => {
+    const { h, added, scale } = handlers();
+    scale.expectScale('default/cs', 'create', 'cs-a');
+    scale.expectScale('default/cs', 'delete', 'cs-b');
+    h.pod.onAdd!(owned('cs-a'), false);
+    h.pod.onUpdate!(owned('cs-b'), owned('cs-b', { resourceVersion: '2', deletionTimestamp: '2026-07-01T12:00:00Z' }));
+    assert.equal(scale.getExpectations('default/cs'), undefined);
+    assert.deepEqual(added, [{ key: 'default/cs', priority: undefined }, { key: 'default/cs', priority: undefined }]);
+  });
+
+  test('initial-list objects are queued at low priority; resyncs and foreign owners are ignored', () => {
+    const { h, added } = handlers();
+    h.pod.onAdd!(owned('cs-a'), true);
+    h.pod.onUpdate!(owned('cs-a'), owned('cs-a'));
+    h.pod.onAdd!({ ...owned('cs-x'), metadata: { ...owned('cs-x').metadata, ownerReferences: [{ ...owner, uid: 'other' }] } }, false);
+    h.pod.onAdd!(pod('loose') as Pod & KubeObject, false);
+    assert.deepEqual(added, [{ key: 'default/cs', priority: LowPriority }]);
+  });
+
+  test('deletes (also as tombstones) observe the delete; a deleted CloneSet forgets its expectations', () => {
+    const { h, added, scale } = handlers();
+    scale.expectScale('default/cs', 'delete', 'cs-a');
+    h.pod.onDelete!(new DeletedFinalStateUnknown('default/cs-a', owned('cs-a')));
+    assert.equal(scale.getExpectations('default/cs'), undefined);
+    scale.expectScale('default/cs', 'create', 'cs-z');
+    h.cloneSet.onDelete!(cloneSet() as CloneSet & KubeObject);
+    assert.equal(scale.getExpectations('default/cs'), undefined);
+    assert.equal(added.length, 2);
+  });
+
+  test('PVC and revision adds observe their create expectations', () => {
+    const { h, scale, revs } = handlers();
+    scale.expectScale('default/cs', 'create', 'data-cs-a');
+    revs.expectScale('default/cs', 'create', 'cs-rev');
+    h.pvc.onAdd!({ metadata: { name: 'data-cs-a', namespace: 'default', ownerReferences: [owner] } } as any, false);
+    h.revision.onAdd!({ metadata: { name: 'cs-rev', namespace: 'default', ownerReferences: [owner] }, revision: 1 } as any, false);
+    assert.equal(scale.getExpectations('default/cs'), undefined);
+    assert.equal(revs.getExpectations('default/cs'), undefined);
+  });
+});
+
+describe('pod patches', () => {
+  test('podUpdatePatch carries label/annotation diffs, added finalizers, changed images and the CAS version', () => {
+    const old = pod('cs-a', { labels: { gone: 'x' }, annotations: { keep: '1' } });
+    const updated = structuredClone(old);
+    delete updated.metadata.labels!.gone;
+    updated.metadata.labels!.added = 'y';
+    updated.metadata.annotations = { keep: '1', extra: '2' };
+    updated.metadata.finalizers = ['f'];
+    updated.spec!.containers[0].image = 'nginx:2.0';
+    assert.deepEqual(podUpdatePatch(old, updated, '42'), {
+      metadata: { labels: { added: 'y', gone: null }, annotations: { extra: '2' }, finalizers: ['f'], resourceVersion: '42' },
+      spec: { containers: [{ name: 'main', image: 'nginx:2.0' }] },
+    });
+    assert.equal(podUpdatePatch(old, structuredClone(old), '42'), undefined);
+  });
+
+  test('changedConditions sends only conditions that differ', () => {
+    const p = pod('cs-a');
+    assert.deepEqual(changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'True' }]), []);
+    assert.deepEqual(changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }]).map((c) => c.type), ['InPlaceUpdateReady']);
+  });
+
+  test('kruisePodReadyInits sets KruisePodReady True only on gated active pods without the condition', () => {
+    const gated = (name: string, extra: Partial<Pod['status']> = {}, deleting = false) => {
+      const p = pod(name);
+      return {
+        ...p,
+        metadata: { ...p.metadata, ...(deleting ? { deletionTimestamp: NOW_S } : {}) },
+        spec: { ...p.spec!, readinessGates: [...p.spec!.readinessGates!, { conditionType: 'KruisePodReady' }] },
+        status: { ...p.status, ...extra },
+      } as Pod;
+    };
+    const held = gated('cs-held', { conditions: [...pod('x').status!.conditions!, { type: 'KruisePodReady', status: 'False' }] });
+    const inits = kruisePodReadyInits([gated('cs-new'), held, gated('cs-gone', {}, true), pod('cs-plain')], NOW_S);
+    assert.deepEqual(inits.map((i) => [i.pod.metadata.name, i.condition.type, i.condition.status]), [['cs-new', 'KruisePodReady', 'True']]);
+  });
+});
