@@ -4,63 +4,33 @@
 // ours is dead.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { up, down, kubectl as clusterKubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
-import { isAlive, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
-import { installCRDs } from '../../src/manager/crds.ts';
-import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { Pods, type KubeObject } from '../../src/runtime/client.ts';
+import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
 import { CloneSets } from '../../src/controllers/cloneset/executor.ts';
+import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
+import { OwnCluster } from './cloneset-own-cluster.ts';
 
-const CLUSTER = `${TEST_CLUSTER}-cs-restart`;
-let state: ClusterState;
-let client: KubeClient;
-let manager: Started | undefined;
-let startedCluster = false;
-
-function startKruise(): Started {
-  const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
-  return startProcess('kruise-manager', process.execPath, [
-    '--import', 'tsx', path.join(repoRoot, 'src/cli/kruise.ts'), 'start',
-    '--kubeconfig', state.kubeconfig, '--webhook-port', '0', '--enable-leader-election=false',
-    '--metrics-addr', '0', '--health-probe-addr', '0',
-  ], logFile, { ...process.env, KRUISE_LOG_LEVEL: 'info' });
-}
-
-async function waitForWebhooks(m: Started): Promise<void> {
-  // The CloneSet webhooks must point at this manager before the API server accepts CloneSet writes.
-  await waitFor('the manager to serve the CloneSet webhooks', async () => {
-    if (m.exited) throw new Error(`manager exited: ${tail(m.logFile, 20)}`);
-    await clusterKubectl(state, ['apply', '--dry-run=server', '-f', '-'], JSON.stringify({ ...cloneSetManifest('probe'), metadata: { name: 'probe', namespace: 'default' } }));
-    return true;
-  }, 60_000, 250);
-}
+// 3 nodes: room for 200 pods plus surge at 110 pods a node.
+const cluster = new OwnCluster(`${TEST_CLUSTER}-cs-restart`, 3);
+let client: OwnCluster['client'];
 
 before(async () => {
-  const r = await up({ name: CLUSTER, nodes: 2, log: () => undefined });
-  state = r.state;
-  startedCluster = !r.reused;
-  client = fromKubeconfigFile(state.kubeconfig);
-  await installCRDs(client);
+  await cluster.up();
+  client = cluster.client;
 });
 
-after(async () => {
-  if (manager && isAlive(manager.pid)) await stopProcesses([manager.pid], 5000);
-  await client?.close();
-  if (startedCluster && process.env.KRUISE_TS_KEEP_CLUSTER !== '1') await down(CLUSTER, { quiet: true });
-});
+after(() => cluster.down());
 
 test('a manager SIGKILLed mid-rollout is restarted and completes it with no extra or missing pods', { timeout: 120_000 }, async () => {
-  manager = startKruise();
-  await waitForWebhooks(manager);
+  await cluster.startManager();
   const ns = 'default';
   const manifest = cloneSetManifest('restart', { replicas: 12, maxUnavailable: 2 });
   // Each new pod takes a moment to start, so the rollout spans several seconds.
   (manifest.spec.template.metadata as { annotations?: Record<string, string> }).annotations = { 'sim.kruise-ts.io/start-delay': '1s' };
-  await clusterKubectl(state, ['-n', ns, 'apply', '-f', '-'], JSON.stringify(manifest));
+  await cluster.kubectl(['-n', ns, 'apply', '-f', '-'], JSON.stringify(manifest));
   await waitSettled(client, ns, 'restart', 12, { timeoutMs: 60_000 });
 
   await client.patch(CloneSets, 'restart', { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx:2.0' }] } } } }, { namespace: ns, patchType: 'application/merge-patch+json' });
@@ -68,12 +38,11 @@ test('a manager SIGKILLed mid-rollout is restarted and completes it with no extr
     const cs = await client.get<TestCloneSet>(CloneSets, 'restart', { namespace: ns });
     return (cs.status.updatedReplicas ?? 0) >= 2 && cs.status.updatedReplicas < 10;
   }, 30_000, 50);
-  process.kill(-manager.pid, 'SIGKILL');
-  await waitFor('the manager to die', async () => !isAlive(manager!.pid) || manager!.exited !== undefined, 5000, 20);
+  await cluster.killManager();
 
   // While nobody reconciles, pods being deleted finish and nothing replaces them.
   await sleep(1000);
-  manager = startKruise();
+  await cluster.startManager();
 
   let maxPods = 0;
   const names = new Set<string>();
@@ -94,6 +63,117 @@ test('a manager SIGKILLed mid-rollout is restarted and completes it with no extr
   assert.ok(pods.every((p) => p.spec?.containers[0].image === 'nginx:2.0'));
   const ids = new Set(pods.map((p) => p.metadata.labels?.['apps.kruise.io/cloneset-instance-id']));
   assert.equal(ids.size, 12);
-  const all = await clusterKubectl(state, ['-n', ns, 'get', 'pods', '-l', 'app=restart', '-o', 'name']);
+  const all = await cluster.kubectl(['-n', ns, 'get', 'pods', '-l', 'app=restart', '-o', 'name']);
   assert.equal(all.trim().split('\n').length, 12, `pods in the API (terminating included): ${all}`);
+});
+
+/**
+ * Every state of the CloneSet's pods, event by event, as a pod watch sees them: a violation of the
+ * rollout bounds at any moment is recorded with what was seen.
+ */
+class PodBoundsWatcher {
+  private readonly pods = new Map<string, Pod>();
+  readonly violations: string[] = [];
+  events = 0;
+  maxActive = 0;
+  minReady = Number.MAX_SAFE_INTEGER;
+  maxNotReady = 0;
+  private readonly abort = new AbortController();
+  private factory: SharedInformerFactory;
+
+  constructor(ns: string, selector: string, private readonly bounds: { maxActive: number; minReady: number; maxNotReady: number }) {
+    this.factory = new SharedInformerFactory(client, {});
+    const informer = this.factory.informerFor<Pod & KubeObject>(Pods, { namespace: ns, labelSelector: selector });
+    const seen = (p: Pod & KubeObject, initial = false) => {
+      this.pods.set(p.metadata.name!, p);
+      // The initial list arrives one pod at a time: only the whole of it is a state.
+      if (!initial) this.check(`${p.metadata.name} rv ${p.metadata.resourceVersion}`);
+    };
+    informer.addEventHandler({
+      onAdd: (p, initial) => seen(p, initial),
+      onUpdate: (_old, p) => seen(p),
+      onDelete: (o) => {
+        const p = unwrapDeleted(o);
+        this.pods.delete(p.metadata.name!);
+        this.check(`${p.metadata.name} deleted`);
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    this.factory.start(this.abort.signal);
+    await this.factory.waitForCacheSync(this.abort.signal);
+    await waitFor('the pod watch to deliver the initial list', async () => this.pods.size > 0, 10_000, 20);
+    this.check('the initial list');
+  }
+
+  private check(what: string): void {
+    this.events++;
+    const active = [...this.pods.values()].filter((p) => !p.metadata.deletionTimestamp);
+    const ready = active.filter(isReady).length;
+    const notReady = active.length - ready;
+    this.maxActive = Math.max(this.maxActive, active.length);
+    this.minReady = Math.min(this.minReady, ready);
+    this.maxNotReady = Math.max(this.maxNotReady, notReady);
+    const b = this.bounds;
+    if (active.length > b.maxActive || ready < b.minReady || notReady > b.maxNotReady) {
+      if (this.violations.length < 20) this.violations.push(`after ${what}: ${active.length} active, ${ready} ready, ${notReady} not ready`);
+    }
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+}
+
+test('200-pod ReCreate rollout with maxSurge/maxUnavailable 10% survives several SIGKILLs: bounds hold throughout, no extra or missing pods', { timeout: 240_000 }, async () => {
+  const ns = 'default';
+  const replicas = 200;
+  const surge = 20;
+  const unavailable = 20;
+  if (!cluster.manager) await cluster.startManager();
+  const manifest = cloneSetManifest('chaos', { replicas, maxSurge: '10%', maxUnavailable: '10%' });
+  await cluster.kubectl(['-n', ns, 'apply', '-f', '-'], JSON.stringify(manifest));
+  await waitSettled(client, ns, 'chaos', replicas, { timeoutMs: 120_000 });
+  const oldNames = new Set((await podsOf(client, ns, 'chaos')).map((p) => p.metadata.name!));
+
+  const watcher = new PodBoundsWatcher(ns, 'app=chaos', { maxActive: replicas + surge, minReady: replicas - unavailable, maxNotReady: unavailable + surge });
+  await watcher.start();
+  try {
+    await client.patch(CloneSets, 'chaos', { spec: { template: { spec: { containers: [{ name: 'main', image: 'nginx:2.0' }] } } } }, { namespace: ns, patchType: 'application/merge-patch+json' });
+    const done = async () => {
+      const cs = await client.get<TestCloneSet>(CloneSets, 'chaos', { namespace: ns });
+      const s = cs.status;
+      return s.observedGeneration === cs.metadata.generation && s.updatedReplicas === replicas && s.updatedReadyReplicas === replicas
+        && s.replicas === replicas && s.currentRevision === s.updateRevision;
+    };
+    // Kill the manager at random moments while the rollout runs; each restart rebuilds from the API.
+    const kills: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const delay = 1000 + Math.floor(Math.random() * 4000);
+      await sleep(delay);
+      if (await done()) break;
+      const cs = await client.get<TestCloneSet>(CloneSets, 'chaos', { namespace: ns });
+      kills.push(`after ${delay}ms at ${cs.status.updatedReplicas} updated`);
+      await cluster.killManager();
+      await sleep(Math.floor(Math.random() * 1500));
+      await cluster.startManager();
+    }
+    assert.ok(kills.length >= 2, `the rollout ended before the manager was killed twice (kills: ${kills.join('; ')})`);
+    await waitFor('the rollout to complete', done, 150_000, 250);
+    await sleep(1500);
+
+    const pods = await podsOf(client, ns, 'chaos');
+    assert.equal(pods.length, replicas);
+    assert.ok(pods.every(isReady));
+    assert.ok(pods.every((p) => p.spec?.containers[0].image === 'nginx:2.0' && !oldNames.has(p.metadata.name!)));
+    assert.equal(new Set(pods.map((p) => p.metadata.labels?.['apps.kruise.io/cloneset-instance-id'])).size, replicas);
+    const all = await cluster.kubectl(['-n', ns, 'get', 'pods', '-l', 'app=chaos', '-o', 'name']);
+    assert.equal(all.trim().split('\n').length, replicas, 'no pod left over in the API, terminating or not');
+    assert.deepEqual(watcher.violations, [], `bounds broken (kills: ${kills.join('; ')})`);
+    assert.ok(watcher.maxActive <= replicas + surge);
+    console.log(`chaos rollout: ${kills.length} kills (${kills.join('; ')}); ${watcher.events} pod events, max ${watcher.maxActive} active, min ${watcher.minReady} ready, max ${watcher.maxNotReady} not ready`);
+  } finally {
+    watcher.stop();
+  }
 });

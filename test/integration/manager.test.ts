@@ -121,9 +121,9 @@ describe('Kruise API machinery through the manager', { concurrency: false }, () 
       if (!def.shortNames.length) continue;
       const storage = def.versions.find((v) => v.name === def.storageVersion)!;
       const want = [...(def.scope === 'Namespaced' ? ['NAMESPACE'] : []), 'NAME', ...storage.printerColumns.filter((c) => !c.priority).map((c) => c.name.toUpperCase())];
-      if (!want.includes('AGE')) want.push('AGE');
       await withExampleOf(def.kind, async () => {
-        for (const short of def.shortNames) assert.deepEqual(await header(short), want, `kubectl get ${short}`);
+        // "sts" resolves to the built-in apps/v1 StatefulSet in kubectl, with upstream Kruise too.
+        for (const short of def.shortNames.filter((n) => n !== 'sts')) assert.deepEqual(await header(short), want, `kubectl get ${short}`);
       });
     }
   });
@@ -138,7 +138,8 @@ describe('Kruise API machinery through the manager', { concurrency: false }, () 
     ['AdvancedCronJob', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'AdvancedCronJob', metadata: { name: 'bad' }, spec: { schedule: 'not a schedule', template: { broadcastJobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } } } }],
     ['UnitedDeployment', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'UnitedDeployment', metadata: { name: 'bad' }, spec: { replicas: -1, selector: { matchLabels: { a: 'b' } }, template: { cloneSetTemplate: { metadata: { labels: { a: 'b' } }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } } } }, topology: { subsets: [{ name: 's1' }] } } }],
     ['WorkloadSpread', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'WorkloadSpread', metadata: { name: 'bad' }, spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'x' }, subsets: [] } }],
-    ['ContainerRecreateRequest', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ContainerRecreateRequest', metadata: { name: 'bad' }, spec: { podName: 'pod-name', containers: 'app' } }],
+    // The mutating webhook (which reads the pod) runs before schema validation: target a real pod.
+    ['ContainerRecreateRequest', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ContainerRecreateRequest', metadata: { name: 'bad', namespace: 'pod-namespace' }, spec: { podName: 'pod-name', containers: 'app' } }],
     ['ImagePullJob', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImagePullJob', metadata: { name: 'bad' }, spec: { image: 12, completionPolicy: { type: 'Always' } } }],
     ['ImageListPullJob', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImageListPullJob', metadata: { name: 'bad' }, spec: { images: 'nginx', completionPolicy: { type: 'Always' } } }],
     ['NodeImage', { apiVersion: 'apps.kruise.io/v1beta1', kind: 'NodeImage', metadata: { name: `bad-${Date.now()}` }, spec: { images: 'nginx' } }],
@@ -156,7 +157,7 @@ describe('Kruise API machinery through the manager', { concurrency: false }, () 
 
   for (const [kind, obj] of invalid) {
     test(`an invalid ${kind} is rejected with a message naming the field`, async () => {
-      await assert.rejects(kubectl(['create', '-n', ns, '-f', '-'], JSON.stringify(obj)), (err: Error & { stderr?: string }) => {
+      await assert.rejects(kubectl(['create', ...(obj.metadata.namespace ? [] : ['-n', ns]), '-f', '-'], JSON.stringify(obj)), (err: Error & { stderr?: string }) => {
         const message = String(err.stderr ?? err.message);
         assert.match(message, /\bspec(\.[A-Za-z[\]0-9]+)*\b/, `no field named in: ${message}`);
         process.stderr.write(`# ${kind}: ${message.trim().split('\n').pop()}\n`);

@@ -25,7 +25,8 @@ import { createHash } from 'node:crypto';
 import fjp from 'fast-json-patch';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { FeatureGates } from '../../apis/features.ts';
-import { fieldErrorsMessage } from '../../apis/field-errors.ts';
+import { aggregateMessage, fieldErrorsMessage } from '../../apis/field-errors.ts';
+import { decodeErrors } from '../../apis/validate.ts';
 import { AdmissionDenied, type AdmissionContext, type AdmissionReader, type Operation, type UserInfo, type WebhookRegistration } from './types.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import { registry } from '../metrics.ts';
@@ -220,6 +221,8 @@ export async function admit(type: WebhookType, regs: readonly WebhookRegistratio
     return errored(400, `no webhook handles ${r ? `${r.resource}.${r.group}` : 'an unknown resource'}${req.subResource ? `/${req.subResource}` : ''}`, uid);
   }
   const ctx = contextOf(req, opts);
+  const malformed = req.object ? decodeErrors(req.object) : [];
+  if (malformed.length) return errored(400, aggregateMessage(malformed), uid);
   const run = async (): Promise<AdmissionResponse> => {
     if (type === 'mutate') {
       if (!reg.mutate || req.object == null) return { uid, allowed: true };

@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -250,4 +250,19 @@ describe('WebhookServer over HTTPS', () => {
     assert.notEqual(after!.fingerprint256, before.fingerprint256);
     assert.equal(after!.fingerprint256, new X509Certificate(next.certPem).fingerprint256);
   });
+});
+
+test('a Kruise object with a wrongly typed field is refused before any handler runs, naming the field', async () => {
+  let called = false;
+  const regs = [{ group: 'apps.kruise.io', resource: 'containerrecreaterequests', versions: ['v1beta1'], operations: ['CREATE' as const], mutate: () => { called = true; } }];
+  const res = await admit('mutate', regs, {
+    uid: 'u', operation: 'CREATE', namespace: 'ns', name: 'bad',
+    kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'ContainerRecreateRequest' },
+    resource: { group: 'apps.kruise.io', version: 'v1beta1', resource: 'containerrecreaterequests' },
+    object: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ContainerRecreateRequest', metadata: { name: 'bad' }, spec: { podName: 'p', containers: 'app' } },
+  } as any, { features: FEATURE_GATE_DEFAULTS });
+  assert.equal(called, false);
+  assert.equal(res.allowed, false);
+  assert.equal(res.status?.code, 400);
+  assert.equal(res.status?.message, 'spec.containers: Invalid value: "string": spec.containers in body must be of type array: "string"');
 });

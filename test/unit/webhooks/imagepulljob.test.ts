@@ -71,11 +71,12 @@ describe('ImagePullJob validation', () => {
     assert.deepEqual(validateImagePullJob(defaulted({}), undefined, admission(V)), []);
   });
 
-  test('registrations: validation gated on ImagePullJobGate', () => {
+  // The defaulter too: its deletion-protection finalizer is removed only by the gated controller.
+  test('registrations: defaulting and validation gated on ImagePullJobGate', () => {
     assert.deepEqual([...registrations, ...listRegistrations].map((r) => [r.resource, !!r.mutate, !!r.validate, r.gate]), [
-      ['imagepulljobs', true, false, undefined],
+      ['imagepulljobs', true, false, 'ImagePullJobGate'],
       ['imagepulljobs', false, true, 'ImagePullJobGate'],
-      ['imagelistpulljobs', true, false, undefined],
+      ['imagelistpulljobs', true, false, 'ImagePullJobGate'],
       ['imagelistpulljobs', false, true, 'ImagePullJobGate'],
     ]);
   });

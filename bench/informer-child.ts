@@ -1,0 +1,97 @@
+// The measured side of bench/informer.ts, in a fresh process so that RSS and CPU are the informer's
+// alone: one SharedIndexInformer on pods (with one counting event handler, as every controller
+// registers) from start to synced. Prints one JSON line. Run with --expose-gc for the retained-heap
+// figure.
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { fromKubeconfigFile, Pods, type KubeObject, type ListOptions, type ResourceType, type WatchOptions } from '../src/runtime/client.ts';
+import { SharedIndexInformer } from '../src/runtime/informer.ts';
+import type { ListerWatcher } from '../src/runtime/reflector.ts';
+
+const { values } = parseArgs({
+  options: {
+    kubeconfig: { type: 'string' },
+    qps: { type: 'string', default: '30' },
+    burst: { type: 'string', default: '50' },
+    pageSize: { type: 'string', default: '500' },
+  },
+});
+
+const kb = (line: string) => Number(/(\d+)\s*kB/.exec(line)?.[1] ?? NaN) * 1024;
+function procStatus(): { hwm: number; rss: number } {
+  const text = fs.readFileSync('/proc/self/status', 'utf8');
+  const get = (k: string) => kb(text.split('\n').find((l) => l.startsWith(k + ':')) ?? '');
+  return { hwm: get('VmHWM'), rss: get('VmRSS') };
+}
+const gc = () => { (globalThis as { gc?: () => void }).gc?.(); };
+const cpuSeconds = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1e6;
+
+gc();
+const base = { mem: process.memoryUsage(), proc: procStatus(), cpu: process.cpuUsage() };
+
+// The manager's client settings (--api-qps 30, --api-burst 50 by default).
+const client = fromKubeconfigFile(values.kubeconfig!, { qps: Number(values.qps), burst: Number(values.burst) });
+const pages: number[] = [];
+const lw: ListerWatcher = {
+  async list<T extends KubeObject>(type: ResourceType, opts: ListOptions) {
+    const t = performance.now();
+    const page = await client.list<T>(type, opts);
+    pages.push(performance.now() - t);
+    return page;
+  },
+  watch: <T extends KubeObject>(type: ResourceType, opts: WatchOptions) => client.watch<T>(type, opts),
+};
+
+let peakRss = 0;
+let peakHeap = 0;
+const sample = () => {
+  const m = process.memoryUsage();
+  peakRss = Math.max(peakRss, m.rss);
+  peakHeap = Math.max(peakHeap, m.heapUsed);
+};
+const sampler = setInterval(sample, 10);
+
+const informer = new SharedIndexInformer(lw, Pods, {
+  logger: pino({ level: 'silent' }),
+  reflector: { pageSize: Number(values.pageSize) },
+});
+let adds = 0;
+const registration = informer.addEventHandler({ onAdd: () => { adds++; } });
+const abort = new AbortController();
+const t0 = performance.now();
+const cpu0 = process.cpuUsage();
+const running = informer.run(abort.signal);
+
+await informer.waitForSync();
+const synced = { ms: performance.now() - t0, cpu: cpuSeconds(process.cpuUsage(cpu0)) };
+sample();
+while (!registration.hasSynced()) await new Promise((r) => setTimeout(r, 1));
+const handlerSynced = { ms: performance.now() - t0, cpu: cpuSeconds(process.cpuUsage(cpu0)) };
+sample();
+clearInterval(sampler);
+const atSync = { proc: procStatus(), mem: process.memoryUsage() };
+
+gc();
+gc();
+const retained = process.memoryUsage();
+
+abort.abort();
+await running;
+await client.close();
+
+process.stdout.write(JSON.stringify({
+  objects: informer.lister.list().length,
+  adds,
+  pages: pages.length,
+  pageMs: { total: pages.reduce((a, b) => a + b, 0), max: Math.max(...pages) },
+  synced,
+  handlerSynced,
+  peakRssSampled: peakRss,
+  peakHeapSampled: peakHeap,
+  vmHWM: atSync.proc.hwm,
+  rssAtSync: atSync.mem.rss,
+  base: { rss: base.mem.rss, heapUsed: base.mem.heapUsed, hwm: base.proc.hwm, cpu: cpuSeconds(base.cpu) },
+  retained: { rss: retained.rss, heapUsed: retained.heapUsed, external: retained.external, arrayBuffers: retained.arrayBuffers },
+  gcAvailable: typeof (globalThis as { gc?: unknown }).gc === 'function',
+}) + '\n');

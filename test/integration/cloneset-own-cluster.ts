@@ -1,0 +1,63 @@
+// For CloneSet tests that need a cluster and a manager of their own (feature gates, SIGKILLs): the
+// suite's shared manager would otherwise reconcile beside ours, or run the wrong gates. The
+// manager is a child process (`kruise start`) we can kill and restart.
+import path from 'node:path';
+import { up, down, kubectl as clusterKubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
+import { isAlive, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
+import { repoRoot } from '../../src/cluster/binaries.ts';
+import { installCRDs } from '../../src/manager/crds.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { waitFor } from '../harness/cluster.ts';
+import { cloneSetManifest } from './cloneset-helpers.ts';
+
+export class OwnCluster {
+  state!: ClusterState;
+  client!: KubeClient;
+  manager: Started | undefined;
+  private startedCluster = false;
+
+  constructor(readonly name: string, private readonly nodes: number, private readonly managerArgs: string[] = []) {}
+
+  async up(): Promise<void> {
+    const r = await up({ name: this.name, nodes: this.nodes, log: () => undefined });
+    this.state = r.state;
+    this.startedCluster = !r.reused;
+    this.client = fromKubeconfigFile(this.state.kubeconfig, { qps: 500, burst: 1000 });
+    await installCRDs(this.client);
+  }
+
+  kubectl(args: string[], input?: string): Promise<string> {
+    return clusterKubectl(this.state, args, input);
+  }
+
+  /** Starts the manager and waits until the API server reaches its CloneSet webhooks. */
+  async startManager(): Promise<Started> {
+    const logFile = path.join(this.state.runDir, 'logs', 'kruise-manager.log');
+    const m = startProcess('kruise-manager', process.execPath, [
+      '--import', 'tsx', path.join(repoRoot, 'src/cli/kruise.ts'), 'start',
+      '--kubeconfig', this.state.kubeconfig, '--webhook-port', '0', '--enable-leader-election=false',
+      '--metrics-addr', '0', '--health-probe-addr', '0', ...this.managerArgs,
+    ], logFile, { ...process.env, KRUISE_LOG_LEVEL: 'info' });
+    this.manager = m;
+    await waitFor('the manager to serve the CloneSet webhooks', async () => {
+      if (m.exited) throw new Error(`manager exited: ${tail(m.logFile, 20)}`);
+      await this.kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify({ ...cloneSetManifest('probe'), metadata: { name: 'probe', namespace: 'default' } }));
+      return true;
+    }, 60_000, 250);
+    return m;
+  }
+
+  async killManager(): Promise<void> {
+    const m = this.manager;
+    if (!m) return;
+    process.kill(-m.pid, 'SIGKILL');
+    await waitFor('the manager to die', async () => !isAlive(m.pid) || m.exited !== undefined, 5000, 20);
+    this.manager = undefined;
+  }
+
+  async down(): Promise<void> {
+    if (this.manager && isAlive(this.manager.pid)) await stopProcesses([this.manager.pid], 5000);
+    await this.client?.close();
+    if (this.startedCluster && process.env.KRUISE_TS_KEEP_CLUSTER !== '1') await down(this.name, { quiet: true });
+  }
+}
