@@ -85,5 +85,5 @@ try {
   process.stdout.write(lines.join('\n') + '\n');
 } finally {
   client.close();
-  await down(name, { quiet: true });
+  await down(name, { quiet: true, purge: true });
 }

@@ -15,6 +15,10 @@ const { values } = parseArgs({
     qps: { type: 'string', default: '30' },
     burst: { type: 'string', default: '50' },
     pageSize: { type: 'string', default: '500' },
+    // rv0: the reflector as it is (first list at resourceVersion "0", which the API server answers
+    // from its watch cache in one response, ignoring limit); paginated: that first list rewritten to
+    // a consistent read (resourceVersion ""), which the server pages by limit.
+    firstList: { type: 'string', default: 'rv0' },
   },
 });
 
@@ -36,7 +40,8 @@ const pages: number[] = [];
 const lw: ListerWatcher = {
   async list<T extends KubeObject>(type: ResourceType, opts: ListOptions) {
     const t = performance.now();
-    const page = await client.list<T>(type, opts);
+    const rewritten = values.firstList === 'paginated' && opts.resourceVersion === '0' ? { ...opts, resourceVersion: undefined } : opts;
+    const page = await client.list<T>(type, rewritten);
     pages.push(performance.now() - t);
     return page;
   },

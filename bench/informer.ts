@@ -5,7 +5,7 @@
 // and the heap still held after GC (the cache itself).
 // The pods carry schedulerName "bench-unscheduled", which no scheduler serves: they stay Pending and
 // untouched (no binding, no KWOK status churn, no pod GC), yet pass admission like any pod.
-// Usage: node --import tsx bench/informer.ts [--pods 50000] [--concurrency 128] [--runs 3] [--qps 30] [--burst 50]
+// Usage: node --import tsx bench/informer.ts [--pods 50000] [--concurrency 128] [--runs 3] [--qps 30] [--burst 50] [--variants rv0,paginated]
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,8 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     qps: { type: 'string', default: '30' },
     burst: { type: 'string', default: '50' },
+    // Comma-separated first-list modes of bench/informer-child.ts: rv0 (as the reflector does), paginated.
+    variants: { type: 'string', default: 'rv0,paginated' },
   },
 });
 const totalPods = Number(values.pods);
@@ -74,11 +76,11 @@ interface ChildResult {
   retained: { rss: number; heapUsed: number; external: number; arrayBuffers: number };
 }
 
-function runChild(kubeconfig: string): Promise<ChildResult> {
+function runChild(kubeconfig: string, variant: string): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [
       '--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, 'informer-child.ts'),
-      '--kubeconfig', kubeconfig, '--qps', values.qps, '--burst', values.burst,
+      '--kubeconfig', kubeconfig, '--qps', values.qps, '--burst', values.burst, '--firstList', variant,
     ], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
@@ -133,27 +135,32 @@ try {
   const listed = await client.list(Pods, { namespace: ns, limit: 1 });
   const count = (listed.metadata.remainingItemCount ?? 0) + listed.items.length;
 
-  const results: ChildResult[] = [];
-  for (let r = 0; r < runs; r++) results.push(await runChild(state.kubeconfig));
+  const variants = values.variants.split(',');
+  const byVariant = new Map<string, ChildResult[]>(variants.map((v) => [v, []]));
+  // Interleaved, so that a change in machine load hits every variant alike.
+  for (let r = 0; r < runs; r++) for (const v of variants) byVariant.get(v)!.push(await runChild(state.kubeconfig, v));
+  const results = byVariant.get(variants[0]!)!;
 
-  const med = (f: (r: ChildResult) => number) => {
-    const xs = results.map(f).sort((a, b) => a - b);
+  const med = (rs: ChildResult[], f: (r: ChildResult) => number) => {
+    const xs = rs.map(f).sort((a, b) => a - b);
     return { med: xs[Math.floor(xs.length / 2)]!, min: xs[0]!, max: xs.at(-1)! };
   };
-  const row = (label: string, f: (r: ChildResult) => number, fmt: (n: number) => string) => {
-    const m = med(f);
-    return `| ${label} | ${fmt(m.med)} | ${fmt(m.min)} – ${fmt(m.max)} |`;
-  };
+  const row = (label: string, f: (r: ChildResult) => number, fmt: (n: number) => string) =>
+    `| ${label} | ${variants.map((v) => {
+      const m = med(byVariant.get(v)!, f);
+      return `${fmt(m.med)} (${fmt(m.min)} – ${fmt(m.max)})`;
+    }).join(' | ')} |`;
   const s = (n: number) => `${(n / 1000).toFixed(2)} s`;
   const cpuS = (n: number) => `${n.toFixed(2)} s`;
   const lines = [
     `informer ingest: ${count} pods in one namespace (created at ${(totalPods / createSeconds).toFixed(0)}/s by ${concurrency} concurrent clients in ${createSeconds.toFixed(0)} s, ${failures} retried creates); node ${process.version}, ${os.cpus().length} CPUs`,
     `pod object: ${(podBytes / 1024).toFixed(1)} KiB as served, ${(podBytesCached / 1024).toFixed(1)} KiB without managedFields (what the cache keeps)`,
-    `informer client: qps ${values.qps}, burst ${values.burst} (the manager's defaults), page size 500; ${results[0]!.pages} list page(s) per sync`,
+    `informer client: qps ${values.qps}, burst ${values.burst} (the manager's defaults), page size 500; list pages per sync: ${variants.map((v) => `${v} ${byVariant.get(v)![0]!.pages}`).join(', ')}`,
+    'first list: rv0 = the reflector as it is (resourceVersion "0": served from the watch cache in one response, limit ignored); paginated = that list as a consistent read (resourceVersion ""), paged by limit',
     `load average before: ${loadBefore}; after creating pods: ${load()}`,
     '',
-    `| figure (fresh process per run, ${runs} runs) | median | range |`,
-    '|---|---|---|',
+    `| figure (fresh process per run, ${runs} runs; median (min – max)) | ${variants.join(' | ')} |`,
+    `|---|${variants.map(() => '---').join('|')}|`,
     row('time to informer.hasSynced()', (r) => r.synced.ms, s),
     row('time to handler hasSynced() (all onAdd delivered)', (r) => r.handlerSynced.ms, s),
     row('  of which waiting on list pages', (r) => r.pageMs.total, s),
@@ -167,7 +174,7 @@ try {
     row('  per pod', (r) => (r.retained.heapUsed - r.base.heapUsed) / r.objects, (n) => `${(n / 1024).toFixed(2)} KiB`),
     row('RSS after sync + GC', (r) => r.retained.rss, mib),
     '',
-    `objects in cache / onAdd calls: ${results.map((r) => `${r.objects}/${r.adds}`).join(', ')}`,
+    `objects in cache / onAdd calls: ${[...byVariant.values()].flat().map((r) => `${r.objects}/${r.adds}`).join(', ')}`,
     `load average after: ${load()}`,
   ];
   process.stdout.write(lines.join('\n') + '\n');

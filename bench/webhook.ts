@@ -53,7 +53,8 @@ async function serverHandlerSeconds(): Promise<{ sum: number; count: number }> {
   const m = await registry.getSingleMetric(latencyHistogram)!.get();
   let sum = 0;
   let count = 0;
-  for (const v of m.values) {
+  // Histogram values carry their series name (_bucket, _sum, _count).
+  for (const v of m.values as Array<{ value: number; metricName?: string }>) {
     if (v.metricName === `${latencyHistogram}_sum`) sum += v.value;
     if (v.metricName === `${latencyHistogram}_count`) count += v.value;
   }

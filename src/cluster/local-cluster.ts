@@ -365,13 +365,15 @@ export async function restartComponent(name: string, component: Component, opts:
 }
 
 /** Stops every process of the named cluster (recorded or found by run dir) and removes its state. */
-export async function down(name: string, opts: { quiet?: boolean } = {}): Promise<{ stopped: number }> {
+export async function down(name: string, opts: { quiet?: boolean; /** Remove the logs too (throwaway clusters). */ purge?: boolean } = {}): Promise<{ stopped: number }> {
   const runDir = runDirOf(name);
   const state = readState(name);
   const recorded = Object.values(state?.pids ?? {}).filter((p) => isAlive(p) && processesMentioning(runDir).includes(p));
   const pids = [...new Set([...recorded, ...processesMentioning(runDir)])];
   await stopProcesses(pids);
-  if (existsSync(runDir)) {
+  if (opts.purge) {
+    rmSync(runDir, { recursive: true, force: true });
+  } else if (existsSync(runDir)) {
     // Keep the logs for a post-mortem; drop data, keys and state.
     for (const entry of readdirSync(runDir)) if (entry !== 'logs') rmSync(path.join(runDir, entry), { recursive: true, force: true });
   }

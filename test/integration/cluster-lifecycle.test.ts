@@ -15,7 +15,7 @@ const execFileP = promisify(execFile);
 
 describe('local cluster lifecycle', { concurrency: false }, () => {
   const used: string[] = [];
-  after(async () => { for (const n of used) await down(n, { quiet: true }); });
+  after(async () => { for (const n of used) await down(n, { quiet: true, purge: true }); });
 
   test('up reuses a running cluster; status reports it; down stops every process', async () => {
     const n = name('reuse');
@@ -35,7 +35,7 @@ describe('local cluster lifecycle', { concurrency: false }, () => {
     const cli = await execFileP('bin/kruise', ['cluster', 'status', '--name', n, '-o', 'json']);
     assert.equal(JSON.parse(cli.stdout).running, true);
 
-    const { stopped } = await down(n, { quiet: true });
+    const { stopped } = await down(n, { quiet: true, purge: true });
     assert.equal(stopped, 5);
     assert.deepEqual(processesMentioning(runDirOf(n)), []);
     assert.equal(readState(n), null);
@@ -59,7 +59,7 @@ describe('local cluster lifecycle', { concurrency: false }, () => {
 
     // down after another crash still stops everything, found by run dir.
     process.kill(again.state.pids.etcd!, 'SIGKILL');
-    await down(n, { quiet: true });
+    await down(n, { quiet: true, purge: true });
     assert.deepEqual(processesMentioning(runDirOf(n)), []);
   });
 
@@ -107,6 +107,6 @@ describe('local cluster lifecycle', { concurrency: false }, () => {
     }
     assert.deepEqual([...perZone.values()].sort(), [333, 333, 334]);
     process.stderr.write(`# 1000-node cluster up in ${((Date.now() - began) / 1000).toFixed(1)}s\n`);
-    await down(n, { quiet: true });
+    await down(n, { quiet: true, purge: true });
   });
 });

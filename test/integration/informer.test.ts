@@ -72,7 +72,7 @@ describe('shared informer on the real API server', { concurrency: false }, () =>
     await proxy?.close();
     await watcherClient?.close();
     await writer?.close();
-    await down(CLUSTER, { quiet: true });
+    await down(CLUSTER, { quiet: true, purge: true });
   });
 
   test('initial sync equals a fresh list', async () => {

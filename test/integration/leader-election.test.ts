@@ -86,7 +86,7 @@ describe('two managers: leader election and webhooks on every replica', { concur
 
   after(async () => {
     await stopProcesses([...managers.values()].map((m) => m.proc.pid), 5000);
-    await down(CLUSTER, { quiet: true });
+    await down(CLUSTER, { quiet: true, purge: true });
   });
 
   test('exactly one leads while both serve their webhooks', async () => {
