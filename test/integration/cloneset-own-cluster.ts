@@ -39,10 +39,13 @@ export class OwnCluster {
       '--metrics-addr', '0', '--health-probe-addr', '0', ...this.managerArgs,
     ], logFile, { ...process.env, KRUISE_LOG_LEVEL: 'info' });
     this.manager = m;
+    // Wait for defaulting, not just validation: a CloneSet the API server admitted before it saw the
+    // mutating configuration keeps an undefaulted first revision, and its first template change
+    // then differs in more than the image, so it cannot be applied in place (seen on a busy machine).
     await waitFor('the manager to serve the CloneSet webhooks', async () => {
       if (m.exited) throw new Error(`manager exited: ${tail(m.logFile, 20)}`);
-      await this.kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify({ ...cloneSetManifest('probe'), metadata: { name: 'probe', namespace: 'default' } }));
-      return true;
+      const out = await this.kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], JSON.stringify({ ...cloneSetManifest('probe'), metadata: { name: 'probe', namespace: 'default' } }));
+      return (JSON.parse(out) as { spec: { template: { spec: { containers: Array<{ imagePullPolicy?: string }> } } } }).spec.template.spec.containers[0].imagePullPolicy === 'Always';
     }, 60_000, 250);
     return m;
   }

@@ -1,7 +1,8 @@
 // A CloneSet rollout survives its manager being SIGKILLed half-way: the restarted manager rebuilds
 // everything from the API server and finishes with exactly the desired pods. This runs on a
 // cluster of its own, because the suite's shared manager would otherwise keep reconciling while
-// ours is dead.
+// ours is dead. The second test kills it several times at random moments of a 200-pod rollout and
+// checks the maxSurge / maxUnavailable bounds after every pod event a watch delivers.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,7 +25,7 @@ before(async () => {
 
 after(() => cluster.down());
 
-test('a manager SIGKILLed mid-rollout is restarted and completes it with no extra or missing pods', { timeout: 120_000 }, async () => {
+test('a manager SIGKILLed mid-rollout is restarted and completes it with no extra or missing pods', { timeout: 180_000 }, async () => {
   await cluster.startManager();
   const ns = 'default';
   const manifest = cloneSetManifest('restart', { replicas: 12, maxUnavailable: 2 });
@@ -126,7 +127,7 @@ class PodBoundsWatcher {
   }
 }
 
-test('200-pod ReCreate rollout with maxSurge/maxUnavailable 10% survives several SIGKILLs: bounds hold throughout, no extra or missing pods', { timeout: 240_000 }, async () => {
+test('200-pod ReCreate rollout with maxSurge/maxUnavailable 10% survives several SIGKILLs: bounds hold throughout, no extra or missing pods', { timeout: 300_000 }, async () => {
   const ns = 'default';
   const replicas = 200;
   const surge = 20;

@@ -110,13 +110,25 @@ export function podUpdatePatch(old: Pod, updated: Pod, resourceVersion?: string)
   return { metadata, ...(containers.length ? { spec: { containers } } : {}) };
 }
 
-/** The conditions of `conditions` that differ from the pod's (merged by type on the server). */
+/**
+ * The conditions of `conditions` that differ from the pod's, as strategic-merge patch entries
+ * (merged by type on the server). A strategic merge keeps fields the entry leaves out, so a reason
+ * or message the pod has and the new condition lacks is sent as null: otherwise e.g.
+ * InPlaceUpdateReady=True would keep reason StartInPlaceUpdate, still differ next round, and be
+ * re-patched on every reconcile of every in-place-updated pod.
+ */
 export function changedConditions(pod: Pod, conditions: readonly PodCondition[]): PodCondition[] {
   const current = pod.status?.conditions ?? [];
-  return conditions.filter((c) => {
+  const out: PodCondition[] = [];
+  for (const c of conditions) {
     const old = current.find((o) => o.type === c.type);
-    return !old || old.status !== c.status || (old.reason ?? '') !== (c.reason ?? '') || (old.message ?? '') !== (c.message ?? '');
-  });
+    if (old && old.status === c.status && (old.reason ?? '') === (c.reason ?? '') && (old.message ?? '') === (c.message ?? '')) continue;
+    const entry: Record<string, unknown> = { ...c };
+    if (old?.reason && !c.reason) entry.reason = null;
+    if (old?.message && !c.message) entry.message = null;
+    out.push(entry as unknown as PodCondition);
+  }
+  return out;
 }
 
 /**

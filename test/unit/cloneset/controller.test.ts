@@ -316,6 +316,16 @@ describe('pod patches', () => {
     assert.deepEqual(changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }]).map((c) => c.type), ['InPlaceUpdateReady']);
   });
 
+  test('changedConditions clears a reason and message the new condition drops (strategic merge would keep them)', () => {
+    const p = pod('cs-a');
+    p.status!.conditions = [...p.status!.conditions!.filter((c) => c.type !== 'InPlaceUpdateReady'), { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate', message: 'm' }];
+    const [entry] = changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: NOW_S }]);
+    assert.deepEqual(entry, { type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: NOW_S, reason: null, message: null });
+    // Once the server holds the cleared condition there is nothing left to write.
+    p.status!.conditions = p.status!.conditions!.map((c) => (c.type === 'InPlaceUpdateReady' ? { type: c.type, status: 'True', lastTransitionTime: NOW_S } : c));
+    assert.deepEqual(changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: NOW_S }]), []);
+  });
+
   test('kruisePodReadyInits sets KruisePodReady True only on gated active pods without the condition', () => {
     const gated = (name: string, extra: Partial<Pod['status']> = {}, deleting = false) => {
       const p = pod(name);
