@@ -19,7 +19,7 @@ export const JitterFactor = 1.2;
  *   leaseDurationSeconds ↔ spec.leaseDurationSeconds
  *   acquireTime          ↔ spec.acquireTime (MicroTime, RFC 3339 with 6 fractional digits)
  *   renewTime            ↔ spec.renewTime   (MicroTime)
- *   leaderTransitions    ↔ spec.leaderTransitions
+ *   leaderTransitions    ↔ spec.leaseTransitions (the API field name differs; lease-store.ts maps it)
  */
 export interface LeaseRecord {
   holderIdentity: string;

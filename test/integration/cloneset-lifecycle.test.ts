@@ -266,6 +266,8 @@ describe('CloneSet specified deletion under maxUnavailable / maxSurge, with one 
         const ps = await podsOf(client, ns, 'mu2');
         return ps.length === 3 && !ps.some((p) => p.metadata.name === b) && ps.filter(isReady).length === 2;
       }, 30_000);
+      // The check above reads the API; the event log trails it on its watch: let it catch up.
+      await waitFor('the replacement in the event log', async () => log.first((e) => !original.has(e.name)) >= 0 && log.first((e) => e.name === b && e.terminating) >= 0, 10_000);
       const deleted = log.first((e) => e.name === b && e.terminating);
       const created = log.first((e) => !original.has(e.name));
       assert.ok(deleted >= 0 && created >= 0, JSON.stringify(log.log));
@@ -284,6 +286,8 @@ describe('CloneSet specified deletion under maxUnavailable / maxSurge, with one 
         const ps = await podsOf(client, ns, 'mu1');
         return ps.length === 3 && !ps.some((p) => p.metadata.name === b) && ps.filter(isReady).length === 2;
       }, 30_000);
+      // The check above reads the API; the event log trails it on its watch: let it catch up.
+      await waitFor(`${b}'s deletion in the event log`, async () => log.first((e) => e.name === b && e.terminating) >= 0, 10_000);
       const created = log.first((e) => !original.has(e.name));
       const deleted = log.first((e) => e.name === b && e.terminating);
       assert.ok(created >= 0 && deleted >= 0, JSON.stringify(log.log));
@@ -299,6 +303,8 @@ describe('CloneSet specified deletion under maxUnavailable / maxSurge, with one 
         const ps = await podsOf(client, ns, 'mu1');
         return ps.length === 3 && !ps.some((p) => p.metadata.name === a) && ps.every(isReady);
       }, 30_000);
+      // The check above reads the API; the event log trails it on its watch: let it catch up.
+      await waitFor(`${a}'s deletion in the event log`, async () => log.first((e) => e.name === a && e.terminating, mark) >= 0, 10_000);
       const aDeleted = log.first((e) => e.name === a && e.terminating, mark);
       const aCreated = log.first((e) => !original.has(e.name) && e.name !== replacement, mark);
       assert.ok(aDeleted >= 0 && aCreated >= 0 && aDeleted < aCreated, `pod-a must be deleted before its replacement: ${JSON.stringify(log.log.slice(mark))}`);
