@@ -14,7 +14,7 @@ import {
   type ClientMode,
 } from '../../../src/runtime/webhook/certs.ts';
 import type { WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
-import { FakeApiServer } from './fake-apiserver.ts';
+import { FakeApiServer , useFakeApiServer } from './fake-apiserver.ts';
 
 const silent = pino({ level: 'silent' });
 const features = { ...FEATURE_GATE_DEFAULTS };
@@ -66,14 +66,7 @@ describe('certificate generation and validity', () => {
 describe('self-managed Secret', () => {
   let api: FakeApiServer;
   let client: KubeClient;
-  before(async () => {
-    api = await new FakeApiServer().start();
-    client = new KubeClient({ server: api.url, qps: 0 });
-  });
-  after(async () => {
-    await client.close();
-    await api.close();
-  });
+  useFakeApiServer((s, c) => { api = s; client = c; });
 
   it('creates kruise-webhook-certs with upstream keys, then reuses it, then rotates near expiry keeping the CA', async () => {
     const secret = { namespace: 'kruise-system', name: 'kruise-webhook-certs' };
@@ -175,14 +168,7 @@ describe('webhook configurations', () => {
 describe('reconciling against the API', () => {
   let api: FakeApiServer;
   let client: KubeClient;
-  before(async () => {
-    api = await new FakeApiServer().start();
-    client = new KubeClient({ server: api.url, qps: 0 });
-  });
-  after(async () => {
-    await client.close();
-    await api.close();
-  });
+  useFakeApiServer((s, c) => { api = s; client = c; });
 
   it('creates the configurations, leaves equal ones alone, updates changed ones keeping labels', async () => {
     const desired = buildWebhookConfigurations(regs, { clientMode: urlMode, features, caBundle: 'CA1' });

@@ -29,7 +29,7 @@ import {
   type KubeObject,
   type WatchEvent,
 } from '../../../src/runtime/client.ts';
-import { FakeApiServer, status, waitFor } from './fake-apiserver.ts';
+import { FakeApiServer, status, waitFor , useFakeApiServer } from './fake-apiserver.ts';
 
 const PODS = '/v1/pods';
 const CMS = '/v1/configmaps';
@@ -47,14 +47,7 @@ function pod(name: string, labels: Record<string, string> = {}, ns = 'default'):
 describe('KubeClient CRUD', () => {
   let server: FakeApiServer;
   let client: KubeClient;
-  before(async () => {
-    server = await new FakeApiServer().start();
-    client = new KubeClient({ server: server.url, qps: 0 });
-  });
-  after(async () => {
-    await client.close();
-    await server.close();
-  });
+  useFakeApiServer((s, c) => { server = s; client = c; });
 
   test('create, get, conflicting update, update, delete', async () => {
     const created = await client.create<Pod>(Pods, { metadata: { name: 'a', namespace: 'default' } });
@@ -277,14 +270,7 @@ describe('StatusError', () => {
 describe('watch', () => {
   let server: FakeApiServer;
   let client: KubeClient;
-  before(async () => {
-    server = await new FakeApiServer().start();
-    client = new KubeClient({ server: server.url, qps: 0 });
-  });
-  after(async () => {
-    await client.close();
-    await server.close();
-  });
+  useFakeApiServer((s, c) => { server = s; client = c; });
 
   test('query parameters, events, bookmarks, errors and abort', async () => {
     const ctrl = new AbortController();

@@ -3,6 +3,8 @@
 // 410 ERROR events, clean and abrupt closes) and CRUD with optimistic concurrency.
 
 import http from 'node:http';
+import { before, after } from 'node:test';
+import { KubeClient } from '../../../src/runtime/client.ts';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 
@@ -452,4 +454,22 @@ function applyJsonPatch(target: Obj, ops: { op: string; path: string; value?: un
     else throw new Error(`unsupported op ${op}`);
   }
   return target;
+}
+
+/**
+ * Registers before/after hooks in the calling suite: a fresh fake API server and an unthrottled
+ * client of it, handed to bind once started, both closed after the suite.
+ */
+export function useFakeApiServer(bind: (server: FakeApiServer, client: KubeClient) => void): void {
+  let server: FakeApiServer;
+  let client: KubeClient;
+  before(async () => {
+    server = await new FakeApiServer().start();
+    client = new KubeClient({ server: server.url, qps: 0 });
+    bind(server, client);
+  });
+  after(async () => {
+    await client.close();
+    await server.close();
+  });
 }

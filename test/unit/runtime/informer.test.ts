@@ -18,7 +18,7 @@ import {
   type InformerOptions,
 } from '../../../src/runtime/informer.ts';
 import type { RuntimeLogger } from '../../../src/runtime/reflector.ts';
-import { FakeApiServer, waitFor } from './fake-apiserver.ts';
+import { FakeApiServer, waitFor , useFakeApiServer } from './fake-apiserver.ts';
 
 const PODS = '/v1/pods';
 const NODES = '/v1/nodes';
@@ -331,14 +331,7 @@ describe('SharedIndexInformer', () => {
 describe('SharedInformerFactory', () => {
   let server: FakeApiServer;
   let client: KubeClient;
-  before(async () => {
-    server = await new FakeApiServer().start();
-    client = new KubeClient({ server: server.url, qps: 0 });
-  });
-  after(async () => {
-    await client.close();
-    await server.close();
-  });
+  useFakeApiServer((s, c) => { server = s; client = c; });
 
   test('one informer (one list+watch) per type and selector, shared by consumers; late informers start at once', async () => {
     server.put(PODS, pod('f', 'a'));

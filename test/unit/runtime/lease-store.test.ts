@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { KubeLeaseStore, leaseToRecord, recordToSpec } from '../../../src/runtime/lease-store.ts';
 import { isConflict, type LeaseRecord } from '../../../src/runtime/leaderelection.ts';
-import { FakeApiServer } from './fake-apiserver.ts';
+import { FakeApiServer , useFakeApiServer } from './fake-apiserver.ts';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
 
@@ -14,14 +14,7 @@ const record = (holder: string, at = '2026-03-01T10:00:00.123000Z'): LeaseRecord
 describe('KubeLeaseStore', () => {
   let api: FakeApiServer;
   let client: KubeClient;
-  before(async () => {
-    api = await new FakeApiServer().start();
-    client = new KubeClient({ server: api.url, qps: 0 });
-  });
-  after(async () => {
-    await client.close();
-    await api.close();
-  });
+  useFakeApiServer((s, c) => { api = s; client = c; });
 
   it('reads a missing lease as null, creates it and reads it back', async () => {
     const store = new KubeLeaseStore({ client, namespace: 'kruise-system', name: 'le-1', labels: { app: 'kruise' } });
