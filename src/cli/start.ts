@@ -24,14 +24,15 @@ export function startCommand(): Command {
       const cfg = managerConfig(o);
       cfg.kubeconfig ??= process.env.KUBECONFIG || undefined;
       let startedCluster = false;
-      if (!cfg.kubeconfig) {
+      const embedded = !cfg.kubeconfig;
+      if (embedded) {
         const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes });
         startedCluster = !reused;
         cfg.kubeconfig = state.kubeconfig;
         process.stderr.write(`\nThe local cluster is ready. In another shell:\n  ${envLines(state).join('\n  ')}\n  kubectl get nodes\n\n`);
       }
-      if (startedCluster || o.installCrds || o.clusterName !== DEFAULT_CLUSTER || !process.env.KUBECONFIG && !o.kubeconfig) {
-        const client = fromKubeconfigFile(cfg.kubeconfig);
+      if (embedded || o.installCrds) {
+        const client = fromKubeconfigFile(cfg.kubeconfig!);
         const n = await installCRDs(client);
         await client.close();
         logger.info({ crds: n }, 'CRDs installed');

@@ -10,9 +10,8 @@ import { freePorts, processesMentioning, startProcess, stopProcesses, tail } fro
 import { repoRoot } from '../../src/cluster/binaries.ts';
 import { fromKubeconfigFile, CustomResourceDefinitions, ValidatingWebhookConfigurations, type KubeObject } from '../../src/runtime/client.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
-
-const CloneSets = { group: 'apps.kruise.io', version: 'v1beta1', resource: 'clonesets', kind: 'CloneSet', namespaced: true } as const;
 import { TEST_CLUSTER } from './cluster.ts';
+import { defaultedByWebhook } from './webhook-ready.ts';
 
 const MANAGER_MARKER = 'src/cli/kruise.ts';
 
@@ -44,9 +43,6 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number }>
         client.get<KubeObject & { webhooks?: Array<{ clientConfig?: { url?: string; caBundle?: string } }> }>(ValidatingWebhookConfigurations, 'kruise-validating-webhook-configuration'),
         client.get<KubeObject & { spec: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }>(CustomResourceDefinitions, 'clonesets.apps.kruise.io'),
       ]).then(([vwc, crd]) => !!vwc.webhooks?.[0]?.clientConfig?.caBundle && ours(vwc.webhooks[0].clientConfig.url) && ours(crd.spec.conversion?.webhook?.clientConfig?.url), () => false);
-      // The API server loads a changed webhook configuration asynchronously: wait until it really
-      // calls our defaulter (a dry-run CloneSet comes back defaulted). A CloneSet admitted before
-      // that keeps an undefaulted first revision, so its first image change cannot go in place.
       if (ready && (await defaultedByWebhook(client))) break;
       if (Date.now() > deadline) {
         await stopProcesses([manager.pid], 2000);
@@ -58,16 +54,6 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number }>
   } finally {
     await client.close();
   }
-}
-
-async function defaultedByWebhook(client: ReturnType<typeof fromKubeconfigFile>): Promise<boolean> {
-  const probe = {
-    apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'webhook-probe', namespace: 'default' },
-    spec: { replicas: 0, selector: { matchLabels: { app: 'probe' } }, template: { metadata: { labels: { app: 'probe' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
-  };
-  const out = await client.create(CloneSets, probe as KubeObject, { namespace: 'default', dryRun: true }).catch(() => undefined);
-  return (out as typeof probe & { spec: { template: { spec: { containers: Array<{ imagePullPolicy?: string }> } } } } | undefined)
-    ?.spec.template.spec.containers[0]?.imagePullPolicy === 'Always';
 }
 
 async function tearDown(startedCluster: boolean, managerPid: number): Promise<void> {

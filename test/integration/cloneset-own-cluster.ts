@@ -8,7 +8,7 @@ import { repoRoot } from '../../src/cluster/binaries.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import { waitFor } from '../harness/cluster.ts';
-import { cloneSetManifest } from './cloneset-helpers.ts';
+import { defaultedByWebhook } from '../harness/webhook-ready.ts';
 
 export class OwnCluster {
   state!: ClusterState;
@@ -39,13 +39,9 @@ export class OwnCluster {
       '--metrics-addr', '0', '--health-probe-addr', '0', ...this.managerArgs,
     ], logFile, { ...process.env, KRUISE_LOG_LEVEL: 'info' });
     this.manager = m;
-    // Wait for defaulting, not just validation: a CloneSet the API server admitted before it saw the
-    // mutating configuration keeps an undefaulted first revision, and its first template change
-    // then differs in more than the image, so it cannot be applied in place (seen on a busy machine).
     await waitFor('the manager to serve the CloneSet webhooks', async () => {
       if (m.exited) throw new Error(`manager exited: ${tail(m.logFile, 20)}`);
-      const out = await this.kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], JSON.stringify({ ...cloneSetManifest('probe'), metadata: { name: 'probe', namespace: 'default' } }));
-      return (JSON.parse(out) as { spec: { template: { spec: { containers: Array<{ imagePullPolicy?: string }> } } } }).spec.template.spec.containers[0].imagePullPolicy === 'Always';
+      return defaultedByWebhook(this.client);
     }, 60_000, 250);
     return m;
   }
