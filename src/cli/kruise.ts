@@ -9,6 +9,12 @@ const program = new Command('kruise')
   .addCommand(startCommand())
   .addCommand(clusterCommand());
 
+// A reader that stops early (`kruise cluster status | head -1`) is not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
