@@ -14,6 +14,9 @@ import { TEST_CLUSTER } from './cluster.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
 
 const MANAGER_MARKER = 'src/cli/kruise.ts';
+// The node-side features are off by default upstream; the suite exercises them, so its manager runs
+// with them on (KRUISE_TS_TEST_FEATURE_GATES replaces the list).
+const SUITE_FEATURE_GATES = process.env.KRUISE_TS_TEST_FEATURE_GATES ?? 'ImagePullJobGate=true,SidecarTerminator=true';
 
 async function setUp(): Promise<{ startedCluster: boolean; managerPid: number }> {
   const { state, reused } = await up({ name: TEST_CLUSTER, nodes: 3 });
@@ -30,7 +33,7 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number }>
       '--import', 'tsx', path.join(repoRoot, MANAGER_MARKER), 'start',
       '--kubeconfig', state.kubeconfig, '--webhook-port', String(webhookPort),
       '--metrics-addr', '127.0.0.1:0', '--health-probe-addr', '127.0.0.1:0',
-      ...(process.env.KRUISE_TS_TEST_FEATURE_GATES ? ['--feature-gates', process.env.KRUISE_TS_TEST_FEATURE_GATES] : []),
+      '--feature-gates', SUITE_FEATURE_GATES,
     ], logFile, { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' });
 
     // Ready when this manager leads and has pointed the webhook configuration and CRD conversion at
