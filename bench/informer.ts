@@ -139,7 +139,6 @@ try {
   const byVariant = new Map<string, ChildResult[]>(variants.map((v) => [v, []]));
   // Interleaved, so that a change in machine load hits every variant alike.
   for (let r = 0; r < runs; r++) for (const v of variants) byVariant.get(v)!.push(await runChild(state.kubeconfig, v));
-  const results = byVariant.get(variants[0]!)!;
 
   const med = (rs: ChildResult[], f: (r: ChildResult) => number) => {
     const xs = rs.map(f).sort((a, b) => a - b);

@@ -2,7 +2,7 @@
 // Builds the control-plane binaries if they are missing (cached across runs), then runs node:test
 // over the unit and integration tests with one shared local cluster (test/global-setup.ts). When
 // something fails it prints the tail of each cluster component's log.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { globSync } from 'node:fs';
 import path from 'node:path';
 import { ensureBinaries, repoRoot } from '../src/cluster/binaries.ts';
@@ -23,6 +23,11 @@ const needsCluster = files.some((f) => f.startsWith('test/integration/'));
 
 const began = Date.now();
 if (needsCluster) await ensureBinaries();
+// Tests that run a real containerd (and a local registry) need its Debian packages on the machine.
+if (files.some((f) => f.startsWith('test/integration/') && path.basename(f).includes('containerd'))) {
+  const install = spawnSync(path.join(repoRoot, 'hack/install-node-runtime.sh'), { stdio: 'inherit' });
+  if (install.status !== 0) process.exit(1); // the script said what is missing
+}
 
 const nodeArgs = [
   '--import', 'tsx', '--test',

@@ -1,12 +1,14 @@
 // `kruise`: the Kruise TS command line (manager start-up and the local cluster).
 import { Command } from 'commander';
 import { clusterCommand } from './cluster.ts';
+import { daemonCommand } from './daemon.ts';
 import { startCommand } from './start.ts';
 
 const program = new Command('kruise')
   .description('Kruise TS: OpenKruise workloads and policies, in TypeScript')
   .showHelpAfterError()
   .addCommand(startCommand())
+  .addCommand(daemonCommand())
   .addCommand(clusterCommand());
 
 // A reader that stops early (`kruise cluster status | head -1`) is not an error.

@@ -8,6 +8,8 @@ import { logger } from '../runtime/log.ts';
 import { installCRDs } from '../manager/crds.ts';
 import { startManager } from '../manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../manager/options.ts';
+import { startDaemon, type RunningDaemon } from '../daemon/daemon.ts';
+import { DEFAULT_SIMULATED_NODE_SELECTOR } from '../daemon/options.ts';
 
 export function startCommand(): Command {
   const cmd = new Command('start').description('run the Kruise TS manager (controllers + webhooks)');
@@ -39,10 +41,20 @@ export function startCommand(): Command {
       }
       const manager = await startManager(cfg);
       logger.info({ identity: manager.identity, webhookPort: manager.webhookPort, metricsPort: manager.metricsPort, healthPort: manager.healthPort }, 'kruise-manager started');
+      // The embedded cluster's nodes are simulated: kruise-daemon runs in this process for all of
+      // them (its metrics show on the manager's endpoint, which shares the registry).
+      let daemon: RunningDaemon | undefined;
+      if (embedded) {
+        daemon = await startDaemon({
+          kubeconfig: cfg.kubeconfig, addr: '0', maxWorkersForPullImage: -1, featureGates: cfg.featureGates,
+          simulated: true, simulatedNodeSelector: DEFAULT_SIMULATED_NODE_SELECTOR,
+        });
+      }
       let signals = 0;
       const shutdown = async (sig: string) => {
         if (signals++) process.exit(1); // a second Ctrl-C: stop now
         logger.info({ signal: sig }, 'shutting down');
+        await daemon?.stop();
         await manager.stop();
         if (startedCluster && !o.keepCluster) await down(o.clusterName);
         process.exit(0);

@@ -236,7 +236,7 @@ export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; r
     ]);
     launch('kwok', bins.kwok, [
       `--kubeconfig=${kubeconfig}`, `--config=${path.join(repoRoot, 'config/kwok/stages.yaml')}`,
-      '--manage-all-nodes=true', '--node-lease-duration-seconds=40', '--cidr=10.244.0.0/16', '--node-ip=10.0.0.1',
+      '--manage-all-nodes=false', '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake', '--node-lease-duration-seconds=40', '--cidr=10.244.0.0/16', '--node-ip=10.0.0.1',
       `--server-address=127.0.0.1:${ports.kwok}`,
     ]);
 

@@ -1,5 +1,12 @@
 // Every controller the manager runs on the leader.
 import { cloneSetController } from './cloneset/controller.ts';
+import { containerRecreateRequestController } from './containerrecreaterequest/controller.ts';
+import { imageListPullJobController } from './imagelistpulljob/controller.ts';
+import { imagePullJobController } from './imagepulljob/controller.ts';
+import { nodeImageController } from './nodeimage/controller.ts';
+import { podReadinessController } from './podreadiness/controller.ts';
+import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import type { ControllerSetup } from './types.ts';
 
-export const allControllers: readonly ControllerSetup[] = [cloneSetController];
+export const allControllers: readonly ControllerSetup[] = [cloneSetController, nodeImageController, imagePullJobController, imageListPullJobController,
+  containerRecreateRequestController, podReadinessController, sidecarTerminatorController];

@@ -10,7 +10,7 @@ export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
 export const CONTROLLER_WORKERS: Record<string, number> = {
   cloneset: 3, statefulset: 3, daemonset: 3, sidecarset: 3, broadcastjob: 3, advancedcronjob: 3,
   uniteddeployment: 3, workloadspread: 3, podunavailablebudget: 3, containerrecreaterequest: 3,
-  imagepulljob: 3, nodeimage: 3, resourcedistribution: 3, persistentpodstate: 3, podprobemarker: 3,
+  imagepulljob: 3, imagelistpulljob: 3, nodeimage: 3, resourcedistribution: 3, persistentpodstate: 3, podprobemarker: 3,
 };
 
 export interface ManagerConfig {
@@ -30,6 +30,10 @@ export interface ManagerConfig {
   featureGates: string;
   workers: Record<string, number>;
   clonesetScalingExcludePreparingDelete: boolean;
+  /** --nodeimage-creation-delay in ms: how long a Node must have been Ready before its NodeImage is created. */
+  nodeimageCreationDelay: number;
+  /** --default-ttlseconds-for-always-nodeimage: extra seconds NodeImage tags of Always-type ImagePullJobs live. */
+  defaultTtlsecondsForAlwaysNodeimage: number;
   apiQps: number;
   apiBurst: number;
   webhookPort: number;
@@ -50,6 +54,12 @@ const duration = (v: string) => {
 const int = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number >= 0');
+  return n;
+};
+/** Upstream bounds: 0 … 31 days. */
+const ttlSeconds = (v: string) => {
+  const n = int(v);
+  if (n > 3600 * 24 * 31) throw new InvalidArgumentError(`must be at most ${3600 * 24 * 31}`);
   return n;
 };
 const bool = (v: string) => {
@@ -82,6 +92,12 @@ export function addManagerFlags(cmd: Command): Command {
     .addOption(new Option('--webhook-initialize-timeout <duration>', 'how long to wait for webhook certificates').argParser(duration).default(60_000, '60s'))
     .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default(''))
     .addOption(new Option('--cloneset-scaling-exclude-preparing-delete <bool>', 'CloneSet scaling ignores PreparingDelete pods').argParser(bool).default(false))
+    .addOption(new Option('--nodeimage-creation-delay <duration>', 'delay NodeImage creation after the Node is Ready').argParser(duration).default(30_000, '30s'))
+    .addOption(
+      new Option('--default-ttlseconds-for-always-nodeimage <n>', 'extra seconds NodeImage tags of finished Always-type ImagePullJobs are kept')
+        .argParser(ttlSeconds)
+        .default(300),
+    )
     .addOption(new Option('--api-qps <n>', 'client-side QPS to the API server').argParser(int).default(30))
     .addOption(new Option('--api-burst <n>', 'client-side burst to the API server').argParser(int).default(50))
     .addOption(new Option('--webhook-port <port>', 'port of the admission webhook server').argParser(int).default(9876))
@@ -114,6 +130,8 @@ export function managerConfig(o: Record<string, any>): ManagerConfig {
     featureGates: o.featureGates,
     workers,
     clonesetScalingExcludePreparingDelete: o.clonesetScalingExcludePreparingDelete,
+    nodeimageCreationDelay: o.nodeimageCreationDelay,
+    defaultTtlsecondsForAlwaysNodeimage: o.defaultTtlsecondsForAlwaysNodeimage,
     apiQps: o.apiQps,
     apiBurst: o.apiBurst,
     webhookPort: o.webhookPort,

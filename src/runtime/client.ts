@@ -5,6 +5,8 @@
 
 import { KubeConfig, bufferFromFileOrString, type Cluster, type User } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
+import { APPS_GROUP } from '../apis/constants.ts';
+import { kindFor, storageGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
 
@@ -122,6 +124,14 @@ export const MutatingWebhookConfigurations = rt(
 export const ValidatingWebhookConfigurations = rt(
   'admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false,
 );
+/** A Kruise kind at its storage version, from the API registry (one source for group/plural/scope). */
+export function kruiseResource(kind: string, group: string = APPS_GROUP): ResourceType {
+  const def = kindFor(group, kind);
+  if (!def) throw new Error(`${kind}.${group} is not a Kruise kind`);
+  const gvr = storageGVR(def);
+  return rt(gvr.group, gvr.version, gvr.resource, def.kind, def.scope === 'Namespaced');
+}
+
 export const CustomResourceDefinitions = rt(
   'apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false,
 );

@@ -1,11 +1,13 @@
 // The integration suite's shared environment, run in its own process by test/global-setup.ts:
 //   suite-setup.ts up       → starts (or reuses) the test cluster, installs the CRDs, starts one
-//                             Kruise TS manager against it, and prints {startedCluster, managerPid}
-//   suite-setup.ts down <startedCluster> <managerPid>
-// The manager is a detached process logging to the cluster's logs/kruise-manager.log.
+//                             Kruise TS manager and one simulated kruise-daemon (serving every KWOK
+//                             node) against it, and prints {startedCluster, managerPid, daemonPid}
+//   suite-setup.ts down <startedCluster> <managerPid> [daemonPid]
+// The manager and the daemon are detached processes logging to the cluster's
+// logs/kruise-manager.log and logs/kruise-daemon.log.
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { up, down } from '../../src/cluster/local-cluster.ts';
+import { up, down, readState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
 import { fromKubeconfigFile, CustomResourceDefinitions, ValidatingWebhookConfigurations, type KubeObject } from '../../src/runtime/client.ts';
@@ -14,15 +16,18 @@ import { TEST_CLUSTER } from './cluster.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
 
 const MANAGER_MARKER = 'src/cli/kruise.ts';
+const DAEMON_MARKER = '--simulated';
 // The node-side features are off by default upstream; the suite exercises them, so its manager runs
 // with them on (KRUISE_TS_TEST_FEATURE_GATES replaces the list).
 const SUITE_FEATURE_GATES = process.env.KRUISE_TS_TEST_FEATURE_GATES ?? 'ImagePullJobGate=true,SidecarTerminator=true';
+const SUITE_DAEMON_FEATURE_GATES = process.env.KRUISE_TS_TEST_DAEMON_FEATURE_GATES ?? '';
 
-async function setUp(): Promise<{ startedCluster: boolean; managerPid: number }> {
+async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; daemonPid: number }> {
   const { state, reused } = await up({ name: TEST_CLUSTER, nodes: 3 });
-  // A manager left behind by an interrupted run would hold the lease: stop it first.
+  // A manager left behind by an interrupted run would hold the lease, a daemon would act twice:
+  // stop them first.
   const stale = processesMentioning(state.kubeconfig).filter((pid) => processesMentioning(MANAGER_MARKER).includes(pid));
-  await stopProcesses(stale, 5000);
+  await stopProcesses([...stale, ...simulatedDaemons(state.kubeconfig)], 5000);
 
   const client = fromKubeconfigFile(state.kubeconfig);
   try {
@@ -53,13 +58,42 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number }>
       }
       await sleep(250);
     }
-    return { startedCluster: !reused, managerPid: manager.pid };
+    const daemon = await startSimulatedDaemon(state.kubeconfig, path.join(state.runDir, 'logs', 'kruise-daemon.log'));
+    return { startedCluster: !reused, managerPid: manager.pid, daemonPid: daemon };
   } finally {
     await client.close();
   }
 }
 
-async function tearDown(startedCluster: boolean, managerPid: number): Promise<void> {
+/** Starts `kruise daemon --simulated` and waits until its /healthz answers (caches synced). */
+async function startSimulatedDaemon(kubeconfig: string, logFile: string): Promise<number> {
+  const [port] = await freePorts(1);
+  const daemon = startProcess('kruise-daemon', process.execPath, [
+    '--import', 'tsx', path.join(repoRoot, MANAGER_MARKER), 'daemon', '--simulated',
+    '--kubeconfig', kubeconfig, '--addr', `127.0.0.1:${port}`, '--feature-gates', SUITE_DAEMON_FEATURE_GATES,
+  ], logFile, { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (daemon.exited) throw new Error(`the kruise daemon exited (${JSON.stringify(daemon.exited)}) during test setup; last lines of ${logFile}:\n${tail(logFile, 30)}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return daemon.pid;
+    if (Date.now() > deadline) {
+      await stopProcesses([daemon.pid], 2000);
+      throw new Error(`the kruise daemon did not become healthy within 60s; last lines of ${logFile}:\n${tail(logFile, 30)}`);
+    }
+    await sleep(250);
+  }
+}
+
+/** Simulated daemons of this cluster: the suite's, and any a test restarted in its place. */
+function simulatedDaemons(kubeconfig: string): number[] {
+  const daemons = processesMentioning(DAEMON_MARKER);
+  return processesMentioning(kubeconfig).filter((pid) => daemons.includes(pid));
+}
+
+async function tearDown(startedCluster: boolean, managerPid: number, daemonPid: number): Promise<void> {
+  const kubeconfig = readState(TEST_CLUSTER)?.kubeconfig;
+  await stopProcesses([...new Set([...(daemonPid ? [daemonPid] : []), ...(kubeconfig ? simulatedDaemons(kubeconfig) : [])])], 10_000);
   if (managerPid) await stopProcesses([managerPid], 10_000);
   if (startedCluster && process.env.KRUISE_TS_KEEP_CLUSTER !== '1') await down(TEST_CLUSTER, { quiet: true });
 }
@@ -67,8 +101,8 @@ async function tearDown(startedCluster: boolean, managerPid: number): Promise<vo
 const [command, ...rest] = process.argv.slice(2);
 try {
   if (command === 'up') process.stdout.write(JSON.stringify(await setUp()) + '\n');
-  else if (command === 'down') await tearDown(rest[0] === 'true', Number(rest[1] ?? 0));
-  else throw new Error(`usage: suite-setup.ts up | down <startedCluster> <managerPid>`);
+  else if (command === 'down') await tearDown(rest[0] === 'true', Number(rest[1] ?? 0), Number(rest[2] ?? 0));
+  else throw new Error(`usage: suite-setup.ts up | down <startedCluster> <managerPid> [daemonPid]`);
   process.exit(0);
 } catch (err) {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);

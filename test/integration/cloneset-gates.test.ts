@@ -1,17 +1,24 @@
 // CloneSet behaviour behind feature gates, on a cluster and manager of its own (the suite's shared
 // manager runs the default gates): CloneSetPartitionRollback (raising the partition rolls updated
-// pods back) and CloneSetShortHash (revision label = hash only, so 60+-character names work).
+// pods back), CloneSetShortHash (revision label = hash only, so 60+-character names work) and
+// PreDownloadImageForInPlaceUpdate (ImagePullJobs for the new images). Every rollout here also runs
+// under CloneSetEventHandlerOptimization, which drops pod updates that cannot change a decision:
+// the rollouts completing is what shows it drops nothing that matters.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pods } from '../../src/runtime/client.ts';
-import { CloneSets } from '../../src/controllers/cloneset/executor.ts';
+import { ControllerRevisions, isNotFound, Pods, type KubeObject } from '../../src/runtime/client.ts';
+import { CloneSets, ImagePullJobs } from '../../src/controllers/cloneset/executor.ts';
+import type { ImagePullJob } from '../../src/apis/apps/imagepulljob.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
 
 const REVISION_LABEL = 'controller-revision-hash';
-const cluster = new OwnCluster(`${TEST_CLUSTER}-cs-gates`, 1, ['--feature-gates', 'CloneSetPartitionRollback=true,CloneSetShortHash=true']);
+const cluster = new OwnCluster(`${TEST_CLUSTER}-cs-gates`, 1, [
+  '--feature-gates',
+  'CloneSetPartitionRollback=true,CloneSetShortHash=true,PreDownloadImageForInPlaceUpdate=true,CloneSetEventHandlerOptimization=true',
+]);
 const ns = 'default';
 
 before(async () => {
@@ -120,4 +127,71 @@ test('pods labelled with the full revision name (the format before CloneSetShort
     assert.equal(p.metadata.labels?.[REVISION_LABEL], shortHash(cs.status.updateRevision!));
     assert.equal(p.spec?.containers[0].image, 'nginx:2.0');
   }
+});
+
+test('an in-place image change pre-downloads the new image through an ImagePullJob, deleted once the rollout is done', { timeout: 180_000 }, async () => {
+  const client = cluster.client;
+  // v1alpha1 with the annotation, as OpenKruise users write it; it reaches the controller as
+  // inPlaceUpdateStrategy.imagePreDownloadParallelism through conversion.
+  const manifest = cloneSetManifest('predl', { replicas: 6, partition: 6, podUpdatePolicy: 'InPlaceIfPossible' });
+  await apply({
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'CloneSet',
+    metadata: { name: 'predl', annotations: { 'apps.kruise.io/image-predownload-parallelism': '3' } },
+    spec: {
+      ...manifest.spec,
+      updateStrategy: { type: 'InPlaceIfPossible', partition: 6 },
+    },
+  });
+  let cs = await waitSettled(client, ns, 'predl', 6, { timeoutMs: 60_000 });
+  const current = cs.status.currentRevision!;
+  await patchSpec('predl', { template: { spec: { containers: [{ name: 'main', image: 'nginx:2.0' }] } } });
+  cs = await waitFor('a new update revision', async () => {
+    const c = await get('predl');
+    if (!c.status.updateRevision || c.status.updateRevision === current) throw new Error(JSON.stringify(c.status));
+    return c;
+  }, 30_000, 200);
+  const update = cs.status.updateRevision!;
+
+  const job = await waitFor('the pre-download ImagePullJob', () => client.get<ImagePullJob & KubeObject>(ImagePullJobs, `${update}-main`, { namespace: ns }), 30_000, 250);
+  assert.equal(job.spec?.image, 'nginx:2.0');
+  assert.equal(job.spec?.parallelism, 3);
+  assert.deepEqual(job.spec?.completionPolicy, { type: 'Always', ttlSecondsAfterFinished: 600 });
+  assert.equal(job.spec?.pullPolicy?.timeoutSeconds, 600);
+  assert.deepEqual(job.spec?.podSelector?.matchExpressions?.[0], { key: REVISION_LABEL, operator: 'NotIn', values: [update, shortHash(update)] });
+  assert.equal(job.metadata.ownerReferences?.[0]?.uid, cs.metadata.uid);
+  assert.equal(job.metadata.ownerReferences?.[0]?.controller, true);
+  const rev = await client.get<KubeObject>(ControllerRevisions, update, { namespace: ns });
+  assert.equal(rev.metadata.labels?.['apps.kruise.io/pre-predownload-created'], 'true');
+
+  await patchSpec('predl', { updateStrategy: { rollingUpdate: { partition: 0 } } });
+  await waitSettled(client, ns, 'predl', 6, { timeoutMs: 90_000 });
+  // Deleted by the CloneSet; the ImagePullJob controller then releases its finalizer.
+  await waitFor('the ImagePullJob to be deleted once the revisions converge', async () => {
+    try {
+      const j = await client.get<KubeObject>(ImagePullJobs, `${update}-main`, { namespace: ns });
+      if (j.metadata.deletionTimestamp) return true;
+      throw new Error('still there');
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      throw err;
+    }
+  }, 30_000, 250);
+  await cluster.kubectl(['-n', ns, 'delete', 'clonesets.apps.kruise.io', 'predl', '--wait=false']);
+});
+
+test('two containers with different launch priorities update in place in two batches under the event-handler optimization', { timeout: 120_000 }, async () => {
+  const client = cluster.client;
+  const manifest = cloneSetManifest('prio', { replicas: 2, podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: '100%' });
+  manifest.spec.template.metadata = { labels: { app: 'prio' }, annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered' } } as typeof manifest.spec.template.metadata;
+  manifest.spec.template.spec.containers = [{ name: 'first', image: 'nginx:1.0' }, { name: 'second', image: 'redis:1.0' }];
+  await apply(manifest);
+  await waitSettled(client, ns, 'prio', 2, { timeoutMs: 60_000 });
+  await patchSpec('prio', { template: { spec: { containers: [{ name: 'first', image: 'nginx:2.0' }, { name: 'second', image: 'redis:2.0' }] } } });
+  await waitSettled(client, ns, 'prio', 2, { timeoutMs: 60_000 });
+  const pods = await podsOf(client, ns, 'prio');
+  for (const p of pods) {
+    assert.deepEqual(p.status?.containerStatuses?.map((c) => c.image).sort(), ['nginx:2.0', 'redis:2.0']);
+  }
+  await cluster.kubectl(['-n', ns, 'delete', 'clonesets.apps.kruise.io', 'prio', '--wait=false']);
 });

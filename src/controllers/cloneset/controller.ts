@@ -19,7 +19,7 @@ import type { Labels } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 import { makeHandlers } from './event-handler.ts';
-import { CloneSetExecutor, CloneSets, type ExecutorClient } from './executor.ts';
+import { CloneSetExecutor, CloneSets, ImagePullJobs, type ExecutorClient } from './executor.ts';
 import { planCloneSet } from './plan.ts';
 import type { Pod } from './pods.ts';
 import { setCondition } from './status.ts';
@@ -37,6 +37,8 @@ export interface CloneSetCache {
   ownedPods(cs: CloneSet): Pod[];
   ownedPVCs(cs: CloneSet): PersistentVolumeClaim[];
   ownedRevisions(cs: CloneSet): ControllerRevision[];
+  /** Names of the ImagePullJobs the CloneSet controls; undefined when image pre-download is off. */
+  ownedImagePullJobs?(cs: CloneSet): string[] | undefined;
   nodeLabels?(node: string): Labels | undefined;
 }
 
@@ -123,6 +125,7 @@ export class CloneSetReconciler {
         randomId: this.deps.randomId,
         scalingExcludePreparingDelete: this.deps.scalingExcludePreparingDelete,
         nodeLabels: this.deps.cache.nodeLabels?.bind(this.deps.cache),
+        imagePullJobs: this.deps.cache.ownedImagePullJobs?.(cs),
       });
     } catch (err) {
       // A malformed object (CloneSet or pod) must not take the controller down or hot-loop it:
@@ -156,6 +159,7 @@ class InformerCache implements CloneSetCache {
     private readonly pods: SharedIndexInformer<Pod & KubeObject>,
     private readonly pvcs: SharedIndexInformer<PersistentVolumeClaim & KubeObject>,
     private readonly revisions: SharedIndexInformer<ControllerRevision & KubeObject>,
+    private readonly imagePullJobs?: SharedIndexInformer<KubeObject>,
   ) {}
 
   getCloneSet(namespace: string, name: string) {
@@ -180,6 +184,10 @@ class InformerCache implements CloneSetCache {
     return this.owned(this.revisions, cs);
   }
 
+  ownedImagePullJobs(cs: CloneSet) {
+    return this.imagePullJobs && this.owned(this.imagePullJobs, cs).map((j) => j.metadata.name ?? '');
+  }
+
   /** Only templates with topologySpreadConstraints need nodes; their informer starts on first use. */
   nodeLabels(node: string): Labels | undefined {
     this.nodes ??= this.informers.informerFor(Nodes);
@@ -195,7 +203,9 @@ export const cloneSetController: ControllerSetup = {
     const pods = deps.informers.informerFor<Pod & KubeObject>(Pods, scope);
     const pvcs = deps.informers.informerFor<PersistentVolumeClaim & KubeObject>(PersistentVolumeClaims, scope);
     const revisions = deps.informers.informerFor<ControllerRevision & KubeObject>(ControllerRevisions, scope);
-    const cache = new InformerCache(deps.informers, cloneSets, pods, pvcs, revisions);
+    // Pre-download jobs are only read (to delete them once revisions converge) when the gate is on.
+    const imagePullJobs = deps.features.PreDownloadImageForInPlaceUpdate ? deps.informers.informerFor<KubeObject>(ImagePullJobs, scope) : undefined;
+    const cache = new InformerCache(deps.informers, cloneSets, pods, pvcs, revisions, imagePullJobs);
 
     const expectationOptions = { timeout: deps.expectationTimeoutMs };
     const scaleExpectations = new ScaleExpectations(expectationOptions);
@@ -224,6 +234,7 @@ export const cloneSetController: ControllerSetup = {
       revisionExpectations,
       resourceVersions,
       getCloneSet: (ns, name) => cloneSets.lister.get(ns, name),
+      filterPodUpdates: deps.features.CloneSetEventHandlerOptimization,
     });
     cloneSets.addEventHandler(handlers.cloneSet);
     pods.addEventHandler(handlers.pod);
@@ -232,7 +243,8 @@ export const cloneSetController: ControllerSetup = {
 
     return {
       async run(signal: AbortSignal) {
-        const synced = await Promise.all([cloneSets, pods, pvcs, revisions].map((i) => i.waitForSync(signal)));
+        const informers = [cloneSets, pods, pvcs, revisions, ...(imagePullJobs ? [imagePullJobs] : [])];
+        const synced = await Promise.all(informers.map((i) => i.waitForSync(signal)));
         if (!synced.every(Boolean)) return;
         controller.start();
         if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));

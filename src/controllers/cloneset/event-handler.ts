@@ -4,11 +4,15 @@
 // go first after a restart.
 
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
+import { CONDITION_INPLACE_UPDATE_READY } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import type { KubeObject, OwnerReference } from '../../runtime/client.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
+import { checkContainersUpdateCompleted, getInPlaceUpdateState } from '../../util/inplaceupdate.ts';
+import { getCondition } from '../../util/lifecycle.ts';
+import { isPodReady } from '../../util/pod.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import type { Pod } from './pods.ts';
 
@@ -23,6 +27,43 @@ export interface HandlerDeps {
   resourceVersions: ResourceVersionExpectations;
   /** The cached CloneSet, to check that a controllerRef still points at it (same UID). */
   getCloneSet(namespace: string, name: string): CloneSet | undefined;
+  /** Gate CloneSetEventHandlerOptimization: drop pod updates that cannot change a decision. */
+  filterPodUpdates?: boolean;
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
+
+function lifecycleFinalizers(cs: CloneSet, pod: Pod): string[] {
+  const lc = cs.spec?.lifecycle;
+  const handled = [lc?.preDelete, lc?.inPlaceUpdate, lc?.preNormal].flatMap((h) => h?.finalizersHandler ?? []);
+  return (pod.metadata.finalizers ?? []).filter((f) => handled.includes(f));
+}
+
+const containerProgress = (pod: Pod) =>
+  JSON.stringify((pod.status?.containerStatuses ?? []).map((c) => [c.name, c.ready, c.imageID, c.containerID, c.restartCount]));
+
+/**
+ * Whether an update of a pod owned by `cs` can be dropped without a reconcile (upstream
+ * IgnorePodUpdateEvent, gate CloneSetEventHandlerOptimization). Label, ownerRef and deletion changes
+ * are decided by the caller. A pod update matters when its generation (spec), lifecycle
+ * finalizers or readiness changed, or while an in-place update is unfinished and its containers
+ * moved: upstream only looks at the moment the update completes, but our refresh also starts the
+ * next container-priority batch when the previous containers turn ready, and such a pod is not
+ * Ready, so without this the next batch would wait for an unrelated event.
+ */
+export function podUpdateCannotChangeDecision(cs: CloneSet, old: Pod, cur: Pod): boolean {
+  if ((old.metadata.generation ?? 0) !== (cur.metadata.generation ?? 0)) return false;
+  if (!sameSet(lifecycleFinalizers(cs, old), lifecycleFinalizers(cs, cur))) return false;
+  if (isPodReady(old) !== isPodReady(cur)) return false;
+  if (cur.spec?.readinessGates?.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY)) {
+    const state = getInPlaceUpdateState(cur);
+    const inPlaceReady = getCondition(cur, CONDITION_INPLACE_UPDATE_READY)?.status === 'True';
+    if (state && !inPlaceReady) {
+      if (checkContainersUpdateCompleted(cur, state) === undefined) return false;
+      if (containerProgress(old) !== containerProgress(cur)) return false;
+    }
+  }
+  return true;
 }
 
 /** The CloneSet controllerRef of an object, if it has one. */
@@ -34,6 +75,11 @@ export function cloneSetRef(obj: KubeObject): OwnerReference | undefined {
 
 const ownerKey = (obj: KubeObject, ref: OwnerReference) => `${obj.metadata.namespace ?? ''}/${ref.name}`;
 const sameRef = (a?: OwnerReference, b?: OwnerReference) => a?.uid === b?.uid && a?.name === b?.name;
+const sameLabels = (a: KubeObject, b: KubeObject) => {
+  const x = a.metadata.labels ?? {};
+  const y = b.metadata.labels ?? {};
+  return Object.keys(x).length === Object.keys(y).length && Object.entries(x).every(([k, v]) => y[k] === v);
+};
 
 export function makeHandlers(deps: HandlerDeps) {
   const enqueueOwner = (obj: KubeObject, ref: OwnerReference | undefined, initial = false) => {
@@ -79,7 +125,12 @@ export function makeHandlers(deps: HandlerDeps) {
       const oldRef = cloneSetRef(old);
       if (oldRef && !sameRef(oldRef, ref)) enqueueOwner(old, oldRef);
       if (!ref) return;
-      if (cur.metadata.deletionTimestamp) observePodDeleted(cur, ref);
+      if (cur.metadata.deletionTimestamp) {
+        observePodDeleted(cur, ref);
+      } else if (deps.filterPodUpdates && sameRef(oldRef, ref) && sameLabels(old, cur)) {
+        const cs = deps.getCloneSet(cur.metadata.namespace ?? '', ref.name);
+        if (cs && podUpdateCannotChangeDecision(cs, old, cur)) return;
+      }
       enqueueOwner(cur, ref);
     },
     onDelete: (obj) => {

@@ -10,32 +10,29 @@ import {
   isAlreadyExists,
   isConflict,
   isNotFound,
+  kruiseResource,
   PatchType,
   PersistentVolumeClaims,
   Pods,
   type KubeClient,
   type KubeObject,
-  type ResourceType,
 } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
-import { containsReadinessGate, getCondition, type PodCondition } from '../../util/lifecycle.ts';
+import type { PodCondition } from '../../util/lifecycle.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { equalRevision, type ControllerRevision } from '../../util/revision-data.ts';
+import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
+import type { PreDownloadPlan } from '../../util/imagepredownload.ts';
 import type { CloneSetPlan } from './plan.ts';
 import { podName, type Pod } from './pods.ts';
 import { computeStatus } from './status.ts';
 import { slowStartBatches, type PodCreation, type PodDeletion } from './scale.ts';
 
-export const CloneSets: ResourceType = Object.freeze({
-  group: 'apps.kruise.io',
-  version: 'v1beta1',
-  resource: 'clonesets',
-  kind: 'CloneSet',
-  namespaced: true,
-});
+export const CloneSets = kruiseResource('CloneSet');
+
+export const ImagePullJobs = kruiseResource('ImagePullJob');
 
 export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
 
@@ -131,16 +128,6 @@ export function changedConditions(pod: Pod, conditions: readonly PodCondition[])
   return out;
 }
 
-/**
- * KruisePodReady=True for active pods that carry the readiness gate but not yet the condition (the
- * podreadiness behaviour); without it such pods never become Ready.
- */
-export function kruisePodReadyInits(pods: readonly Pod[], now: string): Array<{ pod: Pod; condition: PodCondition }> {
-  return pods
-    .filter((p) => isPodActive(p) && containsReadinessGate(p, CONDITION_KRUISE_POD_READY) && !getCondition(p, CONDITION_KRUISE_POD_READY))
-    .map((pod) => ({ pod, condition: { type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: now } }));
-}
-
 // ---------------------------------------------------------------------------------------------
 
 export class CloneSetExecutor {
@@ -168,6 +155,9 @@ export class CloneSetExecutor {
       );
       this.deps.resourceVersions.expect(updated);
     }
+
+    // 1b. image pre-download: best effort, as upstream; a failure must not hold the rollout
+    if (plan.preDownload) await this.preDownload(cs, plan.preDownload);
 
     // 2. PVCs of gone pods
     const podByName = new Map(observed.pods.map((p) => [podName(p), p]));
@@ -236,6 +226,40 @@ export class CloneSetExecutor {
       await this.ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
     return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
+  }
+
+  private async preDownload(cs: CloneSet, pd: PreDownloadPlan): Promise<void> {
+    const ns = cs.metadata?.namespace ?? '';
+    for (const job of pd.createJobs) {
+      const name = job.metadata?.name ?? '';
+      try {
+        await this.deps.client.create(ImagePullJobs, job as ImagePullJob & KubeObject);
+        this.event(cs, 'Normal', 'CreatedImagePullJob', `created ImagePullJob ${name} for image: ${job.spec?.image}`);
+      } catch (err) {
+        if (isAlreadyExists(err)) continue;
+        this.event(cs, 'Normal', 'FailedCreateImagePullJob', `failed to create ImagePullJob ${name}: ${errMessage(err)}`);
+        // Without the jobs, the revision must not be marked as handled: retry next round.
+        return;
+      }
+    }
+    for (const name of pd.deleteJobs) {
+      try {
+        await this.ignoreNotFound(this.deps.client.delete(ImagePullJobs, name, { namespace: ns }));
+      } catch (err) {
+        this.deps.log.error({ err: errMessage(err), job: name }, 'failed to delete ImagePullJob');
+      }
+    }
+    if (pd.labelRevision) {
+      const { name, key } = pd.labelRevision;
+      try {
+        const updated = await this.deps.client.patch<ControllerRevision & KubeObject>(
+          ControllerRevisions, name, { metadata: { labels: { [key]: 'true' } } }, { namespace: ns, patchType: PatchType.Merge },
+        );
+        this.deps.resourceVersions.expect(updated);
+      } catch (err) {
+        this.deps.log.error({ err: errMessage(err), revision: name }, 'failed to label ControllerRevision for image pre-download');
+      }
+    }
   }
 
   /** The round failed half-way: record FailedScale / FailedUpdate on the status, best effort. */
@@ -311,10 +335,6 @@ export class CloneSetExecutor {
 
   private async writePods(cs: CloneSet, plan: CloneSetPlan, pods: Map<string, Pod>): Promise<void> {
     const ns = cs.metadata?.namespace ?? '';
-    const now = new Date(this.deps.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    for (const { pod, condition } of kruisePodReadyInits([...pods.values()], now)) {
-      await this.ignoreNotFound(this.patchConditions(ns, pod, [condition]));
-    }
     for (const t of plan.lifecycleTransitions) {
       const pod = pods.get(t.pod);
       if (!pod) continue;

@@ -7,6 +7,9 @@ import type { CloneSet, CloneSetStatus } from '../../apis/apps/cloneset.ts';
 import { CLONESET_INSTANCE_ID_LABEL, CLONESET_VCT_HASH_ANNOTATION, CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
+import { planImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
+import { canUpdateInPlace } from '../../util/inplaceupdate.ts';
+import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { LifecycleTransition } from '../../util/lifecycle.ts';
 import { isPodActive } from '../../util/pod.ts';
@@ -18,7 +21,8 @@ import {
   volumeClaimTemplatesHash,
   type ControllerRevision,
 } from '../../util/revision-data.ts';
-import { podName, type Pod } from './pods.ts';
+import { DEFAULT_MAX_UNAVAILABLE } from './diff.ts';
+import { podName, replicasOf, type Pod } from './pods.ts';
 import { planScale, type PodCreation, type PodDeletion } from './scale.ts';
 import { computeStatus } from './status.ts';
 import { planUpdate, type InPlaceUpdateAction, type LabelPatch, type PodRefresh } from './update.ts';
@@ -39,6 +43,11 @@ export interface PlanInput {
   scalingExcludePreparingDelete?: boolean;
   nodeLabels?: (node: string) => Labels | undefined;
   pubAllowsUpdate?: (pod: Pod) => boolean;
+  /**
+   * Names of the ImagePullJobs this CloneSet controls; given only when image pre-download is on
+   * (gate PreDownloadImageForInPlaceUpdate).
+   */
+  imagePullJobs?: readonly string[];
 }
 
 export interface CloneSetPlan {
@@ -64,6 +73,8 @@ export interface CloneSetPlan {
   /** New spec.scaleStrategy.podsToDelete when names of gone pods should be dropped. */
   podsToDelete?: string[];
   revisionsToDelete: string[];
+  /** Image pre-download for the next in-place update (jobs to create/delete, revision label). */
+  preDownload?: PreDownloadPlan;
   requeueAfter?: number;
 }
 
@@ -176,6 +187,10 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
     if (s !== undefined && s > 0) plan.requeueAfter = plan.requeueAfter === undefined ? s : Math.min(plan.requeueAfter, s);
   };
 
+  if (input.imagePullJobs && !cs.metadata?.deletionTimestamp) {
+    plan.preDownload = preDownloadFor(cs, rev.current, rev.update, input.imagePullJobs, features);
+  }
+
   let updateError: string | undefined;
   if (!cs.metadata?.deletionTimestamp) {
     const scale = planScale({
@@ -236,4 +251,35 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
   }
   plan.revisionsToDelete = revisionsToTruncate(cs, active, allRevisions, currentName, updateName);
   return plan;
+}
+
+/** Step 7 of doReconcile: pre-pull the update revision's new images (spec §12.4). */
+function preDownloadFor(
+  cs: CloneSet, current: ControllerRevision, update: ControllerRevision, jobs: readonly string[], features: FeatureGates,
+): PreDownloadPlan {
+  const replicas = replicasOf(cs);
+  const rolling = cs.spec?.updateStrategy?.rollingUpdate;
+  const inPlace = rolling?.inPlaceUpdateStrategy;
+  const updateName = update.metadata.name ?? '';
+  return planImagePreDownload({
+    owner: {
+      apiVersion: cs.apiVersion ?? 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: cs.metadata?.name ?? '', uid: cs.metadata?.uid ?? '',
+      namespace: cs.metadata?.namespace ?? '', annotations: cs.metadata?.annotations,
+    },
+    current,
+    update,
+    replicas,
+    partition: getScaledValueFromIntOrPercent(rolling?.partition ?? 0, replicas, true),
+    maxUnavailable: getScaledValueFromIntOrPercent(rolling?.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, replicas, false),
+    recreate: (rolling?.podUpdatePolicy ?? 'ReCreate') === 'ReCreate',
+    canUpdateInPlace: canUpdateInPlace(current, update, { envFromMetadata: features.InPlaceUpdateEnvFromMetadata }),
+    selector: cs.spec?.selector ?? {},
+    templateLabels: cs.spec?.template?.metadata?.labels,
+    pullSecrets: (cs.spec?.template?.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter(Boolean),
+    updatedReadyReplicas: cs.status?.updateRevision === updateName ? cs.status.updatedReadyReplicas ?? 0 : 0,
+    minUpdatedReadyPods: inPlace?.imagePreDownloadMinUpdatedReadyPods,
+    parallelism: inPlace?.imagePreDownloadParallelism,
+    timeoutSeconds: inPlace?.imagePreDownloadTimeoutSeconds,
+    ownedJobs: [...jobs],
+  });
 }

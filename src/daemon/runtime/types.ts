@@ -21,6 +21,12 @@ export interface RuntimeContainer {
   exitCode?: number;
   image?: string;
   imageRef?: string;
+  /**
+   * The environment the container was started with (CRI ContainerStatus verbose info
+   * `config.envs`), when the runtime can tell. The daemon compares the values taken from pod
+   * labels/annotations with the pod's current metadata (env from metadata, spec §18.2).
+   */
+  env?: Record<string, string>;
 }
 
 /** The pod the kubelet created the sandbox for (CRI labels `io.kubernetes.pod.*`). */

@@ -1,8 +1,8 @@
 // ContainerRecreateRequest mutating webhook (upstream pkg/webhook/containerrecreaterequest/mutating):
 // on CREATE it checks the request, defaults failurePolicy and injects what kruise-daemon needs from
-// the target pod (node, pod UID, each container's current containerID/restartCount and preStop);
-// on UPDATE it only guards the immutable spec, labels and annotation. Refusals are plain messages,
-// as upstream answers them, carried by AdmissionDenied.
+// the target pod and its node (node name, pod UID, virtual-kubelet mark, each container's current
+// containerID/restartCount and preStop); on UPDATE it only guards the immutable spec, labels and
+// annotation. Refusals are plain messages, as upstream answers them, carried by AdmissionDenied.
 import {
   CONDITION_SIDECAR_TERMINATED,
   CRR_ACTIVE_LABEL,
@@ -13,6 +13,7 @@ import {
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
 import type { Container } from '../../apis/core.ts';
 import { isPodActive, type PodLike } from '../../util/pod.ts';
+import { isVirtualKubeletNode, VIRTUAL_KUBELET_LABEL, VIRTUAL_KUBELET_LABEL_VALUE } from '../../util/virtual-kubelet.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 
@@ -24,11 +25,23 @@ export interface TargetPod extends Omit<PodLike, 'spec' | 'status'> {
     nodeName?: string | null;
     terminationGracePeriodSeconds?: number | null;
     containers?: Container[] | null;
-    initContainers?: Array<{ name: string; restartPolicy?: string | null }> | null;
+    initContainers?: Array<Container & { restartPolicy?: string | null }> | null;
   } | null;
-  status?: Omit<NonNullable<PodLike['status']>, 'containerStatuses'> & {
-    containerStatuses?: Array<{ name: string; restartCount: number; containerID?: string }> | null;
+  status?: Omit<NonNullable<PodLike['status']>, 'containerStatuses' | 'initContainerStatuses'> & {
+    containerStatuses?: TargetContainerStatus[] | null;
+    initContainerStatuses?: TargetContainerStatus[] | null;
   };
+}
+
+interface TargetContainerStatus {
+  name: string;
+  restartCount: number;
+  containerID?: string;
+}
+
+/** The parts of a node the webhook reads. */
+export interface TargetNode {
+  metadata?: { name?: string; labels?: Record<string, string> | null } | null;
 }
 
 type CRR = ContainerRecreateRequest;
@@ -98,18 +111,34 @@ function isTerminatedBySidecarTerminator(pod: TargetPod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === CONDITION_SIDECAR_TERMINATED);
 }
 
-/** CREATE, after defaultContainerRecreateRequest: copy pod facts into the request; mutates obj. */
-export function injectPodIntoContainerRecreateRequest(obj: CRR, pod: TargetPod): void {
-  assertSpec(obj);
+/** CREATE: the pod must be running (or finished by the sidecar terminator) and bound to a node. */
+export function checkTargetPod(pod: TargetPod): string {
   if (!isPodActive(pod) && !isTerminatedBySidecarTerminator(pod)) {
     throw new AdmissionDenied('not allowed to recreate containers in an inactive Pod');
   }
   const nodeName = pod.spec?.nodeName ?? '';
   if (nodeName === '') throw new AdmissionDenied('not allowed to recreate containers in a pending Pod');
+  return nodeName;
+}
 
+// A native sidecar (restartable init container) reports under initContainerStatuses, so a CRR may
+// name init containers too, as upstream accepts.
+function findContainer(pod: TargetPod, name: string): Container | undefined {
+  return pod.spec?.containers?.find((x) => x.name === name) ?? pod.spec?.initContainers?.find((x) => x.name === name);
+}
+
+function findStatus(pod: TargetPod, name: string): TargetContainerStatus | undefined {
+  return pod.status?.containerStatuses?.find((x) => x.name === name) ?? pod.status?.initContainerStatuses?.find((x) => x.name === name);
+}
+
+/** CREATE, after defaultContainerRecreateRequest and checkTargetPod: copy pod facts into the request; mutates obj. */
+export function injectPodIntoContainerRecreateRequest(obj: CRR, pod: TargetPod, node: TargetNode): void {
+  assertSpec(obj);
   const labels = (obj.metadata!.labels ??= {});
-  labels[CRR_NODE_NAME_LABEL] = nodeName;
+  labels[CRR_NODE_NAME_LABEL] = pod.spec?.nodeName ?? '';
   labels[CRR_POD_UID_LABEL] = pod.metadata?.uid ?? '';
+  // No kruise-daemon runs on a virtual node: the mark lets daemons and users tell such CRRs apart.
+  if (isVirtualKubeletNode(node)) labels[VIRTUAL_KUBELET_LABEL] = VIRTUAL_KUBELET_LABEL_VALUE;
   const strategy = (obj.spec.strategy ??= {});
   if (strategy.terminationGracePeriodSeconds === undefined || strategy.terminationGracePeriodSeconds === null) {
     if (pod.spec?.terminationGracePeriodSeconds !== undefined && pod.spec.terminationGracePeriodSeconds !== null) {
@@ -124,9 +153,9 @@ export function injectPodIntoContainerRecreateRequest(obj: CRR, pod: TargetPod):
     if (c.preStop || c.ports || c.statusContext) {
       throw new AdmissionDenied('preStop, ports, statusContext in container are ready-only fields');
     }
-    const podContainer = pod.spec?.containers?.find((x) => x.name === c.name);
+    const podContainer = findContainer(pod, c.name);
     if (!podContainer) throw new AdmissionDenied(`container ${c.name} not found in Pod`);
-    const status = pod.status?.containerStatuses?.find((x) => x.name === c.name);
+    const status = findStatus(pod, c.name);
     if (!status) throw new AdmissionDenied(`not found ${c.name} containerStatus in Pod Status`);
     if (!status.containerID) {
       throw new AdmissionDenied(`no containerID in ${c.name} containerStatus, maybe the container has not been initialized`);
@@ -160,5 +189,14 @@ export async function mutateContainerRecreateRequest(obj: CRR, ctx: AdmissionCon
     throw new AdmissionDenied(`failed to find Pod ${obj.spec.podName}: ${(e as Error).message}`, 500);
   }
   if (!pod) throw new AdmissionDenied(`no found Pod named ${obj.spec.podName}`);
-  injectPodIntoContainerRecreateRequest(obj, pod);
+  const nodeName = checkTargetPod(pod);
+  let node: TargetNode | null;
+  try {
+    node = await ctx.reader.get<TargetNode>('v1', 'Node', nodeName);
+  } catch (e) {
+    throw new AdmissionDenied(`failed to find Node ${nodeName}: ${(e as Error).message}`, 500);
+  }
+  // kruise-daemon on that node is what executes the request; without the node nobody would.
+  if (!node) throw new AdmissionDenied(`no found Node named ${nodeName} for Pod ${obj.spec.podName}`);
+  injectPodIntoContainerRecreateRequest(obj, pod, node);
 }

@@ -6,7 +6,8 @@ import { validateImageListPullJob } from './validating.ts';
 export * from './mutating.ts';
 export * from './validating.ts';
 
-// The validator is gated like ImagePullJob's (see imagepulljob/index.ts).
+// Registered like ImagePullJob's: the validator always, answering 403 without the gates; the
+// defaulter only with ImagePullJobGate (see imagepulljob/index.ts).
 export const registrations: WebhookRegistration[] = [
   {
     group: APPS_GROUP,
@@ -23,7 +24,6 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1alpha1', 'v1beta1'],
     operations: ['CREATE', 'UPDATE'],
     validate: validateImageListPullJob,
-    gate: 'ImagePullJobGate',
     failurePolicy: 'Fail',
   },
 ];

@@ -3,8 +3,8 @@
 import type { ImageListPullJob } from '../../apis/apps/imagelistpulljob.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
-import { imageReferenceError } from '../imagepulljob/imageref.ts';
-import { completionPolicyError, nodeSelectionError, parallelismError } from '../imagepulljob/validating.ts';
+import { imageReferenceError } from '../../util/imageref.ts';
+import { completionPolicyError, nodeSelectionError, parallelismError, requireImagePullGates } from '../imagepulljob/validating.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 const MAX_IMAGES = 255;
@@ -24,7 +24,8 @@ export function imageListPullJobError(obj: ImageListPullJob): string | undefined
   return parallelismError(spec) ?? completionPolicyError(spec, false);
 }
 
-export function validateImageListPullJob(obj: ImageListPullJob, _old: ImageListPullJob | undefined, _ctx: AdmissionContext): FieldError[] {
+export function validateImageListPullJob(obj: ImageListPullJob, _old: ImageListPullJob | undefined, ctx: AdmissionContext): FieldError[] {
+  requireImagePullGates(ctx.features);
   const err = imageListPullJobError(obj);
   if (err) throw new AdmissionDenied(err);
   return [];

@@ -3,15 +3,14 @@ import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { mutateImagePullJob } from './mutating.ts';
 import { validateImagePullJob } from './validating.ts';
 
-export * from './imageref.ts';
 export * from './mutating.ts';
 export * from './validating.ts';
 
-// Upstream's validator answers 403 "feature-gate … is not enabled" without KruiseDaemon and
-// ImagePullJobGate; the gate dependencies force ImagePullJobGate off without KruiseDaemon, so
-// gating the registration on ImagePullJobGate covers both. The defaulter is gated too: it adds the
-// deletion-protection finalizer that only the ImagePullJob controller removes, and that controller
-// runs only with the gate on — without it, jobs could never be deleted.
+// The validator is always registered and, like upstream's, answers 403 "feature-gate … is not
+// enabled" without KruiseDaemon or ImagePullJobGate, so jobs nothing would process are refused
+// rather than silently accepted. The defaulter is gated: it adds the deletion-protection finalizer
+// that only the ImagePullJob controller removes, and that controller runs only with the gate on —
+// without it, jobs could never be deleted (and the validator refuses them anyway).
 export const registrations: WebhookRegistration[] = [
   {
     group: APPS_GROUP,
@@ -28,7 +27,6 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1alpha1', 'v1beta1'],
     operations: ['CREATE', 'UPDATE'],
     validate: validateImagePullJob,
-    gate: 'ImagePullJobGate',
     failurePolicy: 'Fail',
   },
 ];

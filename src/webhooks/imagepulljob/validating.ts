@@ -1,11 +1,12 @@
 // ImagePullJob validation (upstream pkg/webhook/imagepulljob/validating): the first broken rule
 // denies with upstream's plain message (400), not a field-error list.
 import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
+import type { FeatureGates } from '../../apis/features.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
-import { imageReferenceError } from './imageref.ts';
+import { imageReferenceError } from '../../util/imageref.ts';
 
 type Template = Omit<NonNullable<ImagePullJob['spec']>, 'image'>;
 
@@ -88,7 +89,15 @@ export function imagePullJobError(obj: ImagePullJob): string | undefined {
   return parallelismError(spec) ?? completionPolicyError(spec, true);
 }
 
-export function validateImagePullJob(obj: ImagePullJob, _old: ImagePullJob | undefined, _ctx: AdmissionContext): FieldError[] {
+/** Upstream's 403 for jobs no controller would process; shared with ImageListPullJob. */
+export function requireImagePullGates(features: FeatureGates): void {
+  for (const gate of ['KruiseDaemon', 'ImagePullJobGate'] as const) {
+    if (!features[gate]) throw new AdmissionDenied(`feature-gate ${gate} is not enabled`, 403);
+  }
+}
+
+export function validateImagePullJob(obj: ImagePullJob, _old: ImagePullJob | undefined, ctx: AdmissionContext): FieldError[] {
+  requireImagePullGates(ctx.features);
   const err = imagePullJobError(obj);
   if (err) throw new AdmissionDenied(err);
   return [];

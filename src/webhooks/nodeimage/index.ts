@@ -6,7 +6,8 @@ import { validateNodeImage } from './validating.ts';
 export * from './mutating.ts';
 export * from './validating.ts';
 
-// Upstream's validator answers 403 "feature-gate KruiseDaemon is not enabled" without the gate.
+// The validator is always registered and answers 403 "feature-gate KruiseDaemon is not enabled"
+// without the gate, as upstream's.
 export const registrations: WebhookRegistration[] = [
   {
     group: APPS_GROUP,
@@ -22,7 +23,6 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1alpha1', 'v1beta1'],
     operations: ['CREATE', 'UPDATE'],
     validate: validateNodeImage,
-    gate: 'KruiseDaemon',
     failurePolicy: 'Fail',
   },
 ];

@@ -30,7 +30,8 @@ export function nodeImageError(obj: NodeImage): string | undefined {
   return undefined;
 }
 
-export function validateNodeImage(obj: NodeImage, _old: NodeImage | undefined, _ctx: AdmissionContext): FieldError[] {
+export function validateNodeImage(obj: NodeImage, _old: NodeImage | undefined, ctx: AdmissionContext): FieldError[] {
+  if (!ctx.features.KruiseDaemon) throw new AdmissionDenied('feature-gate KruiseDaemon is not enabled', 403);
   const err = nodeImageError(obj);
   if (err) throw new AdmissionDenied(err);
   return [];

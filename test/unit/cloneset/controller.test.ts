@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import { CloneSetReconciler, scaleExpectationLeakage, type CloneSetCache } from '../../../src/controllers/cloneset/controller.ts';
 import { makeHandlers } from '../../../src/controllers/cloneset/event-handler.ts';
-import { changedConditions, kruisePodReadyInits, podUpdatePatch } from '../../../src/controllers/cloneset/executor.ts';
+import { changedConditions, podUpdatePatch } from '../../../src/controllers/cloneset/executor.ts';
 import { planCloneSet } from '../../../src/controllers/cloneset/plan.ts';
 import type { Pod } from '../../../src/controllers/cloneset/pods.ts';
 import { StatusError, type KubeObject, type ResourceType } from '../../../src/runtime/client.ts';
@@ -326,18 +326,4 @@ describe('pod patches', () => {
     assert.deepEqual(changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: NOW_S }]), []);
   });
 
-  test('kruisePodReadyInits sets KruisePodReady True only on gated active pods without the condition', () => {
-    const gated = (name: string, extra: Partial<Pod['status']> = {}, deleting = false) => {
-      const p = pod(name);
-      return {
-        ...p,
-        metadata: { ...p.metadata, ...(deleting ? { deletionTimestamp: NOW_S } : {}) },
-        spec: { ...p.spec!, readinessGates: [...p.spec!.readinessGates!, { conditionType: 'KruisePodReady' }] },
-        status: { ...p.status, ...extra },
-      } as Pod;
-    };
-    const held = gated('cs-held', { conditions: [...pod('x').status!.conditions!, { type: 'KruisePodReady', status: 'False' }] });
-    const inits = kruisePodReadyInits([gated('cs-new'), held, gated('cs-gone', {}, true), pod('cs-plain')], NOW_S);
-    assert.deepEqual(inits.map((i) => [i.pod.metadata.name, i.condition.type, i.condition.status]), [['cs-new', 'KruisePodReady', 'True']]);
-  });
 });

@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { KubeLeaseStore, leaseToRecord, recordToSpec } from '../../../src/runtime/lease-store.ts';

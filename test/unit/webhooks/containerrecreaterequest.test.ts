@@ -50,7 +50,13 @@ function crr(containers: string[], spec: Record<string, any> = {}): any {
   };
 }
 
-const ctxWith = (pods: any[]) => admission(V, 'CREATE', { reader: fakeReader(pods), namespace: 'pod-namespace' });
+function node(labels: Record<string, string> = { type: 'kwok' }): any {
+  return { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a', labels } };
+}
+
+// Every pod's node exists unless a test passes its own objects through ctxWithOnly.
+const ctxWith = (pods: any[]) => admission(V, 'CREATE', { reader: fakeReader([...pods, node()]), namespace: 'pod-namespace' });
+const ctxWithOnly = (objects: any[]) => admission(V, 'CREATE', { reader: fakeReader(objects), namespace: 'pod-namespace' });
 
 async function denial(obj: any, pods: any[] = [pod()]): Promise<{ message: string; code: number }> {
   try {
@@ -132,6 +138,35 @@ describe('ContainerRecreateRequest mutating webhook', () => {
     const p = pod();
     p.status.containerStatuses = p.status.containerStatuses.filter((s: any) => s.name !== 'sidecar');
     assert.equal((await denial(crr(['sidecar']), [p])).message, 'not found sidecar containerStatus in Pod Status');
+  });
+
+  test('a missing node is refused: no daemon would ever execute the request', async () => {
+    try {
+      await mutateContainerRecreateRequest(crr(['app']), ctxWithOnly([pod()]));
+      assert.fail('expected a denial');
+    } catch (e) {
+      assert.ok(e instanceof AdmissionDenied);
+      assert.equal(e.message, 'no found Node named node-a for Pod pod-name');
+      assert.equal(e.code, 400);
+    }
+  });
+
+  test('a pod on a virtual-kubelet node gets the virtual-kubelet label', async () => {
+    const obj = crr(['app']);
+    await mutateContainerRecreateRequest(obj, ctxWithOnly([pod(), node({ type: 'virtual-kubelet' })]));
+    assert.equal(obj.metadata.labels.type, 'virtual-kubelet');
+    const plain = crr(['app']);
+    await mutateContainerRecreateRequest(plain, ctxWith([pod()]));
+    assert.equal(plain.metadata.labels.type, undefined);
+  });
+
+  test('init containers (native sidecars) can be recreated, with their status context', async () => {
+    const p = pod();
+    p.spec.initContainers = [{ name: 'proxy', image: 'envoy', restartPolicy: 'Always' }];
+    p.status.initContainerStatuses = [{ name: 'proxy', restartCount: 4, containerID: 'containerd://proxy-1' }];
+    const obj = crr(['proxy']);
+    await mutateContainerRecreateRequest(obj, ctxWith([p]));
+    assert.deepEqual(obj.spec.containers, [{ name: 'proxy', statusContext: { containerID: 'containerd://proxy-1', restartCount: 4 } }]);
   });
 
   test('does nothing on UPDATE', async () => {

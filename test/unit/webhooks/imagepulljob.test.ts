@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AdmissionDenied } from '../../../src/runtime/webhook/types.ts';
-import { imageListPullJobError, mutateImageListPullJob, registrations as listRegistrations } from '../../../src/webhooks/imagelistpulljob/index.ts';
-import { imagePullJobError, imageReferenceError, mutateImagePullJob, registrations, validateImagePullJob } from '../../../src/webhooks/imagepulljob/index.ts';
+import { imageListPullJobError, mutateImageListPullJob, registrations as listRegistrations, validateImageListPullJob } from '../../../src/webhooks/imagelistpulljob/index.ts';
+import { imagePullJobError, mutateImagePullJob, registrations, validateImagePullJob } from '../../../src/webhooks/imagepulljob/index.ts';
+import { imageReferenceError } from '../../../src/util/imageref.ts';
 import { admission, loadExamples } from './nonworkload-helpers.ts';
 
 const V = 'apps.kruise.io/v1beta1';
@@ -66,18 +67,34 @@ describe('ImagePullJob validation', () => {
     assert.equal(imagePullJobError(defaulted({ parallelism: '3' })), undefined);
   });
 
+  const gated = admission(V, 'CREATE', { gates: { ImagePullJobGate: true } });
+
   test('the validator denies with a 400 plain message', () => {
-    assert.throws(() => validateImagePullJob(defaulted({ image: '' }), undefined, admission(V)), (e: unknown) => e instanceof AdmissionDenied && e.code === 400 && e.message === 'image can not be empty');
-    assert.deepEqual(validateImagePullJob(defaulted({}), undefined, admission(V)), []);
+    assert.throws(() => validateImagePullJob(defaulted({ image: '' }), undefined, gated), (e: unknown) => e instanceof AdmissionDenied && e.code === 400 && e.message === 'image can not be empty');
+    assert.deepEqual(validateImagePullJob(defaulted({}), undefined, gated), []);
   });
 
-  // The defaulter too: its deletion-protection finalizer is removed only by the gated controller.
-  test('registrations: defaulting and validation gated on ImagePullJobGate', () => {
+  test('without KruiseDaemon or ImagePullJobGate both validators answer 403', () => {
+    const cases: Array<[Record<string, boolean>, string]> = [
+      [{ ImagePullJobGate: false }, 'feature-gate ImagePullJobGate is not enabled'],
+      [{ KruiseDaemon: false, ImagePullJobGate: true }, 'feature-gate KruiseDaemon is not enabled'],
+    ];
+    for (const [gates, message] of cases) {
+      const ctx = admission(V, 'CREATE', { gates });
+      const denied403 = (e: unknown) => e instanceof AdmissionDenied && e.code === 403 && e.message === message;
+      assert.throws(() => validateImagePullJob(defaulted({}), undefined, ctx), denied403);
+      assert.throws(() => validateImageListPullJob({ apiVersion: V, kind: 'ImageListPullJob', metadata: { name: 'l' }, spec: { images: ['nginx'] } } as never, undefined, ctx), denied403);
+    }
+  });
+
+  // The defaulter is gated: its deletion-protection finalizer is removed only by the gated
+  // controller. The validators are always registered so they can refuse with 403.
+  test('registrations: defaulting gated on ImagePullJobGate, validation always', () => {
     assert.deepEqual([...registrations, ...listRegistrations].map((r) => [r.resource, !!r.mutate, !!r.validate, r.gate]), [
       ['imagepulljobs', true, false, 'ImagePullJobGate'],
-      ['imagepulljobs', false, true, 'ImagePullJobGate'],
+      ['imagepulljobs', false, true, undefined],
       ['imagelistpulljobs', true, false, 'ImagePullJobGate'],
-      ['imagelistpulljobs', false, true, 'ImagePullJobGate'],
+      ['imagelistpulljobs', false, true, undefined],
     ]);
   });
 });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FakeClock } from '../../../src/util/clock.ts';
-import { nodeImageDefaulter, nodeImageError, registrations } from '../../../src/webhooks/nodeimage/index.ts';
+import { nodeImageDefaulter, nodeImageError, registrations, validateNodeImage } from '../../../src/webhooks/nodeimage/index.ts';
+import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
+import { AdmissionDenied, type AdmissionContext } from '../../../src/runtime/webhook/types.ts';
 import { admission, loadExamples } from './nonworkload-helpers.ts';
 
 const V = 'apps.kruise.io/v1beta1';
@@ -45,10 +47,13 @@ describe('NodeImage', () => {
   ];
   for (const [name, images, expected] of cases) test(name, () => assert.equal(nodeImageError(node(images)), expected));
 
-  test('registrations: validation gated on KruiseDaemon', () => {
+  test('registrations: both always; the validator answers 403 without KruiseDaemon', () => {
     assert.deepEqual(registrations.map((r) => [r.resource, r.versions, !!r.mutate, !!r.validate, r.gate]), [
       ['nodeimages', ['v1alpha1', 'v1beta1'], true, false, undefined],
-      ['nodeimages', ['v1alpha1', 'v1beta1'], false, true, 'KruiseDaemon'],
+      ['nodeimages', ['v1alpha1', 'v1beta1'], false, true, undefined],
     ]);
+    const ctx = (KruiseDaemon: boolean) => ({ operation: 'CREATE', apiVersion: 'apps.kruise.io/v1beta1', userInfo: {}, dryRun: false, features: { ...FEATURE_GATE_DEFAULTS, KruiseDaemon } }) as AdmissionContext;
+    assert.throws(() => validateNodeImage(node({}), undefined, ctx(false)), (e: unknown) => e instanceof AdmissionDenied && e.code === 403 && e.message === 'feature-gate KruiseDaemon is not enabled');
+    assert.deepEqual(validateNodeImage(node({}), undefined, ctx(true)), []);
   });
 });

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what the containerd integration tests run on: containerd + runc (the node runtime),
+# docker-registry (a local OCI registry), skopeo + umoci (to build and push test images) and
+# busybox-static (the images' only binary). Idempotent: does nothing when all are present.
+# Needs root (apt-get) only when something is missing.
+set -euo pipefail
+
+# command → Debian package that provides it
+declare -A packages=(
+  [containerd]=containerd
+  [containerd-shim-runc-v2]=containerd
+  [runc]=runc
+  [docker-registry]=docker-registry
+  [skopeo]=skopeo
+  [umoci]=umoci
+  [busybox]=busybox-static
+)
+
+missing=()
+for cmd in "${!packages[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${packages[$cmd]}")
+done
+# The images need a statically linked busybox: a dynamic one (Debian's `busybox` package) would
+# not run inside an image that has no libc. ldd fails on a static binary.
+if command -v busybox >/dev/null 2>&1 && ldd "$(command -v busybox)" >/dev/null 2>&1; then
+  missing+=(busybox-static)
+fi
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "error: the containerd integration tests need these Debian packages, which are not installed: ${missing[*]}" >&2
+  echo "       install them as root: apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  echo "       (the tests themselves also run containerd, so they need root as well)" >&2
+  exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "error: missing ${missing[*]} and no apt-get to install them with; install the equivalents of these Debian packages by hand" >&2
+  exit 1
+fi
+
+echo "installing ${missing[*]} (apt-get)..." >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y --no-install-recommends "${missing[@]}" >&2; then
+  # A fresh machine may have no package lists yet.
+  apt-get update >&2
+  apt-get install -y --no-install-recommends "${missing[@]}" >&2
+fi

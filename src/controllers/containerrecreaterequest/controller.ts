@@ -1,0 +1,148 @@
+// The ContainerRecreateRequest controller of kruise-manager (gate KruiseDaemon): reads the CRR and
+// its pod from informer caches, asks planContainerRecreateRequest what to write and hands that to
+// the executor. CRR events and changes of a pod's container statuses or deletion (which is what the
+// daemon waits on) enqueue the CRRs of that pod.
+
+import type { KubeObject } from '../../runtime/client.ts';
+import { isNotFound, Pods, type KubeClient } from '../../runtime/client.ts';
+import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import { CRR_POD_UID_LABEL } from '../../apis/constants.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
+import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { ContainerRecreateRequests, CRRExecutor, type ExecutorClient } from './executor.ts';
+import { planContainerRecreateRequest, type CRR, type CRRPod } from './plan.ts';
+
+/** CRRs by `<namespace>/<spec.podName>`. */
+export const CRRPodIndex = 'crrPod';
+
+/** What one reconcile reads; informer caches in production, plain objects in unit tests. */
+export interface CRRCache {
+  getCRR(namespace: string, name: string): CRR | undefined;
+  getPod(namespace: string, name: string): CRRPod | undefined;
+}
+
+export interface CRRReconcilerDeps {
+  cache: CRRCache;
+  client: ExecutorClient & Pick<KubeClient, 'get'>;
+  recorder: EventRecorder;
+  log: Logger;
+  clock?: Clock;
+}
+
+export class CRRReconciler {
+  private readonly clock: Clock;
+  private readonly executor: CRRExecutor;
+
+  constructor(private readonly deps: CRRReconcilerDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.executor = new CRRExecutor({ client: deps.client, log: deps.log, now: () => this.clock.now() });
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { namespace = '', name } = splitKey(key);
+    const crr = this.deps.cache.getCRR(namespace, name);
+    if (!crr) return {};
+    const pod = await this.podOf(crr);
+
+    let plan;
+    try {
+      plan = planContainerRecreateRequest({ crr, pod, now: this.clock.now() });
+    } catch (err) {
+      // A malformed CRR must neither stop the controller nor hot-loop: say so where users look.
+      const message = err instanceof Error ? err.message : String(err);
+      this.deps.recorder.event(crr as unknown as KubeObject, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile ContainerRecreateRequest: ${message}`);
+      throw new TerminalError(`cannot plan ContainerRecreateRequest ${key}`, { cause: err });
+    }
+    if (plan.note) this.deps.log.debug({ crr: key }, plan.note);
+    const requeueAfter = await this.executor.execute(crr, pod, plan);
+    return requeueAfter ? { requeueAfter } : {};
+  }
+
+  /**
+   * The pod from the cache; a miss or another UID is confirmed with the API server before the
+   * plan may call the pod gone, since the CRR can be newer than what the pod cache has seen.
+   */
+  private async podOf(crr: CRR): Promise<CRRPod | undefined> {
+    const namespace = crr.metadata.namespace ?? '';
+    const podName = crr.spec?.podName ?? '';
+    const cached = this.deps.cache.getPod(namespace, podName);
+    if (cached && cached.metadata.uid === crr.metadata.labels?.[CRR_POD_UID_LABEL]) return cached;
+    if (!podName) return undefined;
+    try {
+      return (await this.deps.client.get<KubeObject>(Pods, podName, { namespace })) as unknown as CRRPod;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+}
+
+const crrKey = (c: CRR) => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
+
+function statusesChanged(old: CRRPod, cur: CRRPod): boolean {
+  return JSON.stringify(old.status?.containerStatuses ?? []) !== JSON.stringify(cur.status?.containerStatuses ?? [])
+    || JSON.stringify(old.status?.initContainerStatuses ?? []) !== JSON.stringify(cur.status?.initContainerStatuses ?? []);
+}
+
+export function makeHandlers(queue: { add(key: string, opts?: { priority?: number }): void }, crrsOfPod: (namespace: string, pod: string) => CRR[]) {
+  const enqueuePod = (pod: CRRPod) => {
+    for (const c of crrsOfPod(pod.metadata.namespace ?? '', pod.metadata.name ?? '')) queue.add(crrKey(c));
+  };
+  const crr: EventHandler<CRR & KubeObject> = {
+    onAdd: (c, initial) => queue.add(crrKey(c), initial ? { priority: LowPriority } : {}),
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion !== cur.metadata.resourceVersion) queue.add(crrKey(cur));
+    },
+    onDelete: (obj) => queue.add(crrKey(unwrapDeleted(obj))),
+  };
+  const pod: EventHandler<CRRPod & KubeObject> = {
+    onUpdate: (old, cur) => {
+      if ((!old.metadata.deletionTimestamp && cur.metadata.deletionTimestamp) || statusesChanged(old, cur)) enqueuePod(cur);
+    },
+    onDelete: (obj) => enqueuePod(unwrapDeleted(obj)),
+  };
+  return { crr, pod };
+}
+
+export const containerRecreateRequestController: ControllerSetup = {
+  name: 'containerrecreaterequest',
+  gate: 'KruiseDaemon',
+  setup(deps: ControllerDeps) {
+    const scope = deps.namespace ? { namespace: deps.namespace } : {};
+    const crrs = deps.informers.informerFor<CRR & KubeObject>(ContainerRecreateRequests, scope);
+    crrs.addIndexers({ [CRRPodIndex]: (c) => [`${c.metadata.namespace ?? ''}/${c.spec?.podName ?? ''}`] });
+    const pods = deps.informers.informerFor<CRRPod & KubeObject>(Pods, scope);
+
+    const reconciler = new CRRReconciler({
+      cache: {
+        getCRR: (ns, name) => crrs.lister.get(ns, name),
+        getPod: (ns, name) => pods.lister.get(ns, name),
+      },
+      client: deps.client,
+      recorder: deps.recorder,
+      log: deps.logger,
+    });
+    const controller = new Controller({
+      name: 'containerrecreaterequest',
+      reconcile: (key) => reconciler.reconcile(key),
+      maxConcurrentReconciles: deps.workers,
+      logger: deps.logger,
+    });
+    const handlers = makeHandlers(controller.queue, (ns, pod) => crrs.lister.byIndex(CRRPodIndex, `${ns}/${pod}`));
+    crrs.addEventHandler(handlers.crr);
+    pods.addEventHandler(handlers.pod);
+    return {
+      async run(signal: AbortSignal) {
+        const synced = await Promise.all([crrs, pods].map((i) => i.waitForSync(signal)));
+        if (!synced.every(Boolean)) return;
+        controller.start();
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        await controller.stop();
+      },
+    };
+  },
+};

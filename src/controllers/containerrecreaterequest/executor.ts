@@ -1,0 +1,131 @@
+// Applies a ContainerRecreateRequest plan (plan.ts) through the API, in plan order. Every write to
+// the CRR carries the resourceVersion of the previous one, and every pod condition write the pod's,
+// so a daemon or another holder of a not-ready key writing at the same time makes us start over
+// (409) instead of being overwritten.
+
+import { CRR_ACTIVE_LABEL, FINALIZER_CRR_UNREADY_ACQUIRED } from '../../apis/constants.ts';
+import {
+  isConflict,
+  isNotFound,
+  PatchType,
+  Pods,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+} from '../../runtime/client.ts';
+import type { Logger } from '../../runtime/log.ts';
+import type { PodCondition } from '../../util/lifecycle.ts';
+import type { CRR, CRRAction, CRRPlan, CRRPod } from './plan.ts';
+
+export const ContainerRecreateRequests: ResourceType = Object.freeze({
+  group: 'apps.kruise.io',
+  version: 'v1beta1',
+  resource: 'containerrecreaterequests',
+  kind: 'ContainerRecreateRequest',
+  namespaced: true,
+});
+
+export type ExecutorClient = Pick<KubeClient, 'patch' | 'delete'>;
+
+/** A write that lost an optimistic-concurrency race: the next round starts from fresh state. */
+export const CONFLICT_REQUEUE_MS = 1000;
+
+const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export class CRRExecutor {
+  constructor(
+    private readonly deps: { client: ExecutorClient; log: Logger; now: () => number },
+  ) {}
+
+  /** Applies the plan; returns when to look again (ms) or undefined. */
+  async execute(crr: CRR, pod: CRRPod | undefined, plan: CRRPlan): Promise<number | undefined> {
+    let rv = crr.metadata.resourceVersion;
+    const ns = crr.metadata.namespace ?? '';
+    const name = crr.metadata.name ?? '';
+    const patchCRR = async (body: Record<string, unknown>, subresource?: string) => {
+      const metadata = { ...(body.metadata as object | undefined), ...(rv ? { resourceVersion: rv } : {}) };
+      const out = await this.deps.client.patch<KubeObject>(ContainerRecreateRequests, name, { ...body, metadata }, {
+        namespace: ns,
+        patchType: PatchType.Merge,
+        ...(subresource ? { subresource } : {}),
+      });
+      rv = out.metadata.resourceVersion;
+    };
+    const finalizers = (add: boolean) => {
+      const rest = (crr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_CRR_UNREADY_ACQUIRED);
+      return add ? [...rest, FINALIZER_CRR_UNREADY_ACQUIRED] : rest;
+    };
+
+    try {
+      for (const action of plan.actions) {
+        await this.apply(action, { crr, pod, patchCRR, finalizers, ns, name });
+        this.deps.log.debug({ crr: `${ns}/${name}`, action: action.kind }, 'applied');
+        if (action.kind === 'delete') return undefined;
+      }
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      if (isConflict(err)) return CONFLICT_REQUEUE_MS;
+      throw err;
+    }
+    return plan.requeueAfter !== undefined && plan.requeueAfter > 0 ? plan.requeueAfter : undefined;
+  }
+
+  private async apply(
+    action: CRRAction,
+    c: {
+      crr: CRR;
+      pod: CRRPod | undefined;
+      patchCRR: (body: Record<string, unknown>, subresource?: string) => Promise<void>;
+      finalizers: (add: boolean) => string[];
+      ns: string;
+      name: string;
+    },
+  ): Promise<void> {
+    switch (action.kind) {
+      case 'releasePodNotReady':
+        // A pod deleted meanwhile holds no key any more: the finalizer must still go.
+        if (action.podCondition && c.pod) await this.patchPodCondition(c.pod, action.podCondition).catch((err) => { if (!isNotFound(err)) throw err; });
+        await c.patchCRR({ metadata: { finalizers: c.finalizers(false) } });
+        return;
+      case 'removeActiveLabel':
+        await c.patchCRR({ metadata: { labels: { [CRR_ACTIVE_LABEL]: null } } });
+        return;
+      case 'delete':
+        await this.deps.client.delete(ContainerRecreateRequests, c.name, {
+          namespace: c.ns,
+          ...(c.crr.metadata.uid ? { preconditions: { uid: c.crr.metadata.uid } } : {}),
+        });
+        return;
+      case 'complete':
+        await c.patchCRR(
+          {
+            status: {
+              phase: 'Completed',
+              completionTime: rfc3339(this.deps.now()),
+              message: action.message,
+              ...(action.containerRecreateStates ? { containerRecreateStates: action.containerRecreateStates } : {}),
+            },
+          },
+          'status',
+        );
+        return;
+      case 'syncSnapshot':
+        await c.patchCRR({ status: { containerStatusSnapshot: action.snapshot } }, 'status');
+        return;
+      case 'acquirePodNotReady':
+        if (action.addFinalizer) await c.patchCRR({ metadata: { finalizers: c.finalizers(true) } });
+        if (action.podCondition && c.pod) await this.patchPodCondition(c.pod, action.podCondition);
+        return;
+      case 'setPreRecreateGrace':
+        await c.patchCRR({ status: { conditions: action.conditions } }, 'status');
+        return;
+    }
+  }
+
+  private async patchPodCondition(pod: CRRPod, condition: PodCondition): Promise<void> {
+    await this.deps.client.patch(Pods, pod.metadata.name ?? '', {
+      metadata: pod.metadata.resourceVersion ? { resourceVersion: pod.metadata.resourceVersion } : {},
+      status: { conditions: [condition] },
+    }, { namespace: pod.metadata.namespace, patchType: PatchType.StrategicMerge, subresource: 'status' });
+  }
+}

@@ -1,0 +1,22 @@
+// The ImagePullJob resource and the object shapes its controller reads and writes.
+import type { ImagePullJob as ImagePullJobApi } from '../../apis/apps/imagepulljob.ts';
+import type { KubeObject, ResourceType } from '../../runtime/client.ts';
+
+export const ImagePullJobs: ResourceType = Object.freeze({
+  group: 'apps.kruise.io', version: 'v1beta1', resource: 'imagepulljobs', kind: 'ImagePullJob', namespaced: true,
+});
+
+export type ImagePullJob = ImagePullJobApi & KubeObject;
+export type ImagePullJobStatus = NonNullable<ImagePullJob['status']>;
+
+export interface Secret extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+  immutable?: boolean;
+}
+
+/** A job is active (may still write NodeImages) until it completes or is being deleted. */
+export function isActiveJob(job: ImagePullJob): boolean {
+  return !job.metadata.deletionTimestamp && !job.status?.completionTime;
+}

@@ -1,0 +1,246 @@
+// The NodeImage controller (upstream pkg/controller/nodeimage): one NodeImage per Node, named after
+// it and carrying its labels (ImagePullJob label selectors match them). It creates the NodeImage
+// once the Node has been Ready for --nodeimage-creation-delay, deletes it with the Node, cleans up
+// the spec, and marks tags Failed when the node daemon does not answer or runs past the deadline.
+//
+// Status writing is shared with the node daemon, both as full status updates (PUT …/status with
+// the resourceVersion read, a conflict means re-read and recompute):
+//   - the daemon owns imageStatuses[name].tags[*] (phase, progress, imageID, startTime,
+//     completionTime, message) and writes `version` = the spec tag version it is working on;
+//     it recomputes desired (tags in spec), succeeded, failed, pulling, waiting from its tag
+//     phases on every write, and firstSyncStatus;
+//   - the manager only turns a lagging or overdue tag into Failed (version set to the spec's, so
+//     the daemon sees the round as finished), drops statuses of tags no longer in the spec, and
+//     recomputes the same counts — it writes only when that changes the stored status.
+import { isAlreadyExists, isConflict, isNotFound, Nodes, Secrets, type KubeClient, type KubeObject } from '../../runtime/client.ts';
+import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { ResourceVersionExpectations } from '../../runtime/expectations.ts';
+import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
+import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
+import { isDeepStrictEqual } from 'node:util';
+import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { ImagePullJobs, type ImagePullJob } from '../imagepulljob/resources.ts';
+import { DEFAULT_CREATION_DELAY_MS, nodeReadiness, planNodeImage, type NodeLike } from './plan.ts';
+import { NodeImages, type NodeImage } from './resources.ts';
+
+const CONFLICT_REQUEUE_MS = 1000;
+/** Upstream spreads time-based re-checks over 3–5 s. */
+const REQUEUE_JITTER_MS = 2000;
+
+export interface NodeImageCache {
+  getNode(name: string): (NodeLike & KubeObject) | undefined;
+  getNodeImage(name: string): NodeImage | undefined;
+  /** The UID of an ImagePullJob, null when it does not exist, undefined when the manager cannot tell. */
+  jobUID(namespace: string, name: string): string | null | undefined;
+  /** undefined when the manager does not watch that namespace's secrets. */
+  secretExists(namespace: string, name: string): boolean | undefined;
+}
+
+export type NodeImageClient = Pick<KubeClient, 'create' | 'update' | 'delete' | 'updateStatus'>;
+
+export interface NodeImageReconcilerDeps {
+  cache: NodeImageCache;
+  client: NodeImageClient;
+  recorder: EventRecorder;
+  log: Logger;
+  resourceVersions: ResourceVersionExpectations;
+  creationDelayMs?: number;
+  clock?: Clock;
+  jitter?: () => number;
+}
+
+export class NodeImageReconciler {
+  private readonly clock: Clock;
+  private readonly jitter: () => number;
+
+  constructor(private readonly deps: NodeImageReconcilerDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.jitter = deps.jitter ?? (() => Math.floor(Math.random() * REQUEUE_JITTER_MS));
+  }
+
+  async reconcile(name: string): Promise<ReconcileResult> {
+    const { cache, client, resourceVersions } = this.deps;
+    const nodeImage = cache.getNodeImage(name);
+    if (nodeImage) {
+      const s = resourceVersions.isSatisfied(nodeImage);
+      if (!s.satisfied && !s.timedOut) return { requeueAfter: CONFLICT_REQUEUE_MS };
+      if (s.timedOut) resourceVersions.delete(nodeImage);
+    }
+    const nowMs = this.clock.now();
+    const plan = planNodeImage({
+      node: cache.getNode(name),
+      nodeImage,
+      nowMs,
+      creationDelayMs: this.deps.creationDelayMs ?? DEFAULT_CREATION_DELAY_MS,
+      jobUID: (ns, job) => cache.jobUID(ns, job),
+      secretExists: (ns, secret) => cache.secretExists(ns, secret),
+    });
+    try {
+      switch (plan.action) {
+        case 'none':
+          return { requeueAfter: this.spread(plan.requeueAfterMs) };
+        case 'create': {
+          const obj: NodeImage = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'NodeImage', metadata: { name, labels: plan.labels }, spec: {} };
+          try {
+            resourceVersions.expect(await client.create<NodeImage>(NodeImages, obj));
+            this.deps.log.info({ nodeImage: name }, 'created NodeImage');
+          } catch (err) {
+            if (!isAlreadyExists(err)) throw err;
+          }
+          return {};
+        }
+        case 'delete':
+          await client.delete(NodeImages, name, { preconditions: { uid: nodeImage!.metadata.uid } });
+          this.deps.log.info({ nodeImage: name }, 'deleted NodeImage of a gone Node');
+          return {};
+        case 'updateSpec': {
+          const updated: NodeImage = { ...nodeImage!, metadata: { ...nodeImage!.metadata, labels: plan.labels }, spec: { ...nodeImage!.spec, images: plan.images } };
+          resourceVersions.expect(await client.update<NodeImage>(NodeImages, updated));
+          this.deps.log.info({ nodeImage: name, changes: plan.messages }, 'updated NodeImage spec');
+          return {};
+        }
+        case 'updateStatus': {
+          resourceVersions.expect(await client.updateStatus<NodeImage>(NodeImages, { ...nodeImage!, status: plan.status }));
+          for (const f of plan.failures) {
+            const note = `Failed to pull image ${f.fullName} on node ${name} for ${f.message}`;
+            for (const owner of f.owners ?? []) this.deps.recorder.event(owner, 'Warning', 'PullImageFailed', 'PullImage', note);
+            this.deps.recorder.event(nodeImage!, 'Warning', 'PullImageFailed', 'PullImage', note);
+          }
+          return { requeueAfter: this.spread(plan.requeueAfterMs) };
+        }
+      }
+    } catch (err) {
+      // Someone else (the daemon, an ImagePullJob) wrote in between: look again at the newer copy.
+      if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
+      if (isNotFound(err)) return {};
+      throw err;
+    }
+  }
+
+  private spread(ms: number | undefined): number | undefined {
+    return ms === undefined ? undefined : ms + this.jitter();
+  }
+}
+
+export interface NodeImageHandlerDeps {
+  queue: { add(key: string, opts?: { priority?: number }): void; addAfter(key: string, ms: number): void };
+  resourceVersions: ResourceVersionExpectations;
+  getNodeImage(name: string): NodeImage | undefined;
+  listNodeImages(): NodeImage[];
+  creationDelayMs: number;
+  now(): number;
+}
+
+/** Upstream nodeimage_event_handler.go: Node changes that matter, NodeImages, deleted ImagePullJobs. */
+export function makeNodeImageHandlers(deps: NodeImageHandlerDeps) {
+  const nodeChanged = (node: NodeLike & KubeObject, initial = false) => {
+    const name = node.metadata.name ?? '';
+    const ni = deps.getNodeImage(name);
+    if (node.metadata.deletionTimestamp) {
+      if (ni) deps.queue.add(name);
+      return;
+    }
+    if (!ni) {
+      const { ready, waitMs } = nodeReadiness(node, deps.now(), deps.creationDelayMs);
+      if (!ready) return;
+      if (waitMs > 0) deps.queue.addAfter(name, waitMs);
+      else deps.queue.add(name, initial ? { priority: LowPriority } : {});
+      return;
+    }
+    if (!isDeepStrictEqual(ni.metadata.labels ?? {}, node.metadata.labels ?? {})) deps.queue.add(name);
+  };
+  const node: EventHandler<NodeLike & KubeObject> = {
+    onAdd: (n, initial) => nodeChanged(n, initial),
+    onUpdate: (_old, cur) => nodeChanged(cur),
+    onDelete: (obj) => {
+      const name = unwrapDeleted(obj).metadata.name ?? '';
+      if (deps.getNodeImage(name)) deps.queue.add(name);
+    },
+  };
+  const nodeImage: EventHandler<NodeImage> = {
+    onAdd: (ni, initial) => {
+      deps.resourceVersions.observe(ni);
+      deps.queue.add(ni.metadata.name ?? '', initial ? { priority: LowPriority } : {});
+    },
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+      deps.resourceVersions.observe(cur);
+      deps.queue.add(cur.metadata.name ?? '');
+    },
+    onDelete: (obj) => {
+      const ni = unwrapDeleted(obj);
+      deps.resourceVersions.delete(ni);
+      deps.queue.add(ni.metadata.name ?? '');
+    },
+  };
+  // A deleted job leaves owner refs behind in the NodeImages it wrote to.
+  const job: EventHandler<ImagePullJob> = {
+    onDelete: (obj) => {
+      const uid = unwrapDeleted(obj).metadata.uid;
+      for (const ni of deps.listNodeImages()) {
+        const owned = Object.values(ni.spec?.images ?? {}).some((img) => (img.tags ?? []).some((t) => (t.ownerReferences ?? []).some((r) => r.uid === uid)));
+        if (owned) deps.queue.add(ni.metadata.name ?? '');
+      }
+    },
+  };
+  return { node, nodeImage, job };
+}
+
+export const nodeImageController: ControllerSetup = {
+  name: 'nodeimage',
+  gate: 'KruiseDaemon',
+  setup(deps: ControllerDeps) {
+    const nodes = deps.informers.informerFor<NodeLike & KubeObject>(Nodes);
+    const nodeImages = deps.informers.informerFor<NodeImage>(NodeImages);
+    const jobs = deps.informers.informerFor<ImagePullJob>(ImagePullJobs, deps.namespace ? { namespace: deps.namespace } : {});
+    // Old-style secret references point into kruise-daemon-config; the manager watches only there.
+    const secrets = deps.informers.informerFor<KubeObject>(Secrets, { namespace: KRUISE_DAEMON_CONFIG_NAMESPACE });
+    const delay = deps.flags.nodeimageCreationDelay;
+    const creationDelayMs = typeof delay === 'number' ? delay : DEFAULT_CREATION_DELAY_MS;
+    const resourceVersions = new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs });
+    const reconciler = new NodeImageReconciler({
+      cache: {
+        getNode: (name) => nodes.lister.get(name),
+        getNodeImage: (name) => nodeImages.lister.get(name),
+        // With --namespace the manager cannot see jobs elsewhere; their refs are left alone.
+        jobUID: (ns, name) => (deps.namespace && ns !== deps.namespace ? undefined : (jobs.lister.get(ns, name)?.metadata.uid ?? null)),
+        secretExists: (ns, name) => (ns === KRUISE_DAEMON_CONFIG_NAMESPACE ? !!secrets.lister.get(ns, name) : undefined),
+      },
+      client: deps.client,
+      recorder: deps.recorder,
+      log: deps.logger,
+      resourceVersions,
+      creationDelayMs,
+    });
+    const controller = new Controller({
+      name: 'nodeimage',
+      reconcile: (key) => reconciler.reconcile(key),
+      maxConcurrentReconciles: deps.workers,
+      logger: deps.logger,
+    });
+    const handlers = makeNodeImageHandlers({
+      queue: controller.queue,
+      resourceVersions,
+      getNodeImage: (name) => nodeImages.lister.get(name),
+      listNodeImages: () => nodeImages.lister.list(),
+      creationDelayMs,
+      now: () => Date.now(),
+    });
+    nodes.addEventHandler(handlers.node);
+    nodeImages.addEventHandler(handlers.nodeImage);
+    jobs.addEventHandler(handlers.job);
+    return {
+      async run(signal: AbortSignal) {
+        const synced = await Promise.all([nodes.waitForSync(signal), nodeImages.waitForSync(signal), jobs.waitForSync(signal), secrets.waitForSync(signal)]);
+        if (!synced.every(Boolean)) return;
+        controller.start();
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        await controller.stop();
+      },
+    };
+  },
+};

@@ -1,0 +1,77 @@
+// The podreadiness controller (behaviour spec §18.5, upstream pkg/controller/podreadiness): a pod
+// carrying the KruisePodReady readiness gate is never Ready until someone writes that condition, so
+// every such pod without it gets KruisePodReady=True. Components that take a pod out of service
+// later flip it through not-ready keys (util/lifecycle.ts).
+
+import { CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
+import { isConflict, isNotFound, PatchType, Pods, type KubeClient, type KubeObject } from '../../runtime/client.ts';
+import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
+import { splitKey, type EventHandler } from '../../runtime/informer.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
+import { containsReadinessGate, getCondition, type LifecyclePod, type PodCondition } from '../../util/lifecycle.ts';
+import type { ControllerDeps, ControllerSetup } from '../types.ts';
+
+export type ReadinessPod = LifecyclePod & { metadata: { namespace?: string; resourceVersion?: string; deletionTimestamp?: string } };
+
+/** The KruisePodReady condition to add, or undefined when the pod needs none. */
+export function planPodReadiness(pod: ReadinessPod, now: number): PodCondition | undefined {
+  if (pod.metadata?.deletionTimestamp) return undefined;
+  if (!containsReadinessGate(pod, CONDITION_KRUISE_POD_READY) || getCondition(pod, CONDITION_KRUISE_POD_READY)) return undefined;
+  return { type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+}
+
+export interface PodReadinessDeps {
+  getPod(namespace: string, name: string): ReadinessPod | undefined;
+  client: Pick<KubeClient, 'patch'>;
+  clock?: Clock;
+}
+
+export async function reconcilePodReadiness(key: string, deps: PodReadinessDeps): Promise<ReconcileResult> {
+  const { namespace = '', name } = splitKey(key);
+  const pod = deps.getPod(namespace, name);
+  if (!pod) return {};
+  const condition = planPodReadiness(pod, (deps.clock ?? realClock).now());
+  if (!condition) return {};
+  try {
+    // Compare-and-swap: a condition someone wrote since the cache saw the pod must not be replaced.
+    await deps.client.patch(Pods, name, {
+      metadata: { resourceVersion: pod.metadata.resourceVersion },
+      status: { conditions: [condition] },
+    }, { namespace, patchType: PatchType.StrategicMerge, subresource: 'status' });
+  } catch (err) {
+    if (isNotFound(err)) return {};
+    if (isConflict(err)) return { requeueAfter: 1000 };
+    throw err;
+  }
+  return {};
+}
+
+const wantsCondition = (pod: ReadinessPod) => planPodReadiness(pod, 0) !== undefined;
+
+export const podReadinessController: ControllerSetup = {
+  name: 'podreadiness',
+  setup(deps: ControllerDeps) {
+    const pods = deps.informers.informerFor<ReadinessPod & KubeObject>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
+    const controller = new Controller({
+      name: 'podreadiness',
+      reconcile: (key) => reconcilePodReadiness(key, { getPod: (ns, n) => pods.lister.get(ns, n), client: deps.client }),
+      maxConcurrentReconciles: deps.workers,
+      logger: deps.logger,
+    });
+    const key = (p: KubeObject) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
+    const handler: EventHandler<ReadinessPod & KubeObject> = {
+      onAdd: (p, initial) => { if (wantsCondition(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {}); },
+      onUpdate: (_old, cur) => { if (wantsCondition(cur)) controller.queue.add(key(cur)); },
+    };
+    pods.addEventHandler(handler);
+    return {
+      async run(signal: AbortSignal) {
+        if (!(await pods.waitForSync(signal))) return;
+        controller.start();
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        await controller.stop();
+      },
+    };
+  },
+};

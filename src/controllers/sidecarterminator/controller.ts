@@ -1,0 +1,85 @@
+// The sidecar terminator controller (gate SidecarTerminator): watches pods, and for each one
+// isInterestingPod accepts, decides with planSidecarTermination from the cached pod, its node (is it
+// a virtual kubelet?) and whether its CRR exists, then applies the actions.
+
+import { Nodes, Pods, type KubeObject } from '../../runtime/client.ts';
+import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { splitKey, type EventHandler } from '../../runtime/informer.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
+import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
+import { ContainerRecreateRequests } from '../containerrecreaterequest/executor.ts';
+import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { executeSidecarActions, type ExecutorClient } from './executor.ts';
+import { crrNameFor, isInterestingPod, planSidecarTermination, type SidecarPod } from './plan.ts';
+
+export interface SidecarTerminatorCache {
+  getPod(namespace: string, name: string): SidecarPod | undefined;
+  getNode(name: string): { metadata?: { labels?: Record<string, string> } } | undefined;
+  crrExists(namespace: string, name: string): boolean;
+}
+
+export interface SidecarTerminatorDeps {
+  cache: SidecarTerminatorCache;
+  client: ExecutorClient;
+  recorder: EventRecorder;
+  clock?: Clock;
+}
+
+export async function reconcileSidecarTerminator(key: string, deps: SidecarTerminatorDeps): Promise<ReconcileResult> {
+  const { namespace = '', name } = splitKey(key);
+  const pod = deps.cache.getPod(namespace, name);
+  if (!pod || !isInterestingPod(pod)) return {};
+  const nodeName = pod.spec?.nodeName ?? '';
+  const node = deps.cache.getNode(nodeName);
+  // Whether the sidecars are killed or swapped depends on the node: without it, wait (backoff).
+  if (!node) throw new Error(`node ${nodeName} of pod ${key} not found`);
+  const actions = planSidecarTermination({
+    pod,
+    onVirtualKubelet: isVirtualKubeletNode(node),
+    crrExists: deps.cache.crrExists(namespace, crrNameFor(pod)),
+    now: (deps.clock ?? realClock).now(),
+  });
+  const requeueAfter = await executeSidecarActions(pod, actions, deps);
+  return requeueAfter ? { requeueAfter } : {};
+}
+
+export const sidecarTerminatorController: ControllerSetup = {
+  name: 'sidecarterminator',
+  gate: 'SidecarTerminator',
+  setup(deps: ControllerDeps) {
+    const scope = deps.namespace ? { namespace: deps.namespace } : {};
+    const pods = deps.informers.informerFor<SidecarPod & KubeObject>(Pods, scope);
+    const nodes = deps.informers.informerFor<KubeObject>(Nodes);
+    const crrs = deps.informers.informerFor<KubeObject>(ContainerRecreateRequests, scope);
+    const cache: SidecarTerminatorCache = {
+      getPod: (ns, n) => pods.lister.get(ns, n),
+      getNode: (n) => nodes.lister.get(n),
+      crrExists: (ns, n) => !!crrs.lister.get(ns, n),
+    };
+    const controller = new Controller({
+      name: 'sidecarterminator',
+      reconcile: (key) => reconcileSidecarTerminator(key, { cache, client: deps.client, recorder: deps.recorder }),
+      maxConcurrentReconciles: deps.workers,
+      logger: deps.logger,
+    });
+    const key = (p: KubeObject) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
+    const handler: EventHandler<SidecarPod & KubeObject> = {
+      onAdd: (p, initial) => { if (isInterestingPod(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {}); },
+      onUpdate: (old, cur) => {
+        if (old.metadata.resourceVersion !== cur.metadata.resourceVersion && isInterestingPod(cur)) controller.queue.add(key(cur));
+      },
+    };
+    pods.addEventHandler(handler);
+    return {
+      async run(signal: AbortSignal) {
+        const synced = await Promise.all([pods, nodes, crrs].map((i) => i.waitForSync(signal)));
+        if (!synced.every(Boolean)) return;
+        controller.start();
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        await controller.stop();
+      },
+    };
+  },
+};

@@ -1,0 +1,84 @@
+// Applies the sidecar terminator's actions (plan.ts) in order: image swap, CRR, pod verdict. The
+// pod writes carry the observed resourceVersion, so a pod that changed since is looked at again
+// rather than patched blind.
+
+import {
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  PatchType,
+  Pods,
+  type KubeClient,
+  type KubeObject,
+} from '../../runtime/client.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { ContainerRecreateRequests } from '../containerrecreaterequest/executor.ts';
+import { crrNameFor, type SidecarAction, type SidecarPod } from './plan.ts';
+
+export type ExecutorClient = Pick<KubeClient, 'patch' | 'create'>;
+
+const REASON = 'SidecarTerminator';
+
+/** Returns ms to look again after a lost race, or undefined. */
+export async function executeSidecarActions(
+  pod: SidecarPod,
+  actions: readonly SidecarAction[],
+  deps: { client: ExecutorClient; recorder: EventRecorder },
+): Promise<number | undefined> {
+  const ns = pod.metadata.namespace ?? '';
+  const name = pod.metadata.name ?? '';
+  const podRef = pod as unknown as KubeObject;
+  let rv = pod.metadata.resourceVersion;
+  try {
+    for (const action of actions) {
+      switch (action.kind) {
+        case 'inPlaceUpdate': {
+          const containers = Object.entries(action.images).map(([n, image]) => ({ name: n, image }));
+          const out = await deps.client.patch<KubeObject>(Pods, name, { metadata: { resourceVersion: rv }, spec: { containers } }, { namespace: ns, patchType: PatchType.StrategicMerge });
+          rv = out.metadata.resourceVersion;
+          deps.recorder.event(podRef, 'Normal', REASON, 'InPlaceUpdate', `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(Object.keys(action.images))} using in-place update`);
+          break;
+        }
+        case 'markTerminated': {
+          const out = await deps.client.patch<KubeObject>(Pods, name, {
+            metadata: { resourceVersion: rv },
+            status: { phase: action.phase, conditions: [action.condition] },
+          }, { namespace: ns, patchType: PatchType.StrategicMerge, subresource: 'status' });
+          rv = out.metadata.resourceVersion;
+          break;
+        }
+        case 'createCRR': {
+          const crr = {
+            apiVersion: 'apps.kruise.io/v1beta1',
+            kind: 'ContainerRecreateRequest',
+            metadata: {
+              namespace: ns,
+              name: crrNameFor(pod),
+              ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+            },
+            spec: {
+              podName: name,
+              containers: action.containers.map((c) => ({ name: c })),
+              strategy: { forceRecreate: true, failurePolicy: 'Ignore' },
+            },
+          };
+          try {
+            await deps.client.create(ContainerRecreateRequests, crr as unknown as KubeObject);
+          } catch (err) {
+            // A cache that has not seen our own CRR yet: it is there, which is all we wanted.
+            if (isAlreadyExists(err)) break;
+            deps.recorder.event(podRef, 'Warning', REASON, 'CreateContainerRecreateRequest', `failed to create ContainerRecreateRequest ${crr.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
+            throw err;
+          }
+          deps.recorder.event(podRef, 'Normal', REASON, 'CreateContainerRecreateRequest', `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(action.containers)} using crr`);
+          break;
+        }
+      }
+    }
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    if (isConflict(err)) return 1000;
+    throw err;
+  }
+  return undefined;
+}

@@ -1,0 +1,141 @@
+// kruise-daemon (spec §21): one process per node on real clusters, talking CRI to the node's
+// runtime; or, with --simulated, one process for every simulated node of the local cluster. Either
+// way it runs the same sub-controllers — containerrecreate (CRRs), imagepuller (NodeImage) and
+// containermeta (env from metadata) — against a ContainerRuntime, and serves /healthz and /metrics
+// on --addr (upstream :10221).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
+import { fromDefault, fromKubeconfigFile, Pods, type KubeClient } from '../runtime/client.ts';
+import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
+import { SharedInformerFactory } from '../runtime/informer.ts';
+import { logger as rootLogger, type Logger } from '../runtime/log.ts';
+import { registry } from '../runtime/metrics.ts';
+import { parseAddr } from '../manager/options.ts';
+import { realClock } from '../util/clock.ts';
+import type { DaemonContext, DaemonPod, NodeScope, SubController } from './context.ts';
+import { containerMetaController } from './containermeta/controller.ts';
+import { containerRecreateController } from './containerrecreate/controller.ts';
+import { imagePullerController } from './imagepuller/controller.ts';
+import type { DaemonConfig } from './options.ts';
+import { CriRuntime } from './runtime/cri-runtime.ts';
+import { RuntimeUnavailableError, type ContainerRuntime, type PodRef } from './runtime/types.ts';
+import { selectedNodesScope, singleNodeScope } from './scope.ts';
+import { SimulatedNodes } from './simulated/runtime.ts';
+
+export interface RunningDaemon {
+  client: KubeClient;
+  features: FeatureGates;
+  /** Port of /healthz and /metrics; undefined with --addr 0. */
+  port?: number;
+  stop(): Promise<void>;
+}
+
+export interface DaemonOptions {
+  logger?: Logger;
+  /** The node's runtime in real mode; default CRI at cfg.runtimeEndpoint. */
+  connectRuntime?: (endpoint: string | undefined) => Promise<ContainerRuntime>;
+}
+
+const CONTAINER_ID_INDEX = 'containerID';
+
+export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): Promise<RunningDaemon> {
+  const log = (opts.logger ?? rootLogger).child({ component: 'kruise-daemon' });
+  const features = resolveFeatureGates(cfg.featureGates, process.env);
+  const addr = parseAddr(cfg.addr);
+  let runtime: ContainerRuntime | undefined;
+  if (!cfg.simulated) {
+    // Fail before touching the API: a daemon without its runtime can do nothing for the node.
+    try {
+      runtime = await (opts.connectRuntime ?? ((endpoint) => CriRuntime.connect({ endpoint })))(cfg.runtimeEndpoint);
+      const v = await runtime.version();
+      log.info({ runtime: v }, 'connected to the container runtime');
+    } catch (err) {
+      if (err instanceof RuntimeUnavailableError) throw err;
+      throw new RuntimeUnavailableError(`container runtime ${cfg.runtimeEndpoint ?? '(default sockets)'} is not usable: ${(err as Error).message}`);
+    }
+  }
+  const client = cfg.kubeconfig ? fromKubeconfigFile(cfg.kubeconfig) : fromDefault();
+  const clock = realClock;
+  const stopAll = new AbortController();
+  const informers = new SharedInformerFactory(client, { logger: log });
+  const recorder = new KubeEventRecorder({
+    sink: kubeEventSink(client), reportingController: 'kruise-daemon',
+    reportingInstance: `kruise-daemon-${cfg.simulated ? 'simulated' : cfg.nodeName}`.slice(0, 128), logger: log,
+  });
+
+  let simulated: SimulatedNodes | undefined;
+  let scope: NodeScope;
+  if (cfg.simulated) {
+    // Filled in once the pod informer exists, which needs the scope, which needs the runtimes.
+    let podOfContainer: (id: string) => PodRef | undefined = () => undefined;
+    simulated = new SimulatedNodes({ client, recorder, clock, logger: log.child({ runtime: 'simulated' }), podOfContainer: (id) => podOfContainer(id) });
+    scope = selectedNodesScope(informers, cfg.simulatedNodeSelector, (n) => simulated!.runtimeFor(n), (n) => simulated!.forget(n));
+    // Which pod a container id belongs to: the runtime is asked by container id only.
+    const pods = informers.informerFor<DaemonPod>(Pods, scope.podSelector);
+    pods.addIndexers({ [CONTAINER_ID_INDEX]: (p) => (p.status?.containerStatuses ?? []).map((s) => s?.containerID ?? '').filter(Boolean) });
+    podOfContainer = (id) => {
+      const p = pods.lister.byIndex(CONTAINER_ID_INDEX, id)[0];
+      return p ? { uid: p.metadata.uid!, namespace: p.metadata.namespace!, name: p.metadata.name! } : undefined;
+    };
+  } else {
+    scope = singleNodeScope(cfg.nodeName!, runtime!);
+  }
+
+  const ctx: DaemonContext = { client, informers, scope, recorder, clock, logger: log, features };
+  const controllers: SubController[] = [];
+  if (features.KruiseDaemon) {
+    // The CRR executor needs pods (upstream gate DaemonWatchingPod) for podIP and grace periods.
+    if (features.DaemonWatchingPod) controllers.push(containerRecreateController(ctx));
+    controllers.push(imagePullerController(ctx, { maxWorkers: cfg.maxWorkersForPullImage }));
+    if (features.InPlaceUpdateEnvFromMetadata) controllers.push(containerMetaController(ctx));
+  }
+
+  let synced = false;
+  const server = addr ? await serve(addr, async () => {
+    if (!synced) throw new Error('caches not synced yet');
+    if (runtime) await runtime.version();
+  }, log) : undefined;
+
+  informers.start(stopAll.signal);
+  if (!(await informers.waitForCacheSync(stopAll.signal))) throw new Error('informer caches did not sync');
+  synced = true;
+  for (const c of controllers) c.start();
+  log.info({ mode: cfg.simulated ? `simulated (${cfg.simulatedNodeSelector})` : `node ${cfg.nodeName}`, controllers: controllers.map((c) => c.name) }, 'kruise-daemon started');
+
+  let stopped: Promise<void> | undefined;
+  return {
+    client, features, port: server ? (server.address() as AddressInfo).port : undefined,
+    stop: () => (stopped ??= (async () => {
+      await Promise.all(controllers.map((c) => c.stop()));
+      stopAll.abort();
+      await informers.whenStopped();
+      await recorder.close();
+      if (server) await new Promise<void>((r) => server.close(() => r()));
+      await runtime?.close();
+      await client.close();
+    })()),
+  };
+}
+
+/** /healthz (runtime reachable, caches synced) and /metrics on one port, as upstream's --addr. */
+async function serve(addr: { host?: string; port: number }, healthy: () => Promise<void>, log: Logger): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (path === '/healthz') {
+      healthy().then(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'),
+        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`unhealthy: ${err.message}\n`));
+    } else if (path === '/metrics') {
+      registry.metrics().then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`error collecting metrics: ${err.message}\n`));
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
+    }
+  });
+  server.on('error', (err) => log.error({ err }, 'healthz/metrics server error'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(addr.port, addr.host, () => { server.off('error', reject); resolve(); });
+  });
+  return server;
+}

@@ -1,0 +1,64 @@
+// kruise-daemon's command-line flags (spec §21), upstream names and defaults, plus what Kruise TS
+// needs outside a cluster (--kubeconfig) and for the local cluster (--simulated).
+import { Command, InvalidArgumentError } from 'commander';
+import { parseFeatureGates } from '../apis/features.ts';
+
+export interface DaemonConfig {
+  kubeconfig?: string;
+  /** The node served (real mode); from --node-name or NODE_NAME. */
+  nodeName?: string;
+  /** CRI endpoint; absent = probe the usual sockets. */
+  runtimeEndpoint?: string;
+  /** healthz + metrics, upstream :10221; `0` disables. */
+  addr: string;
+  /** Concurrent pulls per node; -1 = unbounded (upstream default). */
+  maxWorkersForPullImage: number;
+  featureGates: string;
+  /** Serve every node matching simulatedNodeSelector with SimulatedRuntime (KWOK nodes). */
+  simulated: boolean;
+  simulatedNodeSelector: string;
+}
+
+export const DEFAULT_SIMULATED_NODE_SELECTOR = 'type=kwok';
+
+const workers = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < -1 || n === 0) throw new InvalidArgumentError('must be -1 (unbounded) or a whole number >= 1');
+  return n;
+};
+const gates = (v: string) => {
+  try {
+    parseFeatureGates(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return v;
+};
+
+export function addDaemonFlags(cmd: Command): Command {
+  return cmd
+    .option('--kubeconfig <path>', 'kubeconfig of the cluster (default: KUBECONFIG, then in-cluster)')
+    .option('--node-name <name>', 'the node this daemon serves (default: env NODE_NAME)')
+    .option('--runtime-endpoint <endpoint>', 'CRI socket, e.g. unix:///run/containerd/containerd.sock (default: probe the usual ones)')
+    .option('--socket-file <path>', 'upstream name of --runtime-endpoint')
+    .option('--addr <addr>', 'address for /healthz and /metrics', ':10221')
+    .option('--max-workers-for-pull-image <n>', 'concurrent image pulls; -1 is unbounded', workers, -1)
+    .option('--feature-gates <gates>', 'feature gates, e.g. InPlaceUpdateEnvFromMetadata=true', gates, '')
+    .option('--simulated', 'serve the local cluster\'s simulated (KWOK) nodes: one process, no container runtime')
+    .option('--simulated-node-selector <selector>', 'label selector of the nodes --simulated serves', DEFAULT_SIMULATED_NODE_SELECTOR);
+}
+
+export function daemonConfig(o: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
+  const cfg: DaemonConfig = {
+    kubeconfig: (o.kubeconfig as string | undefined) ?? (env.KUBECONFIG || undefined),
+    nodeName: (o.nodeName as string | undefined) ?? (env.NODE_NAME || undefined),
+    runtimeEndpoint: (o.runtimeEndpoint as string | undefined) ?? (o.socketFile as string | undefined),
+    addr: o.addr as string,
+    maxWorkersForPullImage: o.maxWorkersForPullImage as number,
+    featureGates: (o.featureGates as string) ?? '',
+    simulated: !!o.simulated,
+    simulatedNodeSelector: (o.simulatedNodeSelector as string) ?? DEFAULT_SIMULATED_NODE_SELECTOR,
+  };
+  if (!cfg.simulated && !cfg.nodeName) throw new Error('kruise daemon needs the node it runs on: --node-name or env NODE_NAME (or --simulated for the local cluster)');
+  return cfg;
+}

@@ -1,0 +1,127 @@
+// Image pre-download for in-place updates (behaviour spec §12.4; gate PreDownloadImageForInPlaceUpdate),
+// shared by CloneSet, Advanced StatefulSet and Advanced DaemonSet. While a workload rolls from one
+// revision to another, the new images are pulled on the nodes of its not-yet-updated pods by
+// ImagePullJobs the workload owns, so the in-place update itself does not wait for the registry.
+//
+// Pure: the workload's controller passes what it observed and applies the returned plan.
+
+import type { ImagePullJob } from '../apis/apps/imagepulljob.ts';
+import {
+  CONTROLLER_REVISION_HASH_LABEL,
+  IMAGE_PREDOWNLOAD_CREATED_ANNOTATION,
+  IMAGE_PREDOWNLOAD_IGNORED_ANNOTATION,
+} from '../apis/constants.ts';
+import type { OwnerReference } from '../apis/core.ts';
+import { getScaledValueFromIntOrPercent, type IntOrString } from './intstr.ts';
+import type { LabelSelectorLike } from './labelselector.ts';
+import { templateFromRevision, type ControllerRevision } from './revision-data.ts';
+import { CONTROLLER_REVISION_HASH_KEY } from './revision.ts';
+
+/** Revision label: jobs for this revision were created (upstream ImagePreDownloadCreatedKey). */
+export const PREDOWNLOAD_CREATED_LABEL = IMAGE_PREDOWNLOAD_CREATED_ANNOTATION;
+/** Revision label: this revision needs no pre-download (upstream ImagePreDownloadIgnoredKey). */
+export const PREDOWNLOAD_IGNORED_LABEL = IMAGE_PREDOWNLOAD_IGNORED_ANNOTATION;
+
+/** Workloads this small update too quickly for a pre-pull to help (upstream: replicas <= 3). */
+export const MIN_REPLICAS_TO_PREDOWNLOAD = 3;
+export const DEFAULT_PREDOWNLOAD_TIMEOUT_SECONDS = 600;
+/** Finished jobs are garbage-collected after this long. */
+export const PREDOWNLOAD_JOB_TTL_SECONDS = 600;
+
+export interface PreDownloadInput {
+  owner: OwnerReference & { namespace: string; annotations?: Record<string, string> };
+  current: ControllerRevision;
+  update: ControllerRevision;
+  replicas: number;
+  /** Pods kept at the current revision (already scaled from int-or-percent). */
+  partition: number;
+  /** Pods updated at once (already scaled). */
+  maxUnavailable: number;
+  /** The update strategy recreates pods: nothing is updated in place. */
+  recreate: boolean;
+  /** Whether current → update can be applied in place. */
+  canUpdateInPlace: boolean;
+  selector: LabelSelectorLike;
+  templateLabels?: Record<string, string>;
+  pullSecrets: string[];
+  /** status.updatedReadyReplicas, counted only when status.updateRevision is `update`. */
+  updatedReadyReplicas: number;
+  minUpdatedReadyPods?: IntOrString;
+  parallelism?: IntOrString;
+  timeoutSeconds?: number;
+  /** Names of the ImagePullJobs the workload controls now. */
+  ownedJobs: string[];
+}
+
+export interface PreDownloadPlan {
+  createJobs: ImagePullJob[];
+  deleteJobs: string[];
+  /** Label to put on the update revision so the decision is made once per revision. */
+  labelRevision?: { name: string; key: string };
+}
+
+const nothing = (): PreDownloadPlan => ({ createJobs: [], deleteJobs: [] });
+
+/** Containers whose image differs (or that are new) in `update`, as name → new image. */
+export function changedImages(current: ControllerRevision, update: ControllerRevision): Map<string, string> {
+  const oldImages = new Map((templateFromRevision(current).spec?.containers ?? []).map((c) => [c.name, c.image]));
+  const changed = new Map<string, string>();
+  for (const c of templateFromRevision(update).spec?.containers ?? []) {
+    if (c.image && oldImages.get(c.name) !== c.image) changed.set(c.name, c.image);
+  }
+  return changed;
+}
+
+export function planImagePreDownload(input: PreDownloadInput): PreDownloadPlan {
+  const updateName = input.update.metadata.name ?? '';
+  if (input.current.metadata.name === updateName) {
+    // Revisions converged: the jobs have done their work.
+    return { createJobs: [], deleteJobs: [...input.ownedJobs] };
+  }
+  const labels = input.update.metadata.labels ?? {};
+  if (labels[PREDOWNLOAD_CREATED_LABEL] !== undefined || labels[PREDOWNLOAD_IGNORED_LABEL] !== undefined) return nothing();
+  if (input.owner.annotations?.[IMAGE_PREDOWNLOAD_IGNORED_ANNOTATION] !== undefined) return nothing();
+
+  const minReady = getScaledValueFromIntOrPercent(input.minUpdatedReadyPods ?? 0, input.replicas, true);
+  if (input.updatedReadyReplicas < minReady) return nothing();
+
+  const ignore = (): PreDownloadPlan => ({ ...nothing(), labelRevision: { name: updateName, key: PREDOWNLOAD_IGNORED_LABEL } });
+  if (input.recreate) return ignore();
+  if (input.replicas <= MIN_REPLICAS_TO_PREDOWNLOAD) return ignore();
+  // Everything updates in one batch: the update itself is the pull.
+  if (input.partition === 0 && input.maxUnavailable >= input.replicas) return ignore();
+  if (!input.canUpdateInPlace) return ignore();
+
+  // Pods name their revision by full name, or by the bare hash (CloneSetShortHash).
+  const hash = input.update.metadata.labels?.[CONTROLLER_REVISION_HASH_KEY] ?? '';
+  // Only the nodes of pods still at an old revision need the new image.
+  const podSelector = {
+    ...(input.selector.matchLabels ? { matchLabels: { ...input.selector.matchLabels } } : {}),
+    matchExpressions: [
+      ...(input.selector.matchExpressions ?? []).map((r) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: [...r.values] } : {}) })),
+      { key: CONTROLLER_REVISION_HASH_LABEL, operator: 'NotIn', values: [updateName, hash] },
+    ],
+  };
+  // Everything a workload owns matches its selector; the template labels guarantee that.
+  const jobLabels = { ...input.templateLabels, [CONTROLLER_REVISION_HASH_KEY]: hash };
+  const createJobs: ImagePullJob[] = [...changedImages(input.current, input.update)].map(([container, image]) => ({
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'ImagePullJob',
+    metadata: {
+      name: `${updateName}-${container}`,
+      namespace: input.owner.namespace,
+      labels: jobLabels,
+      ownerReferences: [{ apiVersion: input.owner.apiVersion, kind: input.owner.kind, name: input.owner.name, uid: input.owner.uid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      image,
+      ...(input.pullSecrets.length ? { pullSecrets: input.pullSecrets } : {}),
+      podSelector,
+      parallelism: input.parallelism ?? 1,
+      pullPolicy: { backoffLimit: 1, timeoutSeconds: input.timeoutSeconds ?? DEFAULT_PREDOWNLOAD_TIMEOUT_SECONDS },
+      completionPolicy: { type: 'Always', ttlSecondsAfterFinished: PREDOWNLOAD_JOB_TTL_SECONDS },
+      sandboxConfig: { labels: jobLabels },
+    },
+  }));
+  return { createJobs, deleteJobs: [], labelRevision: { name: updateName, key: PREDOWNLOAD_CREATED_LABEL } };
+}

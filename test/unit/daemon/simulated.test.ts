@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { DaemonPod } from '../../../src/daemon/context.ts';
+import {
+  SIM_CONTAINER_ENV_ANNOTATION, SimulatedNodes, podContainersFromStatus, pullFailure, resolveEnv, restartedStatuses, simulatedContainerID,
+} from '../../../src/daemon/simulated/runtime.ts';
+import { logger } from '../../../src/runtime/log.ts';
+import { FakeClock } from '../../../src/util/clock.ts';
+
+const UID = 'u-1';
+function pod(annotations: Record<string, string> = {}): DaemonPod {
+  return {
+    metadata: { name: 'p', namespace: 'ns', uid: UID, labels: { ver: 'v2' }, annotations },
+    spec: {
+      nodeName: 'kwok-node-0',
+      containers: [
+        { name: 'a', env: [{ name: 'VER', valueFrom: { fieldRef: { fieldPath: "metadata.labels['ver']" } } }, { name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] },
+        { name: 'b', env: [{ name: 'X', value: '1' }] },
+      ],
+    },
+    status: {
+      phase: 'Running',
+      containerStatuses: [
+        { name: 'a', containerID: simulatedContainerID(UID, 'a', 0), restartCount: 0, image: 'nginx', state: { running: { startedAt: '2026-01-01T00:00:00Z' } } },
+        { name: 'b', containerID: simulatedContainerID(UID, 'b', 2), restartCount: 2, state: { terminated: { exitCode: 1, startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:01:00Z' } } },
+      ],
+    },
+  };
+}
+
+test('containers come from pod status; env is the pinned one, or today\'s (to be pinned) for containers reading metadata', () => {
+  const fresh = podContainersFromStatus(pod());
+  assert.deepEqual(fresh.containers.map((c) => [c.name, c.state, c.restartCount, c.startedAt]), [
+    ['a', 'running', 0, Date.parse('2026-01-01T00:00:00Z')], ['b', 'exited', 2, Date.parse('2026-01-01T00:00:00Z')],
+  ]);
+  assert.deepEqual(fresh.containers[0].env, { VER: 'v2', N: 'p' });
+  assert.deepEqual(Object.keys(fresh.pins), ['a'], 'only containers reading labels/annotations are pinned');
+  const pinned = podContainersFromStatus(pod({ [SIM_CONTAINER_ENV_ANNOTATION]: JSON.stringify({ a: { containerID: simulatedContainerID(UID, 'a', 0), env: { VER: 'v1' } } }) }));
+  assert.deepEqual(pinned.containers[0].env, { VER: 'v1' });
+  assert.deepEqual(pinned.pins, {});
+  // A pin for an earlier container does not apply to the current one; a broken annotation is ignored.
+  assert.deepEqual(podContainersFromStatus(pod({ [SIM_CONTAINER_ENV_ANNOTATION]: JSON.stringify({ a: { containerID: 'old', env: { VER: 'v1' } } }) })).containers[0].env, { VER: 'v2', N: 'p' });
+  assert.deepEqual(podContainersFromStatus(pod({ [SIM_CONTAINER_ENV_ANNOTATION]: '{' })).containers[0].env, { VER: 'v2', N: 'p' });
+  assert.deepEqual(resolveEnv(pod().spec!.containers![1], pod()), { X: '1' });
+});
+
+test('a stop restarts the container in pod status the way the kubelet would', () => {
+  const p = pod();
+  const old = p.status!.containerStatuses![0].containerID!;
+  const out = restartedStatuses(p, old, '2026-02-02T00:00:00.000Z')!;
+  assert.equal(out.restarted.restartCount, 1);
+  assert.equal(out.restarted.containerID, simulatedContainerID(UID, 'a', 1));
+  assert.deepEqual(out.restarted.state, { running: { startedAt: '2026-02-02T00:00:00.000Z' } });
+  assert.equal((out.restarted.lastState as { terminated: { containerID: string } }).terminated.containerID, old);
+  assert.deepEqual(out.statuses[1], p.status!.containerStatuses![1], 'other containers untouched');
+  assert.equal(restartedStatuses(p, 'containerd://unknown', 'now'), undefined);
+});
+
+test('pull failure rule: .invalid hosts and the tag doesnotexist', () => {
+  assert.match(pullFailure('registry.invalid/a/b:1')!, /lookup registry\.invalid: no such host/);
+  assert.match(pullFailure('registry.invalid:5000/a:1')!, /lookup registry\.invalid: no such host/);
+  assert.match(pullFailure('nginx:doesnotexist')!, /nginx:doesnotexist: not found/);
+  assert.equal(pullFailure('nginx:1.0'), undefined);
+  assert.equal(pullFailure('example.com/a/b:1'), undefined);
+});
+
+test('simulated pulls take their time, report progress, and are remembered per node', async () => {
+  const clock = new FakeClock();
+  const nodes = new SimulatedNodes({ client: {} as never, recorder: { event() {} }, clock, logger: logger.child({}, { level: 'silent' }), podOfContainer: () => undefined, pullDelayMs: 400 });
+  const rt = nodes.runtimeFor('n0');
+  const progress: number[] = [];
+  const p = rt.pullImage({ image: 'nginx:1.0', onProgress: (x) => progress.push(x) });
+  await clock.advance(400);
+  const { imageRef } = await p;
+  assert.match(imageRef, /^sha256:[0-9a-f]{64}$/);
+  assert.deepEqual(progress, [0, 25, 50, 75, 100]);
+  assert.equal((await rt.imageStatus('nginx:1.0'))?.id, imageRef);
+  assert.equal(await nodes.runtimeFor('n1').imageStatus('nginx:1.0'), undefined);
+  const bad = rt.pullImage({ image: 'nginx:doesnotexist' });
+  const failed = assert.rejects(bad, /not found/);
+  await clock.advance(400);
+  await failed;
+  // Stopping a container no node knows of is a no-op, as CRI StopContainer on a removed container.
+  await rt.stopContainer('containerd://nobody', 10);
+});
