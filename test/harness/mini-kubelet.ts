@@ -292,9 +292,14 @@ export class MiniKubelet {
   private async heartbeat(): Promise<void> {
     const client = this.requireClient();
     const now = new Date().toISOString();
+    // A transition time that moved on every heartbeat would make the node look freshly Ready
+    // forever (the manager creates a NodeImage only after the node has been Ready for a while).
+    const node = await client.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }> } }>(Nodes, this.nodeName);
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+    const since = ready?.status === 'True' && ready.lastTransitionTime ? ready.lastTransitionTime : now;
     await client.patchStatus(Nodes, this.nodeName, {
       status: {
-        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'mini kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: now }],
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'mini kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: since }],
         allocatable: { cpu: '2', memory: '4Gi', pods: '110' },
         capacity: { cpu: '2', memory: '4Gi', pods: '110' },
         addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: this.nodeName }],

@@ -21,7 +21,7 @@ before(async () => {
   await client.create(Nodes, {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: noDaemonNode, labels: { type: 'no-daemon', 'kubernetes.io/hostname': noDaemonNode } },
+    metadata: { name: noDaemonNode, annotations: { 'kwok.x-k8s.io/node': 'fake' }, labels: { type: 'no-daemon', 'kubernetes.io/hostname': noDaemonNode } },
   } as KubeObject);
   await waitFor('the daemon-less node Ready', async () => {
     const n = await client.get<KubeObject & { status?: any }>(Nodes, noDaemonNode);

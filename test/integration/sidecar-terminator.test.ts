@@ -91,7 +91,7 @@ describe('sidecar terminator', { concurrency: 3 }, () => {
     await client.create(Nodes, {
       apiVersion: 'v1',
       kind: 'Node',
-      metadata: { name: nodeName, labels: { type: 'virtual-kubelet', 'kubernetes.io/hostname': nodeName } },
+      metadata: { name: nodeName, annotations: { 'kwok.x-k8s.io/node': 'fake' }, labels: { type: 'virtual-kubelet', 'kubernetes.io/hostname': nodeName } },
     } as KubeObject);
     nodesToDelete.push(nodeName);
     await waitFor('virtual node Ready', async () => {
