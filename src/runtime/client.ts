@@ -207,6 +207,15 @@ function hasReason(err: unknown, reason: string): boolean {
 export function isNotFound(err: unknown): boolean {
   return hasReason(err, 'NotFound');
 }
+/** The call's result, or undefined when the object is already gone (deletes and patches racing a delete). */
+export async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
 export function isAlreadyExists(err: unknown): boolean {
   return hasReason(err, 'AlreadyExists');
 }

@@ -134,6 +134,19 @@ export class Controller {
   }
 
   /**
+   * The life of a controller on the leader: wait until every informer it reads has synced (a
+   * reconcile on a partial cache would act on missing objects), run the workers until `signal`
+   * aborts, then stop. Returns early, without starting, when the signal aborts during the sync.
+   */
+  async runAfterSync(signal: AbortSignal, informers: ReadonlyArray<{ waitForSync(signal: AbortSignal): Promise<boolean> }>): Promise<void> {
+    const synced = await Promise.all(informers.map((i) => i.waitForSync(signal)));
+    if (!synced.every(Boolean)) return;
+    this.start();
+    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    await this.stop();
+  }
+
+  /**
    * Stops handing out keys, aborts the reconcile signal, and resolves once in-flight reconciles
    * have returned. Keys still queued are dropped. Idempotent.
    */

@@ -8,6 +8,7 @@
 // (log, delete, requeue) is the controller's decision.
 
 import { realClock, type Clock } from '../util/clock.ts';
+import type { Logger } from './log.ts';
 
 /** Kruise --expectation-timeout default. */
 export const DefaultExpectationTimeout = 5 * 60_000;
@@ -25,6 +26,22 @@ export interface Satisfaction {
   /** ms since the entry was first found unsatisfied (0 when satisfied). */
   unsatisfiedDuration: number;
   timedOut: boolean;
+}
+
+/**
+ * How long a reconcile should wait for an unsatisfied expectation (the cache is behind our own
+ * writes), or undefined to go on. One still unsatisfied past its timeout is logged and dropped, and
+ * the reconcile goes on from the cache as it is: a lost watch event must not stall the object.
+ */
+export function expectationWait(
+  s: Satisfaction,
+  o: { timeoutMs: number; log: Logger; what: string; drop: () => void; detail?: Record<string, unknown>; waitMs?: number },
+): number | undefined {
+  if (s.satisfied) return undefined;
+  if (!s.timedOut) return o.waitMs ?? Math.max(1, o.timeoutMs - s.unsatisfiedDuration);
+  o.log.warn({ ...o.detail, overTimeMs: s.unsatisfiedDuration }, `${o.what} expectation unsatisfied overtime; dropping it`);
+  o.drop();
+  return undefined;
 }
 
 /** The object fields expectations read; any Kubernetes object fits. */

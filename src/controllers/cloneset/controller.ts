@@ -10,7 +10,7 @@ import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods, type KubeObject } from '../../runtime/client.ts';
 import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
+import { expectationWait, ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { registry } from '../../runtime/metrics.ts';
@@ -78,11 +78,7 @@ export class CloneSetReconciler {
    * timeout is logged, counted and dropped, and the reconcile goes on from the cache as it is.
    */
   private wait(what: string, s: Satisfaction, drop: () => void, detail: Record<string, unknown>): number | undefined {
-    if (s.satisfied) return undefined;
-    if (!s.timedOut) return Math.max(1, this.deps.scaleExpectations.timeout - s.unsatisfiedDuration);
-    this.deps.log.warn({ ...detail, overTimeMs: s.unsatisfiedDuration }, `${what} expectation unsatisfied overtime; dropping it`);
-    drop();
-    return undefined;
+    return expectationWait(s, { timeoutMs: this.deps.scaleExpectations.timeout, log: this.deps.log, what, drop, detail });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -242,14 +238,7 @@ export const cloneSetController: ControllerSetup = {
     revisions.addEventHandler(handlers.revision);
 
     return {
-      async run(signal: AbortSignal) {
-        const informers = [cloneSets, pods, pvcs, revisions, ...(imagePullJobs ? [imagePullJobs] : [])];
-        const synced = await Promise.all(informers.map((i) => i.waitForSync(signal)));
-        if (!synced.every(Boolean)) return;
-        controller.start();
-        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        await controller.stop();
-      },
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [cloneSets, pods, pvcs, revisions, ...(imagePullJobs ? [imagePullJobs] : [])]),
     };
   },
 };

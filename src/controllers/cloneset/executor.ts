@@ -7,6 +7,7 @@ import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import {
   ControllerRevisions,
+  ignoreNotFound,
   isAlreadyExists,
   isConflict,
   isNotFound,
@@ -165,11 +166,11 @@ export class CloneSetExecutor {
       const owner = podByName.get(pod);
       if (!owner?.metadata.uid) continue;
       const ref = { apiVersion: 'v1', kind: 'Pod', name: pod, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true };
-      await this.ignoreNotFound(this.deps.client.patch(PersistentVolumeClaims, pvc, { metadata: { ownerReferences: [ref] } }, { namespace: ns, patchType: PatchType.Merge }));
+      await ignoreNotFound(this.deps.client.patch(PersistentVolumeClaims, pvc, { metadata: { ownerReferences: [ref] } }, { namespace: ns, patchType: PatchType.Merge }));
     }
     for (const pvc of plan.pvcDeletes) {
       const uid = observed.pvcs.find((p) => p.metadata?.name === pvc)?.metadata?.uid;
-      await this.ignoreNotFound(this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: uid ? { uid } : undefined }));
+      await ignoreNotFound(this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: uid ? { uid } : undefined }));
     }
 
     // 3. pod writes (lifecycle, in-place refreshes, label patches, in-place updates)
@@ -223,7 +224,7 @@ export class CloneSetExecutor {
       }
     }
     for (const name of plan.revisionsToDelete) {
-      await this.ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
+      await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
     return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
   }
@@ -244,7 +245,7 @@ export class CloneSetExecutor {
     }
     for (const name of pd.deleteJobs) {
       try {
-        await this.ignoreNotFound(this.deps.client.delete(ImagePullJobs, name, { namespace: ns }));
+        await ignoreNotFound(this.deps.client.delete(ImagePullJobs, name, { namespace: ns }));
       } catch (err) {
         this.deps.log.error({ err: errMessage(err), job: name }, 'failed to delete ImagePullJob');
       }
@@ -279,15 +280,6 @@ export class CloneSetExecutor {
       await this.deps.client.updateStatus(CloneSets, { ...cs, status } as CloneSet & KubeObject);
     } catch (err) {
       this.deps.log.info({ err: errMessage(err) }, 'could not record the failure on the status');
-    }
-  }
-
-  private async ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
-    try {
-      return await p;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
     }
   }
 
@@ -341,21 +333,21 @@ export class CloneSetExecutor {
       if (t.stateChanged || Object.keys(t.labels).length || t.addFinalizers.length) {
         const metadata: Record<string, unknown> = { labels: t.labels, annotations: t.annotations };
         if (t.addFinalizers.length) metadata.finalizers = t.addFinalizers;
-        await this.ignoreNotFound(this.patchPod(ns, t.pod, { metadata }));
+        await ignoreNotFound(this.patchPod(ns, t.pod, { metadata }));
       }
-      if (t.readinessCondition) await this.ignoreNotFound(this.patchConditions(ns, pod, [t.readinessCondition]));
+      if (t.readinessCondition) await ignoreNotFound(this.patchConditions(ns, pod, [t.readinessCondition]));
     }
     for (const r of plan.refreshes) {
       const pod = pods.get(r.pod);
       if (!pod) continue;
-      if (r.conditions) await this.ignoreNotFound(this.patchConditions(ns, pod, r.conditions));
+      if (r.conditions) await ignoreNotFound(this.patchConditions(ns, pod, r.conditions));
       if (r.updatedPod) {
         const patch = podUpdatePatch(pod, r.updatedPod, pod.metadata.resourceVersion);
-        if (patch) await this.ignoreNotFound(this.patchPod(ns, r.pod, patch));
+        if (patch) await ignoreNotFound(this.patchPod(ns, r.pod, patch));
       }
     }
     for (const l of plan.labelPatches) {
-      await this.ignoreNotFound(this.patchPod(ns, l.pod, { metadata: { labels: l.labels } }));
+      await ignoreNotFound(this.patchPod(ns, l.pod, { metadata: { labels: l.labels } }));
     }
     for (const u of plan.inPlaceUpdates) {
       const pod = pods.get(u.pod);
@@ -448,7 +440,7 @@ export class CloneSetExecutor {
       this.event(cs, 'Normal', 'SuccessfulDelete', `succeed to delete pod ${d.pod}`, 'Delete');
       for (const pvc of d.pvcs) {
         const pvcUid = pvcs.find((p) => p.metadata?.name === pvc)?.metadata?.uid;
-        await this.ignoreNotFound(this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: pvcUid ? { uid: pvcUid } : undefined }));
+        await ignoreNotFound(this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: pvcUid ? { uid: pvcUid } : undefined }));
       }
     }
   }

@@ -136,13 +136,7 @@ export const containerRecreateRequestController: ControllerSetup = {
     crrs.addEventHandler(handlers.crr);
     pods.addEventHandler(handlers.pod);
     return {
-      async run(signal: AbortSignal) {
-        const synced = await Promise.all([crrs, pods].map((i) => i.waitForSync(signal)));
-        if (!synced.every(Boolean)) return;
-        controller.start();
-        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        await controller.stop();
-      },
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [crrs, pods]),
     };
   },
 };

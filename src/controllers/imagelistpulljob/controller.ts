@@ -3,7 +3,7 @@
 // template, deleting those of removed images), sums their progress into the status, and deletes the
 // list job ttlSecondsAfterFinished after it completes.
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
-import { isConflict, isNotFound, PatchType, type KubeClient } from '../../runtime/client.ts';
+import { ignoreNotFound, isConflict, isNotFound, PatchType, type KubeClient } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
@@ -141,15 +141,6 @@ function errMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
 /** The list job a generated ImagePullJob belongs to (its controller reference). */
 function ownerKey(job: ImagePullJob): string | undefined {
   const ref = job.metadata.ownerReferences?.find((r) => r.controller);
@@ -226,13 +217,7 @@ export const imageListPullJobController: ControllerSetup = {
     lists.addEventHandler(handlers.list);
     jobs.addEventHandler(handlers.job);
     return {
-      async run(signal: AbortSignal) {
-        const synced = await Promise.all([lists.waitForSync(signal), jobs.waitForSync(signal)]);
-        if (!synced.every(Boolean)) return;
-        controller.start();
-        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        await controller.stop();
-      },
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [lists, jobs]),
     };
   },
 };

@@ -5,10 +5,10 @@
 // stores the status. Completed jobs let go of their secrets and are deleted after their TTL.
 import { randomBytes } from 'node:crypto';
 import { FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
-import { isConflict, isNotFound, Namespaces, PatchType, Pods, Secrets, type KubeClient, type KubeObject } from '../../runtime/client.ts';
+import { ignoreNotFound, isConflict, isNotFound, Namespaces, PatchType, Pods, Secrets, type KubeClient, type KubeObject } from '../../runtime/client.ts';
 import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
+import { expectationWait, ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
 import { NodeNameIndex, splitKey } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
@@ -86,11 +86,7 @@ export class ImagePullJobReconciler {
 
   /** ms to wait for an unsatisfied expectation, or undefined to go on (timed-out ones are dropped). */
   private wait(s: Satisfaction, drop: () => void, what: string, waitMs?: number): number | undefined {
-    if (s.satisfied) return undefined;
-    if (!s.timedOut) return waitMs ?? Math.max(1, this.deps.scaleExpectations.timeout - s.unsatisfiedDuration);
-    this.deps.log.warn({ overTimeMs: s.unsatisfiedDuration }, `${what} expectation unsatisfied overtime; dropping it`);
-    drop();
-    return undefined;
+    return expectationWait(s, { timeoutMs: this.deps.scaleExpectations.timeout, log: this.deps.log, what, drop, waitMs });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -257,15 +253,6 @@ export class ImagePullJobReconciler {
   }
 }
 
-async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
 export const imagePullJobController: ControllerSetup = {
   name: 'imagepulljob',
   gate: 'ImagePullJobGate',
@@ -321,13 +308,7 @@ export const imagePullJobController: ControllerSetup = {
     if (deps.namespace) daemonSecrets.addEventHandler(handlers.secret);
 
     return {
-      async run(signal: AbortSignal) {
-        const synced = await Promise.all([jobs, nodeImages, pods, secrets, daemonSecrets, namespaces].map((i: { waitForSync(s: AbortSignal): Promise<boolean> }) => i.waitForSync(signal)));
-        if (!synced.every(Boolean)) return;
-        controller.start();
-        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        await controller.stop();
-      },
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [jobs, nodeImages, pods, secrets, daemonSecrets, namespaces]),
     };
   },
 };

@@ -234,13 +234,7 @@ export const nodeImageController: ControllerSetup = {
     nodeImages.addEventHandler(handlers.nodeImage);
     jobs.addEventHandler(handlers.job);
     return {
-      async run(signal: AbortSignal) {
-        const synced = await Promise.all([nodes.waitForSync(signal), nodeImages.waitForSync(signal), jobs.waitForSync(signal), secrets.waitForSync(signal)]);
-        if (!synced.every(Boolean)) return;
-        controller.start();
-        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        await controller.stop();
-      },
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [nodes, nodeImages, jobs, secrets]),
     };
   },
 };

@@ -66,12 +66,7 @@ export const podReadinessController: ControllerSetup = {
     };
     pods.addEventHandler(handler);
     return {
-      async run(signal: AbortSignal) {
-        if (!(await pods.waitForSync(signal))) return;
-        controller.start();
-        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        await controller.stop();
-      },
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [pods]),
     };
   },
 };

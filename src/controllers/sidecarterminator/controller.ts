@@ -73,13 +73,7 @@ export const sidecarTerminatorController: ControllerSetup = {
     };
     pods.addEventHandler(handler);
     return {
-      async run(signal: AbortSignal) {
-        const synced = await Promise.all([pods, nodes, crrs].map((i) => i.waitForSync(signal)));
-        if (!synced.every(Boolean)) return;
-        controller.start();
-        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-        await controller.stop();
-      },
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [pods, nodes, crrs]),
     };
   },
 };
