@@ -3,14 +3,13 @@
 // way it runs the same sub-controllers — containerrecreate (CRRs), imagepuller (NodeImage) and
 // containermeta (env from metadata) — against a ContainerRuntime, and serves /healthz and /metrics
 // on --addr (upstream :10221).
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { fromDefault, fromKubeconfigFile, Pods, type KubeClient } from '../runtime/client.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
 import { SharedInformerFactory } from '../runtime/informer.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { registry } from '../runtime/metrics.ts';
+import { ProbeServer } from '../runtime/probes.ts';
 import { parseAddr } from '../manager/options.ts';
 import { realClock } from '../util/clock.ts';
 import type { DaemonContext, DaemonPod, NodeScope, SubController } from './context.ts';
@@ -91,11 +90,14 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
     if (features.InPlaceUpdateEnvFromMetadata) controllers.push(containerMetaController(ctx));
   }
 
+  // /healthz (caches synced, runtime answering) and /metrics on one port, as upstream's --addr.
   let synced = false;
-  const server = addr ? await serve(addr, async () => {
+  const server = addr ? new ProbeServer({ port: addr.port, host: addr.host, logger: log, metrics: registry }) : undefined;
+  server?.addHealthzCheck('informers', () => {
     if (!synced) throw new Error('caches not synced yet');
-    if (runtime) await runtime.version();
-  }, log) : undefined;
+  });
+  if (runtime) server?.addHealthzCheck('runtime', async () => void (await runtime.version()));
+  await server?.start();
 
   informers.start(stopAll.signal);
   if (!(await informers.waitForCacheSync(stopAll.signal))) throw new Error('informer caches did not sync');
@@ -105,37 +107,15 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
 
   let stopped: Promise<void> | undefined;
   return {
-    client, features, port: server ? (server.address() as AddressInfo).port : undefined,
+    client, features, port: server?.port(),
     stop: () => (stopped ??= (async () => {
       await Promise.all(controllers.map((c) => c.stop()));
       stopAll.abort();
       await informers.whenStopped();
       await recorder.close();
-      if (server) await new Promise<void>((r) => server.close(() => r()));
+      await server?.close();
       await runtime?.close();
       await client.close();
     })()),
   };
-}
-
-/** /healthz (runtime reachable, caches synced) and /metrics on one port, as upstream's --addr. */
-async function serve(addr: { host?: string; port: number }, healthy: () => Promise<void>, log: Logger): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path === '/healthz') {
-      healthy().then(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'),
-        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`unhealthy: ${err.message}\n`));
-    } else if (path === '/metrics') {
-      registry.metrics().then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`error collecting metrics: ${err.message}\n`));
-    } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
-    }
-  });
-  server.on('error', (err) => log.error({ err }, 'healthz/metrics server error'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(addr.port, addr.host, () => { server.off('error', reject); resolve(); });
-  });
-  return server;
 }

@@ -24,6 +24,8 @@ export interface ProbeServerOptions {
   /** ms a check may take before it counts as failed; default 10 s. */
   checkTimeoutMs?: number;
   logger?: Logger;
+  /** Also serve this registry at /metrics (kruise-daemon's --addr serves both on one port). */
+  metrics?: Registry;
 }
 
 export class ProbeServer {
@@ -66,6 +68,7 @@ export class ProbeServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
+    if (this.opts.metrics && url.pathname === '/metrics') return serveMetrics(this.opts.metrics, res, this.log);
     const [, root, one] = url.pathname.split('/');
     const checks = root === 'healthz' ? this.healthChecks : root === 'readyz' ? this.readyChecks : undefined;
     if (!checks || url.pathname.split('/').length > 3) {
@@ -151,13 +154,7 @@ export class MetricsServer {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
         return;
       }
-      reg.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': reg.contentType }).end(text),
-        (err) => {
-          log.error({ err }, 'collecting metrics failed');
-          res.writeHead(500, { 'content-type': 'text/plain' }).end(`error collecting metrics: ${(err as Error).message}\n`);
-        },
-      );
+      void serveMetrics(reg, res, log);
     });
   }
 
@@ -171,6 +168,16 @@ export class MetricsServer {
 
   async close(): Promise<void> {
     await close(this.server);
+  }
+}
+
+async function serveMetrics(reg: Registry, res: http.ServerResponse, log: Logger): Promise<void> {
+  try {
+    const text = await reg.metrics();
+    res.writeHead(200, { 'content-type': reg.contentType }).end(text);
+  } catch (err) {
+    log.error({ err }, 'collecting metrics failed');
+    res.writeHead(500, { 'content-type': 'text/plain' }).end(`error collecting metrics: ${(err as Error).message}\n`);
   }
 }
 

@@ -80,3 +80,23 @@ describe('MetricsServer', () => {
     }
   });
 });
+
+describe('ProbeServer with metrics (one port, as kruise-daemon --addr)', () => {
+  it('serves /healthz and the registry at /metrics; without the option /metrics is 404', async () => {
+    const registry = new Registry();
+    new Counter({ name: 'kruise_daemon_test_total', help: 'test', registers: [registry] }).inc(2);
+    const both = new ProbeServer({ port: 0, host: '127.0.0.1', logger: silent, metrics: registry });
+    both.addHealthzCheck('ping', ping);
+    const plain = new ProbeServer({ port: 0, host: '127.0.0.1', logger: silent });
+    await both.start();
+    await plain.start();
+    try {
+      assert.equal((await get(both.port(), '/healthz')).text, 'ok');
+      assert.match((await get(both.port(), '/metrics')).text, /^kruise_daemon_test_total 2$/m);
+      assert.equal((await get(plain.port(), '/metrics')).status, 404);
+    } finally {
+      await both.close();
+      await plain.close();
+    }
+  });
+});
