@@ -1,7 +1,8 @@
 // CloneSet on the suite's shared manager: lifecycle hooks (preNormal / preDelete / inPlaceUpdate
 // with labelsHandler, finalizersHandler and markPodNotReady, behaviour spec §3.9), container launch
 // priority in in-place updates (§3.8), and specified deletion under maxUnavailable / maxSurge
-// (§3.4–3.5) with the exact order of deletes and creates, as a pod watch sees it.
+// (§3.4–3.5) with the exact order of deletes and creates, as a pod watch sees it; env from
+// metadata restarting only the containers that read it (§18.2, done by the suite's simulated daemon).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -194,6 +195,36 @@ describe('CloneSet in-place update with container launch priority', { concurrenc
         { name: 'main', image: 'nginx:1.0' },
       ];
     });
+  });
+});
+
+describe('CloneSet in-place update of env from metadata (InPlaceUpdateEnvFromMetadata, with the simulated kruise-daemon)', () => {
+  test('changing an annotation read by one container\'s env restarts only that container, in place', { timeout: 90_000 }, async () => {
+    const name = 'envmeta';
+    const manifest = cloneSetManifest(name, { replicas: 1, podUpdatePolicy: 'InPlaceIfPossible' });
+    const tmpl = manifest.spec.template as { metadata: Record<string, any>; spec: Record<string, any> };
+    tmpl.metadata.annotations = { 'example.io/config': 'v1' };
+    tmpl.spec.containers = [
+      { name: 'reader', image: 'nginx:1.0', env: [{ name: 'CONFIG', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['example.io/config']" } } }] },
+      { name: 'other', image: 'busybox:1.0' },
+    ];
+    await apply(manifest, ns);
+    await waitSettled(client, ns, name, 1);
+    const [before] = await podsOf(client, ns, name);
+    const status = (p: Pod, c: string) => p.status?.containerStatuses?.find((x) => x.name === c);
+    // The daemon reports the env hashes it started the containers with.
+    await waitFor('the runtime-containers-meta annotation', async () => !!(await getPod(before.metadata.name!)).metadata.annotations?.['apps.kruise.io/runtime-containers-meta'], 30_000, 200);
+
+    await patchSpec(name, { template: { metadata: { annotations: { 'example.io/config': 'v2' } } } });
+    await waitSettled(client, ns, name, 1, { timeoutMs: 60_000 });
+    const after = await getPod(before.metadata.name!);
+    assert.equal(after.metadata.uid, before.metadata.uid, 'updated in place: same pod');
+    assert.equal(after.metadata.annotations?.['example.io/config'], 'v2');
+    assert.equal(status(after, 'reader')?.restartCount, (status(before, 'reader')?.restartCount ?? 0) + 1, 'the container reading the annotation restarted once');
+    assert.notEqual(status(after, 'reader')?.containerID, status(before, 'reader')?.containerID);
+    assert.equal(status(after, 'other')?.restartCount, status(before, 'other')?.restartCount, 'the other container kept running');
+    assert.equal(status(after, 'other')?.containerID, status(before, 'other')?.containerID);
+    assert.equal(condition(after, 'InPlaceUpdateReady')?.status, 'True');
   });
 });
 
