@@ -24,8 +24,10 @@ export interface ControllerDeps {
 }
 
 export interface ControllerSetup {
-  /** Also the --<name>-workers flag name and the metrics `controller` label. */
+  /** The metrics `controller` label, and the --<name>-workers flag unless workersFlag says otherwise. */
   name: string;
+  /** Upstream's spelling of the workers flag when it differs from name (`crr` → --crr-workers). */
+  workersFlag?: string;
   /** Feature gate that must be on, if any. */
   gate?: keyof FeatureGates;
   /** Asks for informers and registers event handlers (which only enqueue); returns the runner. */

@@ -92,7 +92,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   const runners = allControllers.filter((c) => !c.gate || features[c.gate]).map((c) => {
     const deps: ControllerDeps = {
       client, informers, recorder, features, logger: log.child({ controller: c.name }),
-      workers: cfg.workers[c.name] ?? 1, expectationTimeoutMs: cfg.expectationTimeoutMs,
+      workers: cfg.workers[c.workersFlag ?? c.name] ?? 1, expectationTimeoutMs: cfg.expectationTimeoutMs,
       namespace: cfg.namespace, flags: cfg as unknown as Record<string, unknown>,
     };
     return { name: c.name, runner: c.setup(deps) };

@@ -6,10 +6,14 @@ import { parseFeatureGates } from '../apis/features.ts';
 
 export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
 
-/** Controllers with a `--<name>-workers` flag, and their upstream default worker counts. */
+/**
+ * `--<name>-workers` flags and their upstream default worker counts. The name is the controller's
+ * (ControllerSetup.workersFlag when upstream spells it differently, as `crr` for
+ * ContainerRecreateRequest).
+ */
 export const CONTROLLER_WORKERS: Record<string, number> = {
   cloneset: 3, statefulset: 3, daemonset: 3, sidecarset: 3, broadcastjob: 3, advancedcronjob: 3,
-  uniteddeployment: 3, workloadspread: 3, podunavailablebudget: 3, containerrecreaterequest: 3,
+  uniteddeployment: 3, workloadspread: 3, podunavailablebudget: 3, crr: 3, podreadiness: 3, sidecarterminator: 3,
   imagepulljob: 3, imagelistpulljob: 3, nodeimage: 3, resourcedistribution: 3, persistentpodstate: 3, podprobemarker: 3,
 };
 
