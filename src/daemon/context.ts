@@ -46,6 +46,7 @@ export interface SubController {
 export interface DaemonPod extends KubeObject {
   spec?: {
     nodeName?: string;
+    restartPolicy?: string;
     terminationGracePeriodSeconds?: number;
     containers?: Array<{
       name: string;
@@ -59,6 +60,7 @@ export interface DaemonPod extends KubeObject {
   status?: {
     phase?: string;
     podIP?: string;
+    conditions?: Array<{ type: string; status: string; reason?: string; lastTransitionTime?: string; [k: string]: unknown }>;
     containerStatuses?: Array<{
       name: string;
       containerID?: string;

@@ -1,6 +1,7 @@
 // The Job sidecar terminator on the suite's shared manager (gate SidecarTerminator, behaviour spec
 // §18.3). The simulated kubelet finishes whole Job pods at once, so these pods are plain
-// restartPolicy Never pods whose main container the test marks as exited while the sidecar runs on.
+// restartPolicy Never pods whose main container the test marks as exited while the sidecar runs on;
+// the suite's simulated kruise-daemon then stops the sidecar as the CRR asks.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ContainerRecreateRequests } from '../../src/controllers/containerrecreaterequest/executor.ts';
@@ -64,8 +65,19 @@ describe('sidecar terminator', { concurrency: 3 }, () => {
     assert.equal(crr.spec.podName, 'job-a');
     assert.deepEqual(crr.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller]), [['Pod', 'job-a', pod.metadata.uid, true]]);
     assert.equal(crr.metadata.labels?.['crr.apps.kruise.io/pod-uid'], pod.metadata.uid);
-    // The pod keeps its phase: the sidecar's own exit decides it.
-    assert.equal((await client.get<Obj>(Pods, 'job-a', { namespace: ns })).status.phase, 'Running');
+    // The suite's simulated kruise-daemon stops the sidecar; under restartPolicy Never it stays
+    // exited (no restart), and with every container done the kubelet ends the pod Succeeded.
+    const done = await waitFor('CRR Completed and the pod Succeeded', async () => {
+      const [c, p] = await Promise.all([
+        client.get<Obj>(ContainerRecreateRequests, crr.metadata.name!, { namespace: ns }),
+        client.get<Obj>(Pods, 'job-a', { namespace: ns }),
+      ]);
+      return c.status?.phase === 'Completed' && p.status.phase === 'Succeeded' ? { c, p } : undefined;
+    }, 30_000);
+    assert.equal(done.c.status.containerRecreateStates?.[0]?.phase, 'Succeeded');
+    const sidecar = done.p.status.containerStatuses.find((s: any) => s.name === 'sidecar');
+    assert.equal(sidecar.state.terminated?.exitCode, 0);
+    assert.equal(sidecar.restartCount, 0, 'not restarted under restartPolicy Never');
   });
 
   test('ignore-exit-code sidecar: the pod is marked Succeeded (SidecarTerminated) before the sidecar is killed', { timeout: 60_000 }, async () => {

@@ -91,7 +91,7 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
     const pod = podInformer.lister.get(crr.metadata.namespace!, crr.spec.podName);
     const podUID = crr.metadata.labels?.[CRR_POD_UID_LABEL] ?? pod?.metadata.uid ?? '';
     const containers = await runtime.podContainers({ uid: podUID, namespace: crr.metadata.namespace!, name: crr.spec.podName });
-    const step = planCRRStep(crr, computeContainerStates(crr, containers, clock.now()));
+    const step = planCRRStep(crr, computeContainerStates(crr, containers, clock.now(), pod?.spec?.restartPolicy));
     if (step.kind === 'wait') return { requeueAfter: step.requeueAfterMs };
     if (step.kind === 'complete') {
       log.info({ crr: crr.metadata.name, states: step.states }, 'CRR completed');

@@ -74,10 +74,22 @@ export function unreadyGraceGate(crr: CRR, now: number): GraceGate {
 }
 
 /**
- * The state of every container the CRR names, from its previous states, the runtime's view of the
- * pod and the manager's snapshot of pod status.
+ * Whether the kubelet leaves this exited container exited (the pod's restartPolicy): Never keeps
+ * every exit, OnFailure only a successful one, Always none.
  */
-export function computeContainerStates(crr: CRR, runtime: readonly RuntimeContainer[], now: number): ContainerRecreateState[] {
+export function exitIsFinal(rc: RuntimeContainer, restartPolicy: string | undefined): boolean {
+  if (rc.state !== 'exited') return false;
+  if (restartPolicy === 'Never') return true;
+  return restartPolicy === 'OnFailure' && (rc.exitCode ?? 0) === 0;
+}
+
+/**
+ * The state of every container the CRR names, from its previous states, the runtime's view of the
+ * pod and the manager's snapshot of pod status. `restartPolicy` is the pod's: a container we killed
+ * in a pod that does not restart it (a Job's sidecar stopped by the sidecar terminator) is done
+ * once it has exited, as nothing will recreate it.
+ */
+export function computeContainerStates(crr: CRR, runtime: readonly RuntimeContainer[], now: number, restartPolicy?: string): ContainerRecreateState[] {
   const minStartedMs = (crr.spec.strategy?.minStartedSeconds ?? 0) * 1000;
   const previous = new Map((crr.status?.containerRecreateStates ?? []).map((s) => [s.name, s]));
   const snapshot = new Map((crr.status?.containerStatusSnapshot ?? []).map((s) => [s.name, s]));
@@ -88,6 +100,9 @@ export function computeContainerStates(crr: CRR, runtime: readonly RuntimeContai
     const isKilled = prev?.isKilled ? true : undefined;
     const rc = byName.get(c.name);
     if (!rc) return { name: c.name, phase: 'Pending', message: 'not found container on Node' };
+    if (isKilled && exitIsFinal(rc, restartPolicy)) {
+      return { name: c.name, phase: 'Succeeded', isKilled, message: `container exited and is not restarted (restartPolicy ${restartPolicy})` };
+    }
     // An exited container is about to be restarted by the kubelet: killing it again is pointless.
     if (rc.state === 'exited') return { name: c.name, phase: 'Recreating', isKilled };
     if (crr.spec.strategy?.forceRecreate && !prev?.isKilled) return { name: c.name, phase: 'Pending' };

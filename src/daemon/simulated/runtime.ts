@@ -107,20 +107,49 @@ export function podContainersFromStatus(pod: DaemonPod): { containers: RuntimeCo
 }
 
 /** Pod status after the kubelet restarted the container: undefined when it is not (or no longer) there. */
-export function restartedStatuses(pod: DaemonPod, containerID: string, now: string): { statuses: ContainerStatus[]; restarted: ContainerStatus } | undefined {
+/** What the kubelet does once a container it was told to stop has exited. */
+export interface StopOutcome {
+  statuses: ContainerStatus[];
+  /** The stopped container's new status (restarted under restartPolicy Always, else terminated). */
+  container: ContainerStatus;
+  restarted: boolean;
+  /** Pod phase and conditions when the pod became terminal (every container exited). */
+  phase?: 'Succeeded' | 'Failed';
+  conditions?: NonNullable<NonNullable<DaemonPod['status']>['conditions']>;
+}
+
+/**
+ * The pod status after `containerID` was stopped (SIGTERM honoured: exit 0), as the kubelet writes
+ * it: under restartPolicy Always (the default) the container is started again as a new container
+ * with restartCount+1; under Never / OnFailure an exit 0 is final, and once every container has
+ * exited the pod is Succeeded (all 0) or Failed, not Ready. undefined when the id is unknown.
+ */
+export function stoppedStatuses(pod: DaemonPod, containerID: string, now: string): StopOutcome | undefined {
   const statuses = pod.status?.containerStatuses ?? [];
   const i = statuses.findIndex((s) => s?.containerID === containerID);
   if (i < 0) return undefined;
   const old = statuses[i];
+  const exited = { exitCode: 0, reason: 'Completed', containerID, startedAt: old.state?.running?.startedAt, finishedAt: now };
+  if ((pod.spec?.restartPolicy ?? 'Always') !== 'Always') {
+    const container: ContainerStatus = { ...old, ready: false, started: false, state: { terminated: exited } };
+    const next = statuses.map((s, j) => (j === i ? container : s));
+    const outcome: StopOutcome = { statuses: next, container, restarted: false };
+    if (next.every((s) => s.state?.terminated)) {
+      outcome.phase = next.every((s) => (s.state?.terminated?.exitCode ?? 0) === 0) ? 'Succeeded' : 'Failed';
+      outcome.conditions = (pod.status?.conditions ?? []).map((c) =>
+        c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False', reason: 'PodCompleted', lastTransitionTime: now } : c);
+    }
+    return outcome;
+  }
   const restarts = (old.restartCount ?? 0) + 1;
-  const restarted: ContainerStatus = {
+  const container: ContainerStatus = {
     ...old,
     containerID: simulatedContainerID(pod.metadata.uid ?? '', old.name, restarts),
     restartCount: restarts, ready: true, started: true,
     state: { running: { startedAt: now } },
-    lastState: { terminated: { exitCode: 0, reason: 'Completed', containerID, startedAt: old.state?.running?.startedAt, finishedAt: now } },
+    lastState: { terminated: exited },
   };
-  return { statuses: statuses.map((s, j) => (j === i ? restarted : s)), restarted };
+  return { statuses: statuses.map((s, j) => (j === i ? container : s)), container, restarted: true };
 }
 
 /**
@@ -240,18 +269,18 @@ export class SimulatedRuntime implements ContainerRuntime {
     for (let attempt = 0; ; attempt++) {
       const pod = await this.getPod(ref);
       if (!pod) return;
-      const next = restartedStatuses(pod, containerID, new Date(this.o.clock.now()).toISOString());
+      const next = stoppedStatuses(pod, containerID, new Date(this.o.clock.now()).toISOString());
       if (!next) return;
       const failing = (pod.metadata.annotations?.[SIM_KILL_ERROR_ANNOTATION] ?? '').split(',').map((x) => x.trim());
-      if (failing.includes(next.restarted.name)) {
+      if (failing.includes(next.container.name)) {
         throw new Error(`rpc error: code = Unknown desc = failed to kill container "${containerID}": simulated failure (${SIM_KILL_ERROR_ANNOTATION})`);
       }
-      const spec = pod.spec?.containers?.find((c) => c.name === next.restarted.name);
+      const spec = pod.spec?.containers?.find((c) => c.name === next.container.name);
       try {
-        if (!pinned && spec && readsMetadata(spec)) {
+        if (next.restarted && !pinned && spec && readsMetadata(spec)) {
           // The new container's env is recorded before it appears, so no reader sees it unpinned;
           // the pin changed the pod, so the status is computed from a fresh read.
-          await this.pin(pod, { [spec.name]: { containerID: next.restarted.containerID!, env: resolveEnv(spec, pod) } });
+          await this.pin(pod, { [spec.name]: { containerID: next.container.containerID!, env: resolveEnv(spec, pod) } });
           pinned = true;
           continue;
         }
@@ -259,10 +288,13 @@ export class SimulatedRuntime implements ContainerRuntime {
         // the restart is recomputed from what they wrote rather than overwriting it.
         await this.o.client.patchStatus(Pods, ref.name, {
           metadata: { resourceVersion: pod.metadata.resourceVersion },
-          status: { containerStatuses: next.statuses },
+          status: {
+            containerStatuses: next.statuses,
+            ...(next.phase ? { phase: next.phase, conditions: next.conditions } : {}),
+          },
         }, { namespace: ref.namespace, patchType: PatchType.Merge });
-        this.nodes.remember(next.restarted.containerID!, ref);
-        this.o.logger.info({ pod: `${ref.namespace}/${ref.name}`, container: next.restarted.name, timeoutSeconds, newContainerID: next.restarted.containerID }, 'simulated container restart');
+        this.nodes.remember(next.container.containerID!, ref);
+        this.o.logger.info({ pod: `${ref.namespace}/${ref.name}`, container: next.container.name, timeoutSeconds, restarted: next.restarted, newContainerID: next.container.containerID, phase: next.phase }, 'simulated container stop');
         return;
       } catch (err) {
         if (!isConflict(err) || attempt >= MAX_CONFLICT_RETRIES) throw err;

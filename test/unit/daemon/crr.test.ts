@@ -80,6 +80,19 @@ test('computeContainerStates', () => {
   }
 });
 
+test('computeContainerStates: a killed container the pod does not restart is done once exited', () => {
+  const killed = crr({ strategy: { forceRecreate: true }, states: [{ name: 'a', phase: 'Recreating', isKilled: true }] });
+  const exited = (exitCode: number) => ({ ...rc('a', 0, 'exited'), exitCode });
+  const phase = (c: CRR, r: RuntimeContainer, policy?: string) => computeContainerStates(c, [r], NOW, policy)[0]!.phase;
+  assert.equal(phase(killed, exited(0), 'Never'), 'Succeeded');
+  assert.equal(phase(killed, exited(137), 'Never'), 'Succeeded');
+  assert.equal(phase(killed, exited(0), 'OnFailure'), 'Succeeded');
+  assert.equal(phase(killed, exited(137), 'OnFailure'), 'Recreating', 'OnFailure restarts a failed exit');
+  assert.equal(phase(killed, exited(0), 'Always'), 'Recreating');
+  assert.equal(phase(killed, exited(0)), 'Recreating', 'default restartPolicy is Always');
+  assert.equal(phase(crr(), exited(0), 'Never'), 'Recreating', 'not killed by us: nothing to conclude');
+});
+
 test('planCRRStep: record first, one kill per round, ordered waits, failure policy, completion', () => {
   const st = (name: string, phase: string, isKilled?: boolean) => ({ name, phase: phase as 'Pending', ...(isKilled ? { isKilled } : {}) });
   // Unrecorded states are written before anything is killed.

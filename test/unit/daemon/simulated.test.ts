@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DaemonPod } from '../../../src/daemon/context.ts';
 import {
-  SIM_CONTAINER_ENV_ANNOTATION, SimulatedNodes, podContainersFromStatus, pullFailure, resolveEnv, restartedStatuses, simulatedContainerID,
+  SIM_CONTAINER_ENV_ANNOTATION, SimulatedNodes, podContainersFromStatus, pullFailure, resolveEnv, stoppedStatuses, simulatedContainerID,
 } from '../../../src/daemon/simulated/runtime.ts';
 import { logger } from '../../../src/runtime/log.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
@@ -44,16 +44,44 @@ test('containers come from pod status; env is the pinned one, or today\'s (to be
   assert.deepEqual(resolveEnv(pod().spec!.containers![1], pod()), { X: '1' });
 });
 
-test('a stop restarts the container in pod status the way the kubelet would', () => {
+test('a stop restarts the container in pod status the way the kubelet would (restartPolicy Always)', () => {
   const p = pod();
   const old = p.status!.containerStatuses![0].containerID!;
-  const out = restartedStatuses(p, old, '2026-02-02T00:00:00.000Z')!;
-  assert.equal(out.restarted.restartCount, 1);
-  assert.equal(out.restarted.containerID, simulatedContainerID(UID, 'a', 1));
-  assert.deepEqual(out.restarted.state, { running: { startedAt: '2026-02-02T00:00:00.000Z' } });
-  assert.equal((out.restarted.lastState as { terminated: { containerID: string } }).terminated.containerID, old);
+  const out = stoppedStatuses(p, old, '2026-02-02T00:00:00.000Z')!;
+  assert.equal(out.restarted, true);
+  assert.equal(out.container.restartCount, 1);
+  assert.equal(out.container.containerID, simulatedContainerID(UID, 'a', 1));
+  assert.deepEqual(out.container.state, { running: { startedAt: '2026-02-02T00:00:00.000Z' } });
+  assert.equal((out.container.lastState as { terminated: { containerID: string } }).terminated.containerID, old);
   assert.deepEqual(out.statuses[1], p.status!.containerStatuses![1], 'other containers untouched');
-  assert.equal(restartedStatuses(p, 'containerd://unknown', 'now'), undefined);
+  assert.equal(out.phase, undefined);
+  assert.equal(stoppedStatuses(p, 'containerd://unknown', 'now'), undefined);
+});
+
+test('under restartPolicy Never / OnFailure a stopped container stays exited; the last one ends the pod', () => {
+  for (const restartPolicy of ['Never', 'OnFailure']) {
+    const p = pod();
+    p.spec!.restartPolicy = restartPolicy;
+    p.status!.conditions = [{ type: 'Ready', status: 'True' }, { type: 'PodScheduled', status: 'True' }];
+    p.status!.containerStatuses![1]!.state = { running: { startedAt: '2026-01-01T00:00:00Z' } };
+    const [a, b] = p.status!.containerStatuses!.map((s) => s.containerID!);
+    const first = stoppedStatuses(p, a!, 'T1')!;
+    assert.equal(first.restarted, false);
+    assert.equal(first.container.restartCount, p.status!.containerStatuses![0].restartCount, 'no restart');
+    assert.equal(first.container.containerID, a);
+    assert.equal(first.container.state?.terminated?.exitCode, 0);
+    assert.equal(first.container.ready, false);
+    assert.equal(first.phase, undefined, 'the other container still runs');
+    const last = stoppedStatuses({ ...p, status: { ...p.status, containerStatuses: first.statuses } }, b!, 'T2')!;
+    assert.equal(last.phase, 'Succeeded');
+    assert.deepEqual(last.conditions?.map((c) => [c.type, c.status]), [['Ready', 'False'], ['PodScheduled', 'True']]);
+    // A container that had already failed makes the pod Failed.
+    const failed = stoppedStatuses(pod({}), a!, 'T3');
+    assert.equal(failed?.phase, undefined, 'restartPolicy Always: never terminal');
+    const q = pod();
+    q.spec!.restartPolicy = restartPolicy;
+    assert.equal(stoppedStatuses(q, a!, 'T3')?.phase, 'Failed');
+  }
 });
 
 test('pull failure rule: .invalid hosts and the tag doesnotexist', () => {
