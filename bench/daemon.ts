@@ -18,7 +18,7 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { up, down, type ClusterState } from '../src/cluster/local-cluster.ts';
+import { up, down } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { repoRoot } from '../src/cluster/binaries.ts';
 import { ImagePullJobs } from '../src/controllers/imagepulljob/resources.ts';
