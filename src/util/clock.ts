@@ -103,3 +103,11 @@ async function flushMicrotasks(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve();
   await new Promise<void>((r) => setImmediate(r));
 }
+
+/**
+ * A metav1.Time as the API server writes it: RFC 3339 in UTC at whole seconds
+ * (`2026-01-02T03:04:05Z`), so values we write compare equal to what we read back.
+ */
+export function metaTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}

@@ -14,7 +14,7 @@ import { expectationWait, ResourceVersionExpectations, ScaleExpectations, type S
 import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { registry } from '../../runtime/metrics.ts';
-import { realClock, type Clock } from '../../util/clock.ts';
+import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
@@ -135,7 +135,7 @@ export class CloneSetReconciler {
   private async reportBadObject(cs: CloneSet, err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
     this.deps.recorder.event(cs as KubeObject, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile CloneSet: ${message}`);
-    const now = new Date(this.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const now = metaTime(this.clock.now());
     const conditions = setCondition(cs.status?.conditions, { type: 'FailedScale', status: 'True', reason: 'FailedSync', message, lastTransitionTime: now });
     try {
       await this.deps.client.updateStatus(CloneSets, { ...cs, status: { ...cs.status, conditions } } as CloneSet & KubeObject);

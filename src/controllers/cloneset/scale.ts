@@ -30,6 +30,7 @@ import {
   replicasOf,
   type Pod,
 } from './pods.ts';
+import { metaTime } from '../../util/clock.ts';
 
 export const INSTANCE_ID_LENGTH = 5;
 
@@ -98,7 +99,6 @@ export interface ScaleInput {
   nodeLabels?: (node: string) => Labels | undefined;
 }
 
-const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 // ---------------------------------------------------------------------------------------------
 // Creation
@@ -213,7 +213,7 @@ export function newVersionedPod(
         [CLONESET_INSTANCE_ID_LABEL]: instanceId,
         [LIFECYCLE_STATE_LABEL]: LifecycleState.PreparingNormal,
       },
-      annotations: { ...(t.metadata?.annotations ?? {}), [LIFECYCLE_TIMESTAMP_ANNOTATION]: rfc3339(nowMs) },
+      annotations: { ...(t.metadata?.annotations ?? {}), [LIFECYCLE_TIMESTAMP_ANNOTATION]: metaTime(nowMs) },
       ...(t.metadata?.finalizers?.length ? { finalizers: [...t.metadata.finalizers] } : {}),
       ownerReferences: [controllerRef(cs)],
     },
@@ -301,7 +301,7 @@ function planDeletes(
 /** The Scale phase of one reconcile. */
 export function planScale(input: ScaleInput): ScalePlan {
   const { cloneSet: cs, pods, pvcs, nowMs, features } = input;
-  const now = rfc3339(nowMs);
+  const now = metaTime(nowMs);
   const plan: ScalePlan = {
     diffs: calculateDiffsWithExpectation(cs, pods, input.currentRevision.name, input.updateRevision.name, {
       nowMs,

@@ -5,6 +5,7 @@ import type { CloneSet, CloneSetStatus } from '../../apis/apps/cloneset.ts';
 import { calculatePartitionReplicas } from '../../util/intstr.ts';
 import { labelSelectorToString } from '../../util/labelselector.ts';
 import { isPodAtRevision, isPodAvailable, isPodUpdateReady, minReadySecondsOf, replicasOf, type Pod } from './pods.ts';
+import { metaTime } from '../../util/clock.ts';
 
 type Condition = NonNullable<CloneSetStatus['conditions']>[number];
 
@@ -29,7 +30,6 @@ export interface StatusResult {
 }
 
 const MAX_INT32 = 2147483647;
-const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** SetCloneSetCondition: unchanged status+reason keeps the old condition; a reason-only change keeps lastTransitionTime. */
 export function setCondition(conditions: Condition[] | undefined, c: Condition): Condition[] {
@@ -45,7 +45,7 @@ export function setCondition(conditions: Condition[] | undefined, c: Condition):
 function progressing(cs: CloneSet, s: CloneSetStatus, nowMs: number): { condition?: Condition; requeueAfterSeconds?: number } {
   const deadline = cs.spec?.progressDeadlineSeconds;
   const replicas = replicasOf(cs);
-  const now = rfc3339(nowMs);
+  const now = metaTime(nowMs);
   const mk = (status: string, reason: string, message: string): Condition => ({ type: 'Progressing', status, reason, message, lastUpdateTime: now, lastTransitionTime: now });
   if (s.currentRevision === s.updateRevision && s.replicas === replicas && s.updatedReplicas === replicas && s.updatedAvailableReplicas === replicas) {
     return { condition: mk('True', 'CloneSetAvailable', 'CloneSet is available') };
@@ -105,7 +105,7 @@ export function computeStatus(input: StatusInput): StatusResult {
   }
 
   let conditions = cs.status?.conditions ? [...cs.status.conditions] : undefined;
-  const now = rfc3339(nowMs);
+  const now = metaTime(nowMs);
   if (input.scaleError) conditions = setCondition(conditions, { type: 'FailedScale', status: 'True', message: input.scaleError, lastTransitionTime: now });
   if (input.updateError) conditions = setCondition(conditions, { type: 'FailedUpdate', status: 'True', message: input.updateError, lastTransitionTime: now });
 

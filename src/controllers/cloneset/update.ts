@@ -29,6 +29,7 @@ import { canVolumeClaimTemplatesUpdateInPlace, type ControllerRevision } from '.
 import { calculateDiffsWithExpectation, EMPTY_DIFFS, type ExpectationDiffs } from './diff.ts';
 import { isPodAtRevision, isPodAvailable, minReadySecondsOf, podName } from './pods.ts';
 import { revisionLabelValue } from './scale.ts';
+import { metaTime } from '../../util/clock.ts';
 
 export interface InPlaceUpdateAction {
   pod: string;
@@ -76,7 +77,6 @@ export interface UpdateInput {
   pubAllowsUpdate?: (pod: Pod) => boolean;
 }
 
-const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 // ---------------------------------------------------------------------------------------------
 // Ordering
@@ -351,7 +351,7 @@ function updatePod(input: UpdateInput, pod: Pod, target: ControllerRevision, now
 /** The Update phase of one reconcile (run only when Scale changed nothing). */
 export function planUpdate(input: UpdateInput): UpdatePlan {
   const { cloneSet: cs, pods, nowMs, features } = input;
-  const now = rfc3339(nowMs);
+  const now = metaTime(nowMs);
   const updateName = input.updateRevision.metadata.name ?? '';
   const currentName = input.currentRevision.metadata.name ?? '';
   const plan: UpdatePlan = { diffs: { ...EMPTY_DIFFS }, refreshes: [], lifecycleTransitions: [], labelPatches: [], inPlaceUpdates: [], events: [] };

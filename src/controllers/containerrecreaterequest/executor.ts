@@ -16,6 +16,7 @@ import {
 import type { Logger } from '../../runtime/log.ts';
 import type { PodCondition } from '../../util/lifecycle.ts';
 import type { CRR, CRRAction, CRRPlan, CRRPod } from './plan.ts';
+import { metaTime } from '../../util/clock.ts';
 
 export const ContainerRecreateRequests: ResourceType = Object.freeze({
   group: 'apps.kruise.io',
@@ -30,7 +31,6 @@ export type ExecutorClient = Pick<KubeClient, 'patch' | 'delete'>;
 /** A write that lost an optimistic-concurrency race: the next round starts from fresh state. */
 export const CONFLICT_REQUEUE_MS = 1000;
 
-const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export class CRRExecutor {
   constructor(
@@ -101,7 +101,7 @@ export class CRRExecutor {
           {
             status: {
               phase: 'Completed',
-              completionTime: rfc3339(this.deps.now()),
+              completionTime: metaTime(this.deps.now()),
               message: action.message,
               ...(action.containerRecreateStates ? { containerRecreateStates: action.containerRecreateStates } : {}),
             },

@@ -23,6 +23,7 @@ import {
   type PodCondition,
 } from '../../util/lifecycle.ts';
 import { timeMillis } from '../../util/pod.ts';
+import { metaTime } from '../../util/clock.ts';
 
 /** How long a new CRR may stay without a phase before the daemon counts as absent. */
 export const DAEMON_RESPONSE_TIMEOUT_MS = 60_000;
@@ -104,7 +105,6 @@ export const readinessMessage = (crr: CRR): NotReadyMessage => ({
   key: `${crr.metadata.namespace ?? ''}/${crr.metadata.name ?? ''}`,
 });
 
-const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const hasFinalizer = (crr: CRR) => (crr.metadata.finalizers ?? []).includes(FINALIZER_CRR_UNREADY_ACQUIRED);
 
 function isFinished(crr: CRR): boolean {
@@ -123,7 +123,7 @@ function planFinished(crr: CRR, pod: CRRPod | undefined, now: number): CRRPlan {
   const actions: CRRAction[] = [];
   if (hasFinalizer(crr)) {
     const holdsPod = pod && !pod.metadata.deletionTimestamp && containsReadinessGate(pod, CONDITION_KRUISE_POD_READY);
-    const iso = rfc3339(now);
+    const iso = metaTime(now);
     actions.push({ kind: 'releasePodNotReady', podCondition: holdsPod ? removeNotReadyKey(pod, readinessMessage(crr), iso) : undefined });
   }
   if (crr.metadata.deletionTimestamp) return { actions };
@@ -160,7 +160,7 @@ function planUnreadyGrace(crr: CRR, pod: CRRPod, now: number): CRRAction[] {
   const existing = crr.status?.conditions?.find((c) => c.type === PRE_RECREATE_GRACE_CONDITION);
   // The daemon counts the grace period from the condition's transition time: never move it.
   if (existing?.status === 'True') return [];
-  const iso = rfc3339(now);
+  const iso = metaTime(now);
   const actions: CRRAction[] = [];
   const gated = containsReadinessGate(pod, CONDITION_KRUISE_POD_READY);
   if (gated) actions.push({ kind: 'acquirePodNotReady', addFinalizer: !hasFinalizer(crr), podCondition: addNotReadyKey(pod, readinessMessage(crr), iso) });

@@ -5,8 +5,9 @@ import type { ImageListPullJob as ImageListPullJobApi } from '../../apis/apps/im
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
 import type { KubeObject } from '../../runtime/client.ts';
 import { fnv1a_32, safeEncodeString } from '../../util/revision.ts';
-import { formatTime, pruneUndefined } from '../nodeimage/resources.ts';
+import { pruneUndefined } from '../nodeimage/resources.ts';
 import type { ImagePullJob } from '../imagepulljob/resources.ts';
+import { metaTime } from '../../util/clock.ts';
 
 export type ImageListPullJob = ImageListPullJobApi & KubeObject;
 export type ImageListPullJobStatus = NonNullable<ImageListPullJob['status']>;
@@ -106,14 +107,14 @@ export function calculateListStatus(list: ImageListPullJob, owned: ReadonlyMap<s
     if (s.desired === (s.succeeded ?? 0)) succeeded++;
   }
   const status: ImageListPullJobStatus = {
-    startTime: list.status?.startTime ?? formatTime(nowMs),
+    startTime: list.status?.startTime ?? metaTime(nowMs),
     desired: (list.spec?.images ?? []).length,
     active,
     completed,
     succeeded,
   };
   if (failedImageStatuses.length) status.failedImageStatuses = failedImageStatuses;
-  if (list.spec?.completionPolicy?.type !== 'Never' && status.desired === completed) status.completionTime = formatTime(nowMs);
+  if (list.spec?.completionPolicy?.type !== 'Never' && status.desired === completed) status.completionTime = metaTime(nowMs);
   return pruneUndefined(status);
 }
 

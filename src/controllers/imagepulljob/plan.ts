@@ -2,8 +2,9 @@
 // the job's status from the NodeImages it selects, the pull policy its tags carry, and how one
 // NodeImage's spec changes when the job claims it.
 import { isDeepStrictEqual } from 'node:util';
-import { byTag, formatTime, parseTime, pruneUndefined, type ImageSpec, type ImageTagSpec, type NodeImage } from '../nodeimage/resources.ts';
+import { byTag, parseTime, pruneUndefined, type ImageSpec, type ImageTagSpec, type NodeImage } from '../nodeimage/resources.ts';
 import type { ImagePullJob, ImagePullJobStatus } from './resources.ts';
+import { metaTime } from '../../util/clock.ts';
 
 /** Nodes pulling at once when spec.parallelism is unset. */
 export const DEFAULT_PARALLELISM = 1;
@@ -89,7 +90,7 @@ export function formatStatusMessage(status: ImagePullJobStatus): string {
 export function calculateStatus(input: StatusInput): StatusResult {
   const { job, nodeImages, imageName, imageTag, secrets, nowMs } = input;
   const uid = job.metadata.uid;
-  const startTime = job.status?.startTime ?? formatTime(nowMs);
+  const startTime = job.status?.startTime ?? metaTime(nowMs);
   const notSynced = new Set<string>();
   const pulling: string[] = [];
   const succeeded: string[] = [];
@@ -123,7 +124,7 @@ export function calculateStatus(input: StatusInput): StatusResult {
     const failedNodes = [...failed, ...pulling, ...[...notSynced].filter((n) => !counted.has(n))].sort();
     const status: ImagePullJobStatus = {
       startTime,
-      completionTime: formatTime(nowMs),
+      completionTime: metaTime(nowMs),
       desired,
       active: 0,
       succeeded: succeeded.length,
@@ -142,7 +143,7 @@ export function calculateStatus(input: StatusInput): StatusResult {
     failed: failed.length,
     failedNodes: failed.sort(),
   };
-  if (!isNever(job) && desired - succeeded.length - failed.length === 0) status.completionTime = formatTime(nowMs);
+  if (!isNever(job) && desired - succeeded.length - failed.length === 0) status.completionTime = metaTime(nowMs);
   status.message = formatStatusMessage(status);
   return { status: pruneUndefined(status), notSynced: [...notSynced].sort() };
 }
@@ -216,7 +217,7 @@ export function claimNodeImage(input: ClaimInput): ImageSpec | undefined {
     if (!hasSecret(entry.pullSecrets, s)) (entry.pullSecrets ??= []).push({ ...s });
   }
   const owner = jobOwnerRef(job);
-  const createdAt = formatTime(nowMs);
+  const createdAt = metaTime(nowMs);
   const tag = entry.tags.find((t) => t.tag === imageTag);
   if (tag) {
     if (!(tag.ownerReferences ?? []).some((r) => r.uid === owner.uid)) {

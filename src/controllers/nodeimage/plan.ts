@@ -3,7 +3,8 @@
 // Failed because the node daemon stopped answering or ran past the deadline. Everything else in
 // the status belongs to the daemon; see docs in controller.ts for the split.
 import { isDeepStrictEqual } from 'node:util';
-import { byTag, formatTime, parseTime, pruneUndefined, type ImageSpec, type ImageTagStatus, type NodeImage, type NodeImageStatus } from './resources.ts';
+import { byTag, parseTime, pruneUndefined, type ImageSpec, type ImageTagStatus, type NodeImage, type NodeImageStatus } from './resources.ts';
+import { metaTime } from '../../util/clock.ts';
 
 /** NodeImages with this label may exist without a Node (tests). */
 export const FAKE_NODEIMAGE_LABEL = 'apps.kruise.io/fake-nodeimage';
@@ -132,7 +133,7 @@ export interface StatusPlan {
  * the two writers agree and the manager only writes when it changed something.
  */
 export function planStatus(nodeImage: NodeImage, nowMs: number): StatusPlan {
-  const now = formatTime(nowMs);
+  const now = metaTime(nowMs);
   const failures: TagFailure[] = [];
   const statuses: Record<string, { tags: ImageTagStatus[] }> = structuredClone(nodeImage.status?.imageStatuses ?? {});
   const inSpec = new Set<string>();

@@ -17,10 +17,6 @@ export function byTag(a: { tag: string }, b: { tag: string }): number {
   return a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0;
 }
 
-/** metav1.Time as serialised: RFC 3339 at second precision. */
-export function formatTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /** ms since the epoch of a metav1.Time, or undefined when unset or unparsable. */
 export function parseTime(t: string | undefined | null): number | undefined {

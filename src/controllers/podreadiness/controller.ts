@@ -8,7 +8,7 @@ import { isConflict, isNotFound, PatchType, Pods, type KubeClient, type KubeObje
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { realClock, type Clock } from '../../util/clock.ts';
+import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { containsReadinessGate, getCondition, type LifecyclePod, type PodCondition } from '../../util/lifecycle.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 
@@ -18,7 +18,7 @@ export type ReadinessPod = LifecyclePod & { metadata: { namespace?: string; reso
 export function planPodReadiness(pod: ReadinessPod, now: number): PodCondition | undefined {
   if (pod.metadata?.deletionTimestamp) return undefined;
   if (!containsReadinessGate(pod, CONDITION_KRUISE_POD_READY) || getCondition(pod, CONDITION_KRUISE_POD_READY)) return undefined;
-  return { type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return { type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: metaTime(now) };
 }
 
 export interface PodReadinessDeps {

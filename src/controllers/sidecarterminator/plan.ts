@@ -18,6 +18,7 @@ import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
 } from '../../apis/constants.ts';
 import type { PodCondition } from '../../util/lifecycle.ts';
+import { metaTime } from '../../util/clock.ts';
 
 export interface SidecarContainer {
   name: string;
@@ -153,7 +154,7 @@ export function planSidecarTermination({ pod, onVirtualKubelet, crrExists, now }
         type: CONDITION_SIDECAR_TERMINATED,
         status: 'True',
         message: SIDECAR_TERMINATED_MESSAGE,
-        lastTransitionTime: new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        lastTransitionTime: metaTime(now),
       },
     });
   }

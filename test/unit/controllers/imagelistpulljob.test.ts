@@ -7,10 +7,10 @@ import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/run
 import { ImageListPullJobReconciler } from '../../../src/controllers/imagelistpulljob/controller.ts';
 import { calculateListStatus, computeActions, isConsistent, jobTemplate, templateHash, type ImageListPullJob } from '../../../src/controllers/imagelistpulljob/plan.ts';
 import type { ImagePullJob } from '../../../src/controllers/imagepulljob/resources.ts';
-import { formatTime } from '../../../src/controllers/nodeimage/resources.ts';
+import { metaTime } from '../../../src/util/clock.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
-const ago = (s: number) => formatTime(NOW - s * 1000);
+const ago = (s: number) => metaTime(NOW - s * 1000);
 
 function list(spec: Partial<NonNullable<ImageListPullJob['spec']>> = {}, status?: ImageListPullJob['status'], labels?: Record<string, string>): ImageListPullJob {
   return {
@@ -84,7 +84,7 @@ describe('calculateListStatus', () => {
       child('b:1', 'h', { desired: 2, succeeded: 1, failed: 1, startTime: ago(5) }),
     ), NOW);
     assert.deepEqual(s, {
-      startTime: formatTime(NOW), desired: 2, active: 1, completed: 1, succeeded: 0,
+      startTime: metaTime(NOW), desired: 2, active: 1, completed: 1, succeeded: 0,
       failedImageStatuses: [{ imagePullJob: 'l-b', name: 'b:1', message: "Please check for details which nodes failed by 'kubectl get ImagePullJob l-b'." }],
     });
   });
@@ -93,7 +93,7 @@ describe('calculateListStatus', () => {
   });
   test('completes when every image completed (not for Never)', () => {
     const done = owned(child('a:1', 'h', { desired: 1, succeeded: 1, startTime: ago(5) }), child('b:1', 'h', { desired: 1, succeeded: 1, startTime: ago(5) }));
-    assert.equal(calculateListStatus(list({}, { desired: 2, startTime: ago(9) }), done, NOW).completionTime, formatTime(NOW));
+    assert.equal(calculateListStatus(list({}, { desired: 2, startTime: ago(9) }), done, NOW).completionTime, metaTime(NOW));
     assert.equal(calculateListStatus(list({ completionPolicy: { type: 'Never' } }), done, NOW).completionTime, undefined);
     assert.equal(calculateListStatus(list({}, { desired: 2, startTime: ago(9) }), done, NOW).startTime, ago(9));
   });

@@ -20,11 +20,12 @@ import {
 import type { ImagePullJob, Secret } from '../../../src/controllers/imagepulljob/resources.ts';
 import { planSecretSync } from '../../../src/controllers/imagepulljob/secrets.ts';
 import { nodeImagesForJob, jobSelectsNodeImage } from '../../../src/controllers/imagepulljob/select.ts';
-import { formatTime, type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';
+import { type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';
 import { imageReferenceError, normalizeImageRef } from '../../../src/util/imageref.ts';
+import { metaTime } from '../../../src/util/clock.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
-const ago = (s: number) => formatTime(NOW - s * 1000);
+const ago = (s: number) => metaTime(NOW - s * 1000);
 const IMG = 'docker.io/library/nginx';
 
 function job(spec: Partial<NonNullable<ImagePullJob['spec']>> = {}, status?: ImagePullJob['status'], meta: Record<string, unknown> = {}): ImagePullJob {
@@ -81,23 +82,23 @@ describe('calculateStatus', () => {
     ['succeeded and failed by version', job(), [ni('a', [owned(1)], [st('Succeeded', 1)]), ni('b', [owned()], [st('Failed')]), ni('c', [owned()], [st('Pulling')])],
       { desired: 3, active: 1, succeeded: 1, failed: 1, failedNodes: ['b'], message: 'job is running, progress 66.7%' }, []],
     ['Always completes when every node finished', job(), [ni('a', [owned()], [st('Succeeded')]), ni('b', [owned()], [st('Failed')])],
-      { completionTime: formatTime(NOW), message: 'job has completed', failedNodes: ['b'] }, []],
+      { completionTime: metaTime(NOW), message: 'job has completed', failedNodes: ['b'] }, []],
     ['Never does not complete', job({ completionPolicy: { type: 'Never' } }), [ni('a', [owned()], [st('Succeeded')])], { completionTime: undefined, succeeded: 1 }, []],
-    ['no nodes: completes at once (upstream)', job(), [], { desired: 0, completionTime: formatTime(NOW) }, []],
+    ['no nodes: completes at once (upstream)', job(), [], { desired: 0, completionTime: metaTime(NOW) }, []],
   ];
   for (const [name, j, nodeImages, want, notSynced] of cases) {
     test(name, () => {
       const r = input(j, nodeImages);
       for (const [k, v] of Object.entries(want)) assert.deepEqual((r.status as Record<string, unknown>)[k], v, k);
       assert.deepEqual(r.notSynced, notSynced);
-      assert.equal(r.status.startTime, formatTime(NOW));
+      assert.equal(r.status.startTime, metaTime(NOW));
     });
   }
   test('activeDeadlineSeconds passed: unfinished and unsynced nodes count as failed', () => {
     const j = job({ completionPolicy: { type: 'Always', activeDeadlineSeconds: 100 } }, { desired: 3, startTime: ago(101) });
     const r = input(j, [ni('a', [owned()], [st('Succeeded')]), ni('b', [owned()]), ni('c')]);
     assert.deepEqual(r.status, {
-      startTime: ago(101), completionTime: formatTime(NOW), desired: 3, active: 0, succeeded: 1, failed: 2, failedNodes: ['b', 'c'], message: 'job exceeds activeDeadlineSeconds',
+      startTime: ago(101), completionTime: metaTime(NOW), desired: 3, active: 0, succeeded: 1, failed: 2, failedNodes: ['b', 'c'], message: 'job exceeds activeDeadlineSeconds',
     });
     assert.deepEqual(r.notSynced, []);
   });
@@ -138,7 +139,7 @@ describe('claimNodeImage', () => {
   const claim = (obj: NodeImage, j = job(), secrets: Array<{ namespace: string; name: string; mode?: string }> = []) =>
     claimNodeImage({ nodeImage: obj, job: j, imageName: IMG, imageTag: '1.25', secrets, pullPolicy: { ttlSecondsAfterFinished: 900 }, nowMs: NOW });
   test('a new tag starts at version 0', () => {
-    assert.deepEqual(claim(ni('a')), { tags: [{ tag: '1.25', version: 0, pullPolicy: { ttlSecondsAfterFinished: 900 }, ownerReferences: [ref], createdAt: formatTime(NOW), imagePullPolicy: 'IfNotPresent' }] });
+    assert.deepEqual(claim(ni('a')), { tags: [{ tag: '1.25', version: 0, pullPolicy: { ttlSecondsAfterFinished: 900 }, ownerReferences: [ref], createdAt: metaTime(NOW), imagePullPolicy: 'IfNotPresent' }] });
   });
   test('a new tag continues after the last reported version', () => {
     const obj = ni('a', [], [st('Succeeded', 4)]);
@@ -152,7 +153,7 @@ describe('claimNodeImage', () => {
     const t = entry.tags[1]!;
     assert.equal(t.version, 3);
     assert.deepEqual(t.ownerReferences, [other, ref]);
-    assert.equal(t.createdAt, formatTime(NOW));
+    assert.equal(t.createdAt, metaTime(NOW));
     assert.deepEqual(t.pullPolicy, { ttlSecondsAfterFinished: 5 }, 'the existing pull policy stays');
   });
   test('already owned: nothing to write', () => {
@@ -319,7 +320,7 @@ describe('ImagePullJobReconciler', () => {
     assert.equal(calls[0]!.obj.metadata.name, 'a');
     assert.equal(calls[0]!.obj.metadata.resourceVersion, '3');
     assert.equal(calls[0]!.obj.spec.images[IMG].tags[0].pullPolicy.ttlSecondsAfterFinished, 1800 + 300);
-    assert.deepEqual(calls[1]!.obj.status, { startTime: formatTime(NOW), desired: 2, active: 0, succeeded: 0, failed: 0, failedNodes: [], message: 'job is running, progress 0.0%' });
+    assert.deepEqual(calls[1]!.obj.status, { startTime: metaTime(NOW), desired: 2, active: 0, succeeded: 0, failed: 0, failedNodes: [], message: 'job is running, progress 0.0%' });
   });
   test('adds the protection finalizer when missing', async () => {
     const { r, calls } = setup(job({}, undefined, { finalizers: undefined }), []);

@@ -17,10 +17,11 @@ import {
   planStatus,
   type NodeLike,
 } from '../../../src/controllers/nodeimage/plan.ts';
-import { formatTime, type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';
+import { type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';
+import { metaTime } from '../../../src/util/clock.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
-const ago = (s: number) => formatTime(NOW - s * 1000);
+const ago = (s: number) => metaTime(NOW - s * 1000);
 const IMG = 'docker.io/library/nginx';
 const owner = (name: string, uid: string) => ({ apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImagePullJob', namespace: 'ns', name, uid });
 
@@ -140,7 +141,7 @@ describe('planStatus', () => {
   test('a tag the daemon has not answered for 60s fails', () => {
     const plan = planStatus(ni({ [IMG]: { tags: [tag('1', { createdAt: ago(61), version: 3 })] } }), NOW);
     const st = plan.status!.imageStatuses![IMG]!.tags[0]!;
-    assert.deepEqual(st, { tag: '1', phase: 'Failed', completionTime: formatTime(NOW), version: 3, message: MSG_NOT_RESPONDED });
+    assert.deepEqual(st, { tag: '1', phase: 'Failed', completionTime: metaTime(NOW), version: 3, message: MSG_NOT_RESPONDED });
     assert.equal(plan.status!.failed, 1);
     assert.equal(plan.status!.desired, 1);
     assert.equal(plan.failures.length, 1);
