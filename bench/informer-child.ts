@@ -14,11 +14,8 @@ const { values } = parseArgs({
     kubeconfig: { type: 'string' },
     qps: { type: 'string', default: '30' },
     burst: { type: 'string', default: '50' },
+    // 0: one unpaged list (the whole collection in one response), as before paging.
     pageSize: { type: 'string', default: '500' },
-    // rv0: the reflector as it is (first list at resourceVersion "0", which the API server answers
-    // from its watch cache in one response, ignoring limit); paginated: that first list rewritten to
-    // a consistent read (resourceVersion ""), which the server pages by limit.
-    firstList: { type: 'string', default: 'rv0' },
   },
 });
 
@@ -40,8 +37,7 @@ const pages: number[] = [];
 const lw: ListerWatcher = {
   async list<T extends KubeObject>(type: ResourceType, opts: ListOptions) {
     const t = performance.now();
-    const rewritten = values.firstList === 'paginated' && opts.resourceVersion === '0' ? { ...opts, resourceVersion: undefined } : opts;
-    const page = await client.list<T>(type, rewritten);
+    const page = await client.list<T>(type, opts);
     pages.push(performance.now() - t);
     return page;
   },

@@ -5,7 +5,7 @@
 // and the heap still held after GC (the cache itself).
 // The pods carry schedulerName "bench-unscheduled", which no scheduler serves: they stay Pending and
 // untouched (no binding, no KWOK status churn, no pod GC), yet pass admission like any pod.
-// Usage: node --import tsx bench/informer.ts [--pods 50000] [--concurrency 128] [--runs 3] [--qps 30] [--burst 50] [--variants rv0,paginated]
+// Usage: node --import tsx bench/informer.ts [--pods 50000] [--concurrency 128] [--runs 3] [--qps 30] [--burst 50] [--page-size 500] [--variants paged,unpaged]
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,11 +20,16 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     qps: { type: 'string', default: '30' },
     burst: { type: 'string', default: '50' },
-    // Comma-separated first-list modes of bench/informer-child.ts: rv0 (as the reflector does), paginated.
-    variants: { type: 'string', default: 'rv0,paginated' },
+    'page-size': { type: 'string', default: '500' },
+    // Comma-separated list modes: paged (the reflector's default, limit = --page-size, continue
+    // tokens followed), unpaged (pageSize 0: the whole list in one response, as the first list at
+    // resourceVersion "0" used to be answered).
+    variants: { type: 'string', default: 'paged,unpaged' },
   },
 });
 const totalPods = Number(values.pods);
+const variants = values.variants.split(',');
+variants.forEach(pageSizeOf); // an unknown one fails now, not after creating the pods
 const concurrency = Number(values.concurrency);
 const runs = Number(values.runs);
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -76,11 +81,17 @@ interface ChildResult {
   retained: { rss: number; heapUsed: number; external: number; arrayBuffers: number };
 }
 
+function pageSizeOf(variant: string): string {
+  if (variant === 'paged') return values['page-size'];
+  if (variant === 'unpaged') return '0';
+  throw new Error(`unknown variant ${variant} (paged, unpaged)`);
+}
+
 function runChild(kubeconfig: string, variant: string): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [
       '--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, 'informer-child.ts'),
-      '--kubeconfig', kubeconfig, '--qps', values.qps, '--burst', values.burst, '--firstList', variant,
+      '--kubeconfig', kubeconfig, '--qps', values.qps, '--burst', values.burst, '--pageSize', pageSizeOf(variant),
     ], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
@@ -135,7 +146,6 @@ try {
   const listed = await client.list(Pods, { namespace: ns, limit: 1 });
   const count = (listed.metadata.remainingItemCount ?? 0) + listed.items.length;
 
-  const variants = values.variants.split(',');
   const byVariant = new Map<string, ChildResult[]>(variants.map((v) => [v, []]));
   // Interleaved, so that a change in machine load hits every variant alike.
   for (let r = 0; r < runs; r++) for (const v of variants) byVariant.get(v)!.push(await runChild(state.kubeconfig, v));
@@ -154,8 +164,8 @@ try {
   const lines = [
     `informer ingest: ${count} pods in one namespace (created at ${(totalPods / createSeconds).toFixed(0)}/s by ${concurrency} concurrent clients in ${createSeconds.toFixed(0)} s, ${failures} retried creates); node ${process.version}, ${os.cpus().length} CPUs`,
     `pod object: ${(podBytes / 1024).toFixed(1)} KiB as served, ${(podBytesCached / 1024).toFixed(1)} KiB without managedFields (what the cache keeps)`,
-    `informer client: qps ${values.qps}, burst ${values.burst} (the manager's defaults), page size 500; list pages per sync: ${variants.map((v) => `${v} ${byVariant.get(v)![0]!.pages}`).join(', ')}`,
-    'first list: rv0 = the reflector as it is (resourceVersion "0": served from the watch cache in one response, limit ignored); paginated = that list as a consistent read (resourceVersion ""), paged by limit',
+    `informer client: qps ${values.qps}, burst ${values.burst} (the manager's defaults); list pages per sync: ${variants.map((v) => `${v} ${byVariant.get(v)![0]!.pages}`).join(', ')}`,
+    `lists are consistent reads (resourceVersion unset); paged = limit ${values['page-size']} with continue tokens (the reflector's default), unpaged = no limit, one response (what the first list at resourceVersion "0" got)`,
     `load average before: ${loadBefore}; after creating pods: ${load()}`,
     '',
     `| figure (fresh process per run, ${runs} runs; median (min – max)) | ${variants.join(' | ')} |`,

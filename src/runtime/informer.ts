@@ -48,14 +48,7 @@ export function deepFreeze<T>(obj: T): T {
   return obj;
 }
 
-function ingest<T extends KubeObject>(obj: T): T {
-  if (obj.metadata?.managedFields) {
-    // managedFields are large and no controller reads them from the cache.
-    if (Object.isFrozen(obj) || Object.isFrozen(obj.metadata)) obj = { ...obj, metadata: { ...obj.metadata } };
-    delete obj.metadata.managedFields;
-  }
-  return deepFreeze(obj);
-}
+
 
 // ---------------------------------------------------------------------------------------------
 // Indexer
@@ -416,10 +409,10 @@ export class SharedIndexInformer<T extends KubeObject> {
     };
   }
 
-  // --- store side (fed by the reflector) -------------------------------------------------------
+  // --- store side (fed by the reflector, which has dropped managedFields already) -----------------
 
   private upsert(raw: T): void {
-    const obj = ingest(raw);
+    const obj = deepFreeze(raw);
     const key = objectKey(obj);
     const old = this.indexer.get(key);
     this.indexer.set(key, obj);
@@ -430,14 +423,14 @@ export class SharedIndexInformer<T extends KubeObject> {
     const key = objectKey(raw);
     if (!this.indexer.get(key)) return;
     this.indexer.delete(key);
-    this.distribute({ kind: 'delete', obj: ingest(raw) });
+    this.distribute({ kind: 'delete', obj: deepFreeze(raw) });
   }
 
   private replace(items: T[]): void {
     const initial = !this.synced;
     const fresh = new Map<string, T>();
     for (const raw of items) {
-      const obj = ingest(raw);
+      const obj = deepFreeze(raw);
       fresh.set(objectKey(obj), obj);
     }
     const gone: [string, T][] = [];

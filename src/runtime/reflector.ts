@@ -22,6 +22,7 @@ export interface RuntimeLogger {
   error(obj: object, msg: string): void;
 }
 
+/** Receives objects without metadata.managedFields: no cache reader needs them, and they are large. */
 export interface ReflectorStore<T extends KubeObject> {
   /** The complete state as of resourceVersion; whatever the store holds beyond items is gone. */
   replace(items: T[], resourceVersion: string): void;
@@ -89,7 +90,7 @@ export interface ReflectorOptions<T extends KubeObject> {
   clock?: Clock;
   /** In [0, 1); injectable for deterministic tests. */
   random?: () => number;
-  /** Default 500. */
+  /** Objects per list page (the API's limit); default 500, 0 lists everything in one response. */
   pageSize?: number;
   /** Watches are requested with timeoutSeconds random in [min, 2·min]; default 300. */
   minWatchTimeoutSeconds?: number;
@@ -118,7 +119,6 @@ export class Reflector<T extends KubeObject> {
   private readonly selectors: { namespace?: string; labelSelector?: string; fieldSelector?: string };
   private readonly onError: ((err: unknown) => void) | undefined;
   private lastRV = '';
-  private listed = false;
 
   constructor(opts: ReflectorOptions<T>) {
     this.client = opts.client;
@@ -170,35 +170,40 @@ export class Reflector<T extends KubeObject> {
   }
 
   private async listAndReplace(signal: AbortSignal): Promise<void> {
-    // The first list may be served from the API server's watch cache ("0"); a relist after an
-    // expired resourceVersion must be a consistent read ("").
-    const rv = this.listed ? '' : '0';
+    // Every list, the first included, is a paged consistent read (resourceVersion unset), as
+    // client-go's pager does. Checked on Kubernetes v1.36.3: resourceVersion "0" is answered from
+    // the watch cache in one response whatever the limit (no continue token; for 50k pods a ~220 MB
+    // body to buffer and parse at once), while an unset resourceVersion with limit is paged — and,
+    // with consistent reads from the watch cache, served from the cache too (continue pages
+    // included) after a cheap current-revision check against etcd. The price: a list needs etcd
+    // to be reachable, where RV "0" could be served by an API server cut off from it.
     const base = { ...this.selectors, signal };
-    let items: T[] = [];
+    const items: T[] = [];
     let listRV = '';
+    let cont: string | undefined;
     try {
-      let cont: string | undefined;
       do {
-        const page = await this.client.list<T>(this.type, {
-          ...base,
-          limit: this.pageSize,
-          continue: cont,
-          resourceVersion: cont ? undefined : rv,
-        });
-        items.push(...page.items);
+        const page = await this.client.list<T>(this.type, { ...base, limit: this.pageSize || undefined, continue: cont });
+        for (const item of page.items) items.push(withoutManagedFields(item));
         listRV = page.metadata.resourceVersion ?? '';
+        // A server may ignore limit and answer everything without a token (the watch cache does at
+        // RV "0", and so may an aggregated API server): then this one page is the list.
         cont = page.metadata.continue || undefined;
       } while (cont);
     } catch (err) {
-      if (!isGone(err) || signal.aborted) throw err;
-      // A continue token expired between pages: read everything in one go instead.
-      const all = await this.client.list<T>(this.type, { ...base, resourceVersion: '' });
-      items = all.items;
+      if (!isGone(err) || cont === undefined || signal.aborted) throw err;
+      // The continue token expired (the snapshot it pins was compacted) between pages: the list
+      // took longer than the compaction window, so paging again from scratch would likely expire
+      // too. Like client-go's pager, read everything in one unpaged list instead: rare, and sure
+      // to finish.
+      this.log.info({ resource: this.type.resource, err: String(err) }, 'continue token expired, listing in one go');
+      items.length = 0;
+      const all = await this.client.list<T>(this.type, base);
+      for (const item of all.items) items.push(withoutManagedFields(item));
       listRV = all.metadata.resourceVersion ?? '';
     }
     this.store.replace(items, listRV);
     this.lastRV = listRV;
-    this.listed = true;
   }
 
   /**
@@ -255,17 +260,26 @@ export class Reflector<T extends KubeObject> {
     const rv = ev.object.metadata?.resourceVersion;
     switch (ev.type) {
       case 'ADDED':
-        this.store.add(ev.object);
+        this.store.add(withoutManagedFields(ev.object));
         break;
       case 'MODIFIED':
-        this.store.update(ev.object);
+        this.store.update(withoutManagedFields(ev.object));
         break;
       case 'DELETED':
-        this.store.delete(ev.object);
+        this.store.delete(withoutManagedFields(ev.object));
         break;
       case 'BOOKMARK':
         break;
     }
     if (rv) this.lastRV = rv;
   }
+}
+
+/**
+ * Drops metadata.managedFields in place (the object was just parsed and is ours), so that they are
+ * garbage as soon as their page is read instead of living until the whole list is in.
+ */
+function withoutManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
 }

@@ -67,6 +67,8 @@ export class FakeApiServer {
   readonly evictionBlocked = new Set<string>();
   /** Requests with a continue token answer 410 Expired. */
   expireContinueTokens = false;
+  /** Lists answer everything in one response whatever the limit, as the watch cache does at resourceVersion "0". */
+  ignoreLimit = false;
 
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
@@ -294,7 +296,7 @@ export class FakeApiServer {
     let listRV = String(this.rv);
     if (cont) ({ after, rv: listRV } = JSON.parse(Buffer.from(cont, 'base64url').toString()));
     let items = this.select(r.resource, r.namespace, q.get('labelSelector'), q.get('fieldSelector')).filter((o) => keyOf(o) > after);
-    const limit = Number(q.get('limit') ?? 0);
+    const limit = this.ignoreLimit ? 0 : Number(q.get('limit') ?? 0);
     let next: string | undefined;
     if (limit > 0 && items.length > limit) {
       items = items.slice(0, limit);

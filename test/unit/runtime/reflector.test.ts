@@ -95,13 +95,13 @@ describe('Reflector', () => {
   const watchesIn = (ns: string) => server.watchRequests().filter((r) => r.path.includes(`/namespaces/${ns}/`));
   const listsIn = (ns: string) => server.listRequests().filter((r) => r.path.includes(`/namespaces/${ns}/`));
 
-  test('lists from the watch cache, then watches from the list RV with bookmarks and a random timeout', async () => {
+  test('lists (a paged consistent read), then watches from the list RV with bookmarks and a random timeout', async () => {
     for (const n of ['a', 'b']) server.put(PODS, { ...pod(n, 'lw'), metadata: { name: n, namespace: 'lw', labels: { app: 'web' } } });
     const listRV = String(server.rv);
     const { store, reflector } = start({ namespace: 'lw', labelSelector: 'app=web', fieldSelector: 'metadata.namespace=lw' });
     await waitFor(() => server.watcherCount('lw') === 1, 'watch');
     const list = listsIn('lw')[0]!;
-    assert.equal(list.query.get('resourceVersion'), '0');
+    assert.equal(list.query.get('resourceVersion'), null, 'RV "0" would be answered whole, limit ignored');
     assert.equal(list.query.get('limit'), '500');
     const w = watchesIn('lw')[0]!.query;
     assert.equal(w.get('resourceVersion'), listRV);
@@ -140,6 +140,76 @@ describe('Reflector', () => {
     await waitFor(() => watchesIn('bm').length === 2, 'rewatch');
     assert.equal(watchesIn('bm')[1]!.query.get('resourceVersion'), bookmarkRV);
     assert.equal(store.ops.length, 1, 'only the initial replace');
+  });
+
+  test('follows continue tokens through every page, then watches from the list RV', async () => {
+    for (const n of ['a', 'b', 'c', 'd', 'e']) server.put(PODS, pod(n, 'pages'));
+    const listRV = String(server.rv);
+    const { store } = start({ namespace: 'pages', pageSize: 2 });
+    await waitFor(() => server.watcherCount('pages') === 1, 'watch');
+    server.put(PODS, pod('late', 'pages')); // after the list: arrives by the watch, not by a page
+    await waitFor(() => store.ops.length === 2, 'watch event');
+    const lists = listsIn('pages');
+    assert.equal(lists.length, 3);
+    assert.deepEqual(lists.map((l) => l.query.get('limit')), ['2', '2', '2']);
+    assert.equal(lists[0]!.query.get('continue'), null);
+    for (const [i, l] of lists.entries()) assert.equal(l.query.get('resourceVersion'), null, `page ${i}`);
+    assert.ok(lists[1]!.query.get('continue') && lists[2]!.query.get('continue'));
+    assert.notEqual(lists[1]!.query.get('continue'), lists[2]!.query.get('continue'));
+    assert.deepEqual(store.ops, [`replace a,b,c,d,e @${listRV}`, 'add late']);
+    assert.equal(watchesIn('pages')[0]!.query.get('resourceVersion'), listRV);
+  });
+
+  test('a server that ignores limit (RV "0" from the watch cache) answers whole: one request, no continue', async () => {
+    for (const n of ['a', 'b', 'c']) server.put(PODS, pod(n, 'whole'));
+    server.ignoreLimit = true;
+    try {
+      const { store } = start({ namespace: 'whole', pageSize: 2 });
+      await waitFor(() => server.watcherCount('whole') === 1, 'watch');
+      assert.equal(listsIn('whole').length, 1);
+      assert.equal(listsIn('whole')[0]!.query.get('limit'), '2');
+      assert.deepEqual(store.ops, [`replace a,b,c @${server.rv}`]);
+      assert.equal(watchesIn('whole')[0]!.query.get('resourceVersion'), String(server.rv));
+    } finally {
+      server.ignoreLimit = false;
+    }
+  });
+
+  test('pageSize 0 lists everything in one request without a limit', async () => {
+    for (const n of ['a', 'b', 'c']) server.put(PODS, pod(n, 'nolimit'));
+    const { store } = start({ namespace: 'nolimit', pageSize: 0 });
+    await waitFor(() => store.ops.length === 1, 'list');
+    assert.equal(listsIn('nolimit').length, 1);
+    assert.equal(listsIn('nolimit')[0]!.query.get('limit'), null);
+    assert.equal(store.ops[0], `replace a,b,c @${server.rv}`);
+  });
+
+  test('managedFields are dropped from every listed page and every watch event', async () => {
+    const managed = (name: string, labels: Record<string, string> = {}): KubeObject => ({
+      ...pod(name, 'mf'),
+      metadata: { name, namespace: 'mf', labels, managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:metadata': {} } }] },
+    });
+    for (const n of ['a', 'b', 'c']) server.put(PODS, managed(n));
+    const { store } = start({ namespace: 'mf', pageSize: 2 });
+    await waitFor(() => server.watcherCount('mf') === 1, 'watch');
+    assert.equal(listsIn('mf').length, 2);
+    assert.ok(server.getObject(PODS, 'mf/a')!.metadata.managedFields, 'the server has them');
+    server.put(PODS, managed('d'));
+    server.put(PODS, managed('a', { v: '2' }));
+    server.remove(PODS, 'mf', 'b');
+    await waitFor(() => store.ops.length === 4, 'events');
+    const seen: KubeObject[] = [];
+    const record = (o: KubeObject) => void seen.push(o);
+    Object.assign(store, { add: record, update: record, delete: record });
+    server.put(PODS, managed('e'));
+    server.remove(PODS, 'mf', 'e');
+    await waitFor(() => seen.length === 2, 'more events');
+    assert.deepEqual([...store.items.keys()].sort(), ['a', 'c', 'd']);
+    for (const o of [...store.items.values(), ...seen]) {
+      assert.ok(!('managedFields' in o.metadata), `${o.metadata.name} keeps managedFields`);
+      assert.equal(o.metadata.namespace, 'mf', 'the rest of metadata stays');
+    }
+    assert.deepEqual(store.items.get('a')!.metadata.labels, { v: '2' });
   });
 
   test('relists (consistently, paginated) after a 410 ERROR event; deletions missed meanwhile vanish', async () => {
@@ -185,17 +255,22 @@ describe('Reflector', () => {
     }
   });
 
-  test('an expired continue token falls back to one full list', async () => {
-    for (const n of ['a', 'b', 'c']) server.put(PODS, pod(n, 'cont'));
+  test('an expired continue token falls back to one full list, discarding the pages read so far', async () => {
+    for (const n of ['a', 'b', 'c']) server.put(PODS, { ...pod(n, 'cont'), metadata: { name: n, namespace: 'cont', managedFields: [{ manager: 'm' }] } });
     server.expireContinueTokens = true;
     try {
-      const { store } = start({ namespace: 'cont', pageSize: 2 });
-      await waitFor(() => store.ops.length === 1, 'list');
-      assert.equal(store.ops[0], `replace a,b,c @${server.rv}`);
+      const { store, errors } = start({ namespace: 'cont', pageSize: 2 });
+      await waitFor(() => server.watcherCount('cont') === 1, 'watch');
+      assert.deepEqual(store.ops, [`replace a,b,c @${server.rv}`], 'pages a,b not replaced twice');
+      assert.equal(errors.length, 0, 'no backoff');
       const lists = listsIn('cont');
       assert.equal(lists.length, 3);
+      assert.ok(lists[1]!.query.get('continue'));
       assert.equal(lists[2]!.query.get('limit'), null);
+      assert.equal(lists[2]!.query.get('continue'), null);
       assert.equal(lists[2]!.query.get('resourceVersion'), null);
+      for (const o of store.items.values()) assert.ok(!('managedFields' in o.metadata));
+      assert.equal(watchesIn('cont')[0]!.query.get('resourceVersion'), String(server.rv));
     } finally {
       server.expireContinueTokens = false;
     }
