@@ -153,7 +153,7 @@ export const CLONESET_VCT_HASH_ANNOTATION = 'kruise.io/cloneset-volumeclaimtempl
 export const IMAGEPULLJOB_SOURCE_KEY_ANNOTATION = 'imagepulljobs.kruise.io/source-key';
 /** On copied pull secrets: comma list of referencing ImagePullJobs. */
 export const IMAGEPULLJOB_REFERENCES_ANNOTATION = 'imagepulljobs.kruise.io/references';
-/** On copied pull secrets: copy mode ('new'). */
+/** On copied pull secrets: copy mode (`batch`, as upstream's controller writes it). */
 export const IMAGEPULLJOB_MODE_ANNOTATION = 'imagepulljobs.kruise.io/mode';
 /** v1alpha1 ContainerRecreateRequest: JSON container statuses (v1beta1 status.containerStatusSnapshot). */
 export const CRR_SYNC_CONTAINER_STATUSES_ANNOTATION = 'crr.apps.kruise.io/sync-container-statuses';

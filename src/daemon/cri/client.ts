@@ -434,6 +434,7 @@ function isSocket(p: string): boolean {
 }
 
 function reason(err: unknown): string {
-  if (err instanceof CriError) return err.details || grpc.status[err.code];
-  return err instanceof Error ? err.message : String(err);
+  const text = err instanceof CriError ? err.details || grpc.status[err.code] : err instanceof Error ? err.message : String(err);
+  // grpc-js ends connection failures with an empty "Resolution note: " that says nothing.
+  return text.replace(/\.?\s*Resolution note:\s*$/, '');
 }

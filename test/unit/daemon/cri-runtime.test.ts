@@ -254,7 +254,8 @@ test('nothing reachable: the error lists every path tried', async () => {
     return true;
   });
   await assert.rejects(CriClient.connect({ endpoint: 'unix:///nonexistent/x.sock', timeoutMs: 500 }), (err: unknown) =>
-    err instanceof RuntimeUnavailableError && /container runtime at unix:\/\/\/nonexistent\/x\.sock is not reachable/.test(err.message));
+    err instanceof RuntimeUnavailableError && /container runtime at unix:\/\/\/nonexistent\/x\.sock is not reachable/.test(err.message)
+      && !/Resolution note/.test(err.message));
 });
 
 test('endpoint and ID helpers', () => {
