@@ -21,6 +21,8 @@ export interface ControllerDeps {
   namespace: string;
   /** Manager flags a controller may read (e.g. cloneset-scaling-exclude-preparing-delete). */
   flags: Readonly<Record<string, unknown>>;
+  /** Whether the API server serves a Kruise kind (same naming as ControllerSetup.kinds). */
+  served(kind: string): boolean;
 }
 
 export interface ControllerSetup {
@@ -30,6 +32,12 @@ export interface ControllerSetup {
   workersFlag?: string;
   /** Feature gate that must be on, if any. */
   gate?: keyof FeatureGates;
+  /**
+   * Kruise kinds (apps.kruise.io unless `Kind.group`) the controller cannot work without: when the
+   * API server does not serve one (its CRD is not installed) the controller is not started, as
+   * upstream's discovery check does.
+   */
+  kinds: readonly string[];
   /** Asks for informers and registers event handlers (which only enqueue); returns the runner. */
   setup(deps: ControllerDeps): ControllerRunner;
 }

@@ -20,6 +20,7 @@ import { clientAdmissionReader } from '../runtime/webhook/reader.ts';
 import { allControllers } from '../controllers/index.ts';
 import type { ControllerDeps } from '../controllers/types.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
+import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import { parseAddr, type ManagerConfig } from './options.ts';
 
 export interface RunningManager {
@@ -89,11 +90,14 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
 
   // Informers start before leader election so a new leader acts on warm caches.
   const informers = new SharedInformerFactory(client, { logger: log });
-  const runners = allControllers.filter((c) => !c.gate || features[c.gate]).map((c) => {
+  const served = await servedKruiseKinds(client);
+  const selection = selectControllers(allControllers, features, served);
+  for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
+  const runners = selection.run.map((c) => {
     const deps: ControllerDeps = {
       client, informers, recorder, features, logger: log.child({ controller: c.name }),
       workers: cfg.workers[c.workersFlag ?? c.name] ?? 1, expectationTimeoutMs: cfg.expectationTimeoutMs,
-      namespace: cfg.namespace, flags: cfg as unknown as Record<string, unknown>,
+      namespace: cfg.namespace, flags: cfg as unknown as Record<string, unknown>, served: (kind) => served.has(kind),
     };
     return { name: c.name, runner: c.setup(deps) };
   });

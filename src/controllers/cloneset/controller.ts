@@ -193,6 +193,7 @@ class InformerCache implements CloneSetCache {
 
 export const cloneSetController: ControllerSetup = {
   name: 'cloneset',
+  kinds: ['CloneSet'],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const cloneSets = deps.informers.informerFor<CloneSet & KubeObject>(CloneSets, scope);
@@ -200,7 +201,9 @@ export const cloneSetController: ControllerSetup = {
     const pvcs = deps.informers.informerFor<PersistentVolumeClaim & KubeObject>(PersistentVolumeClaims, scope);
     const revisions = deps.informers.informerFor<ControllerRevision & KubeObject>(ControllerRevisions, scope);
     // Pre-download jobs are only read (to delete them once revisions converge) when the gate is on.
-    const imagePullJobs = deps.features.PreDownloadImageForInPlaceUpdate ? deps.informers.informerFor<KubeObject>(ImagePullJobs, scope) : undefined;
+    // (Upstream also turns pre-download off when the ImagePullJob CRD is not installed.)
+    const preDownload = deps.features.PreDownloadImageForInPlaceUpdate && deps.served('ImagePullJob');
+    const imagePullJobs = preDownload ? deps.informers.informerFor<KubeObject>(ImagePullJobs, scope) : undefined;
     const cache = new InformerCache(deps.informers, cloneSets, pods, pvcs, revisions, imagePullJobs);
 
     const expectationOptions = { timeout: deps.expectationTimeoutMs };

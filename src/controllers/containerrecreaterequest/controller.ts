@@ -110,6 +110,7 @@ export function makeHandlers(queue: { add(key: string, opts?: { priority?: numbe
 
 export const containerRecreateRequestController: ControllerSetup = {
   name: 'containerrecreaterequest',
+  kinds: ['ContainerRecreateRequest'],
   workersFlag: 'crr',
   gate: 'KruiseDaemon',
   setup(deps: ControllerDeps) {

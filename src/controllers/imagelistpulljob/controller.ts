@@ -188,6 +188,7 @@ export function makeListHandlers(deps: { queue: { add(key: string, opts?: { prio
 
 export const imageListPullJobController: ControllerSetup = {
   name: 'imagelistpulljob',
+  kinds: ['ImageListPullJob', 'ImagePullJob'],
   gate: 'ImagePullJobGate',
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};

@@ -255,6 +255,7 @@ export class ImagePullJobReconciler {
 
 export const imagePullJobController: ControllerSetup = {
   name: 'imagepulljob',
+  kinds: ['ImagePullJob', 'NodeImage'],
   gate: 'ImagePullJobGate',
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};

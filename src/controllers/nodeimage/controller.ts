@@ -192,6 +192,7 @@ export function makeNodeImageHandlers(deps: NodeImageHandlerDeps) {
 
 export const nodeImageController: ControllerSetup = {
   name: 'nodeimage',
+  kinds: ['NodeImage', 'ImagePullJob'],
   gate: 'KruiseDaemon',
   setup(deps: ControllerDeps) {
     const nodes = deps.informers.informerFor<NodeLike & KubeObject>(Nodes);

@@ -51,6 +51,7 @@ const wantsCondition = (pod: ReadinessPod) => planPodReadiness(pod, 0) !== undef
 
 export const podReadinessController: ControllerSetup = {
   name: 'podreadiness',
+  kinds: [],
   setup(deps: ControllerDeps) {
     const pods = deps.informers.informerFor<ReadinessPod & KubeObject>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
     const controller = new Controller({

@@ -47,6 +47,7 @@ export async function reconcileSidecarTerminator(key: string, deps: SidecarTermi
 
 export const sidecarTerminatorController: ControllerSetup = {
   name: 'sidecarterminator',
+  kinds: ['ContainerRecreateRequest'],
   gate: 'SidecarTerminator',
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};

@@ -1,0 +1,53 @@
+// Which controllers the manager starts: gates, and CRDs the API server serves (upstream DiscoverGVK).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
+import { allControllers } from '../../../src/controllers/index.ts';
+import type { ControllerSetup } from '../../../src/controllers/types.ts';
+import { selectControllers, servedKruiseKinds } from '../../../src/manager/controllers.ts';
+import { StatusError } from '../../../src/runtime/client.ts';
+
+const setup = (name: string, kinds: string[], gate?: ControllerSetup['gate']): ControllerSetup =>
+  ({ name, kinds, gate, setup: () => { throw new Error('not called'); } });
+
+test('controllers run when their gate is on and every kind they need is served', () => {
+  const all = [
+    setup('cloneset', ['CloneSet']),
+    setup('imagepulljob', ['ImagePullJob', 'NodeImage'], 'ImagePullJobGate'),
+    setup('nodeimage', ['NodeImage', 'ImagePullJob']),
+    setup('pub', ['PodUnavailableBudget.policy.kruise.io']),
+    setup('podreadiness', []),
+  ];
+  const sel = selectControllers(all, { ...FEATURE_GATE_DEFAULTS, ImagePullJobGate: false }, new Set(['CloneSet', 'NodeImage', 'PodUnavailableBudget.policy.kruise.io']));
+  assert.deepEqual(sel.run.map((c) => c.name), ['cloneset', 'pub', 'podreadiness']);
+  assert.deepEqual(sel.skipped, [
+    { name: 'imagepulljob', reason: 'feature gate ImagePullJobGate is off' },
+    { name: 'nodeimage', reason: 'the API server does not serve ImagePullJob (CRD not installed)' },
+  ]);
+});
+
+test('servedKruiseKinds: a kind counts when its CRD is Established and serves the storage version', async () => {
+  const crd = (versions: Array<{ name: string; served: boolean }>, established = 'True') =>
+    ({ metadata: { name: 'x' }, spec: { versions }, status: { conditions: [{ type: 'Established', status: established }] } });
+  const crds: Record<string, unknown> = {
+    'clonesets.apps.kruise.io': crd([{ name: 'v1alpha1', served: true }, { name: 'v1beta1', served: true }]),
+    'imagepulljobs.apps.kruise.io': crd([{ name: 'v1beta1', served: true }], 'False'),
+    'nodeimages.apps.kruise.io': crd([{ name: 'v1alpha1', served: true }, { name: 'v1beta1', served: false }]),
+    'podunavailablebudgets.policy.kruise.io': crd([{ name: 'v1beta1', served: true }]),
+  };
+  const client = {
+    async get(_type: unknown, name: string) {
+      if (crds[name]) return crds[name];
+      throw new StatusError({ reason: 'NotFound', code: 404, message: `${name} not found` });
+    },
+  };
+  const served = await servedKruiseKinds(client as never);
+  assert.deepEqual([...served].sort(), ['CloneSet', 'PodUnavailableBudget.policy.kruise.io']);
+});
+
+test('every controller names the kinds it needs; with all CRDs served and default gates the ungated ones run', () => {
+  const served = new Set(['CloneSet', 'ContainerRecreateRequest', 'ImagePullJob', 'ImageListPullJob', 'NodeImage']);
+  const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
+  assert.ok(sel.run.some((c) => c.name === 'cloneset'));
+  assert.ok(sel.skipped.every((s) => s.reason.startsWith('feature gate')), JSON.stringify(sel.skipped));
+});
