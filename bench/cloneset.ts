@@ -19,8 +19,7 @@ import { up, down, kubectl, type ClusterState } from '../src/cluster/local-clust
 import { startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { repoRoot } from '../src/cluster/binaries.ts';
 import { installCRDs } from '../src/manager/crds.ts';
-import { fromKubeconfigFile, Pods, type KubeObject } from '../src/runtime/client.ts';
-import { CloneSets } from '../src/controllers/cloneset/executor.ts';
+import { fromKubeconfigFile, Pods, type KubeObject, CloneSets } from '../src/runtime/client.ts';
 
 const { values } = parseArgs({
   options: {

@@ -132,6 +132,14 @@ export function kruiseResource(kind: string, group: string = APPS_GROUP): Resour
   return rt(gvr.group, gvr.version, gvr.resource, def.kind, def.scope === 'Namespaced');
 }
 
+// The Kruise resources the controllers and the daemon read and write, at their storage version
+// (v1beta1: status fields such as containerStatusSnapshot exist only there).
+export const CloneSets = kruiseResource('CloneSet');
+export const ContainerRecreateRequests = kruiseResource('ContainerRecreateRequest');
+export const ImagePullJobs = kruiseResource('ImagePullJob');
+export const ImageListPullJobs = kruiseResource('ImageListPullJob');
+export const NodeImages = kruiseResource('NodeImage');
+
 export const CustomResourceDefinitions = rt(
   'apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false,
 );

@@ -7,8 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ControllerRevisions, isNotFound, Pods, type KubeObject } from '../../src/runtime/client.ts';
-import { CloneSets, ImagePullJobs } from '../../src/controllers/cloneset/executor.ts';
+import { ControllerRevisions, isNotFound, Pods, type KubeObject, CloneSets, ImagePullJobs } from '../../src/runtime/client.ts';
 import type { ImagePullJob } from '../../src/apis/apps/imagepulljob.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';

@@ -1,6 +1,5 @@
 // Shared by the CloneSet integration tests: manifests and polling on CloneSets and their pods.
-import { Pods, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
-import { CloneSets } from '../../src/controllers/cloneset/executor.ts';
+import { Pods, type KubeClient, type KubeObject, CloneSets } from '../../src/runtime/client.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { waitFor } from '../harness/cluster.ts';
 

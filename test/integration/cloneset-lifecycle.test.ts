@@ -6,10 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fromKubeconfigFile, PatchType, Pods, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, Pods, type KubeClient, type KubeObject, CloneSets } from '../../src/runtime/client.ts';
 import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
-import { CloneSets } from '../../src/controllers/cloneset/executor.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 

@@ -6,9 +6,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pods, type KubeObject } from '../../src/runtime/client.ts';
+import { Pods, type KubeObject, CloneSets } from '../../src/runtime/client.ts';
 import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
-import { CloneSets } from '../../src/controllers/cloneset/executor.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';

@@ -5,8 +5,7 @@
 // serve (it serves type=kwok nodes), and where the daemon would act the test writes the CRR status.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ContainerRecreateRequests } from '../../src/controllers/containerrecreaterequest/executor.ts';
-import { fromKubeconfigFile, isNotFound, Nodes, PatchType, Pods, StatusError, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, isNotFound, Nodes, PatchType, Pods, StatusError, type KubeClient, type KubeObject, ContainerRecreateRequests } from '../../src/runtime/client.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;

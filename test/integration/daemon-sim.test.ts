@@ -9,8 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processesMentioning, startProcess, stopProcesses, freePorts, tail } from '../../src/cluster/processes.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
-import { fromKubeconfigFile, Pods, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
-import { ContainerRecreateRequests, NodeImages } from '../../src/daemon/kinds.ts';
+import { fromKubeconfigFile, Pods, type KubeClient, type KubeObject, ContainerRecreateRequests, NodeImages } from '../../src/runtime/client.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';
 
 let ns: string;

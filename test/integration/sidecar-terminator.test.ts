@@ -4,8 +4,7 @@
 // the suite's simulated kruise-daemon then stops the sidecar as the CRR asks.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ContainerRecreateRequests } from '../../src/controllers/containerrecreaterequest/executor.ts';
-import { fromKubeconfigFile, Nodes, PatchType, Pods, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, Nodes, PatchType, Pods, type KubeClient, type KubeObject, ContainerRecreateRequests } from '../../src/runtime/client.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;

@@ -10,8 +10,9 @@ import {
   ignoreNotFound,
   isAlreadyExists,
   isConflict,
+  CloneSets,
+  ImagePullJobs,
   isNotFound,
-  kruiseResource,
   PatchType,
   PersistentVolumeClaims,
   Pods,
@@ -30,10 +31,6 @@ import type { CloneSetPlan } from './plan.ts';
 import { podName, type Pod } from './pods.ts';
 import { computeStatus } from './status.ts';
 import { slowStartBatches, type PodCreation, type PodDeletion } from './scale.ts';
-
-export const CloneSets = kruiseResource('CloneSet');
-
-export const ImagePullJobs = kruiseResource('ImagePullJob');
 
 export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
 

@@ -4,7 +4,7 @@
 // daemon waits on) enqueue the CRRs of that pod.
 
 import type { KubeObject } from '../../runtime/client.ts';
-import { isNotFound, Pods, type KubeClient } from '../../runtime/client.ts';
+import { isNotFound, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
 import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
@@ -13,7 +13,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { CRR_POD_UID_LABEL } from '../../apis/constants.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
-import { ContainerRecreateRequests, CRRExecutor, type ExecutorClient } from './executor.ts';
+import { CRRExecutor, type ExecutorClient } from './executor.ts';
 import { planContainerRecreateRequest, type CRR, type CRRPod } from './plan.ts';
 
 /** CRRs by `<namespace>/<spec.podName>`. */

@@ -5,26 +5,18 @@
 
 import { CRR_ACTIVE_LABEL, FINALIZER_CRR_UNREADY_ACQUIRED } from '../../apis/constants.ts';
 import {
+  ContainerRecreateRequests,
   isConflict,
   isNotFound,
   PatchType,
   Pods,
   type KubeClient,
   type KubeObject,
-  type ResourceType,
 } from '../../runtime/client.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { PodCondition } from '../../util/lifecycle.ts';
 import type { CRR, CRRAction, CRRPlan, CRRPod } from './plan.ts';
 import { metaTime } from '../../util/clock.ts';
-
-export const ContainerRecreateRequests: ResourceType = Object.freeze({
-  group: 'apps.kruise.io',
-  version: 'v1beta1',
-  resource: 'containerrecreaterequests',
-  kind: 'ContainerRecreateRequest',
-  namespaced: true,
-});
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'delete'>;
 

@@ -3,7 +3,7 @@
 // template, deleting those of removed images), sums their progress into the status, and deletes the
 // list job ttlSecondsAfterFinished after it completes.
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
-import { ignoreNotFound, isConflict, isNotFound, PatchType, type KubeClient } from '../../runtime/client.ts';
+import { ignoreNotFound, ImageListPullJobs, ImagePullJobs, isConflict, isNotFound, PatchType, type KubeClient } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
@@ -11,15 +11,10 @@ import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../..
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
-import type { ResourceType } from '../../runtime/client.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 import { finishedJobAction } from '../imagepulljob/plan.ts';
-import { ImagePullJobs, type ImagePullJob } from '../imagepulljob/resources.ts';
+import type { ImagePullJob } from '../imagepulljob/resources.ts';
 import { calculateListStatus, computeActions, listStatusChanged, templateHash, type ImageListPullJob } from './plan.ts';
-
-export const ImageListPullJobs: ResourceType = Object.freeze({
-  group: 'apps.kruise.io', version: 'v1beta1', resource: 'imagelistpulljobs', kind: 'ImageListPullJob', namespaced: true,
-});
 
 const CONFLICT_REQUEUE_MS = 1000;
 

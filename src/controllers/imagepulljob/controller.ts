@@ -5,7 +5,7 @@
 // stores the status. Completed jobs let go of their secrets and are deleted after their TTL.
 import { randomBytes } from 'node:crypto';
 import { FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
-import { ignoreNotFound, isConflict, isNotFound, Namespaces, PatchType, Pods, Secrets, type KubeClient, type KubeObject } from '../../runtime/client.ts';
+import { ignoreNotFound, isConflict, isNotFound, Namespaces, PatchType, Pods, Secrets, type KubeClient, type KubeObject, NodeImages, ImagePullJobs } from '../../runtime/client.ts';
 import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationWait, ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
@@ -14,7 +14,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
-import { NodeImages, type ImageSpec, type NodeImage } from '../nodeimage/resources.ts';
+import type { ImageSpec, NodeImage } from '../nodeimage/resources.ts';
 import { makeHandlers } from './event-handler.ts';
 import {
   DEFAULT_TTL_SECONDS_FOR_ALWAYS_NODEIMAGE,
@@ -29,7 +29,7 @@ import {
   type PullSecretRef,
   type RandomInt,
 } from './plan.ts';
-import { ImagePullJobs, type ImagePullJob, type Secret } from './resources.ts';
+import type { ImagePullJob, Secret } from './resources.ts';
 import { planSecretSync } from './secrets.ts';
 import { nodeImagesForJob, type SelectPod } from './select.ts';
 

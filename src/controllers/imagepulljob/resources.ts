@@ -1,10 +1,6 @@
 // The ImagePullJob resource and the object shapes its controller reads and writes.
 import type { ImagePullJob as ImagePullJobApi } from '../../apis/apps/imagepulljob.ts';
-import type { KubeObject, ResourceType } from '../../runtime/client.ts';
-
-export const ImagePullJobs: ResourceType = Object.freeze({
-  group: 'apps.kruise.io', version: 'v1beta1', resource: 'imagepulljobs', kind: 'ImagePullJob', namespaced: true,
-});
+import type { KubeObject } from '../../runtime/client.ts';
 
 export type ImagePullJob = ImagePullJobApi & KubeObject;
 export type ImagePullJobStatus = NonNullable<ImagePullJob['status']>;

@@ -12,7 +12,7 @@
 //   - the manager only turns a lagging or overdue tag into Failed (version set to the spec's, so
 //     the daemon sees the round as finished), drops statuses of tags no longer in the spec, and
 //     recomputes the same counts — it writes only when that changes the stored status.
-import { isAlreadyExists, isConflict, isNotFound, Nodes, Secrets, type KubeClient, type KubeObject } from '../../runtime/client.ts';
+import { isAlreadyExists, isConflict, isNotFound, Nodes, Secrets, type KubeClient, type KubeObject, ImagePullJobs, NodeImages } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { ResourceVersionExpectations } from '../../runtime/expectations.ts';
@@ -23,9 +23,9 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
-import { ImagePullJobs, type ImagePullJob } from '../imagepulljob/resources.ts';
+import type { ImagePullJob } from '../imagepulljob/resources.ts';
 import { DEFAULT_CREATION_DELAY_MS, nodeReadiness, planNodeImage, type NodeLike } from './plan.ts';
-import { NodeImages, type NodeImage } from './resources.ts';
+import type { NodeImage } from './resources.ts';
 
 const CONFLICT_REQUEUE_MS = 1000;
 /** Upstream spreads time-based re-checks over 3–5 s. */

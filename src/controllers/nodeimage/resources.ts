@@ -1,10 +1,6 @@
 // The NodeImage resource and the object shape the image pre-pulling controllers read and write.
 import type { NodeImage as NodeImageApi } from '../../apis/apps/nodeimage.ts';
-import type { KubeObject, ResourceType } from '../../runtime/client.ts';
-
-export const NodeImages: ResourceType = Object.freeze({
-  group: 'apps.kruise.io', version: 'v1beta1', resource: 'nodeimages', kind: 'NodeImage', namespaced: false,
-});
+import type { KubeObject } from '../../runtime/client.ts';
 
 export type NodeImage = NodeImageApi & KubeObject;
 export type ImageSpec = NonNullable<NonNullable<NodeImage['spec']>['images']>[string];

@@ -2,14 +2,13 @@
 // isInterestingPod accepts, decides with planSidecarTermination from the cached pod, its node (is it
 // a virtual kubelet?) and whether its CRR exists, then applies the actions.
 
-import { Nodes, Pods, type KubeObject } from '../../runtime/client.ts';
+import { Nodes, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
-import { ContainerRecreateRequests } from '../containerrecreaterequest/executor.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 import { executeSidecarActions, type ExecutorClient } from './executor.ts';
 import { crrNameFor, isInterestingPod, planSidecarTermination, type SidecarPod } from './plan.ts';

@@ -2,17 +2,8 @@
 // pod writes carry the observed resourceVersion, so a pod that changed since is looked at again
 // rather than patched blind.
 
-import {
-  isAlreadyExists,
-  isConflict,
-  isNotFound,
-  PatchType,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-} from '../../runtime/client.ts';
+import { isAlreadyExists, isConflict, isNotFound, PatchType, Pods, type KubeClient, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { ContainerRecreateRequests } from '../containerrecreaterequest/executor.ts';
 import { crrNameFor, type SidecarAction, type SidecarPod } from './plan.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'create'>;

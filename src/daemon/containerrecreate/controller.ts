@@ -2,10 +2,9 @@
 // (`namespace/podName`), since a pod's CRRs run one at a time. Decisions come from state.ts; this
 // file reads the runtime and the caches, kills containers and writes CRR status (subresource).
 import { CRR_NODE_NAME_LABEL, CRR_POD_UID_LABEL } from '../../apis/constants.ts';
-import { PatchType, isNotFound, Pods, type KubeObject } from '../../runtime/client.ts';
+import { PatchType, isNotFound, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
-import { ContainerRecreateRequests } from '../kinds.ts';
 import { newerObject, type DaemonContext, type DaemonPod, type SubController } from '../context.ts';
 import { killContainer, fetchHttpGet, type HttpGet } from './kill.ts';
 import {

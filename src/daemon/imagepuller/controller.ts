@@ -2,12 +2,11 @@
 // report into memory and wake the node's key; the reconcile turns worker state into NodeImage
 // status (plan.ts) and writes it through the status subresource.
 import type { ImageTagStatus, NodeImage as NodeImageApi } from '../../apis/apps/nodeimage.ts';
-import { PatchType, Secrets, isNotFound, type KubeObject } from '../../runtime/client.ts';
+import { PatchType, Secrets, isNotFound, type KubeObject, NodeImages } from '../../runtime/client.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { Clock } from '../../util/clock.ts';
-import { NodeImages } from '../kinds.ts';
 import type { DaemonContext, SubController } from '../context.ts';
 import type { ContainerRuntime, PullAuth } from '../runtime/types.ts';
 import { authsForImage, type SecretLike } from './auth.ts';
