@@ -85,10 +85,13 @@ export const IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS_ANNOTATION = 'apps.kruise.io/imag
 /** v1alpha1 annotation for inPlaceUpdateStrategy.imagePreDownloadMinUpdatedReadyPods. */
 export const IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION =
   'apps.kruise.io/image-predownload-min-updated-ready-pods';
-/** Marks a revision for which pre-download ImagePullJobs were created. */
-export const IMAGE_PREDOWNLOAD_CREATED_ANNOTATION = 'apps.kruise.io/pre-predownload-created';
-/** On a workload: skip image pre-download. */
-export const IMAGE_PREDOWNLOAD_IGNORED_ANNOTATION = 'apps.kruise.io/image-predownload-ignored';
+/** Label on a ControllerRevision whose pre-download ImagePullJobs were created. */
+export const IMAGE_PREDOWNLOAD_CREATED_KEY = 'apps.kruise.io/pre-predownload-created';
+/**
+ * Label on a ControllerRevision that needs no pre-download; as an annotation on a workload, skip
+ * pre-download altogether.
+ */
+export const IMAGE_PREDOWNLOAD_IGNORED_KEY = 'apps.kruise.io/image-predownload-ignored';
 /** UnitedDeployment: patch applied to the subset, recorded on the subset workload. */
 export const SUBSET_PATCH_ANNOTATION = 'apps.kruise.io/subset-patch';
 /** SidecarSet hash (on the SidecarSet: plain hash; on pods: JSON map per SidecarSet). */

@@ -8,19 +8,14 @@
 import type { ImagePullJob } from '../apis/apps/imagepulljob.ts';
 import {
   CONTROLLER_REVISION_HASH_LABEL,
-  IMAGE_PREDOWNLOAD_CREATED_ANNOTATION,
-  IMAGE_PREDOWNLOAD_IGNORED_ANNOTATION,
+  IMAGE_PREDOWNLOAD_CREATED_KEY,
+  IMAGE_PREDOWNLOAD_IGNORED_KEY,
 } from '../apis/constants.ts';
 import type { OwnerReference } from '../apis/core.ts';
 import { getScaledValueFromIntOrPercent, type IntOrString } from './intstr.ts';
 import type { LabelSelectorLike } from './labelselector.ts';
 import { templateFromRevision, type ControllerRevision } from './revision-data.ts';
 import { CONTROLLER_REVISION_HASH_KEY } from './revision.ts';
-
-/** Revision label: jobs for this revision were created (upstream ImagePreDownloadCreatedKey). */
-export const PREDOWNLOAD_CREATED_LABEL = IMAGE_PREDOWNLOAD_CREATED_ANNOTATION;
-/** Revision label: this revision needs no pre-download (upstream ImagePreDownloadIgnoredKey). */
-export const PREDOWNLOAD_IGNORED_LABEL = IMAGE_PREDOWNLOAD_IGNORED_ANNOTATION;
 
 /** Workloads this small update too quickly for a pre-pull to help (upstream: replicas <= 3). */
 export const MIN_REPLICAS_TO_PREDOWNLOAD = 3;
@@ -79,13 +74,13 @@ export function planImagePreDownload(input: PreDownloadInput): PreDownloadPlan {
     return { createJobs: [], deleteJobs: [...input.ownedJobs] };
   }
   const labels = input.update.metadata.labels ?? {};
-  if (labels[PREDOWNLOAD_CREATED_LABEL] !== undefined || labels[PREDOWNLOAD_IGNORED_LABEL] !== undefined) return nothing();
-  if (input.owner.annotations?.[IMAGE_PREDOWNLOAD_IGNORED_ANNOTATION] !== undefined) return nothing();
+  if (labels[IMAGE_PREDOWNLOAD_CREATED_KEY] !== undefined || labels[IMAGE_PREDOWNLOAD_IGNORED_KEY] !== undefined) return nothing();
+  if (input.owner.annotations?.[IMAGE_PREDOWNLOAD_IGNORED_KEY] !== undefined) return nothing();
 
   const minReady = getScaledValueFromIntOrPercent(input.minUpdatedReadyPods ?? 0, input.replicas, true);
   if (input.updatedReadyReplicas < minReady) return nothing();
 
-  const ignore = (): PreDownloadPlan => ({ ...nothing(), labelRevision: { name: updateName, key: PREDOWNLOAD_IGNORED_LABEL } });
+  const ignore = (): PreDownloadPlan => ({ ...nothing(), labelRevision: { name: updateName, key: IMAGE_PREDOWNLOAD_IGNORED_KEY } });
   if (input.recreate) return ignore();
   if (input.replicas <= MIN_REPLICAS_TO_PREDOWNLOAD) return ignore();
   // Everything updates in one batch: the update itself is the pull.
@@ -123,5 +118,5 @@ export function planImagePreDownload(input: PreDownloadInput): PreDownloadPlan {
       sandboxConfig: { labels: jobLabels },
     },
   }));
-  return { createJobs, deleteJobs: [], labelRevision: { name: updateName, key: PREDOWNLOAD_CREATED_LABEL } };
+  return { createJobs, deleteJobs: [], labelRevision: { name: updateName, key: IMAGE_PREDOWNLOAD_CREATED_KEY } };
 }

@@ -4,10 +4,9 @@ import { describe, test } from 'node:test';
 import {
   changedImages,
   planImagePreDownload,
-  PREDOWNLOAD_CREATED_LABEL,
-  PREDOWNLOAD_IGNORED_LABEL,
   type PreDownloadInput,
 } from '../../../src/util/imagepredownload.ts';
+import { IMAGE_PREDOWNLOAD_CREATED_KEY, IMAGE_PREDOWNLOAD_IGNORED_KEY } from '../../../src/apis/constants.ts';
 import { cloneSet, revisionOf, template } from '../cloneset/fixtures.ts';
 
 const current = revisionOf(cloneSet(), 1);
@@ -36,7 +35,7 @@ function input(over: Partial<PreDownloadInput> = {}): PreDownloadInput {
 describe('planImagePreDownload', () => {
   test('creates one job per changed container, for nodes of old-revision pods, and labels the revision', () => {
     const plan = planImagePreDownload(input({ parallelism: 3, pullSecrets: ['reg'] }));
-    assert.deepEqual(plan.labelRevision, { name: update.metadata.name, key: PREDOWNLOAD_CREATED_LABEL });
+    assert.deepEqual(plan.labelRevision, { name: update.metadata.name, key: IMAGE_PREDOWNLOAD_CREATED_KEY });
     assert.equal(plan.createJobs.length, 1);
     const job = plan.createJobs[0]!;
     assert.equal(job.metadata?.name, `${update.metadata.name}-main`);
@@ -69,13 +68,13 @@ describe('planImagePreDownload', () => {
   ];
   for (const [name, over] of ignoredCases) {
     test(`marks the revision ignored for ${name}`, () => {
-      assert.deepEqual(planImagePreDownload(input(over)), { createJobs: [], deleteJobs: [], labelRevision: { name: update.metadata.name, key: PREDOWNLOAD_IGNORED_LABEL } });
+      assert.deepEqual(planImagePreDownload(input(over)), { createJobs: [], deleteJobs: [], labelRevision: { name: update.metadata.name, key: IMAGE_PREDOWNLOAD_IGNORED_KEY } });
     });
   }
 
   const nothingCases: Array<[string, Partial<PreDownloadInput>]> = [
-    ['a revision already handled', { update: { ...update, metadata: { ...update.metadata, labels: { ...update.metadata.labels, [PREDOWNLOAD_CREATED_LABEL]: 'true' } } } }],
-    ['a revision already ignored', { update: { ...update, metadata: { ...update.metadata, labels: { ...update.metadata.labels, [PREDOWNLOAD_IGNORED_LABEL]: 'true' } } } }],
+    ['a revision already handled', { update: { ...update, metadata: { ...update.metadata, labels: { ...update.metadata.labels, [IMAGE_PREDOWNLOAD_CREATED_KEY]: 'true' } } } }],
+    ['a revision already ignored', { update: { ...update, metadata: { ...update.metadata, labels: { ...update.metadata.labels, [IMAGE_PREDOWNLOAD_IGNORED_KEY]: 'true' } } } }],
     ['a workload annotated image-predownload-ignored', { owner: { ...input().owner, annotations: { 'apps.kruise.io/image-predownload-ignored': 'true' } } }],
     ['fewer updated-ready pods than minUpdatedReadyPods', { minUpdatedReadyPods: 2, updatedReadyReplicas: 1 }],
   ];
