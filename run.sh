@@ -2,6 +2,7 @@
 # The two commands of the README:
 #   ./run.sh start   run Kruise TS (with no KUBECONFIG: on the embedded local cluster)
 #   ./run.sh test    run the whole test suite (unit + integration on the local cluster)
+# and for development: ./run.sh lint (types, ESLint, Prettier; CI runs it before the tests).
 # Both install what they need first: npm dependencies (which include the Node 24 runtime, from the
 # pinned `node` package) and, once, the Go-built control plane (cached in ~/.cache/kruise-ts).
 set -euo pipefail
@@ -22,5 +23,9 @@ node=node_modules/.bin/node
 case "${1:-}" in
   start) shift; exec "$node" --import tsx src/cli/kruise.ts start "$@" ;;
   test)  shift; exec "$node" --import tsx hack/test.ts "$@" ;;
+  lint)  shift
+         "$node" node_modules/typescript/bin/tsc --noEmit -p .
+         "$node" node_modules/eslint/bin/eslint.js --max-warnings=0 .
+         exec "$node" node_modules/prettier/bin/prettier.cjs --check --log-level=warn . ;;
   *)     exec "$node" --import tsx src/cli/kruise.ts "$@" ;;
 esac

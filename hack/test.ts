@@ -1,4 +1,5 @@
 // The whole test suite: `./run.sh test [unit|integration] [file filters...]`.
+// `--coverage` adds Node's built-in coverage report of src/ (per file: lines, branches, functions).
 // Builds the control-plane binaries if they are missing (cached across runs), then runs node:test
 // over the unit and integration tests with one shared local cluster (test/global-setup.ts). When
 // something fails it prints the tail of each cluster component's log.
@@ -8,7 +9,8 @@ import path from 'node:path';
 import { ensureBinaries, repoRoot } from '../src/cluster/binaries.ts';
 import { componentLogs } from '../test/harness/cluster.ts';
 
-const args = process.argv.slice(2);
+const args = process.argv.slice(2).filter((a) => a !== '--coverage');
+const coverage = process.argv.includes('--coverage');
 const suite = args[0] === 'unit' || args[0] === 'integration' ? args.shift()! : 'all';
 const filters = args;
 
@@ -34,6 +36,7 @@ const nodeArgs = [
   `--test-concurrency=${process.env.KRUISE_TS_TEST_CONCURRENCY ?? 2}`,
   '--test-timeout=600000',
   ...(process.env.CI ? ['--test-reporter=spec'] : []),
+  ...(coverage ? ['--experimental-test-coverage', '--test-coverage-include=src/**'] : []),
   ...(needsCluster ? ['--test-global-setup=test/global-setup.ts'] : []),
   ...files,
 ];
