@@ -99,10 +99,18 @@ describe('two managers: leader election and webhooks on every replica', { concur
       }
     }
     assert.equal(await holder(), 'manager-a');
-    // manager-b keeps retrying and never takes a valid lease.
-    await sleep(4000);
-    assert.equal(await holder(), 'manager-a');
-    assert.match(tail(managers.get('manager-b')!.proc.logFile, 200), /attempting to acquire leader lease/);
+    // manager-b keeps retrying and never takes a valid lease. Once it is trying, the lease must stay
+    // manager-a's for a window that spans at least one of its retries (retryPeriod 2 s × jitter < 2.2):
+    // that nothing changes during the window is what is tested.
+    const b = managers.get('manager-b')!;
+    const trying = Date.now() + 30_000;
+    while (!/attempting to acquire leader lease/.test(tail(b.proc.logFile, 200))) {
+      if (b.proc.exited || Date.now() > trying) throw new Error(`manager-b never tried to lead: ${tail(b.proc.logFile, 20)}`);
+      await sleep(100);
+    }
+    for (const windowEnd = Date.now() + 4_500; Date.now() < windowEnd; await sleep(250)) {
+      assert.equal(await holder(), 'manager-a');
+    }
     assert.doesNotMatch(tail(managers.get('manager-b')!.proc.logFile, 200), /became leader/);
   });
 
