@@ -161,6 +161,23 @@ const inPlaceState = ({ updateTimestamp, lastContainerStatuses = null, ...rest }
 const IN_PLACE = { updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' } } };
 const IN_PLACE_GRACE = { updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', inPlaceUpdateStrategy: { gracePeriodSeconds: 3630 } } } };
 
+/** A pod whose in-place update to rev_new (image foo2) started secondsAgo and waits out the grace period. */
+const inGrace = (secondsAgo: number): UpstreamPod => ({
+  labels: { 'controller-revision-hash': REV_NEW, 'apps.kruise.io/cloneset-instance-id': 'id-0' },
+  annotations: { 'apps.kruise.io/inplace-update-state': inPlaceState({ updateTimestamp: at(secondsAgo) }), 'apps.kruise.io/inplace-update-grace': GRACE },
+  image: 'foo1',
+  conditions: [READY, IPU_STARTED],
+});
+/** The state of an in-place update of c1 started now, without a grace period. */
+const UPDATED_IN_PLACE_NOW = {
+  'apps.kruise.io/inplace-update-state': inPlaceState({
+    updateTimestamp: NOW_T,
+    lastContainerStatuses: { c1: { imageID: 'image-id-xyz' } },
+    updateImages: true,
+    containerBatchesRecord: [{ timestamp: NOW_T, containers: ['c1'] }],
+  }),
+};
+
 const updateCases: UpdateCase[] = [
   {
     name: 'do nothing',
@@ -193,14 +210,7 @@ const updateCases: UpdateCase[] = [
     pod: { labels: { ...revLabels(REV_OLD), 'apps.kruise.io/cloneset-instance-id': 'id-0' }, image: 'foo1', conditions: [READY, IPU_READY] },
     want: {
       labels: { ...revLabels(REV_NEW), 'apps.kruise.io/cloneset-instance-id': 'id-0', 'lifecycle.apps.kruise.io/state': 'Updating' },
-      annotations: {
-        'apps.kruise.io/inplace-update-state': inPlaceState({
-          updateTimestamp: NOW_T,
-          lastContainerStatuses: { c1: { imageID: 'image-id-xyz' } },
-          updateImages: true,
-          containerBatchesRecord: [{ timestamp: NOW_T, containers: ['c1'] }],
-        }),
-      },
+      annotations: UPDATED_IN_PLACE_NOW,
       image: 'foo2',
       conditions: [READY, IPU_STARTED],
     },
@@ -223,29 +233,14 @@ const updateCases: UpdateCase[] = [
   {
     name: 'inplace update during grace period',
     spec: IN_PLACE_GRACE,
-    pod: {
-      labels: { 'controller-revision-hash': REV_NEW, 'apps.kruise.io/cloneset-instance-id': 'id-0' },
-      annotations: { 'apps.kruise.io/inplace-update-state': inPlaceState({ updateTimestamp: at(3610) }), 'apps.kruise.io/inplace-update-grace': GRACE },
-      image: 'foo1',
-      conditions: [READY, IPU_STARTED],
-    },
-    want: {
-      labels: { ...revLabels(REV_NEW), 'apps.kruise.io/cloneset-instance-id': 'id-0' },
-      annotations: { 'apps.kruise.io/inplace-update-state': inPlaceState({ updateTimestamp: at(3610) }), 'apps.kruise.io/inplace-update-grace': GRACE },
-      image: 'foo1',
-      conditions: [READY, IPU_STARTED],
-    },
+    pod: inGrace(3610),
+    want: { ...inGrace(3610), labels: { ...revLabels(REV_NEW), 'apps.kruise.io/cloneset-instance-id': 'id-0' } },
     requeueAfterSeconds: 20,
   },
   {
     name: 'inplace update continuously after grace period',
     spec: IN_PLACE_GRACE,
-    pod: {
-      labels: { 'controller-revision-hash': REV_NEW, 'apps.kruise.io/cloneset-instance-id': 'id-0' },
-      annotations: { 'apps.kruise.io/inplace-update-state': inPlaceState({ updateTimestamp: at(3660) }), 'apps.kruise.io/inplace-update-grace': GRACE },
-      image: 'foo1',
-      conditions: [READY, IPU_STARTED],
-    },
+    pod: inGrace(3660),
     want: {
       labels: { ...revLabels(REV_NEW), 'apps.kruise.io/cloneset-instance-id': 'id-0' },
       annotations: {
@@ -300,14 +295,7 @@ const updateCases: UpdateCase[] = [
     pod: { labels: { ...revLabels(REV_OLD), 'lifecycle.apps.kruise.io/state': 'PreparingNormal' }, image: 'foo1', conditions: [READY, IPU_READY_AT] },
     want: {
       labels: { ...revLabels(REV_NEW), 'lifecycle.apps.kruise.io/state': 'Updating' },
-      annotations: {
-        'apps.kruise.io/inplace-update-state': inPlaceState({
-          updateTimestamp: NOW_T,
-          lastContainerStatuses: { c1: { imageID: 'image-id-xyz' } },
-          updateImages: true,
-          containerBatchesRecord: [{ timestamp: NOW_T, containers: ['c1'] }],
-        }),
-      },
+      annotations: UPDATED_IN_PLACE_NOW,
       image: 'foo2',
       conditions: [READY, IPU_STARTED],
     },
