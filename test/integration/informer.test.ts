@@ -90,9 +90,12 @@ describe('shared informer on the real API server', { concurrency: false }, () =>
     }
     for (let i = 1; i < 6; i += 2) await writer.delete(ConfigMaps, `cm-${i}`, { namespace: ns });
     await writer.create<ConfigMap>(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-new' }, data: { v: 'new' } }, { namespace: ns });
-    await waitFor(`resourceVersion ${resumeFrom}, where the watch resumes, to be compacted`, async () => {
+    // A watch from resourceVersion N reads etcd from revision N+1: only once that revision is
+    // compacted does the resumed watch get 410 (a list at exactly N+1 fails from then on).
+    const firstMissed = String(Number(resumeFrom) + 1);
+    await waitFor(`revision ${firstMissed}, where the watch resumes, to be compacted`, async () => {
       try {
-        await writer.list(ConfigMaps, { namespace: ns, resourceVersion: resumeFrom, resourceVersionMatch: 'Exact', limit: 1 });
+        await writer.list(ConfigMaps, { namespace: ns, resourceVersion: firstMissed, resourceVersionMatch: 'Exact', limit: 1 });
         return false;
       } catch (err) {
         if (isGone(err)) return true;

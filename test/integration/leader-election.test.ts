@@ -75,9 +75,10 @@ describe('two managers: leader election and webhooks on every replica', { concur
       managers.set(id, { proc, webhookPort });
       // Let the first one take the lease before the second starts, so "who leads" is not a race.
       if (i === 0) {
-        const deadline = Date.now() + 30_000;
+        // Generous: a manager's start-up (tsx compiling the tree) is slow on a loaded machine.
+        const deadline = Date.now() + 90_000;
         while ((await holder()) !== id) {
-          if (proc.exited || Date.now() > deadline) throw new Error(`manager-a did not lead: ${tail(proc.logFile, 20)}`);
+          if (proc.exited || Date.now() > deadline) throw new Error(`manager-a did not lead (${proc.exited ? `exited ${JSON.stringify(proc.exited)}` : 'still running'}): ${tail(proc.logFile, 20)}`);
           await sleep(200);
         }
       }
@@ -91,7 +92,7 @@ describe('two managers: leader election and webhooks on every replica', { concur
 
   test('exactly one leads while both serve their webhooks', async () => {
     for (const [id, m] of managers) {
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + 90_000;
       for (;;) {
         if (await review(m.webhookPort).catch(() => false)) break;
         if (m.proc.exited || Date.now() > deadline) throw new Error(`${id} webhook never answered: ${tail(m.proc.logFile, 20)}`);
