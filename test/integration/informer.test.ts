@@ -6,7 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { up, down, restartComponent, type ClusterState } from '../../src/cluster/local-cluster.ts';
-import { fromKubeconfigFile, ConfigMaps, Namespaces, PatchType, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, ConfigMaps, isGone, Namespaces, PatchType, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
 import { SharedIndexInformer } from '../../src/runtime/informer.ts';
 import type { RuntimeLogger } from '../../src/runtime/reflector.ts';
 import { TcpProxy } from '../harness/tcp-proxy.ts';
@@ -83,13 +83,25 @@ describe('shared informer on the real API server', { concurrency: false }, () =>
 
   test('a watch resumed from a compacted resourceVersion gets 410 and relists without losing anything', async () => {
     proxy.disconnect();
+    const resumeFrom = informer.lastSyncResourceVersion();
     // While the informer is cut off: updates, deletes and creates, then let compaction pass them.
     for (let i = 0; i < 20; i += 2) {
       await writer.patch(ConfigMaps, `cm-${i}`, { data: { v: 'while-disconnected' } }, { namespace: ns, patchType: PatchType.Merge });
     }
     for (let i = 1; i < 6; i += 2) await writer.delete(ConfigMaps, `cm-${i}`, { namespace: ns });
     await writer.create<ConfigMap>(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-new' }, data: { v: 'new' } }, { namespace: ns });
-    await new Promise((r) => setTimeout(r, 3000));
+    // A watch from resourceVersion N reads etcd from revision N+1: only once that revision is
+    // compacted does the resumed watch get 410 (a list at exactly N+1 fails from then on).
+    const firstMissed = String(Number(resumeFrom) + 1);
+    await waitFor(`revision ${firstMissed}, where the watch resumes, to be compacted`, async () => {
+      try {
+        await writer.list(ConfigMaps, { namespace: ns, resourceVersion: firstMissed, resourceVersionMatch: 'Exact', limit: 1 });
+        return false;
+      } catch (err) {
+        if (isGone(err)) return true;
+        throw err;
+      }
+    }, 30_000, 200);
     const before410 = log.messages.filter((m) => m.includes('relisting')).length;
     proxy.restore();
     await assertCacheMatchesList(informer, writer, 'after 410');

@@ -233,6 +233,7 @@ export const cloneSetController: ControllerSetup = {
       revisionExpectations,
       resourceVersions,
       getCloneSet: (ns, name) => cloneSets.lister.get(ns, name),
+      listCloneSets: (ns) => cloneSets.lister.list(ns),
       filterPodUpdates: deps.features.CloneSetEventHandlerOptimization,
     });
     cloneSets.addEventHandler(handlers.cloneSet);

@@ -1,7 +1,7 @@
 // Event handlers of the CloneSet controller (upstream cloneset_event_handler.go): they only observe
-// expectations and enqueue the owning CloneSet (found through the controllerRef; orphans are not
-// adopted). Objects from an informer's initial list are queued at low priority so that real changes
-// go first after a restart.
+// expectations and enqueue the owning CloneSet (found through the controllerRef), or, for an orphan
+// pod, every CloneSet whose selector matches it so that one may adopt it. Objects from an
+// informer's initial list are queued at low priority so that real changes go first after a restart.
 
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../apis/constants.ts';
@@ -12,6 +12,7 @@ import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { checkContainersUpdateCompleted, getInPlaceUpdateState } from '../../util/inplaceupdate.ts';
 import { getCondition } from '../../util/lifecycle.ts';
+import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { isPodReady } from '../../util/pod.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import type { Pod } from './pods.ts';
@@ -27,6 +28,8 @@ export interface HandlerDeps {
   resourceVersions: ResourceVersionExpectations;
   /** The cached CloneSet, to check that a controllerRef still points at it (same UID). */
   getCloneSet(namespace: string, name: string): CloneSet | undefined;
+  /** The cached CloneSets of a namespace, to find those that may adopt an orphan pod. */
+  listCloneSets(namespace: string): CloneSet[];
   /** Gate CloneSetEventHandlerOptimization: drop pod updates that cannot change a decision. */
   filterPodUpdates?: boolean;
 }
@@ -73,6 +76,19 @@ export function cloneSetRef(obj: KubeObject): OwnerReference | undefined {
   return ref;
 }
 
+/** getPodCloneSets: CloneSets of the pod's namespace whose non-empty, valid selector matches it. */
+export function cloneSetsSelecting(pod: Pod, cloneSets: readonly CloneSet[]): CloneSet[] {
+  return cloneSets.filter((cs) => {
+    if ((cs.metadata?.namespace ?? '') !== (pod.metadata.namespace ?? '')) return false;
+    try {
+      const selector = labelSelectorAsSelector(cs.spec?.selector);
+      return selector.requirements.length > 0 && selector.matches(pod.metadata.labels);
+    } catch {
+      return false;
+    }
+  });
+}
+
 const ownerKey = (obj: KubeObject, ref: OwnerReference) => `${obj.metadata.namespace ?? ''}/${ref.name}`;
 const sameRef = (a?: OwnerReference, b?: OwnerReference) => a?.uid === b?.uid && a?.name === b?.name;
 const sameLabels = (a: KubeObject, b: KubeObject) => {
@@ -109,37 +125,60 @@ export function makeHandlers(deps: HandlerDeps) {
   const observePodDeleted = (pod: Pod & KubeObject, ref: OwnerReference) =>
     deps.scaleExpectations.observeScale(ownerKey(pod, ref), 'delete', pod.metadata.name ?? '');
 
+  // No expectation is observed for an orphan: no CloneSet waits for one.
+  const enqueueAdopters = (p: Pod & KubeObject, initial = false) => {
+    for (const cs of cloneSetsSelecting(p, deps.listCloneSets(p.metadata.namespace ?? ''))) {
+      deps.queue.add(`${cs.metadata?.namespace}/${cs.metadata?.name}`, initial ? { priority: LowPriority } : {});
+    }
+  };
+
+  const podDeleted = (p: Pod & KubeObject) => {
+    const ref = cloneSetRef(p);
+    if (!ref) return;
+    observePodDeleted(p, ref);
+    enqueueOwner(p, ref);
+  };
+
   const pod: EventHandler<Pod & KubeObject> = {
     onAdd: (p, initial) => {
       deps.resourceVersions.observe(p);
+      if (p.metadata.deletionTimestamp) return podDeleted(p);
       const ref = cloneSetRef(p);
-      if (!ref) return;
-      if (p.metadata.deletionTimestamp) observePodDeleted(p, ref);
-      else deps.scaleExpectations.observeScale(ownerKey(p, ref), 'create', p.metadata.name ?? '');
+      if (!ref) {
+        if (!p.metadata.ownerReferences?.some((r) => r.controller)) enqueueAdopters(p, initial);
+        return;
+      }
+      deps.scaleExpectations.observeScale(ownerKey(p, ref), 'create', p.metadata.name ?? '');
       enqueueOwner(p, ref, initial);
     },
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
       deps.resourceVersions.observe(cur);
+      const labelsChanged = !sameLabels(old, cur);
+      if (cur.metadata.deletionTimestamp) {
+        podDeleted(cur);
+        // the old labels may have tied the pod to another CloneSet
+        if (labelsChanged) podDeleted(old);
+        return;
+      }
       const ref = cloneSetRef(cur);
       const oldRef = cloneSetRef(old);
-      if (oldRef && !sameRef(oldRef, ref)) enqueueOwner(old, oldRef);
-      if (!ref) return;
-      if (cur.metadata.deletionTimestamp) {
-        observePodDeleted(cur, ref);
-      } else if (deps.filterPodUpdates && sameRef(oldRef, ref) && sameLabels(old, cur)) {
-        const cs = deps.getCloneSet(cur.metadata.namespace ?? '', ref.name);
-        if (cs && podUpdateCannotChangeDecision(cs, old, cur)) return;
+      const refChanged = !sameRef(oldRef, ref);
+      if (oldRef && refChanged) enqueueOwner(old, oldRef);
+      if (ref) {
+        if (deps.filterPodUpdates && !refChanged && !labelsChanged) {
+          const cs = deps.getCloneSet(cur.metadata.namespace ?? '', ref.name);
+          if (cs && podUpdateCannotChangeDecision(cs, old, cur)) return;
+        }
+        enqueueOwner(cur, ref);
+      } else if ((labelsChanged || refChanged) && !cur.metadata.ownerReferences?.some((r) => r.controller)) {
+        enqueueAdopters(cur);
       }
-      enqueueOwner(cur, ref);
     },
     onDelete: (obj) => {
       const p = unwrapDeleted(obj);
       deps.resourceVersions.delete(p);
-      const ref = cloneSetRef(p);
-      if (!ref) return;
-      observePodDeleted(p, ref);
-      enqueueOwner(p, ref);
+      podDeleted(p);
     },
   };
 

@@ -249,6 +249,7 @@ describe('CloneSet event handlers', () => {
       revisionExpectations: revs,
       resourceVersions: new ResourceVersionExpectations(),
       getCloneSet: (ns, name) => (ns === 'default' && name === 'cs' ? cloneSet() : undefined),
+      listCloneSets: (ns) => (ns === 'default' ? [cloneSet()] : []),
     });
     return { h, added, scale, revs };
   }
@@ -268,7 +269,13 @@ describe('CloneSet event handlers', () => {
     h.pod.onAdd!(owned('cs-a'), true);
     h.pod.onUpdate!(owned('cs-a'), owned('cs-a'));
     h.pod.onAdd!({ ...owned('cs-x'), metadata: { ...owned('cs-x').metadata, ownerReferences: [{ ...owner, uid: 'other' }] } }, false);
-    h.pod.onAdd!(pod('loose') as Pod & KubeObject, false);
+    assert.deepEqual(added, [{ key: 'default/cs', priority: LowPriority }]);
+  });
+
+  test('an orphan pod enqueues the CloneSets selecting it; one with a foreign controller does not', () => {
+    const { h, added } = handlers();
+    h.pod.onAdd!(pod('loose') as Pod & KubeObject, true);
+    h.pod.onAdd!({ ...pod('rs-owned'), metadata: { ...pod('rs-owned').metadata, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid', controller: true }] } } as Pod & KubeObject, false);
     assert.deepEqual(added, [{ key: 'default/cs', priority: LowPriority }]);
   });
 

@@ -1,8 +1,9 @@
 // CloneSetEventHandlerOptimization: which pod updates may skip the CloneSet's reconcile.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { makeHandlers, podUpdateCannotChangeDecision } from '../../../src/controllers/cloneset/event-handler.ts';
+import { cloneSetsSelecting, makeHandlers, podUpdateCannotChangeDecision } from '../../../src/controllers/cloneset/event-handler.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
+import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import type { KubeObject } from '../../../src/runtime/client.ts';
 import type { Pod } from '../../../src/util/inplaceupdate.ts';
 import { cloneSet, pod } from './fixtures.ts';
@@ -61,6 +62,7 @@ describe('pod update handler with the gate', () => {
       revisionExpectations: new ScaleExpectations(),
       resourceVersions: new ResourceVersionExpectations(),
       getCloneSet: () => cloneSet(),
+      listCloneSets: () => [cloneSet()],
       filterPodUpdates,
     });
     h.pod.onUpdate!(owned(old, '1'), owned(cur, '2'));
@@ -75,4 +77,149 @@ describe('pod update handler with the gate', () => {
     assert.deepEqual(run(true, base, changed(noise, (p) => { p.metadata.labels!['apps.kruise.io/specified-delete'] = 'true'; })), ['default/cs']));
   test('with the gate a deletion still enqueues', () =>
     assert.deepEqual(run(true, base, changed(base, (p) => { p.metadata.deletionTimestamp = '2026-07-01T12:00:00Z'; })), ['default/cs']));
+});
+
+// Upstream's TestEnqueueRequestForPodCreate / TestEnqueueRequestForPodUpdate / TestGetPodCloneSets
+// (kruise v1.8.2, cloneset_event_handler_test.go), with CloneSetEventHandlerOptimization on as there.
+// The queue is a set, as a workqueue is; the expected queue length is the number of distinct keys.
+
+describe('pod event handler: upstream cases', () => {
+  const cs = (name: string, uid: string, key: string, namespace = 'default') =>
+    ({ metadata: { name, namespace, uid }, spec: { replicas: 1, selector: { matchLabels: { key } }, template: { metadata: { labels: { key } } } } }) as CloneSet;
+  const ref = (name: string, uid: string) => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name, uid, controller: true });
+  interface P {
+    rv?: string;
+    labels?: Record<string, string>;
+    owner?: [string, string];
+    deleting?: boolean;
+    phase?: string;
+    name?: string;
+  }
+  const mk = (p: P) =>
+    ({
+      metadata: {
+        namespace: 'default',
+        name: p.name ?? 'pod',
+        resourceVersion: p.rv ?? '01',
+        ...(p.labels ? { labels: p.labels } : {}),
+        ...(p.owner ? { ownerReferences: [ref(...p.owner)] } : {}),
+        ...(p.deleting ? { deletionTimestamp: '2026-07-01T12:00:00Z' } : {}),
+      },
+      spec: { containers: [] },
+      status: p.phase ? { phase: p.phase } : {},
+    }) as unknown as Pod & KubeObject;
+
+  function handlers(sets: CloneSet[]) {
+    const queue = new Set<string>();
+    const scale = new ScaleExpectations();
+    const h = makeHandlers({
+      queue: { add: (key) => void queue.add(key) },
+      scaleExpectations: scale,
+      revisionExpectations: new ScaleExpectations(),
+      resourceVersions: new ResourceVersionExpectations(),
+      getCloneSet: (ns, name) => sets.find((s) => s.metadata?.namespace === ns && s.metadata?.name === name),
+      listCloneSets: (ns) => sets.filter((s) => s.metadata?.namespace === ns),
+      filterPodUpdates: true,
+    });
+    return { h, queue, scale };
+  }
+
+  const bothV1 = [cs('cs01', '001', 'v1'), cs('cs02', '002', 'v1')];
+  const createCases: Array<{ name: string; sets?: CloneSet[]; pod: P; expectCreation?: string; want: string[] }> = [
+    { name: 'no cs (pod being deleted)', pod: { deleting: true }, want: [] },
+    { name: 'no cs', pod: {}, want: [] },
+    { name: 'multi cs (an orphan matched by two)', sets: bothV1, pod: { name: 'pod-abc', labels: { key: 'v1' } }, want: ['default/cs01', 'default/cs02'] },
+    { name: 'correct owner reference', sets: bothV1, pod: { name: 'pod-xyz', labels: { key: 'v1' }, owner: ['cs02', '002'] }, expectCreation: 'pod-xyz', want: ['default/cs02'] },
+  ];
+  for (const c of createCases) {
+    test(`create: ${c.name}`, () => {
+      const { h, queue, scale } = handlers(c.sets ?? []);
+      if (c.expectCreation) scale.expectScale('default/cs02', 'create', c.expectCreation);
+      h.pod.onAdd!(mk(c.pod), false);
+      assert.deepEqual([...queue].sort(), c.want);
+      if (c.expectCreation) assert.equal(scale.satisfiedExpectations('default/cs02').satisfied, true);
+    });
+  }
+
+  const v1v2 = [cs('cs01', '001', 'v1'), cs('cs02', '002', 'v2')];
+  const updateCases: Array<{ name: string; sets?: CloneSet[]; old: P; cur: P; want: string[] }> = [
+    { name: 'resourceVersion no changed', old: {}, cur: {}, want: [] },
+    {
+      name: 'label changed and delete 1',
+      sets: v1v2,
+      old: { labels: { key: 'v1', test: 'true' }, owner: ['cs01', '001'] },
+      cur: { rv: '02', labels: { key: 'v1', test: 'false' }, owner: ['cs01', '001'], deleting: true },
+      want: ['default/cs01'],
+    },
+    {
+      name: 'label changed and delete 2',
+      sets: v1v2,
+      old: { labels: { key: 'v1', test: 'true' }, owner: ['cs01', '001'] },
+      cur: { rv: '02', labels: { key: 'v2', test: 'true' }, owner: ['cs02', '002'], deleting: true },
+      want: ['default/cs01', 'default/cs02'],
+    },
+    {
+      name: 'reference changed',
+      sets: v1v2,
+      old: { labels: { key: 'v1', test: 'true' }, owner: ['cs01', '001'] },
+      cur: { rv: '02', labels: { key: 'v2', test: 'true' }, owner: ['cs02', '002'] },
+      want: ['default/cs01', 'default/cs02'],
+    },
+    {
+      name: 'reference not changed',
+      sets: v1v2,
+      old: { labels: { key: 'v1', test: 'true' }, owner: ['cs01', '001'] },
+      cur: { rv: '02', labels: { key: 'v1', test: 'true' }, owner: ['cs01', '001'] },
+      want: [],
+    },
+    {
+      name: 'orphan changed (nothing that matters)',
+      sets: v1v2,
+      old: { labels: { key: 'v1', test: 'true' } },
+      cur: { rv: '02', labels: { key: 'v1', test: 'true' } },
+      want: [],
+    },
+    {
+      name: 'reference changed (released to an orphan matched by two others)',
+      sets: [...v1v2, cs('cs03', '003', 'v2')],
+      old: { labels: { key: 'v1', test: 'true' }, owner: ['cs01', '001'] },
+      cur: { rv: '02', labels: { key: 'v2', test: 'true' } },
+      want: ['default/cs01', 'default/cs02', 'default/cs03'],
+    },
+    {
+      name: 'container status invalid change',
+      sets: [cs('cs01', '001', 'v1'), cs('cs02', '002', 'v2')],
+      old: { owner: ['cs01', '001'], phase: 'Pending' },
+      cur: { rv: '02', owner: ['cs01', '001'], phase: 'Running', deleting: true },
+      want: ['default/cs01'],
+    },
+  ];
+  for (const c of updateCases) {
+    test(`update: ${c.name}`, () => {
+      const { h, queue } = handlers(c.sets ?? []);
+      h.pod.onUpdate!(mk(c.old), mk(c.cur));
+      assert.deepEqual([...queue].sort(), c.want);
+    });
+  }
+
+  const getCases: Array<{ name: string; sets: CloneSet[]; pod: Pod; want: string[] }> = [
+    { name: 'pods without labels match no CloneSet', sets: [{ metadata: { name: 'basic', namespace: '' } } as CloneSet], pod: mk({ name: 'foo1' }), want: [] },
+    {
+      name: 'matching labels, not namespace',
+      sets: [cs('foo', '1', 'bar', '')].map((s) => ({ ...s, spec: { ...s.spec!, selector: { matchLabels: { foo: 'bar' } } } })),
+      pod: { ...mk({ name: 'foo2', labels: { foo: 'bar' } }), metadata: { name: 'foo2', namespace: 'ns', labels: { foo: 'bar' } } },
+      want: [],
+    },
+    {
+      name: 'matching namespace and labels',
+      sets: [cs('bar', '1', 'bar', 'ns')].map((s) => ({ ...s, spec: { ...s.spec!, selector: { matchLabels: { foo: 'bar' } } } })),
+      pod: { ...mk({ name: 'foo3' }), metadata: { name: 'foo3', namespace: 'ns', labels: { foo: 'bar' } } },
+      want: ['bar'],
+    },
+  ];
+  for (const c of getCases) {
+    test(`cloneSetsSelecting: ${c.name}`, () => {
+      assert.deepEqual(cloneSetsSelecting(c.pod, c.sets).map((s) => s.metadata?.name), c.want);
+    });
+  }
 });

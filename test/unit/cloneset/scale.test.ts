@@ -4,6 +4,7 @@ import {
   availableInstanceIds,
   choosePodsToDelete,
   planScale,
+  randomInstanceId,
   slowStartBatches,
   sortPodsForDeletion,
   type ScaleInput,
@@ -203,5 +204,72 @@ describe('deletion order', () => {
     assert.deepEqual(names(choosePodsToDelete(cs, 2, 1, old, upd, NOW)), ['o2', 'n2']);
     assert.deepEqual(names(choosePodsToDelete(cs, 1, 2, old, upd, NOW)), ['o2']);
     assert.deepEqual(names(choosePodsToDelete(cs, 1, 0, old, upd, NOW)), ['n2']);
+  });
+});
+
+// Upstream's TestScale, TestDeletePods and TestGetOrGenAvailableIDs (kruise v1.8.2,
+// cloneset_scale_test.go): five pods ready for 10 s, at the one revision there is.
+
+describe('planScale: upstream cases', () => {
+  const REV = 'sample-b976d4544';
+  const samplePods = (n: number, edit: (p: Pod, i: number) => void = () => undefined): Pod[] =>
+    Array.from({ length: n }, (_, i) => {
+      const p = {
+        metadata: { name: `sample-${i}`, labels: { 'controller-revision-hash': REV } },
+        spec: { containers: [{ name: 'main', image: 'sample:v1' }] },
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(NOW - 10_000).toISOString() }] },
+      } as Pod;
+      edit(p, i);
+      return p;
+    });
+  const sample = (spec: Partial<CloneSetSpec>, pods: Pod[]): ScaleInput =>
+    input({ replicas: 3, updateStrategy: { rollingUpdate: { maxUnavailable: '20%' } }, ...spec }, pods, {
+      currentRevision: { name: REV, template: template('sample:v1') },
+      updateRevision: { name: REV, template: template('sample:v1') },
+    });
+  const cases: Array<{ name: string; spec?: Partial<CloneSetSpec>; pods: Pod[]; deleted: number; modified: boolean }> = [
+    {
+      name: 'replicas=3, maxUnavailable=20%, minReadySeconds=9999, pods=5: scale 5 → 3 deletes nothing yet',
+      spec: { minReadySeconds: 9999 },
+      pods: samplePods(5),
+      deleted: 0,
+      modified: false,
+    },
+    {
+      name: 'replicas=3, maxUnavailable=20%, minReadySeconds=0, specified delete pod-0, pods=5: only pod-0 goes this round',
+      pods: samplePods(5, (p, i) => {
+        if (i === 0) p.metadata.labels!['apps.kruise.io/specified-delete'] = 'true';
+      }),
+      deleted: 1,
+      modified: true,
+    },
+    { name: 'replicas=3, maxUnavailable=20%, minReadySeconds=0, pods=5: scale 5 → 3', pods: samplePods(5), deleted: 2, modified: true },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const plan = planScale(sample(c.spec ?? {}, c.pods));
+      assert.equal(plan.deletePods.length, c.deleted);
+      assert.equal(plan.modified, c.modified);
+      assert.equal(plan.createPods.length, 0);
+    });
+  }
+
+  it('deleted pods take their PVCs (same instance id) and only theirs', () => {
+    const id = (p: { metadata?: { labels?: Record<string, string> } }, v: string) => (p.metadata!.labels!['apps.kruise.io/cloneset-instance-id'] = v);
+    const pods = samplePods(2, (p, i) => id(p, ['id1', 'id3'][i]));
+    const pvcs: PersistentVolumeClaim[] = ['id1', 'id2', 'id3'].map((v) => ({ metadata: { name: `datadir-foo-${v}`, labels: { 'apps.kruise.io/cloneset-instance-id': v } } }));
+    const plan = planScale({ ...sample({ replicas: 0 }, pods), pvcs });
+    assert.deepEqual(
+      plan.deletePods.map((d) => d.pvcs).sort(),
+      [['datadir-foo-id1'], ['datadir-foo-id3']],
+    );
+  });
+
+  it('availableInstanceIds: a PVC without its pod lends its id, the rest are random 5-character ids', () => {
+    const withId = (v: string) => ({ metadata: { name: v, labels: { 'apps.kruise.io/cloneset-instance-id': v } } });
+    const got = availableInstanceIds(2, [withId('a'), withId('b')] as Pod[], [withId('b'), withId('c')], randomInstanceId);
+    assert.equal(got.length, 2);
+    assert.ok(got.includes('c'));
+    assert.equal(got.find((v) => v !== 'c')?.length, 5);
   });
 });
