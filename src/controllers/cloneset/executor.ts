@@ -22,7 +22,7 @@ import {
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { PodCondition } from '../../util/lifecycle.ts';
+import type { PodCondition } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { equalRevision, type ControllerRevision } from '../../util/revision-data.ts';
 import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';

@@ -17,7 +17,7 @@ import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
 } from '../../apis/constants.ts';
-import type { PodCondition } from '../../util/lifecycle.ts';
+import type { PodCondition } from '../../apis/core-objects.ts';
 import { metaTime } from '../../util/clock.ts';
 
 export interface SidecarContainer {

@@ -5,7 +5,7 @@ import { RUNTIME_CONTAINERS_META_ANNOTATION } from '../../apis/constants.ts';
 import { PatchType, Pods, isNotFound } from '../../runtime/client.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { objectKey, unwrapDeleted } from '../../runtime/informer.ts';
-import type { Pod } from '../../util/inplaceupdate.ts';
+import type { Pod } from '../../apis/core-objects.ts';
 import type { DaemonContext, DaemonPod, SubController } from '../context.ts';
 import { fetchHttpGet, killContainer, type HttpGet } from '../containerrecreate/kill.ts';
 import { planContainerMeta, podUsesEnvFromMetadata } from './plan.ts';

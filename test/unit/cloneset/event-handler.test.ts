@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { makeHandlers, podUpdateCannotChangeDecision } from '../../../src/controllers/cloneset/event-handler.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import type { KubeObject } from '../../../src/runtime/client.ts';
-import type { Pod } from '../../../src/util/inplaceupdate.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import { cloneSet, pod } from './fixtures.ts';
 
 const hooked = cloneSet({ lifecycle: { preDelete: { finalizersHandler: ['example.com/hook'] } } });

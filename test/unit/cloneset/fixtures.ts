@@ -3,7 +3,7 @@
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../../src/apis/features.ts';
 import type { PodTemplateSpec } from '../../../src/apis/core.ts';
-import type { Pod } from '../../../src/util/inplaceupdate.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import { newCloneSetRevision, type ControllerRevision } from '../../../src/util/revision-data.ts';
 
 export const NOW = Date.parse('2026-07-01T12:00:00Z');
