@@ -8,7 +8,6 @@ import type {
   LabelSelector,
   ObjectMeta,
   ObjectReference,
-  PersistentVolumeClaim as PersistentVolumeClaimFields,
   PodSpec,
   ResourceRequirements,
 } from './core.ts';
@@ -130,8 +129,6 @@ export interface Namespace extends KubeObject {
   spec?: { finalizers?: string[] };
   status?: { phase?: string };
 }
-
-export type PersistentVolumeClaim = Stored<PersistentVolumeClaimFields>;
 
 export interface Secret extends KubeObject {
   type?: string;

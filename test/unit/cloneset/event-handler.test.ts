@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { makeHandlers, podUpdateCannotChangeDecision } from '../../../src/controllers/cloneset/event-handler.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
-import type { KubeObject } from '../../../src/runtime/client.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { cloneSet, pod } from './fixtures.ts';
 
@@ -51,7 +50,7 @@ describe('podUpdateCannotChangeDecision', () => {
 
 describe('pod update handler with the gate', () => {
   const owner = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true };
-  const owned = (p: Pod, rv: string) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [owner], resourceVersion: rv } }) as Pod & KubeObject;
+  const owned = (p: Pod, rv: string) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [owner], resourceVersion: rv } }) as Pod;
 
   function run(filterPodUpdates: boolean, old: Pod, cur: Pod): string[] {
     const added: string[] = [];
