@@ -7,7 +7,6 @@ import type { InformerSelector, SharedInformerFactory } from '../runtime/informe
 import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../util/clock.ts';
 import type { ContainerRuntime } from './runtime/types.ts';
-import type { PreStopHandler } from './containerrecreate/kill.ts';
 
 /**
  * The nodes one daemon process serves: one node on a real host (kruise-daemon runs as a
@@ -40,39 +39,6 @@ export interface SubController {
   readonly name: string;
   start(): void;
   stop(): Promise<void>;
-}
-
-/** Pods as the daemon reads them (core/v1, only the fields it uses). */
-export interface DaemonPod extends KubeObject {
-  spec?: {
-    nodeName?: string;
-    restartPolicy?: string;
-    terminationGracePeriodSeconds?: number;
-    containers?: Array<{
-      name: string;
-      image?: string;
-      env?: Array<{ name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath?: string } } }>;
-      ports?: Array<{ name?: string; containerPort: number }>;
-      lifecycle?: { preStop?: PreStopHandler };
-      [k: string]: unknown;
-    }>;
-  };
-  status?: {
-    phase?: string;
-    podIP?: string;
-    conditions?: Array<{ type: string; status: string; reason?: string; lastTransitionTime?: string; [k: string]: unknown }>;
-    containerStatuses?: Array<{
-      name: string;
-      containerID?: string;
-      restartCount?: number;
-      image?: string;
-      imageID?: string;
-      ready?: boolean;
-      started?: boolean;
-      state?: Record<string, { startedAt?: string; finishedAt?: string; exitCode?: number; reason?: string } | undefined>;
-      lastState?: Record<string, unknown>;
-    }>;
-  };
 }
 
 /** Resource versions are etcd revisions: a larger one is a later state of the same object. */

@@ -12,7 +12,8 @@ import { registry } from '../runtime/metrics.ts';
 import { ProbeServer } from '../runtime/probes.ts';
 import { parseAddr } from '../manager/options.ts';
 import { realClock } from '../util/clock.ts';
-import type { DaemonContext, DaemonPod, NodeScope, SubController } from './context.ts';
+import type { Pod } from '../apis/core-objects.ts';
+import type { DaemonContext, NodeScope, SubController } from './context.ts';
 import { containerMetaController } from './containermeta/controller.ts';
 import { containerRecreateController } from './containerrecreate/controller.ts';
 import { imagePullerController } from './imagepuller/controller.ts';
@@ -71,7 +72,7 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
     simulated = new SimulatedNodes({ client, recorder, clock, logger: log.child({ runtime: 'simulated' }), podOfContainer: (id) => podOfContainer(id) });
     scope = selectedNodesScope(informers, cfg.simulatedNodeSelector, (n) => simulated!.runtimeFor(n), (n) => simulated!.forget(n));
     // Which pod a container id belongs to: the runtime is asked by container id only.
-    const pods = informers.informerFor<DaemonPod>(Pods, scope.podSelector);
+    const pods = informers.informerFor<Pod>(Pods, scope.podSelector);
     pods.addIndexers({ [CONTAINER_ID_INDEX]: (p) => (p.status?.containerStatuses ?? []).map((s) => s?.containerID ?? '').filter(Boolean) });
     podOfContainer = (id) => {
       const p = pods.lister.byIndex(CONTAINER_ID_INDEX, id)[0];

@@ -97,7 +97,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
     const deps: ControllerDeps = {
       client, informers, recorder, features, logger: log.child({ controller: c.name }),
       workers: cfg.workers[c.workersFlag ?? c.name] ?? 1, expectationTimeoutMs: cfg.expectationTimeoutMs,
-      namespace: cfg.namespace, flags: cfg as unknown as Record<string, unknown>, served: (kind) => served.has(kind),
+      namespace: cfg.namespace, flags: { ...cfg }, served: (kind) => served.has(kind),
     };
     return { name: c.name, runner: c.setup(deps) };
   });

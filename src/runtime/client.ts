@@ -6,44 +6,15 @@
 import { KubeConfig, bufferFromFileOrString, type Cluster, type User } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
 import { APPS_GROUP } from '../apis/constants.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
 import { kindFor, storageGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
 
 // ---------------------------------------------------------------------------------------------
-// Object shapes (only what the runtime itself reads)
+// Object shapes: the stored objects are src/apis's; what follows is only the API machinery's own.
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  finalizers?: string[];
-  managedFields?: unknown[];
-}
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-}
+export type { KubeObject, ObjectMeta, OwnerReference, Stored } from '../apis/core-objects.ts';
 
 export interface ListMeta {
   resourceVersion?: string;

@@ -11,40 +11,13 @@
 // failures are logged, and a per-object token bucket (client-go's spam filter: burst 25, one token
 // per 5 minutes) drops floods from one object before they reach the API server.
 
+import type { Event as KubeEvent, EventSeries, EventType, ObjectReference } from '../apis/core-objects.ts';
 import { realClock, type Clock, type Timer } from '../util/clock.ts';
 import { formatMicroTime } from './leaderelection.ts';
 import { Events, isNotFound, isAlreadyExists, PatchType, StatusError, type KubeClient, type KubeObject } from './client.ts';
 import { logger as rootLogger, type Logger } from './log.ts';
 
-export type EventType = 'Normal' | 'Warning';
-
-export interface ObjectReference {
-  apiVersion?: string;
-  kind?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
-
-export interface EventSeries {
-  count: number;
-  lastObservedTime: string;
-}
-
-export interface KubeEvent extends KubeObject {
-  eventTime: string;
-  series?: EventSeries;
-  reportingController: string;
-  reportingInstance: string;
-  action: string;
-  reason: string;
-  regarding: ObjectReference;
-  related?: ObjectReference;
-  note?: string;
-  type: EventType;
-}
+export type { EventSeries, EventType, KubeEvent, ObjectReference };
 
 /** What controllers record through. */
 export interface EventRecorder {

@@ -7,6 +7,7 @@
 // counter such as Kruise's CloneSet scale-expectation leakage metric). What to do about a timeout
 // (log, delete, requeue) is the controller's decision.
 
+import type { ObjectMeta } from '../apis/core-objects.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import type { Logger } from './log.ts';
 
@@ -46,7 +47,7 @@ export function expectationWait(
 
 /** The object fields expectations read; any Kubernetes object fits. */
 export interface ObjectMetaLike {
-  metadata?: { namespace?: string; name?: string; uid?: string; resourceVersion?: string };
+  metadata?: Pick<ObjectMeta, 'namespace' | 'name' | 'uid' | 'resourceVersion'>;
 }
 
 /** Shared timeout bookkeeping. */

@@ -531,6 +531,8 @@ export class SharedInformerFactory {
       this.informers.set(id, informer);
       if (this.signal) this.runOne(informer, this.signal);
     }
+    // One informer per resource type and selector, shared by every caller: the caller names the
+    // object type the API serves for that resource (the cache cannot know it).
     return informer as unknown as SharedIndexInformer<T>;
   }
 

@@ -4,23 +4,9 @@
 // surfaces as a StatusError whose code is 409, which is what the elector checks. Note the record's
 // leaderTransitions is stored as spec.leaseTransitions (the API field's name).
 
-import { isNotFound, Leases, type KubeClient, type KubeObject, type ObjectMeta } from './client.ts';
+import type { Lease, LeaseSpec } from '../apis/core-objects.ts';
+import { isNotFound, Leases, type KubeClient, type ObjectMeta } from './client.ts';
 import { formatMicroTime, type LeaseRecord, type LeaseStore, type StoredLease } from './leaderelection.ts';
-
-export interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  /** The record's leaderTransitions (client-go maps it to this field name). */
-  leaseTransitions?: number;
-  preferredHolder?: string;
-  strategy?: string;
-}
-
-export interface Lease extends KubeObject {
-  spec?: LeaseSpec;
-}
 
 export interface KubeLeaseStoreOptions {
   client: KubeClient;

@@ -21,36 +21,10 @@ import {
   RUNTIME_CONTAINERS_META_ANNOTATION,
 } from '../apis/constants.ts';
 import type { Container, ObjectMeta, PodSpec } from '../apis/core.ts';
-import { getCondition, setCondition, type PodCondition } from './lifecycle.ts';
+import type { ContainerStatus, Pod, PodCondition } from '../apis/core-objects.ts';
+import { getCondition, setCondition } from './lifecycle.ts';
 import { equalToRevisionHash, fnv1a_32, marshalGoJSON } from './revision.ts';
 import { templateFromRevision, type ControllerRevision } from './revision-data.ts';
-
-// ---------------------------------------------------------------------------------------------
-// Pod shape (core/v1 Pod as far as the workload controllers read it)
-
-export interface ContainerStatus {
-  name: string;
-  image?: string;
-  imageID?: string;
-  containerID?: string;
-  ready?: boolean;
-  restartCount: number;
-}
-
-export interface PodStatus {
-  phase?: string;
-  conditions?: PodCondition[];
-  containerStatuses?: ContainerStatus[];
-  initContainerStatuses?: ContainerStatus[];
-}
-
-export interface Pod {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec?: PodSpec;
-  status?: PodStatus;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Annotations

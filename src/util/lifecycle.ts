@@ -9,34 +9,17 @@ import {
   LifecycleState,
 } from '../apis/constants.ts';
 import type { Lifecycle, LifecycleHook } from '../apis/apps/pub.ts';
-
-export interface PodCondition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-  lastProbeTime?: string | null;
-}
+import type { PodCondition, PodView } from '../apis/core-objects.ts';
 
 /** The parts of a pod the lifecycle helpers read. */
-export interface LifecyclePod {
-  metadata?: {
-    name?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-  };
-  spec?: { readinessGates?: Array<{ conditionType: string }> };
-  status?: { conditions?: PodCondition[] };
-}
+export type LifecyclePodFacts = PodView<'name' | 'labels' | 'annotations' | 'finalizers', 'readinessGates', 'conditions'>;
 
-export function getPodLifecycleState(pod: LifecyclePod): LifecycleState | '' {
+export function getPodLifecycleState(pod: LifecyclePodFacts): LifecycleState | '' {
   return (pod.metadata?.labels?.[LIFECYCLE_STATE_LABEL] ?? '') as LifecycleState | '';
 }
 
 /** Any hook label (key=value) or any hook finalizer is present. */
-export function isPodHooked(hook: LifecycleHook | undefined, pod: LifecyclePod): boolean {
+export function isPodHooked(hook: LifecycleHook | undefined, pod: LifecyclePodFacts): boolean {
   if (!hook) return false;
   const finalizers = pod.metadata?.finalizers ?? [];
   if ((hook.finalizersHandler ?? []).some((f) => finalizers.includes(f))) return true;
@@ -45,7 +28,7 @@ export function isPodHooked(hook: LifecycleHook | undefined, pod: LifecyclePod):
 }
 
 /** Every hook label and finalizer is present (true for a hook that names none). */
-export function isPodAllHooked(hook: LifecycleHook | undefined, pod: LifecyclePod): boolean {
+export function isPodAllHooked(hook: LifecycleHook | undefined, pod: LifecyclePodFacts): boolean {
   if (!hook) return false;
   const finalizers = pod.metadata?.finalizers ?? [];
   if (!(hook.finalizersHandler ?? []).every((f) => finalizers.includes(f))) return false;
@@ -92,11 +75,11 @@ function dumpMessages(messages: NotReadyMessage[]): string {
 
 const sameMessage = (a: NotReadyMessage, b: NotReadyMessage) => a.userAgent === b.userAgent && a.key === b.key;
 
-export function containsReadinessGate(pod: LifecyclePod, conditionType: string): boolean {
+export function containsReadinessGate(pod: LifecyclePodFacts, conditionType: string): boolean {
   return (pod.spec?.readinessGates ?? []).some((g) => g.conditionType === conditionType);
 }
 
-export function getCondition(pod: LifecyclePod, type: string): PodCondition | undefined {
+export function getCondition(pod: LifecyclePodFacts, type: string): PodCondition | undefined {
   return pod.status?.conditions?.find((c) => c.type === type);
 }
 
@@ -104,7 +87,7 @@ export function getCondition(pod: LifecyclePod, type: string): PodCondition | un
  * The KruisePodReady condition after holding `msg`, or undefined when nothing changes (no
  * readiness gate, or the key is already held).
  */
-export function addNotReadyKey(pod: LifecyclePod, msg: NotReadyMessage, now: string): PodCondition | undefined {
+export function addNotReadyKey(pod: LifecyclePodFacts, msg: NotReadyMessage, now: string): PodCondition | undefined {
   if (!containsReadinessGate(pod, CONDITION_KRUISE_POD_READY)) return undefined;
   const existing = getCondition(pod, CONDITION_KRUISE_POD_READY);
   const messages = parseMessages(existing?.message);
@@ -114,7 +97,7 @@ export function addNotReadyKey(pod: LifecyclePod, msg: NotReadyMessage, now: str
 }
 
 /** The KruisePodReady condition after releasing `msg` (True once no key is held), or undefined. */
-export function removeNotReadyKey(pod: LifecyclePod, msg: NotReadyMessage, now: string): PodCondition | undefined {
+export function removeNotReadyKey(pod: LifecyclePodFacts, msg: NotReadyMessage, now: string): PodCondition | undefined {
   const existing = getCondition(pod, CONDITION_KRUISE_POD_READY);
   if (!existing) return undefined;
   const messages = parseMessages(existing.message);
@@ -155,7 +138,7 @@ export interface TransitionOptions {
   handler?: LifecycleHook;
 }
 
-function readinessFor(pod: LifecyclePod, state: LifecycleState, now: string): PodCondition | undefined {
+function readinessFor(pod: LifecyclePodFacts, state: LifecycleState, now: string): PodCondition | undefined {
   const msg = (key: string) => ({ userAgent: LIFECYCLE_READINESS_USER_AGENT, key });
   switch (state) {
     case LifecycleState.PreparingDelete:
@@ -174,7 +157,7 @@ function readinessFor(pod: LifecyclePod, state: LifecycleState, now: string): Po
  * not-ready policy is applied even when the state label already matches.
  */
 export function planLifecycleTransition(
-  pod: LifecyclePod,
+  pod: LifecyclePodFacts,
   state: LifecycleState,
   opts: TransitionOptions,
 ): LifecycleTransition | undefined {
@@ -214,7 +197,7 @@ function withCondition(conditions: PodCondition[] | undefined, condition: PodCon
 }
 
 /** The pod as it looks once a transition has been written (for executors and tests). */
-export function applyLifecycleTransition<P extends LifecyclePod>(pod: P, t: LifecycleTransition): P {
+export function applyLifecycleTransition<P extends LifecyclePodFacts>(pod: P, t: LifecycleTransition): P {
   const metadata = pod.metadata ?? {};
   const out: P = {
     ...pod,

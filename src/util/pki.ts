@@ -5,6 +5,7 @@ import 'reflect-metadata'; // @peculiar/x509's DI container needs it loaded firs
 import { webcrypto, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 
+// Node's webcrypto implements the Web Crypto API; its TS type is node's, @peculiar/x509 names the DOM's.
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
 const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;

@@ -2,46 +2,21 @@
 // availability (Kubernetes pkg/api/v1/pod and pkg/controller), the Kubernetes ActivePods order and
 // Kruise's deletion order with pod-deletion-cost and rankers (CloneSet pod_sorter.go).
 //
-// Types are structural so both @kubernetes/client-node objects (Date timestamps) and raw API JSON
-// (RFC 3339 strings) can be passed.
+// The functions take a view of the one Pod (src/apis/core-objects.ts) naming the fields they read.
 
 import { CONTROLLER_REVISION_HASH_LABEL, POD_DELETION_COST_ANNOTATION } from '../apis/constants.ts';
+import type { ContainerStatus, PodCondition, PodView } from '../apis/core-objects.ts';
 import type { Labels } from './labelselector.ts';
 import { equalToRevisionHash } from './revision.ts';
 
 export type Timestamp = Date | string | null | undefined;
 
-export interface PodConditionLike {
-  type: string;
-  status: string;
-  lastTransitionTime?: Timestamp;
-}
-
-export interface ContainerStatusLike {
-  name: string;
-  restartCount: number;
-}
-
-export interface PodLike {
-  metadata?: {
-    name?: string;
-    uid?: string;
-    labels?: Record<string, string> | null;
-    annotations?: Record<string, string> | null;
-    creationTimestamp?: Timestamp;
-    deletionTimestamp?: Timestamp;
-  } | null;
-  spec?: {
-    nodeName?: string | null;
-    initContainers?: Array<{ name: string; restartPolicy?: string | null }> | null;
-  } | null;
-  status?: {
-    phase?: string | null;
-    conditions?: PodConditionLike[] | null;
-    containerStatuses?: ContainerStatusLike[] | null;
-    initContainerStatuses?: ContainerStatusLike[] | null;
-  } | null;
-}
+/** The parts of a pod the predicates and orderings read. */
+export type PodFacts = PodView<
+  'name' | 'uid' | 'labels' | 'annotations' | 'creationTimestamp' | 'deletionTimestamp',
+  'nodeName' | 'initContainers',
+  'phase' | 'conditions' | 'containerStatuses' | 'initContainerStatuses'
+>;
 
 const GO_ZERO_TIME_MS = -62135596800000; // 0001-01-01T00:00:00Z, Go's time.Time{}
 
@@ -52,39 +27,39 @@ export function timeMillis(t: Timestamp): number | undefined {
   return Number.isNaN(ms) || ms === GO_ZERO_TIME_MS ? undefined : ms;
 }
 
-export function isPodTerminal(pod: PodLike): boolean {
+export function isPodTerminal(pod: PodFacts): boolean {
   const phase = pod.status?.phase;
   return phase === 'Succeeded' || phase === 'Failed';
 }
 
 /** Not finished and not being deleted (controller.IsPodActive). */
-export function isPodActive(pod: PodLike): boolean {
+export function isPodActive(pod: PodFacts): boolean {
   return !isPodTerminal(pod) && !pod.metadata?.deletionTimestamp;
 }
 
 /** Being deleted but not yet finished (controller.IsPodTerminating). */
-export function isPodTerminating(pod: PodLike): boolean {
+export function isPodTerminating(pod: PodFacts): boolean {
   return !isPodTerminal(pod) && !!pod.metadata?.deletionTimestamp;
 }
 
 /** The first `Ready` condition, whatever its status. */
-export function getPodReadyCondition(pod: PodLike): PodConditionLike | undefined {
+export function getPodReadyCondition(pod: PodFacts): PodCondition | undefined {
   return pod.status?.conditions?.find((c) => c.type === 'Ready');
 }
 
-export function isPodReady(pod: PodLike): boolean {
+export function isPodReady(pod: PodFacts): boolean {
   return getPodReadyCondition(pod)?.status === 'True';
 }
 
 /** When a ready pod became ready; undefined when not ready or the time is unset. */
-export function podReadyTime(pod: PodLike): number | undefined {
+export function podReadyTime(pod: PodFacts): number | undefined {
   if (!isPodReady(pod)) return undefined;
   const c = pod.status?.conditions?.find((x) => x.type === 'Ready' && x.status === 'True');
   return timeMillis(c?.lastTransitionTime);
 }
 
 /** Ready, and (unless minReadySeconds is 0) ready for at least minReadySeconds as of nowMs. */
-export function isPodAvailable(pod: PodLike, minReadySeconds: number, nowMs: number): boolean {
+export function isPodAvailable(pod: PodFacts, minReadySeconds: number, nowMs: number): boolean {
   if (!isPodReady(pod)) return false;
   if (minReadySeconds === 0) return true;
   const since = timeMillis(getPodReadyCondition(pod)?.lastTransitionTime);
@@ -92,12 +67,12 @@ export function isPodAvailable(pod: PodLike, minReadySeconds: number, nowMs: num
 }
 
 /** The pod's revision label (`controller-revision-hash` unless another key is given), or "". */
-export function getPodRevision(pod: PodLike, labelKey: string = CONTROLLER_REVISION_HASH_LABEL): string {
+export function getPodRevision(pod: PodFacts, labelKey: string = CONTROLLER_REVISION_HASH_LABEL): string {
   return pod.metadata?.labels?.[labelKey] ?? '';
 }
 
 /** Whether the pod was created from revisionName (full name or short-hash match). */
-export function isPodAtRevision(pod: PodLike, revisionName: string, labelKey: string = CONTROLLER_REVISION_HASH_LABEL): boolean {
+export function isPodAtRevision(pod: PodFacts, revisionName: string, labelKey: string = CONTROLLER_REVISION_HASH_LABEL): boolean {
   return equalToRevisionHash(getPodRevision(pod, labelKey), revisionName);
 }
 
@@ -108,23 +83,23 @@ export function parsePodDeletionCost(value: string | undefined): number {
   return n < -2147483648 || n > 2147483647 ? 0 : n === 0 ? 0 : n;
 }
 
-export function getPodDeletionCost(pod: PodLike): number {
+export function getPodDeletionCost(pod: PodFacts): number {
   return parsePodDeletionCost(pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Orderings. "Less" = comes first = preferred for deletion / least valuable.
 
-export type Less = (a: PodLike, b: PodLike) => boolean;
+export type Less = (a: PodFacts, b: PodFacts) => boolean;
 
 /** Array.prototype.sort comparator from a Less function. */
-export function comparatorFromLess(less: Less): (a: PodLike, b: PodLike) => number {
+export function comparatorFromLess(less: Less): (a: PodFacts, b: PodFacts) => number {
   return (a, b) => (less(a, b) ? -1 : less(b, a) ? 1 : 0);
 }
 
 // Phases outside this table (Succeeded, Failed, unset) rank with Pending, as in Go's map lookup.
 const PHASE_ORDINAL: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
-function phaseOrdinal(pod: PodLike): number {
+function phaseOrdinal(pod: PodFacts): number {
   const phase = pod.status?.phase ?? '';
   return Object.hasOwn(PHASE_ORDINAL, phase) ? PHASE_ORDINAL[phase] : 0;
 }
@@ -135,16 +110,16 @@ function afterOrZero(t1: number | undefined, t2: number | undefined): boolean {
   return t1 > t2;
 }
 
-const maxRestarts = (statuses: readonly ContainerStatusLike[] | null | undefined, include: (name: string) => boolean = () => true) =>
+const maxRestarts = (statuses: readonly ContainerStatus[] | null | undefined, include: (name: string) => boolean = () => true) =>
   (statuses ?? []).reduce((m, c) => (include(c.name) ? Math.max(m, c.restartCount) : m), 0);
 
-function sidecarRestarts(pod: PodLike): number {
+function sidecarRestarts(pod: PodFacts): number {
   const sidecars = new Set((pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name));
   return maxRestarts(pod.status?.initContainerStatuses, (name) => sidecars.has(name));
 }
 
 /** Rules 1–2 of both orderings (node assignment, then phase); undefined on a tie. */
-function lessByPlacementPhase(a: PodLike, b: PodLike): boolean | undefined {
+function lessByPlacementPhase(a: PodFacts, b: PodFacts): boolean | undefined {
   const na = a.spec?.nodeName ?? '';
   const nb = b.spec?.nodeName ?? '';
   if (na !== nb && (na === '' || nb === '')) return na === '';
@@ -154,7 +129,7 @@ function lessByPlacementPhase(a: PodLike, b: PodLike): boolean | undefined {
   return undefined;
 }
 
-function lessByReadyTime(a: PodLike, b: PodLike): boolean | undefined {
+function lessByReadyTime(a: PodFacts, b: PodFacts): boolean | undefined {
   if (isPodReady(a) && isPodReady(b)) {
     const ra = podReadyTime(a);
     const rb = podReadyTime(b);
@@ -163,7 +138,7 @@ function lessByReadyTime(a: PodLike, b: PodLike): boolean | undefined {
   return undefined;
 }
 
-function lessByCreation(a: PodLike, b: PodLike): boolean {
+function lessByCreation(a: PodFacts, b: PodFacts): boolean {
   const ca = timeMillis(a.metadata?.creationTimestamp);
   const cb = timeMillis(b.metadata?.creationTimestamp);
   return ca !== cb && afterOrZero(ca, cb);
@@ -174,7 +149,7 @@ function lessByCreation(a: PodLike, b: PodLike): boolean {
  * not ready < ready; ready more recently < ready longer; more restarts (then more sidecar
  * restarts) < fewer; newer (or unset) creation < older.
  */
-export function activePodsLess(a: PodLike, b: PodLike): boolean {
+export function activePodsLess(a: PodFacts, b: PodFacts): boolean {
   const placed = lessByPlacementPhase(a, b);
   if (placed !== undefined) return placed;
   if (isPodReady(a) !== isPodReady(b)) return !isPodReady(a);
@@ -192,12 +167,12 @@ export function activePodsLess(a: PodLike, b: PodLike): boolean {
 export const compareActivePods = comparatorFromLess(activePodsLess);
 
 /** A pod's rank; higher ranks are deleted first. */
-export type Ranker = (pod: PodLike) => number;
+export type Ranker = (pod: PodFacts) => number;
 
 export interface RankedOrderOptions {
   rank?: Ranker;
   /** Workload-specific availability (CloneSet: lifecycle state plus minReadySeconds). */
-  isAvailable?: (pod: PodLike) => boolean;
+  isAvailable?: (pod: PodFacts) => boolean;
 }
 
 /**
@@ -206,7 +181,7 @@ export interface RankedOrderOptions {
  * pod-deletion-cost < higher; higher rank < lower; ready more recently < longer; more restarts <
  * fewer; newer (or unset) creation < older.
  */
-export function activePodsWithRanksLess(a: PodLike, b: PodLike, opts: RankedOrderOptions = {}): boolean {
+export function activePodsWithRanksLess(a: PodFacts, b: PodFacts, opts: RankedOrderOptions = {}): boolean {
   const placed = lessByPlacementPhase(a, b);
   if (placed !== undefined) return placed;
   if (opts.isAvailable) {
@@ -229,14 +204,14 @@ export function activePodsWithRanksLess(a: PodLike, b: PodLike, opts: RankedOrde
   return lessByCreation(a, b);
 }
 
-export function compareActivePodsWithRanks(opts: RankedOrderOptions = {}): (a: PodLike, b: PodLike) => number {
+export function compareActivePodsWithRanks(opts: RankedOrderOptions = {}): (a: PodFacts, b: PodFacts) => number {
   return comparatorFromLess((a, b) => activePodsWithRanksLess(a, b, opts));
 }
 
-const uidOf = (pod: PodLike) => pod.metadata?.uid ?? '';
+const uidOf = (pod: PodFacts) => pod.metadata?.uid ?? '';
 
-function groupByNode(pods: readonly PodLike[], include: (node: string) => boolean = () => true): Map<string, PodLike[]> {
-  const byNode = new Map<string, PodLike[]>();
+function groupByNode(pods: readonly PodFacts[], include: (node: string) => boolean = () => true): Map<string, PodFacts[]> {
+  const byNode = new Map<string, PodFacts[]>();
   for (const pod of pods) {
     const node = pod.spec?.nodeName ?? '';
     if (node === '' || !include(node)) continue;
@@ -252,7 +227,7 @@ function groupByNode(pods: readonly PodLike[], include: (node: string) => boolea
  * n-i (n = pods on the node minus one, i = position in ActivePods order), so the weakest pod on the
  * most crowded node goes first. Pods are identified by UID.
  */
-export function sameNodeRanker(pods: readonly PodLike[]): Ranker {
+export function sameNodeRanker(pods: readonly PodFacts[]): Ranker {
   const ranks = new Map<string, number>();
   for (const onNode of groupByNode(pods).values()) {
     if (onNode.length <= 1) continue;
@@ -278,7 +253,7 @@ const HOSTNAME_LABEL = 'kubernetes.io/hostname';
  * node that cannot be read; pods there, or on nodes without the key, get no rank from it.
  */
 export function spreadConstraintsRanker(
-  pods: readonly PodLike[],
+  pods: readonly PodFacts[],
   constraints: readonly PodSpreadConstraint[],
   nodeLabels: (nodeName: string) => Labels | undefined,
 ): Ranker {
@@ -295,7 +270,7 @@ export function spreadConstraintsRanker(
   const ranks = new Map<string, number>();
   for (const constraint of constraints) {
     const limited = constraint.limitedValues?.length ? new Set(constraint.limitedValues) : undefined;
-    const topologies = new Map<string, PodLike[]>();
+    const topologies = new Map<string, PodFacts[]>();
     for (const [node, onNode] of podsOnNode) {
       const labels = labelsByNode.get(node);
       if (!labels || !Object.hasOwn(labels, constraint.topologyKey)) continue;

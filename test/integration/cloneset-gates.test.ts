@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ControllerRevisions, isNotFound, Pods, type KubeObject, CloneSets, ImagePullJobs } from '../../src/runtime/client.ts';
+import { ControllerRevisions, isNotFound, Pods, type KubeObject, type Stored, CloneSets, ImagePullJobs } from '../../src/runtime/client.ts';
 import type { ImagePullJob } from '../../src/apis/apps/imagepulljob.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
@@ -158,7 +158,7 @@ test('an in-place image change pre-downloads the new image through an ImagePullJ
   }, 30_000, 200);
   const update = cs.status.updateRevision!;
 
-  const job = await waitFor('the pre-download ImagePullJob', () => client.get<ImagePullJob & KubeObject>(ImagePullJobs, `${update}-main`, { namespace: ns }), 30_000, 250);
+  const job = await waitFor('the pre-download ImagePullJob', () => client.get<Stored<ImagePullJob>>(ImagePullJobs, `${update}-main`, { namespace: ns }), 30_000, 250);
   assert.equal(job.spec?.image, 'nginx:2.0');
   assert.equal(job.spec?.parallelism, 3);
   assert.deepEqual(job.spec?.completionPolicy, { type: 'Always', ttlSecondsAfterFinished: 600 });

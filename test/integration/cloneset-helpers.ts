@@ -52,7 +52,7 @@ export function cloneSetManifest(name: string, o: ManifestOptions = {}) {
 
 /** Active (not terminating) pods of the CloneSet, by name. */
 export async function podsOf(client: KubeClient, ns: string, name: string): Promise<Pod[]> {
-  const list = await client.list<Pod & KubeObject>(Pods, { namespace: ns, labelSelector: `app=${name}` });
+  const list = await client.list<Pod>(Pods, { namespace: ns, labelSelector: `app=${name}` });
   return list.items.filter((p) => !p.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
 }
 

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fromKubeconfigFile, PatchType, Pods, type KubeClient, type KubeObject, CloneSets } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, Pods, type KubeClient, CloneSets } from '../../src/runtime/client.ts';
 import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
@@ -22,7 +22,7 @@ before(async () => {
 
 after(async () => {
   // Drop test finalizers so the namespace can go.
-  const all = await client.list<Pod & KubeObject>(Pods, { namespace: ns });
+  const all = await client.list<Pod>(Pods, { namespace: ns });
   for (const p of all.items) {
     if (p.metadata.finalizers?.length) await mergePod(p.metadata.name!, { metadata: { finalizers: null } }).catch(() => undefined);
   }
@@ -31,8 +31,8 @@ after(async () => {
 });
 
 const STATE = 'lifecycle.apps.kruise.io/state';
-const mergePod = (name: string, patch: object) => client.patch<Pod & KubeObject>(Pods, name, patch, { namespace: ns, patchType: PatchType.Merge });
-const getPod = (name: string) => client.get<Pod & KubeObject>(Pods, name, { namespace: ns });
+const mergePod = (name: string, patch: object) => client.patch<Pod>(Pods, name, patch, { namespace: ns, patchType: PatchType.Merge });
+const getPod = (name: string) => client.get<Pod>(Pods, name, { namespace: ns });
 const patchSpec = (name: string, spec: object) => client.patch(CloneSets, name, { spec }, { namespace: ns, patchType: PatchType.Merge });
 const condition = (p: Pod, type: string) => p.status?.conditions?.find((c) => c.type === type);
 const setKruisePodReady = (name: string, status: 'True' | 'False') =>
@@ -235,7 +235,7 @@ class PodLog {
   private readonly factory = new SharedInformerFactory(client, {});
 
   constructor(selector: string) {
-    const informer = this.factory.informerFor<Pod & KubeObject>(Pods, { namespace: ns, labelSelector: selector });
+    const informer = this.factory.informerFor<Pod>(Pods, { namespace: ns, labelSelector: selector });
     const seen = (p: Pod, gone = false) => {
       if (gone) this.pods.delete(p.metadata.name!);
       else this.pods.set(p.metadata.name!, p);

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pods, type KubeObject, CloneSets } from '../../src/runtime/client.ts';
+import { Pods, CloneSets } from '../../src/runtime/client.ts';
 import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
@@ -83,8 +83,8 @@ class PodBoundsWatcher {
 
   constructor(ns: string, selector: string, private readonly bounds: { maxActive: number; minReady: number; maxNotReady: number }) {
     this.factory = new SharedInformerFactory(client, {});
-    const informer = this.factory.informerFor<Pod & KubeObject>(Pods, { namespace: ns, labelSelector: selector });
-    const seen = (p: Pod & KubeObject, initial = false) => {
+    const informer = this.factory.informerFor<Pod>(Pods, { namespace: ns, labelSelector: selector });
+    const seen = (p: Pod, initial = false) => {
       this.pods.set(p.metadata.name!, p);
       // The initial list arrives one pod at a time: only the whole of it is a state.
       if (!initial) this.check(`${p.metadata.name} rv ${p.metadata.resourceVersion}`);

@@ -7,7 +7,7 @@ import { Counter } from 'prom-client';
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods, type KubeObject, CloneSets, ImagePullJobs } from '../../runtime/client.ts';
+import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods, type KubeObject, type Stored, CloneSets, ImagePullJobs } from '../../runtime/client.ts';
 import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationWait, ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
@@ -33,7 +33,7 @@ export const scaleExpectationLeakage = new Counter({
 
 /** What one reconcile reads; informer caches in production, plain objects in unit tests. */
 export interface CloneSetCache {
-  getCloneSet(namespace: string, name: string): CloneSet | undefined;
+  getCloneSet(namespace: string, name: string): Stored<CloneSet> | undefined;
   ownedPods(cs: CloneSet): Pod[];
   ownedPVCs(cs: CloneSet): PersistentVolumeClaim[];
   ownedRevisions(cs: CloneSet): ControllerRevision[];
@@ -103,7 +103,7 @@ export class CloneSetReconciler {
     const pods = this.deps.cache.ownedPods(cs);
     const pvcs = this.deps.cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
     const revisions = this.deps.cache.ownedRevisions(cs);
-    for (const obj of [...revisions, ...pods] as KubeObject[]) {
+    for (const obj of [...revisions, ...pods]) {
       const s = this.deps.resourceVersions.isSatisfied(obj);
       requeue = this.wait('resourceVersion', s, () => this.deps.resourceVersions.delete(obj), { object: obj.metadata.name });
       if (requeue !== undefined) return { requeueAfter: requeue };
@@ -132,13 +132,13 @@ export class CloneSetReconciler {
     return this.executor.execute(cs, plan, { pods, pvcs });
   }
 
-  private async reportBadObject(cs: CloneSet, err: unknown): Promise<void> {
+  private async reportBadObject(cs: Stored<CloneSet>, err: unknown): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
-    this.deps.recorder.event(cs as KubeObject, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile CloneSet: ${message}`);
+    this.deps.recorder.event(cs, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile CloneSet: ${message}`);
     const now = metaTime(this.clock.now());
     const conditions = setCondition(cs.status?.conditions, { type: 'FailedScale', status: 'True', reason: 'FailedSync', message, lastTransitionTime: now });
     try {
-      await this.deps.client.updateStatus(CloneSets, { ...cs, status: { ...cs.status, conditions } } as CloneSet & KubeObject);
+      await this.deps.client.updateStatus(CloneSets, { ...cs, status: { ...cs.status, conditions } });
     } catch (e) {
       this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
     }
@@ -151,10 +151,10 @@ class InformerCache implements CloneSetCache {
 
   constructor(
     private readonly informers: SharedInformerFactory,
-    private readonly cloneSets: SharedIndexInformer<CloneSet & KubeObject>,
-    private readonly pods: SharedIndexInformer<Pod & KubeObject>,
-    private readonly pvcs: SharedIndexInformer<PersistentVolumeClaim & KubeObject>,
-    private readonly revisions: SharedIndexInformer<ControllerRevision & KubeObject>,
+    private readonly cloneSets: SharedIndexInformer<Stored<CloneSet>>,
+    private readonly pods: SharedIndexInformer<Pod>,
+    private readonly pvcs: SharedIndexInformer<Stored<PersistentVolumeClaim>>,
+    private readonly revisions: SharedIndexInformer<ControllerRevision>,
     private readonly imagePullJobs?: SharedIndexInformer<KubeObject>,
   ) {}
 
@@ -196,10 +196,10 @@ export const cloneSetController: ControllerSetup = {
   kinds: ['CloneSet'],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
-    const cloneSets = deps.informers.informerFor<CloneSet & KubeObject>(CloneSets, scope);
-    const pods = deps.informers.informerFor<Pod & KubeObject>(Pods, scope);
-    const pvcs = deps.informers.informerFor<PersistentVolumeClaim & KubeObject>(PersistentVolumeClaims, scope);
-    const revisions = deps.informers.informerFor<ControllerRevision & KubeObject>(ControllerRevisions, scope);
+    const cloneSets = deps.informers.informerFor<Stored<CloneSet>>(CloneSets, scope);
+    const pods = deps.informers.informerFor<Pod>(Pods, scope);
+    const pvcs = deps.informers.informerFor<Stored<PersistentVolumeClaim>>(PersistentVolumeClaims, scope);
+    const revisions = deps.informers.informerFor<ControllerRevision>(ControllerRevisions, scope);
     // Pre-download jobs are only read (to delete them once revisions converge) when the gate is on.
     // (Upstream also turns pre-download off when the ImagePullJob CRD is not installed.)
     const preDownload = deps.features.PreDownloadImageForInPlaceUpdate && deps.served('ImagePullJob');

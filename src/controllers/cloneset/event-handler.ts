@@ -6,7 +6,7 @@
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import type { KubeObject, OwnerReference } from '../../runtime/client.ts';
+import type { KubeObject, OwnerReference, Stored } from '../../runtime/client.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
@@ -105,7 +105,7 @@ export function makeHandlers(deps: HandlerDeps) {
     deps.queue.add(ownerKey(obj, ref), initial ? { priority: LowPriority } : {});
   };
 
-  const cloneSet: EventHandler<CloneSet & KubeObject> = {
+  const cloneSet: EventHandler<Stored<CloneSet>> = {
     onAdd: (cs, initial) => deps.queue.add(`${cs.metadata.namespace}/${cs.metadata.name}`, initial ? { priority: LowPriority } : {}),
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
@@ -122,24 +122,24 @@ export function makeHandlers(deps: HandlerDeps) {
 
   // A pod with a deletionTimestamp counts as deleted at once (as upstream), so replacements are
   // created without waiting for the grace period.
-  const observePodDeleted = (pod: Pod & KubeObject, ref: OwnerReference) =>
+  const observePodDeleted = (pod: Pod, ref: OwnerReference) =>
     deps.scaleExpectations.observeScale(ownerKey(pod, ref), 'delete', pod.metadata.name ?? '');
 
   // No expectation is observed for an orphan: no CloneSet waits for one.
-  const enqueueAdopters = (p: Pod & KubeObject, initial = false) => {
+  const enqueueAdopters = (p: Pod, initial = false) => {
     for (const cs of cloneSetsSelecting(p, deps.listCloneSets(p.metadata.namespace ?? ''))) {
       deps.queue.add(`${cs.metadata?.namespace}/${cs.metadata?.name}`, initial ? { priority: LowPriority } : {});
     }
   };
 
-  const podDeleted = (p: Pod & KubeObject) => {
+  const podDeleted = (p: Pod) => {
     const ref = cloneSetRef(p);
     if (!ref) return;
     observePodDeleted(p, ref);
     enqueueOwner(p, ref);
   };
 
-  const pod: EventHandler<Pod & KubeObject> = {
+  const pod: EventHandler<Pod> = {
     onAdd: (p, initial) => {
       deps.resourceVersions.observe(p);
       if (p.metadata.deletionTimestamp) return podDeleted(p);
@@ -182,7 +182,7 @@ export function makeHandlers(deps: HandlerDeps) {
     },
   };
 
-  const pvc: EventHandler<PersistentVolumeClaim & KubeObject> = {
+  const pvc: EventHandler<Stored<PersistentVolumeClaim>> = {
     onAdd: (c, initial) => {
       const ref = cloneSetRef(c);
       if (!ref) return;
@@ -195,7 +195,7 @@ export function makeHandlers(deps: HandlerDeps) {
     },
   };
 
-  const revision: EventHandler<ControllerRevision & KubeObject> = {
+  const revision: EventHandler<ControllerRevision> = {
     onAdd: (r, initial) => {
       deps.resourceVersions.observe(r);
       const ref = cloneSetRef(r);

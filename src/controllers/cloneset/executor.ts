@@ -18,11 +18,12 @@ import {
   Pods,
   type KubeClient,
   type KubeObject,
+  type Stored,
 } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { PodCondition } from '../../util/lifecycle.ts';
+import type { PodCondition } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { equalRevision, type ControllerRevision } from '../../util/revision-data.ts';
 import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
@@ -112,16 +113,19 @@ export function podUpdatePatch(old: Pod, updated: Pod, resourceVersion?: string)
  * InPlaceUpdateReady=True would keep reason StartInPlaceUpdate, still differ next round, and be
  * re-patched on every reconcile of every in-place-updated pod.
  */
-export function changedConditions(pod: Pod, conditions: readonly PodCondition[]): PodCondition[] {
+/** A pod condition in a strategic-merge patch: null removes a field the pod's condition has. */
+export type ConditionPatch = Omit<PodCondition, 'reason' | 'message'> & { reason?: string | null; message?: string | null };
+
+export function changedConditions(pod: Pod, conditions: readonly PodCondition[]): ConditionPatch[] {
   const current = pod.status?.conditions ?? [];
-  const out: PodCondition[] = [];
+  const out: ConditionPatch[] = [];
   for (const c of conditions) {
     const old = current.find((o) => o.type === c.type);
     if (old && old.status === c.status && (old.reason ?? '') === (c.reason ?? '') && (old.message ?? '') === (c.message ?? '')) continue;
-    const entry: Record<string, unknown> = { ...c };
+    const entry: ConditionPatch = { ...c };
     if (old?.reason && !c.reason) entry.reason = null;
     if (old?.message && !c.message) entry.message = null;
-    out.push(entry as unknown as PodCondition);
+    out.push(entry);
   }
   return out;
 }
@@ -131,12 +135,12 @@ export function changedConditions(pod: Pod, conditions: readonly PodCondition[])
 export class CloneSetExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
-  private event(cs: CloneSet, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
-    this.deps.recorder.event(cs as KubeObject, type, reason, action, note);
+  private event(cs: Stored<CloneSet>, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
+    this.deps.recorder.event(cs, type, reason, action, note);
   }
 
   /** Applies the plan; throws on failures that should be retried with backoff. */
-  async execute(cs: CloneSet, plan: CloneSetPlan, observed: Observed): Promise<ExecuteResult> {
+  async execute(cs: Stored<CloneSet>, plan: CloneSetPlan, observed: Observed): Promise<ExecuteResult> {
     const key = keyOf(cs);
     const ns = cs.metadata?.namespace ?? '';
     const result: ExecuteResult = {};
@@ -148,7 +152,7 @@ export class CloneSetExecutor {
     }
     if (plan.revisionUpdate) {
       const { name, revision, annotations } = plan.revisionUpdate;
-      const updated = await this.deps.client.patch<ControllerRevision & KubeObject>(
+      const updated = await this.deps.client.patch<ControllerRevision>(
         ControllerRevisions, name, { metadata: { annotations }, revision }, { namespace: ns, patchType: PatchType.Merge },
       );
       this.deps.resourceVersions.expect(updated);
@@ -201,7 +205,7 @@ export class CloneSetExecutor {
     let resourceVersion = cs.metadata?.resourceVersion;
     if (plan.statusChanged) {
       try {
-        const written = await this.deps.client.updateStatus<CloneSet & KubeObject>(CloneSets, { ...cs, status: plan.status } as CloneSet & KubeObject);
+        const written = await this.deps.client.updateStatus<Stored<CloneSet>>(CloneSets, { ...cs, status: plan.status });
         resourceVersion = written.metadata.resourceVersion;
       } catch (err) {
         if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
@@ -226,12 +230,12 @@ export class CloneSetExecutor {
     return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
   }
 
-  private async preDownload(cs: CloneSet, pd: PreDownloadPlan): Promise<void> {
+  private async preDownload(cs: Stored<CloneSet>, pd: PreDownloadPlan): Promise<void> {
     const ns = cs.metadata?.namespace ?? '';
     for (const job of pd.createJobs) {
       const name = job.metadata?.name ?? '';
       try {
-        await this.deps.client.create(ImagePullJobs, job as ImagePullJob & KubeObject);
+        await this.deps.client.create(ImagePullJobs, job as Stored<ImagePullJob>);
         this.event(cs, 'Normal', 'CreatedImagePullJob', `created ImagePullJob ${name} for image: ${job.spec?.image}`);
       } catch (err) {
         if (isAlreadyExists(err)) continue;
@@ -250,7 +254,7 @@ export class CloneSetExecutor {
     if (pd.labelRevision) {
       const { name, key } = pd.labelRevision;
       try {
-        const updated = await this.deps.client.patch<ControllerRevision & KubeObject>(
+        const updated = await this.deps.client.patch<ControllerRevision>(
           ControllerRevisions, name, { metadata: { labels: { [key]: 'true' } } }, { namespace: ns, patchType: PatchType.Merge },
         );
         this.deps.resourceVersions.expect(updated);
@@ -261,7 +265,7 @@ export class CloneSetExecutor {
   }
 
   /** The round failed half-way: record FailedScale / FailedUpdate on the status, best effort. */
-  private async writeFailedStatus(cs: CloneSet, plan: CloneSetPlan, observed: Observed, result: ExecuteResult): Promise<void> {
+  private async writeFailedStatus(cs: Stored<CloneSet>, plan: CloneSetPlan, observed: Observed, result: ExecuteResult): Promise<void> {
     const { status, changed } = computeStatus({
       cloneSet: cs,
       pods: observed.pods.filter(isPodActive),
@@ -274,19 +278,19 @@ export class CloneSetExecutor {
     });
     if (!changed) return;
     try {
-      await this.deps.client.updateStatus(CloneSets, { ...cs, status } as CloneSet & KubeObject);
+      await this.deps.client.updateStatus(CloneSets, { ...cs, status });
     } catch (err) {
       this.deps.log.info({ err: errMessage(err) }, 'could not record the failure on the status');
     }
   }
 
   /** 'created', or 'collision' when the name belongs to a different revision (collisionCount bumped). */
-  private async createRevision(cs: CloneSet, rev: ControllerRevision): Promise<'created' | 'collision'> {
+  private async createRevision(cs: Stored<CloneSet>, rev: ControllerRevision): Promise<'created' | 'collision'> {
     const key = keyOf(cs);
     const name = rev.metadata.name ?? '';
     this.deps.revisionExpectations.expectScale(key, 'create', name);
     try {
-      const created = await this.deps.client.create<ControllerRevision & KubeObject>(ControllerRevisions, rev as ControllerRevision & KubeObject);
+      const created = await this.deps.client.create<ControllerRevision>(ControllerRevisions, rev as ControllerRevision);
       this.deps.resourceVersions.expect(created);
       return 'created';
     } catch (err) {
@@ -296,18 +300,18 @@ export class CloneSetExecutor {
       }
     }
     // Already there: ours with equal data means our cache lags; anything else is a hash collision.
-    const live = await this.deps.client.get<ControllerRevision & KubeObject>(ControllerRevisions, name, { namespace: cs.metadata?.namespace });
+    const live = await this.deps.client.get<ControllerRevision>(ControllerRevisions, name, { namespace: cs.metadata?.namespace });
     const ours = live.metadata.ownerReferences?.some((r) => r.controller && r.uid === cs.metadata?.uid);
     if (ours && equalRevision(live, rev)) return 'created';
     this.deps.revisionExpectations.observeScale(key, 'create', name);
     const collisionCount = (cs.status?.collisionCount ?? 0) + 1;
     this.deps.log.info({ revision: name, collisionCount }, 'controller revision name collision');
-    await this.deps.client.updateStatus(CloneSets, { ...cs, status: { ...cs.status, collisionCount } } as CloneSet & KubeObject);
+    await this.deps.client.updateStatus(CloneSets, { ...cs, status: { ...cs.status, collisionCount } });
     return 'collision';
   }
 
   private async patchPod(ns: string, name: string, patch: unknown, status = false): Promise<Pod> {
-    const pod = await this.deps.client.patch<Pod & KubeObject>(Pods, name, patch, {
+    const pod = await this.deps.client.patch<Pod>(Pods, name, patch, {
       namespace: ns,
       patchType: PatchType.StrategicMerge,
       ...(status ? { subresource: 'status' } : {}),
@@ -322,7 +326,7 @@ export class CloneSetExecutor {
     return this.patchPod(ns, podName(pod), { status: { conditions: changed } }, true);
   }
 
-  private async writePods(cs: CloneSet, plan: CloneSetPlan, pods: Map<string, Pod>): Promise<void> {
+  private async writePods(cs: Stored<CloneSet>, plan: CloneSetPlan, pods: Map<string, Pod>): Promise<void> {
     const ns = cs.metadata?.namespace ?? '';
     for (const t of plan.lifecycleTransitions) {
       const pod = pods.get(t.pod);
@@ -364,7 +368,7 @@ export class CloneSetExecutor {
   }
 
   /** Slow-start batches; a failing batch stops the rest (their expectations are withdrawn). */
-  private async createPods(cs: CloneSet, key: string, creations: readonly PodCreation[]): Promise<void> {
+  private async createPods(cs: Stored<CloneSet>, key: string, creations: readonly PodCreation[]): Promise<void> {
     const ns = cs.metadata?.namespace ?? '';
     let next = 0;
     let firstError: unknown;
@@ -392,20 +396,20 @@ export class CloneSetExecutor {
     }
   }
 
-  private async createOne(cs: CloneSet, key: string, ns: string, c: PodCreation): Promise<void> {
+  private async createOne(cs: Stored<CloneSet>, key: string, ns: string, c: PodCreation): Promise<void> {
     const name = podName(c.pod);
     const unexpect = (n: string) => this.deps.scaleExpectations.observeScale(key, 'create', n);
     try {
       for (const pvc of c.pvcs) {
         const pvcName = pvc.metadata?.name ?? '';
         try {
-          await this.deps.client.create(PersistentVolumeClaims, pvc as PersistentVolumeClaim & KubeObject, { namespace: ns });
+          await this.deps.client.create(PersistentVolumeClaims, pvc as Stored<PersistentVolumeClaim>, { namespace: ns });
         } catch (err) {
           unexpect(pvcName);
           if (!isAlreadyExists(err)) throw err;
         }
       }
-      await this.deps.client.create(Pods, c.pod as Pod & KubeObject, { namespace: ns });
+      await this.deps.client.create(Pods, c.pod as Pod, { namespace: ns });
     } catch (err) {
       unexpect(name);
       for (const pvc of c.pvcs) unexpect(pvc.metadata?.name ?? '');
@@ -416,7 +420,7 @@ export class CloneSetExecutor {
   }
 
   private async deletePods(
-    cs: CloneSet,
+    cs: Stored<CloneSet>,
     key: string,
     deletions: readonly PodDeletion[],
     pods: Map<string, Pod>,

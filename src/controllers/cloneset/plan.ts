@@ -179,6 +179,7 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
     inPlaceUpdates: [],
     labelPatches: [],
     events: [],
+    // Filled in by computeStatus below, before the plan is returned.
     status: undefined as unknown as CloneSetStatus,
     statusChanged: false,
     revisionsToDelete: [],

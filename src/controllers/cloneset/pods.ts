@@ -9,7 +9,7 @@ import {
   SPECIFIED_DELETE_LABEL,
 } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
-import type { Pod } from '../../util/inplaceupdate.ts';
+import type { Pod } from '../../apis/core-objects.ts';
 import { getCondition, getPodLifecycleState } from '../../util/lifecycle.ts';
 import { isPodAvailable as isPodReadyFor } from '../../util/pod.ts';
 import { equalToRevisionHash } from '../../util/revision.ts';

@@ -19,9 +19,9 @@ import {
   planInPlaceRefresh,
   planInPlaceUpdate,
   type InPlaceRefreshPlan,
-  type Pod,
 } from '../../util/inplaceupdate.ts';
-import { getPodLifecycleState, isPodAllHooked, isPodHooked, planLifecycleTransition, type LifecycleTransition, type PodCondition } from '../../util/lifecycle.ts';
+import { getPodLifecycleState, isPodAllHooked, isPodHooked, planLifecycleTransition, type LifecycleTransition } from '../../util/lifecycle.ts';
+import type { Pod, PodCondition } from '../../apis/core-objects.ts';
 import { matchesLabelSelector } from '../../util/labelselector.ts';
 import { compareActivePods } from '../../util/pod.ts';
 import { shortHash } from '../../util/revision.ts';

@@ -3,7 +3,7 @@
 // the executor. CRR events and changes of a pod's container statuses or deletion (which is what the
 // daemon waits on) enqueue the CRRs of that pod.
 
-import type { KubeObject } from '../../runtime/client.ts';
+import type { Pod } from '../../apis/core-objects.ts';
 import { isNotFound, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
 import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -14,7 +14,7 @@ import { CRR_POD_UID_LABEL } from '../../apis/constants.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 import { CRRExecutor, type ExecutorClient } from './executor.ts';
-import { planContainerRecreateRequest, type CRR, type CRRPod } from './plan.ts';
+import { planContainerRecreateRequest, type CRR } from './plan.ts';
 
 /** CRRs by `<namespace>/<spec.podName>`. */
 export const CRRPodIndex = 'crrPod';
@@ -22,7 +22,7 @@ export const CRRPodIndex = 'crrPod';
 /** What one reconcile reads; informer caches in production, plain objects in unit tests. */
 export interface CRRCache {
   getCRR(namespace: string, name: string): CRR | undefined;
-  getPod(namespace: string, name: string): CRRPod | undefined;
+  getPod(namespace: string, name: string): Pod | undefined;
 }
 
 export interface CRRReconcilerDeps {
@@ -54,7 +54,7 @@ export class CRRReconciler {
     } catch (err) {
       // A malformed CRR must neither stop the controller nor hot-loop: say so where users look.
       const message = err instanceof Error ? err.message : String(err);
-      this.deps.recorder.event(crr as unknown as KubeObject, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile ContainerRecreateRequest: ${message}`);
+      this.deps.recorder.event(crr, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile ContainerRecreateRequest: ${message}`);
       throw new TerminalError(`cannot plan ContainerRecreateRequest ${key}`, { cause: err });
     }
     if (plan.note) this.deps.log.debug({ crr: key }, plan.note);
@@ -66,14 +66,14 @@ export class CRRReconciler {
    * The pod from the cache; a miss or another UID is confirmed with the API server before the
    * plan may call the pod gone, since the CRR can be newer than what the pod cache has seen.
    */
-  private async podOf(crr: CRR): Promise<CRRPod | undefined> {
+  private async podOf(crr: CRR): Promise<Pod | undefined> {
     const namespace = crr.metadata.namespace ?? '';
     const podName = crr.spec?.podName ?? '';
     const cached = this.deps.cache.getPod(namespace, podName);
     if (cached && cached.metadata.uid === crr.metadata.labels?.[CRR_POD_UID_LABEL]) return cached;
     if (!podName) return undefined;
     try {
-      return (await this.deps.client.get<KubeObject>(Pods, podName, { namespace })) as unknown as CRRPod;
+      return await this.deps.client.get<Pod>(Pods, podName, { namespace });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -83,23 +83,23 @@ export class CRRReconciler {
 
 const crrKey = (c: CRR) => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
 
-function statusesChanged(old: CRRPod, cur: CRRPod): boolean {
+function statusesChanged(old: Pod, cur: Pod): boolean {
   return JSON.stringify(old.status?.containerStatuses ?? []) !== JSON.stringify(cur.status?.containerStatuses ?? [])
     || JSON.stringify(old.status?.initContainerStatuses ?? []) !== JSON.stringify(cur.status?.initContainerStatuses ?? []);
 }
 
 export function makeHandlers(queue: { add(key: string, opts?: { priority?: number }): void }, crrsOfPod: (namespace: string, pod: string) => CRR[]) {
-  const enqueuePod = (pod: CRRPod) => {
+  const enqueuePod = (pod: Pod) => {
     for (const c of crrsOfPod(pod.metadata.namespace ?? '', pod.metadata.name ?? '')) queue.add(crrKey(c));
   };
-  const crr: EventHandler<CRR & KubeObject> = {
+  const crr: EventHandler<CRR> = {
     onAdd: (c, initial) => queue.add(crrKey(c), initial ? { priority: LowPriority } : {}),
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion !== cur.metadata.resourceVersion) queue.add(crrKey(cur));
     },
     onDelete: (obj) => queue.add(crrKey(unwrapDeleted(obj))),
   };
-  const pod: EventHandler<CRRPod & KubeObject> = {
+  const pod: EventHandler<Pod> = {
     onUpdate: (old, cur) => {
       if ((!old.metadata.deletionTimestamp && cur.metadata.deletionTimestamp) || statusesChanged(old, cur)) enqueuePod(cur);
     },
@@ -115,9 +115,9 @@ export const containerRecreateRequestController: ControllerSetup = {
   gate: 'KruiseDaemon',
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
-    const crrs = deps.informers.informerFor<CRR & KubeObject>(ContainerRecreateRequests, scope);
+    const crrs = deps.informers.informerFor<CRR>(ContainerRecreateRequests, scope);
     crrs.addIndexers({ [CRRPodIndex]: (c) => [`${c.metadata.namespace ?? ''}/${c.spec?.podName ?? ''}`] });
-    const pods = deps.informers.informerFor<CRRPod & KubeObject>(Pods, scope);
+    const pods = deps.informers.informerFor<Pod>(Pods, scope);
 
     const reconciler = new CRRReconciler({
       cache: {

@@ -11,11 +11,10 @@ import {
   PatchType,
   Pods,
   type KubeClient,
-  type KubeObject,
 } from '../../runtime/client.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { PodCondition } from '../../util/lifecycle.ts';
-import type { CRR, CRRAction, CRRPlan, CRRPod } from './plan.ts';
+import type { Pod, PodCondition } from '../../apis/core-objects.ts';
+import type { CRR, CRRAction, CRRPlan } from './plan.ts';
 import { metaTime } from '../../util/clock.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'delete'>;
@@ -30,13 +29,13 @@ export class CRRExecutor {
   ) {}
 
   /** Applies the plan; returns when to look again (ms) or undefined. */
-  async execute(crr: CRR, pod: CRRPod | undefined, plan: CRRPlan): Promise<number | undefined> {
+  async execute(crr: CRR, pod: Pod | undefined, plan: CRRPlan): Promise<number | undefined> {
     let rv = crr.metadata.resourceVersion;
     const ns = crr.metadata.namespace ?? '';
     const name = crr.metadata.name ?? '';
     const patchCRR = async (body: Record<string, unknown>, subresource?: string) => {
       const metadata = { ...(body.metadata as object | undefined), ...(rv ? { resourceVersion: rv } : {}) };
-      const out = await this.deps.client.patch<KubeObject>(ContainerRecreateRequests, name, { ...body, metadata }, {
+      const out = await this.deps.client.patch<CRR>(ContainerRecreateRequests, name, { ...body, metadata }, {
         namespace: ns,
         patchType: PatchType.Merge,
         ...(subresource ? { subresource } : {}),
@@ -66,7 +65,7 @@ export class CRRExecutor {
     action: CRRAction,
     c: {
       crr: CRR;
-      pod: CRRPod | undefined;
+      pod: Pod | undefined;
       patchCRR: (body: Record<string, unknown>, subresource?: string) => Promise<void>;
       finalizers: (add: boolean) => string[];
       ns: string;
@@ -114,7 +113,7 @@ export class CRRExecutor {
     }
   }
 
-  private async patchPodCondition(pod: CRRPod, condition: PodCondition): Promise<void> {
+  private async patchPodCondition(pod: Pod, condition: PodCondition): Promise<void> {
     await this.deps.client.patch(Pods, pod.metadata.name ?? '', {
       metadata: pod.metadata.resourceVersion ? { resourceVersion: pod.metadata.resourceVersion } : {},
       status: { conditions: [condition] },

@@ -8,6 +8,7 @@
 // order the executor must apply them.
 
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
+import type { Pod, PodCondition, Stored } from '../../apis/core-objects.ts';
 import type { MetaCondition } from '../../apis/schema.ts';
 import {
   CRR_ACTIVE_LABEL,
@@ -20,7 +21,6 @@ import {
   containsReadinessGate,
   removeNotReadyKey,
   type NotReadyMessage,
-  type PodCondition,
 } from '../../util/lifecycle.ts';
 import { timeMillis } from '../../util/pod.ts';
 import { metaTime } from '../../util/clock.ts';
@@ -37,41 +37,9 @@ export const MSG_POD_GONE = 'pod has gone';
 export const MSG_DAEMON_TIMEOUT = 'daemon has not responded for a long time';
 export const MSG_DEADLINE = 'recreating has exceeded the activeDeadlineSeconds';
 
-export type CRR = ContainerRecreateRequest & {
-  metadata: NonNullable<ContainerRecreateRequest['metadata']> & {
-    creationTimestamp?: string;
-    deletionTimestamp?: string;
-    resourceVersion?: string;
-    uid?: string;
-  };
-};
+export type CRR = Stored<ContainerRecreateRequest>;
 export type ContainerStatusSnapshot = NonNullable<NonNullable<CRR['status']>['containerStatusSnapshot']>[number];
 export type ContainerRecreateState = NonNullable<NonNullable<CRR['status']>['containerRecreateStates']>[number];
-
-/** The parts of the target pod the controller reads. */
-export interface CRRPod {
-  metadata: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    deletionTimestamp?: string;
-    resourceVersion?: string;
-  };
-  spec?: { readinessGates?: Array<{ conditionType: string }> };
-  status?: {
-    conditions?: PodCondition[];
-    containerStatuses?: CRRContainerStatus[];
-    initContainerStatuses?: CRRContainerStatus[];
-  };
-}
-
-export interface CRRContainerStatus {
-  name: string;
-  ready?: boolean;
-  restartCount: number;
-  containerID?: string;
-  state?: { running?: { startedAt?: string } | null } | null;
-}
 
 export type CRRAction =
   /** Drop this CRR's not-ready key from the pod (when it changes anything), then the finalizer. */
@@ -96,7 +64,7 @@ export interface CRRPlan {
 export interface CRRInput {
   crr: CRR;
   /** The pod named spec.podName, undefined when it does not exist. */
-  pod: CRRPod | undefined;
+  pod: Pod | undefined;
   now: number;
 }
 
@@ -111,7 +79,7 @@ function isFinished(crr: CRR): boolean {
   return !!crr.metadata.deletionTimestamp || timeMillis(crr.status?.completionTime) !== undefined;
 }
 
-function podHasGone(crr: CRR, pod: CRRPod): boolean {
+function podHasGone(crr: CRR, pod: Pod): boolean {
   return !!pod.metadata.deletionTimestamp || (pod.metadata.uid ?? '') !== (crr.metadata.labels?.[CRR_POD_UID_LABEL] ?? '');
 }
 
@@ -119,7 +87,7 @@ function minPositive(a: number | undefined, b: number): number {
   return a === undefined ? b : Math.min(a, b);
 }
 
-function planFinished(crr: CRR, pod: CRRPod | undefined, now: number): CRRPlan {
+function planFinished(crr: CRR, pod: Pod | undefined, now: number): CRRPlan {
   const actions: CRRAction[] = [];
   if (hasFinalizer(crr)) {
     const holdsPod = pod && !pod.metadata.deletionTimestamp && containsReadinessGate(pod, CONDITION_KRUISE_POD_READY);
@@ -137,7 +105,7 @@ function planFinished(crr: CRR, pod: CRRPod | undefined, now: number): CRRPlan {
 }
 
 /** Running containers of the request that started after it was created (older ones are history). */
-export function containerStatusSnapshot(crr: CRR, pod: CRRPod): ContainerStatusSnapshot[] {
+export function containerStatusSnapshot(crr: CRR, pod: Pod): ContainerStatusSnapshot[] {
   const created = timeMillis(crr.metadata.creationTimestamp) ?? 0;
   const out: ContainerStatusSnapshot[] = [];
   for (const c of crr.spec?.containers ?? []) {
@@ -155,7 +123,7 @@ function sameSnapshot(a: readonly ContainerStatusSnapshot[] | undefined, b: read
   return x.every((s, i) => s.name === b[i].name && s.ready === b[i].ready && s.restartCount === b[i].restartCount && (s.containerID ?? '') === (b[i].containerID ?? ''));
 }
 
-function planUnreadyGrace(crr: CRR, pod: CRRPod, now: number): CRRAction[] {
+function planUnreadyGrace(crr: CRR, pod: Pod, now: number): CRRAction[] {
   if (crr.spec?.strategy?.unreadyGracePeriodSeconds === undefined || crr.spec.strategy.unreadyGracePeriodSeconds === null) return [];
   const existing = crr.status?.conditions?.find((c) => c.type === PRE_RECREATE_GRACE_CONDITION);
   // The daemon counts the grace period from the condition's transition time: never move it.

@@ -3,13 +3,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ImageListPullJob as ImageListPullJobApi } from '../../apis/apps/imagelistpulljob.ts';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
-import type { KubeObject } from '../../runtime/client.ts';
+import type { Stored } from '../../apis/core-objects.ts';
 import { fnv1a_32, safeEncodeString } from '../../util/revision.ts';
 import { pruneUndefined } from '../nodeimage/resources.ts';
 import type { ImagePullJob } from '../imagepulljob/resources.ts';
 import { metaTime } from '../../util/clock.ts';
 
-export type ImageListPullJob = ImageListPullJobApi & KubeObject;
+export type ImageListPullJob = Stored<ImageListPullJobApi>;
 export type ImageListPullJobStatus = NonNullable<ImageListPullJob['status']>;
 
 /** The spec minus the image list: what every generated ImagePullJob shares. */

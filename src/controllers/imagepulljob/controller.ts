@@ -29,9 +29,10 @@ import {
   type PullSecretRef,
   type RandomInt,
 } from './plan.ts';
-import type { ImagePullJob, Secret } from './resources.ts';
+import type { Pod, Secret } from '../../apis/core-objects.ts';
+import type { ImagePullJob } from './resources.ts';
 import { planSecretSync } from './secrets.ts';
-import { nodeImagesForJob, type SelectPod } from './select.ts';
+import { nodeImagesForJob } from './select.ts';
 
 /** Upstream re-checks NodeImages it wrote after 5s rather than waiting out the whole timeout. */
 const NODEIMAGE_CACHE_WAIT_MS = 5000;
@@ -43,7 +44,7 @@ export interface ImagePullJobCache {
   getJob(namespace: string, name: string): ImagePullJob | undefined;
   getNodeImage(name: string): NodeImage | undefined;
   listNodeImages(): NodeImage[];
-  listPods(namespace: string): SelectPod[];
+  listPods(namespace: string): Pod[];
   getSecret(namespace: string, name: string): Secret | undefined;
   listSecrets(namespace: string): Secret[];
   getNamespace(name: string): KubeObject | undefined;
@@ -261,7 +262,7 @@ export const imagePullJobController: ControllerSetup = {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const jobs = deps.informers.informerFor<ImagePullJob>(ImagePullJobs, scope);
     const nodeImages = deps.informers.informerFor<NodeImage>(NodeImages);
-    const pods = deps.informers.informerFor<SelectPod>(Pods, scope);
+    const pods = deps.informers.informerFor<Pod>(Pods, scope);
     const secrets = deps.informers.informerFor<Secret>(Secrets, scope);
     const daemonSecrets = deps.informers.informerFor<Secret>(Secrets, { namespace: KRUISE_DAEMON_CONFIG_NAMESPACE });
     const namespaces = deps.informers.informerFor<KubeObject>(Namespaces);

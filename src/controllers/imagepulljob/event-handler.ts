@@ -10,9 +10,10 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
 import type { NodeImage } from '../nodeimage/resources.ts';
 import { jobKey } from './plan.ts';
-import { isActiveJob, type ImagePullJob, type Secret } from './resources.ts';
+import type { Pod, Secret } from '../../apis/core-objects.ts';
+import { isActiveJob, type ImagePullJob } from './resources.ts';
 import { referencingJobs } from './secrets.ts';
-import { jobSelectsNodeImage, jobSelectsPod, type SelectPod } from './select.ts';
+import { jobSelectsNodeImage, jobSelectsPod } from './select.ts';
 
 export interface Enqueuer {
   add(key: string, opts?: { priority?: number }): void;
@@ -24,7 +25,7 @@ export interface HandlerDeps {
   resourceVersions: ResourceVersionExpectations;
   /** Cached jobs, of one namespace or (undefined) all. */
   listJobs(namespace?: string): ImagePullJob[];
-  podsOnNode(node: string): SelectPod[];
+  podsOnNode(node: string): Pod[];
 }
 
 /** Image names whose spec entry or status differs between two versions of a NodeImage. */
@@ -69,7 +70,7 @@ export function makeHandlers(deps: HandlerDeps) {
   };
 
   const jobsSelecting = (ni: NodeImage, labels = ni.metadata.labels) => {
-    let pods: SelectPod[] | undefined;
+    let pods: Pod[] | undefined;
     const podsOnNode = () => (pods ??= deps.podsOnNode(ni.metadata.name ?? ''));
     return deps.listJobs().filter((j) => jobSelectsNodeImage(j, ni, podsOnNode, labels));
   };
@@ -101,10 +102,10 @@ export function makeHandlers(deps: HandlerDeps) {
     },
   };
 
-  const jobsForPod = (p: SelectPod, labels = p.metadata.labels) =>
+  const jobsForPod = (p: Pod, labels = p.metadata.labels) =>
     deps.listJobs(p.metadata.namespace).filter((j) => jobSelectsPod(j, labels)).map(jobKey);
 
-  const pod: EventHandler<SelectPod> = {
+  const pod: EventHandler<Pod> = {
     onAdd: (p, initial) => {
       if (p.spec?.nodeName) enqueue(jobsForPod(p), initial);
     },

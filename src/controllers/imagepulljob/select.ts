@@ -1,17 +1,15 @@
 // Which NodeImages a job pulls on (upstream GetNodeImagesForJob) and, the other way round, which
 // active jobs an event on a NodeImage or a pod concerns (GetActiveJobsFor*). Pure over cache views.
-import type { KubeObject } from '../../runtime/client.ts';
+import type { Pod } from '../../apis/core-objects.ts';
 import { labelSelectorAsSelector, type Labels } from '../../util/labelselector.ts';
-import { isPodActive, type PodLike } from '../../util/pod.ts';
+import { isPodActive } from '../../util/pod.ts';
 import type { NodeImage } from '../nodeimage/resources.ts';
 import { isActiveJob, type ImagePullJob } from './resources.ts';
-
-export type SelectPod = PodLike & KubeObject & { spec?: { nodeName?: string } };
 
 export interface SelectionCache {
   getNodeImage(name: string): NodeImage | undefined;
   listNodeImages(): NodeImage[];
-  listPods(namespace: string): SelectPod[];
+  listPods(namespace: string): Pod[];
 }
 
 /**
@@ -51,7 +49,7 @@ function safeMatches(sel: Parameters<typeof labelSelectorAsSelector>[0], labels:
  * (a node leaving the selection changes the job's desired count); podSelector jobs look at the
  * pods on that node.
  */
-export function jobSelectsNodeImage(job: ImagePullJob, nodeImage: NodeImage, podsOnNode: () => SelectPod[], labels: Labels = nodeImage.metadata.labels): boolean {
+export function jobSelectsNodeImage(job: ImagePullJob, nodeImage: NodeImage, podsOnNode: () => Pod[], labels: Labels = nodeImage.metadata.labels): boolean {
   if (!isActiveJob(job)) return false;
   const spec = job.spec;
   if (spec?.podSelector) {

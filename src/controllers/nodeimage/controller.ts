@@ -24,7 +24,8 @@ import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 import type { ImagePullJob } from '../imagepulljob/resources.ts';
-import { DEFAULT_CREATION_DELAY_MS, nodeReadiness, planNodeImage, type NodeLike } from './plan.ts';
+import type { Node } from '../../apis/core-objects.ts';
+import { DEFAULT_CREATION_DELAY_MS, nodeReadiness, planNodeImage } from './plan.ts';
 import type { NodeImage } from './resources.ts';
 
 const CONFLICT_REQUEUE_MS = 1000;
@@ -32,7 +33,7 @@ const CONFLICT_REQUEUE_MS = 1000;
 const REQUEUE_JITTER_MS = 2000;
 
 export interface NodeImageCache {
-  getNode(name: string): (NodeLike & KubeObject) | undefined;
+  getNode(name: string): Node | undefined;
   getNodeImage(name: string): NodeImage | undefined;
   /** The UID of an ImagePullJob, null when it does not exist, undefined when the manager cannot tell. */
   jobUID(namespace: string, name: string): string | null | undefined;
@@ -137,7 +138,7 @@ export interface NodeImageHandlerDeps {
 
 /** Upstream nodeimage_event_handler.go: Node changes that matter, NodeImages, deleted ImagePullJobs. */
 export function makeNodeImageHandlers(deps: NodeImageHandlerDeps) {
-  const nodeChanged = (node: NodeLike & KubeObject, initial = false) => {
+  const nodeChanged = (node: Node, initial = false) => {
     const name = node.metadata.name ?? '';
     const ni = deps.getNodeImage(name);
     if (node.metadata.deletionTimestamp) {
@@ -153,7 +154,7 @@ export function makeNodeImageHandlers(deps: NodeImageHandlerDeps) {
     }
     if (!isDeepStrictEqual(ni.metadata.labels ?? {}, node.metadata.labels ?? {})) deps.queue.add(name);
   };
-  const node: EventHandler<NodeLike & KubeObject> = {
+  const node: EventHandler<Node> = {
     onAdd: (n, initial) => nodeChanged(n, initial),
     onUpdate: (_old, cur) => nodeChanged(cur),
     onDelete: (obj) => {
@@ -195,7 +196,7 @@ export const nodeImageController: ControllerSetup = {
   kinds: ['NodeImage', 'ImagePullJob'],
   gate: 'KruiseDaemon',
   setup(deps: ControllerDeps) {
-    const nodes = deps.informers.informerFor<NodeLike & KubeObject>(Nodes);
+    const nodes = deps.informers.informerFor<Node>(Nodes);
     const nodeImages = deps.informers.informerFor<NodeImage>(NodeImages);
     const jobs = deps.informers.informerFor<ImagePullJob>(ImagePullJobs, deps.namespace ? { namespace: deps.namespace } : {});
     // Old-style secret references point into kruise-daemon-config; the manager watches only there.

@@ -3,6 +3,7 @@
 // Failed because the node daemon stopped answering or ran past the deadline. Everything else in
 // the status belongs to the daemon; see docs in controller.ts for the split.
 import { isDeepStrictEqual } from 'node:util';
+import type { Node } from '../../apis/core-objects.ts';
 import { byTag, parseTime, pruneUndefined, type ImageSpec, type ImageTagStatus, type NodeImage, type NodeImageStatus } from './resources.ts';
 import { metaTime } from '../../util/clock.ts';
 
@@ -18,13 +19,8 @@ export const MIN_REQUEUE_MS = 3000;
 export const MSG_NOT_RESPONDED = 'node has not responded for a long time';
 export const MSG_DEADLINE = 'pulling exceeds the activeDeadlineSeconds';
 
-export interface NodeLike {
-  metadata: { name?: string; labels?: Record<string, string>; deletionTimestamp?: string };
-  status?: { conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }> };
-}
-
 /** Ready, and how much longer to wait before the NodeImage may be created. */
-export function nodeReadiness(node: NodeLike, nowMs: number, creationDelayMs: number): { ready: boolean; waitMs: number } {
+export function nodeReadiness(node: Node, nowMs: number, creationDelayMs: number): { ready: boolean; waitMs: number } {
   const cond = node.status?.conditions?.find((c) => c.type === 'Ready');
   if (cond?.status !== 'True') return { ready: false, waitMs: 0 };
   const since = parseTime(cond.lastTransitionTime) ?? nowMs;
@@ -208,7 +204,7 @@ export type NodeImagePlan =
   | ({ action: 'updateStatus' } & Required<Pick<StatusPlan, 'status'>> & Omit<StatusPlan, 'status'>);
 
 export interface PlanInput {
-  node: NodeLike | undefined;
+  node: Node | undefined;
   nodeImage: NodeImage | undefined;
   nowMs: number;
   creationDelayMs: number;

@@ -1,8 +1,8 @@
 // The NodeImage resource and the object shape the image pre-pulling controllers read and write.
 import type { NodeImage as NodeImageApi } from '../../apis/apps/nodeimage.ts';
-import type { KubeObject } from '../../runtime/client.ts';
+import type { Stored } from '../../apis/core-objects.ts';
 
-export type NodeImage = NodeImageApi & KubeObject;
+export type NodeImage = Stored<NodeImageApi>;
 export type ImageSpec = NonNullable<NonNullable<NodeImage['spec']>['images']>[string];
 export type ImageTagSpec = ImageSpec['tags'][number];
 export type NodeImageStatus = NonNullable<NodeImage['status']>;

@@ -4,25 +4,24 @@
 // later flip it through not-ready keys (util/lifecycle.ts).
 
 import { CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
-import { isConflict, isNotFound, PatchType, Pods, type KubeClient, type KubeObject } from '../../runtime/client.ts';
+import type { Pod, PodCondition } from '../../apis/core-objects.ts';
+import { isConflict, isNotFound, PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
-import { containsReadinessGate, getCondition, type LifecyclePod, type PodCondition } from '../../util/lifecycle.ts';
+import { containsReadinessGate, getCondition } from '../../util/lifecycle.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 
-export type ReadinessPod = LifecyclePod & { metadata: { namespace?: string; resourceVersion?: string; deletionTimestamp?: string } };
-
 /** The KruisePodReady condition to add, or undefined when the pod needs none. */
-export function planPodReadiness(pod: ReadinessPod, now: number): PodCondition | undefined {
+export function planPodReadiness(pod: Pod, now: number): PodCondition | undefined {
   if (pod.metadata?.deletionTimestamp) return undefined;
   if (!containsReadinessGate(pod, CONDITION_KRUISE_POD_READY) || getCondition(pod, CONDITION_KRUISE_POD_READY)) return undefined;
   return { type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: metaTime(now) };
 }
 
 export interface PodReadinessDeps {
-  getPod(namespace: string, name: string): ReadinessPod | undefined;
+  getPod(namespace: string, name: string): Pod | undefined;
   client: Pick<KubeClient, 'patch'>;
   clock?: Clock;
 }
@@ -47,21 +46,21 @@ export async function reconcilePodReadiness(key: string, deps: PodReadinessDeps)
   return {};
 }
 
-const wantsCondition = (pod: ReadinessPod) => planPodReadiness(pod, 0) !== undefined;
+const wantsCondition = (pod: Pod) => planPodReadiness(pod, 0) !== undefined;
 
 export const podReadinessController: ControllerSetup = {
   name: 'podreadiness',
   kinds: [],
   setup(deps: ControllerDeps) {
-    const pods = deps.informers.informerFor<ReadinessPod & KubeObject>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
+    const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
     const controller = new Controller({
       name: 'podreadiness',
       reconcile: (key) => reconcilePodReadiness(key, { getPod: (ns, n) => pods.lister.get(ns, n), client: deps.client }),
       maxConcurrentReconciles: deps.workers,
       logger: deps.logger,
     });
-    const key = (p: KubeObject) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
-    const handler: EventHandler<ReadinessPod & KubeObject> = {
+    const key = (p: Pod) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
+    const handler: EventHandler<Pod> = {
       onAdd: (p, initial) => { if (wantsCondition(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {}); },
       onUpdate: (_old, cur) => { if (wantsCondition(cur)) controller.queue.add(key(cur)); },
     };

@@ -2,6 +2,7 @@
 // isInterestingPod accepts, decides with planSidecarTermination from the cached pod, its node (is it
 // a virtual kubelet?) and whether its CRR exists, then applies the actions.
 
+import type { Pod } from '../../apis/core-objects.ts';
 import { Nodes, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -11,10 +12,10 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 import { executeSidecarActions, type ExecutorClient } from './executor.ts';
-import { crrNameFor, isInterestingPod, planSidecarTermination, type SidecarPod } from './plan.ts';
+import { crrNameFor, isInterestingPod, planSidecarTermination } from './plan.ts';
 
 export interface SidecarTerminatorCache {
-  getPod(namespace: string, name: string): SidecarPod | undefined;
+  getPod(namespace: string, name: string): Pod | undefined;
   getNode(name: string): { metadata?: { labels?: Record<string, string> } } | undefined;
   crrExists(namespace: string, name: string): boolean;
 }
@@ -50,7 +51,7 @@ export const sidecarTerminatorController: ControllerSetup = {
   gate: 'SidecarTerminator',
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
-    const pods = deps.informers.informerFor<SidecarPod & KubeObject>(Pods, scope);
+    const pods = deps.informers.informerFor<Pod>(Pods, scope);
     const nodes = deps.informers.informerFor<KubeObject>(Nodes);
     const crrs = deps.informers.informerFor<KubeObject>(ContainerRecreateRequests, scope);
     const cache: SidecarTerminatorCache = {
@@ -65,7 +66,7 @@ export const sidecarTerminatorController: ControllerSetup = {
       logger: deps.logger,
     });
     const key = (p: KubeObject) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
-    const handler: EventHandler<SidecarPod & KubeObject> = {
+    const handler: EventHandler<Pod> = {
       onAdd: (p, initial) => { if (isInterestingPod(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {}); },
       onUpdate: (old, cur) => {
         if (old.metadata.resourceVersion !== cur.metadata.resourceVersion && isInterestingPod(cur)) controller.queue.add(key(cur));

@@ -2,9 +2,11 @@
 // pod writes carry the observed resourceVersion, so a pod that changed since is looked at again
 // rather than patched blind.
 
-import { isAlreadyExists, isConflict, isNotFound, PatchType, Pods, type KubeClient, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
+import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
+import type { Pod, Stored } from '../../apis/core-objects.ts';
+import { isAlreadyExists, isConflict, isNotFound, PatchType, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { crrNameFor, type SidecarAction, type SidecarPod } from './plan.ts';
+import { crrNameFor, type SidecarAction } from './plan.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'create'>;
 
@@ -12,26 +14,25 @@ const REASON = 'SidecarTerminator';
 
 /** Returns ms to look again after a lost race, or undefined. */
 export async function executeSidecarActions(
-  pod: SidecarPod,
+  pod: Pod,
   actions: readonly SidecarAction[],
   deps: { client: ExecutorClient; recorder: EventRecorder },
 ): Promise<number | undefined> {
   const ns = pod.metadata.namespace ?? '';
   const name = pod.metadata.name ?? '';
-  const podRef = pod as unknown as KubeObject;
   let rv = pod.metadata.resourceVersion;
   try {
     for (const action of actions) {
       switch (action.kind) {
         case 'inPlaceUpdate': {
           const containers = Object.entries(action.images).map(([n, image]) => ({ name: n, image }));
-          const out = await deps.client.patch<KubeObject>(Pods, name, { metadata: { resourceVersion: rv }, spec: { containers } }, { namespace: ns, patchType: PatchType.StrategicMerge });
+          const out = await deps.client.patch<Pod>(Pods, name, { metadata: { resourceVersion: rv }, spec: { containers } }, { namespace: ns, patchType: PatchType.StrategicMerge });
           rv = out.metadata.resourceVersion;
-          deps.recorder.event(podRef, 'Normal', REASON, 'InPlaceUpdate', `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(Object.keys(action.images))} using in-place update`);
+          deps.recorder.event(pod, 'Normal', REASON, 'InPlaceUpdate', `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(Object.keys(action.images))} using in-place update`);
           break;
         }
         case 'markTerminated': {
-          const out = await deps.client.patch<KubeObject>(Pods, name, {
+          const out = await deps.client.patch<Pod>(Pods, name, {
             metadata: { resourceVersion: rv },
             status: { phase: action.phase, conditions: [action.condition] },
           }, { namespace: ns, patchType: PatchType.StrategicMerge, subresource: 'status' });
@@ -39,7 +40,7 @@ export async function executeSidecarActions(
           break;
         }
         case 'createCRR': {
-          const crr = {
+          const crr: Stored<ContainerRecreateRequest> = {
             apiVersion: 'apps.kruise.io/v1beta1',
             kind: 'ContainerRecreateRequest',
             metadata: {
@@ -54,14 +55,14 @@ export async function executeSidecarActions(
             },
           };
           try {
-            await deps.client.create(ContainerRecreateRequests, crr as unknown as KubeObject);
+            await deps.client.create(ContainerRecreateRequests, crr);
           } catch (err) {
             // A cache that has not seen our own CRR yet: it is there, which is all we wanted.
             if (isAlreadyExists(err)) break;
-            deps.recorder.event(podRef, 'Warning', REASON, 'CreateContainerRecreateRequest', `failed to create ContainerRecreateRequest ${crr.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
+            deps.recorder.event(pod, 'Warning', REASON, 'CreateContainerRecreateRequest', `failed to create ContainerRecreateRequest ${crr.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
             throw err;
           }
-          deps.recorder.event(podRef, 'Normal', REASON, 'CreateContainerRecreateRequest', `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(action.containers)} using crr`);
+          deps.recorder.event(pod, 'Normal', REASON, 'CreateContainerRecreateRequest', `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(action.containers)} using crr`);
           break;
         }
       }

@@ -17,26 +17,12 @@ import {
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT,
   ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE,
 } from '../../apis/constants.ts';
-import type { PodCondition } from '../../util/lifecycle.ts';
+import type { Container } from '../../apis/core.ts';
+import type { Pod, PodCondition } from '../../apis/core-objects.ts';
 import { metaTime } from '../../util/clock.ts';
 
-export interface SidecarContainer {
-  name: string;
-  image?: string;
-  env?: Array<{ name: string; value?: string }> | null;
-}
-
-export interface SidecarContainerStatus {
-  name: string;
-  state?: { terminated?: { exitCode: number } | null } | null;
-}
-
-/** The parts of a pod the sidecar terminator reads. */
-export interface SidecarPod {
-  metadata: { name?: string; namespace?: string; uid?: string; deletionTimestamp?: string; resourceVersion?: string };
-  spec?: { restartPolicy?: string; nodeName?: string; containers?: SidecarContainer[] };
-  status?: { phase?: string; conditions?: PodCondition[]; containerStatuses?: SidecarContainerStatus[] };
-}
+/** The parts of a container the sidecar env switches are read from. */
+export type SidecarContainer = Pick<Container, 'name' | 'env'>;
 
 export type SidecarAction =
   /** Pod spec: new images for sidecars on a virtual-kubelet node. */
@@ -48,7 +34,7 @@ export type SidecarAction =
 
 export const SIDECAR_TERMINATED_MESSAGE = 'Terminated by Sidecar Terminator';
 
-export const crrNameFor = (pod: SidecarPod) => `sidecar-termination-${pod.metadata.uid ?? ''}`;
+export const crrNameFor = (pod: Pod) => `sidecar-termination-${pod.metadata.uid ?? ''}`;
 
 const envValue = (c: SidecarContainer, name: string) => c.env?.find((e) => e.name === name)?.value;
 const isTrue = (v: string | undefined) => (v ?? '').toLowerCase() === 'true';
@@ -65,7 +51,7 @@ export interface SidecarGroups {
 }
 
 /** Which sidecars are handled how: only image swaps on a virtual-kubelet node, only CRRs elsewhere. */
-export function classifySidecars(pod: SidecarPod, onVirtualKubelet: boolean): SidecarGroups {
+export function classifySidecars(pod: Pod, onVirtualKubelet: boolean): SidecarGroups {
   const groups: SidecarGroups = { normal: [], ignoreExitCode: [], inPlaceUpdate: [] };
   for (const c of pod.spec?.containers ?? []) {
     if (onVirtualKubelet) {
@@ -76,25 +62,25 @@ export function classifySidecars(pod: SidecarPod, onVirtualKubelet: boolean): Si
   return groups;
 }
 
-const mainContainers = (pod: SidecarPod) => (pod.spec?.containers ?? []).filter((c) => !isSidecar(c)).map((c) => c.name);
-const sidecarContainers = (pod: SidecarPod) => (pod.spec?.containers ?? []).filter(isSidecar).map((c) => c.name);
+const mainContainers = (pod: Pod) => (pod.spec?.containers ?? []).filter((c) => !isSidecar(c)).map((c) => c.name);
+const sidecarContainers = (pod: Pod) => (pod.spec?.containers ?? []).filter(isSidecar).map((c) => c.name);
 
 // Until the kubelet reports every container, nothing counts as finished.
-function allReported(pod: SidecarPod): boolean {
+function allReported(pod: Pod): boolean {
   return (pod.spec?.containers ?? []).length === (pod.status?.containerStatuses ?? []).length;
 }
 
-export function containersCompleted(pod: SidecarPod, names: readonly string[]): boolean {
+export function containersCompleted(pod: Pod, names: readonly string[]): boolean {
   if (!allReported(pod)) return false;
   return (pod.status?.containerStatuses ?? []).every((s) => !names.includes(s.name) || !!s.state?.terminated);
 }
 
-export function containersSucceeded(pod: SidecarPod, names: readonly string[]): boolean {
+export function containersSucceeded(pod: Pod, names: readonly string[]): boolean {
   if (!allReported(pod)) return false;
   return (pod.status?.containerStatuses ?? []).every((s) => !names.includes(s.name) || s.state?.terminated?.exitCode === 0);
 }
 
-function uncompleted(pod: SidecarPod, names: readonly string[]): string[] {
+function uncompleted(pod: Pod, names: readonly string[]): string[] {
   const done = new Set((pod.status?.containerStatuses ?? []).filter((s) => s.state?.terminated).map((s) => s.name));
   return names.filter((n) => !done.has(n)).sort();
 }
@@ -104,7 +90,7 @@ function uncompleted(pod: SidecarPod, names: readonly string[]): string[] {
  * still running, and its main containers done (Never) or done successfully (OnFailure, where the
  * kubelet restarts failed ones).
  */
-export function isInterestingPod(pod: SidecarPod): boolean {
+export function isInterestingPod(pod: Pod): boolean {
   const policy = pod.spec?.restartPolicy || 'Always';
   if (pod.metadata.deletionTimestamp || (pod.status?.phase ?? 'Pending') === 'Pending' || policy === 'Always') return false;
   const sidecars = sidecarContainers(pod);
@@ -115,7 +101,7 @@ export function isInterestingPod(pod: SidecarPod): boolean {
 }
 
 export interface SidecarTerminatorInput {
-  pod: SidecarPod;
+  pod: Pod;
   onVirtualKubelet: boolean;
   /** CRR sidecar-termination-<uid> already exists (one per pod: it is never re-created). */
   crrExists: boolean;

@@ -5,8 +5,8 @@ import { RUNTIME_CONTAINERS_META_ANNOTATION } from '../../apis/constants.ts';
 import { PatchType, Pods, isNotFound } from '../../runtime/client.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { objectKey, unwrapDeleted } from '../../runtime/informer.ts';
-import type { Pod } from '../../util/inplaceupdate.ts';
-import type { DaemonContext, DaemonPod, SubController } from '../context.ts';
+import type { Pod } from '../../apis/core-objects.ts';
+import type { DaemonContext, SubController } from '../context.ts';
 import { fetchHttpGet, killContainer, type HttpGet } from '../containerrecreate/kill.ts';
 import { planContainerMeta, podUsesEnvFromMetadata } from './plan.ts';
 
@@ -15,13 +15,13 @@ const POLL_MS = 10_000;
 export function containerMetaController(ctx: DaemonContext, opts: { httpGet?: HttpGet } = {}): SubController {
   const { client, scope, clock } = ctx;
   const log = ctx.logger.child({ controller: 'containermeta' });
-  const pods = ctx.informers.informerFor<DaemonPod>(Pods, scope.podSelector);
+  const pods = ctx.informers.informerFor<Pod>(Pods, scope.podSelector);
   // Containers already stopped for stale env, per pod: one kill per container, however many
   // events arrive before the new container shows up.
   const killed = new Map<string, Set<string>>();
 
   const controller = new Controller({ name: 'containermeta', clock, logger: log, maxConcurrentReconciles: 2, reconcile: (key) => reconcile(key) });
-  const relevant = (pod: DaemonPod) => scope.owns(pod.spec?.nodeName) && podUsesEnvFromMetadata(pod as Pod);
+  const relevant = (pod: Pod) => scope.owns(pod.spec?.nodeName) && podUsesEnvFromMetadata(pod);
   pods.addEventHandler({
     onAdd: (pod) => { if (relevant(pod)) controller.queue.add(objectKey(pod)); },
     onUpdate: (_o, pod) => { if (relevant(pod)) controller.queue.add(objectKey(pod)); },

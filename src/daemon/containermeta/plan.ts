@@ -4,7 +4,8 @@
 // after an in-place metadata update.
 import { RUNTIME_CONTAINERS_META_ANNOTATION } from '../../apis/constants.ts';
 import type { Container } from '../../apis/core.ts';
-import { envFromMetadataHash, getInPlaceUpdateState, type Pod, type RuntimeContainerMetaSet } from '../../util/inplaceupdate.ts';
+import type { Pod } from '../../apis/core-objects.ts';
+import { envFromMetadataHash, getInPlaceUpdateState, type RuntimeContainerMetaSet } from '../../util/inplaceupdate.ts';
 import { fnv1a_32, marshalGoJSON } from '../../util/revision.ts';
 import type { RuntimeContainer } from '../runtime/types.ts';
 

@@ -5,7 +5,8 @@ import { CRR_NODE_NAME_LABEL, CRR_POD_UID_LABEL } from '../../apis/constants.ts'
 import { PatchType, isNotFound, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
-import { newerObject, type DaemonContext, type DaemonPod, type SubController } from '../context.ts';
+import type { Pod } from '../../apis/core-objects.ts';
+import { newerObject, type DaemonContext, type SubController } from '../context.ts';
 import { killContainer, fetchHttpGet, type HttpGet } from './kill.ts';
 import {
   afterKill, computeContainerStates, isCRRFinished, pickCRR, planCRRStep, terminationGraceSeconds, unreadyGraceGate,
@@ -20,7 +21,7 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
   const { client, scope, clock } = ctx;
   const log = ctx.logger.child({ controller: 'containerrecreate' });
   const crrInformer = ctx.informers.informerFor<KubeObject>(ContainerRecreateRequests, scope.crrSelector);
-  const podInformer = ctx.informers.informerFor<DaemonPod>(Pods, scope.podSelector);
+  const podInformer = ctx.informers.informerFor<Pod>(Pods, scope.podSelector);
   crrInformer.addIndexers({
     // A CRR without a pod name is invalid (the webhook refuses it); it is never picked up.
     [POD_KEY_INDEX]: (crr) => (isWellFormedCRR(crr) ? [podKeyOf(crr)] : []),

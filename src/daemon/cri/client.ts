@@ -199,6 +199,7 @@ let services: CriServices | undefined;
 /** The runtime.v1 service definitions (also what a fake server in tests implements). */
 export function criServices(): CriServices {
   if (!services) {
+    // The service definitions are built at run time from the .proto: their shape is CriServices by construction.
     const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS)) as unknown as { runtime: { v1: CriServices } };
     services = pkg.runtime.v1;
   }
@@ -399,6 +400,7 @@ export class CriClient {
 
   private call<T>(client: grpc.Client, rpc: string, req: object, opts: CallOptions = {}): Promise<T> {
     const timeoutMs = opts.timeoutMs ?? this.defaultTimeoutMs;
+    // Methods of a dynamically loaded gRPC client exist by name only at run time.
     const method = (client as unknown as Record<string, Unary>)[rpc]!.bind(client);
     return new Promise<T>((resolve, reject) => {
       if (opts.signal?.aborted) return reject(abortError(rpc, opts.signal));

@@ -1,12 +1,11 @@
 // Registry credentials for a pull, from image pull Secrets (kubernetes.io/dockerconfigjson or the
 // older kubernetes.io/dockercfg), matched to the image's registry the way docker config keys are:
 // by host[:port], with any scheme or path on the key ignored and Docker Hub's aliases folded.
+import type { Secret } from '../../apis/core-objects.ts';
 import type { PullAuth } from '../runtime/types.ts';
 
-export interface SecretLike {
-  type?: string;
-  data?: Record<string, string>;
-}
+/** The parts of a Secret the credentials come from. */
+export type SecretLike = Pick<Secret, 'type' | 'data'>;
 
 const DOCKER_HUB = 'docker.io';
 const HUB_ALIASES = new Set(['docker.io', 'index.docker.io', 'registry-1.docker.io', 'registry.hub.docker.com']);

@@ -2,7 +2,8 @@
 // report into memory and wake the node's key; the reconcile turns worker state into NodeImage
 // status (plan.ts) and writes it through the status subresource.
 import type { ImageTagStatus, NodeImage as NodeImageApi } from '../../apis/apps/nodeimage.ts';
-import { PatchType, Secrets, isNotFound, type KubeObject, NodeImages } from '../../runtime/client.ts';
+import type { Secret, Stored } from '../../apis/core-objects.ts';
+import { PatchType, Secrets, isNotFound, NodeImages } from '../../runtime/client.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
@@ -12,7 +13,7 @@ import type { ContainerRuntime, PullAuth } from '../runtime/types.ts';
 import { authsForImage, type SecretLike } from './auth.ts';
 import { backoffMs, buildStatus, desiredTasks, planWorkers, statusMergePatch, type PullTask } from './plan.ts';
 
-type NodeImage = NodeImageApi & KubeObject;
+type NodeImage = Stored<NodeImageApi>;
 
 /** Bounds concurrent pulls (--max-workers-for-pull-image); a negative limit means unbounded. */
 export class PullSlots {
@@ -122,7 +123,7 @@ export function imagePullerController(ctx: DaemonContext, opts: { maxWorkers: nu
   const slots = new Map<string, PullSlots>();
 
   const controller = new Controller({ name: 'imagepuller', clock, logger: log, maxConcurrentReconciles: 2, reconcile: (key) => reconcile(key) });
-  const enqueue = (ni: KubeObject) => { if (scope.owns(ni.metadata.name)) controller.queue.add(ni.metadata.name!); };
+  const enqueue = (ni: NodeImage) => { if (scope.owns(ni.metadata.name)) controller.queue.add(ni.metadata.name!); };
   informer.addEventHandler({
     onAdd: enqueue,
     onUpdate: (_o, ni) => enqueue(ni),
@@ -134,7 +135,7 @@ export function imagePullerController(ctx: DaemonContext, opts: { maxWorkers: nu
     const secrets: SecretLike[] = [];
     for (const ref of task.pullSecrets) {
       try {
-        secrets.push(await client.get<KubeObject & SecretLike>(Secrets, ref.name, { namespace: ref.namespace }));
+        secrets.push(await client.get<Secret>(Secrets, ref.name, { namespace: ref.namespace }));
       } catch (err) {
         // A missing secret means an anonymous attempt, which is what the registry will judge.
         log.warn({ secret: `${ref.namespace}/${ref.name}`, err: (err as Error).message }, 'cannot read pull secret');

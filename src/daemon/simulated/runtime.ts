@@ -19,7 +19,7 @@ import { PatchType, Pods, isConflict, isNotFound, type KubeClient } from '../../
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { Clock } from '../../util/clock.ts';
-import type { DaemonPod } from '../context.ts';
+import type { ContainerStatus, Pod } from '../../apis/core-objects.ts';
 import type {
   ContainerRuntime, ExecResult, PodRef, PullImageRequest, RuntimeContainer, RuntimeImage, RuntimeVersion,
 } from '../runtime/types.ts';
@@ -28,8 +28,7 @@ export const SIM_CONTAINER_ENV_ANNOTATION = 'sim.kruise-ts.io/container-env';
 /** Comma-separated container names whose stop fails, as a wedged runtime's would (for failure paths). */
 export const SIM_KILL_ERROR_ANNOTATION = 'sim.kruise-ts.io/kill-error';
 
-type PodContainer = NonNullable<NonNullable<DaemonPod['spec']>['containers']>[number];
-type ContainerStatus = NonNullable<NonNullable<DaemonPod['status']>['containerStatuses']>[number];
+type PodContainer = NonNullable<Pod['spec']>['containers'][number];
 /** Container name → the container it was recorded for and the env it started with. */
 export type EnvRecord = Record<string, { containerID: string; env: Record<string, string> }>;
 
@@ -48,7 +47,7 @@ export function readsMetadata(c: PodContainer): boolean {
 }
 
 /** The env the kubelet would give the container now: literal values and downward-API metadata. */
-export function resolveEnv(c: PodContainer, pod: DaemonPod): Record<string, string> {
+export function resolveEnv(c: PodContainer, pod: Pod): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of c.env ?? []) {
     if (!e || typeof e.name !== 'string') continue;
@@ -63,7 +62,7 @@ export function resolveEnv(c: PodContainer, pod: DaemonPod): Record<string, stri
   return env;
 }
 
-export function parseEnvRecord(pod: DaemonPod): EnvRecord {
+export function parseEnvRecord(pod: Pod): EnvRecord {
   try {
     const v = JSON.parse(pod.metadata.annotations?.[SIM_CONTAINER_ENV_ANNOTATION] ?? '{}');
     return v && typeof v === 'object' && !Array.isArray(v) ? v as EnvRecord : {};
@@ -78,7 +77,7 @@ const epoch = (t: string | undefined) => { const n = Date.parse(t ?? ''); return
  * The pod's containers as a runtime reports them, plus the env pins still to record (containers
  * reading metadata that the record does not know yet: they started with today's metadata).
  */
-export function podContainersFromStatus(pod: DaemonPod): { containers: RuntimeContainer[]; pins: EnvRecord } {
+export function podContainersFromStatus(pod: Pod): { containers: RuntimeContainer[]; pins: EnvRecord } {
   const record = parseEnvRecord(pod);
   const pins: EnvRecord = {};
   const containers: RuntimeContainer[] = [];
@@ -115,7 +114,7 @@ export interface StopOutcome {
   restarted: boolean;
   /** Pod phase and conditions when the pod became terminal (every container exited). */
   phase?: 'Succeeded' | 'Failed';
-  conditions?: NonNullable<NonNullable<DaemonPod['status']>['conditions']>;
+  conditions?: NonNullable<NonNullable<Pod['status']>['conditions']>;
 }
 
 /**
@@ -124,7 +123,7 @@ export interface StopOutcome {
  * with restartCount+1; under Never / OnFailure an exit 0 is final, and once every container has
  * exited the pod is Succeeded (all 0) or Failed, not Ready. undefined when the id is unknown.
  */
-export function stoppedStatuses(pod: DaemonPod, containerID: string, now: string): StopOutcome | undefined {
+export function stoppedStatuses(pod: Pod, containerID: string, now: string): StopOutcome | undefined {
   const statuses = pod.status?.containerStatuses ?? [];
   const i = statuses.findIndex((s) => s?.containerID === containerID);
   if (i < 0) return undefined;
@@ -220,9 +219,9 @@ export class SimulatedRuntime implements ContainerRuntime {
     return { runtimeName: 'simulated', runtimeVersion: '1.0.0', runtimeApiVersion: 'v1' };
   }
 
-  private async getPod(ref: PodRef): Promise<DaemonPod | undefined> {
+  private async getPod(ref: PodRef): Promise<Pod | undefined> {
     try {
-      const pod = await this.o.client.get<DaemonPod>(Pods, ref.name, { namespace: ref.namespace });
+      const pod = await this.o.client.get<Pod>(Pods, ref.name, { namespace: ref.namespace });
       return !ref.uid || pod.metadata.uid === ref.uid ? pod : undefined;
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -230,7 +229,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     }
   }
 
-  private async pin(pod: DaemonPod, pins: EnvRecord): Promise<void> {
+  private async pin(pod: Pod, pins: EnvRecord): Promise<void> {
     if (Object.keys(pins).length === 0) return;
     // Entries of containers that no longer exist are dropped as the record is rewritten.
     const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));

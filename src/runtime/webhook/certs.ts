@@ -20,6 +20,7 @@ import { isIP } from 'node:net';
 import { createCA, issueCert, loadCA } from '../../util/pki.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { FeatureGates } from '../../apis/features.ts';
+import type { LabelSelector, Secret } from '../../apis/core-objects.ts';
 import { APPS_GROUP, POLICY_GROUP } from '../../apis/constants.ts';
 import type { Operation, WebhookRegistration } from './types.ts';
 import {
@@ -148,11 +149,6 @@ export async function generateCerts(dnsName: string, now: number, existing?: Par
     validDays: policy.servingValidDays ?? 365,
   });
   return { caCert: ca.certPem, caKey: ca.keyPem, cert: serving.certPem, key: serving.keyPem };
-}
-
-interface Secret extends KubeObject {
-  type?: string;
-  data?: Record<string, string>;
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -302,11 +298,6 @@ export function clientConfigFor(mode: ClientMode, urlPath: string, caBundlePem?:
     : { service: { namespace: mode.namespace, name: mode.name, path: urlPath, port: mode.port ?? 443 } };
   if (caBundlePem) cc.caBundle = b64(caBundlePem);
   return cc;
-}
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
 }
 
 export interface RuleWithOperations {

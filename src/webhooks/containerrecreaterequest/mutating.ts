@@ -12,37 +12,13 @@ import {
 } from '../../apis/constants.ts';
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
 import type { Container } from '../../apis/core.ts';
-import { isPodActive, type PodLike } from '../../util/pod.ts';
+import type { ContainerStatus, Node, Pod } from '../../apis/core-objects.ts';
+import { isPodActive } from '../../util/pod.ts';
 import { isVirtualKubeletNode, VIRTUAL_KUBELET_LABEL, VIRTUAL_KUBELET_LABEL_VALUE } from '../../util/virtual-kubelet.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 
 const MIN_DEADLINE_SECONDS = 3;
-
-/** The parts of a pod the webhook reads. */
-export interface TargetPod extends Omit<PodLike, 'spec' | 'status'> {
-  spec?: {
-    nodeName?: string | null;
-    terminationGracePeriodSeconds?: number | null;
-    containers?: Container[] | null;
-    initContainers?: Array<Container & { restartPolicy?: string | null }> | null;
-  } | null;
-  status?: Omit<NonNullable<PodLike['status']>, 'containerStatuses' | 'initContainerStatuses'> & {
-    containerStatuses?: TargetContainerStatus[] | null;
-    initContainerStatuses?: TargetContainerStatus[] | null;
-  };
-}
-
-interface TargetContainerStatus {
-  name: string;
-  restartCount: number;
-  containerID?: string;
-}
-
-/** The parts of a node the webhook reads. */
-export interface TargetNode {
-  metadata?: { name?: string; labels?: Record<string, string> | null } | null;
-}
 
 type CRR = ContainerRecreateRequest;
 
@@ -107,12 +83,12 @@ function assertSpec(obj: CRR): asserts obj is CRR & { spec: NonNullable<CRR['spe
 }
 
 // A pod whose phase the sidecar terminator made terminal still needs CRRs to kill its sidecars.
-function isTerminatedBySidecarTerminator(pod: TargetPod): boolean {
+function isTerminatedBySidecarTerminator(pod: Pod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === CONDITION_SIDECAR_TERMINATED);
 }
 
 /** CREATE: the pod must be running (or finished by the sidecar terminator) and bound to a node. */
-export function checkTargetPod(pod: TargetPod): string {
+export function checkTargetPod(pod: Pod): string {
   if (!isPodActive(pod) && !isTerminatedBySidecarTerminator(pod)) {
     throw new AdmissionDenied('not allowed to recreate containers in an inactive Pod');
   }
@@ -123,16 +99,16 @@ export function checkTargetPod(pod: TargetPod): string {
 
 // A native sidecar (restartable init container) reports under initContainerStatuses, so a CRR may
 // name init containers too, as upstream accepts.
-function findContainer(pod: TargetPod, name: string): Container | undefined {
+function findContainer(pod: Pod, name: string): Container | undefined {
   return pod.spec?.containers?.find((x) => x.name === name) ?? pod.spec?.initContainers?.find((x) => x.name === name);
 }
 
-function findStatus(pod: TargetPod, name: string): TargetContainerStatus | undefined {
+function findStatus(pod: Pod, name: string): ContainerStatus | undefined {
   return pod.status?.containerStatuses?.find((x) => x.name === name) ?? pod.status?.initContainerStatuses?.find((x) => x.name === name);
 }
 
 /** CREATE, after defaultContainerRecreateRequest and checkTargetPod: copy pod facts into the request; mutates obj. */
-export function injectPodIntoContainerRecreateRequest(obj: CRR, pod: TargetPod, node: TargetNode): void {
+export function injectPodIntoContainerRecreateRequest(obj: CRR, pod: Pod, node: Node): void {
   assertSpec(obj);
   const labels = (obj.metadata!.labels ??= {});
   labels[CRR_NODE_NAME_LABEL] = pod.spec?.nodeName ?? '';
@@ -182,17 +158,17 @@ export async function mutateContainerRecreateRequest(obj: CRR, ctx: AdmissionCon
   assertSpec(obj);
   if (!ctx.reader) throw new AdmissionDenied(`failed to find Pod ${obj.spec.podName}: no reader`, 500);
   const namespace = obj.metadata?.namespace ?? ctx.namespace;
-  let pod: TargetPod | null;
+  let pod: Pod | null;
   try {
-    pod = await ctx.reader.get<TargetPod>('v1', 'Pod', obj.spec.podName, namespace);
+    pod = await ctx.reader.get<Pod>('v1', 'Pod', obj.spec.podName, namespace);
   } catch (e) {
     throw new AdmissionDenied(`failed to find Pod ${obj.spec.podName}: ${(e as Error).message}`, 500);
   }
   if (!pod) throw new AdmissionDenied(`no found Pod named ${obj.spec.podName}`);
   const nodeName = checkTargetPod(pod);
-  let node: TargetNode | null;
+  let node: Node | null;
   try {
-    node = await ctx.reader.get<TargetNode>('v1', 'Node', nodeName);
+    node = await ctx.reader.get<Node>('v1', 'Node', nodeName);
   } catch (e) {
     throw new AdmissionDenied(`failed to find Node ${nodeName}: ${(e as Error).message}`, 500);
   }

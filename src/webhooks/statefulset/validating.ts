@@ -3,6 +3,7 @@
 import type { StatefulSet, StatefulSetSpec } from '../../apis/apps/statefulset.ts';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
+import { compareQuantity, parseQuantity, tryParseQuantity, type Quantity } from '../../apis/quantity.ts';
 import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
 import { type IntOrString, getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { validateLabels } from '../../util/labelselector.ts';
@@ -175,21 +176,17 @@ export function validateStatefulSetUpdate(obj: StatefulSet, old: StatefulSet): F
   return errs;
 }
 
-// Quantities compared by value for the storage resize rule.
-const QUANTITY_RE = /^([+-]?[0-9.]+)([eE][+-]?[0-9]+|[KMGTPE]i|[mkMGTPE])?$/;
-const SUFFIX: Record<string, number> = {
-  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
-};
+// Storage requests and limits compared by value for the resize rule. A missing storage is zero, as
+// Go's ResourceList.Storage(); text Go cannot parse (the CRD schema rejects it before this webhook
+// runs) compares unequal to everything and smaller than nothing.
+const ZERO_QUANTITY = parseQuantity('0');
 
-function quantityValue(q: unknown): number {
-  if (q == null) return 0;
-  if (typeof q === 'number') return q;
-  const m = QUANTITY_RE.exec(String(q));
-  if (!m) return NaN;
-  const suffix = m[2] ?? '';
-  return suffix.startsWith('e') || suffix.startsWith('E') ? Number(m[1] + suffix) : Number(m[1]) * SUFFIX[suffix]!;
+function storageQuantity(q: number | string | undefined): Quantity | undefined {
+  return q === undefined || q === null ? ZERO_QUANTITY : tryParseQuantity(String(q));
 }
+
+const quantitiesDiffer = (a: Quantity | undefined, b: Quantity | undefined) => !a || !b || compareQuantity(a, b) !== 0;
+const quantityLess = (a: Quantity | undefined, b: Quantity | undefined) => !!a && !!b && compareQuantity(a, b) < 0;
 
 function withoutStorage(pvc: PersistentVolumeClaim): unknown {
   const copy = structuredClone(pvc);
@@ -217,11 +214,11 @@ export async function validateVolumeClaimTemplateUpdate(obj: StatefulSet, old: S
     const id = `spec.volumeClaimTemplates[${vct.metadata?.name ?? ''}]`;
     const before = byName.get(vct.metadata?.name ?? '');
     if (!before) return [forbidden(`${id}.name`, 'volumeClaimTemplate name can not be modified')];
-    const storage = (p: PersistentVolumeClaim, k: 'requests' | 'limits') => quantityValue(p.spec?.resources?.[k]?.storage);
-    const resized = storage(before, 'requests') !== storage(vct, 'requests') || storage(before, 'limits') !== storage(vct, 'limits');
+    const storage = (p: PersistentVolumeClaim, k: 'requests' | 'limits') => storageQuantity(p.spec?.resources?.[k]?.storage);
+    const resized = quantitiesDiffer(storage(before, 'requests'), storage(vct, 'requests')) || quantitiesDiffer(storage(before, 'limits'), storage(vct, 'limits'));
     const sameOtherwise = semanticEqual(withoutStorage(before), withoutStorage(vct));
     if (sameOtherwise && !resized) continue;
-    if (!sameOtherwise || storage(vct, 'requests') < storage(before, 'requests')) {
+    if (!sameOtherwise || quantityLess(storage(vct, 'requests'), storage(before, 'requests'))) {
       return [invalid(id, vct, 'volumeClaimTemplate can not be modified when OnRollingUpdate')];
     }
     if (!ctx.reader) continue;

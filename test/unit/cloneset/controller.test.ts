@@ -10,7 +10,7 @@ import { makeHandlers } from '../../../src/controllers/cloneset/event-handler.ts
 import { changedConditions, podUpdatePatch } from '../../../src/controllers/cloneset/executor.ts';
 import { planCloneSet } from '../../../src/controllers/cloneset/plan.ts';
 import type { Pod } from '../../../src/controllers/cloneset/pods.ts';
-import { StatusError, type KubeObject, type ResourceType } from '../../../src/runtime/client.ts';
+import { StatusError, type KubeObject, type ResourceType, type Stored } from '../../../src/runtime/client.ts';
 import { isTerminalError } from '../../../src/runtime/controller.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import { DeletedFinalStateUnknown } from '../../../src/runtime/informer.ts';
@@ -70,7 +70,7 @@ class FakeClient {
 const conflict = () => new StatusError({ status: 'Failure', code: 409, reason: 'Conflict', message: 'the object has been modified' } as any);
 const forbidden = () => new StatusError({ status: 'Failure', code: 403, reason: 'Forbidden', message: 'quota exceeded' } as any);
 
-function setup(opts: { cs: CloneSet; pods?: Pod[]; revisions?: ControllerRevision[]; now?: number; timeout?: number }) {
+function setup(opts: { cs: Stored<CloneSet>; pods?: Pod[]; revisions?: ControllerRevision[]; now?: number; timeout?: number }) {
   let now = opts.now ?? NOW;
   const clock = { now: () => now, setTimer: () => ({ cancel() {} }), sleep: async () => {} };
   const cache: CloneSetCache = {
@@ -108,7 +108,7 @@ function settled(spec: Parameters<typeof cloneSet>[0], pods: (rev: string) => Po
 describe('CloneSet reconcile', () => {
   test('scale-out creates pods with controller ownerReferences, expecting each before its create', async () => {
     const { cs, rev } = settled({ replicas: 0 }, () => []);
-    const scaled = { ...cs, spec: { ...cs.spec!, replicas: 3 } } as CloneSet;
+    const scaled = { ...cs, spec: { ...cs.spec!, replicas: 3 } } as Stored<CloneSet>;
     const env = setup({ cs: scaled, revisions: [rev] });
     env.client.onCall = (c) => {
       if (c.verb === 'create' && c.resource === 'pods') {
@@ -149,7 +149,7 @@ describe('CloneSet reconcile', () => {
 
   test('a failing create batch stops slow start, withdraws expectations and records FailedCreate + FailedScale', async () => {
     const { cs, rev } = settled({ replicas: 0 }, () => []);
-    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 4 } } as CloneSet, revisions: [rev] });
+    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 4 } } as Stored<CloneSet>, revisions: [rev] });
     env.client.fail = (c) => (c.verb === 'create' && c.name === 'cs-id001' ? forbidden() : undefined);
     await assert.rejects(env.reconciler.reconcile('default/cs'), /quota exceeded/);
     // batches 1, 2 (fails on cs-id001), and the last batch of 1 never tried
@@ -162,7 +162,7 @@ describe('CloneSet reconcile', () => {
 
   test('scale-in deletes with a uid precondition, expecting the delete first', async () => {
     const { cs, rev, pods } = settled({ replicas: 2 }, (r) => [pod('cs-a', { revision: r }), pod('cs-b', { revision: r })]);
-    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 1 } } as CloneSet, revisions: [rev], pods });
+    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 1 } } as Stored<CloneSet>, revisions: [rev], pods });
     env.client.onCall = (c) => {
       if (c.verb === 'delete') assert.ok(env.scaleExpectations.getExpectations('default/cs')?.delete.has(c.name));
     };
@@ -179,7 +179,7 @@ describe('CloneSet reconcile', () => {
     await env.reconciler.reconcile('default/cs');
     assert.deepEqual(env.client.calls, []);
 
-    const bumped = { ...cs, metadata: { ...cs.metadata, generation: 2 } } as CloneSet;
+    const bumped = { ...cs, metadata: { ...cs.metadata, generation: 2 } } as Stored<CloneSet>;
     const env2 = setup({ cs: bumped, revisions: [rev], pods });
     await env2.reconciler.reconcile('default/cs');
     assert.deepEqual(env2.client.calls.map((c) => c.verb), ['updateStatus']);
@@ -189,7 +189,7 @@ describe('CloneSet reconcile', () => {
   test('a new template creates its ControllerRevision first; in-place updates write the condition, then a CAS patch', async () => {
     const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
     const { cs, rev, pods } = settled(spec, (r) => [{ ...pod('cs-a', { revision: r }), metadata: { ...pod('cs-a', { revision: r }).metadata, resourceVersion: '7' } }]);
-    const updated = { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as CloneSet;
+    const updated = { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as Stored<CloneSet>;
     const env = setup({ cs: updated, revisions: [rev], pods });
     await env.reconciler.reconcile('default/cs');
     const writes = env.client.calls.map((c) => `${c.verb} ${c.resource}${c.opts?.subresource ? '/' + c.opts.subresource : ''}`);
@@ -208,7 +208,7 @@ describe('CloneSet reconcile', () => {
   test('a resourceVersion conflict on the in-place patch requeues without an error', async () => {
     const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
     const { cs, rev, pods } = settled(spec, (r) => [pod('cs-a', { revision: r })]);
-    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as CloneSet, revisions: [rev], pods });
+    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as Stored<CloneSet>, revisions: [rev], pods });
     env.client.fail = (c) => (c.verb === 'patch' && c.resource === 'pods' && !c.opts.subresource ? conflict() : undefined);
     const result = await env.reconciler.reconcile('default/cs');
     assert.ok(result.requeueAfter! > 0);
@@ -237,7 +237,7 @@ describe('CloneSet event handlers', () => {
   const owner = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true };
   const owned = (name: string, extra: Record<string, unknown> = {}) => {
     const p = pod(name);
-    return { ...p, metadata: { ...p.metadata, ownerReferences: [owner], resourceVersion: '1', ...extra } } as Pod & KubeObject;
+    return { ...p, metadata: { ...p.metadata, ownerReferences: [owner], resourceVersion: '1', ...extra } } as Pod;
   };
   function handlers() {
     const added: Array<{ key: string; priority?: number }> = [];
@@ -274,8 +274,8 @@ describe('CloneSet event handlers', () => {
 
   test('an orphan pod enqueues the CloneSets selecting it; one with a foreign controller does not', () => {
     const { h, added } = handlers();
-    h.pod.onAdd!(pod('loose') as Pod & KubeObject, true);
-    h.pod.onAdd!({ ...pod('rs-owned'), metadata: { ...pod('rs-owned').metadata, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid', controller: true }] } } as Pod & KubeObject, false);
+    h.pod.onAdd!(pod('loose') as Pod, true);
+    h.pod.onAdd!({ ...pod('rs-owned'), metadata: { ...pod('rs-owned').metadata, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid', controller: true }] } } as Pod, false);
     assert.deepEqual(added, [{ key: 'default/cs', priority: LowPriority }]);
   });
 
@@ -285,7 +285,7 @@ describe('CloneSet event handlers', () => {
     h.pod.onDelete!(new DeletedFinalStateUnknown('default/cs-a', owned('cs-a')));
     assert.equal(scale.getExpectations('default/cs'), undefined);
     scale.expectScale('default/cs', 'create', 'cs-z');
-    h.cloneSet.onDelete!(cloneSet() as CloneSet & KubeObject);
+    h.cloneSet.onDelete!(cloneSet());
     assert.equal(scale.getExpectations('default/cs'), undefined);
     assert.equal(added.length, 2);
   });

@@ -5,7 +5,7 @@ import { cloneSetsSelecting, makeHandlers, podUpdateCannotChangeDecision } from 
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import type { KubeObject } from '../../../src/runtime/client.ts';
-import type { Pod } from '../../../src/util/inplaceupdate.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import { cloneSet, pod } from './fixtures.ts';
 
 const hooked = cloneSet({ lifecycle: { preDelete: { finalizersHandler: ['example.com/hook'] } } });
@@ -52,7 +52,7 @@ describe('podUpdateCannotChangeDecision', () => {
 
 describe('pod update handler with the gate', () => {
   const owner = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true };
-  const owned = (p: Pod, rv: string) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [owner], resourceVersion: rv } }) as Pod & KubeObject;
+  const owned = (p: Pod, rv: string) => ({ ...p, metadata: { ...p.metadata, ownerReferences: [owner], resourceVersion: rv } }) as Pod;
 
   function run(filterPodUpdates: boolean, old: Pod, cur: Pod): string[] {
     const added: string[] = [];
@@ -107,7 +107,7 @@ describe('pod event handler: upstream cases', () => {
       },
       spec: { containers: [] },
       status: p.phase ? { phase: p.phase } : {},
-    }) as unknown as Pod & KubeObject;
+    }) as unknown as Pod;
 
   function handlers(sets: CloneSet[]) {
     const queue = new Set<string>();

@@ -3,7 +3,7 @@
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../../src/apis/features.ts';
 import type { PodTemplateSpec } from '../../../src/apis/core.ts';
-import type { Pod } from '../../../src/util/inplaceupdate.ts';
+import type { Pod, Stored } from '../../../src/apis/core-objects.ts';
 import { newCloneSetRevision, type ControllerRevision } from '../../../src/util/revision-data.ts';
 
 export const NOW = Date.parse('2026-07-01T12:00:00Z');
@@ -24,7 +24,7 @@ export function template(image = 'nginx:1.0', extra: Partial<PodTemplateSpec> = 
 
 export type CloneSetSpec = NonNullable<CloneSet['spec']>;
 
-export function cloneSet(spec: Partial<CloneSetSpec> = {}, status?: CloneSet['status']): CloneSet {
+export function cloneSet(spec: Partial<CloneSetSpec> = {}, status?: CloneSet['status']): Stored<CloneSet> {
   return {
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'CloneSet',

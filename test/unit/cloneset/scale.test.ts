@@ -10,7 +10,7 @@ import {
   type ScaleInput,
 } from '../../../src/controllers/cloneset/scale.ts';
 import type { PersistentVolumeClaim } from '../../../src/apis/core.ts';
-import type { Pod } from '../../../src/util/inplaceupdate.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import { cloneSet, gates, NOW, pod, template, type CloneSetSpec, type PodOpts } from './fixtures.ts';
 
 const OLD = 'cs-old';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { computeStatus } from '../../../src/controllers/cloneset/status.ts';
 import { cloneSet, NOW, pod, type CloneSetSpec } from './fixtures.ts';
-import type { Pod } from '../../../src/util/inplaceupdate.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 
 const OLD = 'cs-old';
 const NEW = 'cs-new';

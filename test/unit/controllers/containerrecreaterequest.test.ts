@@ -6,8 +6,8 @@ import {
   planContainerRecreateRequest,
   type CRR,
   type CRRAction,
-  type CRRPod,
 } from '../../../src/controllers/containerrecreaterequest/plan.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import { CRRExecutor } from '../../../src/controllers/containerrecreaterequest/executor.ts';
 import { CRRReconciler, makeHandlers } from '../../../src/controllers/containerrecreaterequest/controller.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
@@ -37,10 +37,10 @@ function crr(o: { status?: any; spec?: any; labels?: Record<string, string>; fin
   } as CRR;
 }
 
-function pod(o: { gate?: boolean; kruiseReady?: { status: string; message?: string }; uid?: string; deleting?: boolean; statuses?: any[] } = {}): CRRPod {
+function pod(o: { gate?: boolean; kruiseReady?: { status: string; message?: string }; uid?: string; deleting?: boolean; statuses?: any[] } = {}): Pod {
   return {
     metadata: { name: 'pod', namespace: 'ns', uid: o.uid ?? 'pod-uid', resourceVersion: '7', ...(o.deleting ? { deletionTimestamp: iso(T0) } : {}) },
-    spec: o.gate ? { readinessGates: [{ conditionType: 'KruisePodReady' }] } : {},
+    spec: { containers: [], ...(o.gate ? { readinessGates: [{ conditionType: 'KruisePodReady' }] } : {}) },
     status: {
       conditions: o.kruiseReady ? [{ type: 'KruisePodReady', ...o.kruiseReady }] : [],
       containerStatuses: o.statuses ?? [
@@ -55,7 +55,7 @@ const completed = (at: number, extra: object = {}) => ({ phase: 'Completed', com
 const kinds = (actions: CRRAction[]) => actions.map((a) => a.kind);
 
 describe('planContainerRecreateRequest', () => {
-  const table: Array<{ name: string; crr: CRR; pod?: CRRPod; now: number; kinds: string[]; requeue?: number; message?: string }> = [
+  const table: Array<{ name: string; crr: CRR; pod?: Pod; now: number; kinds: string[]; requeue?: number; message?: string }> = [
     { name: 'new CRR, daemon has a minute: wait for it', crr: crr(), pod: pod(), now: T0 + 10_000, kinds: [], requeue: 50_000 },
     { name: 'no phase after one minute: daemon has not responded', crr: crr(), pod: pod(), now: T0 + DAEMON_RESPONSE_TIMEOUT_MS, kinds: ['complete'], message: 'daemon has not responded for a long time' },
     { name: 'pod missing: pod has gone', crr: crr({ status: { phase: 'Recreating' } }), pod: undefined, now: T0 + 1000, kinds: ['complete'], message: 'pod has gone' },

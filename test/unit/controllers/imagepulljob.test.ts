@@ -17,7 +17,8 @@ import {
   parallelismOf,
   tagPullPolicy,
 } from '../../../src/controllers/imagepulljob/plan.ts';
-import type { ImagePullJob, Secret } from '../../../src/controllers/imagepulljob/resources.ts';
+import type { Secret } from '../../../src/apis/core-objects.ts';
+import type { ImagePullJob } from '../../../src/controllers/imagepulljob/resources.ts';
 import { planSecretSync } from '../../../src/controllers/imagepulljob/secrets.ts';
 import { nodeImagesForJob, jobSelectsNodeImage } from '../../../src/controllers/imagepulljob/select.ts';
 import { type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';

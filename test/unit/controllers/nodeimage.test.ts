@@ -15,8 +15,8 @@ import {
   nodeReadiness,
   planNodeImage,
   planStatus,
-  type NodeLike,
 } from '../../../src/controllers/nodeimage/plan.ts';
+import type { Node } from '../../../src/apis/core-objects.ts';
 import { type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';
 import { metaTime } from '../../../src/util/clock.ts';
 
@@ -25,7 +25,7 @@ const ago = (s: number) => metaTime(NOW - s * 1000);
 const IMG = 'docker.io/library/nginx';
 const owner = (name: string, uid: string) => ({ apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImagePullJob', namespace: 'ns', name, uid });
 
-function node(readyFor: number | undefined, labels: Record<string, string> = { type: 'kwok' }): NodeLike {
+function node(readyFor: number | undefined, labels: Record<string, string> = { type: 'kwok' }): Node {
   return {
     metadata: { name: 'n1', labels },
     status: { conditions: readyFor === undefined ? [{ type: 'Ready', status: 'False' }] : [{ type: 'Ready', status: 'True', lastTransitionTime: ago(readyFor) }] },
@@ -45,7 +45,7 @@ const jobs = (known: Record<string, string>) => (_ns: string, name: string) => k
 const noSecrets = () => undefined;
 
 describe('nodeReadiness', () => {
-  const cases: Array<[string, NodeLike, { ready: boolean; waitMs: number }]> = [
+  const cases: Array<[string, Node, { ready: boolean; waitMs: number }]> = [
     ['not ready', node(undefined), { ready: false, waitMs: 0 }],
     ['ready 10s ago waits the rest of 30s', node(10), { ready: true, waitMs: 20_000 }],
     ['ready long ago', node(100), { ready: true, waitMs: 0 }],
@@ -190,7 +190,7 @@ class Recorder {
   }
 }
 
-function reconciler(nodeObj: NodeLike | undefined, obj: NodeImage | undefined, fail?: Error) {
+function reconciler(nodeObj: Node | undefined, obj: NodeImage | undefined, fail?: Error) {
   const calls: Array<{ verb: string; obj?: any; opts?: any }> = [];
   const client = {
     async create(_t: unknown, o: any) { calls.push({ verb: 'create', obj: o }); if (fail) throw fail; return { ...o, metadata: { ...o.metadata, uid: 'new', resourceVersion: '11' } }; },

@@ -1,21 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { planPodReadiness, reconcilePodReadiness, type ReadinessPod } from '../../../src/controllers/podreadiness/controller.ts';
+import { planPodReadiness, reconcilePodReadiness } from '../../../src/controllers/podreadiness/controller.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
 
-function pod(o: { gate?: boolean; condition?: string; deleting?: boolean } = {}): ReadinessPod {
+function pod(o: { gate?: boolean; condition?: string; deleting?: boolean } = {}): Pod {
   return {
     metadata: { name: 'p', namespace: 'ns', resourceVersion: '3', ...(o.deleting ? { deletionTimestamp: '2025-01-01T00:00:00Z' } : {}) },
-    spec: o.gate === false ? {} : { readinessGates: [{ conditionType: 'KruisePodReady' }] },
+    spec: { containers: [], ...(o.gate === false ? {} : { readinessGates: [{ conditionType: 'KruisePodReady' }] }) },
     status: { conditions: o.condition ? [{ type: 'KruisePodReady', status: o.condition }] : [{ type: 'Ready', status: 'False' }] },
   };
 }
 
 describe('planPodReadiness', () => {
-  const cases: Array<[string, ReadinessPod, boolean]> = [
+  const cases: Array<[string, Pod, boolean]> = [
     ['gate without condition: initialise True', pod(), true],
     ['no gate', pod({ gate: false }), false],
     ['condition already there (even False, held by someone)', pod({ condition: 'False' }), false],

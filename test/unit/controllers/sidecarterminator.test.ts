@@ -4,8 +4,8 @@ import {
   classifySidecars,
   isInterestingPod,
   planSidecarTermination,
-  type SidecarPod,
 } from '../../../src/controllers/sidecarterminator/plan.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import { reconcileSidecarTerminator } from '../../../src/controllers/sidecarterminator/controller.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
 
@@ -16,7 +16,7 @@ const IMAGE = [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', valu
 
 type State = 'running' | number | undefined; // number: terminated with that exit code; undefined: no status
 
-function pod(containers: Array<[string, any[] | undefined, State]>, o: { policy?: string; phase?: string; deleting?: boolean } = {}): SidecarPod {
+function pod(containers: Array<[string, any[] | undefined, State]>, o: { policy?: string; phase?: string; deleting?: boolean } = {}): Pod {
   return {
     metadata: { name: 'job-pod', namespace: 'ns', uid: 'u1', resourceVersion: '5', ...(o.deleting ? { deletionTimestamp: '2025-01-01T00:00:00Z' } : {}) },
     spec: { restartPolicy: o.policy ?? 'Never', nodeName: 'n1', containers: containers.map(([name, env]) => ({ name, image: `${name}:1`, ...(env ? { env } : {}) })) },
@@ -24,7 +24,7 @@ function pod(containers: Array<[string, any[] | undefined, State]>, o: { policy?
       phase: o.phase ?? 'Running',
       containerStatuses: containers
         .filter(([, , s]) => s !== undefined)
-        .map(([name, , s]) => ({ name, state: s === 'running' ? {} : { terminated: { exitCode: s as number } } })),
+        .map(([name, , s]) => ({ name, restartCount: 0, state: s === 'running' ? {} : { terminated: { exitCode: s as number } } })),
     },
   };
 }
@@ -40,7 +40,7 @@ describe('sidecar classification', () => {
 });
 
 describe('isInterestingPod', () => {
-  const cases: Array<[string, SidecarPod, boolean]> = [
+  const cases: Array<[string, Pod, boolean]> = [
     ['Never, main done, sidecar running', pod([['main', undefined, 1], ['s', NORMAL, 'running']]), true],
     ['Never, main still running', pod([['main', undefined, 'running'], ['s', NORMAL, 'running']]), false],
     ['OnFailure, main failed (the kubelet restarts it)', pod([['main', undefined, 1], ['s', NORMAL, 'running']], { policy: 'OnFailure' }), false],
@@ -64,7 +64,7 @@ describe('planSidecarTermination', () => {
     phase,
     condition: { type: 'SidecarTerminated', status: 'True', message: 'Terminated by Sidecar Terminator', lastTransitionTime: '2025-01-01T00:00:00Z' },
   });
-  const table: Array<{ name: string; pod: SidecarPod; vk?: boolean; crrExists?: boolean; want: unknown[] }> = [
+  const table: Array<{ name: string; pod: Pod; vk?: boolean; crrExists?: boolean; want: unknown[] }> = [
     {
       name: 'normal sidecars: one CRR for the running ones',
       pod: pod([['main', undefined, 0], ['b', NORMAL, 'running'], ['a', NORMAL, 'running'], ['done', NORMAL, 0]]),
@@ -117,7 +117,7 @@ describe('planSidecarTermination', () => {
 });
 
 describe('reconcileSidecarTerminator', () => {
-  function deps(p: SidecarPod, nodeLabels: Record<string, string> | undefined, createError?: number) {
+  function deps(p: Pod, nodeLabels: Record<string, string> | undefined, createError?: number) {
     const calls: Array<{ verb: string; resource: string; body: any; opts?: any }> = [];
     const events: string[] = [];
     return {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { INPLACE_UPDATE_STATE_ANNOTATION, RUNTIME_CONTAINERS_META_ANNOTATION } from '../../../src/apis/constants.ts';
 import { planContainerMeta, podUsesEnvFromMetadata, runtimeEnvHash } from '../../../src/daemon/containermeta/plan.ts';
 import type { RuntimeContainer } from '../../../src/daemon/runtime/types.ts';
-import { envFromMetadataHash, type Pod } from '../../../src/util/inplaceupdate.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
+import { envFromMetadataHash } from '../../../src/util/inplaceupdate.ts';
 
 const container = { name: 'app', image: 'nginx', env: [{ name: 'VER', valueFrom: { fieldRef: { fieldPath: "metadata.labels['ver']" } } }, { name: 'X', value: '1' }] };
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DaemonPod } from '../../../src/daemon/context.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import {
   SIM_CONTAINER_ENV_ANNOTATION, SimulatedNodes, podContainersFromStatus, pullFailure, resolveEnv, stoppedStatuses, simulatedContainerID,
 } from '../../../src/daemon/simulated/runtime.ts';
@@ -8,7 +8,7 @@ import { logger } from '../../../src/runtime/log.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 
 const UID = 'u-1';
-function pod(annotations: Record<string, string> = {}): DaemonPod {
+function pod(annotations: Record<string, string> = {}): Pod {
   return {
     metadata: { name: 'p', namespace: 'ns', uid: UID, labels: { ver: 'v2' }, annotations },
     spec: {

@@ -11,8 +11,8 @@ import {
   getInPlaceUpdateState,
   planInPlaceRefresh,
   planInPlaceUpdate,
-  type Pod,
 } from '../../../src/util/inplaceupdate.ts';
+import type { Pod } from '../../../src/apis/core-objects.ts';
 import { newCloneSetRevision, type ControllerRevision } from '../../../src/util/revision-data.ts';
 import { cloneSet, pod } from '../cloneset/fixtures.ts';
 

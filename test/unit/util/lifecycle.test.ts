@@ -7,12 +7,12 @@ import {
   isPodHooked,
   planLifecycleTransition,
   removeNotReadyKey,
-  type LifecyclePod,
+  type LifecyclePodFacts,
 } from '../../../src/util/lifecycle.ts';
 
 const NOW = '2026-07-01T12:00:00Z';
 
-function pod(labels: Record<string, string> = {}, finalizers: string[] = [], gate = true): LifecyclePod {
+function pod(labels: Record<string, string> = {}, finalizers: string[] = [], gate = true): LifecyclePodFacts {
   return {
     metadata: { name: 'p', labels, finalizers },
     spec: { readinessGates: gate ? [{ conditionType: 'KruisePodReady' }] : [] },
@@ -22,7 +22,7 @@ function pod(labels: Record<string, string> = {}, finalizers: string[] = [], gat
 
 describe('isPodHooked / isPodAllHooked', () => {
   const hook = { labelsHandler: { a: '1', b: '2' }, finalizersHandler: ['f'] };
-  const cases: Array<[string, LifecyclePod, boolean, boolean]> = [
+  const cases: Array<[string, LifecyclePodFacts, boolean, boolean]> = [
     ['nothing', pod(), false, false],
     ['one label', pod({ a: '1' }), true, false],
     ['wrong value', pod({ a: '2' }), false, false],

@@ -1,6 +1,5 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1Pod } from '@kubernetes/client-node';
 import {
   activePodsLess,
   activePodsWithRanksLess,
@@ -18,7 +17,7 @@ import {
   sameNodeRanker,
   spreadConstraintsRanker,
   timeMillis,
-  type PodLike,
+  type PodFacts,
   type RankedOrderOptions,
 } from '../../../src/util/pod.ts';
 
@@ -41,14 +40,14 @@ interface PodOpts {
   deleting?: boolean;
 }
 
-function pod(o: PodOpts = {}): PodLike {
+function pod(o: PodOpts = {}): PodFacts {
   return {
     metadata: {
       name: o.name ?? 'p',
       uid: o.uid ?? o.name ?? 'p',
       labels: o.labels,
       annotations: o.annotations,
-      creationTimestamp: o.created === undefined ? null : iso(o.created),
+      creationTimestamp: o.created === undefined ? undefined : iso(o.created),
       deletionTimestamp: o.deleting ? iso(NOW) : undefined,
     },
     spec: {
@@ -71,18 +70,7 @@ function pod(o: PodOpts = {}): PodLike {
 }
 
 describe('pod predicates', () => {
-  it('accepts client-node V1Pod objects (Date timestamps)', () => {
-    const v1: V1Pod = {
-      metadata: { name: 'x', creationTimestamp: new Date(THEN) },
-      spec: { containers: [{ name: 'c' }], nodeName: 'n' },
-      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(NOW) }] },
-    };
-    assert.equal(isPodReady(v1), true);
-    assert.equal(podReadyTime(v1), NOW);
-    assert.equal(isPodActive(v1), true);
-  });
-
-  const activity: Array<[string, PodLike, boolean, boolean]> = [
+  const activity: Array<[string, PodFacts, boolean, boolean]> = [
     // [name, pod, active, terminating]
     ['running', pod(), true, false],
     ['pending', pod({ phase: 'Pending' }), true, false],
@@ -99,7 +87,7 @@ describe('pod predicates', () => {
     });
   }
 
-  const readiness: Array<[string, PodLike, boolean, number | undefined]> = [
+  const readiness: Array<[string, PodFacts, boolean, number | undefined]> = [
     ['Ready True', pod({ ready: true, readySince: THEN }), true, THEN],
     ['Ready True without time', pod({ ready: true }), true, undefined],
     ['Ready False', pod({ ready: false, readySince: THEN }), false, undefined],
@@ -118,7 +106,7 @@ describe('pod predicates', () => {
     });
   }
 
-  const availability: Array<[string, PodLike, number, boolean]> = [
+  const availability: Array<[string, PodFacts, number, boolean]> = [
     ['not ready', pod({ ready: false, readySince: THEN }), 0, false],
     ['ready, minReadySeconds 0', pod({ ready: true }), 0, true],
     ['ready 10s, needs 10s', pod({ ready: true, readySince: NOW - 10_000 }), 10, true],
@@ -200,7 +188,7 @@ const lowCost = pod({ name: 'low-deletion-cost', node: 'node', ready: true, read
 const highCost = pod({ name: 'high-deletion-cost', node: 'node', ready: true, readySince: NOW, created: THEN, annotations: { 'controller.kubernetes.io/pod-deletion-cost': '100' } });
 
 // [lesser (deleted first), greater, why]
-const commonOrder: Array<[PodLike, PodLike, string]> = [
+const commonOrder: Array<[PodFacts, PodFacts, string]> = [
   [unscheduled, scheduledPending, 'unassigned before assigned'],
   [scheduledPending, unknownPhase, 'Pending before Unknown'],
   [unknownPhase, runningNotReady, 'Unknown before Running'],
@@ -212,7 +200,7 @@ const commonOrder: Array<[PodLike, PodLike, string]> = [
   [pod({ name: 'no-created', node: 'node' }), pod({ name: 'created', node: 'node', created: THEN }), 'unset creation time before any'],
 ];
 
-function assertStrictOrder(less: (a: PodLike, b: PodLike) => boolean, lesser: PodLike, greater: PodLike): void {
+function assertStrictOrder(less: (a: PodFacts, b: PodFacts) => boolean, lesser: PodFacts, greater: PodFacts): void {
   assert.equal(less(lesser, greater), true, `${lesser.metadata?.name} should come before ${greater.metadata?.name}`);
   assert.equal(less(greater, lesser), false, `${greater.metadata?.name} should not come before ${lesser.metadata?.name}`);
 }
@@ -251,7 +239,7 @@ describe('ActivePods order (Kubernetes)', () => {
 });
 
 describe('ActivePodsWithRanks order (Kruise deletion order)', () => {
-  const less = (opts: RankedOrderOptions = {}) => (a: PodLike, b: PodLike) => activePodsWithRanksLess(a, b, opts);
+  const less = (opts: RankedOrderOptions = {}) => (a: PodFacts, b: PodFacts) => activePodsWithRanksLess(a, b, opts);
 
   for (const [lesser, greater, why] of commonOrder) {
     it(why, () => assertStrictOrder(less(), lesser, greater));
@@ -283,7 +271,7 @@ describe('ActivePodsWithRanks order (Kruise deletion order)', () => {
   it('not available before available (when an availability function is given)', () => {
     const a = pod({ name: 'unavailable', node: 'n', ready: true, annotations: { 'controller.kubernetes.io/pod-deletion-cost': '100' } });
     const b = pod({ name: 'available', node: 'n', ready: true });
-    const isAvailable = (p: PodLike) => p.metadata?.name === 'available';
+    const isAvailable = (p: PodFacts) => p.metadata?.name === 'available';
     assertStrictOrder(less({ isAvailable }), a, b);
     // Without it, cost decides.
     assertStrictOrder(less(), b, a);
@@ -291,7 +279,7 @@ describe('ActivePodsWithRanks order (Kruise deletion order)', () => {
 
   it('higher rank first, after cost and before ready time', () => {
     const ranks: Record<string, number> = { crowded: 2, alone: 0 };
-    const rank = (p: PodLike) => ranks[p.metadata?.name ?? ''] ?? 0;
+    const rank = (p: PodFacts) => ranks[p.metadata?.name ?? ''] ?? 0;
     const crowded = pod({ name: 'crowded', node: 'a', ready: true, readySince: THEN });
     const alone = pod({ name: 'alone', node: 'b', ready: true, readySince: NOW });
     assertStrictOrder(less({ rank }), crowded, alone);

@@ -169,6 +169,14 @@ describe('Advanced StatefulSet update rules', () => {
     assert.deepEqual(await errors(mk([vct('a', '2Gi', 'fixed')]), 'UPDATE', mk([vct('a', '1Gi', 'fixed')]), gates, reader), [
       'spec.volumeClaimTemplates[a].spec.resources.requests.storage: Forbidden: storage class fixed does not support volume expansion',
     ]);
+    // Storage compares by exact value: the same size in other units is no resize (even on a class
+    // that cannot expand), a shrink by a unit-crossing amount is refused.
+    assert.deepEqual(await errors(mk([vct('a', '1024Mi', 'fixed')]), 'UPDATE', mk([vct('a', '1Gi', 'fixed')]), gates, reader), []);
+    assert.deepEqual(await errors(mk([vct('a', '1073741824', 'fixed')]), 'UPDATE', mk([vct('a', '1Gi', 'fixed')]), gates, reader), []);
+    const shrunk = await errors(mk([vct('a', '1073741823', 'fast')]), 'UPDATE', mk([vct('a', '1Gi', 'fast')]), gates, reader);
+    assert.equal(shrunk.length, 1);
+    assert.match(shrunk[0]!, /volumeClaimTemplate can not be modified when OnRollingUpdate$/);
+    assert.deepEqual(await errors(mk([vct('a', '1.5Gi', 'fast')]), 'UPDATE', mk([vct('a', '1536Mi', 'fast')]), gates, reader), []);
     const changedMode = mk([{ ...vct('a', '1Gi'), spec: { ...vct('a', '1Gi').spec, accessModes: ['ReadWriteMany'] } }]);
     const out = await errors(changedMode, 'UPDATE', mk([vct('a', '1Gi')]), gates);
     assert.equal(out.length, 1);
