@@ -21,7 +21,8 @@ import { allControllers } from '../controllers/index.ts';
 import type { ControllerDeps } from '../controllers/types.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
-import { parseAddr, type ManagerConfig } from './options.ts';
+import type { ManagerConfig } from './options.ts';
+import { parseAddr } from '../util/addr.ts';
 
 export interface RunningManager {
   client: KubeClient;

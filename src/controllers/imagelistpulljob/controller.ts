@@ -12,8 +12,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
-import { finishedJobAction } from '../imagepulljob/plan.ts';
-import type { ImagePullJob } from '../imagepulljob/resources.ts';
+import { finishedJobAction, type ImagePullJob } from '../imagejobs/resources.ts';
 import { calculateListStatus, computeActions, listStatusChanged, templateHash, type ImageListPullJob } from './plan.ts';
 
 const CONFLICT_REQUEUE_MS = 1000;

@@ -5,8 +5,7 @@ import type { ImageListPullJob as ImageListPullJobApi } from '../../apis/apps/im
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
 import type { KubeObject } from '../../runtime/client.ts';
 import { fnv1a_32, safeEncodeString } from '../../util/revision.ts';
-import { pruneUndefined } from '../nodeimage/resources.ts';
-import type { ImagePullJob } from '../imagepulljob/resources.ts';
+import { pruneUndefined, type ImagePullJob } from '../imagejobs/resources.ts';
 import { metaTime } from '../../util/clock.ts';
 
 export type ImageListPullJob = ImageListPullJobApi & KubeObject;

@@ -14,14 +14,13 @@ import type { Logger } from '../../runtime/log.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
-import type { ImageSpec, NodeImage } from '../nodeimage/resources.ts';
+import { finishedJobAction, type ImagePullJob, type ImageSpec, type NodeImage, type Secret } from '../imagejobs/resources.ts';
 import { makeHandlers } from './event-handler.ts';
 import {
   DEFAULT_TTL_SECONDS_FOR_ALWAYS_NODEIMAGE,
   calculateStatus,
   claimNodeImage,
   deadlineRequeueMs,
-  finishedJobAction,
   jobKey,
   nodesToClaim,
   statusChanged,
@@ -29,7 +28,6 @@ import {
   type PullSecretRef,
   type RandomInt,
 } from './plan.ts';
-import type { ImagePullJob, Secret } from './resources.ts';
 import { planSecretSync } from './secrets.ts';
 import { nodeImagesForJob, type SelectPod } from './select.ts';
 

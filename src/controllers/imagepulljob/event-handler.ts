@@ -8,9 +8,8 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../../runti
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
-import type { NodeImage } from '../nodeimage/resources.ts';
+import { isActiveJob, type ImagePullJob, type NodeImage, type Secret } from '../imagejobs/resources.ts';
 import { jobKey } from './plan.ts';
-import { isActiveJob, type ImagePullJob, type Secret } from './resources.ts';
 import { referencingJobs } from './secrets.ts';
 import { jobSelectsNodeImage, jobSelectsPod, type SelectPod } from './select.ts';
 

@@ -2,8 +2,7 @@
 // the job's status from the NodeImages it selects, the pull policy its tags carry, and how one
 // NodeImage's spec changes when the job claims it.
 import { isDeepStrictEqual } from 'node:util';
-import { byTag, parseTime, pruneUndefined, type ImageSpec, type ImageTagSpec, type NodeImage } from '../nodeimage/resources.ts';
-import type { ImagePullJob, ImagePullJobStatus } from './resources.ts';
+import { byTag, parseTime, pruneUndefined, type ImagePullJob, type ImagePullJobStatus, type ImageSpec, type ImageTagSpec, type NodeImage } from '../imagejobs/resources.ts';
 import { metaTime } from '../../util/clock.ts';
 
 /** Nodes pulling at once when spec.parallelism is unset. */
@@ -241,17 +240,6 @@ export function claimNodeImage(input: ClaimInput): ImageSpec | undefined {
   }
   entry.tags.sort(byTag);
   return before && isDeepStrictEqual(pruneUndefined(before), pruneUndefined(entry)) ? undefined : entry;
-}
-
-export type FinishedAction = { action: 'delete' } | { action: 'wait'; requeueAfterMs?: number };
-
-/** A completed job is deleted ttlSecondsAfterFinished after completionTime (kept forever without). */
-export function finishedJobAction(job: ImagePullJob | { spec?: { completionPolicy?: { ttlSecondsAfterFinished?: number } }; status?: { completionTime?: string } }, nowMs: number): FinishedAction {
-  const ttl = job.spec?.completionPolicy?.ttlSecondsAfterFinished;
-  if (ttl == null) return { action: 'wait' };
-  const completed = parseTime(job.status?.completionTime) ?? nowMs;
-  const left = ttl * 1000 - (nowMs - completed);
-  return left <= 0 ? { action: 'delete' } : { action: 'wait', requeueAfterMs: left };
 }
 
 /** When to look again at a running Always-type job with a deadline. */

@@ -11,7 +11,7 @@ import {
 } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { jobKey, type PullSecretRef } from './plan.ts';
-import { isActiveJob, type ImagePullJob, type Secret } from './resources.ts';
+import { isActiveJob, type ImagePullJob, type Secret } from '../imagejobs/resources.ts';
 
 /** Mode of copies made by this controller; NodeImage cleanup leaves such references alone. */
 export const SECRET_MODE_BATCH = 'batch';

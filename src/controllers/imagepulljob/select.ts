@@ -3,8 +3,7 @@
 import type { KubeObject } from '../../runtime/client.ts';
 import { labelSelectorAsSelector, type Labels } from '../../util/labelselector.ts';
 import { isPodActive, type PodLike } from '../../util/pod.ts';
-import type { NodeImage } from '../nodeimage/resources.ts';
-import { isActiveJob, type ImagePullJob } from './resources.ts';
+import { isActiveJob, type ImagePullJob, type NodeImage } from '../imagejobs/resources.ts';
 
 export type SelectPod = PodLike & KubeObject & { spec?: { nodeName?: string } };
 

@@ -23,9 +23,8 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
-import type { ImagePullJob } from '../imagepulljob/resources.ts';
+import type { ImagePullJob, NodeImage } from '../imagejobs/resources.ts';
 import { DEFAULT_CREATION_DELAY_MS, nodeReadiness, planNodeImage, type NodeLike } from './plan.ts';
-import type { NodeImage } from './resources.ts';
 
 const CONFLICT_REQUEUE_MS = 1000;
 /** Upstream spreads time-based re-checks over 3–5 s. */

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import { ImageListPullJobReconciler } from '../../../src/controllers/imagelistpulljob/controller.ts';
 import { calculateListStatus, computeActions, isConsistent, jobTemplate, templateHash, type ImageListPullJob } from '../../../src/controllers/imagelistpulljob/plan.ts';
-import type { ImagePullJob } from '../../../src/controllers/imagepulljob/resources.ts';
+import type { ImagePullJob } from '../../../src/controllers/imagejobs/resources.ts';
 import { metaTime } from '../../../src/util/clock.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');

@@ -12,15 +12,13 @@ import {
   calculateStatus,
   claimNodeImage,
   deadlineRequeueMs,
-  finishedJobAction,
   nodesToClaim,
   parallelismOf,
   tagPullPolicy,
 } from '../../../src/controllers/imagepulljob/plan.ts';
-import type { ImagePullJob, Secret } from '../../../src/controllers/imagepulljob/resources.ts';
+import { finishedJobAction, type ImagePullJob, type NodeImage, type Secret } from '../../../src/controllers/imagejobs/resources.ts';
 import { planSecretSync } from '../../../src/controllers/imagepulljob/secrets.ts';
 import { nodeImagesForJob, jobSelectsNodeImage } from '../../../src/controllers/imagepulljob/select.ts';
-import { type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';
 import { imageReferenceError, normalizeImageRef } from '../../../src/util/imageref.ts';
 import { metaTime } from '../../../src/util/clock.ts';
 
