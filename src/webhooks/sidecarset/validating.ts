@@ -18,7 +18,7 @@ import { regexError, semanticEqual, validatePositiveIntOrPercent } from '../podt
 import type { AdmissionContext, AdmissionReader } from '../../runtime/webhook/types.ts';
 import { validateSidecarContainers } from './containers.ts';
 import { isNativeSidecar } from './mutating.ts';
-import { selectorsOverlap } from './overlap.ts';
+import { selectorsOverlap } from '../../util/selector-overlap.ts';
 
 /** Both served versions; v1alpha1 adds spec.namespace. */
 type AnySidecarSet = SidecarSet & { spec?: SidecarSetV1alpha1['spec'] & SidecarSet['spec'] };
