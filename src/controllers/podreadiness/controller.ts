@@ -4,10 +4,11 @@
 // later flip it through not-ready keys (util/lifecycle.ts).
 
 import { CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
-import { isConflict, isNotFound, PatchType, Pods, type KubeClient, type KubeObject } from '../../runtime/client.ts';
+import { PatchType, Pods, type KubeClient, type KubeObject } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
+import { applyWrites } from '../../runtime/writes.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { containsReadinessGate, getCondition, type LifecyclePod, type PodCondition } from '../../util/lifecycle.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
@@ -33,18 +34,14 @@ export async function reconcilePodReadiness(key: string, deps: PodReadinessDeps)
   if (!pod) return {};
   const condition = planPodReadiness(pod, (deps.clock ?? realClock).now());
   if (!condition) return {};
-  try {
+  return applyWrites(async () => {
     // Compare-and-swap: a condition someone wrote since the cache saw the pod must not be replaced.
     await deps.client.patch(Pods, name, {
       metadata: { resourceVersion: pod.metadata.resourceVersion },
       status: { conditions: [condition] },
     }, { namespace, patchType: PatchType.StrategicMerge, subresource: 'status' });
-  } catch (err) {
-    if (isNotFound(err)) return {};
-    if (isConflict(err)) return { requeueAfter: 1000 };
-    throw err;
-  }
-  return {};
+    return {};
+  });
 }
 
 const wantsCondition = (pod: ReadinessPod) => planPodReadiness(pod, 0) !== undefined;

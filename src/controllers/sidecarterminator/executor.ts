@@ -2,8 +2,9 @@
 // pod writes carry the observed resourceVersion, so a pod that changed since is looked at again
 // rather than patched blind.
 
-import { isAlreadyExists, isConflict, isNotFound, PatchType, Pods, type KubeClient, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
+import { isAlreadyExists, PatchType, Pods, type KubeClient, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
+import { applyWrites } from '../../runtime/writes.ts';
 import { crrNameFor, type SidecarAction, type SidecarPod } from './plan.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'create'>;
@@ -20,7 +21,7 @@ export async function executeSidecarActions(
   const name = pod.metadata.name ?? '';
   const podRef = pod as unknown as KubeObject;
   let rv = pod.metadata.resourceVersion;
-  try {
+  const ended = await applyWrites(async () => {
     for (const action of actions) {
       switch (action.kind) {
         case 'inPlaceUpdate': {
@@ -66,10 +67,7 @@ export async function executeSidecarActions(
         }
       }
     }
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    if (isConflict(err)) return 1000;
-    throw err;
-  }
-  return undefined;
+    return {};
+  });
+  return ended.requeueAfter;
 }
