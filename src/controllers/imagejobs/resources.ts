@@ -14,6 +14,11 @@ export interface Secret extends KubeObject {
   immutable?: boolean;
 }
 
+/** The workqueue key of a job. */
+export function jobKey(job: ImagePullJob): string {
+  return `${job.metadata.namespace ?? ''}/${job.metadata.name ?? ''}`;
+}
+
 /** A job is active (may still write NodeImages) until it completes or is being deleted. */
 export function isActiveJob(job: ImagePullJob): boolean {
   return !job.metadata.deletionTimestamp && !job.status?.completionTime;

@@ -8,8 +8,7 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../../runti
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
-import { isActiveJob, type ImagePullJob, type NodeImage, type Secret } from '../imagejobs/resources.ts';
-import { jobKey } from './plan.ts';
+import { isActiveJob, jobKey, type ImagePullJob, type NodeImage, type Secret } from '../imagejobs/resources.ts';
 import { referencingJobs } from './secrets.ts';
 import { jobSelectsNodeImage, jobSelectsPod, type SelectPod } from './select.ts';
 

@@ -8,8 +8,8 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../../runti
 import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
-import type { ImagePullJob, NodeImage, Secret } from '../imagejobs/resources.ts';
-import { claimNodeImage, jobKey, type Claims, type ImagePullJobPlan, type SecretWrites } from './plan.ts';
+import { jobKey, type ImagePullJob, type NodeImage, type Secret } from '../imagejobs/resources.ts';
+import { claimNodeImage, type Claims, type ImagePullJobPlan, type SecretWrites } from './plan.ts';
 
 /** Writes into one NodeImage retried against a fresh copy (retry.RetryOnConflict). */
 const NODEIMAGE_UPDATE_ATTEMPTS = 5;

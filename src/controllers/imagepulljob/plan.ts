@@ -8,7 +8,7 @@ import {
   byTag, finishedJobAction, isActiveJob, parseTime, pruneUndefined,
   type ImagePullJob, type ImagePullJobStatus, type ImageSpec, type ImageTagSpec, type NodeImage, type Secret,
 } from '../imagejobs/resources.ts';
-import { planSecretSync, type SecretSyncPlan } from './secrets.ts';
+import { planSecretSync, type PullSecretRef, type SecretSyncPlan } from './secrets.ts';
 import { metaTime } from '../../util/clock.ts';
 
 /** Nodes pulling at once when spec.parallelism is unset. */
@@ -23,18 +23,6 @@ const DEFAULT_PULL_TIMEOUT_SECONDS = 600;
 const DEFAULT_BACKOFF_LIMIT = 3;
 /** The shortest wait before re-checking activeDeadlineSeconds. */
 export const MIN_REQUEUE_MS = 1000;
-
-/** A pull secret as NodeImages reference it (ReferenceObject). */
-export interface PullSecretRef {
-  namespace: string;
-  name: string;
-  /** 'batch' for copies the job controller created: NodeImage cleanup leaves them to the job. */
-  mode?: string;
-}
-
-export function jobKey(job: ImagePullJob): string {
-  return `${job.metadata.namespace ?? ''}/${job.metadata.name ?? ''}`;
-}
 
 /** The reference a NodeImage tag keeps to each job that wants it. */
 export function jobOwnerRef(job: ImagePullJob) {
