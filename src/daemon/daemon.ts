@@ -10,7 +10,7 @@ import { SharedInformerFactory } from '../runtime/informer.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { registry } from '../runtime/metrics.ts';
 import { ProbeServer } from '../runtime/probes.ts';
-import { parseAddr } from '../manager/options.ts';
+import { parseAddr } from '../util/addr.ts';
 import { realClock } from '../util/clock.ts';
 import type { Pod } from '../apis/core-objects.ts';
 import type { DaemonContext, NodeScope, SubController } from './context.ts';

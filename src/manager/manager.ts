@@ -14,14 +14,17 @@ import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { registry } from '../runtime/metrics.ts';
 import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
 import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
-import { WebhookCertController, ensureSecretCerts, writeCertsToDir, servingNameFor, DEFAULT_SECRET_NAME, type ClientMode } from '../runtime/webhook/certs.ts';
+import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
+import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
+import { servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { allRegistrations } from '../webhooks/index.ts';
 import { clientAdmissionReader } from '../runtime/webhook/reader.ts';
 import { allControllers } from '../controllers/index.ts';
 import type { ControllerDeps } from '../controllers/types.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
-import { parseAddr, type ManagerConfig } from './options.ts';
+import type { ManagerConfig } from './options.ts';
+import { parseAddr } from '../util/addr.ts';
 
 export interface RunningManager {
   client: KubeClient;

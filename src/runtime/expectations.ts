@@ -29,19 +29,35 @@ export interface Satisfaction {
   timedOut: boolean;
 }
 
+/** One expectation a reconcile waits for; `satisfied` is only asked when the checks before it pass. */
+export interface ExpectationCheck {
+  /** What is awaited, for the log ("scale", "NodeImage resourceVersion"). */
+  what: string;
+  satisfied(): Satisfaction & { dirty?: unknown };
+  /** Forgets the expectation once it has timed out. */
+  drop(): void;
+  /** The tracker's timeout, ms. */
+  timeoutMs: number;
+  /** Look again after this long instead of when the expectation would time out. */
+  waitMs?: number;
+  detail?: Record<string, unknown>;
+}
+
 /**
- * How long a reconcile should wait for an unsatisfied expectation (the cache is behind our own
- * writes), or undefined to go on. One still unsatisfied past its timeout is logged and dropped, and
- * the reconcile goes on from the cache as it is: a lost watch event must not stall the object.
+ * The gate every controller passes before planning: how long to wait while an expectation is
+ * unsatisfied (the cache is behind our own writes), or undefined to go on. One still unsatisfied
+ * past its timeout is logged and dropped, and the reconcile goes on from the cache as it is: a lost
+ * watch event must not stall the object.
  */
-export function expectationWait(
-  s: Satisfaction,
-  o: { timeoutMs: number; log: Logger; what: string; drop: () => void; detail?: Record<string, unknown>; waitMs?: number },
-): number | undefined {
-  if (s.satisfied) return undefined;
-  if (!s.timedOut) return o.waitMs ?? Math.max(1, o.timeoutMs - s.unsatisfiedDuration);
-  o.log.warn({ ...o.detail, overTimeMs: s.unsatisfiedDuration }, `${o.what} expectation unsatisfied overtime; dropping it`);
-  o.drop();
+export function expectationGate(checks: Iterable<ExpectationCheck>, log: Logger): number | undefined {
+  for (const c of checks) {
+    const s = c.satisfied();
+    if (s.satisfied) continue;
+    if (!s.timedOut) return c.waitMs ?? Math.max(1, c.timeoutMs - s.unsatisfiedDuration);
+    const dirty = s.dirty === undefined ? {} : { dirty: s.dirty };
+    log.warn({ ...c.detail, ...dirty, overTimeMs: s.unsatisfiedDuration }, `${c.what} expectation unsatisfied overtime; dropping it`);
+    c.drop();
+  }
   return undefined;
 }
 
@@ -128,6 +144,19 @@ export class ScaleExpectations extends Tracker {
   /** Call when the workload itself is deleted. */
   deleteExpectations(controllerKey: string): void {
     this.entries.delete(controllerKey);
+  }
+
+  /** The gate check for controllerKey; `onDrop` runs when it is dropped (e.g. a leakage counter). */
+  check(controllerKey: string, what: string, onDrop?: () => void): ExpectationCheck {
+    return {
+      what,
+      timeoutMs: this.timeout,
+      satisfied: () => this.satisfiedExpectations(controllerKey),
+      drop: () => {
+        onDrop?.();
+        this.deleteExpectations(controllerKey);
+      },
+    };
   }
 }
 
@@ -243,6 +272,18 @@ export class ResourceVersionExpectations extends Tracker {
 
   delete(obj: ObjectMetaLike): void {
     this.entries.delete(obj.metadata?.uid ?? '');
+  }
+
+  /** The gate check for one object we wrote. */
+  check(obj: ObjectMetaLike, what: string, waitMs?: number): ExpectationCheck {
+    return {
+      what,
+      timeoutMs: this.timeout,
+      waitMs,
+      detail: { object: obj.metadata?.name },
+      satisfied: () => this.isSatisfied(obj),
+      drop: () => this.delete(obj),
+    };
   }
 }
 

@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fromKubeconfigFile, isNotFound, Namespaces, Nodes, PatchType, Pods, Secrets, type KubeClient, type KubeObject, ImagePullJobs, ImageListPullJobs, NodeImages } from '../../src/runtime/client.ts';
-import type { ImagePullJob } from '../../src/controllers/imagepulljob/resources.ts';
+import type { ImagePullJob, NodeImage } from '../../src/controllers/imagejobs/resources.ts';
 import type { ImageListPullJob } from '../../src/controllers/imagelistpulljob/plan.ts';
-import type { NodeImage } from '../../src/controllers/nodeimage/resources.ts';
 import { normalizeImageRef } from '../../src/util/imageref.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 

@@ -14,7 +14,8 @@ import { fromKubeconfigFile, MutatingWebhookConfigurations, ValidatingWebhookCon
 import { LeaderElector } from '../../src/runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../../src/runtime/lease-store.ts';
 import { WebhookServer } from '../../src/runtime/webhook/server.ts';
-import { buildWebhookConfigurations, ensureWebhookConfigurations, generateCerts, writeCertsToDir, type CertArtifacts } from '../../src/runtime/webhook/certs.ts';
+import { generateCerts, writeCertsToDir, type CertArtifacts } from '../../src/runtime/webhook/certs.ts';
+import { buildWebhookConfigurations, ensureWebhookConfigurations } from '../../src/runtime/webhook/configuration.ts';
 import type { WebhookRegistration } from '../../src/runtime/webhook/types.ts';
 import { createNamespace, deleteNamespace, kubectl, kubectlJson, testCluster, waitFor } from '../harness/cluster.ts';
 

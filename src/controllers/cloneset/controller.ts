@@ -10,7 +10,7 @@ import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods, type KubeObject, type Stored, CloneSets, ImagePullJobs } from '../../runtime/client.ts';
 import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { expectationWait, ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
+import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { registry } from '../../runtime/metrics.ts';
@@ -73,14 +73,6 @@ export class CloneSetReconciler {
     });
   }
 
-  /**
-   * How long to wait for an unsatisfied expectation, or undefined to go on. One unsatisfied past the
-   * timeout is logged, counted and dropped, and the reconcile goes on from the cache as it is.
-   */
-  private wait(what: string, s: Satisfaction, drop: () => void, detail: Record<string, unknown>): number | undefined {
-    return expectationWait(s, { timeoutMs: this.deps.scaleExpectations.timeout, log: this.deps.log, what, drop, detail });
-  }
-
   async reconcile(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
     const cs = this.deps.cache.getCloneSet(namespace, name);
@@ -90,24 +82,18 @@ export class CloneSetReconciler {
       return {};
     }
 
-    const scale = this.deps.scaleExpectations.satisfiedExpectations(key);
-    let requeue = this.wait('scale', scale, () => {
-      scaleExpectationLeakage.inc({ namespace, name });
-      this.deps.scaleExpectations.deleteExpectations(key);
-    }, { dirty: scale.dirty });
-    if (requeue !== undefined) return { requeueAfter: requeue };
-    const revs = this.deps.revisionExpectations.satisfiedExpectations(key);
-    requeue = this.wait('revision', revs, () => this.deps.revisionExpectations.deleteExpectations(key), { dirty: revs.dirty });
+    const { scaleExpectations, revisionExpectations, resourceVersions } = this.deps;
+    let requeue = expectationGate([
+      scaleExpectations.check(key, 'scale', () => scaleExpectationLeakage.inc({ namespace, name })),
+      revisionExpectations.check(key, 'revision'),
+    ], this.deps.log);
     if (requeue !== undefined) return { requeueAfter: requeue };
 
     const pods = this.deps.cache.ownedPods(cs);
     const pvcs = this.deps.cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
     const revisions = this.deps.cache.ownedRevisions(cs);
-    for (const obj of [...revisions, ...pods]) {
-      const s = this.deps.resourceVersions.isSatisfied(obj);
-      requeue = this.wait('resourceVersion', s, () => this.deps.resourceVersions.delete(obj), { object: obj.metadata.name });
-      if (requeue !== undefined) return { requeueAfter: requeue };
-    }
+    requeue = expectationGate(([...revisions, ...pods] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')), this.deps.log);
+    if (requeue !== undefined) return { requeueAfter: requeue };
 
     let plan;
     try {

@@ -17,12 +17,12 @@ import {
   PersistentVolumeClaims,
   Pods,
   type KubeClient,
-  type KubeObject,
   type Stored,
 } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';
+import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import type { PodCondition } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { equalRevision, type ControllerRevision } from '../../util/revision-data.ts';
@@ -62,8 +62,6 @@ export interface ExecuteResult {
   updateError?: string;
 }
 
-/** A write that lost an optimistic-concurrency race: the next round starts from fresh state. */
-const CONFLICT_REQUEUE_MS = 1000;
 /** A revision name taken by a different revision: status.collisionCount was bumped. */
 const COLLISION_REQUEUE_MS = 100;
 
@@ -204,14 +202,9 @@ export class CloneSetExecutor {
     }
     let resourceVersion = cs.metadata?.resourceVersion;
     if (plan.statusChanged) {
-      try {
-        const written = await this.deps.client.updateStatus<Stored<CloneSet>>(CloneSets, { ...cs, status: plan.status });
-        resourceVersion = written.metadata.resourceVersion;
-      } catch (err) {
-        if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
-        if (isNotFound(err)) return {};
-        throw err;
-      }
+      const w = await writeStatus(this.deps.client, CloneSets, cs as Stored<CloneSet>, plan.status);
+      if (w.ended) return w.ended;
+      resourceVersion = w.written?.metadata.resourceVersion;
     }
     if (plan.podsToDelete) {
       try {

@@ -6,21 +6,18 @@
 import { CRR_ACTIVE_LABEL, FINALIZER_CRR_UNREADY_ACQUIRED } from '../../apis/constants.ts';
 import {
   ContainerRecreateRequests,
-  isConflict,
   isNotFound,
   PatchType,
   Pods,
   type KubeClient,
 } from '../../runtime/client.ts';
 import type { Logger } from '../../runtime/log.ts';
+import { applyWrites } from '../../runtime/writes.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
 import type { CRR, CRRAction, CRRPlan } from './plan.ts';
 import { metaTime } from '../../util/clock.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'delete'>;
-
-/** A write that lost an optimistic-concurrency race: the next round starts from fresh state. */
-export const CONFLICT_REQUEUE_MS = 1000;
 
 
 export class CRRExecutor {
@@ -47,18 +44,15 @@ export class CRRExecutor {
       return add ? [...rest, FINALIZER_CRR_UNREADY_ACQUIRED] : rest;
     };
 
-    try {
+    const ended = await applyWrites(async () => {
       for (const action of plan.actions) {
         await this.apply(action, { crr, pod, patchCRR, finalizers, ns, name });
         this.deps.log.debug({ crr: `${ns}/${name}`, action: action.kind }, 'applied');
-        if (action.kind === 'delete') return undefined;
+        if (action.kind === 'delete') return {};
       }
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      if (isConflict(err)) return CONFLICT_REQUEUE_MS;
-      throw err;
-    }
-    return plan.requeueAfter !== undefined && plan.requeueAfter > 0 ? plan.requeueAfter : undefined;
+      return { requeueAfter: plan.requeueAfter !== undefined && plan.requeueAfter > 0 ? plan.requeueAfter : undefined };
+    });
+    return ended.requeueAfter;
   }
 
   private async apply(

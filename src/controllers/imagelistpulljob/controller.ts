@@ -1,22 +1,20 @@
 // The ImageListPullJob controller (upstream pkg/controller/imagelistpulljob): labels the list job
 // with its template hash, keeps one ImagePullJob per listed image (recreating those of an older
 // template, deleting those of removed images), sums their progress into the status, and deletes the
-// list job ttlSecondsAfterFinished after it completes.
-import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
-import { ignoreNotFound, ImageListPullJobs, ImagePullJobs, isConflict, isNotFound, PatchType, type KubeClient } from '../../runtime/client.ts';
+// list job ttlSecondsAfterFinished after it completes. planImageListPullJob (plan.ts) decides the
+// round from the cache once expectations are met; the executor (executor.ts) applies it.
+import { ImageListPullJobs, ImagePullJobs, type KubeClient } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { ResourceVersionExpectations, ScaleExpectations, type Satisfaction } from '../../runtime/expectations.ts';
+import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
-import { finishedJobAction } from '../imagepulljob/plan.ts';
-import type { ImagePullJob } from '../imagepulljob/resources.ts';
-import { calculateListStatus, computeActions, listStatusChanged, templateHash, type ImageListPullJob } from './plan.ts';
-
-const CONFLICT_REQUEUE_MS = 1000;
+import type { ImagePullJob } from '../imagejobs/resources.ts';
+import { ImageListPullJobExecutor } from './executor.ts';
+import { planImageListPullJob, type ImageListPullJob } from './plan.ts';
 
 export interface ImageListPullJobCache {
   getList(namespace: string, name: string): ImageListPullJob | undefined;
@@ -36,104 +34,34 @@ export interface ImageListPullJobReconcilerDeps {
 
 export class ImageListPullJobReconciler {
   private readonly clock: Clock;
+  private readonly executor: ImageListPullJobExecutor;
 
   constructor(private readonly deps: ImageListPullJobReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
-  }
-
-  private wait(s: Satisfaction, drop: () => void): number | undefined {
-    if (s.satisfied) return undefined;
-    if (!s.timedOut) return Math.max(1, this.deps.scaleExpectations.timeout - s.unsatisfiedDuration);
-    this.deps.log.warn({ overTimeMs: s.unsatisfiedDuration }, 'expectation unsatisfied overtime; dropping it');
-    drop();
-    return undefined;
+    this.executor = new ImageListPullJobExecutor(deps);
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
     const list = this.deps.cache.getList(namespace, name);
-    const { scaleExpectations, resourceVersions, client } = this.deps;
+    const { scaleExpectations, resourceVersions, log } = this.deps;
     if (!list) {
       scaleExpectations.deleteExpectations(key);
       return {};
     }
-    const hash = templateHash(list);
-    if (list.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] !== hash) {
-      try {
-        await client.patch(ImageListPullJobs, name, { metadata: { labels: { [CONTROLLER_REVISION_HASH_LABEL]: hash } } }, { namespace, patchType: PatchType.Merge });
-      } catch (err) {
-        if (isNotFound(err)) return {};
-        throw err;
-      }
-    }
-    const now = this.clock.now();
-    if (list.status?.completionTime) {
-      const finished = finishedJobAction(list, now);
-      if (finished.action === 'delete') {
-        this.deps.log.info('deleting ImageListPullJob for ttlSecondsAfterFinished');
-        await ignoreNotFound(client.delete(ImageListPullJobs, name, { namespace, preconditions: { uid: list.metadata.uid } }));
-        return {};
-      }
-      return { requeueAfter: finished.requeueAfterMs };
-    }
-    let requeue = this.wait(scaleExpectations.satisfiedExpectations(key), () => scaleExpectations.deleteExpectations(key));
-    if (requeue !== undefined) return { requeueAfter: requeue };
-
-    const owned = new Map<string, ImagePullJob>();
-    for (const child of this.deps.cache.ownedJobs(list)) {
-      if (!child.metadata.deletionTimestamp) owned.set(child.spec?.image ?? '', child);
-    }
-    for (const child of owned.values()) {
-      requeue = this.wait(resourceVersions.isSatisfied(child), () => resourceVersions.delete(child));
+    const owned = this.deps.cache.ownedJobs(list);
+    // A completed list job only waits for its TTL; the children no longer matter.
+    if (!list.status?.completionTime) {
+      const live = owned.filter((child) => !child.metadata.deletionTimestamp);
+      const requeue = expectationGate([
+        scaleExpectations.check(key, 'ImagePullJob creation/deletion'),
+        ...live.map((child) => resourceVersions.check(child, 'ImagePullJob resourceVersion')),
+      ], log);
       if (requeue !== undefined) return { requeueAfter: requeue };
     }
-
-    const status = calculateListStatus(list, owned, now);
-    const actions = computeActions(list, owned, hash);
-    const errors: string[] = [];
-    let created = 0;
-    for (const child of actions.create) {
-      const image = child.spec?.image ?? '';
-      scaleExpectations.expectScale(key, 'create', image);
-      try {
-        await client.create<ImagePullJob>(ImagePullJobs, child);
-        created++;
-      } catch (err) {
-        scaleExpectations.observeScale(key, 'create', image);
-        errors.push(`fail to create ImagePullJob for image ${image}: ${errMessage(err)}`);
-        break;
-      }
-    }
-    if (created) this.deps.recorder.event(list, 'Normal', 'Successful create ImagePullJob', 'Create', `Create ${created} ImagePullJob`);
-    let deleted = 0;
-    for (const child of actions.delete) {
-      const image = child.spec?.image ?? '';
-      scaleExpectations.expectScale(key, 'delete', image);
-      try {
-        await client.delete(ImagePullJobs, child.metadata.name ?? '', { namespace, preconditions: { uid: child.metadata.uid } });
-        deleted++;
-      } catch (err) {
-        scaleExpectations.observeScale(key, 'delete', image);
-        if (!isNotFound(err)) errors.push(`fail to delete ImagePullJob (${namespace}/${child.metadata.name}) for : ${errMessage(err)}`);
-      }
-    }
-    if (deleted) this.deps.recorder.event(list, 'Normal', 'Successful delete ImagePullJob', 'Delete', `Delete ${deleted} ImagePullJob`);
-    if (errors.length) throw new Error(errors.join('; '));
-
-    if (listStatusChanged(list, status)) {
-      try {
-        await client.updateStatus<ImageListPullJob>(ImageListPullJobs, { ...list, status });
-      } catch (err) {
-        if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
-        if (!isNotFound(err)) throw err;
-      }
-    }
-    return {};
+    const plan = planImageListPullJob({ list, owned, nowMs: this.clock.now() });
+    return this.executor.execute(key, list, plan);
   }
-}
-
-function errMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** The list job a generated ImagePullJob belongs to (its controller reference). */

@@ -5,8 +5,7 @@ import type { ImageListPullJob as ImageListPullJobApi } from '../../apis/apps/im
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
 import type { Stored } from '../../apis/core-objects.ts';
 import { fnv1a_32, safeEncodeString } from '../../util/revision.ts';
-import { pruneUndefined } from '../nodeimage/resources.ts';
-import type { ImagePullJob } from '../imagepulljob/resources.ts';
+import { finishedJobAction, pruneUndefined, type FinishedAction, type ImagePullJob } from '../imagejobs/resources.ts';
 import { metaTime } from '../../util/clock.ts';
 
 export type ImageListPullJob = Stored<ImageListPullJobApi>;
@@ -120,4 +119,35 @@ export function calculateListStatus(list: ImageListPullJob, owned: ReadonlyMap<s
 
 export function listStatusChanged(list: ImageListPullJob, status: ImageListPullJobStatus): boolean {
   return !isDeepStrictEqual(pruneUndefined(list.status ?? {}), status);
+}
+
+export interface ImageListPullJobInput {
+  list: ImageListPullJob;
+  /** The ImagePullJobs the list job controls. */
+  owned: readonly ImagePullJob[];
+  nowMs: number;
+}
+
+export interface ImageListPullJobPlan {
+  /** The template hash to store in the controller-revision-hash label, when it differs. */
+  hashLabel?: string;
+  /** A completed list job: deleted after its TTL, or looked at again then. */
+  finished?: FinishedAction;
+  create: ImagePullJob[];
+  delete: ImagePullJob[];
+  /** The new status, when it changed. */
+  status?: ImageListPullJobStatus;
+}
+
+/** The whole round for one list job (upstream Reconcile after its expectation checks). */
+export function planImageListPullJob({ list, owned, nowMs }: ImageListPullJobInput): ImageListPullJobPlan {
+  const hash = templateHash(list);
+  const hashLabel = list.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] !== hash ? hash : undefined;
+  if (list.status?.completionTime) return { hashLabel, finished: finishedJobAction(list, nowMs), create: [], delete: [] };
+  const byImage = new Map<string, ImagePullJob>();
+  for (const child of owned) {
+    if (!child.metadata.deletionTimestamp) byImage.set(child.spec?.image ?? '', child);
+  }
+  const status = calculateListStatus(list, byImage, nowMs);
+  return { hashLabel, ...computeActions(list, byImage, hash), status: listStatusChanged(list, status) ? status : undefined };
 }

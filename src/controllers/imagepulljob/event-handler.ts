@@ -8,10 +8,8 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../../runti
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
-import type { NodeImage } from '../nodeimage/resources.ts';
-import { jobKey } from './plan.ts';
+import { isActiveJob, jobKey, type ImagePullJob, type NodeImage } from '../imagejobs/resources.ts';
 import type { Pod, Secret } from '../../apis/core-objects.ts';
-import { isActiveJob, type ImagePullJob } from './resources.ts';
 import { referencingJobs } from './secrets.ts';
 import { jobSelectsNodeImage, jobSelectsPod } from './select.ts';
 

@@ -1,9 +1,15 @@
 // The ImagePullJob controller's decisions (upstream imagepulljob_controller.go / _utils.go), pure:
-// the job's status from the NodeImages it selects, the pull policy its tags carry, and how one
-// NodeImage's spec changes when the job claims it.
+// the job's status from the NodeImages it selects, the pull policy its tags carry, how one
+// NodeImage's spec changes when the job claims it, and planImagePullJob, the whole round.
 import { isDeepStrictEqual } from 'node:util';
-import { byTag, parseTime, pruneUndefined, type ImageSpec, type ImageTagSpec, type NodeImage } from '../nodeimage/resources.ts';
-import type { ImagePullJob, ImagePullJobStatus } from './resources.ts';
+import { FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
+import type { KubeObject } from '../../runtime/client.ts';
+import {
+  byTag, finishedJobAction, isActiveJob, parseTime, pruneUndefined,
+  type ImagePullJob, type ImagePullJobStatus, type ImageSpec, type ImageTagSpec, type NodeImage,
+} from '../imagejobs/resources.ts';
+import type { Secret } from '../../apis/core-objects.ts';
+import { planSecretSync, type PullSecretRef, type SecretSyncPlan } from './secrets.ts';
 import { metaTime } from '../../util/clock.ts';
 
 /** Nodes pulling at once when spec.parallelism is unset. */
@@ -18,18 +24,6 @@ const DEFAULT_PULL_TIMEOUT_SECONDS = 600;
 const DEFAULT_BACKOFF_LIMIT = 3;
 /** The shortest wait before re-checking activeDeadlineSeconds. */
 export const MIN_REQUEUE_MS = 1000;
-
-/** A pull secret as NodeImages reference it (ReferenceObject). */
-export interface PullSecretRef {
-  namespace: string;
-  name: string;
-  /** 'batch' for copies the job controller created: NodeImage cleanup leaves them to the job. */
-  mode?: string;
-}
-
-export function jobKey(job: ImagePullJob): string {
-  return `${job.metadata.namespace ?? ''}/${job.metadata.name ?? ''}`;
-}
 
 /** The reference a NodeImage tag keeps to each job that wants it. */
 export function jobOwnerRef(job: ImagePullJob) {
@@ -243,21 +237,93 @@ export function claimNodeImage(input: ClaimInput): ImageSpec | undefined {
   return before && isDeepStrictEqual(pruneUndefined(before), pruneUndefined(entry)) ? undefined : entry;
 }
 
-export type FinishedAction = { action: 'delete' } | { action: 'wait'; requeueAfterMs?: number };
-
-/** A completed job is deleted ttlSecondsAfterFinished after completionTime (kept forever without). */
-export function finishedJobAction(job: ImagePullJob | { spec?: { completionPolicy?: { ttlSecondsAfterFinished?: number } }; status?: { completionTime?: string } }, nowMs: number): FinishedAction {
-  const ttl = job.spec?.completionPolicy?.ttlSecondsAfterFinished;
-  if (ttl == null) return { action: 'wait' };
-  const completed = parseTime(job.status?.completionTime) ?? nowMs;
-  const left = ttl * 1000 - (nowMs - completed);
-  return left <= 0 ? { action: 'delete' } : { action: 'wait', requeueAfterMs: left };
-}
-
 /** When to look again at a running Always-type job with a deadline. */
 export function deadlineRequeueMs(job: ImagePullJob, status: ImagePullJobStatus, nowMs: number): number | undefined {
   const deadline = job.spec?.completionPolicy?.activeDeadlineSeconds;
   if (isNever(job) || deadline == null) return undefined;
   const start = parseTime(status.startTime) ?? nowMs;
   return Math.max(MIN_REQUEUE_MS, deadline * 1000 - (nowMs - start));
+}
+
+/** What one reconcile of a job observed; the NodeImages and image only for an active job. */
+export interface ImagePullJobInput {
+  job: ImagePullJob;
+  /** Every secret in kruise-daemon-config. */
+  secretCopies: readonly Secret[];
+  /** Source secrets by name in the job's namespace. */
+  sourceSecret(name: string): Secret | undefined;
+  /** kruise-daemon-config itself; copies cannot be made without it. */
+  daemonNamespace: KubeObject | undefined;
+  /** The NodeImages the job selects (active jobs). */
+  nodeImages?: readonly NodeImage[];
+  /** The job's image, normalized (active jobs). */
+  image?: { name: string; tag: string };
+  nowMs: number;
+  /** --default-ttlseconds-for-always-nodeimage. */
+  defaultTtlForAlways: number;
+  randomInt: RandomInt;
+  randomSuffix(): string;
+}
+
+/** The pull-secret copies to write; `blocked` says why copies cannot be created (they are not). */
+export type SecretWrites = SecretSyncPlan & { blocked?: string };
+
+/** The NodeImages that get the job's tag this round, and the claim to apply to each. */
+export interface Claims {
+  nodes: string[];
+  imageName: string;
+  claim: Omit<ClaimInput, 'nodeImage'>;
+}
+
+export type ImagePullJobPlan =
+  /** A deleted or completed job: let go of its secrets, drop the finalizer, delete it after its TTL. */
+  | { kind: 'finalize'; secrets?: SecretWrites; finalizers?: string[]; deleteJob: boolean; requeueAfter?: number }
+  /** An active job: protect it with the finalizer, sync secrets, claim NodeImages, store the status. */
+  | { kind: 'sync'; finalizers?: string[]; secrets: SecretWrites; claims?: Claims; status?: ImagePullJobStatus; requeueAfter?: number };
+
+function secretWrites(input: ImagePullJobInput): SecretWrites {
+  const { job } = input;
+  const plan = planSecretSync({ job, copies: input.secretCopies, source: (name) => input.sourceSecret(name), randomSuffix: () => input.randomSuffix() });
+  const daemonNs = input.daemonNamespace;
+  if (!plan.create.length || (daemonNs && !daemonNs.metadata.deletionTimestamp)) return plan;
+  const why = daemonNs ? 'is being deleted' : 'does not exist';
+  return { ...plan, blocked: `namespace ${KRUISE_DAEMON_CONFIG_NAMESPACE} ${why}: pull secrets cannot be copied for kruise-daemon` };
+}
+
+/** The whole round for one job (upstream Reconcile after its expectation checks). */
+export function planImagePullJob(input: ImagePullJobInput): ImagePullJobPlan {
+  const { job, nowMs } = input;
+  const finalizers = job.metadata.finalizers ?? [];
+  const protectedJob = finalizers.includes(FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION);
+  if (!isActiveJob(job)) {
+    const release = protectedJob
+      ? { secrets: secretWrites(input), finalizers: finalizers.filter((f) => f !== FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION) }
+      : {};
+    if (job.metadata.deletionTimestamp) return { kind: 'finalize', ...release, deleteJob: false };
+    const finished = finishedJobAction(job, nowMs);
+    return { kind: 'finalize', ...release, deleteJob: finished.action === 'delete', requeueAfter: finished.action === 'wait' ? finished.requeueAfterMs : undefined };
+  }
+  const nodeImages = input.nodeImages ?? [];
+  const image = input.image ?? { name: '', tag: '' };
+  const secrets = secretWrites(input);
+  const { status, notSynced } = calculateStatus({ job, nodeImages, imageName: image.name, imageTag: image.tag, secrets: secrets.refs, nowMs });
+  const nodes = nodesToClaim(job, status, notSynced);
+  const changed = statusChanged(job, status);
+  return {
+    kind: 'sync',
+    finalizers: protectedJob ? undefined : [...finalizers, FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION],
+    secrets,
+    claims: nodes.length
+      ? {
+        nodes,
+        imageName: image.name,
+        claim: {
+          job, imageName: image.name, imageTag: image.tag, secrets: secrets.refs, nowMs,
+          pullPolicy: tagPullPolicy(job, input.defaultTtlForAlways, input.randomInt),
+        },
+      }
+      : undefined,
+    status: changed ? status : undefined,
+    requeueAfter: changed ? undefined : deadlineRequeueMs(job, status, nowMs),
+  };
 }

@@ -10,9 +10,16 @@ import {
   KRUISE_DAEMON_CONFIG_NAMESPACE,
 } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
-import { jobKey, type PullSecretRef } from './plan.ts';
+import { isActiveJob, jobKey, type ImagePullJob } from '../imagejobs/resources.ts';
 import type { Secret } from '../../apis/core-objects.ts';
-import { isActiveJob, type ImagePullJob } from './resources.ts';
+
+/** A pull secret as NodeImages reference it (ReferenceObject). */
+export interface PullSecretRef {
+  namespace: string;
+  name: string;
+  /** 'batch' for copies the job controller created: NodeImage cleanup leaves them to the job. */
+  mode?: string;
+}
 
 /** Mode of copies made by this controller; NodeImage cleanup leaves such references alone. */
 export const SECRET_MODE_BATCH = 'batch';

@@ -3,8 +3,7 @@
 import type { Pod } from '../../apis/core-objects.ts';
 import { labelSelectorAsSelector, type Labels } from '../../util/labelselector.ts';
 import { isPodActive } from '../../util/pod.ts';
-import type { NodeImage } from '../nodeimage/resources.ts';
-import { isActiveJob, type ImagePullJob } from './resources.ts';
+import { isActiveJob, type ImagePullJob, type NodeImage } from '../imagejobs/resources.ts';
 
 export interface SelectionCache {
   getNodeImage(name: string): NodeImage | undefined;

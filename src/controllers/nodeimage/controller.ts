@@ -12,10 +12,13 @@
 //   - the manager only turns a lagging or overdue tag into Failed (version set to the spec's, so
 //     the daemon sees the round as finished), drops statuses of tags no longer in the spec, and
 //     recomputes the same counts — it writes only when that changes the stored status.
-import { isAlreadyExists, isConflict, isNotFound, Nodes, Secrets, type KubeClient, type KubeObject, ImagePullJobs, NodeImages } from '../../runtime/client.ts';
+//
+// planNodeImage (plan.ts) decides the round from the cached Node and NodeImage; the executor
+// (executor.ts) applies it.
+import { Nodes, Secrets, type KubeObject, ImagePullJobs, NodeImages } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { ResourceVersionExpectations } from '../../runtime/expectations.ts';
+import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
@@ -23,12 +26,13 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
-import type { ImagePullJob } from '../imagepulljob/resources.ts';
-import type { Node } from '../../apis/core-objects.ts';
+import type { ImagePullJob, NodeImage } from '../imagejobs/resources.ts';
+import { NodeImageExecutor, type NodeImageClient } from './executor.ts';
 import { DEFAULT_CREATION_DELAY_MS, nodeReadiness, planNodeImage } from './plan.ts';
-import type { NodeImage } from './resources.ts';
+import type { Node } from '../../apis/core-objects.ts';
 
-const CONFLICT_REQUEUE_MS = 1000;
+/** How soon a NodeImage whose cache copy is behind our own write is looked at again. */
+const CACHE_WAIT_MS = 1000;
 /** Upstream spreads time-based re-checks over 3–5 s. */
 const REQUEUE_JITTER_MS = 2000;
 
@@ -40,8 +44,6 @@ export interface NodeImageCache {
   /** undefined when the manager does not watch that namespace's secrets. */
   secretExists(namespace: string, name: string): boolean | undefined;
 }
-
-export type NodeImageClient = Pick<KubeClient, 'create' | 'update' | 'delete' | 'updateStatus'>;
 
 export interface NodeImageReconcilerDeps {
   cache: NodeImageCache;
@@ -56,74 +58,29 @@ export interface NodeImageReconcilerDeps {
 
 export class NodeImageReconciler {
   private readonly clock: Clock;
-  private readonly jitter: () => number;
+  private readonly executor: NodeImageExecutor;
 
   constructor(private readonly deps: NodeImageReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
-    this.jitter = deps.jitter ?? (() => Math.floor(Math.random() * REQUEUE_JITTER_MS));
+    this.executor = new NodeImageExecutor({ ...deps, jitter: deps.jitter ?? (() => Math.floor(Math.random() * REQUEUE_JITTER_MS)) });
   }
 
   async reconcile(name: string): Promise<ReconcileResult> {
-    const { cache, client, resourceVersions } = this.deps;
+    const { cache, resourceVersions } = this.deps;
     const nodeImage = cache.getNodeImage(name);
     if (nodeImage) {
-      const s = resourceVersions.isSatisfied(nodeImage);
-      if (!s.satisfied && !s.timedOut) return { requeueAfter: CONFLICT_REQUEUE_MS };
-      if (s.timedOut) resourceVersions.delete(nodeImage);
+      const requeue = expectationGate([resourceVersions.check(nodeImage, 'NodeImage resourceVersion', CACHE_WAIT_MS)], this.deps.log);
+      if (requeue !== undefined) return { requeueAfter: requeue };
     }
-    const nowMs = this.clock.now();
     const plan = planNodeImage({
       node: cache.getNode(name),
       nodeImage,
-      nowMs,
+      nowMs: this.clock.now(),
       creationDelayMs: this.deps.creationDelayMs ?? DEFAULT_CREATION_DELAY_MS,
       jobUID: (ns, job) => cache.jobUID(ns, job),
       secretExists: (ns, secret) => cache.secretExists(ns, secret),
     });
-    try {
-      switch (plan.action) {
-        case 'none':
-          return { requeueAfter: this.spread(plan.requeueAfterMs) };
-        case 'create': {
-          const obj: NodeImage = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'NodeImage', metadata: { name, labels: plan.labels }, spec: {} };
-          try {
-            resourceVersions.expect(await client.create<NodeImage>(NodeImages, obj));
-            this.deps.log.info({ nodeImage: name }, 'created NodeImage');
-          } catch (err) {
-            if (!isAlreadyExists(err)) throw err;
-          }
-          return {};
-        }
-        case 'delete':
-          await client.delete(NodeImages, name, { preconditions: { uid: nodeImage!.metadata.uid } });
-          this.deps.log.info({ nodeImage: name }, 'deleted NodeImage of a gone Node');
-          return {};
-        case 'updateSpec': {
-          const updated: NodeImage = { ...nodeImage!, metadata: { ...nodeImage!.metadata, labels: plan.labels }, spec: { ...nodeImage!.spec, images: plan.images } };
-          resourceVersions.expect(await client.update<NodeImage>(NodeImages, updated));
-          this.deps.log.info({ nodeImage: name, changes: plan.messages }, 'updated NodeImage spec');
-          return {};
-        }
-        case 'updateStatus': {
-          resourceVersions.expect(await client.updateStatus<NodeImage>(NodeImages, { ...nodeImage!, status: plan.status }));
-          for (const f of plan.failures) {
-            const note = `Failed to pull image ${f.fullName} on node ${name} for ${f.message}`;
-            for (const owner of f.owners ?? []) this.deps.recorder.event(owner, 'Warning', 'PullImageFailed', 'PullImage', note);
-            this.deps.recorder.event(nodeImage!, 'Warning', 'PullImageFailed', 'PullImage', note);
-          }
-          return { requeueAfter: this.spread(plan.requeueAfterMs) };
-        }
-      }
-    } catch (err) {
-      // Someone else (the daemon, an ImagePullJob) wrote in between: look again at the newer copy.
-      if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
-      if (isNotFound(err)) return {};
-      throw err;
-    }
-  }
-
-  private spread(ms: number | undefined): number | undefined {
-    return ms === undefined ? undefined : ms + this.jitter();
+    return this.executor.execute(name, nodeImage, plan);
   }
 }
 

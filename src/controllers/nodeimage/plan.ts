@@ -3,9 +3,9 @@
 // Failed because the node daemon stopped answering or ran past the deadline. Everything else in
 // the status belongs to the daemon; see docs in controller.ts for the split.
 import { isDeepStrictEqual } from 'node:util';
-import type { Node } from '../../apis/core-objects.ts';
-import { byTag, parseTime, pruneUndefined, type ImageSpec, type ImageTagStatus, type NodeImage, type NodeImageStatus } from './resources.ts';
+import { byTag, parseTime, pruneUndefined, type ImageSpec, type ImageTagStatus, type NodeImage, type NodeImageStatus } from '../imagejobs/resources.ts';
 import { metaTime } from '../../util/clock.ts';
+import type { Node } from '../../apis/core-objects.ts';
 
 /** NodeImages with this label may exist without a Node (tests). */
 export const FAKE_NODEIMAGE_LABEL = 'apps.kruise.io/fake-nodeimage';

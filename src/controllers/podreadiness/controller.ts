@@ -5,10 +5,11 @@
 
 import { CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
-import { isConflict, isNotFound, PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
+import { applyWrites } from '../../runtime/writes.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { containsReadinessGate, getCondition } from '../../util/lifecycle.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
@@ -32,18 +33,14 @@ export async function reconcilePodReadiness(key: string, deps: PodReadinessDeps)
   if (!pod) return {};
   const condition = planPodReadiness(pod, (deps.clock ?? realClock).now());
   if (!condition) return {};
-  try {
+  return applyWrites(async () => {
     // Compare-and-swap: a condition someone wrote since the cache saw the pod must not be replaced.
     await deps.client.patch(Pods, name, {
       metadata: { resourceVersion: pod.metadata.resourceVersion },
       status: { conditions: [condition] },
     }, { namespace, patchType: PatchType.StrategicMerge, subresource: 'status' });
-  } catch (err) {
-    if (isNotFound(err)) return {};
-    if (isConflict(err)) return { requeueAfter: 1000 };
-    throw err;
-  }
-  return {};
+    return {};
+  });
 }
 
 const wantsCondition = (pod: Pod) => planPodReadiness(pod, 0) !== undefined;

@@ -4,8 +4,9 @@
 
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
 import type { Pod, Stored } from '../../apis/core-objects.ts';
-import { isAlreadyExists, isConflict, isNotFound, PatchType, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
+import { isAlreadyExists, PatchType, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
+import { applyWrites } from '../../runtime/writes.ts';
 import { crrNameFor, type SidecarAction } from './plan.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'create'>;
@@ -21,7 +22,7 @@ export async function executeSidecarActions(
   const ns = pod.metadata.namespace ?? '';
   const name = pod.metadata.name ?? '';
   let rv = pod.metadata.resourceVersion;
-  try {
+  const ended = await applyWrites(async () => {
     for (const action of actions) {
       switch (action.kind) {
         case 'inPlaceUpdate': {
@@ -67,10 +68,7 @@ export async function executeSidecarActions(
         }
       }
     }
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    if (isConflict(err)) return 1000;
-    throw err;
-  }
-  return undefined;
+    return {};
+  });
+  return ended.requeueAfter;
 }

@@ -2,7 +2,7 @@
 import type { AdvancedCronJob, AdvancedCronJobSpec } from '../../apis/apps/advancedcronjob.ts';
 import type { BroadcastJobSpec } from '../../apis/apps/broadcastjob.ts';
 import { type FieldError, forbidden, invalid } from '../../apis/field-errors.ts';
-import { jobNameValidator } from '../broadcastjob/validating.ts';
+import { jobNameValidator } from '../workload.ts';
 import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectName, validatePodTemplateSpec } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { isValidTimeZone, parseStandardCron } from './cron.ts';

@@ -2,20 +2,9 @@
 import type { BroadcastJob, BroadcastJobSpec } from '../../apis/apps/broadcastjob.ts';
 import { BROADCASTJOB_CONTROLLER_UID_LABEL, BROADCASTJOB_NAME_LABEL } from '../../apis/constants.ts';
 import { type FieldError, invalid } from '../../apis/field-errors.ts';
-import { defaultedTemplateCopy, regexError, validateObjectName, validatePodTemplateSpec } from '../podtemplate.ts';
+import { defaultedTemplateCopy, validateObjectName, validatePodTemplateSpec } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
-
-const NAME_RE = /^[a-zA-Z0-9-]+$/;
-
-/** Name rule shared by BroadcastJob and AdvancedCronJob: alphanumerics and '-', ≤ 63 characters. */
-export function jobNameValidator(kind: string): (name: string) => string[] {
-  return (name) => {
-    const errs: string[] = [];
-    if (!NAME_RE.test(name)) errs.push(regexError(`${kind} name must consist of alphanumeric characters or '-'`, '^[a-zA-Z0-9\\-]+$', 'example-com'));
-    if (name.length > 63) errs.push('must be no more than 63 characters');
-    return errs;
-  };
-}
+import { jobNameValidator } from '../workload.ts';
 
 export function validateBroadcastJobSpec(spec: BroadcastJobSpec, ctx: AdmissionContext): FieldError[] {
   const errs: FieldError[] = [];

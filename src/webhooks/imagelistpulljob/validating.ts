@@ -4,7 +4,7 @@ import type { ImageListPullJob } from '../../apis/apps/imagelistpulljob.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 import { imageReferenceError } from '../../util/imageref.ts';
-import { completionPolicyError, nodeSelectionError, parallelismError, requireImagePullGates } from '../imagepulljob/validating.ts';
+import { completionPolicyError, nodeSelectionError, parallelismError, requireImagePullGates } from '../imagepulljob-template.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 const MAX_IMAGES = 255;

@@ -2,17 +2,7 @@
 import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
 import { FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION } from '../../apis/constants.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
-
-type PullJobTemplate = Pick<NonNullable<ImagePullJob['spec']>, 'completionPolicy' | 'pullPolicy'>;
-
-/** Defaults shared with ImageListPullJob: completion Always, pull timeout 600s, 3 retries. */
-export function setDefaultsImagePullJobTemplate(spec: PullJobTemplate): void {
-  spec.completionPolicy ??= {};
-  if (!spec.completionPolicy.type) spec.completionPolicy.type = 'Always';
-  spec.pullPolicy ??= {};
-  spec.pullPolicy.timeoutSeconds ??= 600;
-  spec.pullPolicy.backoffLimit ??= 3;
-}
+import { setDefaultsImagePullJobTemplate } from '../imagepulljob-template.ts';
 
 /** Also imagePullPolicy IfNotPresent, and on creation the finalizer guarding copied secrets. */
 export function setDefaultsImagePullJob(obj: ImagePullJob, addProtection: boolean): void {

@@ -3,9 +3,8 @@
 import type { PersistentPodState, PersistentPodStateV1alpha1 } from '../../apis/apps/persistentpodstate.ts';
 import { APPS_GROUP } from '../../apis/constants.ts';
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
-import { groupOf } from '../podunavailablebudget/validating.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
-import { type CustomWorkload, customWorkloadWhitelist, isWhitelisted } from '../workloadspread/validating.ts';
+import { type CustomWorkload, customWorkloadWhitelist, groupOf, isWhitelisted } from '../workload.ts';
 
 type AnyPPS = PersistentPodState | PersistentPodStateV1alpha1;
 

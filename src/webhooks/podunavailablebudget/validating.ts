@@ -9,7 +9,8 @@ import {
 } from '../../apis/constants.ts';
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
 import { labelSelectorAsSelector, validateLabelSelector } from '../../util/labelselector.ts';
-import { selectorsOverlap } from '../sidecarset/overlap.ts';
+import { selectorsOverlap } from '../../util/selector-overlap.ts';
+import { groupOf } from '../workload.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { isNotMoreThan100Percent, validatePositiveIntOrPercent } from '../podtemplate.ts';
@@ -27,12 +28,6 @@ export function parseGroupVersionError(apiVersion: string): string | undefined {
   const parts = apiVersion.split('/');
   if (parts.length > 2) return `unexpected GroupVersion string: ${apiVersion}`;
   return undefined;
-}
-
-/** The API group of an apiVersion ("apps/v1" → "apps", "v1" → ""). */
-export function groupOf(apiVersion: string | undefined): string {
-  const parts = (apiVersion ?? '').split('/');
-  return parts.length === 2 ? parts[0]! : '';
 }
 
 function parseInt32(s: string): number | undefined {

@@ -5,7 +5,6 @@ import { validateSidecarSet } from './validating.ts';
 
 export * from './containers.ts';
 export * from './mutating.ts';
-export * from './overlap.ts';
 export * from './validating.ts';
 
 export const registrations: WebhookRegistration[] = [

@@ -18,7 +18,8 @@ import { regexError, semanticEqual, validatePositiveIntOrPercent } from '../podt
 import type { AdmissionContext, AdmissionReader } from '../../runtime/webhook/types.ts';
 import { validateSidecarContainers } from './containers.ts';
 import { isNativeSidecar } from './mutating.ts';
-import { selectorsOverlap } from './overlap.ts';
+import { selectorsOverlap } from '../../util/selector-overlap.ts';
+import { priorityStrategyProblem, scatterStrategyProblem } from '../workload.ts';
 
 /** Both served versions; v1alpha1 adds spec.namespace. */
 type AnySidecarSet = SidecarSet & { spec?: SidecarSetV1alpha1['spec'] & SidecarSet['spec'] };
@@ -72,42 +73,11 @@ function validateUpdateStrategy(strategy: Spec['updateStrategy']): FieldError[] 
   if (strategy.maxUnavailable !== undefined && strategy.maxUnavailable !== null) {
     errs.push(...validatePositiveIntOrPercent(strategy.maxUnavailable, 'spec.updateStrategy.maxUnavailable'));
   }
-  const priorityErr = priorityStrategyError(strategy.priorityStrategy);
+  const priorityErr = priorityStrategyProblem(strategy.priorityStrategy);
   if (priorityErr) errs.push(required('spec.updateStrategy.priorityStrategy', priorityErr));
-  const scatterErr = scatterStrategyError(strategy.scatterStrategy);
+  const scatterErr = scatterStrategyProblem(strategy.scatterStrategy);
   if (scatterErr) errs.push(required('spec.updateStrategy.scatterStrategy', scatterErr));
   return errs;
-}
-
-/** pub.UpdatePriorityStrategy.FieldsValidation. */
-export function priorityStrategyError(p: NonNullable<Spec['updateStrategy']>['priorityStrategy']): string | undefined {
-  if (!p) return undefined;
-  if ((p.weightPriority ?? []).length > 0 && (p.orderPriority ?? []).length > 0) {
-    return 'only one of weightPriority and orderPriority can be used';
-  }
-  for (const w of p.weightPriority ?? []) {
-    if (w.weight < 0 || w.weight > 100) return 'weight must be valid number in the range 1-100';
-    if (isEmptySelector(w.matchSelector)) return 'selector can not be empty';
-    try {
-      labelSelectorAsSelector(w.matchSelector);
-    } catch (e) {
-      return `invalid selector ${(e as Error).message}`;
-    }
-  }
-  for (const o of p.orderPriority ?? []) if (!o.orderedKey) return 'order key can not be empty';
-  return undefined;
-}
-
-/** pub.UpdateScatterStrategy.FieldsValidation. */
-export function scatterStrategyError(s: NonNullable<Spec['updateStrategy']>['scatterStrategy']): string | undefined {
-  const seen = new Set<string>();
-  for (const term of s ?? []) {
-    if (!term.key) return 'key should not be empty';
-    const id = `${term.key}:${term.value}`;
-    if (seen.has(id)) return `duplicated key=${term.key} value=${term.value}`;
-    seen.add(id);
-  }
-  return undefined;
 }
 
 function kruiseNamespace(): string {

@@ -13,7 +13,7 @@ import {
   priorityStrategyProblem,
   validateSelectorMatchesTemplate,
   validateWorkloadSelector,
-} from '../cloneset/validating.ts';
+} from '../workload.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectName, validatePositiveIntOrPercent } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';

@@ -4,7 +4,7 @@ import type { PodTemplateSpec } from '../../apis/core.ts';
 import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
 import type { IntOrString } from '../../util/intstr.ts';
 import { labelSelectorAsSelector, validateLabels } from '../../util/labelselector.ts';
-import { checkWorkloadDeletion, validateSelectorMatchesTemplate, validateWorkloadSelector } from '../cloneset/validating.ts';
+import { checkWorkloadDeletion, validateSelectorMatchesTemplate, validateWorkloadSelector } from '../workload.ts';
 import {
   defaultedTemplateCopy,
   isDNS1123Label,

@@ -2,12 +2,12 @@
 // (or whitelisted) target, one WorkloadSpread per workload, a fixed target, valid subsets and
 // schedule strategy. v1alpha1 and v1beta1 differ only in the subset placement field names.
 import type { WorkloadSpread, WorkloadSpreadV1alpha1 } from '../../apis/apps/workloadspread.ts';
-import { APPS_GROUP, DEFAULT_KRUISE_NAMESPACE, ENV_POD_NAMESPACE, KRUISE_CONFIGURATION_NAME } from '../../apis/constants.ts';
+import { APPS_GROUP } from '../../apis/constants.ts';
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { validateNodeSelectorTerm, validateTolerations } from '../podtemplate.ts';
-import { groupOf } from '../podunavailablebudget/validating.ts';
-import type { AdmissionContext, AdmissionReader } from '../../runtime/webhook/types.ts';
+import { type CustomWorkload, customWorkloadWhitelist, groupOf, isWhitelisted } from '../workload.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 type AnyWorkloadSpread = WorkloadSpread | WorkloadSpreadV1alpha1;
 type Subset = NonNullable<AnyWorkloadSpread['spec']>['subsets'][number] & {
@@ -31,27 +31,6 @@ const BUILTIN_TARGETS: Record<string, string[]> = {
   Job: ['batch'],
   StatefulSet: ['apps', APPS_GROUP],
 };
-
-export interface CustomWorkload {
-  Group?: string;
-  Kind?: string;
-  group?: string;
-  kind?: string;
-}
-
-/** The whitelisted custom workloads from kruise-configuration (none without a reader). */
-export async function customWorkloadWhitelist(reader: AdmissionReader | undefined, key: string): Promise<CustomWorkload[]> {
-  if (!reader) return [];
-  const ns = process.env[ENV_POD_NAMESPACE] || DEFAULT_KRUISE_NAMESPACE;
-  const cm = await reader.get<{ data?: Record<string, string> }>('v1', 'ConfigMap', KRUISE_CONFIGURATION_NAME, ns);
-  const raw = cm?.data?.[key];
-  if (!raw) return [];
-  return ((JSON.parse(raw) as { workloads?: CustomWorkload[] }).workloads ?? []);
-}
-
-export function isWhitelisted(ref: { apiVersion?: string; kind?: string }, whitelist: readonly CustomWorkload[]): boolean {
-  return whitelist.some((w) => (w.Kind ?? w.kind) === ref.kind && (w.Group ?? w.group ?? '') === groupOf(ref.apiVersion));
-}
 
 function validateTargetRef(ref: TargetRef | undefined, whitelist: readonly CustomWorkload[]): FieldError[] {
   if (!ref) return [required('spec.targetRef', 'no targetRef defined in WorkloadSpread')];

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import { ImageListPullJobReconciler } from '../../../src/controllers/imagelistpulljob/controller.ts';
-import { calculateListStatus, computeActions, isConsistent, jobTemplate, templateHash, type ImageListPullJob } from '../../../src/controllers/imagelistpulljob/plan.ts';
-import type { ImagePullJob } from '../../../src/controllers/imagepulljob/resources.ts';
+import { calculateListStatus, computeActions, isConsistent, jobTemplate, planImageListPullJob, templateHash, type ImageListPullJob } from '../../../src/controllers/imagelistpulljob/plan.ts';
+import type { ImagePullJob } from '../../../src/controllers/imagejobs/resources.ts';
 import { metaTime } from '../../../src/util/clock.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
@@ -97,6 +97,31 @@ describe('calculateListStatus', () => {
     assert.equal(calculateListStatus(list({ completionPolicy: { type: 'Never' } }), done, NOW).completionTime, undefined);
     assert.equal(calculateListStatus(list({}, { desired: 2, startTime: ago(9) }), done, NOW).startTime, ago(9));
   });
+});
+
+describe('planImageListPullJob', () => {
+  const l = list();
+  const h = templateHash(l);
+  const labelled = list({}, undefined, { 'controller-revision-hash': h });
+  const started = { startTime: ago(10), desired: 1, active: 0, succeeded: 1, failed: 0 };
+  // [name, list, owned, hashLabel, create, delete, status written, finished]
+  const cases: Array<[string, ImageListPullJob, ImagePullJob[], string | undefined, string[], string[], boolean, unknown]> = [
+    ['a new list job: label, one job per image, first status', l, [], h, ['a:1', 'b:1'], [], true, undefined],
+    ['nothing to do once in line', { ...labelled, status: { startTime: metaTime(NOW), desired: 2, active: 0, completed: 0, succeeded: 0 } }, [child('a:1', h), child('b:1', h)], undefined, [], [], false, undefined],
+    ['children being deleted are not counted as present', labelled, [{ ...child('a:1', h), metadata: { ...child('a:1', h).metadata, deletionTimestamp: ago(1) } }, child('b:1', h)], undefined, ['a:1'], [], true, undefined],
+    ['a finished child counts toward the status', labelled, [child('a:1', h, started), child('b:1', h)], undefined, [], [], true, undefined],
+    ['a completed list job waits for its TTL', list({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } }, { desired: 2, completionTime: ago(6) }), [], templateHash(list({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } })), [], [], false, { action: 'wait', requeueAfterMs: 54_000 }],
+  ];
+  for (const [name, lj, owned, hashLabel, create, del, status, finished] of cases) {
+    test(name, () => {
+      const plan = planImageListPullJob({ list: lj, owned, nowMs: NOW });
+      assert.equal(plan.hashLabel, hashLabel);
+      assert.deepEqual(plan.create.map((j) => j.spec?.image), create);
+      assert.deepEqual(plan.delete.map((j) => j.spec?.image), del);
+      assert.equal(plan.status !== undefined, status);
+      assert.deepEqual(plan.finished, finished);
+    });
+  }
 });
 
 describe('ImageListPullJobReconciler', () => {

@@ -12,16 +12,15 @@ import {
   calculateStatus,
   claimNodeImage,
   deadlineRequeueMs,
-  finishedJobAction,
   nodesToClaim,
   parallelismOf,
+  planImagePullJob,
   tagPullPolicy,
 } from '../../../src/controllers/imagepulljob/plan.ts';
+import { finishedJobAction, type ImagePullJob, type NodeImage } from '../../../src/controllers/imagejobs/resources.ts';
 import type { Secret } from '../../../src/apis/core-objects.ts';
-import type { ImagePullJob } from '../../../src/controllers/imagepulljob/resources.ts';
 import { planSecretSync } from '../../../src/controllers/imagepulljob/secrets.ts';
 import { nodeImagesForJob, jobSelectsNodeImage } from '../../../src/controllers/imagepulljob/select.ts';
-import { type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';
 import { imageReferenceError, normalizeImageRef } from '../../../src/util/imageref.ts';
 import { metaTime } from '../../../src/util/clock.ts';
 
@@ -274,6 +273,65 @@ describe('planSecretSync', () => {
   test('jobs in kruise-daemon-config use their secrets directly', () => {
     const j = job({ pullSecrets: ['x'] }, undefined, { namespace: 'kruise-daemon-config' });
     assert.deepEqual(sync(j, []), { update: [], delete: [], create: [], refs: [{ namespace: 'kruise-daemon-config', name: 'x' }] });
+  });
+});
+
+describe('planImagePullJob', () => {
+  const secretCopy = copyOf('reg-a', 'ns/job');
+  const input = (j: ImagePullJob, extra: Partial<Parameters<typeof planImagePullJob>[0]> = {}) => planImagePullJob({
+    job: j,
+    secretCopies: [],
+    sourceSecret: () => undefined,
+    daemonNamespace: { metadata: { name: 'kruise-daemon-config' } },
+    nodeImages: [],
+    image: { name: IMG, tag: '1.25' },
+    nowMs: NOW,
+    defaultTtlForAlways: 300,
+    randomInt: () => 0,
+    randomSuffix: () => 'abcde',
+    ...extra,
+  });
+  const running = job({ completionPolicy: { type: 'Always', activeDeadlineSeconds: 100 } });
+  const deadlineJob = { ...running, status: calculateStatus({ job: running, nodeImages: [ni('a', [owned()])], imageName: IMG, imageTag: '1.25', secrets: [], nowMs: NOW }).status };
+  // [name, job, extra input, expected plan summary]
+  const cases: Array<[string, ImagePullJob, Partial<Parameters<typeof planImagePullJob>[0]>, Record<string, unknown>]> = [
+    ['an active job claims up to parallelism and stores its first status', job(), { nodeImages: [ni('a'), ni('b')] },
+      { kind: 'sync', finalizers: undefined, claims: ['a'], status: 'job is running, progress 0.0%', requeueAfter: undefined }],
+    ['a job without the finalizer gets it first', job({}, undefined, { finalizers: ['x'] }), { nodeImages: [ni('a', [owned()])] },
+      { kind: 'sync', finalizers: ['x', 'apps.kruise.io/deletion-protection'], claims: [], status: 'job is running, progress 0.0%', requeueAfter: undefined }],
+    ['no NodeImages selected: an Always job completes', job(), {},
+      { kind: 'sync', claims: [], status: 'job has completed' }],
+    ['an unchanged status is not written; the deadline is re-checked', deadlineJob, { nodeImages: [ni('a', [owned()])] },
+      { kind: 'sync', finalizers: undefined, claims: [], status: undefined, requeueAfter: 100_000 }],
+    ['secrets cannot be copied without kruise-daemon-config', job({ pullSecrets: ['reg'] }), { sourceSecret: () => secret('ns', 'reg'), daemonNamespace: undefined },
+      { kind: 'sync', blocked: 'namespace kruise-daemon-config does not exist: pull secrets cannot be copied for kruise-daemon' }],
+    ['a deleted job releases its secrets and drops the finalizer', job({ pullSecrets: ['reg'] }, undefined, { deletionTimestamp: ago(1) }), { secretCopies: [secretCopy] },
+      { kind: 'finalize', finalizers: [], deleteSecrets: ['reg-a'], deleteJob: false, requeueAfter: undefined }],
+    ['a deleted job without the finalizer has nothing to release', job({}, undefined, { deletionTimestamp: ago(1), finalizers: [] }), {},
+      { kind: 'finalize', finalizers: undefined, deleteSecrets: undefined, deleteJob: false, requeueAfter: undefined }],
+    ['a completed job waits for its TTL', job({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } }, { desired: 1, completionTime: ago(20) }), {},
+      { kind: 'finalize', finalizers: [], deleteJob: false, requeueAfter: 40_000 }],
+    ['a completed job past its TTL is deleted', job({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 10 } }, { desired: 1, completionTime: ago(20) }, { finalizers: [] }), {},
+      { kind: 'finalize', finalizers: undefined, deleteJob: true, requeueAfter: undefined }],
+  ];
+  for (const [name, j, extra, want] of cases) {
+    test(name, () => {
+      const plan = input(j, extra);
+      const got: Record<string, unknown> = { kind: plan.kind };
+      for (const k of Object.keys(want)) {
+        if (k === 'claims') got.claims = plan.kind === 'sync' ? (plan.claims?.nodes ?? []) : undefined;
+        else if (k === 'status') got.status = plan.kind === 'sync' ? plan.status?.message : undefined;
+        else if (k === 'blocked') got.blocked = plan.secrets?.blocked;
+        else if (k === 'deleteSecrets') got.deleteSecrets = plan.secrets?.delete.map((c) => c.metadata.name);
+        else if (k !== 'kind') got[k] = (plan as Record<string, unknown>)[k];
+      }
+      assert.deepEqual(got, want);
+    });
+  }
+  test('pure: the same input gives the same plan', () => {
+    const j = job({ pullSecrets: ['reg'] });
+    const extra = { nodeImages: [ni('a'), ni('b')], sourceSecret: () => secret('ns', 'reg') };
+    assert.deepEqual(input(j, extra), input(j, extra));
   });
 });
 

@@ -16,8 +16,8 @@ import {
   planNodeImage,
   planStatus,
 } from '../../../src/controllers/nodeimage/plan.ts';
+import { type NodeImage } from '../../../src/controllers/imagejobs/resources.ts';
 import type { Node } from '../../../src/apis/core-objects.ts';
-import { type NodeImage } from '../../../src/controllers/nodeimage/resources.ts';
 import { metaTime } from '../../../src/util/clock.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');

@@ -8,11 +8,12 @@ import { pino } from 'pino';
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { KubeClient } from '../../../src/runtime/client.ts';
+import { WebhookCertController } from '../../../src/runtime/webhook/cert-controller.ts';
+import { caProblem, ensureSecretCerts, generateCerts, servingCertProblem, writeCertsToDir } from '../../../src/runtime/webhook/certs.ts';
 import {
-  WebhookCertController, andSelectors, buildWebhookConfigurations, caProblem, ensureCRDConversion, ensureSecretCerts,
-  ensureWebhookConfigurations, generateCerts, isSubset, servingCertProblem, verifyWebhookCABundles, writeCertsToDir,
-  type ClientMode,
-} from '../../../src/runtime/webhook/certs.ts';
+  andSelectors, buildWebhookConfigurations, ensureWebhookConfigurations, isSubset, verifyWebhookCABundles, type ClientMode,
+} from '../../../src/runtime/webhook/configuration.ts';
+import { ensureCRDConversion } from '../../../src/runtime/webhook/crd-conversion.ts';
 import type { WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
 import { FakeApiServer , useFakeApiServer } from './fake-apiserver.ts';
 

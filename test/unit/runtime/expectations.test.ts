@@ -1,10 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../../src/util/clock.ts';
+import { pino } from 'pino';
 import {
   ResourceVersionExpectations,
   ScaleExpectations,
   UpdateExpectations,
+  expectationGate,
   isResourceVersionNewer,
 } from '../../../src/runtime/expectations.ts';
 
@@ -184,5 +186,50 @@ describe('ResourceVersionExpectations', () => {
     assert.equal(isResourceVersionNewer('', '1'), true, 'nothing expected');
     assert.equal(isResourceVersionNewer('abc', '1'), true, 'unusable expectation never blocks');
     assert.equal(isResourceVersionNewer('1', 'abc'), false, 'unusable candidate never satisfies');
+  });
+});
+
+describe('expectationGate', () => {
+  const log = pino({ level: 'silent' });
+
+  it('goes on when every check is satisfied', () => {
+    const clock = new FakeClock(0);
+    const scale = new ScaleExpectations({ clock, timeout: minute });
+    const rv = new ResourceVersionExpectations({ clock, timeout: minute });
+    assert.equal(expectationGate([scale.check('ns/a', 'scale'), rv.check({ metadata: { uid: 'u', resourceVersion: '3' } }, 'rv')], log), undefined);
+  });
+
+  it('waits until the first unsatisfied check would time out, or its own wait', async () => {
+    const clock = new FakeClock(0);
+    const scale = new ScaleExpectations({ clock, timeout: minute });
+    const rv = new ResourceVersionExpectations({ clock, timeout: minute });
+    scale.expectScale('ns/a', 'create', 'p1');
+    assert.equal(expectationGate([scale.check('ns/a', 'scale')], log), minute);
+    await clock.advance(10_000);
+    assert.equal(expectationGate([scale.check('ns/a', 'scale')], log), minute - 10_000);
+    rv.expect({ metadata: { uid: 'u', resourceVersion: '9' } });
+    assert.equal(expectationGate([rv.check({ metadata: { uid: 'u', resourceVersion: '3' } }, 'rv', 1000)], log), 1000);
+  });
+
+  it('asks later checks only once earlier ones pass', () => {
+    const clock = new FakeClock(0);
+    const scale = new ScaleExpectations({ clock, timeout: minute });
+    scale.expectScale('ns/a', 'create', 'p1');
+    let asked = false;
+    const later = { what: 'later', timeoutMs: minute, drop() {}, satisfied: () => { asked = true; return { satisfied: true, unsatisfiedDuration: 0, timedOut: false }; } };
+    assert.equal(expectationGate([scale.check('ns/a', 'scale'), later], log), minute);
+    assert.equal(asked, false);
+  });
+
+  it('drops a timed-out expectation (running onDrop) and goes on', async () => {
+    const clock = new FakeClock(0);
+    const scale = new ScaleExpectations({ clock, timeout: minute });
+    scale.expectScale('ns/a', 'create', 'p1');
+    expectationGate([scale.check('ns/a', 'scale')], log);
+    await clock.advance(minute);
+    let dropped = 0;
+    assert.equal(expectationGate([scale.check('ns/a', 'scale', () => dropped++)], log), undefined);
+    assert.equal(dropped, 1);
+    assert.equal(scale.getExpectations('ns/a'), undefined);
   });
 });

@@ -3,13 +3,13 @@ import { describe, test } from 'node:test';
 import {
   mutateSidecarSet,
   registrations,
-  selectorsOverlap,
   setDefaultsSidecarSet,
   sidecarSetHash,
   sidecarSetHashWithoutImage,
   validateSidecarSet,
   validateSidecarSetConflicts,
 } from '../../../src/webhooks/sidecarset/index.ts';
+import { selectorsOverlap } from '../../../src/util/selector-overlap.ts';
 import { admission, fakeReader, loadExamples, msg } from './nonworkload-helpers.ts';
 
 const V = 'apps.kruise.io/v1beta1';

@@ -2,7 +2,7 @@
 // IsSelectorLooseOverlap): they overlap unless some key carries contradictory requirements —
 // different required values, disjoint In sets, a value excluded by NotIn, Exists vs DoesNotExist.
 // Used to detect SidecarSets and PodUnavailableBudgets that would select the same pods.
-import type { LabelSelectorLike } from '../../util/labelselector.ts';
+import type { LabelSelectorLike } from './labelselector.ts';
 
 interface KeyConstraint {
   allowed?: Set<string>;
