@@ -10,6 +10,7 @@ import {
   ignoreNotFound,
   isAlreadyExists,
   isConflict,
+  isNamespaceTerminating,
   CloneSets,
   ImagePullJobs,
   isNotFound,
@@ -367,7 +368,7 @@ export class CloneSetExecutor {
   private async createPods(cs: CloneSet, key: string, creations: readonly PodCreation[]): Promise<void> {
     const ns = cs.metadata?.namespace ?? '';
     let next = 0;
-    let firstError: unknown;
+    let failures: unknown[] = [];
     for (const size of slowStartBatches(creations.length)) {
       const batch = creations.slice(next, next + size);
       next += size;
@@ -376,20 +377,23 @@ export class CloneSetExecutor {
         for (const pvc of c.pvcs) this.deps.scaleExpectations.expectScale(key, 'create', pvc.metadata?.name ?? '');
       }
       const results = await Promise.allSettled(batch.map((c) => this.createOne(cs, key, ns, c)));
-      const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
-      if (failed) {
-        firstError = failed.reason;
-        break;
-      }
+      failures = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+      if (failures.length) break;
     }
-    if (firstError !== undefined) {
-      // Creations never attempted are not expected either.
-      for (const c of creations.slice(next)) {
-        this.deps.scaleExpectations.observeScale(key, 'create', podName(c.pod));
-        for (const pvc of c.pvcs) this.deps.scaleExpectations.observeScale(key, 'create', pvc.metadata?.name ?? '');
-      }
-      throw firstError;
+    if (!failures.length) return;
+    // Creations never attempted are not expected either.
+    for (const c of creations.slice(next)) {
+      this.deps.scaleExpectations.observeScale(key, 'create', podName(c.pod));
+      for (const pvc of c.pvcs) this.deps.scaleExpectations.observeScale(key, 'create', pvc.metadata?.name ?? '');
     }
+    if (failures.some(isNamespaceTerminating)) {
+      // As upstream's ReplicaSet controller: nothing can be created in a namespace being deleted,
+      // and its deletion takes this CloneSet too. The refused creations stay expected (createOne),
+      // so reconciles wait for the expectation timeout instead of retrying into the refusal.
+      this.deps.log.info({ namespace: ns }, 'namespace is being terminated; not creating pods');
+      return;
+    }
+    throw failures[0];
   }
 
   private async createOne(cs: CloneSet, key: string, ns: string, c: PodCreation): Promise<void> {
@@ -407,6 +411,8 @@ export class CloneSetExecutor {
       }
       await this.deps.client.create(Pods, c.pod as Pod & KubeObject, { namespace: ns });
     } catch (err) {
+      // Refused for a namespace being deleted: stays expected and unreported (see createPods).
+      if (isNamespaceTerminating(err)) throw err;
       unexpect(name);
       for (const pvc of c.pvcs) unexpect(pvc.metadata?.name ?? '');
       this.event(cs, 'Warning', 'FailedCreate', `failed to create pod: ${errMessage(err)}, pod: ${name}`, 'Create');
