@@ -1,8 +1,9 @@
 // `kruise start`: runs the manager in the foreground. With no --kubeconfig and no KUBECONFIG it first
 // brings up (or reuses) the embedded local cluster and installs the CRDs there; with a kubeconfig it
-// manages that cluster. Ctrl-C stops the manager, then the local cluster if this command started it.
+// manages that cluster. Ctrl-C stops the manager, then the local cluster if this command started it
+// and no other `kruise start` is using it (the last one to leave stops it then).
 import { Command, InvalidArgumentError } from 'commander';
-import { up, down, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
+import { up, leave, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
 import { fromKubeconfigFile } from '../runtime/client.ts';
 import { logger } from '../runtime/log.ts';
 import { installCRDs } from '../manager/crds.ts';
@@ -28,7 +29,7 @@ export function startCommand(): Command {
       let startedCluster = false;
       const embedded = !cfg.kubeconfig;
       if (embedded) {
-        const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes });
+        const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes, user: process.pid });
         startedCluster = !reused;
         cfg.kubeconfig = state.kubeconfig;
         process.stderr.write(`\nThe local cluster is ready. In another shell:\n  ${envLines(state).join('\n  ')}\n  kubectl get nodes\n\n`);
@@ -56,7 +57,7 @@ export function startCommand(): Command {
         logger.info({ signal: sig }, 'shutting down');
         await daemon?.stop();
         await manager.stop();
-        if (startedCluster && !o.keepCluster) await down(o.clusterName);
+        if (embedded) await leave(o.clusterName, process.pid, { tearDown: startedCluster && !o.keepCluster });
         process.exit(0);
       };
       process.on('SIGINT', () => void shutdown('SIGINT'));
