@@ -59,7 +59,8 @@ export interface ObjectList<T extends KubeObject> {
 }
 
 export interface StatusCause {
-  type?: string;
+  /** The cause type (Go's StatusCause.Type, `reason` on the wire), e.g. NamespaceTerminating. */
+  reason?: string;
   message?: string;
   field?: string;
 }
@@ -246,7 +247,7 @@ export function isForbidden(err: unknown): boolean {
  * of retrying (upstream: apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause)).
  */
 export function isNamespaceTerminating(err: unknown): boolean {
-  return err instanceof StatusError && (err.status.details?.causes ?? []).some((c) => c.type === 'NamespaceTerminating');
+  return err instanceof StatusError && (err.status.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating');
 }
 export function isTooManyRequests(err: unknown): boolean {
   return err instanceof StatusError && (err.reason === 'TooManyRequests' || err.code === 429);

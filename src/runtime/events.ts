@@ -275,9 +275,9 @@ export class KubeEventRecorder implements EventRecorder {
         return await write();
       } catch (err) {
         if (err instanceof StatusError) {
-          // As client-go: an Event that exists already, or whose namespace is being deleted, is
-          // not worth an error line per event.
-          if (isAlreadyExists(err) || isNamespaceTerminating(err)) this.log.debug({ err }, `${what}: rejected, not retried`);
+          // As client-go: an Event that exists already, or whose namespace is being deleted (or
+          // gone: NotFound on create), is not worth an error line per event.
+          if (isAlreadyExists(err) || isNamespaceTerminating(err) || isNotFound(err)) this.log.debug({ err }, `${what}: rejected, not retried`);
           else this.log.error({ err }, `${what} failed`);
           return undefined;
         }

@@ -146,6 +146,7 @@ export class CloneSetExecutor {
     if (plan.newRevision) {
       const outcome = await this.createRevision(cs, plan.newRevision);
       if (outcome === 'collision') return { requeueAfter: COLLISION_REQUEUE_MS };
+      if (outcome === 'namespaceTerminating') return this.namespaceTerminating(ns);
     }
     if (plan.revisionUpdate) {
       const { name, revision, annotations } = plan.revisionUpdate;
@@ -281,8 +282,11 @@ export class CloneSetExecutor {
     }
   }
 
-  /** 'created', or 'collision' when the name belongs to a different revision (collisionCount bumped). */
-  private async createRevision(cs: CloneSet, rev: ControllerRevision): Promise<'created' | 'collision'> {
+  /**
+   * 'created', 'collision' when the name belongs to a different revision (collisionCount bumped), or
+   * 'namespaceTerminating' when the namespace refuses new objects (the revision stays expected).
+   */
+  private async createRevision(cs: CloneSet, rev: ControllerRevision): Promise<'created' | 'collision' | 'namespaceTerminating'> {
     const key = keyOf(cs);
     const name = rev.metadata.name ?? '';
     this.deps.revisionExpectations.expectScale(key, 'create', name);
@@ -291,6 +295,7 @@ export class CloneSetExecutor {
       this.deps.resourceVersions.expect(created);
       return 'created';
     } catch (err) {
+      if (isNamespaceTerminating(err)) return 'namespaceTerminating';
       if (!isAlreadyExists(err)) {
         this.deps.revisionExpectations.observeScale(key, 'create', name);
         throw err;
@@ -387,13 +392,20 @@ export class CloneSetExecutor {
       for (const pvc of c.pvcs) this.deps.scaleExpectations.observeScale(key, 'create', pvc.metadata?.name ?? '');
     }
     if (failures.some(isNamespaceTerminating)) {
-      // As upstream's ReplicaSet controller: nothing can be created in a namespace being deleted,
-      // and its deletion takes this CloneSet too. The refused creations stay expected (createOne),
-      // so reconciles wait for the expectation timeout instead of retrying into the refusal.
-      this.deps.log.info({ namespace: ns }, 'namespace is being terminated; not creating pods');
+      this.namespaceTerminating(ns);
       return;
     }
     throw failures[0];
+  }
+
+  /**
+   * As upstream's ReplicaSet controller: nothing can be created in a namespace being deleted, and
+   * its deletion takes this CloneSet too. The refused creations stay expected, so reconciles wait
+   * for the expectation timeout instead of retrying into the refusal, each with an error.
+   */
+  private namespaceTerminating(ns: string): ExecuteResult {
+    this.deps.log.info({ namespace: ns }, 'namespace is being terminated; not creating pods or revisions');
+    return {};
   }
 
   private async createOne(cs: CloneSet, key: string, ns: string, c: PodCreation): Promise<void> {
@@ -411,7 +423,7 @@ export class CloneSetExecutor {
       }
       await this.deps.client.create(Pods, c.pod as Pod & KubeObject, { namespace: ns });
     } catch (err) {
-      // Refused for a namespace being deleted: stays expected and unreported (see createPods).
+      // Refused for a namespace being deleted: stays expected and unreported (namespaceTerminating).
       if (isNamespaceTerminating(err)) throw err;
       unexpect(name);
       for (const pvc of c.pvcs) unexpect(pvc.metadata?.name ?? '');

@@ -72,7 +72,7 @@ const forbidden = () => new StatusError({ status: 'Failure', code: 403, reason: 
 const terminating = () => new StatusError({
   status: 'Failure', code: 403, reason: 'Forbidden',
   message: 'pods "cs-id000" is forbidden: unable to create new content in namespace default because it is being terminated',
-  details: { name: 'cs-id000', kind: 'pods', causes: [{ type: 'NamespaceTerminating', message: 'namespace default is being terminated', field: 'metadata.namespace' }] },
+  details: { name: 'cs-id000', kind: 'pods', causes: [{ reason: 'NamespaceTerminating', message: 'namespace default is being terminated', field: 'metadata.namespace' }] },
 } as any);
 
 function setup(opts: { cs: CloneSet; pods?: Pod[]; revisions?: ControllerRevision[]; now?: number; timeout?: number }) {
@@ -179,6 +179,16 @@ describe('CloneSet reconcile', () => {
     env.advance(10_000);
     assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfter! > 0);
     assert.deepEqual(env.client.calls, []);
+  });
+
+  test('a namespace being terminated refusing the revision ends the reconcile quietly; the revision stays expected', async () => {
+    const { cs } = settled({ replicas: 2 }, () => []);
+    const env = setup({ cs });
+    env.client.fail = (c) => (c.verb === 'create' ? terminating() : undefined);
+    assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfter, undefined);
+    assert.deepEqual(env.client.calls.map((c) => `${c.verb} ${c.resource}`), ['create controllerrevisions']);
+    assert.equal(env.revisionExpectations.satisfiedExpectations('default/cs').satisfied, false);
+    assert.deepEqual(env.events, []);
   });
 
   test('scale-in deletes with a uid precondition, expecting the delete first', async () => {

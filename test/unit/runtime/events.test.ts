@@ -137,7 +137,7 @@ describe('KubeEventRecorder', () => {
     const { sink, rec } = setup({ logger });
     sink.failCreate = new StatusError({
       code: 403, reason: 'Forbidden', message: 'unable to create new content in namespace ns because it is being terminated',
-      details: { causes: [{ type: 'NamespaceTerminating', message: 'namespace ns is being terminated', field: 'metadata.namespace' }] },
+      details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace ns is being terminated', field: 'metadata.namespace' }] },
     });
     rec.event(pod('p1'), 'Warning', 'FailedCreate', 'Create', 'n');
     await rec.flush();
