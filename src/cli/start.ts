@@ -1,12 +1,13 @@
 // `kruise start`: runs the manager in the foreground. With no --kubeconfig and no KUBECONFIG it first
 // brings up (or reuses) the embedded local cluster and installs the CRDs there; with a kubeconfig it
-// manages that cluster. Ctrl-C stops the manager, then the local cluster if this command started it.
+// manages that cluster. Ctrl-C stops the manager, then the local cluster if this command started it
+// and no other `kruise start` is using it (the last one to leave stops it then).
 import { Command, InvalidArgumentError } from 'commander';
-import { up, down, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
+import { up, leave, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
 import { fromKubeconfigFile } from '../runtime/client.ts';
 import { logger } from '../runtime/log.ts';
 import { installCRDs } from '../manager/crds.ts';
-import { startManager } from '../manager/manager.ts';
+import { startManager, type RunningManager } from '../manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../manager/options.ts';
 import { startDaemon, type RunningDaemon } from '../daemon/daemon.ts';
 import { DEFAULT_SIMULATED_NODE_SELECTOR } from '../daemon/options.ts';
@@ -25,43 +26,64 @@ export function startCommand(): Command {
     .action(async (o: Record<string, any>) => {
       const cfg = managerConfig(o);
       cfg.kubeconfig ??= process.env.KUBECONFIG || undefined;
-      let startedCluster = false;
       const embedded = !cfg.kubeconfig;
-      if (embedded) {
-        const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes });
-        startedCluster = !reused;
-        cfg.kubeconfig = state.kubeconfig;
-        process.stderr.write(`\nThe local cluster is ready. In another shell:\n  ${envLines(state).join('\n  ')}\n  kubectl get nodes\n\n`);
-      }
-      if (embedded || o.installCrds) {
-        const client = fromKubeconfigFile(cfg.kubeconfig!);
-        const n = await installCRDs(client);
-        await client.close();
-        logger.info({ crds: n }, 'CRDs installed');
-      }
-      const manager = await startManager(cfg);
-      logger.info({ identity: manager.identity, webhookPort: manager.webhookPort, metricsPort: manager.metricsPort, healthPort: manager.healthPort }, 'kruise-manager started');
-      // The embedded cluster's nodes are simulated: kruise-daemon runs in this process for all of
-      // them (its metrics show on the manager's endpoint, which shares the registry).
+      let startedCluster = false;
+      let usingCluster = false;
+      let manager: RunningManager | undefined;
       let daemon: RunningDaemon | undefined;
-      if (embedded) {
-        daemon = await startDaemon({
-          kubeconfig: cfg.kubeconfig, addr: '0', maxWorkersForPullImage: -1, featureGates: cfg.featureGates,
-          simulated: true, simulatedNodeSelector: DEFAULT_SIMULATED_NODE_SELECTOR,
-        });
-      }
+      const stopAll = async () => {
+        await daemon?.stop();
+        await manager?.stop();
+        if (usingCluster) await leave(o.clusterName, process.pid, { tearDown: startedCluster && !o.keepCluster });
+      };
+
+      const startUp = async () => {
+        if (embedded) {
+          const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes, user: process.pid });
+          usingCluster = true;
+          startedCluster = !reused;
+          cfg.kubeconfig = state.kubeconfig;
+          process.stderr.write(`\nThe local cluster is ready. In another shell:\n  ${envLines(state).join('\n  ')}\n  kubectl get nodes\n\n`);
+        }
+        if (embedded || o.installCrds) {
+          const client = fromKubeconfigFile(cfg.kubeconfig!);
+          const n = await installCRDs(client);
+          await client.close();
+          logger.info({ crds: n }, 'CRDs installed');
+        }
+        manager = await startManager(cfg);
+        logger.info({ identity: manager.identity, webhookPort: manager.webhookPort, metricsPort: manager.metricsPort, healthPort: manager.healthPort }, 'kruise-manager started');
+        // The embedded cluster's nodes are simulated: kruise-daemon runs in this process for all of
+        // them (its metrics show on the manager's endpoint, which shares the registry).
+        if (embedded) {
+          daemon = await startDaemon({
+            kubeconfig: cfg.kubeconfig, addr: '0', maxWorkersForPullImage: -1, featureGates: cfg.featureGates,
+            simulated: true, simulatedNodeSelector: DEFAULT_SIMULATED_NODE_SELECTOR,
+          });
+        }
+      };
+      const startingUp = startUp();
+
+      // Handled from the start: a stop asked for during start-up lets it finish, then stops what
+      // it started (killed mid-way, this process would leave the cluster and its files behind).
       let signals = 0;
       const shutdown = async (sig: string) => {
         if (signals++) process.exit(1); // a second Ctrl-C: stop now
         logger.info({ signal: sig }, 'shutting down');
-        await daemon?.stop();
-        await manager.stop();
-        if (startedCluster && !o.keepCluster) await down(o.clusterName);
+        await startingUp.catch(() => undefined);
+        await stopAll();
         process.exit(0);
       };
       process.on('SIGINT', () => void shutdown('SIGINT'));
       process.on('SIGTERM', () => void shutdown('SIGTERM'));
-      await manager.done;
+
+      try {
+        await startingUp;
+      } catch (err) {
+        await stopAll();
+        throw err;
+      }
+      await manager!.done;
     });
   return cmd;
 }

@@ -45,6 +45,8 @@ export interface UpOptions {
   /** Extra flags per component, appended to ours (e.g. feature gates for kube-apiserver). */
   extraArgs?: Partial<Record<Component, string[]>>;
   log?: (line: string) => void;
+  /** Registers this process as a user of the cluster (until leave()), so no other user tears it down under it. */
+  user?: number;
 }
 
 export function clustersRoot(): string {
@@ -60,6 +62,97 @@ export function runDirOf(name: string): string {
 
 function stateFile(runDir: string): string {
   return path.join(runDir, 'state.json');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lock and users: `kruise start` brings a cluster up (or reuses it) and, when it started it, tears
+// it down on exit. Two starts on one name must not interleave those steps: a start deciding to
+// reuse a cluster whose tear-down is under way would find its files gone (ENOENT kubeconfig), and
+// a tear-down would stop a cluster another start just took over. Every step runs under a lock file
+// beside the run dir (which `up` recreates), and the processes using the cluster are recorded in
+// it, so the last one to leave does the tear-down that was asked for.
+
+function lockFile(name: string): string {
+  return path.join(clustersRoot(), `${name}.lock`);
+}
+
+/** Runs fn holding the cluster's lock; a lock left by a process that is gone is taken over. */
+async function withClusterLock<T>(name: string, fn: () => Promise<T>, log: (l: string) => void = () => {}): Promise<T> {
+  const file = lockFile(name);
+  mkdirSync(clustersRoot(), { recursive: true });
+  let waitingFor: number | undefined;
+  for (;;) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder = 0;
+    try {
+      holder = Number(readFileSync(file, 'utf8').trim());
+    } catch {
+      continue; // released while we looked
+    }
+    // 0: the holder has created the file and not yet written its pid.
+    if (holder > 0 && !isAlive(holder)) {
+      rmSync(file, { force: true });
+      continue;
+    }
+    if (holder > 0 && holder !== waitingFor) {
+      waitingFor = holder;
+      log(`cluster "${name}": waiting for process ${holder} to finish starting or stopping it`);
+    }
+    await sleep(100);
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+const usersDir = (runDir: string) => path.join(runDir, 'users');
+/** Present when a user that started the cluster left while others still used it. */
+const tearDownMarker = (runDir: string) => path.join(runDir, 'tear-down-when-unused');
+
+function addUser(runDir: string, pid: number): void {
+  mkdirSync(usersDir(runDir), { recursive: true });
+  writeFileSync(path.join(usersDir(runDir), String(pid)), '');
+}
+
+/** The users still alive (the records of dead ones are dropped). */
+function liveUsers(runDir: string): number[] {
+  if (!existsSync(usersDir(runDir))) return [];
+  const out: number[] = [];
+  for (const entry of readdirSync(usersDir(runDir))) {
+    const pid = Number(entry);
+    if (pid > 0 && isAlive(pid)) out.push(pid);
+    else rmSync(path.join(usersDir(runDir), entry), { force: true });
+  }
+  return out;
+}
+
+/**
+ * `pid` stops using the cluster. With tearDown (it started the cluster and nobody asked to keep
+ * it), the cluster is torn down once no other user is left: now, or by the last one to leave.
+ * Resolves to whether this call tore it down.
+ */
+export async function leave(name: string, pid: number, opts: { tearDown: boolean; log?: (l: string) => void }): Promise<boolean> {
+  const runDir = runDirOf(name);
+  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  return withClusterLock(name, async () => {
+    rmSync(path.join(usersDir(runDir), String(pid)), { force: true });
+    if (!opts.tearDown && !existsSync(tearDownMarker(runDir))) return false;
+    const others = liveUsers(runDir);
+    if (others.length) {
+      writeFileSync(tearDownMarker(runDir), '');
+      log(`cluster "${name}": left running for process(es) ${others.join(', ')} still using it; the last to leave stops it`);
+      return false;
+    }
+    await stopCluster(name, {});
+    return true;
+  }, log);
 }
 
 export function readState(name: string): ClusterState | null {
@@ -150,8 +243,17 @@ export class ClusterStartError extends Error {}
  */
 export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; reused: boolean }> {
   const name = opts.name ?? DEFAULT_CLUSTER;
-  const nodes = opts.nodes ?? 3;
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  runDirOf(name); // a bad name fails before any lock is taken
+  return withClusterLock(name, async () => {
+    const result = await bringUp(name, opts, log);
+    if (opts.user !== undefined) addUser(result.state.runDir, opts.user);
+    return result;
+  }, log);
+}
+
+async function bringUp(name: string, opts: UpOptions, log: (l: string) => void): Promise<{ state: ClusterState; reused: boolean }> {
+  const nodes = opts.nodes ?? 3;
   const runDir = runDirOf(name);
 
   const existing = readState(name);
@@ -166,7 +268,7 @@ export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; r
   }
   if (existing || processesMentioning(runDir).length) {
     log(`cluster "${name}": cleaning up a stale run dir (${runDir})`);
-    await down(name, { quiet: true });
+    await stopCluster(name, { quiet: true });
   }
 
   const bins = await ensureBinaries();
@@ -364,8 +466,20 @@ export async function restartComponent(name: string, component: Component, opts:
   return state;
 }
 
+interface DownOptions {
+  quiet?: boolean;
+  /** Remove the logs too (throwaway clusters). */
+  purge?: boolean;
+}
+
 /** Stops every process of the named cluster (recorded or found by run dir) and removes its state. */
-export async function down(name: string, opts: { quiet?: boolean; /** Remove the logs too (throwaway clusters). */ purge?: boolean } = {}): Promise<{ stopped: number }> {
+export async function down(name: string, opts: DownOptions = {}): Promise<{ stopped: number }> {
+  runDirOf(name);
+  return withClusterLock(name, () => stopCluster(name, opts));
+}
+
+/** down() for a caller holding the lock. */
+async function stopCluster(name: string, opts: DownOptions): Promise<{ stopped: number }> {
   const runDir = runDirOf(name);
   const state = readState(name);
   const recorded = Object.values(state?.pids ?? {}).filter((p) => isAlive(p) && processesMentioning(runDir).includes(p));

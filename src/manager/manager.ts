@@ -1,12 +1,14 @@
 // kruise-manager: metrics, health probes and admission/conversion webhooks on every replica;
 // controllers only on the elected leader, whose caches are warmed before it leads. Losing the lease
 // ends the process (as controller-runtime does), so a stale leader never keeps writing.
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { handleConversionReview } from '../apis/conversion/index.ts';
-import { fromDefault, fromKubeconfigFile, Namespaces, isAlreadyExists, type KubeClient } from '../runtime/client.ts';
+import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts';
+import { fromDefault, fromKubeconfigFile, Namespaces, isAlreadyExists, isForbidden, type KubeClient } from '../runtime/client.ts';
 import { SharedInformerFactory } from '../runtime/informer.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
@@ -51,7 +53,10 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   const stopController = new AbortController();
   const closers: Array<() => Promise<void> | void> = [];
 
-  await ensureNamespace(client, namespace);
+  // The namespaces upstream's installation creates: the manager's own (Lease, webhook Secret) and
+  // the one the ImagePullJob controller copies pull secrets into for kruise-daemon.
+  await ensureNamespace(client, namespace, log, { required: true });
+  await ensureNamespace(client, KRUISE_DAEMON_CONFIG_NAMESPACE, log, { required: false });
 
   // Metrics and probes, on every replica.
   const metricsAddr = parseAddr(cfg.metricsAddr);
@@ -72,7 +77,9 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   // Webhook serving certificates: every replica reads (or first creates) them from the Secret.
   const serviceMode: ClientMode = { mode: 'service', namespace, name: 'kruise-webhook-service' };
   const servingName = cfg.webhookClientMode === 'url' ? cfg.webhookHost : servingNameFor(serviceMode);
-  const certDir = cfg.webhookCertDir || path.join(os.tmpdir(), `kruise-webhook-certs-${process.pid}`);
+  // A --webhook-cert-dir given belongs to whoever gave it; the default is this process's own.
+  const certDir = cfg.webhookCertDir || privateCertDir(closers);
+  log.info({ dir: certDir }, 'webhook certificate directory');
   const secret = { namespace, name: DEFAULT_SECRET_NAME };
   const { certs } = await ensureSecretCerts(client, secret, servingName, { logger: log });
   writeCertsToDir(certDir, certs);
@@ -162,10 +169,41 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   };
 }
 
-async function ensureNamespace(client: KubeClient, name: string): Promise<void> {
+/**
+ * A new directory only this user can read (mkdtemp: mode 0700, unpredictable name) for the serving
+ * certificates; removed when the manager stops, or at process exit if it never gets to stop.
+ */
+export function privateCertDir(closers: Array<() => Promise<void> | void>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-webhook-certs-'));
+  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  process.once('exit', remove);
+  closers.push(() => {
+    process.off('exit', remove);
+    remove();
+  });
+  return dir;
+}
+
+/**
+ * Creates the namespace unless it exists. Where RBAC forbids creating namespaces (an external
+ * cluster), an existing one is enough; a missing one fails start-up when `required`, and is logged
+ * as what the installation lacks otherwise.
+ */
+export async function ensureNamespace(client: KubeClient, name: string, log: Logger, opts: { required: boolean }): Promise<void> {
+  let failure: unknown;
   try {
     await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    log.info({ namespace: name }, 'created namespace');
+    return;
   } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
+    if (isAlreadyExists(err)) return;
+    failure = err;
   }
+  if (isForbidden(failure)) {
+    const exists = await client.get(Namespaces, name).then(() => true, () => false);
+    if (exists) return;
+  }
+  const message = `namespace ${name} does not exist and could not be created: ${failure instanceof Error ? failure.message : String(failure)}`;
+  if (opts.required) throw new Error(message);
+  log.warn({ namespace: name }, `${message}; create it as the upstream installation does`);
 }

@@ -30,7 +30,8 @@ export interface ObjectList<T extends KubeObject> {
 }
 
 export interface StatusCause {
-  type?: string;
+  /** The cause type (Go's StatusCause.Type, `reason` on the wire), e.g. NamespaceTerminating. */
+  reason?: string;
   message?: string;
   field?: string;
 }
@@ -210,6 +211,14 @@ export function isInvalid(err: unknown): boolean {
 }
 export function isForbidden(err: unknown): boolean {
   return hasReason(err, 'Forbidden');
+}
+/**
+ * The API server refused to create an object because its namespace is being deleted (403 with a
+ * NamespaceTerminating cause): nothing more can be created there, so callers stop quietly instead
+ * of retrying (upstream: apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause)).
+ */
+export function isNamespaceTerminating(err: unknown): boolean {
+  return err instanceof StatusError && (err.status.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating');
 }
 export function isTooManyRequests(err: unknown): boolean {
   return err instanceof StatusError && (err.reason === 'TooManyRequests' || err.code === 429);

@@ -14,7 +14,7 @@
 import type { Event as KubeEvent, EventSeries, EventType, ObjectReference } from '../apis/core-objects.ts';
 import { realClock, type Clock, type Timer } from '../util/clock.ts';
 import { formatMicroTime } from './leaderelection.ts';
-import { Events, isNotFound, isAlreadyExists, PatchType, StatusError, type KubeClient, type KubeObject } from './client.ts';
+import { Events, isNotFound, isAlreadyExists, isNamespaceTerminating, PatchType, StatusError, type KubeClient, type KubeObject } from './client.ts';
 import { logger as rootLogger, type Logger } from './log.ts';
 
 export type { EventSeries, EventType, KubeEvent, ObjectReference };
@@ -248,7 +248,9 @@ export class KubeEventRecorder implements EventRecorder {
         return await write();
       } catch (err) {
         if (err instanceof StatusError) {
-          if (isAlreadyExists(err)) this.log.debug({ err }, `${what}: already exists`);
+          // As client-go: an Event that exists already, or whose namespace is being deleted (or
+          // gone: NotFound on create), is not worth an error line per event.
+          if (isAlreadyExists(err) || isNamespaceTerminating(err) || isNotFound(err)) this.log.debug({ err }, `${what}: rejected, not retried`);
           else this.log.error({ err }, `${what} failed`);
           return undefined;
         }

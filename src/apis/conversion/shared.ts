@@ -149,13 +149,27 @@ function residualPaths(a: unknown, b: unknown, path: string[], out: ResidualEntr
   out.push(entry);
 }
 
-/** Entries turning `inverse` (the source as the inverse conversion sees it) into `source`. */
+/**
+ * Whether a value says nothing a Go client could tell from an absent field: undefined, false, an
+ * empty list, or an object holding only such values (Go omits them or writes `{}` for structs).
+ */
+function isZero(value: unknown): boolean {
+  if (value === undefined || value === false) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isObject(value) && Object.values(value).every(isZero);
+}
+
+/**
+ * Entries turning `inverse` (the source as the inverse conversion sees it) into `source`. A field
+ * that is zero on both sides (`scaleStrategy: {}` against none, `enablePVCReuse: false` against
+ * none) is no residual: recording it would put the annotation on nearly every object for nothing.
+ */
 export function computeResidual(inverse: KubeObject, source: KubeObject): ResidualEntry[] {
   const out: ResidualEntry[] = [];
   const { apiVersion: _a, ...inv } = inverse;
   const { apiVersion: _b, ...src } = source;
   residualPaths(inv, src, [], out);
-  return out.filter((e) => isResidualPath(e.p));
+  return out.filter((e) => isResidualPath(e.p) && !(isZero(e.v) && isZero(e.n)));
 }
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);

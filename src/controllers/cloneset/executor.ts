@@ -10,6 +10,7 @@ import {
   ignoreNotFound,
   isAlreadyExists,
   isConflict,
+  isNamespaceTerminating,
   CloneSets,
   ImagePullJobs,
   isNotFound,
@@ -147,6 +148,7 @@ export class CloneSetExecutor {
     if (plan.newRevision) {
       const outcome = await this.createRevision(cs, plan.newRevision);
       if (outcome === 'collision') return { requeueAfter: COLLISION_REQUEUE_MS };
+      if (outcome === 'namespaceTerminating') return this.namespaceTerminating(ns);
     }
     if (plan.revisionUpdate) {
       const { name, revision, annotations } = plan.revisionUpdate;
@@ -277,8 +279,11 @@ export class CloneSetExecutor {
     }
   }
 
-  /** 'created', or 'collision' when the name belongs to a different revision (collisionCount bumped). */
-  private async createRevision(cs: Stored<CloneSet>, rev: ControllerRevision): Promise<'created' | 'collision'> {
+  /**
+   * 'created', 'collision' when the name belongs to a different revision (collisionCount bumped), or
+   * 'namespaceTerminating' when the namespace refuses new objects (the revision stays expected).
+   */
+  private async createRevision(cs: Stored<CloneSet>, rev: ControllerRevision): Promise<'created' | 'collision' | 'namespaceTerminating'> {
     const key = keyOf(cs);
     const name = rev.metadata.name ?? '';
     this.deps.revisionExpectations.expectScale(key, 'create', name);
@@ -287,6 +292,7 @@ export class CloneSetExecutor {
       this.deps.resourceVersions.expect(created);
       return 'created';
     } catch (err) {
+      if (isNamespaceTerminating(err)) return 'namespaceTerminating';
       if (!isAlreadyExists(err)) {
         this.deps.revisionExpectations.observeScale(key, 'create', name);
         throw err;
@@ -364,7 +370,7 @@ export class CloneSetExecutor {
   private async createPods(cs: Stored<CloneSet>, key: string, creations: readonly PodCreation[]): Promise<void> {
     const ns = cs.metadata?.namespace ?? '';
     let next = 0;
-    let firstError: unknown;
+    let failures: unknown[] = [];
     for (const size of slowStartBatches(creations.length)) {
       const batch = creations.slice(next, next + size);
       next += size;
@@ -373,20 +379,30 @@ export class CloneSetExecutor {
         for (const pvc of c.pvcs) this.deps.scaleExpectations.expectScale(key, 'create', pvc.metadata?.name ?? '');
       }
       const results = await Promise.allSettled(batch.map((c) => this.createOne(cs, key, ns, c)));
-      const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
-      if (failed) {
-        firstError = failed.reason;
-        break;
-      }
+      failures = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+      if (failures.length) break;
     }
-    if (firstError !== undefined) {
-      // Creations never attempted are not expected either.
-      for (const c of creations.slice(next)) {
-        this.deps.scaleExpectations.observeScale(key, 'create', podName(c.pod));
-        for (const pvc of c.pvcs) this.deps.scaleExpectations.observeScale(key, 'create', pvc.metadata?.name ?? '');
-      }
-      throw firstError;
+    if (!failures.length) return;
+    // Creations never attempted are not expected either.
+    for (const c of creations.slice(next)) {
+      this.deps.scaleExpectations.observeScale(key, 'create', podName(c.pod));
+      for (const pvc of c.pvcs) this.deps.scaleExpectations.observeScale(key, 'create', pvc.metadata?.name ?? '');
     }
+    if (failures.some(isNamespaceTerminating)) {
+      this.namespaceTerminating(ns);
+      return;
+    }
+    throw failures[0];
+  }
+
+  /**
+   * As upstream's ReplicaSet controller: nothing can be created in a namespace being deleted, and
+   * its deletion takes this CloneSet too. The refused creations stay expected, so reconciles wait
+   * for the expectation timeout instead of retrying into the refusal, each with an error.
+   */
+  private namespaceTerminating(ns: string): ExecuteResult {
+    this.deps.log.info({ namespace: ns }, 'namespace is being terminated; not creating pods or revisions');
+    return {};
   }
 
   private async createOne(cs: Stored<CloneSet>, key: string, ns: string, c: PodCreation): Promise<void> {
@@ -404,6 +420,8 @@ export class CloneSetExecutor {
       }
       await this.deps.client.create(Pods, c.pod as Pod, { namespace: ns });
     } catch (err) {
+      // Refused for a namespace being deleted: stays expected and unreported (namespaceTerminating).
+      if (isNamespaceTerminating(err)) throw err;
       unexpect(name);
       for (const pvc of c.pvcs) unexpect(pvc.metadata?.name ?? '');
       this.event(cs, 'Warning', 'FailedCreate', `failed to create pod: ${errMessage(err)}, pod: ${name}`, 'Create');

@@ -6,6 +6,7 @@ import { PatchType, isNotFound, Pods, type KubeObject, ContainerRecreateRequests
 import { Controller } from '../../runtime/controller.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
 import type { Pod } from '../../apis/core-objects.ts';
+import { metaTime } from '../../util/clock.ts';
 import { newerObject, type DaemonContext, type SubController } from '../context.ts';
 import { killContainer, fetchHttpGet, type HttpGet } from './kill.ts';
 import {
@@ -95,7 +96,7 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
     if (step.kind === 'wait') return { requeueAfter: step.requeueAfterMs };
     if (step.kind === 'complete') {
       log.info({ crr: crr.metadata.name, states: step.states }, 'CRR completed');
-      await patchStatus(crr, { phase: 'Completed', completionTime: new Date(clock.now()).toISOString(), message: step.message, containerRecreateStates: step.states });
+      await patchStatus(crr, { phase: 'Completed', completionTime: metaTime(clock.now()), message: step.message, containerRecreateStates: step.states });
       return;
     }
     let states: ContainerRecreateState[] = step.states;

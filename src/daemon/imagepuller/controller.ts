@@ -7,7 +7,7 @@ import { PatchType, Secrets, isNotFound, NodeImages } from '../../runtime/client
 import { Controller } from '../../runtime/controller.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { Clock } from '../../util/clock.ts';
+import { metaTime, type Clock } from '../../util/clock.ts';
 import type { DaemonContext, SubController } from '../context.ts';
 import type { ContainerRuntime, PullAuth } from '../runtime/types.ts';
 import { authsForImage, type SecretLike } from './auth.ts';
@@ -56,7 +56,7 @@ export interface WorkerDeps {
  */
 export async function runPullWorker(task: PullTask, deps: WorkerDeps, signal: AbortSignal, report: (s: ImageTagStatus) => void): Promise<void> {
   const { runtime, clock } = deps;
-  const iso = () => new Date(clock.now()).toISOString();
+  const iso = () => metaTime(clock.now());
   let status: ImageTagStatus = { tag: task.tag, phase: 'Waiting', version: task.version };
   const set = (s: Partial<ImageTagStatus>) => { status = { ...status, ...s }; report(status); };
   let release: (() => void) | undefined;
@@ -176,7 +176,7 @@ export function imagePullerController(ctx: DaemonContext, opts: { maxWorkers: nu
         controller.queue.add(node);
       });
     }
-    const next = buildStatus(tasks, new Map([...nodeWorkers].map(([k, w]) => [k, w.status])), ni.status, new Date(clock.now()).toISOString());
+    const next = buildStatus(tasks, new Map([...nodeWorkers].map(([k, w]) => [k, w.status])), ni.status, metaTime(clock.now()));
     const patch = statusMergePatch(ni.status, next);
     if (!patch) return;
     try {

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { PatchType, Pods, isConflict, isNotFound, type KubeClient } from '../../runtime/client.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { Clock } from '../../util/clock.ts';
+import { metaTime, type Clock } from '../../util/clock.ts';
 import type { ContainerStatus, Pod } from '../../apis/core-objects.ts';
 import type {
   ContainerRuntime, ExecResult, PodRef, PullImageRequest, RuntimeContainer, RuntimeImage, RuntimeVersion,
@@ -268,7 +268,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     for (let attempt = 0; ; attempt++) {
       const pod = await this.getPod(ref);
       if (!pod) return;
-      const next = stoppedStatuses(pod, containerID, new Date(this.o.clock.now()).toISOString());
+      const next = stoppedStatuses(pod, containerID, metaTime(this.o.clock.now()));
       if (!next) return;
       const failing = (pod.metadata.annotations?.[SIM_KILL_ERROR_ANNOTATION] ?? '').split(',').map((x) => x.trim());
       if (failing.includes(next.container.name)) {

@@ -69,6 +69,11 @@ class FakeClient {
 
 const conflict = () => new StatusError({ status: 'Failure', code: 409, reason: 'Conflict', message: 'the object has been modified' } as any);
 const forbidden = () => new StatusError({ status: 'Failure', code: 403, reason: 'Forbidden', message: 'quota exceeded' } as any);
+const terminating = () => new StatusError({
+  status: 'Failure', code: 403, reason: 'Forbidden',
+  message: 'pods "cs-id000" is forbidden: unable to create new content in namespace default because it is being terminated',
+  details: { name: 'cs-id000', kind: 'pods', causes: [{ reason: 'NamespaceTerminating', message: 'namespace default is being terminated', field: 'metadata.namespace' }] },
+} as any);
 
 function setup(opts: { cs: Stored<CloneSet>; pods?: Pod[]; revisions?: ControllerRevision[]; now?: number; timeout?: number }) {
   let now = opts.now ?? NOW;
@@ -158,6 +163,32 @@ describe('CloneSet reconcile', () => {
     assert.ok(env.events.some((e) => e.type === 'Warning' && e.reason === 'FailedCreate'));
     const status = env.client.calls.find((c) => c.verb === 'updateStatus')!;
     assert.ok(status.body.status.conditions.some((c: any) => c.type === 'FailedScale' && c.message === 'quota exceeded'));
+  });
+
+  test('a namespace being terminated stops creations quietly: no error, no FailedCreate, no retry until the expectations time out', async () => {
+    const { cs, rev } = settled({ replicas: 0 }, () => []);
+    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 4 } } as Stored<CloneSet>, revisions: [rev] });
+    env.client.fail = (c) => (c.verb === 'create' && c.resource === 'pods' ? terminating() : undefined);
+    assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfter, undefined);
+    assert.deepEqual(env.client.calls.filter((c) => c.verb === 'create').map((c) => c.name), ['cs-id000']);
+    assert.deepEqual(env.events.filter((e) => e.type === 'Warning'), []);
+    const status = env.client.calls.find((c) => c.verb === 'updateStatus');
+    assert.ok(!status?.body.status.conditions?.some((c: any) => c.type === 'FailedScale'));
+    // the refused creation stays expected: the next reconciles make no call
+    env.client.calls = [];
+    env.advance(10_000);
+    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfter! > 0);
+    assert.deepEqual(env.client.calls, []);
+  });
+
+  test('a namespace being terminated refusing the revision ends the reconcile quietly; the revision stays expected', async () => {
+    const { cs } = settled({ replicas: 2 }, () => []);
+    const env = setup({ cs });
+    env.client.fail = (c) => (c.verb === 'create' ? terminating() : undefined);
+    assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfter, undefined);
+    assert.deepEqual(env.client.calls.map((c) => `${c.verb} ${c.resource}`), ['create controllerrevisions']);
+    assert.equal(env.revisionExpectations.satisfiedExpectations('default/cs').satisfied, false);
+    assert.deepEqual(env.events, []);
   });
 
   test('scale-in deletes with a uid precondition, expecting the delete first', async () => {

@@ -131,6 +131,20 @@ describe('KubeEventRecorder', () => {
     await rec.close();
   });
 
+  it('an event refused because its namespace is being deleted is dropped without an error line', async () => {
+    const lines: Array<{ level: number; msg: string }> = [];
+    const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const { sink, rec } = setup({ logger });
+    sink.failCreate = new StatusError({
+      code: 403, reason: 'Forbidden', message: 'unable to create new content in namespace ns because it is being terminated',
+      details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace ns is being terminated', field: 'metadata.namespace' }] },
+    });
+    rec.event(pod('p1'), 'Warning', 'FailedCreate', 'Create', 'n');
+    await rec.flush();
+    assert.deepEqual(lines.filter((l) => l.level >= 40).map((l) => l.msg), []);
+    await rec.close();
+  });
+
   it('never throws: API rejections are logged once, transport errors retried up to maxTries', async () => {
     const { sink, rec, clock } = setup({ maxTries: 3, retryDelay: 100 });
     sink.failCreate = new StatusError({ code: 422, reason: 'Invalid', message: 'bad' });
