@@ -26,9 +26,12 @@ export interface ManagerConfig {
   leaderElectionId: string;
   /** Restrict watches to one namespace ('' = all). */
   namespace: string;
-  syncPeriodMs?: number;
+  /** Informer resync: every watched object is reconciled at least this often (upstream: controller-runtime's 10h). */
+  syncPeriodMs: number;
   expectationTimeoutMs: number;
+  /** Start-up fails, naming the cache, when an informer has not synced within this. */
   controllerCacheSyncTimeoutMs: number;
+  /** Start-up fails when the webhook server does not answer its readiness check within this. */
   webhookInitializeTimeoutMs: number;
   /** The --feature-gates value as given (validated at parse time). */
   featureGates: string;
@@ -90,10 +93,10 @@ export function addManagerFlags(cmd: Command): Command {
     .option('--leader-election-namespace <ns>', 'namespace of the leader election Lease', process.env.POD_NAMESPACE || KRUISE_NAMESPACE_DEFAULT)
     .option('--leader-election-id <name>', 'name of the leader election Lease', 'kruise-manager')
     .option('--namespace <ns>', 'only watch this namespace (default: all)', '')
-    .addOption(new Option('--sync-period <duration>', 'informer resync period').argParser(duration))
+    .addOption(new Option('--sync-period <duration>', 'minimum frequency at which watched resources are reconciled (informer resync)').argParser(duration).default(36_000_000, '10h'))
     .addOption(new Option('--expectation-timeout <duration>', 'drop unsatisfied expectations after this long').argParser(duration).default(300_000, '5m'))
-    .addOption(new Option('--controller-cache-sync-timeout <duration>', 'how long to wait for caches to sync').argParser(duration).default(120_000, '2m'))
-    .addOption(new Option('--webhook-initialize-timeout <duration>', 'how long to wait for webhook certificates').argParser(duration).default(60_000, '60s'))
+    .addOption(new Option('--controller-cache-sync-timeout <duration>', 'start-up fails when an informer cache has not synced within this').argParser(duration).default(120_000, '2m'))
+    .addOption(new Option('--webhook-initialize-timeout <duration>', 'start-up fails when the webhook server is not ready within this').argParser(duration).default(60_000, '60s'))
     .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default(''))
     .addOption(new Option('--cloneset-scaling-exclude-preparing-delete <bool>', 'CloneSet scaling ignores PreparingDelete pods').argParser(bool).default(false))
     .addOption(new Option('--nodeimage-creation-delay <duration>', 'delay NodeImage creation after the Node is Ready').argParser(duration).default(30_000, '30s'))

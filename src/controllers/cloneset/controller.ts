@@ -219,7 +219,7 @@ export const cloneSetController: ControllerSetup = {
       scaleExpectations,
       revisionExpectations,
       resourceVersions,
-      scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete === true,
+      scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete,
     });
     const controller = new Controller({
       name: 'cloneset',
