@@ -8,9 +8,7 @@
 //
 // The decision is pure (claimDecision); ControllerRefManager makes the writes.
 
-import type { KubeClient, KubeObject, OwnerReference, ResourceType } from './client.ts';
-import { isNotFound } from './client.ts';
-import { PatchType } from './client.ts';
+import { isConflict, isNotFound, PatchType, type KubeClient, type KubeObject, type OwnerReference, type ResourceType } from './client.ts';
 import type { LabelMatcher } from './informer.ts';
 
 /** What to do with one object: keep it, adopt it, release it, or leave it alone. */
@@ -41,6 +39,19 @@ export function claimDecision(owner: ClaimOwner, obj: KubeObject, matches: boole
   }
   if (owner.deleting || !matches || obj.metadata.deletionTimestamp) return 'ignore';
   return 'adopt';
+}
+
+/** Adoptions and releases that failed in one claim; every object was still tried. */
+export class ClaimError extends Error {
+  constructor(readonly causes: readonly unknown[], messages: readonly string[]) {
+    super(messages.join('; '));
+    this.name = 'ClaimError';
+  }
+
+  /** Every failure lost an optimistic-concurrency race: retry from a fresh cache, not with backoff. */
+  onlyConflicts(): boolean {
+    return this.causes.every(isConflict);
+  }
 }
 
 export type RefManagerClient = Pick<KubeClient, 'get' | 'patch'>;
@@ -76,11 +87,13 @@ export class ControllerRefManager<O extends KubeObject> {
   /**
    * The objects this owner controls after claiming, in input order; adopted ones as written.
    * `onWritten` sees every object adopted or released (for resourceVersion expectations). Every
-   * object is tried; failures (other than the object being gone) are thrown together at the end.
+   * object is tried; failures (other than the object being gone) are thrown together at the end,
+   * as a ClaimError.
    */
   async claim<T extends KubeObject>(type: ResourceType, objects: readonly T[], onWritten?: (obj: T) => void): Promise<T[]> {
     const claimed: T[] = [];
-    const errors: string[] = [];
+    const causes: unknown[] = [];
+    const messages: string[] = [];
     for (const obj of objects) {
       const decision = claimDecision(this.owner, obj, this.opts.selector.matches(obj.metadata.labels));
       if (decision === 'keep') claimed.push(obj);
@@ -91,10 +104,11 @@ export class ControllerRefManager<O extends KubeObject> {
         if (decision === 'adopt') claimed.push(written);
       } catch (err) {
         if (isNotFound(err)) continue;
-        errors.push(`cannot ${decision} ${type.kind} ${describe(obj)}: ${err instanceof Error ? err.message : String(err)}`);
+        causes.push(err);
+        messages.push(`cannot ${decision} ${type.kind} ${describe(obj)}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
-    if (errors.length) throw new Error(errors.join('; '));
+    if (causes.length) throw new ClaimError(causes, messages);
     return claimed;
   }
 

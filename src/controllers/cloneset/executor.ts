@@ -62,7 +62,7 @@ export interface ExecuteResult {
 }
 
 /** A write that lost an optimistic-concurrency race: the next round starts from fresh state. */
-const CONFLICT_REQUEUE_MS = 1000;
+export const CONFLICT_REQUEUE_MS = 1000;
 /** A revision name taken by a different revision: status.collisionCount was bumped. */
 const COLLISION_REQUEUE_MS = 100;
 

@@ -268,7 +268,7 @@ describe('CloneSet event handlers', () => {
     h.pod.onAdd!(owned('cs-a'), true);
     h.pod.onUpdate!(owned('cs-a'), owned('cs-a'));
     h.pod.onAdd!({ ...owned('cs-x'), metadata: { ...owned('cs-x').metadata, ownerReferences: [{ ...owner, uid: 'other' }] } }, false);
-    h.pod.onAdd!(pod('loose') as Pod & KubeObject, false);
+    h.pod.onAdd!(pod('loose', { orphan: true }) as Pod & KubeObject, false);
     assert.deepEqual(added, [{ key: 'default/cs', priority: LowPriority }]);
   });
 
