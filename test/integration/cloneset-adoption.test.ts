@@ -7,24 +7,21 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CloneSets, fromKubeconfigFile, Nodes, PersistentVolumeClaims, Pods, type KubeClient, type KubeObject, type OwnerReference } from '../../src/runtime/client.ts';
+import { CloneSets, ConfigMaps, fromKubeconfigFile, PersistentVolumeClaims, Pods, type KubeClient, type KubeObject, type OwnerReference } from '../../src/runtime/client.ts';
+import type { CloneSet } from '../../src/apis/apps/cloneset.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
+import { sortPodsForDeletion } from '../../src/controllers/cloneset/scale.ts';
 import { apply, createNamespace, deleteNamespace, TEST_CLUSTER, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
 
 const INSTANCE_ID = 'apps.kruise.io/cloneset-instance-id';
-const REVISION = 'controller-revision-hash';
 
-const controllerRefOf = (cs: KubeObject): OwnerReference => ({
-  apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: cs.metadata.name!, uid: cs.metadata.uid!, controller: true, blockOwnerDeletion: true,
-});
-
-function podManifest(name: string, labels: Record<string, string>, o: { owner?: OwnerReference; nodeName?: string } = {}) {
+function podManifest(name: string, labels: Record<string, string>, owner?: OwnerReference) {
   return {
     apiVersion: 'v1', kind: 'Pod',
-    metadata: { name, labels, ...(o.owner ? { ownerReferences: [o.owner] } : {}) },
-    spec: { containers: [{ name: 'main', image: 'nginx:1.0' }], ...(o.nodeName ? { nodeName: o.nodeName } : {}) },
+    metadata: { name, labels, ...(owner ? { ownerReferences: [owner] } : {}) },
+    spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
   };
 }
 
@@ -84,8 +81,11 @@ describe('CloneSet claiming', { concurrency: 2 }, () => {
   test('a matching pod of another controller is left alone', async () => {
     await apply(cloneSetManifest('foreign', { replicas: 1 }), ns);
     const cs = await waitSettled(client, ns, 'foreign', 1);
-    const other: OwnerReference = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'someone-else', uid: '0c2f1e8e-0000-4000-8000-000000000001', controller: true };
-    await apply(podManifest('foreign-pod', { app: 'foreign' }, { owner: other }), ns);
+    // Another controller's object must exist, or the garbage collector would delete its dependent.
+    await apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'someone-else' } }, ns);
+    const cm = await client.get<KubeObject>(ConfigMaps, 'someone-else', { namespace: ns });
+    const other: OwnerReference = { apiVersion: 'v1', kind: 'ConfigMap', name: 'someone-else', uid: cm.metadata.uid!, controller: true };
+    await apply(podManifest('foreign-pod', { app: 'foreign' }, other), ns);
     await sleep(2000);
     const p = await getPod('foreign-pod');
     assert.deepEqual(p.metadata.ownerReferences?.map((r) => r.uid), [other.uid]);
@@ -107,14 +107,18 @@ describe('CloneSet claiming', { concurrency: 2 }, () => {
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } },
     }, ns);
     await apply(manifest, ns);
-    const cs = await waitSettled(client, ns, 'pvc', 1);
-    const [p] = await podsOf(client, ns, 'pvc');
-    assert.notEqual(p!.metadata.labels?.[INSTANCE_ID], 'orphn');
+    // No volume provisioner here, so the pod stays unscheduled: wait for it to exist, not to be ready.
+    const { cs, p } = await waitFor('the CloneSet to create its pod and claim', async () => {
+      const c = await client.get<TestCloneSet>(CloneSets, 'pvc', { namespace: ns });
+      const [pod] = await podsOf(client, ns, 'pvc');
+      return c.status?.replicas === 1 && pod && { cs: c, p: pod };
+    }, 30_000);
+    assert.notEqual(p.metadata.labels?.[INSTANCE_ID], 'orphn');
     const pvcs = (await client.list<KubeObject>(PersistentVolumeClaims, { namespace: ns, labelSelector: 'app=pvc' })).items;
     const orphan = pvcs.find((c) => c.metadata.name === 'data-pvc-orphn')!;
     assert.equal(orphan.metadata.ownerReferences, undefined);
     const own = pvcs.filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === cs.metadata.uid));
-    assert.deepEqual(own.map((c) => c.metadata.labels?.[INSTANCE_ID]), [p!.metadata.labels?.[INSTANCE_ID]]);
+    assert.deepEqual(own.map((c) => c.metadata.labels?.[INSTANCE_ID]), [p.metadata.labels?.[INSTANCE_ID]]);
   });
 });
 
@@ -128,39 +132,35 @@ describe('CloneSet node cache', () => {
   test('the first spread-aware scale-in after a manager start ranks with the synced node cache', { timeout: 180_000 }, async () => {
     const client = cluster.client;
     await cluster.startManager();
-    const manifest = cloneSetManifest('spread', { replicas: 0 });
+    // One pod per node (hostname, DoNotSchedule); the zone constraint is what ranks the scale-in.
+    const manifest = cloneSetManifest('spread', { replicas: 3 });
     (manifest.spec.template.spec as Record<string, unknown>).topologySpreadConstraints = [
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'spread' } } },
       { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'spread' } } },
     ];
     await cluster.kubectl(['-n', ns, 'apply', '-f', '-'], JSON.stringify(manifest));
-    const cs = await waitSettled(client, ns, 'spread', 0);
-    const revision = cs.status.updateRevision!;
+    await waitSettled(client, ns, 'spread', 3, { timeoutMs: 60_000 });
+    const cs = await client.get<TestCloneSet>(CloneSets, 'spread', { namespace: ns });
+    const pods = await podsOf(client, ns, 'spread');
+    assert.equal(new Set(pods.map((p) => p.spec?.nodeName)).size, 3, 'one pod per node');
 
-    // With the manager down (and its webhooks out of the way), hand the CloneSet three pods of its
-    // own: two in zone a, the newest alone in zone b, and ask it for two.
+    // Zones chosen so that ranking without nodes and ranking with them disagree: the pod the
+    // controller would delete without node labels sits alone in zone b; the other two share zone a.
+    const blind = sortPodsForDeletion(cs as CloneSet, pods, Date.now(), () => undefined)[0]!;
+    const zoneOf = (node: string) => (node === blind.spec?.nodeName ? 'b' : 'a');
+    const withNodes = sortPodsForDeletion(cs as CloneSet, pods, Date.now(), (node) => ({ zone: zoneOf(node) }))[0]!;
+    assert.notEqual(withNodes.metadata.name, blind.metadata.name, 'the scenario tells the two rankings apart');
+
+    // With the manager down (its webhooks out of the way), label the zones and ask for two pods.
     await cluster.killManager();
     await cluster.kubectl(['delete', 'mutatingwebhookconfigurations,validatingwebhookconfigurations', '--all']);
-    const nodes = (await client.list<KubeObject>(Nodes)).items.map((n) => n.metadata.name!).sort();
-    assert.ok(nodes.length >= 3, `3 nodes, got ${nodes}`);
-    await cluster.kubectl(['label', 'node', nodes[0]!, nodes[1]!, 'zone=a', '--overwrite']);
-    await cluster.kubectl(['label', 'node', nodes[2]!, 'zone=b', '--overwrite']);
-    const owner = controllerRefOf(cs);
-    const labels = (id: string) => ({ app: 'spread', [INSTANCE_ID]: id, [REVISION]: revision });
-    const place = async (id: string, node: string) => {
-      await cluster.kubectl(['-n', ns, 'apply', '-f', '-'], JSON.stringify(podManifest(`spread-${id}`, labels(id), { owner, nodeName: node })));
-      await waitFor(`pod spread-${id} ready`, async () => isReady(await client.get<Pod & KubeObject>(Pods, `spread-${id}`, { namespace: ns })), 30_000);
-    };
-    await place('a1', nodes[0]!);
-    await place('a2', nodes[1]!);
-    // Without node labels the pod ready for the shortest time goes first: make that the zone-b one.
-    await sleep(1100);
-    await place('b', nodes[2]!);
+    for (const p of pods) await cluster.kubectl(['label', 'node', p.spec!.nodeName!, `zone=${zoneOf(p.spec!.nodeName!)}`, '--overwrite']);
     await client.patch(CloneSets, 'spread', { spec: { replicas: 2 } }, { namespace: ns, patchType: 'application/merge-patch+json' });
 
     await cluster.startManager();
     await waitSettled(client, ns, 'spread', 2, { timeoutMs: 60_000 });
-    const names = (await podsOf(client, ns, 'spread')).map((p) => p.metadata.name);
-    assert.ok(names.includes('spread-b'), `the pod alone in zone b stays (zone a is the crowded one); left: ${names}`);
-    assert.equal(names.filter((n) => n === 'spread-a1' || n === 'spread-a2').length, 1);
+    const left = (await podsOf(client, ns, 'spread')).map((p) => p.metadata.name);
+    assert.ok(left.includes(blind.metadata.name), `the pod alone in zone b stays; left: ${left}`);
+    assert.ok(!left.includes(withNodes.metadata.name), `a pod of crowded zone a went; left: ${left}`);
   });
 });
