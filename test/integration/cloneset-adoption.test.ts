@@ -123,7 +123,9 @@ describe('CloneSet claiming', { concurrency: 2 }, () => {
 });
 
 describe('CloneSet node cache', () => {
-  const cluster = new OwnCluster(`${TEST_CLUSTER}-cs-adopt`, 3);
+  // KruiseDaemon off: otherwise the NodeImage controller declares a node informer at start-up and
+  // the CloneSet shares it, synced; alone, the CloneSet opens it on first use.
+  const cluster = new OwnCluster(`${TEST_CLUSTER}-cs-adopt`, 3, ['--feature-gates', 'KruiseDaemon=false']);
   const ns = 'default';
 
   before(() => cluster.up());
