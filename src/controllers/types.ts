@@ -17,12 +17,27 @@ export interface ControllerDeps {
   workers: number;
   /** --expectation-timeout in ms. */
   expectationTimeoutMs: number;
+  /**
+   * --controller-cache-sync-timeout in ms: how long a cache the controller opens on first use (not
+   * declared at setup) may take to sync before the reconcile fails naming it.
+   */
+  cacheSyncTimeoutMs: number;
   /** Restrict to one namespace ('' = all), from --namespace. */
   namespace: string;
-  /** Manager flags a controller may read (e.g. cloneset-scaling-exclude-preparing-delete). */
-  flags: Readonly<Record<string, unknown>>;
+  /** Controller-specific manager flags. */
+  flags: Readonly<ControllerFlags>;
   /** Whether the API server serves a Kruise kind (same naming as ControllerSetup.kinds). */
   served(kind: string): boolean;
+}
+
+/** The manager flags that belong to one controller (the manager's config is one of these). */
+export interface ControllerFlags {
+  /** --cloneset-scaling-exclude-preparing-delete. */
+  clonesetScalingExcludePreparingDelete: boolean;
+  /** --nodeimage-creation-delay in ms. */
+  nodeimageCreationDelay: number;
+  /** --default-ttlseconds-for-always-nodeimage. */
+  defaultTtlsecondsForAlwaysNodeimage: number;
 }
 
 export interface ControllerSetup {

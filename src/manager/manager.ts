@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { handleConversionReview } from '../apis/conversion/index.ts';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts';
@@ -52,6 +53,16 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   const namespace = cfg.leaderElectionNamespace;
   const stopController = new AbortController();
   const closers: Array<() => Promise<void> | void> = [];
+  /** Awaits p; when it fails, closes what start-up has opened so far (last first) and rethrows. */
+  const closeOnFailure = async <T>(p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } catch (err) {
+      for (const close of [...closers].reverse()) await close();
+      await client.close();
+      throw err;
+    }
+  };
 
   // The namespaces upstream's installation creates: the manager's own (Lease, webhook Secret) and
   // the one the ImagePullJob controller copies pull secrets into for kruise-daemon.
@@ -93,13 +104,15 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   closers.push(() => server.close());
   // In url mode the API server calls this replica's actual port (--webhook-port 0 picks a free one).
   const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', host: cfg.webhookHost, port: server.port() } : serviceMode;
-  probes?.addReadyzCheck('webhook', webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert }));
+  const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert });
+  probes?.addReadyzCheck('webhook', webhookReady);
+  await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
 
   const recorder = new KubeEventRecorder({ sink: kubeEventSink(client), reportingInstance: `kruise-manager-${identity}`.slice(0, 128), logger: log });
   closers.push(() => recorder.close());
 
   // Informers start before leader election so a new leader acts on warm caches.
-  const informers = new SharedInformerFactory(client, { logger: log });
+  const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
   const served = await servedKruiseKinds(client);
   const selection = selectControllers(allControllers, features, served);
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
@@ -107,11 +120,19 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
     const deps: ControllerDeps = {
       client, informers, recorder, features, logger: log.child({ controller: c.name }),
       workers: cfg.workers[c.workersFlag ?? c.name] ?? 1, expectationTimeoutMs: cfg.expectationTimeoutMs,
-      namespace: cfg.namespace, flags: { ...cfg }, served: (kind) => served.has(kind),
+      cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
+      namespace: cfg.namespace, flags: cfg, served: (kind) => served.has(kind),
     };
     return { name: c.name, runner: c.setup(deps) };
   });
   informers.start(stopController.signal);
+  // Every cache a controller declared fills before start-up goes on (controller-runtime's
+  // CacheSyncTimeout): one that cannot (a missing resource, no RBAC) fails start-up, naming it.
+  closers.push(async () => {
+    stopController.abort();
+    await informers.whenStopped();
+  });
+  await closeOnFailure(informers.waitForCacheSync(stopController.signal, cfg.controllerCacheSyncTimeoutMs));
 
   let leading = false;
   let resolveDone!: () => void;
@@ -167,6 +188,21 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
     client, features, identity, webhookPort: server.port(), metricsPort, healthPort,
     isLeader: () => leading, stop, done,
   };
+}
+
+/** Polls the webhook server's readiness until it answers, failing start-up after timeoutMs. */
+async function waitWebhookReady(check: () => Promise<void>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() >= deadline) {
+        throw new Error(`webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    await sleep(200);
+  }
 }
 
 /**

@@ -3,19 +3,18 @@
 import { Command, Option, InvalidArgumentError } from 'commander';
 import { parseDuration } from '../util/duration.ts';
 import { parseFeatureGates } from '../apis/features.ts';
+import { allControllers } from '../controllers/index.ts';
 
 export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
 
 /**
- * `--<name>-workers` flags and their upstream default worker counts. The name is the controller's
- * (ControllerSetup.workersFlag when upstream spells it differently, as `crr` for
- * ContainerRecreateRequest).
+ * The `--<name>-workers` flags, one per controller this manager runs: the controller's name, or
+ * ControllerSetup.workersFlag where upstream spells it differently (`crr` for
+ * ContainerRecreateRequest). A controller that does not exist has no flag.
  */
-export const CONTROLLER_WORKERS: Record<string, number> = {
-  cloneset: 3, statefulset: 3, daemonset: 3, sidecarset: 3, broadcastjob: 3, advancedcronjob: 3,
-  uniteddeployment: 3, workloadspread: 3, podunavailablebudget: 3, crr: 3, podreadiness: 3, sidecarterminator: 3,
-  imagepulljob: 3, imagelistpulljob: 3, nodeimage: 3, resourcedistribution: 3, persistentpodstate: 3, podprobemarker: 3,
-};
+export const WORKERS_FLAGS: readonly string[] = allControllers.map((c) => c.workersFlag ?? c.name);
+/** Upstream's default for every --<name>-workers. */
+const DEFAULT_WORKERS = 3;
 
 export interface ManagerConfig {
   kubeconfig?: string;
@@ -26,9 +25,12 @@ export interface ManagerConfig {
   leaderElectionId: string;
   /** Restrict watches to one namespace ('' = all). */
   namespace: string;
-  syncPeriodMs?: number;
+  /** Informer resync: every watched object is reconciled at least this often (upstream: controller-runtime's 10h). */
+  syncPeriodMs: number;
   expectationTimeoutMs: number;
+  /** Start-up fails, naming the cache, when an informer has not synced within this. */
   controllerCacheSyncTimeoutMs: number;
+  /** Start-up fails when the webhook server does not answer its readiness check within this. */
   webhookInitializeTimeoutMs: number;
   /** The --feature-gates value as given (validated at parse time). */
   featureGates: string;
@@ -89,11 +91,11 @@ export function addManagerFlags(cmd: Command): Command {
     .addOption(new Option('--enable-leader-election <bool>', 'elect a leader among replicas').argParser(bool).default(true))
     .option('--leader-election-namespace <ns>', 'namespace of the leader election Lease', process.env.POD_NAMESPACE || KRUISE_NAMESPACE_DEFAULT)
     .option('--leader-election-id <name>', 'name of the leader election Lease', 'kruise-manager')
-    .option('--namespace <ns>', 'only watch this namespace (default: all)', '')
-    .addOption(new Option('--sync-period <duration>', 'informer resync period').argParser(duration))
+    .option('--namespace <ns>', "only watch this namespace ('' = all)", '')
+    .addOption(new Option('--sync-period <duration>', 'minimum frequency at which watched resources are reconciled (informer resync)').argParser(duration).default(36_000_000, '10h'))
     .addOption(new Option('--expectation-timeout <duration>', 'drop unsatisfied expectations after this long').argParser(duration).default(300_000, '5m'))
-    .addOption(new Option('--controller-cache-sync-timeout <duration>', 'how long to wait for caches to sync').argParser(duration).default(120_000, '2m'))
-    .addOption(new Option('--webhook-initialize-timeout <duration>', 'how long to wait for webhook certificates').argParser(duration).default(60_000, '60s'))
+    .addOption(new Option('--controller-cache-sync-timeout <duration>', 'start-up fails when an informer cache has not synced within this').argParser(duration).default(120_000, '2m'))
+    .addOption(new Option('--webhook-initialize-timeout <duration>', 'start-up fails when the webhook server is not ready within this').argParser(duration).default(60_000, '60s'))
     .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default(''))
     .addOption(new Option('--cloneset-scaling-exclude-preparing-delete <bool>', 'CloneSet scaling ignores PreparingDelete pods').argParser(bool).default(false))
     .addOption(new Option('--nodeimage-creation-delay <duration>', 'delay NodeImage creation after the Node is Ready').argParser(duration).default(30_000, '30s'))
@@ -109,8 +111,8 @@ export function addManagerFlags(cmd: Command): Command {
     .option('--webhook-cert-dir <dir>', 'where the webhook serving certificate is written', '')
     .addOption(new Option('--webhook-client-mode <mode>', 'how the API server reaches the webhooks').choices(['url', 'service']).default('url'))
     .option('--identity <id>', 'leader election identity (default: hostname + random suffix)');
-  for (const [name, def] of Object.entries(CONTROLLER_WORKERS)) {
-    cmd.addOption(new Option(`--${name}-workers <n>`, `max concurrent ${name} reconciles`).argParser(int).default(def));
+  for (const name of WORKERS_FLAGS) {
+    cmd.addOption(new Option(`--${name}-workers <n>`, `max concurrent ${name} reconciles`).argParser(int).default(DEFAULT_WORKERS));
   }
   return cmd;
 }
@@ -118,7 +120,7 @@ export function addManagerFlags(cmd: Command): Command {
 /** Reads the parsed commander options back into a ManagerConfig. */
 export function managerConfig(o: Record<string, any>): ManagerConfig {
   const workers: Record<string, number> = {};
-  for (const name of Object.keys(CONTROLLER_WORKERS)) workers[name] = o[`${camel(name)}Workers`];
+  for (const name of WORKERS_FLAGS) workers[name] = o[`${camel(name)}Workers`];
   return {
     kubeconfig: o.kubeconfig,
     metricsAddr: o.metricsAddr,

@@ -189,7 +189,10 @@ export interface EventHandler<T extends KubeObject> {
 }
 
 export interface HandlerOptions {
-  /** Re-deliver every cached object as onUpdate(obj, obj) this often; 0 (default) never. Min 1 s. */
+  /**
+   * Re-deliver every cached object as onUpdate(obj, obj) this often; 0 never. Min 1 s. Default: the
+   * informer's (its factory's resyncPeriodMs), else never.
+   */
   resyncPeriodMs?: number;
 }
 
@@ -293,6 +296,8 @@ export interface InformerOptions<T extends KubeObject> {
   random?: () => number;
   logger?: RuntimeLogger;
   reflector?: ReflectorTuning;
+  /** Resync period of handlers registered without one (HandlerOptions.resyncPeriodMs). */
+  defaultResyncPeriodMs?: number;
 }
 
 export class SharedIndexInformer<T extends KubeObject> {
@@ -307,6 +312,7 @@ export class SharedIndexInformer<T extends KubeObject> {
   private stopped = false;
   private syncWaiters: (() => void)[] = [];
   private resyncTimer: Timer | undefined;
+  private readonly defaultResyncPeriodMs: number;
 
   constructor(
     client: ListerWatcher,
@@ -315,6 +321,7 @@ export class SharedIndexInformer<T extends KubeObject> {
   ) {
     this.clock = opts.clock ?? realClock;
     this.log = opts.logger ?? logger;
+    this.defaultResyncPeriodMs = opts.defaultResyncPeriodMs ?? 0;
     this.indexer = new Indexer<T>(opts.indexers);
     this.lister = makeLister(this.indexer);
     const store: ReflectorStore<T> = {
@@ -392,7 +399,8 @@ export class SharedIndexInformer<T extends KubeObject> {
    * onAdd(obj, true), like the handlers that were there from the start.
    */
   addEventHandler(handler: EventHandler<T>, opts: HandlerOptions = {}): HandlerRegistration {
-    const period = opts.resyncPeriodMs ? Math.max(minResyncPeriodMs, opts.resyncPeriodMs) : 0;
+    const requested = opts.resyncPeriodMs ?? this.defaultResyncPeriodMs;
+    const period = requested ? Math.max(minResyncPeriodMs, requested) : 0;
     const listener = new Listener<T>(handler, period, this.log, this.type.resource);
     this.listeners.add(listener);
     if (this.synced) {
@@ -506,7 +514,62 @@ export interface FactoryOptions {
   random?: () => number;
   logger?: RuntimeLogger;
   reflector?: ReflectorTuning;
+  /**
+   * Resync period of every handler registered without one of its own (--sync-period): each cached
+   * object is re-delivered as onUpdate(obj, obj) this often, so every object is reconciled
+   * periodically even when nothing changes. 0 or unset: never.
+   */
+  resyncPeriodMs?: number;
 }
+
+/** Caches that did not sync in time; the message names their resources (start-up fails with it). */
+export class CacheSyncTimeoutError extends Error {
+  constructor(readonly resources: readonly string[], timeoutMs: number) {
+    super(`timed out after ${timeoutMs}ms waiting for the cache of ${resources.join(', ')} to sync`);
+    this.name = 'CacheSyncTimeoutError';
+  }
+}
+
+/** What waitForCacheSync needs of an informer. */
+export interface SyncableCache {
+  readonly type: ResourceType;
+  waitForSync(signal?: AbortSignal): Promise<boolean>;
+  hasSynced(): boolean;
+}
+
+/**
+ * Resolves true once every cache has synced, false if the signal aborts first; rejects with a
+ * CacheSyncTimeoutError naming the caches still unsynced after timeoutMs (when given and > 0).
+ */
+export async function waitForCacheSync(
+  caches: readonly SyncableCache[],
+  opts: { signal?: AbortSignal; timeoutMs?: number; clock?: Clock } = {},
+): Promise<boolean> {
+  if (caches.every((c) => c.hasSynced())) return true;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  if (opts.signal?.aborted) stop.abort();
+  let timedOut = false;
+  const timer = opts.timeoutMs && opts.timeoutMs > 0
+    ? (opts.clock ?? realClock).setTimer(opts.timeoutMs, () => {
+      timedOut = true;
+      stop.abort();
+    })
+    : undefined;
+  try {
+    const synced = await Promise.all(caches.map((c) => c.waitForSync(stop.signal)));
+    if (synced.every(Boolean)) return true;
+    if (timedOut) throw new CacheSyncTimeoutError(caches.filter((c) => !c.hasSynced()).map((c) => resourceName(c.type)), opts.timeoutMs!);
+    return false;
+  } finally {
+    timer?.cancel();
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** `pods`, `clonesets.apps.kruise.io`: how a cache is named in errors. */
+const resourceName = (t: ResourceType) => (t.group ? `${t.resource}.${t.group}` : t.resource);
 
 /** Hands out one shared informer per (resource type, namespace, selectors). */
 export class SharedInformerFactory {
@@ -527,7 +590,8 @@ export class SharedInformerFactory {
     const id = [resourceTypeKey(type), selector.namespace ?? '', selector.labelSelector ?? '', selector.fieldSelector ?? ''].join('|');
     let informer = this.informers.get(id);
     if (!informer) {
-      informer = new SharedIndexInformer<KubeObject>(this.client, type, { ...this.opts, ...selector });
+      const { resyncPeriodMs, ...opts } = this.opts;
+      informer = new SharedIndexInformer<KubeObject>(this.client, type, { ...opts, ...selector, defaultResyncPeriodMs: resyncPeriodMs });
       this.informers.set(id, informer);
       if (this.signal) this.runOne(informer, this.signal);
     }
@@ -543,10 +607,25 @@ export class SharedInformerFactory {
     for (const informer of this.informers.values()) this.runOne(informer, signal);
   }
 
-  /** True once every informer created so far has synced; false if the signal aborts first. */
-  async waitForCacheSync(signal?: AbortSignal): Promise<boolean> {
-    const results = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
-    return results.every(Boolean);
+  /**
+   * True once every informer created so far has synced; false if the signal aborts first. With a
+   * timeout, rejects with a CacheSyncTimeoutError naming the informers not synced by then.
+   */
+  waitForCacheSync(signal?: AbortSignal, timeoutMs?: number): Promise<boolean> {
+    return waitForCacheSync([...this.informers.values()], { signal, timeoutMs, clock: this.opts.clock });
+  }
+
+  /**
+   * The informer for type once its cache has synced: for informers a controller needs only for
+   * some objects, created (and started) on first use, never read before their initial list is in.
+   * Rejects with a CacheSyncTimeoutError after timeoutMs.
+   */
+  async syncedInformerFor<T extends KubeObject>(type: ResourceType, selector: InformerSelector = {}, timeoutMs?: number): Promise<SharedIndexInformer<T>> {
+    const informer = this.informerFor<T>(type, selector);
+    if (!(await waitForCacheSync([informer], { timeoutMs, clock: this.opts.clock }))) {
+      throw new Error(`the cache of ${resourceName(type)} stopped before it synced`);
+    }
+    return informer;
   }
 
   /** Resolves when every started informer has stopped (after the start signal aborted). */

@@ -14,14 +14,17 @@ import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type E
 import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { registry } from '../../runtime/metrics.ts';
+import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
-import type { Labels } from '../../util/labelselector.ts';
+import { labelSelectorAsSelector, type Labels } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import type { ControllerDeps, ControllerSetup } from '../types.ts';
 import { makeHandlers } from './event-handler.ts';
 import { CloneSetExecutor, type ExecutorClient } from './executor.ts';
+import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { planCloneSet } from './plan.ts';
 import type { Pod } from './pods.ts';
+import { controllerRef } from './scale.ts';
 import { setCondition } from './status.ts';
 
 export const scaleExpectationLeakage = new Counter({
@@ -39,6 +42,11 @@ export interface CloneSetCache {
   ownedRevisions(cs: CloneSet): ControllerRevision[];
   /** Names of the ImagePullJobs the CloneSet controls; undefined when image pre-download is off. */
   ownedImagePullJobs?(cs: CloneSet): string[] | undefined;
+  /**
+   * Waits until the node cache (read only for topologySpreadConstraints ranking) has synced:
+   * nodeLabels must never answer from a cache still filling.
+   */
+  syncNodes?(): Promise<void>;
   nodeLabels?(node: string): Labels | undefined;
 }
 
@@ -89,11 +97,30 @@ export class CloneSetReconciler {
     ], this.deps.log);
     if (requeue !== undefined) return { requeueAfter: requeue };
 
-    const pods = this.deps.cache.ownedPods(cs);
+    const owned = this.deps.cache.ownedPods(cs);
     const pvcs = this.deps.cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
     const revisions = this.deps.cache.ownedRevisions(cs);
-    requeue = expectationGate(([...revisions, ...pods] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')), this.deps.log);
+    requeue = expectationGate(([...revisions, ...owned] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')), this.deps.log);
     if (requeue !== undefined) return { requeueAfter: requeue };
+
+    let selector;
+    try {
+      selector = labelSelectorAsSelector(cs.spec?.selector);
+    } catch (err) {
+      await this.reportBadObject(cs, err);
+      throw new TerminalError(`cannot plan CloneSet ${key}`, { cause: err });
+    }
+    // Upstream hands claimPods only the pods it already owns: those whose labels stopped matching
+    // are released (they live on, unmanaged, and are replaced); orphans are never adopted.
+    const refs = new ControllerRefManager({ client: this.deps.client, owner: cs as Stored<CloneSet>, ownerType: CloneSets, ownerRef: controllerRef(cs), selector });
+    let pods: Pod[];
+    try {
+      pods = await refs.claim(Pods, owned, (written) => this.deps.resourceVersions.expect(written));
+    } catch (err) {
+      if (!(err instanceof ClaimError && err.onlyConflicts())) throw err;
+      return { requeueAfter: CONFLICT_REQUEUE_MS };
+    }
+    if (hasSpreadConstraints(cs)) await this.deps.cache.syncNodes?.();
 
     let plan;
     try {
@@ -131,6 +158,8 @@ export class CloneSetReconciler {
   }
 }
 
+const hasSpreadConstraints = (cs: CloneSet) => (cs.spec?.template?.spec?.topologySpreadConstraints?.length ?? 0) > 0;
+
 /** Informer-backed cache: owned objects through the controllerRef UID index. */
 class InformerCache implements CloneSetCache {
   private nodes: SharedIndexInformer<KubeObject> | undefined;
@@ -141,6 +170,7 @@ class InformerCache implements CloneSetCache {
     private readonly pods: SharedIndexInformer<Pod>,
     private readonly pvcs: SharedIndexInformer<Stored<PersistentVolumeClaim>>,
     private readonly revisions: SharedIndexInformer<ControllerRevision>,
+    private readonly cacheSyncTimeoutMs: number,
     private readonly imagePullJobs?: SharedIndexInformer<KubeObject>,
   ) {}
 
@@ -171,9 +201,12 @@ class InformerCache implements CloneSetCache {
   }
 
   /** Only templates with topologySpreadConstraints need nodes; their informer starts on first use. */
+  async syncNodes(): Promise<void> {
+    this.nodes ??= await this.informers.syncedInformerFor(Nodes, {}, this.cacheSyncTimeoutMs);
+  }
+
   nodeLabels(node: string): Labels | undefined {
-    this.nodes ??= this.informers.informerFor(Nodes);
-    return this.nodes.lister.get(node)?.metadata.labels;
+    return this.nodes?.lister.get(node)?.metadata.labels;
   }
 }
 
@@ -190,7 +223,7 @@ export const cloneSetController: ControllerSetup = {
     // (Upstream also turns pre-download off when the ImagePullJob CRD is not installed.)
     const preDownload = deps.features.PreDownloadImageForInPlaceUpdate && deps.served('ImagePullJob');
     const imagePullJobs = preDownload ? deps.informers.informerFor<KubeObject>(ImagePullJobs, scope) : undefined;
-    const cache = new InformerCache(deps.informers, cloneSets, pods, pvcs, revisions, imagePullJobs);
+    const cache = new InformerCache(deps.informers, cloneSets, pods, pvcs, revisions, deps.cacheSyncTimeoutMs, imagePullJobs);
 
     const expectationOptions = { timeout: deps.expectationTimeoutMs };
     const scaleExpectations = new ScaleExpectations(expectationOptions);
@@ -205,7 +238,7 @@ export const cloneSetController: ControllerSetup = {
       scaleExpectations,
       revisionExpectations,
       resourceVersions,
-      scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete === true,
+      scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete,
     });
     const controller = new Controller({
       name: 'cloneset',

@@ -146,7 +146,6 @@ export const imagePullJobController: ControllerSetup = {
     const expectationOptions = { timeout: deps.expectationTimeoutMs };
     const scaleExpectations = new ScaleExpectations(expectationOptions);
     const resourceVersions = new ResourceVersionExpectations(expectationOptions);
-    const ttl = deps.flags.defaultTtlsecondsForAlwaysNodeimage;
     const reconciler = new ImagePullJobReconciler({
       cache,
       client: deps.client,
@@ -154,7 +153,7 @@ export const imagePullJobController: ControllerSetup = {
       log: deps.logger,
       scaleExpectations,
       resourceVersions,
-      defaultTtlForAlways: typeof ttl === 'number' ? ttl : undefined,
+      defaultTtlForAlways: deps.flags.defaultTtlsecondsForAlwaysNodeimage,
     });
     const controller = new Controller({
       name: 'imagepulljob',

@@ -158,8 +158,7 @@ export const nodeImageController: ControllerSetup = {
     const jobs = deps.informers.informerFor<ImagePullJob>(ImagePullJobs, deps.namespace ? { namespace: deps.namespace } : {});
     // Old-style secret references point into kruise-daemon-config; the manager watches only there.
     const secrets = deps.informers.informerFor<KubeObject>(Secrets, { namespace: KRUISE_DAEMON_CONFIG_NAMESPACE });
-    const delay = deps.flags.nodeimageCreationDelay;
-    const creationDelayMs = typeof delay === 'number' ? delay : DEFAULT_CREATION_DELAY_MS;
+    const creationDelayMs = deps.flags.nodeimageCreationDelay;
     const resourceVersions = new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs });
     const reconciler = new NodeImageReconciler({
       cache: {

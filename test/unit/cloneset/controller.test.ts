@@ -305,7 +305,7 @@ describe('CloneSet event handlers', () => {
 
   test('an orphan pod enqueues the CloneSets selecting it; one with a foreign controller does not', () => {
     const { h, added } = handlers();
-    h.pod.onAdd!(pod('loose') as Pod, true);
+    h.pod.onAdd!(pod('loose', { orphan: true }) as Pod, true);
     h.pod.onAdd!({ ...pod('rs-owned'), metadata: { ...pod('rs-owned').metadata, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid', controller: true }] } } as Pod, false);
     assert.deepEqual(added, [{ key: 'default/cs', priority: LowPriority }]);
   });

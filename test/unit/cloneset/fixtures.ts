@@ -53,6 +53,8 @@ export interface PodOpts {
   finalizers?: string[];
   containers?: Pod['spec'] extends infer S ? (S extends { containers: infer C } ? C : never) : never;
   conditions?: NonNullable<Pod['status']>['conditions'];
+  /** No controllerRef (default: owned by cloneSet()). */
+  orphan?: boolean;
 }
 
 export function pod(name: string, o: PodOpts = {}): Pod {
@@ -73,6 +75,8 @@ export function pod(name: string, o: PodOpts = {}): Pod {
       },
       annotations: o.annotations,
       ...(o.finalizers ? { finalizers: o.finalizers } : {}),
+      // Owned by cloneSet(), as every pod a CloneSet's cache hands it.
+      ...(o.orphan ? {} : { ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true, blockOwnerDeletion: true }] }),
     },
     spec: {
       nodeName: o.node ?? `node-${name}`,

@@ -252,6 +252,11 @@ export class FakeApiServer {
       case 'PATCH': {
         const ct = String(rec.headers['content-type']);
         const patch = JSON.parse(rec.body);
+        // metadata.uid and metadata.resourceVersion in a merge patch are preconditions, as on a real API server.
+        const pre = ct === 'application/json-patch+json' ? {} : (patch?.metadata ?? {});
+        if ((pre.uid && pre.uid !== existing.metadata.uid) || (pre.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)) {
+          return this.reply(res, 409, status(409, 'Conflict', `Operation cannot be fulfilled on ${r.resourceName} "${r.name}": the object has been modified; please apply your changes to the latest version and try again`));
+        }
         let next: Obj;
         if (ct === 'application/json-patch+json') next = applyJsonPatch(clone(existing), patch);
         else next = mergePatch(clone(existing), patch) as Obj;

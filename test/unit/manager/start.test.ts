@@ -1,0 +1,43 @@
+// Start-up fails, naming the cache, when an informer cannot sync within
+// --controller-cache-sync-timeout (here: every list of pods is refused), after closing what it had
+// opened. Against the in-memory fake API server.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { pino } from 'pino';
+import { startManager } from '../../../src/manager/manager.ts';
+import { addManagerFlags, managerConfig } from '../../../src/manager/options.ts';
+import { Command } from 'commander';
+import { useFakeApiServer, type FakeApiServer } from '../runtime/fake-apiserver.ts';
+
+describe('manager start-up', () => {
+  let server: FakeApiServer;
+  useFakeApiServer((s) => {
+    server = s;
+  });
+
+  test('a cache that does not sync within --controller-cache-sync-timeout fails start-up naming it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(kubeconfig, JSON.stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'fake',
+      clusters: [{ name: 'fake', cluster: { server: server.url } }],
+      users: [{ name: 'u', user: {} }],
+      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
+    }));
+    for (let i = 0; i < 1000; i++) {
+      server.failNext((r) => r.method === 'GET' && r.path === '/api/v1/pods' && r.query.get('watch') !== 'true', 403,
+        { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 403, reason: 'Forbidden', message: 'pods is forbidden' });
+    }
+    const cmd = addManagerFlags(new Command('start'));
+    cmd.parse(['--kubeconfig', kubeconfig, '--metrics-addr=0', '--health-probe-addr=0', '--webhook-port=0',
+      '--enable-leader-election=false', '--controller-cache-sync-timeout=500ms', '--webhook-cert-dir', dir], { from: 'user' });
+    const started = Date.now();
+    await assert.rejects(startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }) }),
+      /timed out after 500ms waiting for the cache of pods to sync/);
+    assert.ok(Date.now() - started < 10_000);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
