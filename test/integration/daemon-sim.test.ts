@@ -49,7 +49,10 @@ interface TestPod extends KubeObject {
 }
 interface TestCRR extends KubeObject {
   spec: { containers: Array<{ name: string; statusContext?: { containerID: string; restartCount: number } }> };
-  status?: { phase?: string; completionTime?: string; message?: string; containerRecreateStates?: Array<{ name: string; phase: string; message?: string; isKilled?: boolean }> };
+  status?: {
+    phase?: string; completionTime?: string; message?: string; containerRecreateStates?: Array<{ name: string; phase: string; message?: string; isKilled?: boolean }>;
+    containerStatusSnapshot?: Array<{ name: string; ready: boolean; restartCount: number; containerID?: string }>;
+  };
 }
 
 async function runningPod(name: string, containers: Array<Record<string, unknown>>, annotations: Record<string, string> = {}): Promise<TestPod> {
@@ -131,6 +134,42 @@ test('a daemon SIGKILLed mid-CRR is restarted and the CRR completes, each contai
   const crr = await completedCRR('crr-kill', 60_000);
   assert.deepEqual(crr.status?.containerRecreateStates?.map((s) => [s.name, s.phase]), [['a', 'Succeeded'], ['b', 'Succeeded']]);
   assert.deepEqual(restarts(await client.get<TestPod>(Pods, 'kill', { namespace: ns })), { a: 1, b: 1 });
+});
+
+test('a CRR made through v1alpha1 with unreadyGracePeriodSeconds keeps containerStatusSnapshot (read as v1beta1) after completing, with every container\'s ID', { timeout: 90_000 }, async () => {
+  await runningPod('snap', [{ name: 'a', image: 'nginx:1.0' }, { name: 'b', image: 'redis:1.0' }]);
+  await kubectl(['-n', ns, 'create', '-f', '-'], JSON.stringify({
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name: 'crr-snap' },
+    spec: { podName: 'snap', containers: [{ name: 'a' }, { name: 'b' }], strategy: { unreadyGracePeriodSeconds: 1 }, activeDeadlineSeconds: 300, ttlSecondsAfterFinished: 600 },
+  }));
+  const crr = await completedCRR('crr-snap');
+  assert.equal(crr.status?.message ?? '', '');
+  assert.deepEqual(crr.status?.containerRecreateStates?.map((s) => [s.name, s.phase]), [['a', 'Succeeded'], ['b', 'Succeeded']]);
+  const pod = await client.get<TestPod>(Pods, 'snap', { namespace: ns });
+  const want = ['a', 'b'].map((name) => {
+    const s = pod.status!.containerStatuses!.find((x) => x.name === name)!;
+    assert.equal(s.restartCount, 1);
+    return { name, ready: true, restartCount: 1, containerID: s.containerID };
+  });
+  // The snapshot the daemon completed on stays as it was: nothing rewrites status afterwards.
+  for (let i = 0; i < 10; i++) {
+    const now = await client.get<TestCRR>(ContainerRecreateRequests, 'crr-snap', { namespace: ns });
+    assert.deepEqual(now.status?.containerStatusSnapshot, want, `snapshot after completion (read ${i})`);
+    await sleep(300);
+  }
+});
+
+test('a CRR whose pod is deleted while it recreates completes with "pod has gone", never a JavaScript error', { timeout: 90_000 }, async () => {
+  await runningPod('gone', [{ name: 'a', image: 'nginx:1.0' }, { name: 'b', image: 'redis:1.0' }]);
+  // minStartedSeconds keeps the request open after the first kill.
+  await createCRR('crr-gone', 'gone', ['a', 'b'], { orderedRecreate: true, minStartedSeconds: 30 });
+  await waitFor('container a restarted', async () => restarts(await client.get<TestPod>(Pods, 'gone', { namespace: ns })).a === 1, 30_000, 100);
+  await kubectl(['-n', ns, 'delete', 'pod', 'gone', '--grace-period=0', '--force', '--wait=false']);
+  const crr = await completedCRR('crr-gone');
+  assert.equal(crr.status?.message, 'pod has gone');
+  for (const s of crr.status?.containerRecreateStates ?? []) {
+    assert.doesNotMatch(s.message ?? '', /Cannot read|undefined|TypeError|kill container error/, `state of ${s.name}`);
+  }
 });
 
 interface TagStatus { tag: string; phase: string; version?: number; imageID?: string; message?: string; progress?: number }
