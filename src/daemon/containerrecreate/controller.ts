@@ -4,6 +4,7 @@
 import { CRR_NODE_NAME_LABEL, CRR_POD_UID_LABEL } from '../../apis/constants.ts';
 import { PatchType, isNotFound, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
 import { Controller, isPanic } from '../../runtime/controller.ts';
+import { metaTime } from '../../util/clock.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
 import { newerObject, type DaemonContext, type DaemonPod, type SubController } from '../context.ts';
 import { killContainer, fetchHttpGet, type HttpGet } from './kill.ts';
@@ -94,7 +95,7 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
     if (step.kind === 'wait') return { requeueAfter: step.requeueAfterMs };
     if (step.kind === 'complete') {
       log.info({ crr: crr.metadata.name, states: step.states }, 'CRR completed');
-      await patchStatus(crr, { phase: 'Completed', completionTime: new Date(clock.now()).toISOString(), message: step.message, containerRecreateStates: step.states });
+      await patchStatus(crr, { phase: 'Completed', completionTime: metaTime(clock.now()), message: step.message, containerRecreateStates: step.states });
       return;
     }
     let states: ContainerRecreateState[] = step.states;

@@ -66,6 +66,7 @@ test('a JavaScript error while killing is logged, and the state carries a proper
   assert.deepEqual(crr.status.containerRecreateStates, [{ name: 'app', phase: 'Failed', message: `kill container error: ${INTERNAL_KILL_ERROR}` }]);
   assert.equal(crr.status.message, `container app failed: kill container error: ${INTERNAL_KILL_ERROR}`);
   assert.doesNotMatch(JSON.stringify(crr.status), /Cannot read|TypeError/);
+  assert.match(crr.status.completionTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'metav1.Time: whole seconds');
 
   // The runtime's own reasons are kept word for word.
   const rt2 = new FakeRuntime();
