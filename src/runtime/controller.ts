@@ -47,7 +47,8 @@ export function isTerminalError(err: unknown): boolean {
 
 const panicTypes = [TypeError, ReferenceError, RangeError, SyntaxError, EvalError, URIError];
 
-function isPanic(err: unknown): boolean {
+/** Whether err is a programming error (or not an Error at all) rather than a failure to report. */
+export function isPanic(err: unknown): boolean {
   if (!(err instanceof Error)) return true;
   // fetch reports network failures as TypeError('fetch failed', {cause}); those are ordinary errors.
   if (err instanceof TypeError && err.cause !== undefined) return false;

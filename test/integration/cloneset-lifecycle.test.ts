@@ -225,6 +225,33 @@ describe('CloneSet in-place update of env from metadata (InPlaceUpdateEnvFromMet
     assert.equal(status(after, 'other')?.containerID, status(before, 'other')?.containerID);
     assert.equal(condition(after, 'InPlaceUpdateReady')?.status, 'True');
   });
+
+  test('changing the image and a label its env reads in one revision restarts the container once', { timeout: 90_000 }, async () => {
+    const name = 'envimage';
+    const manifest = cloneSetManifest(name, { replicas: 1, podUpdatePolicy: 'InPlaceIfPossible' });
+    const tmpl = manifest.spec.template as { metadata: Record<string, any>; spec: Record<string, any> };
+    tmpl.metadata.labels['example.io/version'] = 'v1';
+    tmpl.spec.containers = [
+      { name: 'app', image: 'nginx:1.0', env: [{ name: 'VERSION', valueFrom: { fieldRef: { fieldPath: "metadata.labels['example.io/version']" } } }] },
+    ];
+    await apply(manifest, ns);
+    await waitSettled(client, ns, name, 1);
+    const [before] = await podsOf(client, ns, name);
+    const app = (p: Pod) => p.status?.containerStatuses?.find((x) => x.name === 'app');
+    await waitFor('the runtime-containers-meta annotation', async () => !!(await getPod(before.metadata.name!)).metadata.annotations?.['apps.kruise.io/runtime-containers-meta'], 30_000, 200);
+
+    await patchSpec(name, { template: {
+      metadata: { labels: { 'example.io/version': 'v2' } },
+      spec: { containers: [{ ...tmpl.spec.containers[0], image: 'nginx:2.0' }] },
+    } });
+    await waitSettled(client, ns, name, 1, { timeoutMs: 60_000 });
+    const after = await getPod(before.metadata.name!);
+    assert.equal(after.metadata.uid, before.metadata.uid, 'updated in place: same pod');
+    assert.equal(app(after)?.image, 'nginx:2.0');
+    assert.equal(condition(after, 'InPlaceUpdateReady')?.status, 'True');
+    // The new image already starts the container with the new env: one restart, then no more.
+    await holds('the container restarted exactly once', 5000, async () => (app(await getPod(before.metadata.name!))?.restartCount ?? 0) === (app(before)?.restartCount ?? 0) + 1);
+  });
 });
 
 /** Every pod event of a CloneSet in order, with the set of pods after it. */

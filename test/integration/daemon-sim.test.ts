@@ -3,7 +3,7 @@
 // pre-pulling through ImagePullJob → NodeImage (a pull that succeeds, one that fails after its
 // retries). The suite's setup starts the daemon; when it has not (an older setup, a daemon killed
 // by hand), the test starts one itself.
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,7 +49,10 @@ interface TestPod extends KubeObject {
 }
 interface TestCRR extends KubeObject {
   spec: { containers: Array<{ name: string; statusContext?: { containerID: string; restartCount: number } }> };
-  status?: { phase?: string; completionTime?: string; message?: string; containerRecreateStates?: Array<{ name: string; phase: string; message?: string; isKilled?: boolean }> };
+  status?: {
+    phase?: string; completionTime?: string; message?: string; containerRecreateStates?: Array<{ name: string; phase: string; message?: string; isKilled?: boolean }>;
+    containerStatusSnapshot?: Array<{ name: string; ready: boolean; restartCount: number; containerID?: string }>;
+  };
 }
 
 async function runningPod(name: string, containers: Array<Record<string, unknown>>, annotations: Record<string, string> = {}): Promise<TestPod> {
@@ -76,47 +79,94 @@ async function completedCRR(name: string, timeoutMs = 45_000): Promise<TestCRR> 
   }, timeoutMs, 250);
 }
 
-test('a CRR on a KWOK pod restarts the container and completes', { timeout: 90_000 }, async () => {
-  const before = await runningPod('one', [{ name: 'main', image: 'nginx:1.0' }]);
-  await createCRR('crr-one', 'one', ['main']);
-  const crr = await completedCRR('crr-one');
-  assert.deepEqual(crr.status?.containerRecreateStates?.map((s) => [s.name, s.phase]), [['main', 'Succeeded']]);
-  assert.ok(crr.status?.completionTime);
-  const pod = await client.get<TestPod>(Pods, 'one', { namespace: ns });
-  const st = pod.status!.containerStatuses![0];
-  assert.equal(st.restartCount, 1);
-  assert.notEqual(st.containerID, before.status!.containerStatuses![0].containerID);
-  assert.equal(st.lastState?.terminated?.containerID, before.status!.containerStatuses![0].containerID);
-  assert.ok(st.state?.running, 'KWOK leaves the restarted container running');
-  // KWOK does not overwrite the restart later.
-  await sleep(1500);
-  assert.equal(restarts(await client.get<TestPod>(Pods, 'one', { namespace: ns })).main, 1);
-});
+// KRUISE_TS_TEST_REPEAT=N runs the CRR scenarios N times over, four at a time, to show they are
+// stable (e.g. KRUISE_TS_TEST_REPEAT=20 ./run.sh test integration daemon-sim); the suite runs them once.
+const REPEAT = Math.max(1, Number(process.env.KRUISE_TS_TEST_REPEAT ?? 1) || 1);
 
-test('orderedRecreate restarts two containers one after the other and runs the preStop exec', { timeout: 90_000 }, async () => {
-  await runningPod('two', [
-    { name: 'a', image: 'nginx:1.0', lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', 'echo bye'] } } } },
-    { name: 'b', image: 'redis:1.0' },
-  ]);
-  await createCRR('crr-two', 'two', ['a', 'b'], { orderedRecreate: true });
-  const crr = await completedCRR('crr-two');
-  assert.deepEqual(crr.status?.containerRecreateStates?.map((s) => [s.name, s.phase]), [['a', 'Succeeded'], ['b', 'Succeeded']]);
-  assert.deepEqual(restarts(await client.get<TestPod>(Pods, 'two', { namespace: ns })), { a: 1, b: 1 });
-  await waitFor('the preStop exec event', async () => {
-    const events = JSON.parse(await kubectl(['-n', ns, 'get', 'events.events.k8s.io', '-o', 'json'])) as { items: Array<{ reason?: string; regarding?: { name?: string }; note?: string }> };
-    return events.items.find((e) => e.reason === 'SimulatedExec' && e.regarding?.name === 'two' && e.note?.includes('echo bye'));
-  }, 15_000);
-});
+describe('ContainerRecreateRequests on KWOK pods', { concurrency: REPEAT > 1 ? 4 : 1 }, () => {
+  for (let run = 0; run < REPEAT; run++) {
+    const suffix = REPEAT > 1 ? ` (run ${run + 1})` : '';
+    /** Pod and CRR names, distinct per run. */
+    const n = (name: string) => (REPEAT > 1 ? `${name}-${run}` : name);
+    test(`a CRR on a KWOK pod restarts the container and completes${suffix}`, { timeout: 90_000 }, async () => {
+      const before = await runningPod(n('one'), [{ name: 'main', image: 'nginx:1.0' }]);
+      await createCRR(n('crr-one'), n('one'), ['main']);
+      const crr = await completedCRR(n('crr-one'));
+      assert.deepEqual(crr.status?.containerRecreateStates?.map((s) => [s.name, s.phase]), [['main', 'Succeeded']]);
+      assert.ok(crr.status?.completionTime);
+      const pod = await client.get<TestPod>(Pods, n('one'), { namespace: ns });
+      const st = pod.status!.containerStatuses![0];
+      assert.equal(st.restartCount, 1);
+      assert.notEqual(st.containerID, before.status!.containerStatuses![0].containerID);
+      assert.equal(st.lastState?.terminated?.containerID, before.status!.containerStatuses![0].containerID);
+      assert.ok(st.state?.running, 'KWOK leaves the restarted container running');
+      // KWOK does not overwrite the restart later.
+      await sleep(1500);
+      assert.equal(restarts(await client.get<TestPod>(Pods, n('one'), { namespace: ns })).main, 1);
+    });
 
-test('failurePolicy Ignore: a container whose kill fails is Failed, the others still recreate', { timeout: 90_000 }, async () => {
-  await runningPod('ign', [{ name: 'bad', image: 'nginx:1.0' }, { name: 'good', image: 'redis:1.0' }], { 'sim.kruise-ts.io/kill-error': 'bad' });
-  await createCRR('crr-ign', 'ign', ['bad', 'good'], { failurePolicy: 'Ignore' });
-  const crr = await completedCRR('crr-ign');
-  const states = Object.fromEntries((crr.status?.containerRecreateStates ?? []).map((s) => [s.name, s]));
-  assert.equal(states.bad.phase, 'Failed');
-  assert.match(states.bad.message ?? '', /^kill container error: .*simulated failure/);
-  assert.equal(states.good.phase, 'Succeeded');
-  assert.deepEqual(restarts(await client.get<TestPod>(Pods, 'ign', { namespace: ns })), { bad: 0, good: 1 });
+    test(`orderedRecreate restarts two containers one after the other and runs the preStop exec${suffix}`, { timeout: 90_000 }, async () => {
+      await runningPod(n('two'), [
+        { name: 'a', image: 'nginx:1.0', lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', 'echo bye'] } } } },
+        { name: 'b', image: 'redis:1.0' },
+      ]);
+      await createCRR(n('crr-two'), n('two'), ['a', 'b'], { orderedRecreate: true });
+      const crr = await completedCRR(n('crr-two'));
+      assert.deepEqual(crr.status?.containerRecreateStates?.map((s) => [s.name, s.phase]), [['a', 'Succeeded'], ['b', 'Succeeded']]);
+      assert.deepEqual(restarts(await client.get<TestPod>(Pods, n('two'), { namespace: ns })), { a: 1, b: 1 });
+      await waitFor('the preStop exec event', async () => {
+        const events = JSON.parse(await kubectl(['-n', ns, 'get', 'events.events.k8s.io', '-o', 'json'])) as { items: Array<{ reason?: string; regarding?: { name?: string }; note?: string }> };
+        return events.items.find((e) => e.reason === 'SimulatedExec' && e.regarding?.name === n('two') && e.note?.includes('echo bye'));
+      }, 15_000);
+    });
+
+    test(`failurePolicy Ignore: a container whose kill fails is Failed, the others still recreate${suffix}`, { timeout: 90_000 }, async () => {
+      await runningPod(n('ign'), [{ name: 'bad', image: 'nginx:1.0' }, { name: 'good', image: 'redis:1.0' }], { 'sim.kruise-ts.io/kill-error': 'bad' });
+      await createCRR(n('crr-ign'), n('ign'), ['bad', 'good'], { failurePolicy: 'Ignore' });
+      const crr = await completedCRR(n('crr-ign'));
+      const states = Object.fromEntries((crr.status?.containerRecreateStates ?? []).map((s) => [s.name, s]));
+      assert.equal(states.bad.phase, 'Failed');
+      assert.match(states.bad.message ?? '', /^kill container error: .*simulated failure/);
+      assert.equal(states.good.phase, 'Succeeded');
+      assert.deepEqual(restarts(await client.get<TestPod>(Pods, n('ign'), { namespace: ns })), { bad: 0, good: 1 });
+    });
+
+    test(`a CRR made through v1alpha1 with unreadyGracePeriodSeconds keeps containerStatusSnapshot (read as v1beta1) after completing, with every container's ID${suffix}`, { timeout: 90_000 }, async () => {
+      await runningPod(n('snap'), [{ name: 'a', image: 'nginx:1.0' }, { name: 'b', image: 'redis:1.0' }]);
+      await kubectl(['-n', ns, 'create', '-f', '-'], JSON.stringify({
+        apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ContainerRecreateRequest', metadata: { name: n('crr-snap') },
+        spec: { podName: n('snap'), containers: [{ name: 'a' }, { name: 'b' }], strategy: { unreadyGracePeriodSeconds: 1 }, activeDeadlineSeconds: 300, ttlSecondsAfterFinished: 600 },
+      }));
+      const crr = await completedCRR(n('crr-snap'));
+      assert.equal(crr.status?.message ?? '', '');
+      assert.deepEqual(crr.status?.containerRecreateStates?.map((s) => [s.name, s.phase]), [['a', 'Succeeded'], ['b', 'Succeeded']]);
+      const pod = await client.get<TestPod>(Pods, n('snap'), { namespace: ns });
+      const want = ['a', 'b'].map((name) => {
+        const s = pod.status!.containerStatuses!.find((x) => x.name === name)!;
+        assert.equal(s.restartCount, 1);
+        return { name, ready: true, restartCount: 1, containerID: s.containerID };
+      });
+      // The snapshot the daemon completed on stays as it was: nothing rewrites status afterwards.
+      for (let i = 0; i < 10; i++) {
+        const now = await client.get<TestCRR>(ContainerRecreateRequests, n('crr-snap'), { namespace: ns });
+        assert.deepEqual(now.status?.containerStatusSnapshot, want, `snapshot after completion (read ${i})`);
+        await sleep(300);
+      }
+    });
+
+    test(`a CRR whose pod is deleted while it recreates completes with "pod has gone", never a JavaScript error${suffix}`, { timeout: 90_000 }, async () => {
+      await runningPod(n('gone'), [{ name: 'a', image: 'nginx:1.0' }, { name: 'b', image: 'redis:1.0' }]);
+      // minStartedSeconds keeps the request open after the first kill.
+      await createCRR(n('crr-gone'), n('gone'), ['a', 'b'], { orderedRecreate: true, minStartedSeconds: 30 });
+      await waitFor('container a restarted', async () => restarts(await client.get<TestPod>(Pods, n('gone'), { namespace: ns })).a === 1, 30_000, 100);
+      await kubectl(['-n', ns, 'delete', 'pod', n('gone'), '--grace-period=0', '--force', '--wait=false']);
+      const crr = await completedCRR(n('crr-gone'));
+      assert.equal(crr.status?.message, 'pod has gone');
+      for (const s of crr.status?.containerRecreateStates ?? []) {
+        assert.doesNotMatch(s.message ?? '', /Cannot read|undefined|TypeError|kill container error/, `state of ${s.name}`);
+      }
+    });
+  }
 });
 
 test('a daemon SIGKILLed mid-CRR is restarted and the CRR completes, each container restarted once', { timeout: 120_000 }, async () => {

@@ -3,15 +3,15 @@
 // file reads the runtime and the caches, kills containers and writes CRR status (subresource).
 import { CRR_NODE_NAME_LABEL, CRR_POD_UID_LABEL } from '../../apis/constants.ts';
 import { PatchType, isNotFound, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
-import { Controller } from '../../runtime/controller.ts';
+import { Controller, isPanic } from '../../runtime/controller.ts';
+import { metaTime } from '../../util/clock.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
 import type { Pod } from '../../apis/core-objects.ts';
-import { metaTime } from '../../util/clock.ts';
 import { newerObject, type DaemonContext, type SubController } from '../context.ts';
 import { killContainer, fetchHttpGet, type HttpGet } from './kill.ts';
 import {
   afterKill, computeContainerStates, isCRRFinished, pickCRR, planCRRStep, terminationGraceSeconds, unreadyGraceGate,
-  isWellFormedCRR, POLL_MS, type CRR, type ContainerRecreateState,
+  isWellFormedCRR, INTERNAL_KILL_ERROR, POLL_MS, type CRR, type ContainerRecreateState,
 } from './state.ts';
 
 const POD_KEY_INDEX = 'crrPodKey';
@@ -92,7 +92,7 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
     const pod = podInformer.lister.get(crr.metadata.namespace!, crr.spec.podName);
     const podUID = crr.metadata.labels?.[CRR_POD_UID_LABEL] ?? pod?.metadata.uid ?? '';
     const containers = await runtime.podContainers({ uid: podUID, namespace: crr.metadata.namespace!, name: crr.spec.podName });
-    const step = planCRRStep(crr, computeContainerStates(crr, containers, clock.now(), pod?.spec?.restartPolicy));
+    const step = planCRRStep(crr, computeContainerStates(crr, containers, clock.now(), pod?.spec?.restartPolicy), new Set(containers.map((c) => c.name)));
     if (step.kind === 'wait') return { requeueAfter: step.requeueAfterMs };
     if (step.kind === 'complete') {
       log.info({ crr: crr.metadata.name, states: step.states }, 'CRR completed');
@@ -100,9 +100,9 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
       return;
     }
     let states: ContainerRecreateState[] = step.states;
-    if (step.kill) {
-      const spec = crr.spec.containers.find((c) => c.name === step.kill)!;
-      const target = containers.find((c) => c.name === step.kill)!;
+    const target = containers.find((c) => c.name === step.kill);
+    const spec = crr.spec.containers.find((c) => c.name === step.kill);
+    if (target && spec) {
       let error: string | undefined;
       try {
         const preStop = await killContainer({
@@ -114,8 +114,14 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
         }
         log.info({ crr: crr.metadata.name, container: spec.name, preStop }, 'container killed for CRR');
       } catch (err) {
-        error = err instanceof Error ? err.message : String(err);
-        log.warn({ crr: crr.metadata.name, container: spec.name, err }, 'failed to kill container for CRR');
+        // The runtime's reason is the user's to read; a fault of our own is not (its stack is logged).
+        if (isPanic(err)) {
+          error = INTERNAL_KILL_ERROR;
+          log.error({ crr: crr.metadata.name, container: spec.name, err }, 'internal error while killing container for CRR');
+        } else {
+          error = (err as Error).message;
+          log.warn({ crr: crr.metadata.name, container: spec.name, err }, 'failed to kill container for CRR');
+        }
       }
       states = afterKill(states, spec.name, error);
     }

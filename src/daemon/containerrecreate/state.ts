@@ -110,10 +110,11 @@ export function computeContainerStates(crr: CRR, runtime: readonly RuntimeContai
     const replaced = !!ctx && (rc.containerID !== ctx.containerID || rc.restartCount > ctx.restartCount);
     if (!replaced) return { name: c.name, phase: 'Pending', isKilled };
     const started = rc.state === 'running' && rc.startedAt !== undefined && now - rc.startedAt >= minStartedMs;
-    // The manager copies pod status into the snapshot; until it shows the new container, readiness
-    // of the new container has not been observed yet.
-    const synced = !snapshot.has(c.name) || snapshot.get(c.name)!.containerID === rc.containerID;
-    return { name: c.name, phase: started && synced ? 'Succeeded' : 'Recreating', isKilled };
+    // The manager copies pod status into the snapshot: the new container is done once the snapshot
+    // shows it ready (upstream), so a completed CRR always carries the snapshot it completed on.
+    const synced = snapshot.get(c.name);
+    const ready = synced?.containerID === rc.containerID && synced.ready;
+    return { name: c.name, phase: started && ready ? 'Succeeded' : 'Recreating', isKilled };
   });
 }
 
@@ -133,9 +134,10 @@ function sameStates(a: readonly ContainerRecreateState[] | undefined, b: readonl
 /**
  * The next step for a running CRR. Observed changes are written before anything is killed, so the
  * CRR status always shows what the daemon last saw; a kill is planned for at most one container
- * per round, after the states that precede it are recorded.
+ * per round, after the states that precede it are recorded, and only for a container the runtime
+ * has (`onNode`: names of the pod's containers on the node).
  */
-export function planCRRStep(crr: CRR, states: ContainerRecreateState[]): CRRStep {
+export function planCRRStep(crr: CRR, states: ContainerRecreateState[], onNode: ReadonlySet<string>): CRRStep {
   const minStartedMs = (crr.spec.strategy?.minStartedSeconds ?? 0) * 1000;
   // Pod events wake the CRR too, but a real runtime's changes need not show in pod status at once.
   const requeue = minStartedMs > 0 ? minStartedMs : POLL_MS;
@@ -155,12 +157,18 @@ export function planCRRStep(crr: CRR, states: ContainerRecreateState[]): CRRStep
       if (crr.spec.strategy?.orderedRecreate) break;
       continue;
     }
+    // A container the runtime does not have cannot be killed: its pod is gone or not started yet,
+    // which the manager (pod gone) or a later round settles.
+    if (!onNode.has(s.name)) break;
     return { kind: 'states', states: next, kill: s.name, requeueAfterMs: requeue };
   }
   if (done === next.length) return { kind: 'complete', states: next, message: '' };
   if (!sameStates(crr.status?.containerRecreateStates, next)) return { kind: 'states', states: next, requeueAfterMs: requeue };
   return { kind: 'wait', requeueAfterMs: requeue };
 }
+
+/** The kill error written for a fault of kruise-daemon itself (a JavaScript error, logged with its stack). */
+export const INTERNAL_KILL_ERROR = 'kruise-daemon internal error, see its log';
 
 /** The states after a kill attempt: Recreating once killed, Failed with the runtime's reason otherwise. */
 export function afterKill(states: readonly ContainerRecreateState[], name: string, error?: string): ContainerRecreateState[] {

@@ -4,9 +4,9 @@
 //
 // * containers are read from pod status (containerID, restartCount, state);
 // * stopping a container does what the kubelet does after the kill: the pod status shows the
-//   container restarted (restartCount+1, a new containerID, running since now, lastState
-//   terminated). KWOK's stages leave such a status alone (no stage matches a running pod whose
-//   images agree with its spec and whose Ready is consistent);
+//   container restarted from the current spec (restartCount+1, a new containerID, the spec's
+//   image, running since now, lastState terminated). KWOK's stages leave such a status alone (no
+//   stage matches a running pod whose images agree with its spec and whose Ready is consistent);
 // * exec succeeds and leaves an Event on the pod, so a preStop hook is seen to have run;
 // * a stop fails for containers named in the pod annotation sim.kruise-ts.io/kill-error;
 // * images are pulled after a short delay with progress and remembered per node (in memory);
@@ -37,6 +37,11 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 /** The id KWOK's stages give attempt `restarts` of a container (config/kwok/stages.yaml). */
 export function simulatedContainerID(podUID: string, name: string, restarts: number): string {
   return `containerd://${sha256(`${podUID}/${name}/${restarts}`)}`;
+}
+
+/** The imageID KWOK's stages give a container running `image` (config/kwok/stages.yaml). */
+export function simulatedImageID(image: string): string {
+  return `${image.replace(/:[^:/]+$/, '')}@sha256:${sha256(image)}`;
 }
 
 const META_FIELD = /^metadata\.(labels|annotations)\['(.*)'\]$/;
@@ -141,8 +146,12 @@ export function stoppedStatuses(pod: Pod, containerID: string, now: string): Sto
     return outcome;
   }
   const restarts = (old.restartCount ?? 0) + 1;
+  // The kubelet creates the new container from the pod's spec as it is now: an image changed in
+  // place comes with this restart (it does not cost a second one).
+  const image = pod.spec?.containers?.find((c) => c.name === old.name)?.image ?? old.image;
   const container: ContainerStatus = {
     ...old,
+    ...(image && image !== old.image ? { image, imageID: simulatedImageID(image) } : {}),
     containerID: simulatedContainerID(pod.metadata.uid ?? '', old.name, restarts),
     restartCount: restarts, ready: true, started: true,
     state: { running: { startedAt: now } },

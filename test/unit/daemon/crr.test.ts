@@ -60,18 +60,21 @@ test('unreadyGraceGate waits for PreRecreateGrace and then for the grace', () =>
 });
 
 test('computeContainerStates', () => {
+  // The manager's copy of pod status showing the new container, ready.
+  const synced = [{ name: 'a', ready: true, restartCount: 1, containerID: 'containerd://a-1' }];
   type Row = [string, CRR, RuntimeContainer[], Array<[string, string, boolean?]>];
   const rows: Row[] = [
     ['not found', crr(), [], [['a', 'Pending']]],
     ['unchanged → Pending', crr(), [rc('a', 0)], [['a', 'Pending']]],
     ['exited → Recreating', crr(), [rc('a', 0, 'exited')], [['a', 'Recreating']]],
-    ['replaced, started long ago → Succeeded', crr({ states: [{ name: 'a', phase: 'Recreating', isKilled: true }] }), [rc('a', 1)], [['a', 'Succeeded', true]]],
-    ['replaced but minStartedSeconds not reached', crr({ strategy: { minStartedSeconds: 10 } }), [rc('a', 1, 'running', NOW - 5000)], [['a', 'Recreating']]],
-    ['replaced, minStartedSeconds reached', crr({ strategy: { minStartedSeconds: 10 } }), [rc('a', 1, 'running', NOW - 10_000)], [['a', 'Succeeded']]],
-    ['snapshot not synced yet', crr({ snapshot: [{ name: 'a', ready: true, restartCount: 0, containerID: 'containerd://a-0' }] }), [rc('a', 1)], [['a', 'Recreating']]],
-    ['snapshot synced', crr({ snapshot: [{ name: 'a', ready: true, restartCount: 1, containerID: 'containerd://a-1' }] }), [rc('a', 1)], [['a', 'Succeeded']]],
-    ['forceRecreate, not killed → Pending even if replaced', crr({ strategy: { forceRecreate: true } }), [rc('a', 1)], [['a', 'Pending']]],
-    ['forceRecreate, killed → Succeeded', crr({ strategy: { forceRecreate: true }, states: [{ name: 'a', phase: 'Recreating', isKilled: true }] }), [rc('a', 1)], [['a', 'Succeeded', true]]],
+    ['replaced, started long ago, snapshot synced → Succeeded', crr({ states: [{ name: 'a', phase: 'Recreating', isKilled: true }], snapshot: synced }), [rc('a', 1)], [['a', 'Succeeded', true]]],
+    ['replaced but minStartedSeconds not reached', crr({ strategy: { minStartedSeconds: 10 }, snapshot: synced }), [rc('a', 1, 'running', NOW - 5000)], [['a', 'Recreating']]],
+    ['replaced, minStartedSeconds reached', crr({ strategy: { minStartedSeconds: 10 }, snapshot: synced }), [rc('a', 1, 'running', NOW - 10_000)], [['a', 'Succeeded']]],
+    ['no snapshot yet', crr(), [rc('a', 1)], [['a', 'Recreating']]],
+    ['snapshot of the old container', crr({ snapshot: [{ name: 'a', ready: true, restartCount: 0, containerID: 'containerd://a-0' }] }), [rc('a', 1)], [['a', 'Recreating']]],
+    ['snapshot: new container not ready yet', crr({ snapshot: [{ ...synced[0], ready: false }] }), [rc('a', 1)], [['a', 'Recreating']]],
+    ['forceRecreate, not killed → Pending even if replaced', crr({ strategy: { forceRecreate: true }, snapshot: synced }), [rc('a', 1)], [['a', 'Pending']]],
+    ['forceRecreate, killed → Succeeded', crr({ strategy: { forceRecreate: true }, states: [{ name: 'a', phase: 'Recreating', isKilled: true }], snapshot: synced }), [rc('a', 1)], [['a', 'Succeeded', true]]],
     ['finished states kept', crr({ states: [{ name: 'a', phase: 'Failed', message: 'x' }] }), [rc('a', 0)], [['a', 'Failed']]],
   ];
   for (const [name, c, containers, want] of rows) {
@@ -96,9 +99,10 @@ test('computeContainerStates: a killed container the pod does not restart is don
 test('planCRRStep: record first, one kill per round, ordered waits, failure policy, completion', () => {
   const st = (name: string, phase: string, isKilled?: boolean) => ({ name, phase: phase as 'Pending', ...(isKilled ? { isKilled } : {}) });
   // Unrecorded states are written before anything is killed.
-  assert.equal(planCRRStep(crr({ containers: ['a', 'b'] }), [st('a', 'Pending'), st('b', 'Pending')]).kind, 'states');
+  const onNode = new Set(['a', 'b']);
+  assert.equal(planCRRStep(crr({ containers: ['a', 'b'] }), [st('a', 'Pending'), st('b', 'Pending')], onNode).kind, 'states');
   const recorded = (states: ReturnType<typeof st>[], strategy?: CRR['spec']['strategy']) => crr({ containers: states.map((s) => s.name), states, strategy });
-  type Row = [string, CRR, ReturnType<typeof st>[], string, string?];
+  type Row = [string, CRR, ReturnType<typeof st>[], string, string?, Set<string>?];
   const rows: Row[] = [
     ['kills the first pending', recorded([st('a', 'Pending'), st('b', 'Pending')]), [st('a', 'Pending'), st('b', 'Pending')], 'states', 'a'],
     ['unordered: kills past a recreating one', recorded([st('a', 'Recreating', true), st('b', 'Pending')]), [st('a', 'Recreating', true), st('b', 'Pending')], 'states', 'b'],
@@ -107,13 +111,16 @@ test('planCRRStep: record first, one kill per round, ordered waits, failure poli
     ['failed with Fail → complete', recorded([st('a', 'Failed'), st('b', 'Pending')]), [st('a', 'Failed'), st('b', 'Pending')], 'complete'],
     ['failed with Ignore → continue', recorded([st('a', 'Failed'), st('b', 'Pending')], { failurePolicy: 'Ignore' }), [st('a', 'Failed'), st('b', 'Pending')], 'states', 'b'],
     ['failed ignored + succeeded → complete', recorded([st('a', 'Failed'), st('b', 'Succeeded')], { failurePolicy: 'Ignore' }), [st('a', 'Failed'), st('b', 'Succeeded')], 'complete'],
+    // The pod is gone (or its containers not there yet): nothing to kill, the manager ends the CRR.
+    ['pending container not on the node: no kill', recorded([st('a', 'Pending')]), [st('a', 'Pending')], 'wait', undefined, new Set()],
+    ['unordered: stops at a container not on the node', recorded([st('a', 'Recreating', true), st('b', 'Pending')]), [st('a', 'Recreating', true), st('b', 'Pending')], 'wait', undefined, new Set(['a'])],
   ];
-  for (const [name, c, states, kind, kill] of rows) {
-    const step = planCRRStep(c, states);
+  for (const [name, c, states, kind, kill, present] of rows) {
+    const step = planCRRStep(c, states, present ?? onNode);
     assert.equal(step.kind, kind, name);
     assert.equal(step.kind === 'states' ? step.kill : undefined, kill, name);
   }
-  assert.equal((planCRRStep(recorded([st('a', 'Recreating', true)], { minStartedSeconds: 7 }), [st('a', 'Recreating', true)]) as { requeueAfterMs?: number }).requeueAfterMs, 7000);
+  assert.equal((planCRRStep(recorded([st('a', 'Recreating', true)], { minStartedSeconds: 7 }), [st('a', 'Recreating', true)], onNode) as { requeueAfterMs?: number }).requeueAfterMs, 7000);
 });
 
 test('afterKill and terminationGraceSeconds', () => {

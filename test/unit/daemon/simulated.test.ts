@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import {
   SIM_CONTAINER_ENV_ANNOTATION, SimulatedNodes, podContainersFromStatus, pullFailure, resolveEnv, stoppedStatuses, simulatedContainerID,
+  simulatedImageID,
 } from '../../../src/daemon/simulated/runtime.ts';
 import { logger } from '../../../src/runtime/log.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
@@ -56,6 +58,22 @@ test('a stop restarts the container in pod status the way the kubelet would (res
   assert.deepEqual(out.statuses[1], p.status!.containerStatuses![1], 'other containers untouched');
   assert.equal(out.phase, undefined);
   assert.equal(stoppedStatuses(p, 'containerd://unknown', 'now'), undefined);
+});
+
+test('the restarted container runs the spec\'s image: an image changed in place costs no second restart', () => {
+  const p = pod();
+  p.spec!.containers![0].image = 'nginx:2.0';
+  const out = stoppedStatuses(p, p.status!.containerStatuses![0].containerID!, '2026-02-02T00:00:00Z')!;
+  assert.equal(out.container.restartCount, 1);
+  assert.equal(out.container.image, 'nginx:2.0');
+  assert.equal(out.container.imageID, simulatedImageID('nginx:2.0'));
+  assert.equal(simulatedImageID('example.com:5000/a/b:1.0'), `example.com:5000/a/b@sha256:${createHash('sha256').update('example.com:5000/a/b:1.0').digest('hex')}`);
+  // Unchanged image: the status keeps its image and imageID.
+  const q = pod();
+  q.spec!.containers![0].image = 'nginx';
+  q.status!.containerStatuses![0].imageID = 'nginx@sha256:x';
+  const same = stoppedStatuses(q, q.status!.containerStatuses![0].containerID!, 'T')!.container;
+  assert.deepEqual([same.image, same.imageID], ['nginx', 'nginx@sha256:x']);
 });
 
 test('under restartPolicy Never / OnFailure a stopped container stays exited; the last one ends the pod', () => {
