@@ -5,6 +5,8 @@
 // residual annotation (shared.ts), whatever the target version cannot express, so that
 // converting back gives the original object again.
 
+import { decoderFor } from '../decode.ts';
+import { aggregateMessage } from '../field-errors.ts';
 import { kindFor, parseApiVersion } from '../registry.ts';
 import { advancedCronJobConversion } from './advancedcronjob.ts';
 import { broadcastJobConversion } from './broadcastjob.ts';
@@ -55,6 +57,22 @@ export const conversions: Readonly<Record<string, KindConversion>> = {
 
 export class ConversionError extends Error {
   override name = 'ConversionError';
+}
+
+/**
+ * `obj` as the converters may read it: of its kind's shape at its version, as upstream's Go
+ * conversion decodes it (src/apis/decode.ts); a ConversionError naming the fields otherwise.
+ * Objects of unknown kinds are left for convert() to refuse.
+ */
+function decoded(obj: unknown): KubeObject {
+  if (!isObject(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return obj as KubeObject;
+  const { group, version } = parseApiVersion(obj.apiVersion);
+  const def = kindFor(group, obj.kind);
+  const decoder = def && decoderFor(def, version);
+  if (!decoder) return obj;
+  const result = decoder.decode(obj);
+  if (result.errors) throw new ConversionError(aggregateMessage(result.errors));
+  return result.value as KubeObject;
 }
 
 type Direction = 'toV1beta1' | 'toV1alpha1';
@@ -152,12 +170,14 @@ export function handleConversionReview(review: unknown): ConversionReview {
 
   const convertedObjects: KubeObject[] = [];
   for (const [i, obj] of objects.entries()) {
+    const name = isObject(obj) && isObject(obj.metadata) ? obj.metadata.name : undefined;
+    const what = typeof name === 'string' ? `object ${i} (${name})` : `object ${i}`;
+    // Other errors are bugs: they propagate to the webhook server, which logs them.
     try {
-      convertedObjects.push(convert(obj as KubeObject, desiredAPIVersion));
+      convertedObjects.push(convert(decoded(obj), desiredAPIVersion));
     } catch (err) {
-      const name = isObject(obj) && isObject(obj.metadata) ? obj.metadata.name : undefined;
-      const what = typeof name === 'string' ? `object ${i} (${name})` : `object ${i}`;
-      return failure(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+      if (!(err instanceof ConversionError)) throw err;
+      return failure(`${what}: ${err.message}`);
     }
   }
   return {
