@@ -75,9 +75,9 @@ export function PreservedObject<T>(o?: SchemaOptions, shape?: TSchema): TUnsafe<
 }
 
 /** A complete Kubernetes object embedded in a field (`x-kubernetes-embedded-resource`). */
-export function EmbeddedResource<T>(o?: SchemaOptions): TUnsafe<T> {
+export function EmbeddedResource<T>(o?: SchemaOptions, shape?: TSchema): TUnsafe<T> {
   return Type.Unsafe<T>(
-    Type.Object({}, { ...o, 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true }),
+    decodedAs(Type.Object({}, { ...o, 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true }), shape),
   );
 }
 

@@ -5,7 +5,8 @@
 // residual annotation (shared.ts), whatever the target version cannot express, so that
 // converting back gives the original object again.
 
-import { decoderFor } from '../decode.ts';
+import { Type } from '@sinclair/typebox';
+import { ShapeDecoder, decoderFor } from '../decode.ts';
 import { aggregateMessage } from '../field-errors.ts';
 import { kindFor, parseApiVersion } from '../registry.ts';
 import { advancedCronJobConversion } from './advancedcronjob.ts';
@@ -59,12 +60,16 @@ export class ConversionError extends Error {
   override name = 'ConversionError';
 }
 
+const typeMeta = new ShapeDecoder(Type.Object({ apiVersion: Type.String(), kind: Type.String() }));
+
 /**
  * `obj` as the converters may read it: of its kind's shape at its version, as upstream's Go
  * conversion decodes it (src/apis/decode.ts); a ConversionError naming the fields otherwise.
  * Objects of unknown kinds are left for convert() to refuse.
  */
 function decoded(obj: unknown): KubeObject {
+  const meta = typeMeta.decode(obj);
+  if (meta.errors) throw new ConversionError(aggregateMessage(meta.errors));
   if (!isObject(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return obj as KubeObject;
   const { group, version } = parseApiVersion(obj.apiVersion);
   const def = kindFor(group, obj.kind);
