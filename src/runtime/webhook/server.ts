@@ -273,14 +273,34 @@ function kindOfRegistration(reg: WebhookRegistration): KindDefinition | undefine
   return kinds.find((k) => k.group === reg.group && k.plural === plural);
 }
 
-type DecodedRequest = { object: any; oldObject: any; denied?: undefined } | { denied: AdmissionResponse };
+/** A request after the shared decode step: what the handlers get, or the denial. */
+export type DecodedAdmission =
+  | { req: AdmissionRequest; reg: WebhookRegistration; object: any; oldObject: any; denied?: undefined }
+  | { denied: AdmissionResponse };
 
 /**
- * The shared decode step: the objects a handler may read are present for its operation and have
- * their kind's shape at the request's version (nulls of typed fields removed, as Go reads them).
+ * The shared step every admission request passes before any handler runs: the envelope has its
+ * types and a known operation, a registration serves its resource, the objects a handler may read
+ * are present for its operation and have their kind's shape at the request's version (nulls of
+ * typed fields removed, as Go reads them). Never throws.
  */
-function decodeObjects(type: WebhookType, reg: WebhookRegistration, req: AdmissionRequest): DecodedRequest {
-  const uid = req.uid;
+export function decodeAdmission(type: WebhookType, regs: readonly WebhookRegistration[], request: unknown): DecodedAdmission {
+  const envelope = requestDecoder.decode(request, 'request');
+  if (envelope.errors) {
+    const uid = isRecord(request) && typeof request.uid === 'string' ? request.uid : '';
+    return { denied: errored(400, aggregateMessage(envelope.errors), uid) };
+  }
+  const req = envelope.value as AdmissionRequest;
+  const uid = req.uid ?? '';
+  if (!OPERATIONS.includes(req.operation)) {
+    const supported = OPERATIONS.map((o) => JSON.stringify(o)).join(', ');
+    return { denied: errored(400, `request.operation: Unsupported value: ${JSON.stringify(req.operation ?? '')}: supported values: ${supported}`, uid) };
+  }
+  const reg = pickRegistration(regs, req);
+  if (!reg) {
+    const r = req.resource;
+    return { denied: errored(400, `no webhook handles ${r ? `${r.resource}.${r.group}` : 'an unknown resource'}${req.subResource ? `/${req.subResource}` : ''}`, uid) };
+  }
   const { operation } = req;
   const absent = (v: unknown) => v === undefined || v === null;
   if ((operation === 'CREATE' || operation === 'UPDATE') && absent(req.object)) return { denied: errored(400, NO_CONTENT, uid) };
@@ -299,7 +319,7 @@ function decodeObjects(type: WebhookType, reg: WebhookRegistration, req: Admissi
   const oldObject = decode(req.oldObject);
   const errors = [...(object.errors ?? []), ...(oldObject.errors ?? [])];
   if (errors.length) return { denied: errored(400, aggregateMessage(errors), uid) };
-  return { object: object.value, oldObject: oldObject.value };
+  return { req, reg, object: object.value, oldObject: oldObject.value };
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -308,24 +328,10 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /** Runs one admission request (as received: it is decoded first) through the registrations of one path. */
 export async function admit(type: WebhookType, regs: readonly WebhookRegistration[], request: unknown, opts: AdmissionOptions): Promise<AdmissionResponse> {
-  const envelope = requestDecoder.decode(request, 'request');
-  if (envelope.errors) {
-    const uid = isRecord(request) && typeof request.uid === 'string' ? request.uid : '';
-    return errored(400, aggregateMessage(envelope.errors), uid);
-  }
-  const req = envelope.value as AdmissionRequest;
-  const uid = req.uid ?? '';
-  if (!OPERATIONS.includes(req.operation)) {
-    const supported = OPERATIONS.map((o) => JSON.stringify(o)).join(', ');
-    return errored(400, `request.operation: Unsupported value: ${JSON.stringify(req.operation ?? '')}: supported values: ${supported}`, uid);
-  }
-  const reg = pickRegistration(regs, req);
-  if (!reg) {
-    const r = req.resource;
-    return errored(400, `no webhook handles ${r ? `${r.resource}.${r.group}` : 'an unknown resource'}${req.subResource ? `/${req.subResource}` : ''}`, uid);
-  }
-  const decoded = decodeObjects(type, reg, req);
+  const decoded = decodeAdmission(type, regs, request);
   if (decoded.denied) return decoded.denied;
+  const { req, reg } = decoded;
+  const uid = req.uid ?? '';
   const ctx = contextOf(req, opts);
   const run = async (): Promise<AdmissionResponse> => {
     if (type === 'mutate') {

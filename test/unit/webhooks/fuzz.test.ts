@@ -4,7 +4,8 @@
 // Every answer must be a proper AdmissionReview (or ConversionReview) whose denials are 4xx with a
 // message that is not a JavaScript error; no handler may throw (controller_runtime_webhook_panics_total
 // stays put); a wrong JSON type where the schema declares one must be refused naming the field.
-// Seeded (FUZZ_SEED=<n> replays another corpus); failures are collected and reported together.
+// Seeded (FUZZ_SEED=<n> generates another corpus, FUZZ_MUTATIONS=<n> more random mutations per
+// sample); failures are collected and reported together.
 import { describe, it, beforeEach, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -23,7 +24,7 @@ import {
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 // Random schema-path mutations per sample, on top of one type swap and one deletion per field it has.
-const RANDOM_PER_SAMPLE = 50;
+const RANDOM_PER_SAMPLE = Number(process.env.FUZZ_MUTATIONS ?? 50);
 
 // Every gate on but the one that switches defaulting off: the most handler code runs.
 const features = Object.fromEntries(Object.keys(FEATURE_GATE_DEFAULTS).map((g) => [g, g !== 'TemplateNoDefaults' && g !== 'EnableExternalCerts'])) as unknown as FeatureGates;
