@@ -156,7 +156,10 @@ export class ShapeDecoder {
     this.check = TypeCompiler.Compile(this.shape, [...objectShapes.values()]);
   }
 
-  /** `value` checked; `root` names it in messages ('' for an object, whose fields are named from its top). */
+  /**
+   * `value` checked; field paths in messages start with `root` ('' for a Kubernetes object, whose
+   * fields are named from its top, as the API server does; a value that is no object is 'object').
+   */
   decode(value: unknown, root = ''): Decoded {
     if (this.check.Check(value)) return { value };
     const kept = dropNulls(this.shape, value);
@@ -166,7 +169,7 @@ export class ShapeDecoder {
     for (const e of this.check.Errors(kept)) {
       if (seen.has(e.path)) continue;
       seen.add(e.path);
-      const field = fieldPath(root, e.path) || 'body';
+      const field = fieldPath(root, e.path) || 'object';
       const text = message(e.type, e.schema, e.value, field);
       if (text) errors.push(text);
       if (errors.length === MAX_ERRORS) break;

@@ -65,12 +65,13 @@ const typeMeta = new ShapeDecoder(Type.Object({ apiVersion: Type.String(), kind:
 /**
  * `obj` as the converters may read it: of its kind's shape at its version, as upstream's Go
  * conversion decodes it (src/apis/decode.ts); a ConversionError naming the fields otherwise.
- * Objects of unknown kinds are left for convert() to refuse.
+ * Non-objects and objects of unknown kinds are left for convert() to refuse.
  */
 function decoded(obj: unknown): KubeObject {
+  if (!isObject(obj)) return obj as KubeObject;
   const meta = typeMeta.decode(obj);
   if (meta.errors) throw new ConversionError(aggregateMessage(meta.errors));
-  if (!isObject(obj) || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return obj as KubeObject;
+  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return obj;
   const { group, version } = parseApiVersion(obj.apiVersion);
   const def = kindFor(group, obj.kind);
   const decoder = def && decoderFor(def, version);
