@@ -32,8 +32,8 @@ import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import fjp from 'fast-json-patch';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { FeatureGates } from '../../apis/features.ts';
 import { Type } from '@sinclair/typebox';
+import type { FeatureGates } from '../../apis/features.ts';
 import { ShapeDecoder, compileDecoders, decoderFor, type Decoded } from '../../apis/decode.ts';
 import { aggregateMessage, fieldErrorsMessage } from '../../apis/field-errors.ts';
 import { kinds, parseApiVersion, type KindDefinition } from '../../apis/registry.ts';
@@ -115,7 +115,10 @@ export interface ConversionReview {
   response?: ConversionResponse;
 }
 
-/** Converts the objects of a review (src/apis/conversion); throwing answers a Failure result. */
+/**
+ * Converts the objects of a review (src/apis/conversion), answering deliberate failures as a Failure
+ * result; a throw is a bug, answered as a Failure with a generic message and logged.
+ */
 export type ConversionHandler = (review: ConversionReview & { request: ConversionRequest }) =>
   ConversionResponse | Promise<ConversionResponse>;
 
