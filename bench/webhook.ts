@@ -1,7 +1,8 @@
 // Webhook round-trip benchmark (figures printed, never asserted): the WebhookServer with every real
 // registration (src/webhooks/index.ts) and a self-signed certificate, driven at a steady rate by a
 // keep-alive HTTPS client in a separate process (bench/webhook-client.ts) with CloneSet CREATE
-// reviews, alternating /mutate-apps-kruise-io-cloneset and /validate-apps-kruise-io-cloneset.
+// reviews, alternating /mutate-apps-kruise-io-cloneset and /validate-apps-kruise-io-cloneset; then
+// the same reviews in-process, and the shared shape step alone (p50/p99 per review).
 // Traffic goes to 127.0.0.1 only; the run is bounded by --duration (plus a short warm-up).
 // Usage: node --import tsx bench/webhook.ts [--rate 200] [--duration 30] [--warmup 3]
 import { spawn } from 'node:child_process';
@@ -15,7 +16,7 @@ import { pino } from 'pino';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { registry } from '../src/runtime/metrics.ts';
 import fjp from 'fast-json-patch';
-import { WebhookServer, admit, type AdmissionRequest } from '../src/runtime/webhook/server.ts';
+import { MAX_JSON_DEPTH, WebhookServer, admit, decodeAdmission, nestingExceeds, type AdmissionRequest } from '../src/runtime/webhook/server.ts';
 import { createCA, issueCert } from '../src/util/pki.ts';
 import { allRegistrations } from '../src/webhooks/index.ts';
 import { cloneSet, review } from './webhook-fixture.ts';
@@ -127,6 +128,39 @@ async function inProcess(type: 'mutate' | 'validate', regs: typeof allRegistrati
 }
 const mutateCpuMs = await inProcess('mutate', mutateRegs, mutateBody);
 const validateCpuMs = await inProcess('validate', validateRegs, validateBody);
+
+// What the shared shape step adds to each review: the nesting scan of the body and decodeAdmission
+// (envelope, then the object against the compiled CloneSet schema), timed alone per review, in
+// wall time and in process CPU time (which a busy machine's preemption does not inflate).
+type Percentiles = { p50: number; p99: number; mean: number };
+function shapeStep(type: 'mutate' | 'validate', regs: typeof allRegistrations, body: string): { wall: Percentiles; cpu: Percentiles } {
+  const n = 2000;
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let i = 0; i < 200 + n; i++) {
+    const text = fill(body, i);
+    const bytes = Buffer.from(text);
+    const request = JSON.parse(text).request;
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    const deep = nestingExceeds(bytes, MAX_JSON_DEPTH);
+    const decoded = decodeAdmission(type, regs, request);
+    const t = Number(process.hrtime.bigint() - t0) / 1e6;
+    const c = process.cpuUsage(c0);
+    if (deep || decoded.denied) throw new Error(`the benchmark review was refused: ${JSON.stringify(decoded.denied)}`);
+    if (i >= 200) {
+      wall.push(t);
+      cpu.push((c.user + c.system) / 1e3);
+    }
+  }
+  const stats = (xs: number[]): Percentiles => {
+    xs.sort((a, b) => a - b);
+    return { p50: xs[Math.floor(n * 0.5)]!, p99: xs[Math.floor(n * 0.99)]!, mean: xs.reduce((a, b) => a + b, 0) / n };
+  };
+  return { wall: stats(wall), cpu: stats(cpu) };
+}
+const mutateShape = shapeStep('mutate', mutateRegs, mutateBody);
+const validateShape = shapeStep('validate', validateRegs, validateBody);
 const wall = (wallEnd - wall0) / 1000;
 const handlerMean = (handler.sum - handler0.sum) / Math.max(1, handler.count - handler0.count) * 1000;
 const ms = (n: number) => `${n.toFixed(2)} ms`;
@@ -152,6 +186,10 @@ const lines = [
   `| server event-loop utilization | ${(elu.utilization * 100).toFixed(1)} % |`,
   `| server event-loop delay p99 / max | ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms / ${(loopDelay.max / 1e6).toFixed(1)} ms |`,
   `| in-process CPU per review, no TLS/HTTP (parse + admit + stringify): mutate / validate | ${mutateCpuMs.toFixed(3)} ms / ${validateCpuMs.toFixed(3)} ms |`,
+  ...([['mutate', mutateShape], ['validate', validateShape]] as const).flatMap(([type, { wall, cpu }]) => [
+    `| shape step (nesting scan + decodeAdmission) per ${type} review, 2000 reviews: wall p50 / p99 / mean | ${wall.p50.toFixed(3)} / ${wall.p99.toFixed(3)} / ${wall.mean.toFixed(3)} ms |`,
+    `| same, CPU time p50 / p99 / mean | ${cpu.p50.toFixed(3)} / ${cpu.p99.toFixed(3)} / ${cpu.mean.toFixed(3)} ms |`,
+  ]),
   `| client CPU | ${(result.clientCpuSeconds / result.elapsed * 100).toFixed(1)} % of one core; ${result.sockets} keep-alive sockets |`,
 ];
 if (result.firstError) lines.push('', `first error: ${result.firstError}`);

@@ -50,22 +50,34 @@ export function KnownString<T extends string>(o?: SchemaOptions): TUnsafe<T | (s
 }
 
 /**
- * A field upstream marks `+kubebuilder:validation:Schemaless` + `PreserveUnknownFields`: the CRD
- * carries no schema for it (any value is stored as given), the TS type is the Kubernetes type.
+ * The Kubernetes type a schemaless or preserved field holds: upstream's Go webhooks decode the
+ * field into it, so the webhooks' shape check (src/apis/decode.ts) checks it as deeply. A symbol
+ * key, so it never reaches a CRD.
  */
-export function Schemaless<T>(o?: SchemaOptions): TUnsafe<T> {
-  return Type.Unsafe<T>(Type.Unknown({ ...o, 'x-kubernetes-preserve-unknown-fields': true }));
+export const DecodedAs = Symbol.for('kruise-ts/decoded-as');
+
+function decodedAs<S extends TSchema>(schema: S, shape: TSchema | undefined): S {
+  return shape ? { ...schema, [DecodedAs]: shape } : schema;
+}
+
+/**
+ * A field upstream marks `+kubebuilder:validation:Schemaless` + `PreserveUnknownFields`: the CRD
+ * carries no schema for it (any value is stored as given), the TS type is the Kubernetes type,
+ * `shape` its schema when the webhooks decode it (raw patches and documents have none).
+ */
+export function Schemaless<T>(o?: SchemaOptions, shape?: TSchema): TUnsafe<T> {
+  return Type.Unsafe<T>(decodedAs(Type.Unknown({ ...o, 'x-kubernetes-preserve-unknown-fields': true }), shape));
 }
 
 /** An object whose contents are kept verbatim (`type: object` + preserve-unknown-fields). */
-export function PreservedObject<T>(o?: SchemaOptions): TUnsafe<T> {
-  return Type.Unsafe<T>(Type.Object({}, { ...o, 'x-kubernetes-preserve-unknown-fields': true }));
+export function PreservedObject<T>(o?: SchemaOptions, shape?: TSchema): TUnsafe<T> {
+  return Type.Unsafe<T>(decodedAs(Type.Object({}, { ...o, 'x-kubernetes-preserve-unknown-fields': true }), shape));
 }
 
 /** A complete Kubernetes object embedded in a field (`x-kubernetes-embedded-resource`). */
-export function EmbeddedResource<T>(o?: SchemaOptions): TUnsafe<T> {
+export function EmbeddedResource<T>(o?: SchemaOptions, shape?: TSchema): TUnsafe<T> {
   return Type.Unsafe<T>(
-    Type.Object({}, { ...o, 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true }),
+    decodedAs(Type.Object({}, { ...o, 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true }), shape),
   );
 }
 

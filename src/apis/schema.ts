@@ -5,13 +5,8 @@
 // Kind modules import everything they need from here.
 
 import { Type, type SchemaOptions, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
-import {
-  ObjectMeta,
-  type JobTemplateSpec,
-  type PersistentVolumeClaim,
-  type PodTemplateSpec,
-} from './core.ts';
-import { Int64, KnownString, Opt, PreservedObject, Schemaless, Str, StringEnum, Time } from './primitives.ts';
+import { JobTemplateSpec, ObjectMeta, PersistentVolumeClaim, PodTemplateSpec } from './core.ts';
+import { DecodedAs, Int64, KnownString, Opt, PreservedObject, Schemaless, Str, StringEnum, Time } from './primitives.ts';
 
 export * from './primitives.ts';
 export {
@@ -34,13 +29,14 @@ export {
 // ---------------------------------------------------------------------------------------------
 // Embedded Kubernetes types (upstream Kruise CRDs keep them schemaless).
 
-export const PodTemplate = (o?: SchemaOptions) => Schemaless<PodTemplateSpec>(o);
-export const PersistentVolumeClaimTemplates = (o?: SchemaOptions) => Schemaless<PersistentVolumeClaim[]>(o);
-export const JobTemplate = (o?: SchemaOptions) => Schemaless<JobTemplateSpec>(o);
+export const PodTemplate = (o?: SchemaOptions) => Schemaless<PodTemplateSpec>(o, PodTemplateSpec);
+export const PersistentVolumeClaimTemplates = (o?: SchemaOptions) =>
+  Schemaless<PersistentVolumeClaim[]>(o, Type.Array(PersistentVolumeClaim));
+export const JobTemplate = (o?: SchemaOptions) => Schemaless<JobTemplateSpec>(o, JobTemplateSpec);
 /** runtime.RawExtension patch documents. */
 export const RawPatch = (o?: SchemaOptions) => Schemaless<Record<string, unknown>>(o);
 /** ObjectMeta nested in a template (kept verbatim, so labels and annotations survive). */
-export const TemplateMetadata = (o?: SchemaOptions) => PreservedObject<Static<typeof ObjectMeta>>(o);
+export const TemplateMetadata = (o?: SchemaOptions) => PreservedObject<Static<typeof ObjectMeta>>(o, ObjectMeta);
 
 // ---------------------------------------------------------------------------------------------
 // meta/v1
@@ -77,8 +73,9 @@ export function KruiseCondition<T extends TSchema, E extends TProperties = {}>(t
 // ---------------------------------------------------------------------------------------------
 // Top-level object
 
-// The apiserver only permits `type: object` for the root metadata; TS still sees ObjectMeta.
-const RootMetadata = Type.Unsafe<Static<typeof ObjectMeta>>(Type.Object({}));
+// The apiserver only permits `type: object` for the root metadata (it validates ObjectMeta
+// itself); TS and the webhooks' shape check still see ObjectMeta.
+const RootMetadata = Type.Unsafe<Static<typeof ObjectMeta>>({ ...Type.Object({}), [DecodedAs]: ObjectMeta });
 
 export function KubeObject<Spec extends TSchema, Status extends TSchema>(
   description: string,

@@ -6,7 +6,6 @@
 
 import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { ValueErrorType } from '@sinclair/typebox/errors';
 import { toOpenAPI, type JSONSchemaProps } from './crd.ts';
 import { schemaFor } from './registry.ts';
 
@@ -111,45 +110,4 @@ export function validateObject(obj: { apiVersion?: unknown; kind?: unknown }): O
     return { errors: [{ path: '', message: `no Kruise kind ${kind} in ${apiVersion}` }], unknownFields: [] };
   }
   return validateAgainst(schema, obj);
-}
-
-const TYPE_ERRORS: ReadonlyMap<ValueErrorType, string> = new Map([
-  [ValueErrorType.Array, 'array'], [ValueErrorType.Boolean, 'boolean'], [ValueErrorType.Integer, 'integer'],
-  [ValueErrorType.Number, 'number'], [ValueErrorType.Object, 'object'], [ValueErrorType.String, 'string'],
-]);
-
-function jsonType(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (v === null) return 'null';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
-  return typeof v;
-}
-
-/** '/spec/containers/0/name' → 'spec.containers[0].name' */
-function fieldPath(pointer: string): string {
-  return pointer.split('/').slice(1).reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
-}
-
-/**
- * Fields whose JSON type does not fit the schema, worded like the apiserver's schema errors. The
- * apiserver calls mutating webhooks before it validates the schema, and upstream's Go webhooks
- * refuse such objects when decoding them; ours check this first so no handler sees a string where
- * it expects a list. Missing required fields are not reported: defaulting may still fill them.
- */
-export function decodeErrors(obj: { apiVersion?: unknown; kind?: unknown }): string[] {
-  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return [];
-  const schema = schemaFor(obj.apiVersion, obj.kind);
-  if (!schema) return [];
-  const kept = prune(openAPIFor(schema), obj, '', []);
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const e of checkerFor(schema).Errors(kept)) {
-    const expected = TYPE_ERRORS.get(e.type);
-    if (!expected || e.value === undefined || seen.has(e.path)) continue;
-    seen.add(e.path);
-    const field = fieldPath(e.path);
-    const actual = jsonType(e.value);
-    out.push(`${field}: Invalid value: "${actual}": ${field} in body must be of type ${expected}: "${actual}"`);
-  }
-  return out;
 }

@@ -156,10 +156,12 @@ export function validateLabelSelector(ls: LabelSelectorLike | null | undefined, 
         }
         break;
       default:
-        errs.push({ type: 'FieldValueInvalid', field: `${path}.operator`, badValue: expr.operator, detail: 'not a valid selector operator' });
+        errs.push({ type: 'FieldValueInvalid', field: `${path}.operator`, badValue: expr.operator ?? '', detail: 'not a valid selector operator' });
     }
-    for (const detail of isLabelKey(expr.key)) {
-      errs.push({ type: 'FieldValueInvalid', field: `${path}.key`, badValue: expr.key, detail });
+    // A key left out decodes as Go's zero value.
+    const key = expr.key ?? '';
+    for (const detail of isLabelKey(key)) {
+      errs.push({ type: 'FieldValueInvalid', field: `${path}.key`, badValue: key, detail });
     }
     values.forEach((v, j) => {
       for (const detail of isLabelValue(v)) {
@@ -359,8 +361,9 @@ export function labelSelectorAsSelector(ls: LabelSelectorLike | null | undefined
     .map((k) => newRequirement(k, '=', [matchLabels[k]]));
   for (const expr of expressions) {
     const op = Object.hasOwn(LABEL_SELECTOR_OPERATORS, expr.operator) ? LABEL_SELECTOR_OPERATORS[expr.operator] : undefined;
-    if (!op) throw new SelectorError(`${JSON.stringify(expr.operator)} is not a valid label selector operator`);
-    reqs.push(newRequirement(expr.key, op, expr.values ?? []));
+    // Fields left out decode as Go's zero values.
+    if (!op) throw new SelectorError(`${JSON.stringify(expr.operator ?? '')} is not a valid label selector operator`);
+    reqs.push(newRequirement(expr.key ?? '', op, expr.values ?? []));
   }
   return Selector.of(reqs);
 }

@@ -410,9 +410,11 @@ export function validateNodeSelectorTerm(term: NodeSelectorTerm | undefined, pat
         if (values.length !== 1) errs.push(required(`${rp}.values`, 'must be specified single value when `operator` is \'Lt\' or \'Gt\''));
         break;
       default:
-        errs.push(notSupported(`${rp}.operator`, req.operator, NODE_SELECTOR_OPS));
+        errs.push(notSupported(`${rp}.operator`, req.operator ?? '', NODE_SELECTOR_OPS));
     }
-    for (const detail of isLabelKey(req.key)) errs.push(invalid(`${rp}.key`, req.key, detail));
+    // A key left out decodes as Go's zero value.
+    const key = req.key ?? '';
+    for (const detail of isLabelKey(key)) errs.push(invalid(`${rp}.key`, key, detail));
   });
   (term?.matchFields ?? []).forEach((req, i) => {
     const rp = `${path}.matchFields[${i}]`;

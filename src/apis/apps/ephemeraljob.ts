@@ -17,7 +17,7 @@ import {
   describe,
   type PrinterColumn,
 } from '../schema.ts';
-import type { EphemeralContainer } from '../core.ts';
+import { EphemeralContainer } from '../core.ts';
 import { APPS_GROUP } from '../constants.ts';
 
 export const EphemeralJobSpec = Type.Object({
@@ -25,7 +25,10 @@ export const EphemeralJobSpec = Type.Object({
   replicas: Opt(Int32({ description: 'Maximum pods to inject; unset means all matched pods.' })),
   parallelism: Opt(Int32({ description: 'Pods injected at the same time.' })),
   template: Type.Object({
-    ephemeralContainers: Schemaless<EphemeralContainer[]>({ description: 'Ephemeral containers to inject.' }),
+    ephemeralContainers: Schemaless<EphemeralContainer[]>(
+      { description: 'Ephemeral containers to inject.' },
+      Type.Array(EphemeralContainer),
+    ),
   }),
   paused: Opt(Bool()),
   activeDeadlineSeconds: Opt(Int64()),

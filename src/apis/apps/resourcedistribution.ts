@@ -11,6 +11,7 @@ import {
   KnownString,
   KubeObject,
   LabelSelector,
+  ObjectMeta,
   Opt,
   Str,
   StringList,
@@ -36,9 +37,11 @@ const TargetNamespaces = Type.Object({
 
 function spec<P extends TProperties>(selector: P) {
   return Type.Object({
-    resource: EmbeddedResource<Record<string, unknown>>({
-      description: 'The complete Secret or ConfigMap to distribute (no namespace).',
-    }),
+    resource: EmbeddedResource<Record<string, unknown>>(
+      { description: 'The complete Secret or ConfigMap to distribute (no namespace).' },
+      // The API server checks an embedded object's type and object meta.
+      Type.Object({ apiVersion: Opt(Str()), kind: Opt(Str()), metadata: Opt(ObjectMeta) }),
+    ),
     targets: Type.Object({
       allNamespaces: Opt(Bool({ description: 'All namespaces except kube-system and kube-public.' })),
       excludedNamespaces: Opt(TargetNamespaces),

@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import {
   AGE_COLUMN,
   Bool,
+  DecodedAs,
   Int32,
   Int64,
   IntOrString,
@@ -23,7 +24,7 @@ import {
   describe,
   type PrinterColumn,
 } from '../schema.ts';
-import type { Container, Volume } from '../core.ts';
+import { Container, Volume } from '../core.ts';
 import { APPS_GROUP } from '../constants.ts';
 import { UpdatePriorityStrategy, UpdateScatterStrategy } from './pub.ts';
 
@@ -68,6 +69,7 @@ const SidecarContainer = Type.Unsafe<Container & Static<typeof sidecarFields>>({
   ...sidecarFields,
   description: 'SidecarContainer defines the container of Sidecar',
   'x-kubernetes-preserve-unknown-fields': true,
+  [DecodedAs]: Type.Object({ ...Container.properties, ...sidecarFields.properties }),
 });
 export type SidecarContainer = Static<typeof SidecarContainer>;
 
@@ -76,7 +78,7 @@ const commonSpec = {
   namespaceSelector: Opt(describe(LabelSelector, 'Namespaces whose pods are injected; empty matches all.')),
   initContainers: Opt(Type.Array(SidecarContainer)),
   containers: Opt(Type.Array(SidecarContainer)),
-  volumes: Opt(Schemaless<Volume[]>({ description: 'Volumes that can be mounted by sidecar containers.' })),
+  volumes: Opt(Schemaless<Volume[]>({ description: 'Volumes that can be mounted by sidecar containers.' }, Type.Array(Volume))),
   updateStrategy: Opt(
     Type.Object({
       type: Opt(KnownString<'RollingUpdate' | 'NotUpdate'>({ description: 'Default is RollingUpdate.' })),

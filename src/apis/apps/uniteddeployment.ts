@@ -27,18 +27,33 @@ import {
   describe,
   type PrinterColumn,
 } from '../schema.ts';
+import { PersistentVolumeClaim, PodTemplateSpec } from '../core.ts';
 import { APPS_GROUP } from '../constants.ts';
 import { CloneSetSpec, CloneSetSpecV1alpha1 } from './cloneset.ts';
 import { StatefulSetSpec } from './statefulset.ts';
 
 type UpstreamSpec = Record<string, unknown>;
 
+// The part of the apps/v1 StatefulSetSpec / DeploymentSpec the webhooks read, for their shape check.
+const UpstreamSpecShape = Type.Object({
+  replicas: Opt(Int32()),
+  selector: Opt(LabelSelector),
+  template: Opt(PodTemplateSpec),
+  volumeClaimTemplates: Opt(Type.Array(PersistentVolumeClaim)),
+  updateStrategy: Opt(
+    Type.Object({
+      type: Opt(Str()),
+      rollingUpdate: Opt(Type.Object({ partition: Opt(Int32()), maxUnavailable: Opt(IntOrString()), maxSurge: Opt(IntOrString()) })),
+    }),
+  ),
+});
+
 function subsetTemplate<S extends TSchema>(cloneSetSpec: S) {
   return Type.Object({
     statefulSetTemplate: Opt(
       Type.Object({
         metadata: Opt(TemplateMetadata()),
-        spec: Schemaless<UpstreamSpec>({ description: 'apps/v1 StatefulSetSpec.' }),
+        spec: Schemaless<UpstreamSpec>({ description: 'apps/v1 StatefulSetSpec.' }, UpstreamSpecShape),
       }),
     ),
     advancedStatefulSetTemplate: Opt(Type.Object({ metadata: Opt(TemplateMetadata()), spec: StatefulSetSpec })),
@@ -46,7 +61,7 @@ function subsetTemplate<S extends TSchema>(cloneSetSpec: S) {
     deploymentTemplate: Opt(
       Type.Object({
         metadata: Opt(TemplateMetadata()),
-        spec: Schemaless<UpstreamSpec>({ description: 'apps/v1 DeploymentSpec.' }),
+        spec: Schemaless<UpstreamSpec>({ description: 'apps/v1 DeploymentSpec.' }, UpstreamSpecShape),
       }),
     ),
   });

@@ -5,6 +5,9 @@
 // residual annotation (shared.ts), whatever the target version cannot express, so that
 // converting back gives the original object again.
 
+import { Type } from '@sinclair/typebox';
+import { ShapeDecoder, decoderFor } from '../decode.ts';
+import { aggregateMessage } from '../field-errors.ts';
 import { kindFor, parseApiVersion } from '../registry.ts';
 import { advancedCronJobConversion } from './advancedcronjob.ts';
 import { broadcastJobConversion } from './broadcastjob.ts';
@@ -55,6 +58,27 @@ export const conversions: Readonly<Record<string, KindConversion>> = {
 
 export class ConversionError extends Error {
   override name = 'ConversionError';
+}
+
+const typeMeta = new ShapeDecoder(Type.Object({ apiVersion: Type.String(), kind: Type.String() }));
+
+/**
+ * `obj` as the converters may read it: of its kind's shape at its version, as upstream's Go
+ * conversion decodes it (src/apis/decode.ts); a ConversionError naming the fields otherwise.
+ * Non-objects and objects of unknown kinds are left for convert() to refuse.
+ */
+function decoded(obj: unknown): KubeObject {
+  if (!isObject(obj)) return obj as KubeObject;
+  const meta = typeMeta.decode(obj);
+  if (meta.errors) throw new ConversionError(aggregateMessage(meta.errors));
+  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return obj;
+  const { group, version } = parseApiVersion(obj.apiVersion);
+  const def = kindFor(group, obj.kind);
+  const decoder = def && decoderFor(def, version);
+  if (!decoder) return obj;
+  const result = decoder.decode(obj);
+  if (result.errors) throw new ConversionError(aggregateMessage(result.errors));
+  return result.value as KubeObject;
 }
 
 type Direction = 'toV1beta1' | 'toV1alpha1';
@@ -152,12 +176,14 @@ export function handleConversionReview(review: unknown): ConversionReview {
 
   const convertedObjects: KubeObject[] = [];
   for (const [i, obj] of objects.entries()) {
+    const name = isObject(obj) && isObject(obj.metadata) ? obj.metadata.name : undefined;
+    const what = typeof name === 'string' ? `object ${i} (${name})` : `object ${i}`;
+    // Other errors are bugs: they propagate to the webhook server, which logs them.
     try {
-      convertedObjects.push(convert(obj as KubeObject, desiredAPIVersion));
+      convertedObjects.push(convert(decoded(obj), desiredAPIVersion));
     } catch (err) {
-      const name = isObject(obj) && isObject(obj.metadata) ? obj.metadata.name : undefined;
-      const what = typeof name === 'string' ? `object ${i} (${name})` : `object ${i}`;
-      return failure(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+      if (!(err instanceof ConversionError)) throw err;
+      return failure(`${what}: ${err.message}`);
     }
   }
   return {

@@ -4,9 +4,17 @@
 //     is answered as a base64 RFC 6902 JSON patch (PatchResponseFromRaw); no change, no patch;
 //   - validate: field errors deny with admission.Errored(422, aggregate) → status {code: 422,
 //     message}; none allow with status {code: 200};
-//   - a handler that throws or outlives the request timeout → admission.Errored(500, err);
-//   - an empty, oversized (413), non-JSON or undecodable request → Errored(400/413) —
+//   - a handler that outlives the request timeout → admission.Errored(500, err);
+//   - an empty, oversized (413), too deeply nested, non-JSON or undecodable request → Errored(400/413) —
 //     always inside an HTTP 200 AdmissionReview, as controller-runtime answers.
+// Before any handler runs, one shared step decodes the request the way upstream's Go webhooks do
+// (src/apis/decode.ts): the AdmissionRequest envelope, then object and oldObject against their
+// kind's schema at the request's version, pod templates included; a wrong type, a null object or
+// an out-of-range integer is refused with 400 naming the field, so handlers only ever see the
+// shapes they are written for. A handler that throws anyway is a bug: the request is denied with
+// a generic message (the error and its stack go to the log, never to the client) and counted in
+// controller_runtime_webhook_panics_total, which the fuzz test (test/unit/webhooks/fuzz.test.ts)
+// requires to stay at zero.
 // DELETE requests carry no object: validators get the object being deleted (oldObject) as `obj`.
 // Several registrations may share a path (pods and pods/eviction both use /validate-pod); the
 // request's resource picks the one that runs.
@@ -24,9 +32,11 @@ import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import fjp from 'fast-json-patch';
 import { Counter, Gauge, Histogram } from 'prom-client';
+import { Type } from '@sinclair/typebox';
 import type { FeatureGates } from '../../apis/features.ts';
+import { ShapeDecoder, compileDecoders, decoderFor, type Decoded } from '../../apis/decode.ts';
 import { aggregateMessage, fieldErrorsMessage } from '../../apis/field-errors.ts';
-import { decodeErrors } from '../../apis/validate.ts';
+import { kinds, parseApiVersion, type KindDefinition } from '../../apis/registry.ts';
 import { AdmissionDenied, type AdmissionContext, type AdmissionReader, type Operation, type UserInfo, type WebhookRegistration } from './types.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import { registry } from '../metrics.ts';
@@ -105,7 +115,10 @@ export interface ConversionReview {
   response?: ConversionResponse;
 }
 
-/** Converts the objects of a review (src/apis/conversion); throwing answers a Failure result. */
+/**
+ * Converts the objects of a review (src/apis/conversion), answering deliberate failures as a Failure
+ * result; a throw is a bug, answered as a Failure with a generic message and logged.
+ */
 export type ConversionHandler = (review: ConversionReview & { request: ConversionRequest }) =>
   ConversionResponse | Promise<ConversionResponse>;
 
@@ -169,6 +182,13 @@ const requestTotal = new Counter({
   registers: [registry],
 });
 
+// A handler that threw: the JS counterpart of a recovered panic in a Go webhook.
+export const webhookPanics = new Counter({
+  name: 'controller_runtime_webhook_panics_total',
+  help: 'Total number of webhook panics',
+  registers: [registry],
+});
+
 const requestInFlight = new Gauge({
   name: 'controller_runtime_webhook_requests_in_flight',
   help: 'Current number of admission requests being served.',
@@ -184,11 +204,46 @@ export interface AdmissionOptions {
   reader?: AdmissionReader;
   /** ms a handler may take before the request is answered with an error; default 10 s. */
   timeoutMs?: number;
+  logger?: Logger;
 }
 
 export function errored(code: number, message: string, uid = ''): AdmissionResponse {
   return { uid, allowed: false, status: { code, message } };
 }
+
+/** What a client is told when a handler fails unexpectedly; the error itself goes to the log. */
+export const INTERNAL_ERROR_MESSAGE = 'internal error: the webhook could not process this request; the kruise-manager log has the details';
+
+// The AdmissionRequest as the shared decode step checks it (types only; see src/apis/decode.ts).
+const GVKShape = Type.Object({ group: Type.String(), version: Type.String(), kind: Type.String() });
+const GVRShape = Type.Object({ group: Type.String(), version: Type.String(), resource: Type.String() });
+const requestDecoder = new ShapeDecoder(Type.Object({
+  uid: Type.String(),
+  kind: GVKShape,
+  resource: GVRShape,
+  subResource: Type.String(),
+  requestKind: GVKShape,
+  requestResource: GVRShape,
+  requestSubResource: Type.String(),
+  name: Type.String(),
+  namespace: Type.String(),
+  operation: Type.String(),
+  userInfo: Type.Object({
+    username: Type.String(),
+    uid: Type.String(),
+    groups: Type.Array(Type.String()),
+    extra: Type.Record(Type.String(), Type.Array(Type.String())),
+  }),
+  object: Type.Unknown(),
+  oldObject: Type.Unknown(),
+  dryRun: Type.Boolean(),
+  options: Type.Unknown(),
+}));
+
+const OPERATIONS: readonly Operation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
+
+// controller-runtime's decoder when the object it is asked for is absent.
+const NO_CONTENT = 'there is no content to decode';
 
 function contextOf(req: AdmissionRequest, opts: AdmissionOptions): AdmissionContext {
   const kind = req.kind ?? { group: '', version: '', kind: '' };
@@ -212,31 +267,90 @@ function pickRegistration(regs: readonly WebhookRegistration[], req: AdmissionRe
   return regs.length === 1 ? regs[0] : undefined;
 }
 
-/** Runs one admission request through the registrations of one path. */
-export async function admit(type: WebhookType, regs: readonly WebhookRegistration[], req: AdmissionRequest, opts: AdmissionOptions): Promise<AdmissionResponse> {
-  const uid = req.uid;
+// Built-in resources reach the webhooks already decoded by the API server into their Go types.
+const anyObject = new ShapeDecoder(Type.Object({}));
+
+/** The Kruise kind a registration admits; undefined for built-in resources. */
+function kindOfRegistration(reg: WebhookRegistration): KindDefinition | undefined {
+  const plural = reg.resource.split('/')[0];
+  return kinds.find((k) => k.group === reg.group && k.plural === plural);
+}
+
+/** A request after the shared decode step: what the handlers get, or the denial. */
+export type DecodedAdmission =
+  | { req: AdmissionRequest; reg: WebhookRegistration; object: any; oldObject: any; denied?: undefined }
+  | { denied: AdmissionResponse };
+
+/**
+ * The shared step every admission request passes before any handler runs: the envelope has its
+ * types and a known operation, a registration serves its resource, the objects a handler may read
+ * are present for its operation and have their kind's shape at the request's version (nulls of
+ * typed fields removed, as Go reads them). Never throws.
+ */
+export function decodeAdmission(type: WebhookType, regs: readonly WebhookRegistration[], request: unknown): DecodedAdmission {
+  const envelope = requestDecoder.decode(request, 'request');
+  if (envelope.errors) {
+    const uid = isRecord(request) && typeof request.uid === 'string' ? request.uid : '';
+    return { denied: errored(400, aggregateMessage(envelope.errors), uid) };
+  }
+  const req = envelope.value as AdmissionRequest;
+  const uid = req.uid ?? '';
+  if (!OPERATIONS.includes(req.operation)) {
+    const supported = OPERATIONS.map((o) => JSON.stringify(o)).join(', ');
+    return { denied: errored(400, `request.operation: Unsupported value: ${JSON.stringify(req.operation ?? '')}: supported values: ${supported}`, uid) };
+  }
   const reg = pickRegistration(regs, req);
   if (!reg) {
     const r = req.resource;
-    return errored(400, `no webhook handles ${r ? `${r.resource}.${r.group}` : 'an unknown resource'}${req.subResource ? `/${req.subResource}` : ''}`, uid);
+    return { denied: errored(400, `no webhook handles ${r ? `${r.resource}.${r.group}` : 'an unknown resource'}${req.subResource ? `/${req.subResource}` : ''}`, uid) };
   }
+  const { operation } = req;
+  const absent = (v: unknown) => v === undefined || v === null;
+  if ((operation === 'CREATE' || operation === 'UPDATE') && absent(req.object)) return { denied: errored(400, NO_CONTENT, uid) };
+  if (operation === 'UPDATE' && absent(req.oldObject)) return { denied: errored(400, NO_CONTENT, uid) };
+  if (type === 'validate' && absent(req.object) && absent(req.oldObject)) return { denied: errored(400, NO_CONTENT, uid) };
+  const def = kindOfRegistration(reg);
+  const apiVersion = isRecord(req.object) && typeof req.object.apiVersion === 'string' ? req.object.apiVersion : '';
+  const version = req.kind?.version || parseApiVersion(apiVersion).version;
+  const decoder = def ? decoderFor(def, version) : anyObject;
+  if (!decoder) {
+    const served = def!.versions.map((v) => JSON.stringify(v.name)).join(', ');
+    return { denied: errored(400, `request.kind.version: Unsupported value: ${JSON.stringify(version)}: supported values: ${served}`, uid) };
+  }
+  const decode = (v: unknown): Decoded => (absent(v) ? { value: v } : decoder.decode(v));
+  const object = decode(req.object);
+  const oldObject = decode(req.oldObject);
+  const errors = [...(object.errors ?? []), ...(oldObject.errors ?? [])];
+  if (errors.length) return { denied: errored(400, aggregateMessage(errors), uid) };
+  return { req, reg, object: object.value, oldObject: oldObject.value };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Runs one admission request (as received: it is decoded first) through the registrations of one path. */
+export async function admit(type: WebhookType, regs: readonly WebhookRegistration[], request: unknown, opts: AdmissionOptions): Promise<AdmissionResponse> {
+  const decoded = decodeAdmission(type, regs, request);
+  if (decoded.denied) return decoded.denied;
+  const { req, reg } = decoded;
+  const uid = req.uid ?? '';
   const ctx = contextOf(req, opts);
-  const malformed = req.object ? decodeErrors(req.object) : [];
-  if (malformed.length) return errored(400, aggregateMessage(malformed), uid);
   const run = async (): Promise<AdmissionResponse> => {
     if (type === 'mutate') {
-      if (!reg.mutate || req.object == null) return { uid, allowed: true };
-      const original = req.object;
-      const copy = structuredClone(original);
+      if (!reg.mutate || decoded.object == null) return { uid, allowed: true };
+      const copy = structuredClone(decoded.object);
       await reg.mutate(copy, ctx);
-      // A JSON round trip drops undefined-valued keys the defaulter left, as serialization would.
-      const ops = fjp.compare(original, JSON.parse(JSON.stringify(copy)));
+      // The patch is against the object as sent (nulls the decode dropped are removed, as upstream's
+      // marshalled Go struct omits them); a JSON round trip drops undefined-valued keys the
+      // defaulter left, as serialization would.
+      const ops = fjp.compare(req.object, JSON.parse(JSON.stringify(copy)));
       if (!ops.length) return { uid, allowed: true };
       return { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') };
     }
     if (!reg.validate) return { uid, allowed: true, status: { code: 200 } };
-    const obj = req.object ?? req.oldObject;
-    const old = req.oldObject ?? undefined;
+    const obj = decoded.object ?? decoded.oldObject;
+    const old = decoded.oldObject ?? undefined;
     const errs = await reg.validate(obj, old, ctx);
     if (errs.length) return { uid, allowed: false, status: { code: 422, message: fieldErrorsMessage(errs) } };
     return { uid, allowed: true, status: { code: 200 } };
@@ -250,11 +364,199 @@ export async function admit(type: WebhookType, regs: readonly WebhookRegistratio
   try {
     return await Promise.race([run(), timeout]);
   } catch (err) {
-    // A deliberate refusal carries upstream's code (400/403/...); anything else is our failure.
+    // A deliberate refusal carries upstream's code (400/403/...) and its own message.
     if (err instanceof AdmissionDenied) return errored(err.code, err.message, uid);
-    return errored(500, err instanceof Error ? err.message : String(err), uid);
+    webhookPanics.inc();
+    (opts.logger ?? rootLogger).error(
+      { err, uid, webhook: webhookPath(type, reg), operation: req.operation, namespace: req.namespace, name: req.name },
+      'admission handler failed unexpectedly',
+    );
+    return errored(422, INTERNAL_ERROR_MESSAGE, uid);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests, transport-free: routing, body limits, review envelopes
+
+/** Deepest JSON nesting a request body may have (objects and arrays, the review's own included). */
+export const MAX_JSON_DEPTH = 500;
+
+/**
+ * Whether `body`'s JSON nests deeper than `limit`, by a scan of the brackets outside strings, so
+ * that neither parsing nor any recursive walk of the value (copying, diffing, handlers) can exhaust
+ * the stack. Go's decoder stops at 10,000 levels; V8's structuredClone already fails near 2,000.
+ */
+export function nestingExceeds(body: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next byte is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+type ParsedBody = { value: unknown; code?: undefined; message?: undefined } | { code: 400 | 413; message: string };
+
+function parseBody(body: Buffer | 'too-large', maxBytes: number, what: string): ParsedBody {
+  if (body === 'too-large') return { code: 413, message: `request entity is too large; limit is ${maxBytes} bytes` };
+  if (!body.length) return { code: 400, message: 'request body is empty' };
+  if (nestingExceeds(body, MAX_JSON_DEPTH)) {
+    return { code: 400, message: `couldn't decode the ${what}: JSON nesting exceeds the limit of ${MAX_JSON_DEPTH} levels` };
+  }
+  try {
+    return { value: JSON.parse(body.toString('utf8')) };
+  } catch (err) {
+    return { code: 400, message: `couldn't decode the ${what}: ${(err as Error).message}` };
+  }
+}
+
+// The ConversionReview envelope, checked like admission requests before the handler runs.
+const conversionReviewDecoder = new ShapeDecoder(Type.Object({
+  apiVersion: Type.String(),
+  kind: Type.String(),
+  request: Type.Object({ uid: Type.String(), desiredAPIVersion: Type.String(), objects: Type.Array(Type.Unknown()) }),
+}));
+
+/** An HTTP answer: status, content type, body, and whether to close the connection. */
+export interface WebhookAnswer {
+  status: number;
+  contentType: 'application/json' | 'text/plain';
+  body: string;
+  close?: boolean;
+}
+
+export interface WebhookHandlerOptions extends AdmissionOptions {
+  registrations: readonly WebhookRegistration[];
+  convert?: ConversionHandler;
+  /** Largest request body accepted; default 7 MiB like controller-runtime. */
+  maxBodyBytes?: number;
+}
+
+const DEFAULT_MAX_BODY = 7 * 1024 * 1024;
+
+/**
+ * What the webhook server answers to each POST, without TLS or sockets: the routes of the enabled
+ * registrations, /convert, the body limits and the review envelopes around admit(). Every
+ * schema's decoder is compiled when it is made, so no request pays for that.
+ */
+export class WebhookHandler {
+  readonly maxBodyBytes: number;
+  private readonly opts: WebhookHandlerOptions;
+  private readonly log: Logger;
+  private readonly routes = new Map<string, { type: WebhookType; regs: WebhookRegistration[] }>();
+
+  constructor(opts: WebhookHandlerOptions) {
+    this.opts = opts;
+    this.log = (opts.logger ?? rootLogger).child({ component: 'webhook-server' });
+    this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
+    for (const reg of enabledRegistrations(opts.registrations, opts.features)) {
+      for (const type of ['mutate', 'validate'] as const) {
+        if (!(type === 'mutate' ? reg.mutate : reg.validate)) continue;
+        const p = webhookPath(type, reg);
+        const route = this.routes.get(p) ?? { type, regs: [] };
+        route.regs.push(reg);
+        this.routes.set(p, route);
+      }
+    }
+    compileDecoders();
+  }
+
+  /** The admission paths served, e.g. for building the webhook configurations. */
+  paths(): string[] {
+    return [...this.routes.keys()].sort();
+  }
+
+  /** Whether POSTs to `pathname` are answered (others get 404). */
+  serves(pathname: string): boolean {
+    return this.routes.has(pathname) || (pathname === '/convert' && this.opts.convert !== undefined);
+  }
+
+  /** The answer to a POST of `body` (or of one over the size limit) to a served path; never throws. */
+  async answer(pathname: string, body: Buffer | 'too-large', contentType: string): Promise<WebhookAnswer> {
+    if (pathname === '/convert' && this.opts.convert) return this.conversion(body, this.opts.convert);
+    const route = this.routes.get(pathname);
+    if (!route) return { status: 404, contentType: 'text/plain', body: '404 page not found\n' };
+    const labels = { webhook: pathname };
+    const began = process.hrtime.bigint();
+    requestInFlight.inc(labels);
+    try {
+      const { apiVersion, response } = await this.admission(route, body, contentType);
+      if (response.status?.code && response.status.code >= 400) {
+        this.log.debug({ path: pathname, uid: response.uid, status: response.status }, 'admission request not allowed');
+      }
+      const review: AdmissionReview = { apiVersion, kind: 'AdmissionReview', response };
+      return { status: 200, contentType: 'application/json', body: JSON.stringify(review), close: body === 'too-large' };
+    } finally {
+      requestInFlight.dec(labels);
+      requestTotal.inc({ ...labels, code: '200' });
+      requestLatency.observe(labels, Number(process.hrtime.bigint() - began) / 1e9);
+    }
+  }
+
+  private async admission(
+    route: { type: WebhookType; regs: WebhookRegistration[] }, body: Buffer | 'too-large', contentType: string,
+  ): Promise<{ apiVersion: string; response: AdmissionResponse }> {
+    const fallback = 'admission.k8s.io/v1';
+    if (body !== 'too-large' && body.length && contentType !== 'application/json') {
+      return { apiVersion: fallback, response: errored(400, `contentType=${contentType}, expected application/json`) };
+    }
+    const parsed = parseBody(body, this.maxBodyBytes, 'AdmissionReview');
+    if (parsed.code) return { apiVersion: fallback, response: errored(parsed.code, parsed.message) };
+    const review = parsed.value;
+    if (!isRecord(review) || review.kind !== 'AdmissionReview' || !isRecord(review.request)) {
+      return { apiVersion: fallback, response: errored(400, 'the body is not an AdmissionReview with a request') };
+    }
+    const apiVersion = typeof review.apiVersion === 'string' ? review.apiVersion : fallback;
+    return { apiVersion, response: await admit(route.type, route.regs, review.request, { ...this.opts, logger: this.log }) };
+  }
+
+  private async conversion(body: Buffer | 'too-large', convert: ConversionHandler): Promise<WebhookAnswer> {
+    const text = (status: number, message: string): WebhookAnswer => ({ status, contentType: 'text/plain', body: message, close: status === 413 });
+    const parsed = parseBody(body, this.maxBodyBytes, 'ConversionReview');
+    if (parsed.code) return text(parsed.code, parsed.message);
+    if (!isRecord(parsed.value) || parsed.value.kind !== 'ConversionReview' || !isRecord(parsed.value.request)) {
+      return text(400, 'conversion request is nil');
+    }
+    const raw = parsed.value as Record<string, any>;
+    const reply = (response: ConversionResponse): WebhookAnswer => ({
+      status: 200,
+      contentType: 'application/json',
+      body: JSON.stringify({ apiVersion: typeof raw.apiVersion === 'string' ? raw.apiVersion : 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response }),
+    });
+    const uid = typeof raw.request.uid === 'string' ? raw.request.uid : '';
+    const failure = (message: string): WebhookAnswer => reply({ uid, convertedObjects: [], result: { status: 'Failure', message } });
+    const decoded = conversionReviewDecoder.decode(raw);
+    if (decoded.errors) return failure(aggregateMessage(decoded.errors));
+    const review = decoded.value as ConversionReview & { request: ConversionRequest };
+    const timeoutMs = this.opts.timeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const response = await Promise.race([
+        Promise.resolve().then(() => convert(review)),
+        new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), timeoutMs);
+          timer.unref();
+        }),
+      ]);
+      if (response === 'timeout') return failure(`conversion did not finish within ${timeoutMs / 1000}s`);
+      return reply({ ...response, uid });
+    } catch (err) {
+      // Deliberate failures are answered by the handler; a throw is a bug.
+      webhookPanics.inc();
+      this.log.error({ err, uid, desiredAPIVersion: review.request.desiredAPIVersion }, 'conversion failed unexpectedly');
+      return failure(INTERNAL_ERROR_MESSAGE);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
@@ -267,29 +569,21 @@ export type TLSSource =
   /** PEM in memory; replace with setCertificate(). */
   | { cert: string; key: string };
 
-export interface WebhookServerOptions extends AdmissionOptions {
-  registrations: readonly WebhookRegistration[];
-  convert?: ConversionHandler;
+export interface WebhookServerOptions extends WebhookHandlerOptions {
   tls: TLSSource;
   /** Default all interfaces. */
   host?: string;
   /** Default 9876 (kruise-manager's WEBHOOK_PORT default); 0 picks a free port. */
   port?: number;
-  /** Largest request body accepted; default 7 MiB like controller-runtime. */
-  maxBodyBytes?: number;
   /** How often the certificate files are re-read besides change notifications; default 10 s. */
   certPollMs?: number;
-  logger?: Logger;
 }
-
-const DEFAULT_MAX_BODY = 7 * 1024 * 1024;
 
 export class WebhookServer {
   private readonly opts: WebhookServerOptions;
   private readonly log: Logger;
-  private readonly routes = new Map<string, { type: WebhookType; regs: WebhookRegistration[] }>();
+  private readonly handler: WebhookHandler;
   private readonly server: https.Server;
-  private readonly maxBody: number;
   private certDigest = '';
   private watcher: fs.FSWatcher | undefined;
   private poll: NodeJS.Timeout | undefined;
@@ -299,23 +593,14 @@ export class WebhookServer {
   constructor(opts: WebhookServerOptions) {
     this.opts = opts;
     this.log = (opts.logger ?? rootLogger).child({ component: 'webhook-server' });
-    this.maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
-    for (const reg of enabledRegistrations(opts.registrations, opts.features)) {
-      for (const type of ['mutate', 'validate'] as const) {
-        if (!(type === 'mutate' ? reg.mutate : reg.validate)) continue;
-        const p = webhookPath(type, reg);
-        const route = this.routes.get(p) ?? { type, regs: [] };
-        route.regs.push(reg);
-        this.routes.set(p, route);
-      }
-    }
+    this.handler = new WebhookHandler(opts);
     const { cert, key } = this.readCertificate();
     this.certDigest = digest(cert, key);
     this.server = https.createServer({ cert, key, minVersion: 'TLSv1.2' }, (req, res) => {
+      // Answers never throw; only the connection can fail (the client went away mid-body).
       this.handle(req, res).catch((err) => {
-        this.log.error({ err }, 'webhook request failed');
-        if (!res.headersSent) res.writeHead(500).end();
-        else res.destroy();
+        this.log.warn({ err }, 'webhook request connection failed');
+        res.destroy();
       });
     });
     // The API server gives up after the webhook's timeoutSeconds (≤ 30 s); don't hold sockets longer.
@@ -325,7 +610,7 @@ export class WebhookServer {
 
   /** The paths served, e.g. for building the webhook configurations. */
   paths(): string[] {
-    return [...this.routes.keys()].sort();
+    return this.handler.paths();
   }
 
   async start(): Promise<void> {
@@ -422,95 +707,19 @@ export class WebhookServer {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       return;
     }
-    if (pathname === '/convert' && this.opts.convert) return this.handleConvert(req, res, this.opts.convert);
-    const route = this.routes.get(pathname);
-    if (!route) {
+    if (!this.handler.serves(pathname)) {
       req.resume();
       res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
       return;
     }
-    const labels = { webhook: pathname };
-    const began = process.hrtime.bigint();
-    requestInFlight.inc(labels);
-    let code = 200;
-    try {
-      const { review, response } = await this.admissionReview(req, res, route);
-      const out: AdmissionReview = { apiVersion: review?.apiVersion ?? 'admission.k8s.io/v1', kind: 'AdmissionReview', response };
-      if (response.status?.code && response.status.code >= 400) {
-        this.log.debug({ path: pathname, uid: response.uid, status: response.status }, 'admission request not allowed');
-      }
-      writeJson(res, 200, out);
-    } catch (err) {
-      code = 500;
-      throw err;
-    } finally {
-      requestInFlight.dec(labels);
-      requestTotal.inc({ ...labels, code: String(code) });
-      requestLatency.observe(labels, Number(process.hrtime.bigint() - began) / 1e9);
-    }
-  }
-
-  private async admissionReview(
-    req: http.IncomingMessage, res: http.ServerResponse, route: { type: WebhookType; regs: WebhookRegistration[] },
-  ): Promise<{ review?: AdmissionReview; response: AdmissionResponse }> {
-    const body = await readBody(req, this.maxBody);
-    if (body === 'too-large') {
-      res.setHeader('connection', 'close');
-      return { response: errored(413, `request entity is too large; limit is ${this.maxBody} bytes`) };
-    }
-    if (!body.length) return { response: errored(400, 'request body is empty') };
+    const body = await readBody(req, this.handler.maxBodyBytes);
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
-    if (contentType !== 'application/json') return { response: errored(400, `contentType=${contentType}, expected application/json`) };
-    let review: AdmissionReview;
-    try {
-      review = JSON.parse(body.toString('utf8'));
-    } catch (err) {
-      return { response: errored(400, `couldn't decode the AdmissionReview: ${(err as Error).message}`) };
-    }
-    if (review?.kind !== 'AdmissionReview' || typeof review.request !== 'object' || review.request === null) {
-      return { response: errored(400, 'the body is not an AdmissionReview with a request') };
-    }
-    return { review, response: await admit(route.type, route.regs, review.request, this.opts) };
-  }
-
-  private async handleConvert(req: http.IncomingMessage, res: http.ServerResponse, convert: ConversionHandler): Promise<void> {
-    const body = await readBody(req, this.maxBody);
-    if (body === 'too-large') {
-      res.writeHead(413, { 'content-type': 'text/plain', connection: 'close' }).end(`request entity is too large; limit is ${this.maxBody} bytes`);
-      return;
-    }
-    let review: ConversionReview;
-    try {
-      review = JSON.parse(body.toString('utf8'));
-    } catch (err) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end(`couldn't decode the ConversionReview: ${(err as Error).message}`);
-      return;
-    }
-    if (review?.kind !== 'ConversionReview' || typeof review.request !== 'object' || review.request === null) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('conversion request is nil');
-      return;
-    }
-    const request = review.request;
-    let response: ConversionResponse;
-    const timeoutMs = this.opts.timeoutMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      response = await Promise.race([
-        Promise.resolve().then(() => convert({ ...review, request })),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`conversion did not finish within ${timeoutMs / 1000}s`)), timeoutMs);
-          timer.unref();
-        }),
-      ]);
-      response = { ...response, uid: request.uid };
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      this.log.error({ err, uid: request.uid, desiredAPIVersion: request.desiredAPIVersion }, 'conversion failed');
-      response = { uid: request.uid, convertedObjects: [], result: { status: 'Failure', message } };
-    } finally {
-      clearTimeout(timer);
-    }
-    writeJson(res, 200, { apiVersion: review.apiVersion, kind: 'ConversionReview', response });
+    const answer = await this.handler.answer(pathname, body, contentType);
+    res.writeHead(answer.status, {
+      'content-type': answer.contentType,
+      'content-length': Buffer.byteLength(answer.body),
+      ...(answer.close && { connection: 'close' }),
+    }).end(answer.body);
   }
 }
 
@@ -537,11 +746,6 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 't
     req.on('end', () => { if (!over) resolve(Buffer.concat(chunks)); });
     req.on('error', (err) => { if (!over) reject(err); });
   });
-}
-
-function writeJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) }).end(data);
 }
 
 function digest(cert: string, key: string): string {

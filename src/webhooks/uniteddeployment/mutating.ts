@@ -13,7 +13,7 @@ export function mutateUnitedDeployment(obj: UnitedDeployment, ctx: AdmissionCont
   // Upstream defaults only the apps/v1 StatefulSet template's pods.
   const sts = spec.template?.statefulSetTemplate;
   if (sts && injectTemplateDefaults(ctx.features)) {
-    const stsSpec = sts.spec as { template?: PodTemplateSpec; volumeClaimTemplates?: PersistentVolumeClaim[] };
+    const stsSpec = (sts.spec ??= {}) as { template?: PodTemplateSpec; volumeClaimTemplates?: PersistentVolumeClaim[] };
     setDefaultPodTemplate((stsSpec.template ??= {}), ctx.features);
     setDefaultVolumeClaimTemplates(stsSpec.volumeClaimTemplates);
   }

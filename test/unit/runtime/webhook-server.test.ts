@@ -11,10 +11,10 @@ import { invalid, required } from '../../../src/apis/field-errors.ts';
 import { createCA, issueCert } from '../../../src/util/pki.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
 import {
-  WebhookServer, admit, webhookName, webhookPath, webhookReadinessCheck,
+  INTERNAL_ERROR_MESSAGE, WebhookServer, admit, webhookName, webhookPath, webhookPanics, webhookReadinessCheck,
   type AdmissionRequest, type AdmissionReview,
 } from '../../../src/runtime/webhook/server.ts';
-import type { AdmissionContext, WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
+import { AdmissionDenied, type AdmissionContext, type WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
 
 const silent = pino({ level: 'silent' });
 const features = { ...FEATURE_GATE_DEFAULTS };
@@ -103,9 +103,14 @@ describe('admit', () => {
     });
   });
 
-  it('handler exceptions and timeouts answer code 500 instead of crashing', async () => {
-    const boom: WebhookRegistration = { ...cloneset, validate: () => { throw new Error('lister not synced'); } };
-    assert.deepEqual(await admit('validate', [boom], request(), opts), { uid: 'u-1', allowed: false, status: { code: 500, message: 'lister not synced' } });
+  it('a handler that throws is denied with a generic message and counted as a panic; a timeout answers 500', async () => {
+    const panics = async () => (await webhookPanics.get()).values[0]?.value ?? 0;
+    const before = await panics();
+    const boom: WebhookRegistration = { ...cloneset, validate: () => { throw new TypeError("Cannot read properties of undefined (reading 'x')"); } };
+    assert.deepEqual(await admit('validate', [boom], request(), { features, logger: silent }), { uid: 'u-1', allowed: false, status: { code: 422, message: INTERNAL_ERROR_MESSAGE } });
+    assert.equal(await panics(), before + 1);
+    const denied: WebhookRegistration = { ...cloneset, validate: () => { throw new AdmissionDenied('failed to find Pod p: lister not synced', 500); } };
+    assert.deepEqual(await admit('validate', [denied], request(), opts), { uid: 'u-1', allowed: false, status: { code: 500, message: 'failed to find Pod p: lister not synced' } });
     const slow: WebhookRegistration = { ...cloneset, mutate: () => new Promise(() => {}) };
     const res = await admit('mutate', [slow], request(), { features, timeoutMs: 20 });
     assert.equal(res.allowed, false);
@@ -144,7 +149,8 @@ describe('WebhookServer over HTTPS', () => {
       registrations: [cloneset, gated], features, tls: { certDir: dir }, host: '127.0.0.1', port: 0, logger: silent,
       maxBodyBytes: 64 * 1024, certPollMs: 60_000,
       convert: (review) => {
-        if (review.request.desiredAPIVersion === 'bad/v1') throw new Error('unsupported version bad/v1');
+        if (review.request.desiredAPIVersion === 'bad/v1') return { uid: 'ignored', convertedObjects: [], result: { status: 'Failure', message: 'unsupported version bad/v1' } };
+        if (review.request.desiredAPIVersion === 'bug/v1') throw new TypeError('review.request.objects.map is not a function');
         return { uid: 'ignored', convertedObjects: review.request.objects.map((o) => ({ ...o, apiVersion: review.request.desiredAPIVersion })), result: { status: 'Success' } };
       },
     });
@@ -216,6 +222,10 @@ describe('WebhookServer over HTTPS', () => {
     assert.deepEqual(ok.response, { uid: 'c-1', convertedObjects: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet' }], result: { status: 'Success' } });
     const bad = JSON.parse((await call('/convert', conv('bad/v1'))).text);
     assert.deepEqual(bad.response, { uid: 'c-1', convertedObjects: [], result: { status: 'Failure', message: 'unsupported version bad/v1' } });
+    const bug = JSON.parse((await call('/convert', conv('bug/v1'))).text);
+    assert.deepEqual(bug.response, { uid: 'c-1', convertedObjects: [], result: { status: 'Failure', message: INTERNAL_ERROR_MESSAGE } });
+    const shape = JSON.parse((await call('/convert', JSON.stringify({ kind: 'ConversionReview', request: { uid: 'c-2', desiredAPIVersion: 'x/v1', objects: 'all' } }))).text);
+    assert.deepEqual(shape.response.result, { status: 'Failure', message: 'request.objects: Invalid value: "string": request.objects in body must be of type array: "string"' });
     assert.equal((await call('/convert', '{}')).status, 400);
   });
 
