@@ -7,7 +7,7 @@ import { DELETION_PROTECTION_LABEL, DeletionProtection } from '../../apis/consta
 import type { LabelSelector, PodTemplateSpec } from '../../apis/core.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
-import { type IntOrString, getKruiseScaledValueFromIntOrPercent } from '../../util/intstr.ts';
+import { type IntOrString, getKruiseScaledValueFromIntOrPercent, nonNegativeCountError } from '../../util/intstr.ts';
 import { labelSelectorAsSelector, validateLabelSelector } from '../../util/labelselector.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
 import {
@@ -169,12 +169,8 @@ function validateInPlaceUpdateStrategy(s: InPlaceUpdateStrategy | undefined, pat
   if (!s) return [];
   const errs: FieldError[] = [];
   const p = s.imagePreDownloadParallelism;
-  const pp = `${path}.imagePreDownloadParallelism`;
-  if (typeof p === 'string') {
-    if (p.endsWith('%')) errs.push(invalid(pp, p, 'percentage is not supported'));
-    else if (!/^[+-]?\d+$/.test(p)) errs.push(invalid(pp, p, 'must be an integer'));
-    else errs.push(...validateNonnegative(Number(p), pp));
-  } else errs.push(...validateNonnegative(p, pp));
+  const problem = p === undefined || p === null ? undefined : nonNegativeCountError(p, 'imagePreDownloadParallelism');
+  if (problem) errs.push(invalid(`${path}.imagePreDownloadParallelism`, p, problem));
   errs.push(...validateNonnegative(s.imagePreDownloadTimeoutSeconds, `${path}.imagePreDownloadTimeoutSeconds`));
   errs.push(...validateNonnegative(s.imagePreDownloadMinUpdatedReadyPods, `${path}.imagePreDownloadMinUpdatedReadyPods`));
   return errs;
