@@ -229,7 +229,7 @@ export interface PodTemplateValidationOptions {
   extraVolumes?: string[];
 }
 
-function validateAnnotations(annotations: Record<string, string> | undefined, path: string): FieldError[] {
+export function validateAnnotations(annotations: Record<string, string> | undefined, path: string): FieldError[] {
   const errs: FieldError[] = [];
   for (const key of Object.keys(annotations ?? {}).sort()) {
     for (const detail of isLabelKey(key.toLowerCase())) errs.push(invalid(path, key, detail));
