@@ -290,7 +290,7 @@ export function validateCloneSetUpdate(obj: AnyCloneSet, old: AnyCloneSet, ctx: 
     errs.push(
       forbidden(
         'spec',
-        "updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
+        "updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'progressDeadlineSeconds', 'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
       ),
     );
   }

@@ -170,7 +170,7 @@ describe('CloneSet update rules', () => {
     const obj = cs({ selector: { matchLabels: { app: 'demo', x: 'y' } } });
     obj.spec.template.metadata.labels.x = 'y';
     assert.deepEqual(await defaultedErrors(obj, 'UPDATE', old), [
-      "spec: Forbidden: updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
+      "spec: Forbidden: updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'progressDeadlineSeconds', 'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
     ]);
   });
 
