@@ -98,6 +98,11 @@ describe('SidecarSet validation', () => {
 
   const cases: Array<[string, any, string]> = [
     [
+      'resourcesPolicy beside resources (upstream: spec[i], ends the check)',
+      sidecarSet({ containers: [{ name: 'sidecar1', image: 'centos:6.7', resources: { limits: { cpu: '1' } }, resourcesPolicy: { targetContainersMode: 'sum', targetContainersNameRegex: '.*', resourcesExpr: { limits: { cpu: 'cpu' } } } }] }),
+      'spec[0].resourcesPolicy: Invalid value: {"targetContainersMode":"sum","targetContainersNameRegex":".*","resourcesExpr":{"limits":{"cpu":"cpu"}}}: resourcesPolicy and resources cannot be configured together',
+    ],
+    [
       'bad name',
       sidecarSet({}, { name: 'bad_name' }),
       `metadata.name: Invalid value: "bad_name": sidecarset name must consist of alphanumeric characters or '-' (e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')`,
