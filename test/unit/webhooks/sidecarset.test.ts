@@ -241,13 +241,15 @@ describe('SidecarSet validation', () => {
 
   test('patchPodMetadata needs the whitelist unless the gate allows defaults', async () => {
     const obj = () => sidecarSet({ patchPodMetadata: [{ annotations: { 'oom-score': '1' } }] });
-    assert.equal(await errors(obj()), 'spec.patchPodMetadata: Required value: SidecarSet patch pod metadata whitelist not found');
+    assert.equal(await errors(obj()), 'spec.patchPodMetadata: Required value: SidecarSet patch metadata whitelist not found');
     const cm = {
       kind: 'ConfigMap',
       metadata: { name: 'kruise-configuration', namespace: 'kruise-system' },
-      data: { SidecarSet_PatchPodMetadata_WhiteList: JSON.stringify({ rules: [{ annotationKeyExprs: ['^oom-.*'] }] }) },
+      data: { SidecarSet_PatchPodMetadata_WhiteList: JSON.stringify({ rules: [{ allowedAnnotationKeyExprs: ['^oom-.*'] }] }) },
     };
     assert.equal(await errors(obj(), { objects: [cm] }), '');
+    const other = sidecarSet({ patchPodMetadata: [{ annotations: { 'cpu-set': '1' } }] });
+    assert.equal(await errors(other, { objects: [cm] }), 'spec.patchPodMetadata: Required value: sidecarSet patch metadata annotation(cpu-set) is not allowed');
   });
 
   test('registration', () => {
