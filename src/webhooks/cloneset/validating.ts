@@ -187,7 +187,9 @@ function validateUpdateStrategy(obj: AnyCloneSet, alpha: boolean, replicas: numb
   }
   const allowed = alpha ? [...POD_UPDATE_POLICIES, 'OnDelete'] : POD_UPDATE_POLICIES;
   if (v.podUpdatePolicy && !allowed.includes(v.podUpdatePolicy)) {
-    errs.push(invalid(v.podUpdatePolicyPath, v.podUpdatePolicy, "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'"));
+    // Upstream quotes the middle value only in the v1beta1 message.
+    const detail = alpha ? "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'" : "must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'";
+    errs.push(invalid(v.podUpdatePolicyPath, v.podUpdatePolicy, detail));
   }
   const partition = scaled(v.partition, replicas, 'partition', `${v.base}.partition`, errs);
   errs.push(...validateNonnegative(partition, `${v.base}.partition`));

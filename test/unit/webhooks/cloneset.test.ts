@@ -119,7 +119,7 @@ describe('CloneSet validation', () => {
     ['missing image', (() => { const o = cs(); delete o.spec.template.spec.containers[0].image; return o; })(), ['spec.template.spec.containers[0].image: Required value']],
     ['unknown mount', (() => { const o = cs(); o.spec.template.spec.containers[0].volumeMounts = [{ name: 'nope', mountPath: '/d' }]; return o; })(), ['spec.template.spec.containers[0].volumeMounts[0].name: Not found: "nope"']],
     ['duplicate podsToDelete', cs({ scaleStrategy: { podsToDelete: ['a', 'a'] } }), ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","a"]: duplicated items [a]']],
-    ['bad podUpdatePolicy', cs(ru({ podUpdatePolicy: 'Foo' })), [`spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: "Foo": must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'`]],
+    ['bad podUpdatePolicy', cs(ru({ podUpdatePolicy: 'Foo' })), [`spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: "Foo": must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'`]],
     ['bad type', cs({ updateStrategy: { type: 'Foo' } }), [`spec.updateStrategy.type: Invalid value: "Foo": must be 'RollingUpdate' or 'OnDelete'`]],
     ['partition without %', cs(ru({ partition: '5' })), ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "5": failed GetScaledValueFromIntOrPercent for partition: invalid value for IntOrString: invalid type: string is not a percentage']],
     ['maxSurge with InPlaceOnly', cs(ru({ podUpdatePolicy: 'InPlaceOnly', maxSurge: 1 })), ['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "1": can not use maxSurge with strategy type InPlaceOnly']],
