@@ -99,3 +99,15 @@ export function nonNegativeCountError(v: IntOrString, name: string): string | un
   }
   return value < 0 ? `${name} must be non-negative` : undefined;
 }
+
+/**
+ * apimachinery intstr.GetValueFromIntOrPercent (the deprecated, lenient one): a string is a
+ * percentage once every '%' is removed, so "5" reads as 5%. Upstream's WorkloadSpread uses it.
+ */
+export function getLenientValueFromIntOrPercent(v: IntOrString, total: number, roundUp: boolean): number {
+  if (typeof v === 'number') return v;
+  const s = v.replaceAll('%', '');
+  if (!GO_INT_RE.test(s)) throw new Error(`${prefix}invalid value ${JSON.stringify(v)}: strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
+  const pct = Number(s);
+  return roundUp ? Math.ceil((pct * total) / 100) : Math.floor((pct * total) / 100);
+}

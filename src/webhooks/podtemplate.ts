@@ -353,9 +353,20 @@ export function isDNS1123Subdomain(value: string): string[] {
 }
 
 /** ValidateObjectMeta's name check for kinds named like DNS subdomains. */
-export function validateObjectName(name: string | undefined, nameFn: (n: string) => string[] = isDNS1123Subdomain): FieldError[] {
-  if (!name) return [];
-  return nameFn(name).map((detail) => invalid('metadata.name', name, detail));
+/**
+ * genericvalidation.ValidateObjectMeta as upstream's workload webhooks call it: the name (by nameFn),
+ * labels and annotations.
+ */
+export function validateObjectMeta(
+  metadata: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined,
+  nameFn: (n: string) => string[] = isDNS1123Subdomain,
+): FieldError[] {
+  const name = metadata?.name;
+  return [
+    ...(name ? nameFn(name).map((detail) => invalid('metadata.name', name, detail)) : []),
+    ...validateLabels(metadata?.labels, 'metadata.labels'),
+    ...validateAnnotations(metadata?.annotations, 'metadata.annotations'),
+  ];
 }
 
 /** core ValidateTolerations. */

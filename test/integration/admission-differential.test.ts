@@ -15,8 +15,42 @@ import { SUITE_FEATURE_GATES, testCluster } from '../harness/cluster.ts';
 import { startUpstreamPeer, type RunningPeer } from '../harness/upstream-peer.ts';
 import { ensureUpstreamPeer } from '../../src/cluster/binaries.ts';
 
-/** Differences we keep on purpose: the case ids they cover, and why. */
-const DELIBERATE: Array<{ ids: RegExp; reason: string }> = [
+/**
+ * Differences we keep on purpose: the case ids they cover, and why. `pending` marks a difference
+ * owned by other work, which may disappear without this list being edited (not reported as stale).
+ */
+const DELIBERATE: Array<{ ids: RegExp; reason: string; pending?: true }> = [
+  {
+    // Upstream's decoder refuses a number past int32 ("json: cannot unmarshal number 2147483648 into
+    // Go struct field … of type int32"); range and type checks of the request body belong to the
+    // shape check in src/runtime/webhook/server.ts (issue #10's fuzz work), not to src/webhooks.
+    ids: /^\S+ CREATE \S+=2147483648$/,
+    reason: 'int32 overflow refused by upstream\'s decoder; our decode-time shape check owns it',
+    pending: true,
+  },
+  {
+    // Spec §3.10: minReadySeconds ≥ 0 and revisionHistoryLimit ≥ 0. Upstream v1.8.2 (and master)
+    // accept negatives, which its controller then reads as "no history" / "ready at once".
+    ids: /^CloneSet\/v1alpha1 (CREATE|UPDATE) spec\.(minReadySeconds|revisionHistoryLimit)=-1$/,
+    reason: 'spec §3.10 refuses negative minReadySeconds/revisionHistoryLimit; upstream accepts them',
+  },
+  {
+    // Spec §3.10: the Kruise percent parser rejects "5" (no %). v1.8.2 reads it as 5%.
+    ids: /^CloneSet\/v1alpha1 CREATE spec\.updateStrategy\.(maxSurge|maxUnavailable)="5"$/,
+    reason: 'spec §3.10 refuses an int-or-percent string without %; upstream v1.8.2 reads "5" as 5%',
+  },
+  {
+    // Spec §EphemeralJob: replicas/parallelism/ttl/deadline non-negative; upstream validates only the
+    // ephemeral containers.
+    ids: /^EphemeralJob\/v1alpha1 (CREATE|UPDATE) spec\.(replicas|parallelism|activeDeadlineSeconds|ttlSecondsAfterFinished)=-1$/,
+    reason: 'spec §EphemeralJob refuses negative counters; upstream does not check them',
+  },
+  {
+    // Spec §ImagePullJob and upstream master's ImageListPullJob: parallelism is a non-negative
+    // integer, never a percentage. v1.8.2 accepts anything and its controller fails on it later.
+    ids: /^Image(List)?PullJob\/v1alpha1 (CREATE|UPDATE) spec\.parallelism=(-1|"-1%"|"%"|"101%"|"50%"|"0%"|""|"abc")$/,
+    reason: 'spec §ImagePullJob / upstream master refuse a negative or percentage parallelism; v1.8.2 accepts it',
+  },
 ];
 
 interface Outcome { c: CorpusCase; ours: Verdict; theirs: Verdict }
@@ -59,7 +93,13 @@ describe('admission chains, Kruise TS against upstream kruise-manager', () => {
     const stored = new Map<string, Promise<unknown>>();
     const storedBy = (side: AdmissionChain, which: string, c: CorpusCase) => {
       const key = `${which} ${c.target.kind}/${c.target.version}`;
-      if (!stored.has(key)) stored.set(key, side.admit(c.target, 'CREATE', c.sample).then((v) => v.defaulted));
+      // What the API server adds on create; an UPDATE without a resourceVersion is refused upstream.
+      const persisted = (v: Verdict) => {
+        const o = v.defaulted as { metadata: Record<string, unknown> };
+        o.metadata = { ...o.metadata, resourceVersion: '1', uid: '00000000-0000-0000-0000-000000000001', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' };
+        return o;
+      };
+      if (!stored.has(key)) stored.set(key, side.admit(c.target, 'CREATE', c.sample).then(persisted));
       return stored.get(key)!;
     };
     const run = async (side: AdmissionChain, which: string, c: CorpusCase): Promise<Verdict> => {
@@ -89,7 +129,7 @@ describe('admission chains, Kruise TS against upstream kruise-manager', () => {
     const differing = outcomes.filter((o) => o.ours.allowed !== o.theirs.allowed);
     const explained = (id: string) => DELIBERATE.find((d) => d.ids.test(id));
     const unexplained = differing.filter((o) => !explained(o.c.id));
-    const stale = DELIBERATE.filter((d) => !differing.some((o) => d.ids.test(o.c.id)));
+    const stale = DELIBERATE.filter((d) => !d.pending && !differing.some((o) => d.ids.test(o.c.id)));
     const wording = outcomes.filter((o) => !o.ours.allowed && !o.theirs.allowed && o.ours.message !== o.theirs.message);
 
     const row = (o: Outcome) => `| ${o.c.id} | ${o.ours.allowed ? 'allowed' : `denied: ${o.ours.message}`} | ${o.theirs.allowed ? 'allowed' : `denied: ${o.theirs.message}`} |`;

@@ -3,7 +3,7 @@ import type { AdvancedCronJob, AdvancedCronJobSpec } from '../../apis/apps/advan
 import type { BroadcastJobSpec } from '../../apis/apps/broadcastjob.ts';
 import { type FieldError, forbidden, invalid } from '../../apis/field-errors.ts';
 import { jobNameValidator } from '../broadcastjob/validating.ts';
-import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectName, validatePodTemplateSpec } from '../podtemplate.ts';
+import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectMeta, validatePodTemplateSpec } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { isValidTimeZone, parseStandardCron } from './cron.ts';
 import { imageReferenceError } from '../../util/imageref.ts';
@@ -159,7 +159,7 @@ export function validateAdvancedCronJobUpdate(obj: AdvancedCronJob, old: Advance
 export function validateAdvancedCronJob(obj: AdvancedCronJob, old: AdvancedCronJob | undefined, ctx: AdmissionContext): FieldError[] {
   if (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE') return [];
   const errs = [
-    ...validateObjectName(obj.metadata?.name, jobNameValidator('AdvancedCronJob')),
+    ...validateObjectMeta(obj.metadata, jobNameValidator('AdvancedCronJob')),
     ...validateAdvancedCronJobSpec(obj.spec ?? ({} as AdvancedCronJobSpec), ctx),
   ];
   if (ctx.operation === 'UPDATE' && old) errs.push(...validateAdvancedCronJobUpdate(obj, old));

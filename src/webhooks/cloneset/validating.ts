@@ -14,7 +14,7 @@ import {
   defaultedTemplateCopy,
   semanticEqual,
   validateNonnegative,
-  validateObjectName,
+  validateObjectMeta,
   validatePodTemplateSpec,
 } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
@@ -247,7 +247,7 @@ export async function validateCloneSetSpec(
   const alpha = isAlpha(ctx);
   const spec: NonNullable<AnyCloneSet['spec']> = obj.spec ?? ({} as NonNullable<AnyCloneSet['spec']>);
   const replicas = spec.replicas ?? 1;
-  const errs: FieldError[] = [...validateObjectName(obj.metadata?.name)];
+  const errs: FieldError[] = [...validateObjectMeta(obj.metadata)];
   errs.push(...validateNonnegative(spec.replicas, 'spec.replicas'));
   const sel = validateWorkloadSelector(spec.selector, 'spec.selector', 'cloneset');
   errs.push(...sel.errs);

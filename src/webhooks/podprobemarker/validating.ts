@@ -144,8 +144,10 @@ export function validatePodProbeMarkerUpdate(obj: PodProbeMarker, old: PodProbeM
 }
 
 export function validatePodProbeMarker(obj: PodProbeMarker, old: PodProbeMarker | undefined, ctx: AdmissionContext): FieldError[] {
-  // Registered only with PodProbeMarkerGate on; upstream also wants the daemon that runs the probes.
-  if (!ctx.features.KruiseDaemon) throw new AdmissionDenied('feature-gate KruiseDaemon is not enabled', 403);
+  // Served whatever the gates, as upstream does: without them no PodProbeMarker is admitted.
+  for (const gate of ['PodProbeMarkerGate', 'KruiseDaemon'] as const) {
+    if (!ctx.features[gate]) throw new AdmissionDenied(`feature-gate ${gate} is not enabled`, 403);
+  }
   const errs = validatePodProbeMarkerSpec(obj);
   if (old) errs.push(...validatePodProbeMarkerUpdate(obj, old));
   return errs;

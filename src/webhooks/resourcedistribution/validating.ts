@@ -4,7 +4,7 @@ import type { ResourceDistribution, ResourceDistributionV1alpha1 } from '../../a
 import { type FieldError, invalid } from '../../apis/field-errors.ts';
 import { isDNS1123Label } from '../podtemplate.ts';
 import { type LabelSelectorLike, labelSelectorAsSelector } from '../../util/labelselector.ts';
-import type { AdmissionContext } from '../../runtime/webhook/types.ts';
+import { AdmissionDenied, type AdmissionContext } from '../../runtime/webhook/types.ts';
 
 type AnyRD = ResourceDistribution | ResourceDistributionV1alpha1;
 
@@ -67,7 +67,9 @@ function validateTargets(obj: AnyRD): FieldError[] {
   return errs;
 }
 
-export function validateResourceDistribution(obj: AnyRD, old: AnyRD | undefined, _ctx: AdmissionContext): FieldError[] {
+export function validateResourceDistribution(obj: AnyRD, old: AnyRD | undefined, ctx: AdmissionContext): FieldError[] {
+  // Served whatever the gate, as upstream does: with the gate off no ResourceDistribution is admitted.
+  if (!ctx.features.ResourceDistributionGate) throw new AdmissionDenied('feature-gate ResourceDistributionGate is not enabled', 403);
   const res = obj.spec?.resource as RawResource | undefined;
   if (!res || Object.keys(res).length === 0) return [invalid('spec', null, 'empty resource is not allowed')];
   return [...validateResource(res, old?.spec?.resource as RawResource | undefined), ...validateTargets(obj)];

@@ -38,7 +38,8 @@ describe('PodProbeMarker validation', () => {
   test('selector is immutable', () => {
     assert.equal(errors(ppm([probe()], { matchLabels: { app: 'other' } }), ppm([probe()])), 'selector: Invalid value: {"matchLabels":{"app":"other"}}: selector must be immutable');
   });
-  test('registration gated on PodProbeMarkerGate', () => {
-    assert.deepEqual(registrations.map((r) => [r.resource, r.versions, r.gate]), [['podprobemarkers', ['v1alpha1'], 'PodProbeMarkerGate']]);
+  test('served with the gate off, refusing (403) as upstream does', () => {
+    assert.deepEqual(registrations.map((r) => [r.resource, r.versions, r.gate]), [['podprobemarkers', ['v1alpha1'], undefined]]);
+    assert.throws(() => validatePodProbeMarker(ppm([probe()]), undefined, admission(V, 'CREATE', { gates: { PodProbeMarkerGate: false } })), { message: 'feature-gate PodProbeMarkerGate is not enabled', code: 403 });
   });
 });

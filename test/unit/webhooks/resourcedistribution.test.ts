@@ -11,7 +11,7 @@ const rd = (resource: any, targets: Record<string, any> = { allNamespaces: true 
   spec: { resource, targets },
 });
 const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: {} };
-const errors = (obj: any, old?: any) => msg(validateResourceDistribution(obj, old, admission(V, old ? 'UPDATE' : 'CREATE')));
+const errors = (obj: any, old?: any) => msg(validateResourceDistribution(obj, old, admission(V, old ? 'UPDATE' : 'CREATE', { gates: { ResourceDistributionGate: true } })));
 
 describe('ResourceDistribution validation', () => {
   test('upstream examples pass', () => {
@@ -34,7 +34,8 @@ describe('ResourceDistribution validation', () => {
       'spec.resource: Invalid value: null: resource apiVersion, kind, and name are immutable',
     );
   });
-  test('registration gated on ResourceDistributionGate', () => {
-    assert.deepEqual(registrations.map((r) => [r.resource, r.gate]), [['resourcedistributions', 'ResourceDistributionGate']]);
+  test('served with the gate off, refusing (403) as upstream does', () => {
+    assert.deepEqual(registrations.map((r) => [r.resource, r.gate]), [['resourcedistributions', undefined]]);
+    assert.throws(() => validateResourceDistribution(rd(secret), undefined, admission(V)), { message: 'feature-gate ResourceDistributionGate is not enabled', code: 403 });
   });
 });
