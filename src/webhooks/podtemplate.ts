@@ -197,7 +197,10 @@ export function isNotMoreThan100Percent(v: number | string, path: string): Field
   return Number(v.slice(0, -1)) > 100 ? [invalid(path, v, 'must not be greater than 100%')] : [];
 }
 
-/** Go's equality.Semantic.DeepEqual on JSON: absent, null, [] and {} are the same zero value. */
+/**
+ * Go's equality.Semantic.DeepEqual on JSON: absent, null, [], {} and "" are the same zero value (a
+ * Go struct field that is not a pointer decodes "" and absence alike).
+ */
 export function semanticEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(prune(a)) === JSON.stringify(prune(b));
 }
@@ -212,7 +215,7 @@ function prune(v: unknown): unknown {
     }
     return Object.keys(out).length ? out : undefined;
   }
-  return v === null ? undefined : v;
+  return v === null || v === '' ? undefined : v;
 }
 
 // ---------------------------------------------------------------------------------------------

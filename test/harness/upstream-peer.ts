@@ -40,10 +40,17 @@ export async function startUpstreamPeer(opts: { featureGates?: string; cluster?:
   await run(['create', 'namespace', UPSTREAM_NAMESPACE]).catch((e: Error) => {
     if (!/AlreadyExists/.test(e.message)) throw e;
   });
-  await run(['apply', '--server-side', '--force-conflicts', '-f', '-'], await run(['kustomize', path.join(peer.moduleDir, 'config/crd')]));
+  // Created, not applied: on a reused cluster the manager has already pointed the CRD conversion
+  // and the webhook configurations at itself by URL, which re-applying the Service form would break.
+  const createMissing = (docs: string) => run(['create', '-f', '-'], docs).catch((e: Error & { stderr?: string }) => {
+    const problems = (e.stderr ?? e.message).split('\n').filter((l) => l.trim() && !/AlreadyExists|already exists/.test(l) && !l.startsWith('Command failed'));
+    if (problems.length) throw e;
+    return '';
+  });
+  await createMissing(await run(['kustomize', path.join(peer.moduleDir, 'config/crd')]));
   const webhookDocs = (await run(['kustomize', path.join(peer.moduleDir, 'config/webhook')]))
     .replace(/^  name: (mutating|validating)-webhook-configuration$/gm, '  name: kruise-$1-webhook-configuration');
-  await run(['apply', '--server-side', '--force-conflicts', '-f', '-'], webhookDocs);
+  await createMissing(webhookDocs);
 
   const [webhookPort, metrics, probes, pprof] = await freePorts(4);
   const certDir = path.join(state.runDir, 'kruise-peer-certs');
