@@ -2,7 +2,7 @@
 // a named Secret or ConfigMap, fixed identity, unambiguous valid target namespaces.
 import type { ResourceDistribution, ResourceDistributionV1alpha1 } from '../../apis/apps/resourcedistribution.ts';
 import { type FieldError, invalid } from '../../apis/field-errors.ts';
-import { isDNS1123Label } from '../podtemplate.ts';
+import { isDNS1123Label, validateObjectMeta } from '../podtemplate.ts';
 import { type LabelSelectorLike, labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { AdmissionDenied, type AdmissionContext } from '../../runtime/webhook/types.ts';
 
@@ -70,7 +70,8 @@ function validateTargets(obj: AnyRD): FieldError[] {
 export function validateResourceDistribution(obj: AnyRD, old: AnyRD | undefined, ctx: AdmissionContext): FieldError[] {
   // Served whatever the gate, as upstream does: with the gate off no ResourceDistribution is admitted.
   if (!ctx.features.ResourceDistributionGate) throw new AdmissionDenied('feature-gate ResourceDistributionGate is not enabled', 403);
+  const meta = validateObjectMeta(obj.metadata);
   const res = obj.spec?.resource as RawResource | undefined;
-  if (!res || Object.keys(res).length === 0) return [invalid('spec', null, 'empty resource is not allowed')];
-  return [...validateResource(res, old?.spec?.resource as RawResource | undefined), ...validateTargets(obj)];
+  if (!res || Object.keys(res).length === 0) return [...meta, invalid('spec', null, 'empty resource is not allowed')];
+  return [...meta, ...validateResource(res, old?.spec?.resource as RawResource | undefined), ...validateTargets(obj)];
 }
