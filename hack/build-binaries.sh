@@ -4,6 +4,9 @@
 #
 #   hack/build-binaries.sh            build what is missing, print the bin dir per component
 #   hack/build-binaries.sh --print    only print the cache dirs (exit 1 if any is missing)
+#   hack/build-binaries.sh --peer [--print]
+#                                     the same for OpenKruise's kruise-manager (hack/kruise-peer), the
+#                                     upstream peer of differential tests; test-only, built on demand
 #
 # Cache: ${KRUISE_TS_CACHE:-$HOME/.cache/kruise-ts}/bin/<component>-<version>/
 set -euo pipefail
@@ -15,7 +18,10 @@ k8s_version=$(awk '/^require k8s.io\/kubernetes /{print $3}' "$here/k8s/go.mod")
 etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2; exit}' "$here/etcd/go.mod")
 kwok_version=$(awk '$1=="sigs.k8s.io/kwok"{print $2; exit}' "$here/kwok/go.mod")
 
+kruise_version=$(awk '$1=="github.com/openkruise/kruise"{print $2; exit}' "$here/kruise-peer/go.mod")
+
 k8s_dir="$cache/bin/kubernetes-$k8s_version"
+kruise_dir="$cache/bin/kruise-$kruise_version"
 etcd_dir="$cache/bin/etcd-$etcd_version"
 kwok_dir="$cache/bin/kwok-$kwok_version"
 
@@ -23,6 +29,15 @@ complete() { # dir binaries...
   local dir=$1; shift
   for b in "$@"; do [[ -x "$dir/$b" ]] || return 1; done
 }
+
+peer=0
+if [[ "${1:-}" == "--peer" ]]; then peer=1; shift; fi
+
+if [[ $peer == 1 && "${1:-}" == "--print" ]]; then
+  complete "$kruise_dir" kruise-manager || { echo "kruise=$kruise_dir"; exit 1; }
+  echo "kruise=$kruise_dir"
+  exit 0
+fi
 
 if [[ "${1:-}" == "--print" ]]; then
   ok=0
@@ -34,7 +49,7 @@ if [[ "${1:-}" == "--print" ]]; then
 fi
 
 if ! command -v go >/dev/null 2>&1; then
-  echo "error: the Go toolchain is needed once to build the local control plane (kube-apiserver, etcd, kwok)." >&2
+  echo "error: the Go toolchain is needed once to build the local control plane (kube-apiserver, etcd, kwok) and the upstream peer." >&2
   echo "       Install Go >= 1.26 (https://go.dev/doc/install) and run this again." >&2
   exit 127
 fi
@@ -60,6 +75,17 @@ build() {
 }
 
 total_start=$SECONDS
+
+if [[ $peer == 1 ]]; then
+  if ! complete "$kruise_dir" kruise-manager; then
+    build "kruise-manager $kruise_version" "$here/kruise-peer" "$kruise_dir" "-s -w" github.com/openkruise/kruise
+    # go names the binary after the module path's last element: "kruise".
+    mv "$kruise_dir/kruise" "$kruise_dir/kruise-manager"
+  fi
+  log "upstream peer ready in $((SECONDS - total_start)) s"
+  echo "kruise=$kruise_dir"
+  exit 0
+fi
 
 if ! complete "$k8s_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl; then
   minor=$(echo "$k8s_version" | cut -d. -f2)

@@ -53,3 +53,30 @@ export async function ensureBinaries(): Promise<Binaries> {
   if (code !== 0) throw new Error(`building the control-plane binaries failed (exit ${code}); see the build output above`);
   return parse(out);
 }
+
+/** OpenKruise's kruise-manager built from hack/kruise-peer, and its module source (CRDs, webhook manifests). */
+export interface UpstreamPeer {
+  version: string;
+  kruiseManager: string;
+  /** The read-only module directory in the Go module cache. */
+  moduleDir: string;
+}
+
+/**
+ * The upstream peer of differential tests, building it first when missing (minutes, once per
+ * version). Test-only: nothing in the product calls this.
+ */
+export async function ensureUpstreamPeer(): Promise<UpstreamPeer> {
+  let r = spawnSync('bash', [buildScript, '--peer', '--print'], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    process.stderr.write('Building the upstream kruise-manager peer from the Go module proxy (first run only; cached in ~/.cache/kruise-ts)\n');
+    r = spawnSync('bash', [buildScript, '--peer'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status === 127) throw new Error('the Go toolchain is not installed; it is needed once to build the upstream kruise-manager peer');
+    if (r.status !== 0) throw new Error(`building the upstream kruise-manager peer failed (exit ${r.status}); see the build output above`);
+  }
+  const dir = r.stdout.trim().split('=', 2)[1]!;
+  const version = path.basename(dir).replace(/^kruise-/, '');
+  const dl = spawnSync('go', ['mod', 'download', '-json', `github.com/openkruise/kruise@${version}`], { cwd: path.join(repoRoot, 'hack/kruise-peer'), encoding: 'utf8' });
+  if (dl.status !== 0) throw new Error(`go mod download github.com/openkruise/kruise@${version} failed: ${dl.stderr || dl.stdout}`);
+  return { version, kruiseManager: path.join(dir, 'kruise-manager'), moduleDir: (JSON.parse(dl.stdout) as { Dir: string }).Dir };
+}

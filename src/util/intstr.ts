@@ -81,3 +81,33 @@ export function isValidIntOrPercent(v: IntOrString | null | undefined, parser: P
     return false;
   }
 }
+
+/**
+ * Why an IntOrString that counts things (a pull parallelism) is refused, in upstream's words with
+ * the field's name first; undefined when it is a non-negative int32 or a string holding one. A
+ * percentage is never accepted, a string must pass strconv.ParseInt(s, 10, 32).
+ */
+export function nonNegativeCountError(v: IntOrString, name: string): string | undefined {
+  let value = v as number;
+  if (typeof v === 'string') {
+    if (v.endsWith('%')) return `${name} does not support percentage value`;
+    if (!GO_INT_RE.test(v)) return `${name} must be a valid integer: strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`;
+    value = Number(v);
+    if (value < -2147483648 || value > 2147483647) {
+      return `${name} must be a valid integer: strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`;
+    }
+  }
+  return value < 0 ? `${name} must be non-negative` : undefined;
+}
+
+/**
+ * apimachinery intstr.GetValueFromIntOrPercent (the deprecated, lenient one): a string is a
+ * percentage once every '%' is removed, so "5" reads as 5%. Upstream's WorkloadSpread uses it.
+ */
+export function getLenientValueFromIntOrPercent(v: IntOrString, total: number, roundUp: boolean): number {
+  if (typeof v === 'number') return v;
+  const s = v.replaceAll('%', '');
+  if (!GO_INT_RE.test(s)) throw new Error(`${prefix}invalid value ${JSON.stringify(v)}: strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
+  const pct = Number(s);
+  return roundUp ? Math.ceil((pct * total) / 100) : Math.floor((pct * total) / 100);
+}

@@ -3,6 +3,7 @@
 // selection, parallelism, completion policy, and the feature gates both need.
 import type { ImagePullJob } from '../apis/apps/imagepulljob.ts';
 import type { FeatureGates } from '../apis/features.ts';
+import { nonNegativeCountError } from '../util/intstr.ts';
 import { labelSelectorAsSelector } from '../util/labelselector.ts';
 import { AdmissionDenied } from '../runtime/webhook/types.ts';
 
@@ -20,7 +21,6 @@ export function setDefaultsImagePullJobTemplate(spec: PullJobTemplate): void {
 type Template = Omit<NonNullable<ImagePullJob['spec']>, 'image'>;
 
 const DEFAULT_PULL_TIMEOUT_SECONDS = 600;
-const GO_INT_RE = /^[+-]?\d+$/;
 
 function selectorError(sel: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] }): string | undefined {
   try {
@@ -53,18 +53,7 @@ export function nodeSelectionError(spec: Template): string | undefined {
 /** Parallelism is a count of nodes: an int32, possibly as a numeric string, never a percentage. */
 export function parallelismError(spec: Template): string | undefined {
   const p = spec.parallelism;
-  if (p === undefined || p === null) return undefined;
-  let value = p as number;
-  if (typeof p === 'string') {
-    if (p.endsWith('%')) return 'parallelism does not support percentage value';
-    const n = GO_INT_RE.test(p) ? Number(p) : NaN;
-    if (Number.isNaN(n)) return `parallelism must be a valid integer: strconv.ParseInt: parsing ${JSON.stringify(p)}: invalid syntax`;
-    if (n < -2147483648 || n > 2147483647) {
-      return `parallelism must be a valid integer: strconv.ParseInt: parsing ${JSON.stringify(p)}: value out of range`;
-    }
-    value = n;
-  }
-  return value < 0 ? 'parallelism must be non-negative' : undefined;
+  return p === undefined || p === null ? undefined : nonNegativeCountError(p, 'parallelism');
 }
 
 /** ImagePullJob (checkDeadline) also wants the deadline to outlast one pull attempt. */

@@ -197,7 +197,10 @@ export function isNotMoreThan100Percent(v: number | string, path: string): Field
   return Number(v.slice(0, -1)) > 100 ? [invalid(path, v, 'must not be greater than 100%')] : [];
 }
 
-/** Go's equality.Semantic.DeepEqual on JSON: absent, null, [] and {} are the same zero value. */
+/**
+ * Go's equality.Semantic.DeepEqual on JSON: absent, null, [], {} and "" are the same zero value (a
+ * Go struct field that is not a pointer decodes "" and absence alike).
+ */
 export function semanticEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(prune(a)) === JSON.stringify(prune(b));
 }
@@ -212,7 +215,7 @@ function prune(v: unknown): unknown {
     }
     return Object.keys(out).length ? out : undefined;
   }
-  return v === null ? undefined : v;
+  return v === null || v === '' ? undefined : v;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -229,7 +232,7 @@ export interface PodTemplateValidationOptions {
   extraVolumes?: string[];
 }
 
-function validateAnnotations(annotations: Record<string, string> | undefined, path: string): FieldError[] {
+export function validateAnnotations(annotations: Record<string, string> | undefined, path: string): FieldError[] {
   const errs: FieldError[] = [];
   for (const key of Object.keys(annotations ?? {}).sort()) {
     for (const detail of isLabelKey(key.toLowerCase())) errs.push(invalid(path, key, detail));
@@ -353,9 +356,20 @@ export function isDNS1123Subdomain(value: string): string[] {
 }
 
 /** ValidateObjectMeta's name check for kinds named like DNS subdomains. */
-export function validateObjectName(name: string | undefined, nameFn: (n: string) => string[] = isDNS1123Subdomain): FieldError[] {
-  if (!name) return [];
-  return nameFn(name).map((detail) => invalid('metadata.name', name, detail));
+/**
+ * genericvalidation.ValidateObjectMeta as upstream's workload webhooks call it: the name (by nameFn),
+ * labels and annotations.
+ */
+export function validateObjectMeta(
+  metadata: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined,
+  nameFn: (n: string) => string[] = isDNS1123Subdomain,
+): FieldError[] {
+  const name = metadata?.name;
+  return [
+    ...(name ? nameFn(name).map((detail) => invalid('metadata.name', name, detail)) : []),
+    ...validateLabels(metadata?.labels, 'metadata.labels'),
+    ...validateAnnotations(metadata?.annotations, 'metadata.annotations'),
+  ];
 }
 
 /** core ValidateTolerations. */

@@ -12,14 +12,11 @@ import { freePorts, processesMentioning, startProcess, stopProcesses, tail } fro
 import { repoRoot } from '../../src/cluster/binaries.ts';
 import { fromKubeconfigFile, CustomResourceDefinitions, ValidatingWebhookConfigurations, type KubeObject } from '../../src/runtime/client.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
-import { TEST_CLUSTER } from './cluster.ts';
+import { SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
 
 const MANAGER_MARKER = 'src/cli/kruise.ts';
 const DAEMON_MARKER = '--simulated';
-// The node-side features are off by default upstream; the suite exercises them, so its manager runs
-// with them on (KRUISE_TS_TEST_FEATURE_GATES replaces the list).
-const SUITE_FEATURE_GATES = process.env.KRUISE_TS_TEST_FEATURE_GATES ?? 'ImagePullJobGate=true,SidecarTerminator=true';
 const SUITE_DAEMON_FEATURE_GATES = process.env.KRUISE_TS_TEST_DAEMON_FEATURE_GATES ?? '';
 
 async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; daemonPid: number }> {

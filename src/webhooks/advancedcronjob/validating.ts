@@ -3,9 +3,11 @@ import type { AdvancedCronJob, AdvancedCronJobSpec } from '../../apis/apps/advan
 import type { BroadcastJobSpec } from '../../apis/apps/broadcastjob.ts';
 import { type FieldError, forbidden, invalid } from '../../apis/field-errors.ts';
 import { jobNameValidator } from '../workload.ts';
-import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectName, validatePodTemplateSpec } from '../podtemplate.ts';
+import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectMeta, validatePodTemplateSpec } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { isValidTimeZone, parseStandardCron } from './cron.ts';
+import { imageReferenceError } from '../../util/imageref.ts';
+import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 
 export const MAX_IMAGES = 255;
 
@@ -34,27 +36,67 @@ function validateTimeZone(zone: string | undefined): FieldError[] {
   return errs;
 }
 
+// Upstream's ceiling on an ImageListPullJob template's activeDeadlineSeconds (one day).
+const MAX_ACTIVE_DEADLINE_SECONDS = 86400;
+
+function selectorError(sel: Parameters<typeof labelSelectorAsSelector>[0]): string | undefined {
+  try {
+    labelSelectorAsSelector(sel);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** The first broken rule of an ImageListPullJob template, in upstream's order and words. */
+function imageListPullJobTemplateError(spec: AdvancedCronJobSpec): FieldError | undefined {
+  const base = 'spec.template.imageListPullJobTemplate.spec';
+  const ilpj = spec.template.imageListPullJobTemplate?.spec ?? ({} as NonNullable<NonNullable<AdvancedCronJobSpec['template']['imageListPullJobTemplate']>['spec']>);
+  const sel = ilpj.selector;
+  if (sel) {
+    if (sel.matchLabels || sel.matchExpressions) {
+      if (sel.names) return invalid(`${base}.selector`, sel, 'can not set both names and labelSelector in this spec.selector');
+      const err = selectorError(sel);
+      if (err) return invalid(`${base}.selector.labelSelector`, { matchLabels: sel.matchLabels, matchExpressions: sel.matchExpressions }, `invalid selector: ${err}`);
+    }
+    if (sel.names && new Set(sel.names).size !== sel.names.length) return invalid(`${base}.selector.names`, sel.names, 'duplicated name in selector names');
+  }
+  if (ilpj.podSelector) {
+    if (sel) return invalid(base, ilpj, 'can not set both selector and podSelector');
+    const err = selectorError(ilpj.podSelector);
+    if (err) return invalid(`${base}.podSelector.labelSelector`, ilpj.podSelector, `invalid selector: ${err}`);
+  }
+  const images = ilpj.images ?? [];
+  if (images.length === 0) return invalid(`${base}.images`, images, 'image can not be empty');
+  if (images.length > MAX_IMAGES) return invalid(`${base}.images`, images, `the maximum number of images cannot > ${MAX_IMAGES}`);
+  if (new Set(images).size !== images.length) return invalid(`${base}.images`, images, 'images cannot have duplicate values');
+  for (const image of images) {
+    const err = imageReferenceError(image);
+    if (err) return invalid(`${base}.images`, images, `invalid image ${image}: ${err}`);
+  }
+  const cp = ilpj.completionPolicy ?? {};
+  const cpPath = `${base}.completionPolicy`;
+  if ((cp.type ?? '') !== 'Always') return invalid(`${cpPath}.type`, cp.type ?? '', `completionPolicy should be Always, but current value is: ${cp.type ?? ''}`);
+  const deadline = cp.activeDeadlineSeconds;
+  if (deadline != null && deadline > MAX_ACTIVE_DEADLINE_SECONDS) {
+    return invalid(`${cpPath}.activeDeadlineSeconds`, deadline, `activeDeadlineSeconds must be less than ${MAX_ACTIVE_DEADLINE_SECONDS}, current value is: ${deadline}`);
+  }
+  const timeout = ilpj.pullPolicy?.timeoutSeconds;
+  if (deadline != null && timeout != null && timeout > deadline) {
+    return invalid(`${cpPath}.activeDeadlineSeconds`, deadline, `completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(${timeout})`);
+  }
+  if (cp.ttlSecondsAfterFinished != null) return invalid(`${cpPath}.ttlSecondsAfterFinished`, cp.ttlSecondsAfterFinished, 'ttlSecondsAfterFinished is not supported in advancedCronJob');
+  return undefined;
+}
+
 function validateImageListPullJobTemplate(spec: AdvancedCronJobSpec): FieldError[] {
   const errs: FieldError[] = [];
-  const base = 'spec.template.imageListPullJobTemplate.spec';
-  const ilpj = spec.template.imageListPullJobTemplate?.spec;
   if (spec.concurrencyPolicy !== 'Replace' && spec.concurrencyPolicy !== 'Forbid') {
-    errs.push(invalid('spec.concurrencyPolicy', spec.concurrencyPolicy ?? '', 'ImageListPullJobTemplate only supports Replace or Forbid concurrencyPolicy'));
+    // Upstream names the field spec.spec.concurrencyPolicy (its path starts at spec and adds spec again).
+    errs.push(invalid('spec.spec.concurrencyPolicy', spec.concurrencyPolicy ?? '', `concurrencyPolicy should be Replace or Forbid, but current value is: ${spec.concurrencyPolicy ?? ''}`));
   }
-  const images = ilpj?.images ?? [];
-  if (images.length === 0) errs.push(invalid(`${base}.images`, images, 'image can not be empty'));
-  if (images.length > MAX_IMAGES) errs.push(invalid(`${base}.images`, images.length, `the maximum number of images cannot > ${MAX_IMAGES}`));
-  const seen = new Set<string>();
-  for (const image of images) {
-    if (seen.has(image)) errs.push(invalid(`${base}.images`, image, `image ${image} is duplicated`));
-    seen.add(image);
-  }
-  const sel = ilpj?.selector;
-  if (sel?.names?.length && (Object.keys(sel.matchLabels ?? {}).length || sel.matchExpressions?.length)) {
-    errs.push(invalid(`${base}.selector`, sel, 'can not set both names and labelSelector in this spec.selector'));
-  }
-  if (sel && ilpj?.podSelector) errs.push(invalid(`${base}.podSelector`, ilpj.podSelector, 'can not set both selector and podSelector'));
-  return errs;
+  const err = imageListPullJobTemplateError(spec);
+  return err ? [...errs, err] : errs;
 }
 
 function validateTemplates(spec: AdvancedCronJobSpec, ctx: AdmissionContext): FieldError[] {
@@ -76,9 +118,9 @@ function validateTemplates(spec: AdvancedCronJobSpec, ctx: AdmissionContext): Fi
     errs.push(...validateImageListPullJobTemplate(spec));
   }
   if (count === 0) {
-    errs.push(forbidden('spec.template', 'spec must have one template, either JobTemplate or BroadcastJobTemplate should be provided'));
+    errs.push(forbidden('spec.template', 'spec must have one template, either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided'));
   } else if (count > 1) {
-    errs.push(forbidden('spec.template', 'spec can have only one template, either JobTemplate or BroadcastJobTemplate should be provided'));
+    errs.push(forbidden('spec.template', 'spec can have only one template, either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided'));
   }
   return errs;
 }
@@ -103,13 +145,13 @@ export function validateAdvancedCronJobUpdate(obj: AdvancedCronJob, old: Advance
     if (keepIlpj && copy.template) delete copy.template.imageListPullJobTemplate;
     return copy;
   };
-  // An existing ImageListPullJob template may be edited in place.
-  const ilpj = old.spec?.template?.imageListPullJobTemplate != null && obj.spec?.template?.imageListPullJobTemplate != null;
+  // An existing ImageListPullJob template may be edited (upstream compares against the old one).
+  const ilpj = old.spec?.template?.imageListPullJobTemplate != null;
   if (semanticEqual(strip(obj.spec, ilpj), strip(old.spec, ilpj))) return [];
   return [
     forbidden(
       'spec',
-      "updates to advancedcronjob spec for fields other than 'schedule', 'concurrencyPolicy', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit', 'startingDeadlineSeconds', 'timeZone' and 'paused' are forbidden",
+      "updates to advancedcronjob spec for fields other than 'imageListPullJobTemplate', 'schedule', 'concurrencyPolicy', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit', 'startingDeadlineSeconds', 'timeZone' and 'paused' are forbidden",
     ),
   ];
 }
@@ -117,7 +159,7 @@ export function validateAdvancedCronJobUpdate(obj: AdvancedCronJob, old: Advance
 export function validateAdvancedCronJob(obj: AdvancedCronJob, old: AdvancedCronJob | undefined, ctx: AdmissionContext): FieldError[] {
   if (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE') return [];
   const errs = [
-    ...validateObjectName(obj.metadata?.name, jobNameValidator('AdvancedCronJob')),
+    ...validateObjectMeta(obj.metadata, jobNameValidator('AdvancedCronJob')),
     ...validateAdvancedCronJobSpec(obj.spec ?? ({} as AdvancedCronJobSpec), ctx),
   ];
   if (ctx.operation === 'UPDATE' && old) errs.push(...validateAdvancedCronJobUpdate(obj, old));

@@ -2,7 +2,7 @@
 import type { BroadcastJob, BroadcastJobSpec } from '../../apis/apps/broadcastjob.ts';
 import { BROADCASTJOB_CONTROLLER_UID_LABEL, BROADCASTJOB_NAME_LABEL } from '../../apis/constants.ts';
 import { type FieldError, invalid } from '../../apis/field-errors.ts';
-import { defaultedTemplateCopy, validateObjectName, validatePodTemplateSpec } from '../podtemplate.ts';
+import { defaultedTemplateCopy, validateObjectMeta, validatePodTemplateSpec } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { jobNameValidator } from '../workload.ts';
 
@@ -34,7 +34,7 @@ export function validateBroadcastJobSpec(spec: BroadcastJobSpec, ctx: AdmissionC
 export function validateBroadcastJob(obj: BroadcastJob, _old: BroadcastJob | undefined, ctx: AdmissionContext): FieldError[] {
   if (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE') return [];
   return [
-    ...validateObjectName(obj.metadata?.name, jobNameValidator('BroadcastJob')),
+    ...validateObjectMeta(obj.metadata, jobNameValidator('BroadcastJob')),
     ...validateBroadcastJobSpec(obj.spec ?? ({} as BroadcastJobSpec), ctx),
   ];
 }

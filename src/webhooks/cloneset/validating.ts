@@ -3,12 +3,12 @@
 import type { CloneSet, CloneSetV1alpha1 } from '../../apis/apps/cloneset.ts';
 import type { InPlaceUpdateStrategy, UpdatePriorityStrategy, UpdateScatterStrategy } from '../../apis/apps/pub.ts';
 import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
-import { type IntOrString, getKruiseScaledValueFromIntOrPercent } from '../../util/intstr.ts';
+import { type IntOrString, getKruiseScaledValueFromIntOrPercent, nonNegativeCountError } from '../../util/intstr.ts';
 import {
   defaultedTemplateCopy,
   semanticEqual,
   validateNonnegative,
-  validateObjectName,
+  validateObjectMeta,
   validatePodTemplateSpec,
 } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
@@ -64,12 +64,8 @@ function validateInPlaceUpdateStrategy(s: InPlaceUpdateStrategy | undefined, pat
   if (!s) return [];
   const errs: FieldError[] = [];
   const p = s.imagePreDownloadParallelism;
-  const pp = `${path}.imagePreDownloadParallelism`;
-  if (typeof p === 'string') {
-    if (p.endsWith('%')) errs.push(invalid(pp, p, 'percentage is not supported'));
-    else if (!/^[+-]?\d+$/.test(p)) errs.push(invalid(pp, p, 'must be an integer'));
-    else errs.push(...validateNonnegative(Number(p), pp));
-  } else errs.push(...validateNonnegative(p, pp));
+  const problem = p === undefined || p === null ? undefined : nonNegativeCountError(p, 'imagePreDownloadParallelism');
+  if (problem) errs.push(invalid(`${path}.imagePreDownloadParallelism`, p, problem));
   errs.push(...validateNonnegative(s.imagePreDownloadTimeoutSeconds, `${path}.imagePreDownloadTimeoutSeconds`));
   errs.push(...validateNonnegative(s.imagePreDownloadMinUpdatedReadyPods, `${path}.imagePreDownloadMinUpdatedReadyPods`));
   return errs;
@@ -86,7 +82,9 @@ function validateUpdateStrategy(obj: AnyCloneSet, alpha: boolean, replicas: numb
   }
   const allowed = alpha ? [...POD_UPDATE_POLICIES, 'OnDelete'] : POD_UPDATE_POLICIES;
   if (v.podUpdatePolicy && !allowed.includes(v.podUpdatePolicy)) {
-    errs.push(invalid(v.podUpdatePolicyPath, v.podUpdatePolicy, "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'"));
+    // Upstream quotes the middle value only in the v1beta1 message.
+    const detail = alpha ? "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'" : "must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'";
+    errs.push(invalid(v.podUpdatePolicyPath, v.podUpdatePolicy, detail));
   }
   const partition = scaled(v.partition, replicas, 'partition', `${v.base}.partition`, errs);
   errs.push(...validateNonnegative(partition, `${v.base}.partition`));
@@ -144,7 +142,7 @@ export async function validateCloneSetSpec(
   const alpha = isAlpha(ctx);
   const spec: NonNullable<AnyCloneSet['spec']> = obj.spec ?? ({} as NonNullable<AnyCloneSet['spec']>);
   const replicas = spec.replicas ?? 1;
-  const errs: FieldError[] = [...validateObjectName(obj.metadata?.name)];
+  const errs: FieldError[] = [...validateObjectMeta(obj.metadata)];
   errs.push(...validateNonnegative(spec.replicas, 'spec.replicas'));
   const sel = validateWorkloadSelector(spec.selector, 'spec.selector', 'cloneset');
   errs.push(...sel.errs);
@@ -189,7 +187,7 @@ export function validateCloneSetUpdate(obj: AnyCloneSet, old: AnyCloneSet, ctx: 
     errs.push(
       forbidden(
         'spec',
-        "updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
+        "updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'progressDeadlineSeconds', 'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
       ),
     );
   }

@@ -170,9 +170,10 @@ export async function mutateContainerRecreateRequest(obj: CRR, ctx: AdmissionCon
   try {
     node = await ctx.reader.get<Node>('v1', 'Node', nodeName);
   } catch (e) {
-    throw new AdmissionDenied(`failed to find Node ${nodeName}: ${(e as Error).message}`, 500);
+    throw new AdmissionDenied(`failed to get Node ${nodeName}: ${(e as Error).message}`, 500);
   }
   // kruise-daemon on that node is what executes the request; without the node nobody would.
-  if (!node) throw new AdmissionDenied(`no found Node named ${nodeName} for Pod ${obj.spec.podName}`);
+  // Upstream (master) words it with the API's NotFound error.
+  if (!node) throw new AdmissionDenied(`failed to get Node ${nodeName}: nodes "${nodeName}" not found`);
   injectPodIntoContainerRecreateRequest(obj, pod, node);
 }

@@ -7,7 +7,7 @@ import {
   defaultedTemplateCopy,
   isNotMoreThan100Percent,
   validateNonnegative,
-  validateObjectName,
+  validateObjectMeta,
   validatePodTemplateSpec,
   validatePositiveIntOrPercent,
 } from '../podtemplate.ts';
@@ -65,7 +65,7 @@ function validateRollingUpdate(spec: DaemonSetSpec, alpha: boolean): FieldError[
 export function validateDaemonSetSpec(obj: DaemonSet, ctx: AdmissionContext): FieldError[] {
   const alpha = ctx.apiVersion.endsWith('/v1alpha1');
   const spec: DaemonSetSpec = obj.spec ?? ({} as DaemonSetSpec);
-  const errs: FieldError[] = [...validateObjectName(obj.metadata?.name)];
+  const errs: FieldError[] = [...validateObjectMeta(obj.metadata)];
   errs.push(...validateLabelSelector(spec.selector, 'spec.selector'));
   try {
     // A missing selector selects nothing, so it never matches the template.

@@ -22,10 +22,14 @@ function validateEphemeralContainer(c: EphemeralContainer, path: string, names: 
   }
   if (!c.image) errs.push(required(`${path}.image`));
   else if (c.image.trim() !== c.image) errs.push(invalid(`${path}.image`, c.image, 'must not have leading or trailing whitespace'));
-  if (c.imagePullPolicy && !PULL_POLICIES.includes(c.imagePullPolicy)) errs.push(notSupported(`${path}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES));
-  if (c.terminationMessagePolicy && !TERMINATION_MESSAGE_POLICIES.includes(c.terminationMessagePolicy)) {
+  // Nothing defaults an EphemeralJob's containers (upstream has no mutating webhook for it): both
+  // policies must be written out.
+  if (!c.terminationMessagePolicy) errs.push(required(`${path}.terminationMessagePolicy`));
+  else if (!TERMINATION_MESSAGE_POLICIES.includes(c.terminationMessagePolicy)) {
     errs.push(notSupported(`${path}.terminationMessagePolicy`, c.terminationMessagePolicy, TERMINATION_MESSAGE_POLICIES));
   }
+  if (!c.imagePullPolicy) errs.push(required(`${path}.imagePullPolicy`));
+  else if (!PULL_POLICIES.includes(c.imagePullPolicy)) errs.push(notSupported(`${path}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES));
   for (const field of FORBIDDEN_FIELDS) {
     const v = c[field] as unknown;
     const set = Array.isArray(v) ? v.length > 0 : v && typeof v === 'object' ? Object.keys(v).length > 0 : false;
@@ -57,6 +61,7 @@ export function validateEphemeralJob(obj: EphemeralJob, _old: EphemeralJob | und
   const containers = spec?.template?.ephemeralContainers ?? [];
   if (containers.length === 0) errs.push(required('spec.template.ephemeralContainers'));
   const names = new Set<string>();
-  containers.forEach((c, i) => errs.push(...validateEphemeralContainer(c, `spec.template.ephemeralContainers[${i}]`, names)));
+  // Upstream names container fields from ephemeralContainers (not spec.template.ephemeralContainers).
+  containers.forEach((c, i) => errs.push(...validateEphemeralContainer(c, `ephemeralContainers[${i}]`, names)));
   return errs;
 }

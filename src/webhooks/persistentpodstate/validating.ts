@@ -2,7 +2,8 @@
 // StatefulSet (or whitelisted) target, at least one topology, a fixed target and one PPS per workload.
 import type { PersistentPodState, PersistentPodStateV1alpha1 } from '../../apis/apps/persistentpodstate.ts';
 import { APPS_GROUP } from '../../apis/constants.ts';
-import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
+import { type FieldError, forbidden, invalid } from '../../apis/field-errors.ts';
+import { semanticEqual } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { type CustomWorkload, customWorkloadWhitelist, groupOf, isWhitelisted } from '../workload.ts';
 
@@ -11,36 +12,26 @@ type AnyPPS = PersistentPodState | PersistentPodStateV1alpha1;
 /** Key of kruise-configuration listing custom workloads PersistentPodState may target. */
 export const PPS_CUSTOM_WORKLOAD_WHITELIST_KEY = 'PPS_Watch_Custom_Workload_WhiteList';
 
+// Upstream's (master, v1beta1) words for both served versions: it converts v1alpha1 before validating.
 export function validatePersistentPodStateSpec(obj: AnyPPS, whitelist: readonly CustomWorkload[] = []): FieldError[] {
   const errs: FieldError[] = [];
   const spec = obj.spec;
-  const ref = spec?.targetRef;
-  if (!ref) errs.push(required('spec.targetRef', 'TargetRef is required'));
-  else if (!ref.apiVersion || !ref.kind || !ref.name) {
-    errs.push(invalid('spec.targetRef', ref, 'empty TargetReference is not valid for PersistentPodState.'));
-  } else {
-    const isStatefulSet = ref.kind === 'StatefulSet' && ['apps', APPS_GROUP].includes(groupOf(ref.apiVersion));
-    if (!isStatefulSet && !isWhitelisted(ref, whitelist)) {
-      errs.push(invalid('spec.targetRef.kind', ref.kind, 'targetRef.Kind must be StatefulSet or in PPS_Watch_Custom_Workload_WhiteList'));
-    }
+  const ref = spec?.targetRef ?? { apiVersion: '', kind: '', name: '' };
+  if (!ref.apiVersion || !ref.kind || !ref.name) {
+    errs.push(invalid('spec.targetRef', ref, 'empty targetRef is not valid for PersistentPodState.'));
   }
-  const requiredTerm = spec?.requiredPersistentTopology as { keys?: string[]; nodeTopologyKeys?: string[] } | undefined;
-  const requiredKeys = requiredTerm?.keys ?? requiredTerm?.nodeTopologyKeys ?? [];
-  if (requiredKeys.length === 0 && (spec?.preferredPersistentTopology ?? []).length === 0) {
-    errs.push(required('spec.requiredPersistentTopology, preferredPersistentTopology', 'requiredPersistentTopology and preferredPersistentTopology can not both be empty'));
+  const isStatefulSet = ref.kind === 'StatefulSet' && ['apps', APPS_GROUP].includes(groupOf(ref.apiVersion ?? ''));
+  if (!isStatefulSet && !isWhitelisted(ref, whitelist)) {
+    errs.push(invalid('spec.targetRef', ref, 'targetRef.Kind must be StatefulSet or in PPS_Watch_Custom_Workload_WhiteList'));
   }
-  (spec?.preferredPersistentTopology ?? []).forEach((term, i) => {
-    if (term.weight < 0 || term.weight > 100) {
-      errs.push(invalid(`spec.preferredPersistentTopology[${i}].weight`, term.weight, 'weight must be in the range 0-100'));
-    }
-  });
+  if (spec?.requiredPersistentTopology == null && (spec?.preferredPersistentTopology ?? []).length === 0) {
+    errs.push(invalid('spec', spec ?? null, 'TopologyConstraint and TopologyPreference cannot be empty at the same time'));
+  }
   return errs;
 }
 
 export function validatePersistentPodStateUpdate(obj: AnyPPS, old: AnyPPS): FieldError[] {
-  if (JSON.stringify(obj.spec?.targetRef ?? null) !== JSON.stringify(old.spec?.targetRef ?? null)) {
-    return [invalid('spec.targetRef', obj.spec?.targetRef, 'targetRef is immutable')];
-  }
+  if (!semanticEqual(obj.spec?.targetRef, old.spec?.targetRef)) return [forbidden('spec.targetRef', 'targetRef is immutable')];
   return [];
 }
 
@@ -52,7 +43,7 @@ export function validatePersistentPodStateConflict(obj: AnyPPS, others: readonly
     if (other.metadata?.name === obj.metadata?.name) continue;
     const o = other.spec?.targetRef;
     if (o && groupOf(o.apiVersion) === groupOf(ref.apiVersion) && o.kind === ref.kind && o.name === ref.name) {
-      return [invalid('spec.targetRef', ref, `targetRef is in conflict with other PersistentPodState(${other.metadata?.name})`)];
+      return [invalid('spec.targetRef', ref, `targetRef is in conflict with other PersistentPodState ${other.metadata?.name}`)];
     }
   }
   return [];

@@ -11,7 +11,6 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1alpha1'],
     operations: ['CREATE', 'UPDATE'],
     validate: validatePodProbeMarker,
-    gate: 'PodProbeMarkerGate',
     failurePolicy: 'Fail',
   },
 ];

@@ -98,13 +98,13 @@ export function validatePodUnavailableBudgetSpec(obj: PUB): FieldError[] {
     const s = spec.ignoredPodSelector;
     errs.push(...validateLabelSelector(s, 'spec.ignoredPodSelector'));
     if (Object.keys(s.matchLabels ?? {}).length + (s.matchExpressions ?? []).length === 0) {
-      errs.push(invalid('spec.ignoredPodSelector', s, 'empty ignoredPodSelector is not valid for PodUnavailableBudget.'));
+      errs.push(invalid('spec.ignoredPodSelector', s, 'empty ignoredPodSelector is not valid for PodUnavailableBudget'));
     }
   }
   if (total !== undefined && spec.protectTotalReplicas !== undefined && spec.protectTotalReplicas !== null) {
     const n = parseInt32(total);
     if (n !== undefined && n !== spec.protectTotalReplicas) {
-      errs.push(invalid('spec.protectTotalReplicas', spec.protectTotalReplicas, `must equal annotation[${PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION}]`));
+      errs.push(invalid(`metadata.annotations[${PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION}]`, total, 'must match spec.protectTotalReplicas when both are set'));
     }
   }
   return errs;

@@ -11,7 +11,6 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1alpha1', 'v1beta1'],
     operations: ['CREATE', 'UPDATE'],
     validate: validateResourceDistribution,
-    gate: 'ResourceDistributionGate',
     failurePolicy: 'Fail',
   },
 ];

@@ -56,44 +56,42 @@ function validateHotUpgrade(c: SidecarContainer, path: string, allNames: Set<str
 
 const RESOURCE_EXPR_RE = /^[\s\d.+\-*/%()a-zA-Z,]*$/;
 
+// Upstream (master) reports these below spec[i] (its container paths start at the root), the
+// resources conflict and a missing expression ending the check.
 function validateResourcesPolicy(c: SidecarContainer, path: string, init: boolean): FieldError[] {
   const policy = c.resourcesPolicy;
   if (!policy) return [];
   const pp = `${path}.resourcesPolicy`;
   const errs: FieldError[] = [];
-  if (init && !isNativeSidecar(c)) {
-    errs.push(forbiddenField(pp, 'resourcesPolicy is only supported for native sidecar init containers (restartPolicy: Always)'));
-  }
+  if (init && !isNativeSidecar(c)) errs.push(invalid(pp, policy, 'resourcesPolicy is only supported for containers with RestartPolicy Always'));
   const res = c.resources ?? {};
   if (Object.keys(res.limits ?? {}).length + Object.keys(res.requests ?? {}).length > 0) {
-    errs.push(forbiddenField(pp, 'resourcesPolicy and resources cannot be set at the same time'));
+    return [...errs, invalid(pp, policy, 'resourcesPolicy and resources cannot be configured together')];
   }
   if (policy.targetContainersMode !== 'sum' && policy.targetContainersMode !== 'max') {
     errs.push(notSupported(`${pp}.targetContainersMode`, policy.targetContainersMode ?? '', ['sum', 'max']));
   }
-  if (policy.targetContainersNameRegex) {
+  if (!policy.targetContainersNameRegex) errs.push(required(`${pp}.targetContainersNameRegex`, 'invalid empty regex'));
+  else {
     try {
       new RegExp(policy.targetContainersNameRegex);
     } catch (e) {
-      errs.push(invalid(`${pp}.targetContainersNameRegex`, policy.targetContainersNameRegex, `invalid regex: ${(e as Error).message}`));
+      errs.push(invalid(`${pp}.targetContainersNameRegex`, policy.targetContainersNameRegex, `invalid regex pattern: ${(e as Error).message}`));
     }
   }
   const expr = policy.resourcesExpr ?? {};
-  if (!expr.limits && !expr.requests) {
-    errs.push(required(`${pp}.resourcesExpr`, 'at least one of limits and requests must be set'));
-  }
+  if (!expr.limits && !expr.requests) return [...errs, invalid(`${pp}.resourcesExpr`, expr, 'at least one of limits or requests must be configured')];
   for (const kind of ['limits', 'requests'] as const) {
     for (const res of ['cpu', 'memory'] as const) {
       const value = expr[kind]?.[res];
-      if (value !== undefined && !RESOURCE_EXPR_RE.test(value)) {
-        errs.push(invalid(`${pp}.resourcesExpr.${kind}.${res}`, value, 'invalid resource expression'));
+      if (value && !RESOURCE_EXPR_RE.test(value)) {
+        errs.push(invalid(`${pp}.resourcesExpr.${kind}.${res}`, value, 'invalid expression: unexpected character'));
       }
     }
   }
   return errs;
 }
 
-const forbiddenField = (field: string, detail: string): FieldError => ({ type: 'FieldValueForbidden', field, detail });
 
 /** Pod-level checks on the fake pod upstream builds: `spec.initContainers[i]…`, `spec.containers[i]…`. */
 function validateFakePod(init: SidecarContainer[], containers: SidecarContainer[], volumes: Volume[] | undefined): FieldError[] {
@@ -119,7 +117,7 @@ export function validateSidecarContainers(
   const errs: FieldError[] = [];
   const names = new Set([...init, ...containers].map((c) => c.name));
   init.forEach((c, i) => {
-    errs.push(...validateResourcesPolicy(c, `spec.initContainers[${i}]`, true));
+    errs.push(...validateResourcesPolicy(c, `spec[${i}]`, true));
   });
   containers.forEach((c, i) => {
     if (c.podInjectPolicy !== 'BeforeAppContainer' && c.podInjectPolicy !== 'AfterAppContainer') {
@@ -131,7 +129,7 @@ export function validateSidecarContainers(
     }
     errs.push(...validateTransferEnvFieldRef(c, `spec[${i}].transferEnv`));
     errs.push(...validateHotUpgrade(c, `spec.containers[${i}]`, names));
-    errs.push(...validateResourcesPolicy(c, `spec.containers[${i}]`, false));
+    errs.push(...validateResourcesPolicy(c, `spec[${i}]`, false));
   });
   errs.push(...validateFakePod(init, containers, volumes));
   return errs;

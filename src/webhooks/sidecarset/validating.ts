@@ -122,32 +122,49 @@ async function validateInjectionStrategy(obj: AnySidecarSet, reader: AdmissionRe
 }
 
 interface PatchWhitelist {
-  rules?: Array<{ selector?: LabelSelectorLike; annotationKeyExprs?: string[] }>;
+  rules?: Array<{ selector?: LabelSelectorLike; allowedAnnotationKeyExprs?: string[] }>;
 }
 
+/**
+ * Upstream's ValidateSidecarSetPatchMetadataWhitelist: the rules whose selector matches the
+ * SidecarSet's own labels allow annotation keys by regular expression; with no whitelist, or no
+ * rule applying, only SidecarSetPatchPodMetadataDefaultsAllowed lets patches through.
+ */
 async function patchWhitelistError(obj: AnySidecarSet, ctx: AdmissionContext): Promise<string | undefined> {
   const patches = obj.spec?.patchPodMetadata ?? [];
-  if (patches.length === 0 || ctx.features.SidecarSetPatchPodMetadataDefaultsAllowed) return undefined;
-  let whitelist: PatchWhitelist | undefined;
-  if (ctx.reader) {
-    const cm = await ctx.reader.get<{ data?: Record<string, string> }>('v1', 'ConfigMap', KRUISE_CONFIGURATION_NAME, kruiseNamespace());
-    const raw = cm?.data?.[PATCH_POD_METADATA_WHITELIST_KEY];
-    if (raw) whitelist = JSON.parse(raw) as PatchWhitelist;
+  if (patches.length === 0) return undefined;
+  const defaultsAllowed = ctx.features.SidecarSetPatchPodMetadataDefaultsAllowed;
+  const cm = ctx.reader ? await ctx.reader.get<{ data?: Record<string, string> }>('v1', 'ConfigMap', KRUISE_CONFIGURATION_NAME, kruiseNamespace()) : null;
+  const raw = cm?.data?.[PATCH_POD_METADATA_WHITELIST_KEY];
+  if (raw === undefined) return defaultsAllowed ? undefined : 'SidecarSet patch metadata whitelist not found';
+  let whitelist: PatchWhitelist;
+  try {
+    whitelist = JSON.parse(raw) as PatchWhitelist;
+  } catch (e) {
+    return (e as Error).message;
   }
-  if (!whitelist?.rules?.length) return 'SidecarSet patch pod metadata whitelist not found';
-  const podLabels = obj.spec?.selector?.matchLabels ?? {};
-  const rules = whitelist.rules.filter((r) => {
-    if (!r.selector) return true;
-    try {
-      return labelSelectorAsSelector(r.selector).matches(podLabels);
-    } catch {
-      return false;
+  const labels = obj.metadata?.labels ?? {};
+  const allowed: RegExp[] = [];
+  for (const rule of whitelist.rules ?? []) {
+    if (rule.selector) {
+      try {
+        if (!labelSelectorAsSelector(rule.selector).matches(labels)) continue;
+      } catch (e) {
+        return (e as Error).message;
+      }
     }
-  });
+    for (const expr of rule.allowedAnnotationKeyExprs ?? []) {
+      try {
+        allowed.push(new RegExp(expr));
+      } catch (e) {
+        return (e as Error).message;
+      }
+    }
+  }
+  if (allowed.length === 0) return defaultsAllowed ? undefined : 'sidecarSet patch metadata annotation is not allowed';
   for (const patch of patches) {
     for (const key of Object.keys(patch.annotations ?? {})) {
-      const allowed = rules.some((r) => (r.annotationKeyExprs ?? []).some((expr) => new RegExp(expr).test(key)));
-      if (!allowed) return `sidecarSet patch pod metadata annotation[${key}] is not in the whitelist`;
+      if (!allowed.some((r) => r.test(key))) return `sidecarSet patch metadata annotation(${key}) is not allowed`;
     }
   }
   return undefined;

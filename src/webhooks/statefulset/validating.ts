@@ -15,7 +15,7 @@ import {
   validateWorkloadSelector,
 } from '../workload.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
-import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectName, validatePositiveIntOrPercent } from '../podtemplate.ts';
+import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectMeta, validatePositiveIntOrPercent } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 export const MAX_MIN_READY_SECONDS = 300;
@@ -116,7 +116,7 @@ function validateUpdateStrategy(spec: StatefulSetSpec): FieldError[] {
 /** Spec rules (CREATE and UPDATE). */
 export function validateStatefulSetSpec(obj: StatefulSet, ctx: AdmissionContext): FieldError[] {
   const spec: StatefulSetSpec = obj.spec ?? ({} as StatefulSetSpec);
-  const errs: FieldError[] = [...validateObjectName(obj.metadata?.name)];
+  const errs: FieldError[] = [...validateObjectMeta(obj.metadata)];
   switch (spec.podManagementPolicy ?? '') {
     case '':
       errs.push(required('spec.podManagementPolicy'));

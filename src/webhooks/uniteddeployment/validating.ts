@@ -11,7 +11,7 @@ import {
   semanticEqual,
   validateNodeSelectorTerm,
   validateNonnegative,
-  validateObjectName,
+  validateObjectMeta,
   validatePodTemplateSpec,
   validateTolerations,
 } from '../podtemplate.ts';
@@ -136,7 +136,7 @@ function validateSubsetTemplate(spec: UnitedDeploymentSpec, ctx: AdmissionContex
 
 export function validateUnitedDeploymentSpec(obj: UnitedDeployment, ctx: AdmissionContext): FieldError[] {
   const spec: UnitedDeploymentSpec = obj.spec ?? ({} as UnitedDeploymentSpec);
-  const errs: FieldError[] = [...validateObjectName(obj.metadata?.name)];
+  const errs: FieldError[] = [...validateObjectMeta(obj.metadata)];
   errs.push(...validateNonnegative(spec.replicas, 'spec.replicas'));
   // Upstream's wording says statefulset for UnitedDeployments too.
   const sel = validateWorkloadSelector(spec.selector, 'spec.selector', 'statefulset');

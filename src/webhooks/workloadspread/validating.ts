@@ -4,7 +4,7 @@
 import type { WorkloadSpread, WorkloadSpreadV1alpha1 } from '../../apis/apps/workloadspread.ts';
 import { APPS_GROUP } from '../../apis/constants.ts';
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
-import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
+import { getLenientValueFromIntOrPercent } from '../../util/intstr.ts';
 import { validateNodeSelectorTerm, validateTolerations } from '../podtemplate.ts';
 import { type CustomWorkload, customWorkloadWhitelist, groupOf, isWhitelisted } from '../workload.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
@@ -92,7 +92,7 @@ function validateSubsets(ws: AnyWorkloadSpread): FieldError[] {
     }
     let value: number;
     try {
-      value = getScaledValueFromIntOrPercent(max, 100, true);
+      value = getLenientValueFromIntOrPercent(max, 100, true);
     } catch {
       value = -1;
     }

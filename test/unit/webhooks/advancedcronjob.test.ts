@@ -61,11 +61,14 @@ describe('AdvancedCronJob validation', () => {
     ['empty timeZone', acj({ timeZone: '' }), ['spec.timeZone: Invalid value: "": timeZone must be nil or non-empty string']],
     ['Local timeZone', acj({ timeZone: 'Local' }), ['spec.timeZone: Invalid value: "Local": timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones']],
     ['unknown timeZone', acj({ timeZone: 'Mars/Base' }), ['spec.timeZone: Invalid value: "Mars/Base": unknown time zone Mars/Base']],
-    ['no template', acj({ template: {} }), ['spec.template: Forbidden: spec must have one template, either JobTemplate or BroadcastJobTemplate should be provided']],
-    ['two templates', acj({ template: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }], restartPolicy: 'Never' } } } }, broadcastJobTemplate: { spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }] } } } } } }), ['spec.template: Forbidden: spec can have only one template, either JobTemplate or BroadcastJobTemplate should be provided']],
+    ['no template', acj({ template: {} }), ['spec.template: Forbidden: spec must have one template, either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided']],
+    ['two templates', acj({ template: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }], restartPolicy: 'Never' } } } }, broadcastJobTemplate: { spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }] } } } } } }), ['spec.template: Forbidden: spec can have only one template, either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided']],
     ['negative history limit', acj({ failedJobsHistoryLimit: -1 }), ['spec.failedJobsHistoryLimit: Invalid value: -1: must be greater than or equal to 0']],
     ['invalid job pod', acj({ template: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'C', image: 'x' }] } } } } } }), [`spec.template.spec.containers[0].name: Invalid value: "C": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`]],
-    ['ILPJ duplicate image', acj({ concurrencyPolicy: 'Replace', template: { imageListPullJobTemplate: { spec: { images: ['a:1', 'a:1'] } } } }), ['spec.template.imageListPullJobTemplate.spec.images: Invalid value: "a:1": image a:1 is duplicated']],
+    ['ILPJ duplicate image', acj({ concurrencyPolicy: 'Replace', template: { imageListPullJobTemplate: { spec: { images: ['a:1', 'a:1'] } } } }), ['spec.template.imageListPullJobTemplate.spec.images: Invalid value: ["a:1","a:1"]: images cannot have duplicate values']],
+    ['ILPJ with Allow', acj({ concurrencyPolicy: 'Allow', template: { imageListPullJobTemplate: { spec: { images: ['a:1'] } } } }), ['spec.spec.concurrencyPolicy: Invalid value: "Allow": concurrencyPolicy should be Replace or Forbid, but current value is: Allow']],
+    ['ILPJ ttl', acj({ concurrencyPolicy: 'Forbid', template: { imageListPullJobTemplate: { spec: { images: ['a:1'], completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 5 } } } } }), ['spec.template.imageListPullJobTemplate.spec.completionPolicy.ttlSecondsAfterFinished: Invalid value: 5: ttlSecondsAfterFinished is not supported in advancedCronJob']],
+    ['ILPJ deadline over a day', acj({ concurrencyPolicy: 'Forbid', template: { imageListPullJobTemplate: { spec: { images: ['a:1'], completionPolicy: { type: 'Always', activeDeadlineSeconds: 86401 } } } } }), ['spec.template.imageListPullJobTemplate.spec.completionPolicy.activeDeadlineSeconds: Invalid value: 86401: activeDeadlineSeconds must be less than 86400, current value is: 86401']],
   ];
   for (const [name, obj, want] of cases) test(name, () => assert.deepEqual(errors(obj), want));
 
@@ -74,7 +77,7 @@ describe('AdvancedCronJob validation', () => {
     const changed = acj();
     changed.spec.template.broadcastJobTemplate.spec.template.spec.containers[0].image = 'busybox:2';
     assert.deepEqual(errors(changed, 'UPDATE', acj()), [
-      "spec: Forbidden: updates to advancedcronjob spec for fields other than 'schedule', 'concurrencyPolicy', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit', 'startingDeadlineSeconds', 'timeZone' and 'paused' are forbidden",
+      "spec: Forbidden: updates to advancedcronjob spec for fields other than 'imageListPullJobTemplate', 'schedule', 'concurrencyPolicy', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit', 'startingDeadlineSeconds', 'timeZone' and 'paused' are forbidden",
     ]);
     const ilpj = (images: string[]) => acj({ template: { imageListPullJobTemplate: { spec: { images } } } });
     assert.deepEqual(errors(ilpj(['a:2']), 'UPDATE', ilpj(['a:1'])), []);

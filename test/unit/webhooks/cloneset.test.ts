@@ -119,7 +119,7 @@ describe('CloneSet validation', () => {
     ['missing image', (() => { const o = cs(); delete o.spec.template.spec.containers[0].image; return o; })(), ['spec.template.spec.containers[0].image: Required value']],
     ['unknown mount', (() => { const o = cs(); o.spec.template.spec.containers[0].volumeMounts = [{ name: 'nope', mountPath: '/d' }]; return o; })(), ['spec.template.spec.containers[0].volumeMounts[0].name: Not found: "nope"']],
     ['duplicate podsToDelete', cs({ scaleStrategy: { podsToDelete: ['a', 'a'] } }), ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","a"]: duplicated items [a]']],
-    ['bad podUpdatePolicy', cs(ru({ podUpdatePolicy: 'Foo' })), [`spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: "Foo": must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'`]],
+    ['bad podUpdatePolicy', cs(ru({ podUpdatePolicy: 'Foo' })), [`spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: "Foo": must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'`]],
     ['bad type', cs({ updateStrategy: { type: 'Foo' } }), [`spec.updateStrategy.type: Invalid value: "Foo": must be 'RollingUpdate' or 'OnDelete'`]],
     ['partition without %', cs(ru({ partition: '5' })), ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "5": failed GetScaledValueFromIntOrPercent for partition: invalid value for IntOrString: invalid type: string is not a percentage']],
     ['maxSurge with InPlaceOnly', cs(ru({ podUpdatePolicy: 'InPlaceOnly', maxSurge: 1 })), ['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "1": can not use maxSurge with strategy type InPlaceOnly']],
@@ -127,7 +127,12 @@ describe('CloneSet validation', () => {
     ['priority strategy', cs(ru({ priorityStrategy: { orderPriority: [{ orderedKey: 'a' }], weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: 'b' } } }] } })), ['spec.updateStrategy.rollingUpdate.priorityStrategy: Required value: only one of weightPriority and orderPriority can be used']],
     ['scatter strategy', cs(ru({ scatterStrategy: [{ key: 'a', value: 'b' }, { key: 'a', value: 'b' }] })), ['spec.updateStrategy.rollingUpdate.scatterStrategy: Required value: duplicated key=a value=b']],
     ['progressDeadlineSeconds', cs({ minReadySeconds: 60, progressDeadlineSeconds: 60 }), ['spec.progressDeadlineSeconds: Invalid value: 60: must be greater than minReadySeconds']],
-    ['pre-download parallelism percent', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '10%' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "10%": percentage is not supported']],
+    // Upstream's own words (pkg/webhook/cloneset/validating), the field name repeated in the detail.
+    ['pre-download parallelism percent', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '10%' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "10%": imagePreDownloadParallelism does not support percentage value']],
+    ['pre-download parallelism not a number', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: 'ten' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "ten": imagePreDownloadParallelism must be a valid integer: strconv.ParseInt: parsing "ten": invalid syntax']],
+    ['pre-download parallelism out of int32', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '2147483648' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "2147483648": imagePreDownloadParallelism must be a valid integer: strconv.ParseInt: parsing "2147483648": value out of range']],
+    ['pre-download parallelism negative', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: -1 } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: -1: imagePreDownloadParallelism must be non-negative']],
+    ['pre-download parallelism negative string', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '-2' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "-2": imagePreDownloadParallelism must be non-negative']],
     ['bad name', (() => { const o = cs(); o.metadata.name = 'Bad_Name'; return o; })(), [`metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`]],
     ['v1alpha1 bad type', cs({ updateStrategy: { type: 'RollingUpdate' } }, ALPHA), [`spec.updateStrategy.type: Invalid value: "RollingUpdate": must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'`]],
     ['v1alpha1 partition', cs({ updateStrategy: { partition: -2 } }, ALPHA), ['spec.updateStrategy.partition: Invalid value: -2: must be greater than or equal to 0']],
@@ -165,7 +170,7 @@ describe('CloneSet update rules', () => {
     const obj = cs({ selector: { matchLabels: { app: 'demo', x: 'y' } } });
     obj.spec.template.metadata.labels.x = 'y';
     assert.deepEqual(await defaultedErrors(obj, 'UPDATE', old), [
-      "spec: Forbidden: updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
+      "spec: Forbidden: updates to cloneset spec for fields other than 'replicas', 'template', 'lifecycle', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'progressDeadlineSeconds', 'volumeClaimTemplates' and 'revisionHistoryLimit' are forbidden",
     ]);
   });
 

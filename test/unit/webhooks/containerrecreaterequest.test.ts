@@ -146,7 +146,7 @@ describe('ContainerRecreateRequest mutating webhook', () => {
       assert.fail('expected a denial');
     } catch (e) {
       assert.ok(e instanceof AdmissionDenied);
-      assert.equal(e.message, 'no found Node named node-a for Pod pod-name');
+      assert.equal(e.message, 'failed to get Node node-a: nodes "node-a" not found');
       assert.equal(e.code, 400);
     }
   });

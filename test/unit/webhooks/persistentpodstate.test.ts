@@ -20,7 +20,7 @@ describe('PersistentPodState validation', () => {
   test('target must be a StatefulSet or whitelisted', async () => {
     assert.equal(
       await errors(pps({ targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' } })),
-      'spec.targetRef.kind: Invalid value: "Deployment": targetRef.Kind must be StatefulSet or in PPS_Watch_Custom_Workload_WhiteList',
+      'spec.targetRef: Invalid value: {"apiVersion":"apps/v1","kind":"Deployment","name":"d"}: targetRef.Kind must be StatefulSet or in PPS_Watch_Custom_Workload_WhiteList',
     );
     const cm = { kind: 'ConfigMap', metadata: { name: 'kruise-configuration', namespace: 'kruise-system' }, data: { PPS_Watch_Custom_Workload_WhiteList: JSON.stringify({ workloads: [{ Group: 'apps', Kind: 'Deployment' }] }) } };
     assert.equal(await errors(pps({ targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' } }), undefined, [cm]), '');
@@ -28,17 +28,17 @@ describe('PersistentPodState validation', () => {
   test('a topology is required', async () => {
     assert.equal(
       await errors(pps({ requiredPersistentTopology: undefined })),
-      'spec.requiredPersistentTopology, preferredPersistentTopology: Required value: requiredPersistentTopology and preferredPersistentTopology can not both be empty',
+      'spec: Invalid value: {"targetRef":{"apiVersion":"apps.kruise.io/v1beta1","kind":"StatefulSet","name":"sts"}}: TopologyConstraint and TopologyPreference cannot be empty at the same time',
     );
   });
   test('targetRef is immutable and unique per workload', async () => {
     assert.equal(
       await errors(pps({ targetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'other' } }), pps({})),
-      'spec.targetRef: Invalid value: {"apiVersion":"apps/v1","kind":"StatefulSet","name":"other"}: targetRef is immutable',
+      'spec.targetRef: Forbidden: targetRef is immutable',
     );
     assert.equal(
       await errors(pps({}), undefined, [pps({}, 'first')]),
-      'spec.targetRef: Invalid value: {"apiVersion":"apps.kruise.io/v1beta1","kind":"StatefulSet","name":"sts"}: targetRef is in conflict with other PersistentPodState(first)',
+      'spec.targetRef: Invalid value: {"apiVersion":"apps.kruise.io/v1beta1","kind":"StatefulSet","name":"sts"}: targetRef is in conflict with other PersistentPodState first',
     );
   });
   test('registration', () => assert.deepEqual(registrations.map((r) => [r.resource, r.versions]), [['persistentpodstates', ['v1alpha1', 'v1beta1']]]));

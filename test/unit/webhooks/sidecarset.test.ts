@@ -98,6 +98,11 @@ describe('SidecarSet validation', () => {
 
   const cases: Array<[string, any, string]> = [
     [
+      'resourcesPolicy beside resources (upstream: spec[i], ends the check)',
+      sidecarSet({ containers: [{ name: 'sidecar1', image: 'centos:6.7', resources: { limits: { cpu: '1' } }, resourcesPolicy: { targetContainersMode: 'sum', targetContainersNameRegex: '.*', resourcesExpr: { limits: { cpu: 'cpu' } } } }] }),
+      'spec[0].resourcesPolicy: Invalid value: {"targetContainersMode":"sum","targetContainersNameRegex":".*","resourcesExpr":{"limits":{"cpu":"cpu"}}}: resourcesPolicy and resources cannot be configured together',
+    ],
+    [
       'bad name',
       sidecarSet({}, { name: 'bad_name' }),
       `metadata.name: Invalid value: "bad_name": sidecarset name must consist of alphanumeric characters or '-' (e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')`,
@@ -236,13 +241,15 @@ describe('SidecarSet validation', () => {
 
   test('patchPodMetadata needs the whitelist unless the gate allows defaults', async () => {
     const obj = () => sidecarSet({ patchPodMetadata: [{ annotations: { 'oom-score': '1' } }] });
-    assert.equal(await errors(obj()), 'spec.patchPodMetadata: Required value: SidecarSet patch pod metadata whitelist not found');
+    assert.equal(await errors(obj()), 'spec.patchPodMetadata: Required value: SidecarSet patch metadata whitelist not found');
     const cm = {
       kind: 'ConfigMap',
       metadata: { name: 'kruise-configuration', namespace: 'kruise-system' },
-      data: { SidecarSet_PatchPodMetadata_WhiteList: JSON.stringify({ rules: [{ annotationKeyExprs: ['^oom-.*'] }] }) },
+      data: { SidecarSet_PatchPodMetadata_WhiteList: JSON.stringify({ rules: [{ allowedAnnotationKeyExprs: ['^oom-.*'] }] }) },
     };
     assert.equal(await errors(obj(), { objects: [cm] }), '');
+    const other = sidecarSet({ patchPodMetadata: [{ annotations: { 'cpu-set': '1' } }] });
+    assert.equal(await errors(other, { objects: [cm] }), 'spec.patchPodMetadata: Required value: sidecarSet patch metadata annotation(cpu-set) is not allowed');
   });
 
   test('registration', () => {
