@@ -3,6 +3,7 @@
 // the leader runs their workers.
 import type { FeatureGates } from '../apis/features.ts';
 import type { KubeClient } from '../runtime/client.ts';
+import { Controller, type ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { SharedInformerFactory } from '../runtime/informer.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -60,4 +61,9 @@ export interface ControllerSetup {
 export interface ControllerRunner {
   /** Waits for its caches, then reconciles with its workers until signal aborts. */
   run(signal: AbortSignal): Promise<void>;
+}
+
+/** The workqueue and workers of a manager controller: --<name>-workers of them, logging as it. */
+export function managerController(name: string, deps: ControllerDeps, reconcile: (key: string) => Promise<ReconcileResult>): Controller {
+  return new Controller({ name, reconcile, maxConcurrentReconciles: deps.workers, logger: deps.logger });
 }

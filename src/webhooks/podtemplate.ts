@@ -240,12 +240,8 @@ export function validateAnnotations(annotations: Record<string, string> | undefi
   return errs;
 }
 
-function validateContainer(
-  c: Container,
-  path: string,
-  names: Set<string>,
-  volumes: Set<string>,
-): FieldError[] {
+/** Name (a DNS label, unique among `names`, which it joins) and image (set, no outer whitespace). */
+export function validateContainerNameAndImage(c: Pick<Container, 'name' | 'image'>, path: string, names: Set<string>): FieldError[] {
   const errs: FieldError[] = [];
   if (!c.name) errs.push(required(`${path}.name`));
   else {
@@ -255,6 +251,16 @@ function validateContainer(
   }
   if (!c.image) errs.push(required(`${path}.image`));
   else if (c.image.trim() !== c.image) errs.push(invalid(`${path}.image`, c.image, 'must not have leading or trailing whitespace'));
+  return errs;
+}
+
+function validateContainer(
+  c: Container,
+  path: string,
+  names: Set<string>,
+  volumes: Set<string>,
+): FieldError[] {
+  const errs: FieldError[] = validateContainerNameAndImage(c, path, names);
   if (!c.imagePullPolicy) errs.push(required(`${path}.imagePullPolicy`));
   else if (!PULL_POLICIES.includes(c.imagePullPolicy)) errs.push(notSupported(`${path}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES));
   if (c.terminationMessagePolicy && !TERMINATION_MESSAGE_POLICIES.includes(c.terminationMessagePolicy)) {

@@ -8,7 +8,7 @@ import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods, type KubeObject, type Stored, CloneSets, ImagePullJobs } from '../../runtime/client.ts';
-import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
@@ -18,7 +18,7 @@ import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector, type Labels } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
-import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { makeHandlers } from './event-handler.ts';
 import { CloneSetExecutor, type ExecutorClient } from './executor.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
@@ -240,12 +240,7 @@ export const cloneSetController: ControllerSetup = {
       resourceVersions,
       scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete,
     });
-    const controller = new Controller({
-      name: 'cloneset',
-      reconcile: (key) => reconciler.reconcile(key),
-      maxConcurrentReconciles: deps.workers,
-      logger: deps.logger,
-    });
+    const controller = managerController('cloneset', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({
       queue: controller.queue,
       scaleExpectations,

@@ -5,14 +5,14 @@
 
 import type { Pod } from '../../apis/core-objects.ts';
 import { isNotFound, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
-import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { CRR_POD_UID_LABEL } from '../../apis/constants.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
-import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { CRRExecutor, type ExecutorClient } from './executor.ts';
 import { planContainerRecreateRequest, type CRR } from './plan.ts';
 
@@ -128,12 +128,7 @@ export const containerRecreateRequestController: ControllerSetup = {
       recorder: deps.recorder,
       log: deps.logger,
     });
-    const controller = new Controller({
-      name: 'containerrecreaterequest',
-      reconcile: (key) => reconciler.reconcile(key),
-      maxConcurrentReconciles: deps.workers,
-      logger: deps.logger,
-    });
+    const controller = managerController('containerrecreaterequest', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers(controller.queue, (ns, pod) => crrs.lister.byIndex(CRRPodIndex, `${ns}/${pod}`));
     crrs.addEventHandler(handlers.crr);
     pods.addEventHandler(handlers.pod);

@@ -4,14 +4,14 @@
 // list job ttlSecondsAfterFinished after it completes. planImageListPullJob (plan.ts) decides the
 // round from the cache once expectations are met; the executor (executor.ts) applies it.
 import { ImageListPullJobs, ImagePullJobs, type KubeClient } from '../../runtime/client.ts';
-import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
-import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import type { ImagePullJob } from '../imagejobs/resources.ts';
 import { ImageListPullJobExecutor } from './executor.ts';
 import { planImageListPullJob, type ImageListPullJob } from './plan.ts';
@@ -131,12 +131,7 @@ export const imageListPullJobController: ControllerSetup = {
       scaleExpectations,
       resourceVersions,
     });
-    const controller = new Controller({
-      name: 'imagelistpulljob',
-      reconcile: (key) => reconciler.reconcile(key),
-      maxConcurrentReconciles: deps.workers,
-      logger: deps.logger,
-    });
+    const controller = managerController('imagelistpulljob', deps, (key) => reconciler.reconcile(key));
     const handlers = makeListHandlers({ queue: controller.queue, scaleExpectations, resourceVersions });
     lists.addEventHandler(handlers.list);
     jobs.addEventHandler(handlers.job);

@@ -6,14 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import { Namespaces, Pods, Secrets, type KubeObject, NodeImages, ImagePullJobs } from '../../runtime/client.ts';
-import { Controller, TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import { NodeNameIndex, splitKey } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
-import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { isActiveJob, type ImagePullJob, type NodeImage } from '../imagejobs/resources.ts';
 import type { Secret } from '../../apis/core-objects.ts';
 import { makeHandlers } from './event-handler.ts';
@@ -155,12 +155,7 @@ export const imagePullJobController: ControllerSetup = {
       resourceVersions,
       defaultTtlForAlways: deps.flags.defaultTtlsecondsForAlwaysNodeimage,
     });
-    const controller = new Controller({
-      name: 'imagepulljob',
-      reconcile: (key) => reconciler.reconcile(key),
-      maxConcurrentReconciles: deps.workers,
-      logger: deps.logger,
-    });
+    const controller = managerController('imagepulljob', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({
       queue: controller.queue,
       scaleExpectations,

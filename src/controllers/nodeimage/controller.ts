@@ -16,7 +16,7 @@
 // planNodeImage (plan.ts) decides the round from the cached Node and NodeImage; the executor
 // (executor.ts) applies it.
 import { Nodes, Secrets, type KubeObject, ImagePullJobs, NodeImages } from '../../runtime/client.ts';
-import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
@@ -25,7 +25,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
-import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import type { ImagePullJob, NodeImage } from '../imagejobs/resources.ts';
 import { NodeImageExecutor, type NodeImageClient } from './executor.ts';
 import { DEFAULT_CREATION_DELAY_MS, nodeReadiness, planNodeImage } from './plan.ts';
@@ -174,12 +174,7 @@ export const nodeImageController: ControllerSetup = {
       resourceVersions,
       creationDelayMs,
     });
-    const controller = new Controller({
-      name: 'nodeimage',
-      reconcile: (key) => reconciler.reconcile(key),
-      maxConcurrentReconciles: deps.workers,
-      logger: deps.logger,
-    });
+    const controller = managerController('nodeimage', deps, (key) => reconciler.reconcile(key));
     const handlers = makeNodeImageHandlers({
       queue: controller.queue,
       resourceVersions,

@@ -6,13 +6,13 @@
 import { CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
 import { PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
-import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { containsReadinessGate, getCondition } from '../../util/lifecycle.ts';
-import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 
 /** The KruisePodReady condition to add, or undefined when the pod needs none. */
 export function planPodReadiness(pod: Pod, now: number): PodCondition | undefined {
@@ -50,12 +50,7 @@ export const podReadinessController: ControllerSetup = {
   kinds: [],
   setup(deps: ControllerDeps) {
     const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
-    const controller = new Controller({
-      name: 'podreadiness',
-      reconcile: (key) => reconcilePodReadiness(key, { getPod: (ns, n) => pods.lister.get(ns, n), client: deps.client }),
-      maxConcurrentReconciles: deps.workers,
-      logger: deps.logger,
-    });
+    const controller = managerController('podreadiness', deps, (key) => reconcilePodReadiness(key, { getPod: (ns, n) => pods.lister.get(ns, n), client: deps.client }));
     const key = (p: Pod) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
     const handler: EventHandler<Pod> = {
       onAdd: (p, initial) => { if (wantsCondition(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {}); },

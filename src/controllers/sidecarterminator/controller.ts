@@ -4,13 +4,13 @@
 
 import type { Pod } from '../../apis/core-objects.ts';
 import { Nodes, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
-import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
-import type { ControllerDeps, ControllerSetup } from '../types.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { executeSidecarActions, type ExecutorClient } from './executor.ts';
 import { crrNameFor, isInterestingPod, planSidecarTermination } from './plan.ts';
 
@@ -59,12 +59,7 @@ export const sidecarTerminatorController: ControllerSetup = {
       getNode: (n) => nodes.lister.get(n),
       crrExists: (ns, n) => !!crrs.lister.get(ns, n),
     };
-    const controller = new Controller({
-      name: 'sidecarterminator',
-      reconcile: (key) => reconcileSidecarTerminator(key, { cache, client: deps.client, recorder: deps.recorder }),
-      maxConcurrentReconciles: deps.workers,
-      logger: deps.logger,
-    });
+    const controller = managerController('sidecarterminator', deps, (key) => reconcileSidecarTerminator(key, { cache, client: deps.client, recorder: deps.recorder }));
     const key = (p: KubeObject) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
     const handler: EventHandler<Pod> = {
       onAdd: (p, initial) => { if (isInterestingPod(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {}); },

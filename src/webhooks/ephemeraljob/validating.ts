@@ -3,9 +3,9 @@
 // lifecycle or resources; no subPath mounts).
 import type { EphemeralJob } from '../../apis/apps/ephemeraljob.ts';
 import type { EphemeralContainer } from '../../apis/core.ts';
-import { type FieldError, duplicate, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
+import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
 import { labelSelectorAsSelector, validateLabelSelector } from '../../util/labelselector.ts';
-import { isDNS1123Label, validateNonnegative } from '../podtemplate.ts';
+import { validateContainerNameAndImage, validateNonnegative } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
@@ -13,15 +13,7 @@ const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'];
 const FORBIDDEN_FIELDS = ['ports', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'resources'] as const;
 
 function validateEphemeralContainer(c: EphemeralContainer, path: string, names: Set<string>): FieldError[] {
-  const errs: FieldError[] = [];
-  if (!c.name) errs.push(required(`${path}.name`));
-  else {
-    for (const detail of isDNS1123Label(c.name)) errs.push(invalid(`${path}.name`, c.name, detail));
-    if (names.has(c.name)) errs.push(duplicate(`${path}.name`, c.name));
-    names.add(c.name);
-  }
-  if (!c.image) errs.push(required(`${path}.image`));
-  else if (c.image.trim() !== c.image) errs.push(invalid(`${path}.image`, c.image, 'must not have leading or trailing whitespace'));
+  const errs: FieldError[] = validateContainerNameAndImage(c, path, names);
   // Nothing defaults an EphemeralJob's containers (upstream has no mutating webhook for it): both
   // policies must be written out.
   if (!c.terminationMessagePolicy) errs.push(required(`${path}.terminationMessagePolicy`));
