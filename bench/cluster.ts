@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { fromKubeconfigFile, Pods, Namespaces, type KubeObject } from '../src/runtime/client.ts';
+import type { Pod } from '../src/apis/core-objects.ts';
 
 const { values } = parseArgs({
   options: {
@@ -49,8 +50,8 @@ try {
     const abort = new AbortController();
     const began = performance.now();
     const running = (async () => {
-      for await (const ev of client.watch<any>(Pods, { namespace: ns, fieldSelector: `metadata.name=${podName}`, resourceVersion: list.metadata?.resourceVersion, signal: abort.signal })) {
-        if (ev.object?.status?.phase === 'Running') return performance.now() - began;
+      for await (const ev of client.watch<Pod>(Pods, { namespace: ns, fieldSelector: `metadata.name=${podName}`, resourceVersion: list.metadata?.resourceVersion, signal: abort.signal })) {
+        if (ev.type !== 'ERROR' && ev.object?.status?.phase === 'Running') return performance.now() - began;
       }
       throw new Error('watch ended');
     })();

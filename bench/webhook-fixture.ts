@@ -3,7 +3,7 @@
 
 // A CloneSet of the kind a team actually ships: app + sidecar, probes, resources, volumes, a PVC
 // template, anti-affinity, in-place updates with surge.
-export function cloneSet(name: string): any {
+export function cloneSet(name: string) {
   const labels = { app: 'web', tier: 'frontend', 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/part-of': 'shop' };
   return {
     apiVersion: 'apps.kruise.io/v1beta1',
@@ -75,7 +75,7 @@ export function cloneSet(name: string): any {
   };
 }
 
-export function review(object: any): string {
+export function review(object: { metadata: object }): string {
   const request = {
     uid: '__UID__',
     kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' },

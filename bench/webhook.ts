@@ -73,12 +73,18 @@ const child = spawn(process.execPath, [
   '--rate', values.rate, '--duration', values.duration, '--warmup', values.warmup,
 ], { stdio: ['ignore', 'pipe', 'inherit'] });
 
-let result: any;
+// The one JSON line bench/webhook-client.ts prints at the end.
+interface LoadResult {
+  sent: number; ok: number; bad: number; errors: number; firstError?: string; elapsed: number; achieved: number;
+  p50: number; p90: number; p99: number; p999: number; max: number; mean: number; maxLateness: number;
+  clientCpuSeconds: number; sockets: number; bodyBytes: { mutate: number; validate: number }; patchOps: number;
+}
+let result: LoadResult;
 try {
-  result = await new Promise((resolve, reject) => {
+  result = await new Promise<LoadResult>((resolve, reject) => {
     const deadline = setTimeout(() => { child.kill(); reject(new Error('load generator overran its time')); },
       (Number(values.duration) + Number(values.warmup) + 60) * 1000);
-    let out: any;
+    let out: LoadResult | undefined;
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line === 'warm') {
         void serverHandlerSeconds().then((h) => (handler0 = h));

@@ -59,7 +59,7 @@ export type ConditionStatus = 'True' | 'False' | 'Unknown';
  * lastTransitionTime/reason/message optional; `extra` adds per-kind fields such as lastUpdateTime
  * or lastProbeTime.
  */
-export function KruiseCondition<T extends TSchema, E extends TProperties = {}>(type: T, extra?: E) {
+export function KruiseCondition<T extends TSchema, E extends TProperties = Record<never, never>>(type: T, extra?: E) {
   return Type.Object({
     type,
     status: KnownString<ConditionStatus>(),

@@ -2,7 +2,7 @@
 // brings up (or reuses) the embedded local cluster and installs the CRDs there; with a kubeconfig it
 // manages that cluster. Ctrl-C stops the manager, then the local cluster if this command started it
 // and no other `kruise start` is using it (the last one to leave stops it then).
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, type OptionValues } from 'commander';
 import { up, leave, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
 import { fromKubeconfigFile } from '../runtime/client.ts';
 import { logger } from '../runtime/log.ts';
@@ -23,7 +23,7 @@ export function startCommand(): Command {
     }, 3)
     .option('--keep-cluster', 'leave the embedded cluster running after the manager stops')
     .option('--install-crds', 'install the CRDs before starting (always on for the embedded cluster)')
-    .action(async (o: Record<string, any>) => {
+    .action(async (o: OptionValues) => {
       const cfg = managerConfig(o);
       cfg.kubeconfig ??= process.env.KUBECONFIG || undefined;
       const embedded = !cfg.kubeconfig;

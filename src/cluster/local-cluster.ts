@@ -88,7 +88,7 @@ async function withClusterLock<T>(name: string, fn: () => Promise<T>, log: (l: s
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    let holder = 0;
+    let holder: number;
     try {
       holder = Number(readFileSync(file, 'utf8').trim());
     } catch {

@@ -198,7 +198,7 @@ async function waitWebhookReady(check: () => Promise<void>, timeoutMs: number): 
       return await check();
     } catch (err) {
       if (Date.now() >= deadline) {
-        throw new Error(`webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${err instanceof Error ? err.message : String(err)}`);
+        throw new Error(`webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
     }
     await sleep(200);

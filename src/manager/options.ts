@@ -1,6 +1,6 @@
 // kruise-manager's command-line flags (spec §24), with upstream names and defaults, plus the few
 // Kruise TS needs for running outside a cluster (kubeconfig, webhook client mode).
-import { Command, Option, InvalidArgumentError } from 'commander';
+import { Command, Option, InvalidArgumentError, type OptionValues } from 'commander';
 import { parseDuration } from '../util/duration.ts';
 import { parseFeatureGates } from '../apis/features.ts';
 import { allControllers } from '../controllers/index.ts';
@@ -118,7 +118,7 @@ export function addManagerFlags(cmd: Command): Command {
 }
 
 /** Reads the parsed commander options back into a ManagerConfig. */
-export function managerConfig(o: Record<string, any>): ManagerConfig {
+export function managerConfig(o: OptionValues): ManagerConfig {
   const workers: Record<string, number> = {};
   for (const name of WORKERS_FLAGS) workers[name] = o[`${camel(name)}Workers`];
   return {

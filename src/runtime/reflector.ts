@@ -179,7 +179,7 @@ export class Reflector<T extends KubeObject> {
     // to be reachable, where RV "0" could be served by an API server cut off from it.
     const base = { ...this.selectors, signal };
     const items: T[] = [];
-    let listRV = '';
+    let listRV: string;
     let cont: string | undefined;
     try {
       do {

@@ -131,7 +131,7 @@ export class ControllerRefManager<O extends KubeObject> {
       await this.recheckOwner();
     } catch (err) {
       // The owner itself being gone is not the object's NotFound: report it.
-      throw new Error(`can't adopt: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`can't adopt: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     return this.writeOwnerReferences(type, obj, [...(obj.metadata.ownerReferences ?? []), { ...this.opts.ownerRef }]);
   }

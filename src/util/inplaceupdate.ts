@@ -20,8 +20,8 @@ import {
   INPLACE_UPDATE_STATE_ANNOTATION_OLD,
   RUNTIME_CONTAINERS_META_ANNOTATION,
 } from '../apis/constants.ts';
-import type { Container, ObjectMeta, PodSpec } from '../apis/core.ts';
-import type { ContainerStatus, Pod, PodCondition } from '../apis/core-objects.ts';
+import type { Container } from '../apis/core.ts';
+import type { Pod, PodCondition } from '../apis/core-objects.ts';
 import { getCondition, setCondition } from './lifecycle.ts';
 import { equalToRevisionHash, fnv1a_32, marshalGoJSON } from './revision.ts';
 import { templateFromRevision, type ControllerRevision } from './revision-data.ts';

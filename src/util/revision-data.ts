@@ -5,7 +5,7 @@
 
 import type { CloneSet } from '../apis/apps/cloneset.ts';
 import { CLONESET_VCT_HASH_ANNOTATION } from '../apis/constants.ts';
-import type { ObjectMeta, PersistentVolumeClaim, PodTemplateSpec } from '../apis/core.ts';
+import type { PersistentVolumeClaim, PodTemplateSpec } from '../apis/core.ts';
 import type { ControllerRevision } from '../apis/core-objects.ts';
 import { CONTROLLER_REVISION_HASH_KEY, controllerRevisionName, fnv1a_32, hashControllerRevision, marshalGoJSON } from './revision.ts';
 

@@ -7,7 +7,7 @@
 // workload webhooks rely on; like upstream's convertor it runs on a defaulted copy, so fields the
 // defaulter would fill in are never reported as missing.
 
-import type { Container, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Toleration, NodeSelectorTerm } from '../apis/core.ts';
+import type { Container, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Probe, Toleration, NodeSelectorTerm, Volume } from '../apis/core.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import { type FieldError, duplicate, forbidden, invalid, notFound, notSupported, required } from '../apis/field-errors.ts';
 import { isLabelKey, isLabelValue, validateLabels } from '../util/labelselector.ts';
@@ -17,7 +17,7 @@ import { isLabelKey, isLabelValue, validateLabels } from '../util/labelselector.
 
 const DEFAULT_MODE = 0o644;
 
-function defaultProbe(p: Record<string, any> | undefined): void {
+function defaultProbe(p: Probe | undefined): void {
   if (!p) return;
   p.timeoutSeconds ??= 1;
   p.periodSeconds ??= 10;
@@ -26,7 +26,7 @@ function defaultProbe(p: Record<string, any> | undefined): void {
   defaultHTTPGet(p.httpGet);
 }
 
-function defaultHTTPGet(h: Record<string, any> | undefined): void {
+function defaultHTTPGet(h: Probe['httpGet']): void {
   if (!h) return;
   if (!h.path) h.path = '/';
   if (!h.scheme) h.scheme = 'HTTP';
@@ -65,13 +65,24 @@ const VOLUME_SOURCES = [
   'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo',
 ];
 
-function defaultFieldRefs(items: Array<Record<string, any>> | undefined): void {
+type FieldRefItem = { fieldRef?: { apiVersion?: string } };
+/** The parts of a Volume's (loosely typed) sources that defaulting fills in. */
+interface DefaultableVolume {
+  [source: string]: unknown;
+  hostPath?: { type?: string };
+  secret?: { defaultMode?: number };
+  configMap?: { defaultMode?: number };
+  downwardAPI?: { defaultMode?: number; items?: FieldRefItem[] };
+  projected?: { defaultMode?: number; sources?: Array<{ downwardAPI?: { items?: FieldRefItem[] }; serviceAccountToken?: { expirationSeconds?: number } }> };
+}
+
+function defaultFieldRefs(items: FieldRefItem[] | undefined): void {
   for (const item of items ?? []) if (item.fieldRef && !item.fieldRef.apiVersion) item.fieldRef.apiVersion = 'v1';
 }
 
 /** Kruise SetDefaultPodVolumes. */
-export function setDefaultPodVolumes(volumes: Array<Record<string, any>> | undefined): void {
-  for (const v of volumes ?? []) {
+export function setDefaultPodVolumes(volumes: Volume[] | undefined): void {
+  for (const v of (volumes ?? []) as DefaultableVolume[]) {
     if (!VOLUME_SOURCES.some((s) => v[s] != null)) v.emptyDir = {};
     if (v.hostPath) v.hostPath.type ??= '';
     if (v.secret) v.secret.defaultMode ??= DEFAULT_MODE;
@@ -106,7 +117,7 @@ export function setDefaultPodSpec(spec: PodSpec, features: FeatureGates): void {
       for (const p of c.ports ?? []) if (!p.hostPort) p.hostPort = p.containerPort;
     }
   }
-  setDefaultPodVolumes(spec.volumes as Array<Record<string, any>> | undefined);
+  setDefaultPodVolumes(spec.volumes);
   for (const c of spec.initContainers ?? []) defaultContainer(c, false);
   for (const c of spec.containers ?? []) defaultContainer(c, true);
   for (const c of spec.ephemeralContainers ?? []) {

@@ -88,7 +88,7 @@ export async function startContainerd(opts: { log?: (line: string) => void } = {
   } catch (err) {
     const logs = logsOf();
     await teardown(dir, undefined, processes);
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${logs}`);
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${logs}`, { cause: err });
   }
 }
 
@@ -236,7 +236,7 @@ function writeContainerdConfig(dir: string, o: { socket: string; registry: strin
 
 async function waitForCri(endpoint: string, containerd: Started): Promise<VersionInfo> {
   const deadline = Date.now() + 30_000;
-  let last = '';
+  let last: string;
   for (;;) {
     if (containerd.exited) throw new Error(`containerd exited during start-up (${JSON.stringify(containerd.exited)})`);
     try {
@@ -292,7 +292,7 @@ function run(cmd: string, args: string[]): string {
     return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed: ${e.stderr?.trim() || e.message}`);
+    throw new Error(`${cmd} ${args.join(' ')} failed: ${e.stderr?.trim() || e.message}`, { cause: err });
   }
 }
 

@@ -111,7 +111,7 @@ describe('kruise daemon on containerd', { skip: skip && `skipped: ${skip}` }, ()
         return crr.status?.phase === 'Completed' ? crr : undefined;
       }, timeoutMs, 200);
     } catch (err) {
-      throw new Error(`${(err as Error).message}${daemonTail()}`);
+      throw new Error(`${(err as Error).message}${daemonTail()}`, { cause: err });
     }
   }
 
@@ -235,7 +235,7 @@ describe('kruise daemon on containerd', { skip: skip && `skipped: ${skip}` }, ()
         return t?.phase === 'Succeeded' ? t : undefined;
       }, 60_000, 250);
     } catch (err) {
-      throw new Error(`${(err as Error).message}${daemonTail()}`);
+      throw new Error(`${(err as Error).message}${daemonTail()}`, { cause: err });
     }
     const image = await rt.imageStatus(ref);
     assert.ok(image, `containerd has ${ref}`);

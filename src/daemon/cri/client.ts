@@ -227,7 +227,7 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-type Unary = (req: object, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => grpc.ClientUnaryCall;
+type Unary = (req: object, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => grpc.ClientUnaryCall;
 
 export class CriClient {
   private readonly runtime: grpc.Client;

@@ -18,7 +18,7 @@ import { isIP } from 'node:net';
 import { createCA, issueCert, loadCA } from '../../util/pki.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { Secret } from '../../apis/core-objects.ts';
-import { Secrets, isAlreadyExists, isNotFound, type KubeClient, type KubeObject } from '../client.ts';
+import { Secrets, isAlreadyExists, isNotFound, type KubeClient } from '../client.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 
 // ---------------------------------------------------------------------------------------------

@@ -230,7 +230,7 @@ export async function verifyWebhookCABundles(client: KubeClient, names: { mutati
     try {
       cfg = await client.get<WebhookConfiguration>(type, name);
     } catch (err) {
-      if (isNotFound(err)) throw new Error(`not found ${type.kind} ${name}`);
+      if (isNotFound(err)) throw new Error(`not found ${type.kind} ${name}`, { cause: err });
       throw err;
     }
     for (const wh of cfg.webhooks ?? []) {

@@ -68,8 +68,8 @@ export interface AdmissionRequest {
   namespace?: string;
   operation: Operation;
   userInfo: UserInfo;
-  object?: any;
-  oldObject?: any;
+  object?: unknown;
+  oldObject?: unknown;
   dryRun?: boolean;
   options?: unknown;
 }
@@ -99,12 +99,12 @@ export interface AdmissionReview {
 export interface ConversionRequest {
   uid: string;
   desiredAPIVersion: string;
-  objects: any[];
+  objects: unknown[];
 }
 
 export interface ConversionResponse {
   uid: string;
-  convertedObjects: any[];
+  convertedObjects: unknown[];
   result: { status: 'Success' | 'Failure'; message?: string };
 }
 
@@ -278,7 +278,7 @@ function kindOfRegistration(reg: WebhookRegistration): KindDefinition | undefine
 
 /** A request after the shared decode step: what the handlers get, or the denial. */
 export type DecodedAdmission =
-  | { req: AdmissionRequest; reg: WebhookRegistration; object: any; oldObject: any; denied?: undefined }
+  | { req: AdmissionRequest; reg: WebhookRegistration; object: unknown; oldObject: unknown; denied?: undefined }
   | { denied: AdmissionResponse };
 
 /**
@@ -344,7 +344,7 @@ export async function admit(type: WebhookType, regs: readonly WebhookRegistratio
       // The patch is against the object as sent (nulls the decode dropped are removed, as upstream's
       // marshalled Go struct omits them); a JSON round trip drops undefined-valued keys the
       // defaulter left, as serialization would.
-      const ops = fjp.compare(req.object, JSON.parse(JSON.stringify(copy)));
+      const ops = fjp.compare(req.object as object, JSON.parse(JSON.stringify(copy)));
       if (!ops.length) return { uid, allowed: true };
       return { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') };
     }
@@ -526,7 +526,7 @@ export class WebhookHandler {
     if (!isRecord(parsed.value) || parsed.value.kind !== 'ConversionReview' || !isRecord(parsed.value.request)) {
       return text(400, 'conversion request is nil');
     }
-    const raw = parsed.value as Record<string, any>;
+    const raw = parsed.value as Record<string, unknown> & { request: Record<string, unknown> };
     const reply = (response: ConversionResponse): WebhookAnswer => ({
       status: 200,
       contentType: 'application/json',

@@ -27,8 +27,8 @@ export interface AdmissionContext {
 }
 
 export interface AdmissionReader {
-  get<T = any>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | null>;
-  list<T = any>(apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }): Promise<T[]>;
+  get<T = unknown>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | null>;
+  list<T = unknown>(apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }): Promise<T[]>;
 }
 
 /**
@@ -49,9 +49,11 @@ export class AdmissionDenied extends Error {
 }
 
 /** Field errors deny the request with a 422-style message naming each field; [] allows it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- registrations hold validators of many object types; the server hands each the decoded object its registration's kind describes
 export type Validator<T = any> = (obj: T, old: T | undefined, ctx: AdmissionContext) => FieldError[] | Promise<FieldError[]>;
 
 /** Mutates obj in place (the server hands it a private copy and diffs it into a JSON patch). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as Validator: one slot for defaulters of every object type
 export type Defaulter<T = any> = (obj: T, ctx: AdmissionContext) => void | Promise<void>;
 
 export interface WebhookRegistration {

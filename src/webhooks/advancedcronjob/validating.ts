@@ -140,7 +140,7 @@ const MUTABLE = ['schedule', 'concurrencyPolicy', 'successfulJobsHistoryLimit', 
 
 export function validateAdvancedCronJobUpdate(obj: AdvancedCronJob, old: AdvancedCronJob): FieldError[] {
   const strip = (spec: AdvancedCronJobSpec | undefined, keepIlpj: boolean) => {
-    const copy: Record<string, any> = structuredClone(spec ?? {});
+    const copy: Record<string, unknown> & { template?: { imageListPullJobTemplate?: unknown } } = structuredClone(spec ?? {});
     for (const f of MUTABLE) delete copy[f];
     if (keepIlpj && copy.template) delete copy.template.imageListPullJobTemplate;
     return copy;

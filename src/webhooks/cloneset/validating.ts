@@ -122,11 +122,11 @@ async function validatePodsToDelete(obj: AnyCloneSet, old: AnyCloneSet | undefin
   const errs: FieldError[] = [];
   const before = new Set(old?.spec?.scaleStrategy?.podsToDelete ?? []);
   for (const name of [...seen].filter((n) => !before.has(n)).sort()) {
-    const pod = await ctx.reader.get<any>('v1', 'Pod', name, obj.metadata?.namespace ?? ctx.namespace);
+    const pod = await ctx.reader.get<{ metadata?: { deletionTimestamp?: string; ownerReferences?: Array<{ uid: string; controller?: boolean }> } }>('v1', 'Pod', name, obj.metadata?.namespace ?? ctx.namespace);
     if (!pod) errs.push(invalid(path, name, `find pod ${name} failed: pods "${name}" not found`));
     else if (pod.metadata?.deletionTimestamp) errs.push(invalid(path, name, `find pod ${name} already terminating`));
     else {
-      const owner = (pod.metadata?.ownerReferences ?? []).find((r: any) => r.controller);
+      const owner = (pod.metadata?.ownerReferences ?? []).find((r) => r.controller);
       if (!owner || owner.uid !== obj.metadata?.uid) errs.push(invalid(path, name, `find pod ${name} owner is not this CloneSet`));
     }
   }

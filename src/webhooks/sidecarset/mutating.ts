@@ -62,7 +62,7 @@ export function setDefaultsSidecarSet(obj: SidecarSet): void {
   strategy.partition ??= 0;
   for (const c of spec.initContainers ?? []) defaultSidecarContainer(c, 'AfterAppContainer');
   for (const c of spec.containers ?? []) defaultSidecarContainer(c, 'BeforeAppContainer');
-  setDefaultPodVolumes(spec.volumes as Array<Record<string, any>> | undefined);
+  setDefaultPodVolumes(spec.volumes);
   spec.revisionHistoryLimit ??= 10;
   for (const patch of spec.patchPodMetadata ?? []) if (!patch.patchPolicy) patch.patchPolicy = 'Retain';
   const revision = spec.injectionStrategy?.revision;

@@ -223,15 +223,16 @@ export async function validateVolumeClaimTemplateUpdate(obj: StatefulSet, old: S
     }
     if (!ctx.reader) continue;
     const scName = vct.spec?.storageClassName;
-    let sc: any;
+    type StorageClass = { allowVolumeExpansion?: boolean; metadata?: { name?: string; creationTimestamp?: string; annotations?: Record<string, string> } };
+    let sc: StorageClass | null | undefined;
     if (scName == null) {
-      const all = await ctx.reader.list<any>('storage.k8s.io/v1', 'StorageClass', {});
+      const all = await ctx.reader.list<StorageClass>('storage.k8s.io/v1', 'StorageClass', {});
       const defaults = all.filter((s) => s.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
       defaults.sort((a, b) => String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')));
       sc = defaults[0];
       if (!sc) continue;
     } else {
-      sc = await ctx.reader.get<any>('storage.k8s.io/v1', 'StorageClass', scName);
+      sc = await ctx.reader.get<StorageClass>('storage.k8s.io/v1', 'StorageClass', scName);
       if (!sc) return [invalid(`${id}.spec.storageClassName`, scName, 'can not get sc')];
     }
     if (sc.allowVolumeExpansion === false) {

@@ -97,7 +97,7 @@ const TEMPLATE_KINDS = ['statefulSetTemplate', 'advancedStatefulSetTemplate', 'c
 
 function validateSubsetTemplate(spec: UnitedDeploymentSpec, ctx: AdmissionContext): FieldError[] {
   const errs: FieldError[] = [];
-  const t = (spec.template ?? {}) as Record<(typeof TEMPLATE_KINDS)[number], any>;
+  const t = (spec.template ?? {}) as Record<(typeof TEMPLATE_KINDS)[number], SubsetTemplate>;
   const path = 'spec.template';
   const count = TEMPLATE_KINDS.filter((k) => t[k] != null).length;
   if (count < 1) errs.push(required(path, 'should provide one of statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, or deploymentTemplate'));
@@ -165,9 +165,15 @@ export function validateUnitedDeploymentSpec(obj: UnitedDeployment, ctx: Admissi
   return errs;
 }
 
+/** What the template checks read of a subset workload template, whichever kind it is. */
+type SubsetTemplate = {
+  metadata?: { labels?: Record<string, string> };
+  spec?: Record<string, unknown> & { replicas?: number; updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } }; template?: PodTemplateSpec };
+};
+
 function validateTemplateUpdate(spec: UnitedDeploymentSpec, oldSpec: UnitedDeploymentSpec): FieldError[] {
-  const t = (spec.template ?? {}) as Record<string, any>;
-  const o = (oldSpec.template ?? {}) as Record<string, any>;
+  const t = (spec.template ?? {}) as Partial<Record<(typeof TEMPLATE_KINDS)[number], SubsetTemplate>>;
+  const o = (oldSpec.template ?? {}) as Partial<Record<(typeof TEMPLATE_KINDS)[number], SubsetTemplate>>;
   const errs: FieldError[] = [];
   for (const [kind, label] of [['statefulSetTemplate', 'statefulsetTemplate'], ['advancedStatefulSetTemplate', 'advancedStatefulsetTemplate']] as const) {
     if (!t[kind] || !o[kind]) continue;

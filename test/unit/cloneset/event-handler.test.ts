@@ -4,7 +4,6 @@ import { describe, test } from 'node:test';
 import { cloneSetsSelecting, makeHandlers, podUpdateCannotChangeDecision } from '../../../src/controllers/cloneset/event-handler.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
-import type { KubeObject } from '../../../src/runtime/client.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { cloneSet, pod } from './fixtures.ts';
 

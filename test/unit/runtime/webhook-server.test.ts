@@ -80,7 +80,7 @@ describe('admit', () => {
   it('the defaulter works on a copy', async () => {
     const req = request();
     await admit('mutate', [cloneset], req, opts);
-    assert.deepEqual(req.object.spec, {});
+    assert.deepEqual((req.object as any).spec, {});
   });
 
   it('validate denies with code 422 and the field errors message, allows with code 200', async () => {
@@ -151,7 +151,7 @@ describe('WebhookServer over HTTPS', () => {
       convert: (review) => {
         if (review.request.desiredAPIVersion === 'bad/v1') return { uid: 'ignored', convertedObjects: [], result: { status: 'Failure', message: 'unsupported version bad/v1' } };
         if (review.request.desiredAPIVersion === 'bug/v1') throw new TypeError('review.request.objects.map is not a function');
-        return { uid: 'ignored', convertedObjects: review.request.objects.map((o) => ({ ...o, apiVersion: review.request.desiredAPIVersion })), result: { status: 'Success' } };
+        return { uid: 'ignored', convertedObjects: review.request.objects.map((o: any) => ({ ...o, apiVersion: review.request.desiredAPIVersion })), result: { status: 'Success' } };
       },
     });
     await server.start();
