@@ -49,7 +49,7 @@ export async function startUpstreamPeer(opts: { featureGates?: string; cluster?:
   });
   await createMissing(await run(['kustomize', path.join(peer.moduleDir, 'config/crd')]));
   const webhookDocs = (await run(['kustomize', path.join(peer.moduleDir, 'config/webhook')]))
-    .replace(/^  name: (mutating|validating)-webhook-configuration$/gm, '  name: kruise-$1-webhook-configuration');
+    .replace(/^ {2}name: (mutating|validating)-webhook-configuration$/gm, '  name: kruise-$1-webhook-configuration');
   await createMissing(webhookDocs);
 
   const [webhookPort, metrics, probes, pprof] = await freePorts(4);
