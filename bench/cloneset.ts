@@ -76,15 +76,31 @@ function delta(before: Writes, after: Writes) {
   return { manager: sum(MANAGER_ONLY), shared: sum(SHARED), events: sum(EVENTS), detail: d };
 }
 
-interface Status { observedGeneration?: number; replicas?: number; readyReplicas?: number; updatedReplicas?: number; updatedReadyReplicas?: number; currentRevision?: string; updateRevision?: string }
+interface Status {
+  observedGeneration?: number;
+  replicas?: number;
+  readyReplicas?: number;
+  updatedReplicas?: number;
+  updatedReadyReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+}
 
 async function settled(image: string): Promise<void> {
   for (;;) {
     const cs = await client.get<KubeObject & { status?: Status }>(CloneSets, 'bench', { namespace: ns });
     const s = cs.status ?? {};
-    if (s.observedGeneration === cs.metadata.generation && s.replicas === replicas && s.readyReplicas === replicas
-      && s.updatedReadyReplicas === replicas && s.currentRevision === s.updateRevision) {
-      const pods = await client.list<KubeObject & { spec: { containers: Array<{ image: string }> } }>(Pods, { namespace: ns, labelSelector: 'app=bench' });
+    if (
+      s.observedGeneration === cs.metadata.generation &&
+      s.replicas === replicas &&
+      s.readyReplicas === replicas &&
+      s.updatedReadyReplicas === replicas &&
+      s.currentRevision === s.updateRevision
+    ) {
+      const pods = await client.list<KubeObject & { spec: { containers: Array<{ image: string }> } }>(Pods, {
+        namespace: ns,
+        labelSelector: 'app=bench',
+      });
       const active = pods.items.filter((p) => !p.metadata.deletionTimestamp);
       if (active.length === replicas && active.every((p) => p.spec.containers[0].image === image)) return;
     }
@@ -93,7 +109,15 @@ async function settled(image: string): Promise<void> {
   }
 }
 
-const rows: Array<{ phase: string; seconds: number; cpu: number; manager: number; shared: number; events: number; detail: Map<string, number> }> = [];
+const rows: Array<{
+  phase: string;
+  seconds: number;
+  cpu: number;
+  manager: number;
+  shared: number;
+  events: number;
+  detail: Map<string, number>;
+}> = [];
 
 async function phase(label: string, image: string, change: () => Promise<unknown>): Promise<void> {
   const before = await writes(state);
@@ -111,24 +135,48 @@ async function phase(label: string, image: string, change: () => Promise<unknown
 try {
   await installCRDs(client);
   const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
-  manager = startProcess('kruise-manager', process.execPath, [
-    '--import', 'tsx', path.join(repoRoot, 'src/cli/kruise.ts'), 'start',
-    '--kubeconfig', state.kubeconfig, '--webhook-port', '0', '--enable-leader-election=false',
-    '--metrics-addr', '0', '--health-probe-addr', '0',
-  ], logFile, { ...process.env, KRUISE_LOG_LEVEL: 'warn' });
-  const manifest = (image: string, policy: string, n: number) => JSON.stringify({
-    apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'bench', namespace: ns },
-    spec: {
-      replicas: n, selector: { matchLabels: { app: 'bench' } },
-      template: { metadata: { labels: { app: 'bench' } }, spec: { containers: [{ name: 'main', image }] } },
-      updateStrategy: { rollingUpdate: { podUpdatePolicy: policy, maxUnavailable: '10%' } },
-    },
-  });
+  manager = startProcess(
+    'kruise-manager',
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(repoRoot, 'src/cli/kruise.ts'),
+      'start',
+      '--kubeconfig',
+      state.kubeconfig,
+      '--webhook-port',
+      '0',
+      '--enable-leader-election=false',
+      '--metrics-addr',
+      '0',
+      '--health-probe-addr',
+      '0',
+    ],
+    logFile,
+    { ...process.env, KRUISE_LOG_LEVEL: 'warn' },
+  );
+  const manifest = (image: string, policy: string, n: number) =>
+    JSON.stringify({
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'CloneSet',
+      metadata: { name: 'bench', namespace: ns },
+      spec: {
+        replicas: n,
+        selector: { matchLabels: { app: 'bench' } },
+        template: { metadata: { labels: { app: 'bench' } }, spec: { containers: [{ name: 'main', image }] } },
+        updateStrategy: { rollingUpdate: { podUpdatePolicy: policy, maxUnavailable: '10%' } },
+      },
+    });
   // Only once the API server runs the defaulting webhook: an undefaulted first revision would make
   // the in-place rollout differ in more than the image, i.e. recreate every pod.
   for (;;) {
     try {
-      const out = await kubectl(state, ['apply', '--dry-run=server', '-o', 'json', '-f', '-'], manifest('nginx:1.0', 'InPlaceIfPossible', 0));
+      const out = await kubectl(
+        state,
+        ['apply', '--dry-run=server', '-o', 'json', '-f', '-'],
+        manifest('nginx:1.0', 'InPlaceIfPossible', 0),
+      );
       if (JSON.parse(out).spec.template.spec.containers[0].imagePullPolicy === 'Always') break;
     } catch {
       if (manager.exited) throw new Error(`manager exited: ${tail(logFile, 20)}`);
@@ -139,21 +187,35 @@ try {
   await sleep(1000);
   const patch = (spec: object) => client.patch(CloneSets, 'bench', { spec }, { namespace: ns, patchType: 'application/merge-patch+json' });
   await phase(`scale-up 0 → ${replicas}`, 'nginx:1.0', () => patch({ replicas }));
-  await phase('in-place rollout (maxUnavailable 10%)', 'nginx:2.0', () => patch({ template: { spec: { containers: [{ name: 'main', image: 'nginx:2.0' }] } } }));
-  await phase('recreate rollout (maxUnavailable 10%)', 'nginx:3.0', () => patch({
-    template: { spec: { containers: [{ name: 'main', image: 'nginx:3.0' }] } },
-    updateStrategy: { rollingUpdate: { podUpdatePolicy: 'ReCreate' } },
-  }));
+  await phase('in-place rollout (maxUnavailable 10%)', 'nginx:2.0', () =>
+    patch({ template: { spec: { containers: [{ name: 'main', image: 'nginx:2.0' }] } } }),
+  );
+  await phase('recreate rollout (maxUnavailable 10%)', 'nginx:3.0', () =>
+    patch({
+      template: { spec: { containers: [{ name: 'main', image: 'nginx:3.0' }] } },
+      updateStrategy: { rollingUpdate: { podUpdatePolicy: 'ReCreate' } },
+    }),
+  );
   const rss = rssMiB(manager.pid);
 
   console.log(`\nCloneSet benchmark: ${replicas} replicas on ${values.nodes} KWOK nodes (${process.version})\n`);
-  console.log('| phase | wall s | manager CPU s | manager writes/pod | pods/status PATCH + pods DELETE /pod (manager + KWOK) | events/pod (manager + scheduler) |');
+  console.log(
+    '| phase | wall s | manager CPU s | manager writes/pod | pods/status PATCH + pods DELETE /pod (manager + KWOK) | events/pod (manager + scheduler) |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.phase} | ${r.seconds.toFixed(1)} | ${r.cpu.toFixed(1)} | ${(r.manager / replicas).toFixed(2)} | ${(r.shared / replicas).toFixed(2)} | ${(r.events / replicas).toFixed(2)} |`);
+    console.log(
+      `| ${r.phase} | ${r.seconds.toFixed(1)} | ${r.cpu.toFixed(1)} | ${(r.manager / replicas).toFixed(2)} | ${(r.shared / replicas).toFixed(2)} | ${(r.events / replicas).toFixed(2)} |`,
+    );
   }
   console.log(`\nmanager RSS at the end: ${rss.toFixed(0)} MiB`);
-  for (const r of rows) console.log(`\n${r.phase} writes: ${[...r.detail].sort().map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  for (const r of rows)
+    console.log(
+      `\n${r.phase} writes: ${[...r.detail]
+        .sort()
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}`,
+    );
 } finally {
   if (manager) await stopProcesses([manager.pid], 5000);
   await client.close();

@@ -35,12 +35,22 @@ try {
   const ns = 'bench';
   await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   for (;;) {
-    try { await client.get({ group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true }, 'default', { namespace: ns }); break; } catch { await new Promise((r) => setTimeout(r, 100)); }
+    try {
+      await client.get({ group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true }, 'default', {
+        namespace: ns,
+      });
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
-  const pod = (n: string): KubeObject => ({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: n, labels: { bench: 'true' } },
-    spec: { containers: [{ name: 'c', image: 'nginx:1.27' }], terminationGracePeriodSeconds: 0 },
-  } as KubeObject);
+  const pod = (n: string): KubeObject =>
+    ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: n, labels: { bench: 'true' } },
+      spec: { containers: [{ name: 'c', image: 'nginx:1.27' }], terminationGracePeriodSeconds: 0 },
+    }) as KubeObject;
 
   // Single-pod latency at low load: create, then watch that pod until it is Running.
   const latencies: number[] = [];
@@ -50,7 +60,12 @@ try {
     const abort = new AbortController();
     const began = performance.now();
     const running = (async () => {
-      for await (const ev of client.watch<Pod>(Pods, { namespace: ns, fieldSelector: `metadata.name=${podName}`, resourceVersion: list.metadata?.resourceVersion, signal: abort.signal })) {
+      for await (const ev of client.watch<Pod>(Pods, {
+        namespace: ns,
+        fieldSelector: `metadata.name=${podName}`,
+        resourceVersion: list.metadata?.resourceVersion,
+        signal: abort.signal,
+      })) {
         if (ev.type !== 'ERROR' && ev.object?.status?.phase === 'Running') return performance.now() - began;
       }
       throw new Error('watch ended');
@@ -64,14 +79,16 @@ try {
   let next = 0;
   const perSecond = new Map<number, number>();
   const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < totalPods) {
-      const i = next++;
-      await client.create(Pods, pod(`load-${i}`), { namespace: ns });
-      const s = Math.floor((performance.now() - start) / 1000);
-      perSecond.set(s, (perSecond.get(s) ?? 0) + 1);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < totalPods) {
+        const i = next++;
+        await client.create(Pods, pod(`load-${i}`), { namespace: ns });
+        const s = Math.floor((performance.now() - start) / 1000);
+        perSecond.set(s, (perSecond.get(s) ?? 0) + 1);
+      }
+    }),
+  );
   const elapsed = (performance.now() - start) / 1000;
   // Plateau: the median of the full seconds, leaving out the ramp-up and the partial last second.
   const full = [...perSecond.entries()].filter(([s]) => s > 0 && s < Math.floor(elapsed)).map(([, n]) => n);

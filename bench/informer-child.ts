@@ -5,7 +5,14 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { fromKubeconfigFile, Pods, type KubeObject, type ListOptions, type ResourceType, type WatchOptions } from '../src/runtime/client.ts';
+import {
+  fromKubeconfigFile,
+  Pods,
+  type KubeObject,
+  type ListOptions,
+  type ResourceType,
+  type WatchOptions,
+} from '../src/runtime/client.ts';
 import { SharedIndexInformer } from '../src/runtime/informer.ts';
 import type { ListerWatcher } from '../src/runtime/reflector.ts';
 
@@ -25,7 +32,9 @@ function procStatus(): { hwm: number; rss: number } {
   const get = (k: string) => kb(text.split('\n').find((l) => l.startsWith(k + ':')) ?? '');
   return { hwm: get('VmHWM'), rss: get('VmRSS') };
 }
-const gc = () => { (globalThis as { gc?: () => void }).gc?.(); };
+const gc = () => {
+  (globalThis as { gc?: () => void }).gc?.();
+};
 const cpuSeconds = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1e6;
 
 gc();
@@ -58,7 +67,11 @@ const informer = new SharedIndexInformer(lw, Pods, {
   reflector: { pageSize: Number(values.pageSize) },
 });
 let adds = 0;
-const registration = informer.addEventHandler({ onAdd: () => { adds++; } });
+const registration = informer.addEventHandler({
+  onAdd: () => {
+    adds++;
+  },
+});
 const abort = new AbortController();
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
@@ -81,18 +94,20 @@ abort.abort();
 await running;
 await client.close();
 
-process.stdout.write(JSON.stringify({
-  objects: informer.lister.list().length,
-  adds,
-  pages: pages.length,
-  pageMs: { total: pages.reduce((a, b) => a + b, 0), max: Math.max(...pages) },
-  synced,
-  handlerSynced,
-  peakRssSampled: peakRss,
-  peakHeapSampled: peakHeap,
-  vmHWM: atSync.proc.hwm,
-  rssAtSync: atSync.mem.rss,
-  base: { rss: base.mem.rss, heapUsed: base.mem.heapUsed, hwm: base.proc.hwm, cpu: cpuSeconds(base.cpu) },
-  retained: { rss: retained.rss, heapUsed: retained.heapUsed, external: retained.external, arrayBuffers: retained.arrayBuffers },
-  gcAvailable: typeof (globalThis as { gc?: unknown }).gc === 'function',
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    objects: informer.lister.list().length,
+    adds,
+    pages: pages.length,
+    pageMs: { total: pages.reduce((a, b) => a + b, 0), max: Math.max(...pages) },
+    synced,
+    handlerSynced,
+    peakRssSampled: peakRss,
+    peakHeapSampled: peakHeap,
+    vmHWM: atSync.proc.hwm,
+    rssAtSync: atSync.mem.rss,
+    base: { rss: base.mem.rss, heapUsed: base.mem.heapUsed, hwm: base.proc.hwm, cpu: cpuSeconds(base.cpu) },
+    retained: { rss: retained.rss, heapUsed: retained.heapUsed, external: retained.external, arrayBuffers: retained.arrayBuffers },
+    gcAvailable: typeof (globalThis as { gc?: unknown }).gc === 'function',
+  }) + '\n',
+);

@@ -32,7 +32,11 @@ const variants = values.variants.split(',');
 variants.forEach(pageSizeOf); // an unknown one fails now, not after creating the pods
 const concurrency = Number(values.concurrency);
 const runs = Number(values.runs);
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const mib = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
 const name = `bench-informer-${process.pid}`;
 const ns = 'bench';
@@ -44,10 +48,16 @@ const loadBefore = load();
 function pod(i: number): KubeObject {
   const app = `app-${i % 100}`;
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
       name: `${app}-${i.toString(36).padStart(5, '0')}`,
-      labels: { app, 'apps.kruise.io/cloneset-instance-id': i.toString(36), 'controller-revision-hash': `${app}-7c9f8d6b5`, 'pod-template-hash': '7c9f8d6b5' },
+      labels: {
+        app,
+        'apps.kruise.io/cloneset-instance-id': i.toString(36),
+        'controller-revision-hash': `${app}-7c9f8d6b5`,
+        'pod-template-hash': '7c9f8d6b5',
+      },
       annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9102' },
     },
     spec: {
@@ -55,8 +65,12 @@ function pod(i: number): KubeObject {
       terminationGracePeriodSeconds: 30,
       containers: [
         {
-          name: 'main', image: `registry.example.com/shop/${app}:1.42.3`,
-          ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9102 }],
+          name: 'main',
+          image: `registry.example.com/shop/${app}:1.42.3`,
+          ports: [
+            { name: 'http', containerPort: 8080 },
+            { name: 'metrics', containerPort: 9102 },
+          ],
           env: [
             { name: 'LOG_LEVEL', value: 'info' },
             { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -66,7 +80,11 @@ function pod(i: number): KubeObject {
           readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5 },
           volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
         },
-        { name: 'log-shipper', image: 'registry.example.com/infra/fluent-bit:3.1', resources: { requests: { cpu: '10m', memory: '32Mi' } } },
+        {
+          name: 'log-shipper',
+          image: 'registry.example.com/infra/fluent-bit:3.1',
+          resources: { requests: { cpu: '10m', memory: '32Mi' } },
+        },
       ],
       volumes: [{ name: 'tmp', emptyDir: {} }],
     },
@@ -74,9 +92,16 @@ function pod(i: number): KubeObject {
 }
 
 interface ChildResult {
-  objects: number; adds: number; pages: number; pageMs: { total: number; max: number };
-  synced: { ms: number; cpu: number }; handlerSynced: { ms: number; cpu: number };
-  peakRssSampled: number; peakHeapSampled: number; vmHWM: number; rssAtSync: number;
+  objects: number;
+  adds: number;
+  pages: number;
+  pageMs: { total: number; max: number };
+  synced: { ms: number; cpu: number };
+  handlerSynced: { ms: number; cpu: number };
+  peakRssSampled: number;
+  peakHeapSampled: number;
+  vmHWM: number;
+  rssAtSync: number;
   base: { rss: number; heapUsed: number; hwm: number; cpu: number };
   retained: { rss: number; heapUsed: number; external: number; arrayBuffers: number };
 }
@@ -89,10 +114,24 @@ function pageSizeOf(variant: string): string {
 
 function runChild(kubeconfig: string, variant: string): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [
-      '--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, 'informer-child.ts'),
-      '--kubeconfig', kubeconfig, '--qps', values.qps, '--burst', values.burst, '--pageSize', pageSizeOf(variant),
-    ], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        path.join(import.meta.dirname, 'informer-child.ts'),
+        '--kubeconfig',
+        kubeconfig,
+        '--qps',
+        values.qps,
+        '--burst',
+        values.burst,
+        '--pageSize',
+        pageSizeOf(variant),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     const deadline = setTimeout(() => child.kill(), 600_000);
@@ -114,7 +153,14 @@ const client = fromKubeconfigFile(state.kubeconfig, { qps: 5000, burst: 5000 });
 try {
   await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   for (;;) {
-    try { await client.get({ group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true }, 'default', { namespace: ns }); break; } catch { await new Promise((r) => setTimeout(r, 100)); }
+    try {
+      await client.get({ group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true }, 'default', {
+        namespace: ns,
+      });
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
   const sample = await client.create<KubeObject>(Pods, pod(totalPods), { namespace: ns });
   const { managedFields: _, ...metaWithout } = sample.metadata;
@@ -125,22 +171,30 @@ try {
   let next = 0;
   let failures = 0;
   const createStart = performance.now();
-  const progress = setInterval(() => process.stderr.write(`created ${next}/${totalPods} (${(next / ((performance.now() - createStart) / 1000)).toFixed(0)}/s), load ${load()}\n`), 15_000);
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < totalPods) {
-      const i = next++;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await client.create(Pods, pod(i), { namespace: ns });
-          break;
-        } catch (err) {
-          failures++;
-          if (attempt >= 5) throw err;
-          await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+  const progress = setInterval(
+    () =>
+      process.stderr.write(
+        `created ${next}/${totalPods} (${(next / ((performance.now() - createStart) / 1000)).toFixed(0)}/s), load ${load()}\n`,
+      ),
+    15_000,
+  );
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < totalPods) {
+        const i = next++;
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await client.create(Pods, pod(i), { namespace: ns });
+            break;
+          } catch (err) {
+            failures++;
+            if (attempt >= 5) throw err;
+            await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+          }
         }
       }
-    }
-  }));
+    }),
+  );
   clearInterval(progress);
   const createSeconds = (performance.now() - createStart) / 1000;
   const listed = await client.list(Pods, { namespace: ns, limit: 1 });
@@ -155,10 +209,12 @@ try {
     return { med: xs[Math.floor(xs.length / 2)]!, min: xs[0]!, max: xs.at(-1)! };
   };
   const row = (label: string, f: (r: ChildResult) => number, fmt: (n: number) => string) =>
-    `| ${label} | ${variants.map((v) => {
-      const m = med(byVariant.get(v)!, f);
-      return `${fmt(m.med)} (${fmt(m.min)} – ${fmt(m.max)})`;
-    }).join(' | ')} |`;
+    `| ${label} | ${variants
+      .map((v) => {
+        const m = med(byVariant.get(v)!, f);
+        return `${fmt(m.med)} (${fmt(m.min)} – ${fmt(m.max)})`;
+      })
+      .join(' | ')} |`;
   const s = (n: number) => `${(n / 1000).toFixed(2)} s`;
   const cpuS = (n: number) => `${n.toFixed(2)} s`;
   const lines = [
@@ -180,10 +236,17 @@ try {
     row('RSS of the process before the informer started (node + tsx + imports)', (r) => r.base.rss, mib),
     row('heap used before the informer started', (r) => r.base.heapUsed, mib),
     row('heap used after sync + GC (the cache)', (r) => r.retained.heapUsed, mib),
-    row('  per pod', (r) => (r.retained.heapUsed - r.base.heapUsed) / r.objects, (n) => `${(n / 1024).toFixed(2)} KiB`),
+    row(
+      '  per pod',
+      (r) => (r.retained.heapUsed - r.base.heapUsed) / r.objects,
+      (n) => `${(n / 1024).toFixed(2)} KiB`,
+    ),
     row('RSS after sync + GC', (r) => r.retained.rss, mib),
     '',
-    `objects in cache / onAdd calls: ${[...byVariant.values()].flat().map((r) => `${r.objects}/${r.adds}`).join(', ')}`,
+    `objects in cache / onAdd calls: ${[...byVariant.values()]
+      .flat()
+      .map((r) => `${r.objects}/${r.adds}`)
+      .join(', ')}`,
     `load average after: ${load()}`,
   ];
   process.stdout.write(lines.join('\n') + '\n');

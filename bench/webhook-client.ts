@@ -27,20 +27,33 @@ const warmupS = Number(values.warmup);
 const ca = fs.readFileSync(values.ca!, 'utf8');
 const agent = new https.Agent({ keepAlive: true, ca, maxSockets: 64 });
 
-interface Answer { status: number; body: string; ms: number }
+interface Answer {
+  status: number;
+  body: string;
+  ms: number;
+}
 
 function post(path: string, body: string): Promise<Answer> {
   const began = performance.now();
   return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: '127.0.0.1', port, path, method: 'POST', agent,
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - began }));
-      res.on('error', reject);
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - began }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -65,7 +78,15 @@ const templates = [
   { path: VALIDATE, body: review(defaulted) },
 ];
 
-interface Phase { latencies: number[]; lateness: number[]; ok: number; bad: number; errors: number; sent: number; firstError?: string }
+interface Phase {
+  latencies: number[];
+  lateness: number[];
+  ok: number;
+  bad: number;
+  errors: number;
+  sent: number;
+  firstError?: string;
+}
 
 async function run(seconds: number): Promise<Phase & { elapsed: number }> {
   const phase: Phase = { latencies: [], lateness: [], ok: 0, bad: 0, errors: 0, sent: 0 };
@@ -82,14 +103,25 @@ async function run(seconds: number): Promise<Phase & { elapsed: number }> {
     const body = t.body.replace('__UID__', uid).replaceAll('__NAME__', `web-${i}`);
     const sentAt = performance.now();
     phase.sent++;
-    pending.push(post(t.path, body).then((a) => {
-      // Latency as the caller sees it: from when the request was due (late sends count against us).
-      phase.lateness.push(sentAt - due);
-      phase.latencies.push(a.ms + (sentAt - due));
-      const r = a.status === 200 ? JSON.parse(a.body).response : undefined;
-      if (r && r.uid === uid && r.allowed) phase.ok++;
-      else { phase.bad++; phase.firstError ??= a.body.slice(0, 300); }
-    }, (err) => { phase.errors++; phase.firstError ??= String(err); }));
+    pending.push(
+      post(t.path, body).then(
+        (a) => {
+          // Latency as the caller sees it: from when the request was due (late sends count against us).
+          phase.lateness.push(sentAt - due);
+          phase.latencies.push(a.ms + (sentAt - due));
+          const r = a.status === 200 ? JSON.parse(a.body).response : undefined;
+          if (r && r.uid === uid && r.allowed) phase.ok++;
+          else {
+            phase.bad++;
+            phase.firstError ??= a.body.slice(0, 300);
+          }
+        },
+        (err) => {
+          phase.errors++;
+          phase.firstError ??= String(err);
+        },
+      ),
+    );
   }
   await Promise.all(pending);
   return { ...phase, elapsed: (performance.now() - start) / 1000 };
@@ -103,15 +135,26 @@ const cpu = process.cpuUsage(cpu0);
 const sorted = [...r.latencies].sort((a, b) => a - b);
 const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const sockets = Object.values(agent.sockets).flat().length + Object.values(agent.freeSockets).flat().length;
-process.stdout.write(JSON.stringify({
-  sent: r.sent, ok: r.ok, bad: r.bad, errors: r.errors, firstError: r.firstError, elapsed: r.elapsed,
-  achieved: (r.ok + r.bad) / r.elapsed,
-  p50: pct(50), p90: pct(90), p99: pct(99), p999: pct(99.9), max: sorted.at(-1),
-  mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
-  maxLateness: Math.max(...r.lateness),
-  clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
-  sockets,
-  bodyBytes: { mutate: Buffer.byteLength(templates[0]!.body), validate: Buffer.byteLength(templates[1]!.body) },
-  patchOps: patch.length,
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    sent: r.sent,
+    ok: r.ok,
+    bad: r.bad,
+    errors: r.errors,
+    firstError: r.firstError,
+    elapsed: r.elapsed,
+    achieved: (r.ok + r.bad) / r.elapsed,
+    p50: pct(50),
+    p90: pct(90),
+    p99: pct(99),
+    p999: pct(99.9),
+    max: sorted.at(-1),
+    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+    maxLateness: Math.max(...r.lateness),
+    clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
+    sockets,
+    bodyBytes: { mutate: Buffer.byteLength(templates[0]!.body), validate: Buffer.byteLength(templates[1]!.body) },
+    patchOps: patch.length,
+  }) + '\n',
+);
 agent.destroy();

@@ -9,13 +9,23 @@ export function cloneSet(name: string) {
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'CloneSet',
     metadata: {
-      name, namespace: 'shop', labels,
+      name,
+      namespace: 'shop',
+      labels,
       annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"apiVersion":"apps.kruise.io/v1beta1","kind":"CloneSet"}' },
-      managedFields: [{
-        manager: 'kubectl-client-side-apply', operation: 'Update', apiVersion: 'apps.kruise.io/v1beta1',
-        time: '2025-01-01T00:00:00Z', fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {}, 'f:tier': {} } }, 'f:spec': { '.': {}, 'f:replicas': {}, 'f:selector': {}, 'f:template': {} } },
-      }],
+      managedFields: [
+        {
+          manager: 'kubectl-client-side-apply',
+          operation: 'Update',
+          apiVersion: 'apps.kruise.io/v1beta1',
+          time: '2025-01-01T00:00:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': { 'f:labels': { '.': {}, 'f:app': {}, 'f:tier': {} } },
+            'f:spec': { '.': {}, 'f:replicas': {}, 'f:selector': {}, 'f:template': {} },
+          },
+        },
+      ],
     },
     spec: {
       replicas: 10,
@@ -26,17 +36,23 @@ export function cloneSet(name: string) {
           serviceAccountName: 'web',
           affinity: {
             podAntiAffinity: {
-              preferredDuringSchedulingIgnoredDuringExecution: [{
-                weight: 100,
-                podAffinityTerm: { labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'topology.kubernetes.io/zone' },
-              }],
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  podAffinityTerm: { labelSelector: { matchLabels: { app: 'web' } }, topologyKey: 'topology.kubernetes.io/zone' },
+                },
+              ],
             },
           },
           tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' }],
           containers: [
             {
-              name: 'web', image: 'registry.example.com/shop/web:1.42.3',
-              ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9102 }],
+              name: 'web',
+              image: 'registry.example.com/shop/web:1.42.3',
+              ports: [
+                { name: 'http', containerPort: 8080 },
+                { name: 'metrics', containerPort: 9102 },
+              ],
               env: [
                 { name: 'LOG_LEVEL', value: 'info' },
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -48,10 +64,15 @@ export function cloneSet(name: string) {
               readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/livez', port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10 },
               lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', 'sleep 5'] } } },
-              volumeMounts: [{ name: 'config', mountPath: '/etc/web' }, { name: 'data', mountPath: '/var/lib/web' }, { name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [
+                { name: 'config', mountPath: '/etc/web' },
+                { name: 'data', mountPath: '/var/lib/web' },
+                { name: 'tmp', mountPath: '/tmp' },
+              ],
             },
             {
-              name: 'log-shipper', image: 'registry.example.com/infra/fluent-bit:3.1',
+              name: 'log-shipper',
+              image: 'registry.example.com/infra/fluent-bit:3.1',
               resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp', readOnly: true }],
             },
@@ -62,13 +83,20 @@ export function cloneSet(name: string) {
           ],
         },
       },
-      volumeClaimTemplates: [{
-        metadata: { name: 'data' },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '10Gi' } } },
-      }],
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '10Gi' } } },
+        },
+      ],
       updateStrategy: {
         type: 'RollingUpdate',
-        rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: '10%', maxSurge: '20%', inPlaceUpdateStrategy: { gracePeriodSeconds: 10 } },
+        rollingUpdate: {
+          podUpdatePolicy: 'InPlaceIfPossible',
+          maxUnavailable: '10%',
+          maxSurge: '20%',
+          inPlaceUpdateStrategy: { gracePeriodSeconds: 10 },
+        },
       },
       minReadySeconds: 5,
     },
@@ -82,10 +110,17 @@ export function review(object: { metadata: object }): string {
     resource: { group: 'apps.kruise.io', version: 'v1beta1', resource: 'clonesets' },
     requestKind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' },
     requestResource: { group: 'apps.kruise.io', version: 'v1beta1', resource: 'clonesets' },
-    name: '__NAME__', namespace: 'shop', operation: 'CREATE',
-    userInfo: { username: 'system:serviceaccount:ci:deployer', uid: 'b6f0e0c2-0000-4000-8000-000000000001', groups: ['system:serviceaccounts', 'system:serviceaccounts:ci', 'system:authenticated'] },
+    name: '__NAME__',
+    namespace: 'shop',
+    operation: 'CREATE',
+    userInfo: {
+      username: 'system:serviceaccount:ci:deployer',
+      uid: 'b6f0e0c2-0000-4000-8000-000000000001',
+      groups: ['system:serviceaccounts', 'system:serviceaccounts:ci', 'system:authenticated'],
+    },
     object: { ...object, metadata: { ...object.metadata, name: '__NAME__' } },
-    oldObject: null, dryRun: false,
+    oldObject: null,
+    dryRun: false,
     options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1', fieldManager: 'kubectl-client-side-apply' },
   };
   return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });

@@ -16,7 +16,14 @@ import { pino } from 'pino';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { registry } from '../src/runtime/metrics.ts';
 import fjp from 'fast-json-patch';
-import { MAX_JSON_DEPTH, WebhookServer, admit, decodeAdmission, nestingExceeds, type AdmissionRequest } from '../src/runtime/webhook/server.ts';
+import {
+  MAX_JSON_DEPTH,
+  WebhookServer,
+  admit,
+  decodeAdmission,
+  nestingExceeds,
+  type AdmissionRequest,
+} from '../src/runtime/webhook/server.ts';
 import { createCA, issueCert } from '../src/util/pki.ts';
 import { allRegistrations } from '../src/webhooks/index.ts';
 import { cloneSet, review } from './webhook-fixture.ts';
@@ -28,7 +35,11 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '3' },
   },
 });
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const loadBefore = load();
 
 const features = resolveFeatureGates('');
@@ -67,23 +78,57 @@ let elu0 = performance.eventLoopUtilization();
 let handler0 = { sum: 0, count: 0 };
 let wall0 = performance.now();
 
-const child = spawn(process.execPath, [
-  '--import', 'tsx', path.join(import.meta.dirname, 'webhook-client.ts'),
-  '--port', String(server.port()), '--ca', caFile,
-  '--rate', values.rate, '--duration', values.duration, '--warmup', values.warmup,
-], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    path.join(import.meta.dirname, 'webhook-client.ts'),
+    '--port',
+    String(server.port()),
+    '--ca',
+    caFile,
+    '--rate',
+    values.rate,
+    '--duration',
+    values.duration,
+    '--warmup',
+    values.warmup,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 
 // The one JSON line bench/webhook-client.ts prints at the end.
 interface LoadResult {
-  sent: number; ok: number; bad: number; errors: number; firstError?: string; elapsed: number; achieved: number;
-  p50: number; p90: number; p99: number; p999: number; max: number; mean: number; maxLateness: number;
-  clientCpuSeconds: number; sockets: number; bodyBytes: { mutate: number; validate: number }; patchOps: number;
+  sent: number;
+  ok: number;
+  bad: number;
+  errors: number;
+  firstError?: string;
+  elapsed: number;
+  achieved: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
+  maxLateness: number;
+  clientCpuSeconds: number;
+  sockets: number;
+  bodyBytes: { mutate: number; validate: number };
+  patchOps: number;
 }
 let result: LoadResult;
 try {
   result = await new Promise<LoadResult>((resolve, reject) => {
-    const deadline = setTimeout(() => { child.kill(); reject(new Error('load generator overran its time')); },
-      (Number(values.duration) + Number(values.warmup) + 60) * 1000);
+    const deadline = setTimeout(
+      () => {
+        child.kill();
+        reject(new Error('load generator overran its time'));
+      },
+      (Number(values.duration) + Number(values.warmup) + 60) * 1000,
+    );
     let out: LoadResult | undefined;
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
       if (line === 'warm') {
@@ -122,7 +167,11 @@ const fill = (body: string, i: number) => body.replace('__UID__', `uid-${i}`).re
 const mutateBody = review(cloneSet('web'));
 const probe = await admit('mutate', mutateRegs, JSON.parse(fill(mutateBody, 0)).request as AdmissionRequest, { features });
 const defaulted = fjp.applyPatch(cloneSet('web'), JSON.parse(Buffer.from(probe.patch ?? 'W10=', 'base64').toString())).newDocument;
-Object.assign(defaulted.metadata, { uid: 'c0ffee00-0000-4000-8000-000000000000', generation: 1, creationTimestamp: '2025-01-01T00:00:00Z' });
+Object.assign(defaulted.metadata, {
+  uid: 'c0ffee00-0000-4000-8000-000000000000',
+  generation: 1,
+  creationTimestamp: '2025-01-01T00:00:00Z',
+});
 const validateBody = review(defaulted);
 async function inProcess(type: 'mutate' | 'validate', regs: typeof allRegistrations, body: string): Promise<number> {
   const n = 2000;
@@ -168,7 +217,7 @@ function shapeStep(type: 'mutate' | 'validate', regs: typeof allRegistrations, b
 const mutateShape = shapeStep('mutate', mutateRegs, mutateBody);
 const validateShape = shapeStep('validate', validateRegs, validateBody);
 const wall = (wallEnd - wall0) / 1000;
-const handlerMean = (handler.sum - handler0.sum) / Math.max(1, handler.count - handler0.count) * 1000;
+const handlerMean = ((handler.sum - handler0.sum) / Math.max(1, handler.count - handler0.count)) * 1000;
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 
 const lines = [
@@ -188,15 +237,20 @@ const lines = [
   `| latency mean | ${ms(result.mean)} |`,
   `| client send lateness, max | ${ms(result.maxLateness)} |`,
   `| server handler time, mean (controller_runtime_webhook_latency_seconds) | ${ms(handlerMean)} |`,
-  `| server CPU | ${((cpu.user + cpu.system) / 1e6 / wall * 100).toFixed(1)} % of one core (${((cpu.user + cpu.system) / 1e3 / Math.max(1, result.ok + result.bad)).toFixed(2)} ms CPU per request) |`,
+  `| server CPU | ${(((cpu.user + cpu.system) / 1e6 / wall) * 100).toFixed(1)} % of one core (${((cpu.user + cpu.system) / 1e3 / Math.max(1, result.ok + result.bad)).toFixed(2)} ms CPU per request) |`,
   `| server event-loop utilization | ${(elu.utilization * 100).toFixed(1)} % |`,
   `| server event-loop delay p99 / max | ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms / ${(loopDelay.max / 1e6).toFixed(1)} ms |`,
   `| in-process CPU per review, no TLS/HTTP (parse + admit + stringify): mutate / validate | ${mutateCpuMs.toFixed(3)} ms / ${validateCpuMs.toFixed(3)} ms |`,
-  ...([['mutate', mutateShape], ['validate', validateShape]] as const).flatMap(([type, { wall, cpu }]) => [
+  ...(
+    [
+      ['mutate', mutateShape],
+      ['validate', validateShape],
+    ] as const
+  ).flatMap(([type, { wall, cpu }]) => [
     `| shape step (nesting scan + decodeAdmission) per ${type} review, 2000 reviews: wall p50 / p99 / mean | ${wall.p50.toFixed(3)} / ${wall.p99.toFixed(3)} / ${wall.mean.toFixed(3)} ms |`,
     `| same, CPU time p50 / p99 / mean | ${cpu.p50.toFixed(3)} / ${cpu.p99.toFixed(3)} / ${cpu.mean.toFixed(3)} ms |`,
   ]),
-  `| client CPU | ${(result.clientCpuSeconds / result.elapsed * 100).toFixed(1)} % of one core; ${result.sockets} keep-alive sockets |`,
+  `| client CPU | ${((result.clientCpuSeconds / result.elapsed) * 100).toFixed(1)} % of one core; ${result.sockets} keep-alive sockets |`,
 ];
 if (result.firstError) lines.push('', `first error: ${result.firstError}`);
 process.stdout.write(lines.join('\n') + '\n');

@@ -27,7 +27,11 @@ const distinct = Number(values.keys);
 const workers = Number(values.workers);
 const batch = Number(values.batch);
 const runs = Number(values.runs);
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Round {
@@ -101,7 +105,9 @@ await round(dedup, false, true);
 await round(unique, true, false);
 
 const lines: string[] = [];
-lines.push(`workqueue: ${adds} adds per round, ${workers} workers doing Get/Done, producer batch ${batch}, ${runs} runs each (median [min–max]); node ${process.version}, ${os.cpus().length} CPUs`);
+lines.push(
+  `workqueue: ${adds} adds per round, ${workers} workers doing Get/Done, producer batch ${batch}, ${runs} runs each (median [min–max]); node ${process.version}, ${os.cpus().length} CPUs`,
+);
 lines.push(`load average before: ${loadBefore}`);
 lines.push('');
 lines.push('| scenario | adds/s | reconciles/s | reconciles (of adds) | CPU-s per round |');
@@ -118,7 +124,9 @@ for (const s of scenarios) {
   const fmt = (n: number) => `${(n / 1e6).toFixed(2)} M`;
   const processed = results.map((r) => r.processed);
   const cpu = results.map((r) => r.cpuSeconds).sort((a, b) => a - b);
-  lines.push(`| ${s.label} | ${fmt(med(rates))} [${fmt(rates[0]!)}–${fmt(rates.at(-1)!)}] | ${fmt(med(getRates))} | ${Math.min(...processed)}–${Math.max(...processed)} | ${med(cpu).toFixed(2)} |`);
+  lines.push(
+    `| ${s.label} | ${fmt(med(rates))} [${fmt(rates[0]!)}–${fmt(rates.at(-1)!)}] | ${fmt(med(getRates))} | ${Math.min(...processed)}–${Math.max(...processed)} | ${med(cpu).toFixed(2)} |`,
+  );
 }
 lines.push('');
 lines.push(`load average after: ${load()}`);

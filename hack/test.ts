@@ -32,7 +32,9 @@ if (files.some((f) => f.startsWith('test/integration/') && path.basename(f).incl
 }
 
 const nodeArgs = [
-  '--import', 'tsx', '--test',
+  '--import',
+  'tsx',
+  '--test',
   `--test-concurrency=${process.env.KRUISE_TS_TEST_CONCURRENCY ?? 2}`,
   '--test-timeout=600000',
   ...(process.env.CI ? ['--test-reporter=spec'] : []),
@@ -49,5 +51,7 @@ const code: number = await new Promise((resolve) => child.on('close', (c) => res
 if (code !== 0 && needsCluster) {
   process.stderr.write(`\nSome tests failed. Last lines of the local cluster's component logs:\n${componentLogs()}\n`);
 }
-process.stderr.write(`test run took ${((Date.now() - began) / 1000).toFixed(0)}s (${files.length} files, ${path.basename(process.execPath)} ${process.version})\n`);
+process.stderr.write(
+  `test run took ${((Date.now() - began) / 1000).toFixed(0)}s (${files.length} files, ${path.basename(process.execPath)} ${process.version})\n`,
+);
 process.exit(code);

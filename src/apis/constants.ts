@@ -26,8 +26,7 @@ export const SPECIFIED_DELETE_LABEL = 'apps.kruise.io/specified-delete';
 /** Lifecycle state of a pod (see LifecycleState). */
 export const LIFECYCLE_STATE_LABEL = 'lifecycle.apps.kruise.io/state';
 /** v1alpha1 CloneSet label for scaleStrategy.excludePreparingDelete ('true'). */
-export const CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL =
-  'apps.kruise.io/cloneset-scaling-exclude-preparing-delete';
+export const CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL = 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete';
 /** Deletion protection mode: 'Always' or 'Cascading'. */
 export const DELETION_PROTECTION_LABEL = 'policy.kruise.io/delete-protection';
 /** UnitedDeployment subset name on subset workloads and their pods. */
@@ -83,8 +82,7 @@ export const IMAGE_PREDOWNLOAD_PARALLELISM_ANNOTATION = 'apps.kruise.io/image-pr
 /** v1alpha1 annotation for inPlaceUpdateStrategy.imagePreDownloadTimeoutSeconds. */
 export const IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS_ANNOTATION = 'apps.kruise.io/image-predownload-timeout-seconds';
 /** v1alpha1 annotation for inPlaceUpdateStrategy.imagePreDownloadMinUpdatedReadyPods. */
-export const IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION =
-  'apps.kruise.io/image-predownload-min-updated-ready-pods';
+export const IMAGE_PREDOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION = 'apps.kruise.io/image-predownload-min-updated-ready-pods';
 /** Label on a ControllerRevision whose pre-download ImagePullJobs were created. */
 export const IMAGE_PREDOWNLOAD_CREATED_KEY = 'apps.kruise.io/pre-predownload-created';
 /**

@@ -4,13 +4,7 @@
 // metadata; narrower views (what one planner reads) are derived from these types with
 // Pick/Partial where they are used, never declared again.
 
-import type {
-  LabelSelector,
-  ObjectMeta,
-  ObjectReference,
-  PodSpec,
-  ResourceRequirements,
-} from './core.ts';
+import type { LabelSelector, ObjectMeta, ObjectReference, PodSpec, ResourceRequirements } from './core.ts';
 
 export type { LabelSelector, ObjectMeta, ObjectReference, OwnerReference, PodSpec } from './core.ts';
 
@@ -95,7 +89,6 @@ export interface Pod extends KubeObject {
   spec?: PodSpec;
   status?: PodStatus;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Other core/v1 and cluster objects the controllers, webhooks and daemon use
@@ -193,11 +186,7 @@ export type LabelSelectorRequirement = NonNullable<LabelSelector['matchExpressio
  * A narrow view of a Pod for a reader that needs only some of its fields: the one Pod's metadata,
  * spec and status cut down with Pick, each part optional (a full Pod always fits).
  */
-export interface PodView<
-  M extends keyof ObjectMeta = never,
-  S extends keyof PodSpec = never,
-  T extends keyof PodStatus = never,
-> {
+export interface PodView<M extends keyof ObjectMeta = never, S extends keyof PodSpec = never, T extends keyof PodStatus = never> {
   metadata?: Pick<ObjectMeta, M>;
   spec?: Pick<PodSpec, S>;
   status?: Pick<PodStatus, T>;

@@ -5,20 +5,7 @@
 //    those schemas name the fields controllers read and never reach a CRD.
 
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  Bool,
-  Int32,
-  Int64,
-  IntOrString,
-  KnownString,
-  MapOf,
-  Opt,
-  Quantity,
-  Str,
-  StringList,
-  StringMap,
-  Time,
-} from './primitives.ts';
+import { Bool, Int32, Int64, IntOrString, KnownString, MapOf, Opt, Quantity, Str, StringList, StringMap, Time } from './primitives.ts';
 
 const Loose = () => Type.Record(Type.String(), Type.Unknown());
 
@@ -90,10 +77,7 @@ export type ObjectReference = Static<typeof ObjectReference>;
 export const LocalObjectReference = Type.Object({ name: Opt(Str()) }, { 'x-kubernetes-map-type': 'atomic' });
 export type LocalObjectReference = Static<typeof LocalObjectReference>;
 
-export const ObjectFieldSelector = Type.Object(
-  { apiVersion: Opt(Str()), fieldPath: Str() },
-  { 'x-kubernetes-map-type': 'atomic' },
-);
+export const ObjectFieldSelector = Type.Object({ apiVersion: Opt(Str()), fieldPath: Str() }, { 'x-kubernetes-map-type': 'atomic' });
 
 export const Toleration = Type.Object({
   effect: Opt(KnownString<'NoSchedule' | 'PreferNoSchedule' | 'NoExecute'>()),
@@ -252,9 +236,7 @@ export type Volume = Static<typeof Volume>;
 export const Affinity = Type.Object({
   nodeAffinity: Opt(
     Type.Object({
-      requiredDuringSchedulingIgnoredDuringExecution: Opt(
-        Type.Object({ nodeSelectorTerms: Type.Array(NodeSelectorTerm) }),
-      ),
+      requiredDuringSchedulingIgnoredDuringExecution: Opt(Type.Object({ nodeSelectorTerms: Type.Array(NodeSelectorTerm) })),
       preferredDuringSchedulingIgnoredDuringExecution: Opt(Type.Array(PreferredSchedulingTerm)),
     }),
   ),
@@ -313,9 +295,7 @@ export const PersistentVolumeClaim = Type.Object({
       dataSource: Opt(Loose()),
     }),
   ),
-  status: Opt(
-    Type.Object({ phase: Opt(Str()), capacity: Opt(MapOf(Quantity())), conditions: Opt(Type.Array(Loose())) }),
-  ),
+  status: Opt(Type.Object({ phase: Opt(Str()), capacity: Opt(MapOf(Quantity())), conditions: Opt(Type.Array(Loose())) })),
 });
 export type PersistentVolumeClaim = Static<typeof PersistentVolumeClaim>;
 

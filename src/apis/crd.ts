@@ -59,7 +59,11 @@ function convert(node: JSONSchemaProps): JSONSchemaProps {
 }
 
 function sortKeys(node: JSONSchemaProps): JSONSchemaProps {
-  return Object.fromEntries(Object.keys(node).sort().map((k) => [k, node[k]]));
+  return Object.fromEntries(
+    Object.keys(node)
+      .sort()
+      .map((k) => [k, node[k]]),
+  );
 }
 
 function versionManifest(def: KindDefinition, version: VersionDefinition): JSONSchemaProps {

@@ -59,9 +59,11 @@ function reduce(schema: TSchema): TSchema {
   if (declared) return shapeOf(declared);
   switch (schema[Kind]) {
     case 'Object':
-      return shared(Type.Object(
-        Object.fromEntries(Object.entries(schema.properties as Record<string, TSchema>).map(([k, v]) => [k, Type.Optional(shapeOf(v))])),
-      ));
+      return shared(
+        Type.Object(
+          Object.fromEntries(Object.entries(schema.properties as Record<string, TSchema>).map(([k, v]) => [k, Type.Optional(shapeOf(v))])),
+        ),
+      );
     case 'Array':
       return Type.Array(shapeOf(schema.items));
     case 'Record':
@@ -127,8 +129,12 @@ function fieldPath(root: string, pointer: string): string {
 }
 
 const TYPE_OF_ERROR: ReadonlyMap<ValueErrorType, string> = new Map([
-  [ValueErrorType.Array, 'array'], [ValueErrorType.Boolean, 'boolean'], [ValueErrorType.Integer, 'integer'],
-  [ValueErrorType.Number, 'number'], [ValueErrorType.Object, 'object'], [ValueErrorType.String, 'string'],
+  [ValueErrorType.Array, 'array'],
+  [ValueErrorType.Boolean, 'boolean'],
+  [ValueErrorType.Integer, 'integer'],
+  [ValueErrorType.Number, 'number'],
+  [ValueErrorType.Object, 'object'],
+  [ValueErrorType.String, 'string'],
 ]);
 
 function jsonTypeOfShape(shape: TSchema): string {
@@ -138,11 +144,15 @@ function jsonTypeOfShape(shape: TSchema): string {
 /** The API server's wording for one error; undefined for errors decoding does not report. */
 function message(type: ValueErrorType, shape: TSchema, value: unknown, field: string): string | undefined {
   const actual = jsonType(value);
-  const expected = TYPE_OF_ERROR.get(type) ?? (type === ValueErrorType.Union ? (shape.anyOf as TSchema[]).map(jsonTypeOfShape).join(',') : undefined);
+  const expected =
+    TYPE_OF_ERROR.get(type) ?? (type === ValueErrorType.Union ? (shape.anyOf as TSchema[]).map(jsonTypeOfShape).join(',') : undefined);
   if (expected) return `${field}: Invalid value: "${actual}": ${field} in body must be of type ${expected}: "${actual}"`;
-  if (type === ValueErrorType.IntegerMaximum) return `${field}: Invalid value: ${value}: ${field} in body should be less than or equal to ${shape.maximum}`;
-  if (type === ValueErrorType.IntegerExclusiveMaximum) return `${field}: Invalid value: ${value}: ${field} in body should be less than or equal to ${INT64_MAX}`;
-  if (type === ValueErrorType.IntegerMinimum) return `${field}: Invalid value: ${value}: ${field} in body should be greater than or equal to ${shape.minimum}`;
+  if (type === ValueErrorType.IntegerMaximum)
+    return `${field}: Invalid value: ${value}: ${field} in body should be less than or equal to ${shape.maximum}`;
+  if (type === ValueErrorType.IntegerExclusiveMaximum)
+    return `${field}: Invalid value: ${value}: ${field} in body should be less than or equal to ${INT64_MAX}`;
+  if (type === ValueErrorType.IntegerMinimum)
+    return `${field}: Invalid value: ${value}: ${field} in body should be greater than or equal to ${shape.minimum}`;
   return undefined;
 }
 

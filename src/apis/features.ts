@@ -124,9 +124,6 @@ export function applyFeatureGateDependencies(input: FeatureGates): FeatureGates 
 }
 
 /** The gates a process runs with: env defaults, then the flag, then the dependency rules. */
-export function resolveFeatureGates(
-  flag: string,
-  env: Readonly<Record<string, string | undefined>> = {},
-): FeatureGates {
+export function resolveFeatureGates(flag: string, env: Readonly<Record<string, string | undefined>> = {}): FeatureGates {
   return applyFeatureGateDependencies({ ...defaultFeatureGates(env), ...parseFeatureGates(flag) });
 }

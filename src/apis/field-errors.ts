@@ -33,7 +33,13 @@ const typeText: Record<FieldErrorType, string> = {
 };
 
 // Types whose message omits the bad value, as in apimachinery's ErrorBody.
-const omitsValue = new Set<FieldErrorType>(['FieldValueRequired', 'FieldValueForbidden', 'FieldValueTooLong', 'FieldValueTooMany', 'InternalError']);
+const omitsValue = new Set<FieldErrorType>([
+  'FieldValueRequired',
+  'FieldValueForbidden',
+  'FieldValueTooLong',
+  'FieldValueTooMany',
+  'InternalError',
+]);
 
 function formatValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
@@ -59,13 +65,24 @@ export function fieldErrorsMessage(errs: FieldError[]): string {
   return aggregateMessage(errs.map(fieldErrorString));
 }
 
-export const invalid = (field: string, badValue: unknown, detail: string): FieldError => ({ type: 'FieldValueInvalid', field, badValue, detail });
+export const invalid = (field: string, badValue: unknown, detail: string): FieldError => ({
+  type: 'FieldValueInvalid',
+  field,
+  badValue,
+  detail,
+});
 export const required = (field: string, detail = ''): FieldError => ({ type: 'FieldValueRequired', field, detail });
 export const forbidden = (field: string, detail: string): FieldError => ({ type: 'FieldValueForbidden', field, detail });
 export const duplicate = (field: string, badValue: unknown): FieldError => ({ type: 'FieldValueDuplicate', field, badValue, detail: '' });
 export const notFound = (field: string, badValue: unknown): FieldError => ({ type: 'FieldValueNotFound', field, badValue, detail: '' });
 export const notSupported = (field: string, badValue: unknown, valid: string[]): FieldError => ({
-  type: 'FieldValueNotSupported', field, badValue,
+  type: 'FieldValueNotSupported',
+  field,
+  badValue,
   detail: valid.length ? `supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}` : '',
 });
-export const tooLong = (field: string, max: number): FieldError => ({ type: 'FieldValueTooLong', field, detail: `must have at most ${max} bytes` });
+export const tooLong = (field: string, max: number): FieldError => ({
+  type: 'FieldValueTooLong',
+  field,
+  detail: `must have at most ${max} bytes`,
+});

@@ -17,8 +17,7 @@ export const StringMap = (o?: SchemaOptions) => Type.Record(Type.String(), Type.
 export const MapOf = <T extends TSchema>(value: T, o?: SchemaOptions) => Type.Record(Type.String(), value, o);
 
 /** intstr.IntOrString. */
-export const IntOrString = (o?: SchemaOptions) =>
-  Type.Union([Type.Integer(), Type.String()], { 'x-kubernetes-int-or-string': true, ...o });
+export const IntOrString = (o?: SchemaOptions) => Type.Union([Type.Integer(), Type.String()], { 'x-kubernetes-int-or-string': true, ...o });
 
 const QUANTITY_PATTERN =
   '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
@@ -30,10 +29,7 @@ export const Quantity = (o?: SchemaOptions) =>
 // does not produce; a registered kind keeps both the emitted shape and the runtime check right.
 const STRING_ENUM_KIND = 'KruiseStringEnum';
 if (!TypeRegistry.Has(STRING_ENUM_KIND)) {
-  TypeRegistry.Set<{ enum: string[] }>(
-    STRING_ENUM_KIND,
-    (schema, value) => typeof value === 'string' && schema.enum.includes(value),
-  );
+  TypeRegistry.Set<{ enum: string[] }>(STRING_ENUM_KIND, (schema, value) => typeof value === 'string' && schema.enum.includes(value));
 }
 
 /** A string the apiserver restricts to `values` (upstream `+kubebuilder:validation:Enum`). */

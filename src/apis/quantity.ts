@@ -138,10 +138,7 @@ export function parseQuantity(str: string): Quantity {
       const product = value * mantissa;
       if (product <= MAX_INT64) {
         const unscaled = positive ? product : -product;
-        const canonical =
-          base === 2
-            ? (value & 7n) !== 0n
-            : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
+        const canonical = base === 2 ? (value & 7n) !== 0n : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
         return canonical ? { unscaled, exponent: scale, format, text: str } : { unscaled, exponent: scale, format };
       }
     }
@@ -229,7 +226,10 @@ export function formatQuantity(q: Quantity): string {
   let format = q.format;
   let integral: bigint | undefined;
   if (format === 'BinarySI') {
-    if (compareQuantity(q, { unscaled: -1024n, exponent: 0, format }) > 0 && compareQuantity(q, { unscaled: 1024n, exponent: 0, format }) < 0) {
+    if (
+      compareQuantity(q, { unscaled: -1024n, exponent: 0, format }) > 0 &&
+      compareQuantity(q, { unscaled: 1024n, exponent: 0, format }) < 0
+    ) {
       format = 'DecimalSI';
     } else if (q.exponent >= 0) {
       integral = q.unscaled * pow10(q.exponent);

@@ -43,7 +43,10 @@ export const TemplateMetadata = (o?: SchemaOptions) => PreservedObject<Static<ty
 
 /** metav1.Condition, with the validation Kubernetes generates for it. */
 export const MetaCondition = Type.Object({
-  type: Str({ maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' }),
+  type: Str({
+    maxLength: 316,
+    pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+  }),
   status: StringEnum(['True', 'False', 'Unknown']),
   observedGeneration: Opt(Int64({ minimum: 0 })),
   lastTransitionTime: Time(),
@@ -77,11 +80,7 @@ export function KruiseCondition<T extends TSchema, E extends TProperties = Recor
 // itself); TS and the webhooks' shape check still see ObjectMeta.
 const RootMetadata = Type.Unsafe<Static<typeof ObjectMeta>>({ ...Type.Object({}), [DecodedAs]: ObjectMeta });
 
-export function KubeObject<Spec extends TSchema, Status extends TSchema>(
-  description: string,
-  spec: Spec,
-  status: Status,
-) {
+export function KubeObject<Spec extends TSchema, Status extends TSchema>(description: string, spec: Spec, status: Status) {
   return Type.Object(
     {
       apiVersion: Opt(Str()),

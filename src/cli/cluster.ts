@@ -12,7 +12,8 @@ export function clusterCommand(): Command {
   const cmd = new Command('cluster').description('run a local Kubernetes control plane with simulated (KWOK) nodes');
   const name = ['--name <name>', 'cluster name (its run dir is ~/.cache/kruise-ts/clusters/<name>)', DEFAULT_CLUSTER] as const;
 
-  cmd.command('up')
+  cmd
+    .command('up')
     .description('start the cluster (or reuse it when already running) and print its kubeconfig path')
     .option(...name)
     .option('--nodes <n>', 'number of simulated nodes, spread over 3 zones', positiveInt, 3)
@@ -22,12 +23,16 @@ export function clusterCommand(): Command {
       process.stdout.write(envLines(state).join('\n') + '\n');
     });
 
-  cmd.command('down')
+  cmd
+    .command('down')
     .description('stop every process of the cluster (also after a crash) and remove its data; logs are kept')
     .option(...name)
-    .action(async (o: { name: string }) => { await down(o.name); });
+    .action(async (o: { name: string }) => {
+      await down(o.name);
+    });
 
-  cmd.command('status')
+  cmd
+    .command('status')
     .description('show whether the cluster and each component are running')
     .option(...name)
     .option('-o, --output <format>', 'text or json', 'text')
@@ -44,7 +49,8 @@ export function clusterCommand(): Command {
       process.exitCode = s.running ? 0 : 1;
     });
 
-  cmd.command('env')
+  cmd
+    .command('env')
     .description('print shell exports that point kubectl at the cluster: eval "$(kruise cluster env)"')
     .option(...name)
     .action((o: { name: string }) => {

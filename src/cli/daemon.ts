@@ -7,7 +7,9 @@ import { startDaemon } from '../daemon/daemon.ts';
 import { addDaemonFlags, daemonConfig } from '../daemon/options.ts';
 
 export function daemonCommand(): Command {
-  const cmd = new Command('daemon').description('run kruise-daemon (CRR execution, image pre-pulling, container meta) for a node, or --simulated for the local cluster');
+  const cmd = new Command('daemon').description(
+    'run kruise-daemon (CRR execution, image pre-pulling, container meta) for a node, or --simulated for the local cluster',
+  );
   addDaemonFlags(cmd).action(async (o: Record<string, unknown>) => {
     const cfg = daemonConfig(o);
     const daemon = await startDaemon(cfg);

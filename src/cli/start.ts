@@ -16,11 +16,16 @@ export function startCommand(): Command {
   const cmd = new Command('start').description('run the Kruise TS manager (controllers + webhooks)');
   addManagerFlags(cmd)
     .option('--cluster-name <name>', 'embedded local cluster to use when no kubeconfig is given', DEFAULT_CLUSTER)
-    .option('--nodes <n>', 'simulated nodes of the embedded cluster', (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number >= 1');
-      return n;
-    }, 3)
+    .option(
+      '--nodes <n>',
+      'simulated nodes of the embedded cluster',
+      (v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number >= 1');
+        return n;
+      },
+      3,
+    )
     .option('--keep-cluster', 'leave the embedded cluster running after the manager stops')
     .option('--install-crds', 'install the CRDs before starting (always on for the embedded cluster)')
     .action(async (o: OptionValues) => {
@@ -43,7 +48,9 @@ export function startCommand(): Command {
           usingCluster = true;
           startedCluster = !reused;
           cfg.kubeconfig = state.kubeconfig;
-          process.stderr.write(`\nThe local cluster is ready. In another shell:\n  ${envLines(state).join('\n  ')}\n  kubectl get nodes\n\n`);
+          process.stderr.write(
+            `\nThe local cluster is ready. In another shell:\n  ${envLines(state).join('\n  ')}\n  kubectl get nodes\n\n`,
+          );
         }
         if (embedded || o.installCrds) {
           const client = fromKubeconfigFile(cfg.kubeconfig!);
@@ -52,13 +59,25 @@ export function startCommand(): Command {
           logger.info({ crds: n }, 'CRDs installed');
         }
         manager = await startManager(cfg);
-        logger.info({ identity: manager.identity, webhookPort: manager.webhookPort, metricsPort: manager.metricsPort, healthPort: manager.healthPort }, 'kruise-manager started');
+        logger.info(
+          {
+            identity: manager.identity,
+            webhookPort: manager.webhookPort,
+            metricsPort: manager.metricsPort,
+            healthPort: manager.healthPort,
+          },
+          'kruise-manager started',
+        );
         // The embedded cluster's nodes are simulated: kruise-daemon runs in this process for all of
         // them (its metrics show on the manager's endpoint, which shares the registry).
         if (embedded) {
           daemon = await startDaemon({
-            kubeconfig: cfg.kubeconfig, addr: '0', maxWorkersForPullImage: -1, featureGates: cfg.featureGates,
-            simulated: true, simulatedNodeSelector: DEFAULT_SIMULATED_NODE_SELECTOR,
+            kubeconfig: cfg.kubeconfig,
+            addr: '0',
+            maxWorkersForPullImage: -1,
+            featureGates: cfg.featureGates,
+            simulated: true,
+            simulatedNodeSelector: DEFAULT_SIMULATED_NODE_SELECTOR,
           });
         }
       };

@@ -20,7 +20,10 @@ export interface Binaries {
 
 function parse(out: string): Binaries {
   const dirs = Object.fromEntries(
-    out.split('\n').filter((l) => l.includes('=')).map((l) => l.split('=', 2) as [string, string]),
+    out
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => l.split('=', 2) as [string, string]),
   );
   const k = dirs.kubernetes!;
   return {
@@ -49,7 +52,8 @@ export async function ensureBinaries(): Promise<Binaries> {
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
-  if (code === 127) throw new Error('the Go toolchain is not installed; it is needed once to build kube-apiserver, etcd and kwok (see the message above)');
+  if (code === 127)
+    throw new Error('the Go toolchain is not installed; it is needed once to build kube-apiserver, etcd and kwok (see the message above)');
   if (code !== 0) throw new Error(`building the control-plane binaries failed (exit ${code}); see the build output above`);
   return parse(out);
 }
@@ -69,14 +73,19 @@ export interface UpstreamPeer {
 export async function ensureUpstreamPeer(): Promise<UpstreamPeer> {
   let r = spawnSync('bash', [buildScript, '--peer', '--print'], { encoding: 'utf8' });
   if (r.status !== 0) {
-    process.stderr.write('Building the upstream kruise-manager peer from the Go module proxy (first run only; cached in ~/.cache/kruise-ts)\n');
+    process.stderr.write(
+      'Building the upstream kruise-manager peer from the Go module proxy (first run only; cached in ~/.cache/kruise-ts)\n',
+    );
     r = spawnSync('bash', [buildScript, '--peer'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     if (r.status === 127) throw new Error('the Go toolchain is not installed; it is needed once to build the upstream kruise-manager peer');
     if (r.status !== 0) throw new Error(`building the upstream kruise-manager peer failed (exit ${r.status}); see the build output above`);
   }
   const dir = r.stdout.trim().split('=', 2)[1]!;
   const version = path.basename(dir).replace(/^kruise-/, '');
-  const dl = spawnSync('go', ['mod', 'download', '-json', `github.com/openkruise/kruise@${version}`], { cwd: path.join(repoRoot, 'hack/kruise-peer'), encoding: 'utf8' });
+  const dl = spawnSync('go', ['mod', 'download', '-json', `github.com/openkruise/kruise@${version}`], {
+    cwd: path.join(repoRoot, 'hack/kruise-peer'),
+    encoding: 'utf8',
+  });
   if (dl.status !== 0) throw new Error(`go mod download github.com/openkruise/kruise@${version} failed: ${dl.stderr || dl.stdout}`);
   return { version, kruiseManager: path.join(dir, 'kruise-manager'), moduleDir: (JSON.parse(dl.stdout) as { Dir: string }).Dir };
 }

@@ -12,9 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { createCA, issueCert, generateKeyPairPem } from '../util/pki.ts';
 import { ensureBinaries, repoRoot, type Binaries } from './binaries.ts';
-import {
-  startProcess, stopProcesses, processesMentioning, freePorts, assertPortFree, isAlive, tail, type Started,
-} from './processes.ts';
+import { startProcess, stopProcesses, processesMentioning, freePorts, assertPortFree, isAlive, tail, type Started } from './processes.ts';
 
 const execFileP = promisify(execFile);
 
@@ -56,7 +54,8 @@ export function clustersRoot(): string {
 }
 
 export function runDirOf(name: string): string {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new Error(`cluster name "${name}" must be a DNS label (lower-case letters, digits, '-')`);
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name))
+    throw new Error(`cluster name "${name}" must be a DNS label (lower-case letters, digits, '-')`);
   return path.join(clustersRoot(), name);
 }
 
@@ -141,18 +140,22 @@ function liveUsers(runDir: string): number[] {
 export async function leave(name: string, pid: number, opts: { tearDown: boolean; log?: (l: string) => void }): Promise<boolean> {
   const runDir = runDirOf(name);
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  return withClusterLock(name, async () => {
-    rmSync(path.join(usersDir(runDir), String(pid)), { force: true });
-    if (!opts.tearDown && !existsSync(tearDownMarker(runDir))) return false;
-    const others = liveUsers(runDir);
-    if (others.length) {
-      writeFileSync(tearDownMarker(runDir), '');
-      log(`cluster "${name}": left running for process(es) ${others.join(', ')} still using it; the last to leave stops it`);
-      return false;
-    }
-    await stopCluster(name, {});
-    return true;
-  }, log);
+  return withClusterLock(
+    name,
+    async () => {
+      rmSync(path.join(usersDir(runDir), String(pid)), { force: true });
+      if (!opts.tearDown && !existsSync(tearDownMarker(runDir))) return false;
+      const others = liveUsers(runDir);
+      if (others.length) {
+        writeFileSync(tearDownMarker(runDir), '');
+        log(`cluster "${name}": left running for process(es) ${others.join(', ')} still using it; the last to leave stops it`);
+        return false;
+      }
+      await stopCluster(name, {});
+      return true;
+    },
+    log,
+  );
 }
 
 export function readState(name: string): ClusterState | null {
@@ -166,19 +169,30 @@ export function readState(name: string): ClusterState | null {
 }
 
 /** GET a path on the API server with the admin credentials of the run dir. */
-function apiGet(state: Pick<ClusterState, 'runDir' | 'ports'>, urlPath: string, timeoutMs = 2000): Promise<{ status: number; body: string }> {
+function apiGet(
+  state: Pick<ClusterState, 'runDir' | 'ports'>,
+  urlPath: string,
+  timeoutMs = 2000,
+): Promise<{ status: number; body: string }> {
   const pki = path.join(state.runDir, 'pki');
   return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: '127.0.0.1', port: state.ports.apiserver, path: urlPath, method: 'GET', timeout: timeoutMs,
-      ca: readFileSync(path.join(pki, 'ca.crt')),
-      cert: readFileSync(path.join(pki, 'admin.crt')),
-      key: readFileSync(path.join(pki, 'admin.key')),
-    }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port: state.ports.apiserver,
+        path: urlPath,
+        method: 'GET',
+        timeout: timeoutMs,
+        ca: readFileSync(path.join(pki, 'ca.crt')),
+        cert: readFileSync(path.join(pki, 'admin.crt')),
+        key: readFileSync(path.join(pki, 'admin.key')),
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end();
@@ -215,10 +229,14 @@ async function writePki(runDir: string) {
   const admin = await issueCert(ca, { commonName: 'kruise-ts-admin', organizations: ['system:masters'], server: false, client: true });
   const sa = await generateKeyPairPem();
   const files: Record<string, string> = {
-    'ca.crt': ca.certPem, 'ca.key': ca.keyPem,
-    'apiserver.crt': serving.certPem, 'apiserver.key': serving.keyPem,
-    'admin.crt': admin.certPem, 'admin.key': admin.keyPem,
-    'sa.key': sa.privateKeyPem, 'sa.pub': sa.publicKeyPem,
+    'ca.crt': ca.certPem,
+    'ca.key': ca.keyPem,
+    'apiserver.crt': serving.certPem,
+    'apiserver.key': serving.keyPem,
+    'admin.crt': admin.certPem,
+    'admin.key': admin.keyPem,
+    'sa.key': sa.privateKeyPem,
+    'sa.pub': sa.publicKeyPem,
   };
   for (const [name, content] of Object.entries(files)) writeFileSync(path.join(dir, name), content, { mode: 0o600 });
   return { ca, admin };
@@ -228,7 +246,9 @@ function kubeconfigYaml(name: string, server: string, caPem: string, certPem: st
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   const ctx = `kruise-ts-${name}`;
   return YAML.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': ctx,
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': ctx,
     clusters: [{ name: ctx, cluster: { server, 'certificate-authority-data': b64(caPem) } }],
     users: [{ name: ctx, user: { 'client-certificate-data': b64(certPem), 'client-key-data': b64(keyPem) } }],
     contexts: [{ name: ctx, context: { cluster: ctx, user: ctx } }],
@@ -245,11 +265,15 @@ export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; r
   const name = opts.name ?? DEFAULT_CLUSTER;
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   runDirOf(name); // a bad name fails before any lock is taken
-  return withClusterLock(name, async () => {
-    const result = await bringUp(name, opts, log);
-    if (opts.user !== undefined) addUser(result.state.runDir, opts.user);
-    return result;
-  }, log);
+  return withClusterLock(
+    name,
+    async () => {
+      const result = await bringUp(name, opts, log);
+      if (opts.user !== undefined) addUser(result.state.runDir, opts.user);
+      return result;
+    },
+    log,
+  );
 }
 
 async function bringUp(name: string, opts: UpOptions, log: (l: string) => void): Promise<{ state: ClusterState; reused: boolean }> {
@@ -286,7 +310,16 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
   writeFileSync(kubeconfig, kubeconfigYaml(name, server, ca.certPem, admin.certPem, admin.keyPem), { mode: 0o600 });
 
   const state: ClusterState = {
-    name, runDir, kubeconfig, server, ports, pids: {}, commands: {}, nodes, kubectl: bins.kubectl, startedAt: new Date().toISOString(),
+    name,
+    runDir,
+    kubeconfig,
+    server,
+    ports,
+    pids: {},
+    commands: {},
+    nodes,
+    kubectl: bins.kubectl,
+    startedAt: new Date().toISOString(),
   };
   const started: Started[] = [];
   const saveState = () => writeFileSync(stateFile(runDir), JSON.stringify(state, null, 2));
@@ -303,7 +336,8 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
     const dead = started.find((s) => s.exited);
     if (dead) {
       throw new ClusterStartError(
-        `${dead.name} exited during start-up (code ${dead.exited!.code ?? dead.exited!.signal}); last lines of ${dead.logFile}:\n${tail(dead.logFile, 25)}`);
+        `${dead.name} exited during start-up (code ${dead.exited!.code ?? dead.exited!.signal}); last lines of ${dead.logFile}:\n${tail(dead.logFile, 25)}`,
+      );
     }
   };
   const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs: number, logFile?: string) => {
@@ -312,7 +346,9 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
       failIfExited();
       if (await check().catch(() => false)) return;
       if (Date.now() > deadline) {
-        throw new ClusterStartError(`timed out after ${timeoutMs / 1000}s waiting for ${what}` + (logFile ? `; last lines of ${logFile}:\n${tail(logFile, 25)}` : ''));
+        throw new ClusterStartError(
+          `timed out after ${timeoutMs / 1000}s waiting for ${what}` + (logFile ? `; last lines of ${logFile}:\n${tail(logFile, 25)}` : ''),
+        );
       }
       await sleep(150);
     }
@@ -321,34 +357,65 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
   try {
     log(`cluster "${name}": starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok in ${runDir}`);
     launchControlPlane(state, bins, launch);
-    await waitFor('kube-apiserver /readyz', async () => (await apiGet(state, '/readyz')).status === 200, 90_000, path.join(logs, 'kube-apiserver.log'));
+    await waitFor(
+      'kube-apiserver /readyz',
+      async () => (await apiGet(state, '/readyz')).status === 200,
+      90_000,
+      path.join(logs, 'kube-apiserver.log'),
+    );
     log(`cluster "${name}": API server ready after ${((Date.now() - began) / 1000).toFixed(1)}s`);
 
     launch('kube-controller-manager', bins.kubeControllerManager, [
-      `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-      '--bind-address=127.0.0.1', `--secure-port=${ports.controllerManager}`, `--cert-dir=${path.join(runDir, 'kcm-certs')}`,
-      `--root-ca-file=${path.join(runDir, 'pki/ca.crt')}`, `--service-account-private-key-file=${path.join(runDir, 'pki/sa.key')}`,
-      '--use-service-account-credentials=true', '--leader-elect=false', '--controllers=*',
-      '--cluster-name=kruise-ts', '--concurrent-gc-syncs=20', '--kube-api-qps=200', '--kube-api-burst=400',
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${ports.controllerManager}`,
+      `--cert-dir=${path.join(runDir, 'kcm-certs')}`,
+      `--root-ca-file=${path.join(runDir, 'pki/ca.crt')}`,
+      `--service-account-private-key-file=${path.join(runDir, 'pki/sa.key')}`,
+      '--use-service-account-credentials=true',
+      '--leader-elect=false',
+      '--controllers=*',
+      '--cluster-name=kruise-ts',
+      '--concurrent-gc-syncs=20',
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
     ]);
     launch('kube-scheduler', bins.kubeScheduler, [
-      `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-      '--bind-address=127.0.0.1', `--secure-port=${ports.scheduler}`, '--leader-elect=false',
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${ports.scheduler}`,
+      '--leader-elect=false',
       `--config=${writeSchedulerConfig(runDir, kubeconfig)}`,
     ]);
     launch('kwok', bins.kwok, [
-      `--kubeconfig=${kubeconfig}`, `--config=${path.join(repoRoot, 'config/kwok/stages.yaml')}`,
-      '--manage-all-nodes=false', '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake', '--node-lease-duration-seconds=40', '--cidr=10.244.0.0/16', '--node-ip=10.0.0.1',
+      `--kubeconfig=${kubeconfig}`,
+      `--config=${path.join(repoRoot, 'config/kwok/stages.yaml')}`,
+      '--manage-all-nodes=false',
+      '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+      '--node-lease-duration-seconds=40',
+      '--cidr=10.244.0.0/16',
+      '--node-ip=10.0.0.1',
       `--server-address=127.0.0.1:${ports.kwok}`,
     ]);
 
     await ensureNodes(state, nodes, log);
-    await waitFor('the default ServiceAccount (kube-controller-manager)', async () =>
-      (await apiGet(state, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200, 60_000, path.join(logs, 'kube-controller-manager.log'));
+    await waitFor(
+      'the default ServiceAccount (kube-controller-manager)',
+      async () => (await apiGet(state, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
+      60_000,
+      path.join(logs, 'kube-controller-manager.log'),
+    );
     await waitFor('kube-scheduler /healthz', () => httpsHealthy(ports.scheduler), 60_000, path.join(logs, 'kube-scheduler.log'));
     failIfExited();
   } catch (err) {
-    await stopProcesses(started.map((s) => s.pid), 3000);
+    await stopProcesses(
+      started.map((s) => s.pid),
+      3000,
+    );
     rmSync(stateFile(runDir), { force: true });
     throw err;
   }
@@ -360,34 +427,51 @@ function launchControlPlane(state: ClusterState, bins: Binaries, launch: (c: Com
   const { runDir, ports } = state;
   const pki = (f: string) => path.join(runDir, 'pki', f);
   launch('etcd', bins.etcd, [
-    '--name=default', `--data-dir=${path.join(runDir, 'etcd')}`,
-    `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`, `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
-    `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+    '--name=default',
+    `--data-dir=${path.join(runDir, 'etcd')}`,
+    `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+    `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+    `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
     `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
     // A throwaway local cluster: durability is not worth the fsync latency.
-    '--unsafe-no-fsync=true', '--quota-backend-bytes=8589934592', '--log-level=warn',
+    '--unsafe-no-fsync=true',
+    '--quota-backend-bytes=8589934592',
+    '--log-level=warn',
   ]);
   launch('kube-apiserver', bins.kubeApiserver, [
     `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
-    '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${ports.apiserver}`,
-    '--endpoint-reconciler-type=none', '--authorization-mode=Node,RBAC',
-    `--client-ca-file=${pki('ca.crt')}`, `--tls-cert-file=${pki('apiserver.crt')}`, `--tls-private-key-file=${pki('apiserver.key')}`,
-    `--service-account-key-file=${pki('sa.pub')}`, `--service-account-signing-key-file=${pki('sa.key')}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${ports.apiserver}`,
+    '--endpoint-reconciler-type=none',
+    '--authorization-mode=Node,RBAC',
+    `--client-ca-file=${pki('ca.crt')}`,
+    `--tls-cert-file=${pki('apiserver.crt')}`,
+    `--tls-private-key-file=${pki('apiserver.key')}`,
+    `--service-account-key-file=${pki('sa.pub')}`,
+    `--service-account-signing-key-file=${pki('sa.key')}`,
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-    '--service-cluster-ip-range=10.96.0.0/16', '--allow-privileged=true',
+    '--service-cluster-ip-range=10.96.0.0/16',
+    '--allow-privileged=true',
     `--cert-dir=${path.join(runDir, 'apiserver-certs')}`,
     // Raised so benchmarks and 1000-replica tests measure our code, not the default inflight caps.
-    '--max-requests-inflight=1600', '--max-mutating-requests-inflight=800',
+    '--max-requests-inflight=1600',
+    '--max-mutating-requests-inflight=800',
   ]);
 }
 
 function writeSchedulerConfig(runDir: string, kubeconfig: string): string {
   const file = path.join(runDir, 'scheduler.yaml');
-  writeFileSync(file, YAML.stringify({
-    apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration',
-    clientConnection: { kubeconfig, qps: 200, burst: 400 },
-    leaderElection: { leaderElect: false },
-  }));
+  writeFileSync(
+    file,
+    YAML.stringify({
+      apiVersion: 'kubescheduler.config.k8s.io/v1',
+      kind: 'KubeSchedulerConfiguration',
+      clientConnection: { kubeconfig, qps: 200, burst: 400 },
+      leaderElection: { leaderElect: false },
+    }),
+  );
   return file;
 }
 
@@ -398,21 +482,29 @@ function httpsHealthy(port: number): Promise<boolean> {
       resolve(res.statusCode === 200);
     });
     req.on('error', () => resolve(false));
-    req.on('timeout', () => { req.destroy(); resolve(false); });
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
   });
 }
 
 export function nodeManifest(i: number) {
   const name = `kwok-node-${i}`;
   return {
-    apiVersion: 'v1', kind: 'Node',
+    apiVersion: 'v1',
+    kind: 'Node',
     metadata: {
       name,
       annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
       labels: {
-        'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64',
-        'node-role.kubernetes.io/agent': '', type: 'kwok',
-        'topology.kubernetes.io/region': 'local', 'topology.kubernetes.io/zone': ZONES[i % ZONES.length]!,
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'node-role.kubernetes.io/agent': '',
+        type: 'kwok',
+        'topology.kubernetes.io/region': 'local',
+        'topology.kubernetes.io/zone': ZONES[i % ZONES.length]!,
       },
     },
     status: {
@@ -430,11 +522,14 @@ export async function ensureNodes(state: ClusterState, count: number, log: (l: s
   const deadline = Date.now() + 60_000 + count * 200;
   for (;;) {
     const out = JSON.parse(await kubectl(state, ['get', 'nodes', '-l', 'type=kwok', '-o', 'json']));
-    const ready = (out.items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>)
-      .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    const ready = (out.items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>).filter((n) =>
+      n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    ).length;
     if (ready >= count) break;
     if (Date.now() > deadline) {
-      throw new ClusterStartError(`only ${ready}/${count} nodes became Ready; last lines of the kwok log:\n${tail(path.join(state.runDir, 'logs/kwok.log'), 25)}`);
+      throw new ClusterStartError(
+        `only ${ready}/${count} nodes became Ready; last lines of the kwok log:\n${tail(path.join(state.runDir, 'logs/kwok.log'), 25)}`,
+      );
     }
     await sleep(250);
   }
@@ -458,7 +553,12 @@ export async function restartComponent(name: string, component: Component, opts:
   state.pids[component] = s.pid;
   writeFileSync(stateFile(state.runDir), JSON.stringify(state, null, 2));
   const deadline = Date.now() + 60_000;
-  while (!(await apiGet(state, '/readyz').then((r) => r.status === 200, () => false))) {
+  while (
+    !(await apiGet(state, '/readyz').then(
+      (r) => r.status === 200,
+      () => false,
+    ))
+  ) {
     if (s.exited) throw new ClusterStartError(`${component} exited after restart; last lines of ${s.logFile}:\n${tail(s.logFile, 25)}`);
     if (Date.now() > deadline) throw new ClusterStartError(`API server not ready 60s after restarting ${component}`);
     await sleep(150);
@@ -507,20 +607,33 @@ export interface StatusReport {
 
 export async function status(name: string): Promise<StatusReport> {
   const state = readState(name);
-  const components = COMPONENTS.map((c) => ({ name: c, pid: state?.pids[c], alive: state?.pids[c] !== undefined && isAlive(state.pids[c]!) }));
+  const components = COMPONENTS.map((c) => ({
+    name: c,
+    pid: state?.pids[c],
+    alive: state?.pids[c] !== undefined && isAlive(state.pids[c]!),
+  }));
   let apiserverReady = false;
   let nodesReady: number | undefined;
   if (state) {
-    apiserverReady = await apiGet(state, '/readyz').then((r) => r.status === 200, () => false);
+    apiserverReady = await apiGet(state, '/readyz').then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (apiserverReady) {
       const nodes = JSON.parse((await apiGet(state, '/api/v1/nodes?labelSelector=type%3Dkwok')).body);
-      nodesReady = (nodes.items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>)
-        .filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+      nodesReady = (nodes.items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>).filter((n) =>
+        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      ).length;
     }
   }
   return {
-    name, running: !!state && apiserverReady && components.every((c) => c.alive),
-    server: state?.server, kubeconfig: state?.kubeconfig, components, apiserverReady, nodesReady,
+    name,
+    running: !!state && apiserverReady && components.every((c) => c.alive),
+    server: state?.server,
+    kubeconfig: state?.kubeconfig,
+    components,
+    apiserverReady,
+    nodesReady,
   };
 }
 

@@ -64,7 +64,11 @@ export async function stopProcesses(pids: number[], graceMs = 10_000): Promise<v
     try {
       process.kill(-pid, sig); // the process group, so children of a component go too
     } catch {
-      try { process.kill(pid, sig); } catch { /* already gone */ }
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* already gone */
+      }
     }
   };
   for (const pid of pids) signal(pid, 'SIGTERM');
@@ -85,11 +89,15 @@ function isZombie(pid: number): boolean {
 /** count distinct free TCP ports on 127.0.0.1, held open together so none is handed out twice. */
 export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<net.Server>((resolve, reject) => {
-      const s = net.createServer();
-      s.once('error', reject);
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const s = net.createServer();
+          s.once('error', reject);
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -99,8 +107,11 @@ export async function freePorts(count: number): Promise<number[]> {
 export async function assertPortFree(port: number, what: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const s = net.createServer();
-    s.once('error', () => reject(new Error(
-      `port ${port} on 127.0.0.1 (${what}) is already in use by another process: stop that process or choose another port`)));
+    s.once('error', () =>
+      reject(
+        new Error(`port ${port} on 127.0.0.1 (${what}) is already in use by another process: stop that process or choose another port`),
+      ),
+    );
     s.listen(port, '127.0.0.1', () => s.close(() => resolve()));
   });
 }

@@ -8,5 +8,12 @@ import { podReadinessController } from './podreadiness/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import type { ControllerSetup } from './types.ts';
 
-export const allControllers: readonly ControllerSetup[] = [cloneSetController, nodeImageController, imagePullJobController, imageListPullJobController,
-  containerRecreateRequestController, podReadinessController, sidecarTerminatorController];
+export const allControllers: readonly ControllerSetup[] = [
+  cloneSetController,
+  nodeImageController,
+  imagePullJobController,
+  imageListPullJobController,
+  containerRecreateRequestController,
+  podReadinessController,
+  sidecarTerminatorController,
+];

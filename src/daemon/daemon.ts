@@ -52,7 +52,9 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
       log.info({ runtime: v }, 'connected to the container runtime');
     } catch (err) {
       if (err instanceof RuntimeUnavailableError) throw err;
-      throw new RuntimeUnavailableError(`container runtime ${cfg.runtimeEndpoint ?? '(default sockets)'} is not usable: ${(err as Error).message}`);
+      throw new RuntimeUnavailableError(
+        `container runtime ${cfg.runtimeEndpoint ?? '(default sockets)'} is not usable: ${(err as Error).message}`,
+      );
     }
   }
   const client = cfg.kubeconfig ? fromKubeconfigFile(cfg.kubeconfig) : fromDefault();
@@ -60,8 +62,10 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
   const stopAll = new AbortController();
   const informers = new SharedInformerFactory(client, { logger: log });
   const recorder = new KubeEventRecorder({
-    sink: kubeEventSink(client), reportingController: 'kruise-daemon',
-    reportingInstance: `kruise-daemon-${cfg.simulated ? 'simulated' : cfg.nodeName}`.slice(0, 128), logger: log,
+    sink: kubeEventSink(client),
+    reportingController: 'kruise-daemon',
+    reportingInstance: `kruise-daemon-${cfg.simulated ? 'simulated' : cfg.nodeName}`.slice(0, 128),
+    logger: log,
   });
 
   let simulated: SimulatedNodes | undefined;
@@ -69,8 +73,19 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
   if (cfg.simulated) {
     // Filled in once the pod informer exists, which needs the scope, which needs the runtimes.
     let podOfContainer: (id: string) => PodRef | undefined = () => undefined;
-    simulated = new SimulatedNodes({ client, recorder, clock, logger: log.child({ runtime: 'simulated' }), podOfContainer: (id) => podOfContainer(id) });
-    scope = selectedNodesScope(informers, cfg.simulatedNodeSelector, (n) => simulated!.runtimeFor(n), (n) => simulated!.forget(n));
+    simulated = new SimulatedNodes({
+      client,
+      recorder,
+      clock,
+      logger: log.child({ runtime: 'simulated' }),
+      podOfContainer: (id) => podOfContainer(id),
+    });
+    scope = selectedNodesScope(
+      informers,
+      cfg.simulatedNodeSelector,
+      (n) => simulated!.runtimeFor(n),
+      (n) => simulated!.forget(n),
+    );
     // Which pod a container id belongs to: the runtime is asked by container id only.
     const pods = informers.informerFor<Pod>(Pods, scope.podSelector);
     pods.addIndexers({ [CONTAINER_ID_INDEX]: (p) => (p.status?.containerStatuses ?? []).map((s) => s?.containerID ?? '').filter(Boolean) });
@@ -104,19 +119,28 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
   if (!(await informers.waitForCacheSync(stopAll.signal))) throw new Error('informer caches did not sync');
   synced = true;
   for (const c of controllers) c.start();
-  log.info({ mode: cfg.simulated ? `simulated (${cfg.simulatedNodeSelector})` : `node ${cfg.nodeName}`, controllers: controllers.map((c) => c.name) }, 'kruise-daemon started');
+  log.info(
+    {
+      mode: cfg.simulated ? `simulated (${cfg.simulatedNodeSelector})` : `node ${cfg.nodeName}`,
+      controllers: controllers.map((c) => c.name),
+    },
+    'kruise-daemon started',
+  );
 
   let stopped: Promise<void> | undefined;
   return {
-    client, features, port: server?.port(),
-    stop: () => (stopped ??= (async () => {
-      await Promise.all(controllers.map((c) => c.stop()));
-      stopAll.abort();
-      await informers.whenStopped();
-      await recorder.close();
-      await server?.close();
-      await runtime?.close();
-      await client.close();
-    })()),
+    client,
+    features,
+    port: server?.port(),
+    stop: () =>
+      (stopped ??= (async () => {
+        await Promise.all(controllers.map((c) => c.stop()));
+        stopAll.abort();
+        await informers.whenStopped();
+        await recorder.close();
+        await server?.close();
+        await runtime?.close();
+        await client.close();
+      })()),
   };
 }

@@ -44,7 +44,7 @@ export function addDaemonFlags(cmd: Command): Command {
     .option('--addr <addr>', 'address for /healthz and /metrics', ':10221')
     .option('--max-workers-for-pull-image <n>', 'concurrent image pulls; -1 is unbounded', workers, -1)
     .option('--feature-gates <gates>', 'feature gates, e.g. InPlaceUpdateEnvFromMetadata=true', gates, '')
-    .option('--simulated', 'serve the local cluster\'s simulated (KWOK) nodes: one process, no container runtime')
+    .option('--simulated', "serve the local cluster's simulated (KWOK) nodes: one process, no container runtime")
     .option('--simulated-node-selector <selector>', 'label selector of the nodes --simulated serves', DEFAULT_SIMULATED_NODE_SELECTOR);
 }
 
@@ -59,6 +59,7 @@ export function daemonConfig(o: Record<string, unknown>, env: NodeJS.ProcessEnv 
     simulated: !!o.simulated,
     simulatedNodeSelector: (o.simulatedNodeSelector as string) ?? DEFAULT_SIMULATED_NODE_SELECTOR,
   };
-  if (!cfg.simulated && !cfg.nodeName) throw new Error('kruise daemon needs the node it runs on: --node-name or env NODE_NAME (or --simulated for the local cluster)');
+  if (!cfg.simulated && !cfg.nodeName)
+    throw new Error('kruise daemon needs the node it runs on: --node-name or env NODE_NAME (or --simulated for the local cluster)');
   return cfg;
 }

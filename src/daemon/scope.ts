@@ -23,16 +23,25 @@ export function singleNodeScope(nodeName: string, runtime: ContainerRuntime): No
  * they cover all CRRs with a node label, all scheduled pods and all NodeImages; owns() filters.
  */
 export function selectedNodesScope(
-  informers: SharedInformerFactory, selector: string, runtimeFor: (node: string) => ContainerRuntime, forget: (node: string) => void,
+  informers: SharedInformerFactory,
+  selector: string,
+  runtimeFor: (node: string) => ContainerRuntime,
+  forget: (node: string) => void,
 ): NodeScope {
   const parsed: Selector = parseSelector(selector);
   const nodes = informers.informerFor<KubeObject>(Nodes, { labelSelector: selector });
   const listeners: Array<(node: string) => void> = [];
   const owned = (n: string | undefined) => !!n && !!nodes.lister.get(n) && parsed.matches(nodes.lister.get(n)!.metadata.labels);
-  const changed = (node: KubeObject) => { for (const fn of listeners) fn(node.metadata.name!); };
+  const changed = (node: KubeObject) => {
+    for (const fn of listeners) fn(node.metadata.name!);
+  };
   nodes.addEventHandler({
     onAdd: changed,
-    onDelete: (obj) => { const node = unwrapDeleted(obj); forget(node.metadata.name!); changed(node); },
+    onDelete: (obj) => {
+      const node = unwrapDeleted(obj);
+      forget(node.metadata.name!);
+      changed(node);
+    },
   });
   return {
     crrSelector: { labelSelector: CRR_NODE_NAME_LABEL },
@@ -40,6 +49,8 @@ export function selectedNodesScope(
     nodeImageSelector: {},
     owns: owned,
     runtimeFor: (n) => (owned(n) ? runtimeFor(n) : undefined),
-    onNodeChange: (fn) => { listeners.push(fn); },
+    onNodeChange: (fn) => {
+      listeners.push(fn);
+    },
   };
 }

@@ -22,12 +22,14 @@ interface CRD extends KubeObject {
 /** The Kruise kinds whose CRD is installed, Established and serves the storage version. */
 export async function servedKruiseKinds(client: Pick<KubeClient, 'get'>, signal?: AbortSignal): Promise<Set<string>> {
   const served = new Set<string>();
-  await Promise.all(kruiseKinds.map(async (def) => {
-    const crd = await ignoreNotFound(client.get<CRD>(CustomResourceDefinitions, `${def.plural}.${def.group}`, { signal }));
-    const established = crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-    const storageServed = crd?.spec?.versions?.some((v) => v.name === def.storageVersion && v.served);
-    if (established && storageServed) served.add(kindName(def.kind, def.group));
-  }));
+  await Promise.all(
+    kruiseKinds.map(async (def) => {
+      const crd = await ignoreNotFound(client.get<CRD>(CustomResourceDefinitions, `${def.plural}.${def.group}`, { signal }));
+      const established = crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      const storageServed = crd?.spec?.versions?.some((v) => v.name === def.storageVersion && v.served);
+      if (established && storageServed) served.add(kindName(def.kind, def.group));
+    }),
+  );
   return served;
 }
 
@@ -36,12 +38,17 @@ export interface ControllerSelection {
   skipped: Array<{ name: string; reason: string }>;
 }
 
-export function selectControllers(all: readonly ControllerSetup[], features: FeatureGates, served: ReadonlySet<string>): ControllerSelection {
+export function selectControllers(
+  all: readonly ControllerSetup[],
+  features: FeatureGates,
+  served: ReadonlySet<string>,
+): ControllerSelection {
   const out: ControllerSelection = { run: [], skipped: [] };
   for (const c of all) {
     const missing = c.kinds.filter((k) => !served.has(k));
     if (c.gate && !features[c.gate]) out.skipped.push({ name: c.name, reason: `feature gate ${c.gate} is off` });
-    else if (missing.length) out.skipped.push({ name: c.name, reason: `the API server does not serve ${missing.join(', ')} (CRD not installed)` });
+    else if (missing.length)
+      out.skipped.push({ name: c.name, reason: `the API server does not serve ${missing.join(', ')} (CRD not installed)` });
     else out.run.push(c);
   }
   return out;

@@ -43,7 +43,10 @@ export interface RunningManager {
   done: Promise<void>;
 }
 
-export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; exitOnLeadershipLoss?: boolean } = {}): Promise<RunningManager> {
+export async function startManager(
+  cfg: ManagerConfig,
+  opts: { logger?: Logger; exitOnLeadershipLoss?: boolean } = {},
+): Promise<RunningManager> {
   const log = opts.logger ?? rootLogger;
   const features = resolveFeatureGates(cfg.featureGates, process.env);
   const client = cfg.kubeconfig
@@ -96,19 +99,29 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   writeCertsToDir(certDir, certs);
 
   const server = new WebhookServer({
-    registrations: allRegistrations, convert: (review) => handleConversionReview(review).response!, features, tls: { certDir },
+    registrations: allRegistrations,
+    convert: (review) => handleConversionReview(review).response!,
+    features,
+    tls: { certDir },
     reader: clientAdmissionReader(client),
-    host: cfg.webhookHost, port: cfg.webhookPort, logger: log,
+    host: cfg.webhookHost,
+    port: cfg.webhookPort,
+    logger: log,
   });
   await server.start();
   closers.push(() => server.close());
   // In url mode the API server calls this replica's actual port (--webhook-port 0 picks a free one).
-  const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', host: cfg.webhookHost, port: server.port() } : serviceMode;
+  const clientMode: ClientMode =
+    cfg.webhookClientMode === 'url' ? { mode: 'url', host: cfg.webhookHost, port: server.port() } : serviceMode;
   const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert });
   probes?.addReadyzCheck('webhook', webhookReady);
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
 
-  const recorder = new KubeEventRecorder({ sink: kubeEventSink(client), reportingInstance: `kruise-manager-${identity}`.slice(0, 128), logger: log });
+  const recorder = new KubeEventRecorder({
+    sink: kubeEventSink(client),
+    reportingInstance: `kruise-manager-${identity}`.slice(0, 128),
+    logger: log,
+  });
   closers.push(() => recorder.close());
 
   // Informers start before leader election so a new leader acts on warm caches.
@@ -118,10 +131,17 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
   const runners = selection.run.map((c) => {
     const deps: ControllerDeps = {
-      client, informers, recorder, features, logger: log.child({ controller: c.name }),
-      workers: cfg.workers[c.workersFlag ?? c.name] ?? 1, expectationTimeoutMs: cfg.expectationTimeoutMs,
+      client,
+      informers,
+      recorder,
+      features,
+      logger: log.child({ controller: c.name }),
+      workers: cfg.workers[c.workersFlag ?? c.name] ?? 1,
+      expectationTimeoutMs: cfg.expectationTimeoutMs,
       cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
-      namespace: cfg.namespace, flags: cfg, served: (kind) => served.has(kind),
+      namespace: cfg.namespace,
+      flags: cfg,
+      served: (kind) => served.has(kind),
     };
     return { name: c.name, runner: c.setup(deps) };
   });
@@ -143,12 +163,19 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
     // The leader keeps webhook configurations, CA bundles and CRD conversion in line. In url mode
     // only one replica may write them, or replicas on different ports would fight over the URL.
     const certController = new WebhookCertController({
-      client, registrations: allRegistrations, features, clientMode, certDir, secret,
-      onCertsChanged: () => server.reloadCertificate(), logger: log,
+      client,
+      registrations: allRegistrations,
+      features,
+      clientMode,
+      certDir,
+      secret,
+      onCertsChanged: () => server.reloadCertificate(),
+      logger: log,
     });
     const certRun = certController.run(signal);
     const runs = runners.map(({ name, runner }) =>
-      runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')));
+      runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')),
+    );
     await Promise.all([certRun, ...runs]);
   };
 
@@ -156,7 +183,10 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   if (cfg.enableLeaderElection) {
     const elector = new LeaderElector({
       store: new KubeLeaseStore({ client, namespace, name: cfg.leaderElectionId }),
-      identity, name: cfg.leaderElectionId, releaseOnCancel: true, logger: log,
+      identity,
+      name: cfg.leaderElectionId,
+      releaseOnCancel: true,
+      logger: log,
       callbacks: {
         onStartedLeading: runControllers,
         onStoppedLeading: () => {
@@ -185,8 +215,15 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger; 
   };
 
   return {
-    client, features, identity, webhookPort: server.port(), metricsPort, healthPort,
-    isLeader: () => leading, stop, done,
+    client,
+    features,
+    identity,
+    webhookPort: server.port(),
+    metricsPort,
+    healthPort,
+    isLeader: () => leading,
+    stop,
+    done,
   };
 }
 
@@ -198,7 +235,10 @@ async function waitWebhookReady(check: () => Promise<void>, timeoutMs: number): 
       return await check();
     } catch (err) {
       if (Date.now() >= deadline) {
-        throw new Error(`webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        throw new Error(
+          `webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        );
       }
     }
     await sleep(200);
@@ -236,7 +276,10 @@ export async function ensureNamespace(client: KubeClient, name: string, log: Log
     failure = err;
   }
   if (isForbidden(failure)) {
-    const exists = await client.get(Namespaces, name).then(() => true, () => false);
+    const exists = await client.get(Namespaces, name).then(
+      () => true,
+      () => false,
+    );
     if (exists) return;
   }
   const message = `namespace ${name} does not exist and could not be created: ${failure instanceof Error ? failure.message : String(failure)}`;

@@ -89,18 +89,49 @@ export function addManagerFlags(cmd: Command): Command {
     .option('--metrics-addr <addr>', 'address the metrics endpoint binds to', ':8080')
     .option('--health-probe-addr <addr>', 'address the health probes bind to', ':8000')
     .addOption(new Option('--enable-leader-election <bool>', 'elect a leader among replicas').argParser(bool).default(true))
-    .option('--leader-election-namespace <ns>', 'namespace of the leader election Lease', process.env.POD_NAMESPACE || KRUISE_NAMESPACE_DEFAULT)
+    .option(
+      '--leader-election-namespace <ns>',
+      'namespace of the leader election Lease',
+      process.env.POD_NAMESPACE || KRUISE_NAMESPACE_DEFAULT,
+    )
     .option('--leader-election-id <name>', 'name of the leader election Lease', 'kruise-manager')
     .option('--namespace <ns>', "only watch this namespace ('' = all)", '')
-    .addOption(new Option('--sync-period <duration>', 'minimum frequency at which watched resources are reconciled (informer resync)').argParser(duration).default(36_000_000, '10h'))
-    .addOption(new Option('--expectation-timeout <duration>', 'drop unsatisfied expectations after this long').argParser(duration).default(300_000, '5m'))
-    .addOption(new Option('--controller-cache-sync-timeout <duration>', 'start-up fails when an informer cache has not synced within this').argParser(duration).default(120_000, '2m'))
-    .addOption(new Option('--webhook-initialize-timeout <duration>', 'start-up fails when the webhook server is not ready within this').argParser(duration).default(60_000, '60s'))
-    .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default(''))
-    .addOption(new Option('--cloneset-scaling-exclude-preparing-delete <bool>', 'CloneSet scaling ignores PreparingDelete pods').argParser(bool).default(false))
-    .addOption(new Option('--nodeimage-creation-delay <duration>', 'delay NodeImage creation after the Node is Ready').argParser(duration).default(30_000, '30s'))
     .addOption(
-      new Option('--default-ttlseconds-for-always-nodeimage <n>', 'extra seconds NodeImage tags of finished Always-type ImagePullJobs are kept')
+      new Option('--sync-period <duration>', 'minimum frequency at which watched resources are reconciled (informer resync)')
+        .argParser(duration)
+        .default(36_000_000, '10h'),
+    )
+    .addOption(
+      new Option('--expectation-timeout <duration>', 'drop unsatisfied expectations after this long')
+        .argParser(duration)
+        .default(300_000, '5m'),
+    )
+    .addOption(
+      new Option('--controller-cache-sync-timeout <duration>', 'start-up fails when an informer cache has not synced within this')
+        .argParser(duration)
+        .default(120_000, '2m'),
+    )
+    .addOption(
+      new Option('--webhook-initialize-timeout <duration>', 'start-up fails when the webhook server is not ready within this')
+        .argParser(duration)
+        .default(60_000, '60s'),
+    )
+    .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default(''))
+    .addOption(
+      new Option('--cloneset-scaling-exclude-preparing-delete <bool>', 'CloneSet scaling ignores PreparingDelete pods')
+        .argParser(bool)
+        .default(false),
+    )
+    .addOption(
+      new Option('--nodeimage-creation-delay <duration>', 'delay NodeImage creation after the Node is Ready')
+        .argParser(duration)
+        .default(30_000, '30s'),
+    )
+    .addOption(
+      new Option(
+        '--default-ttlseconds-for-always-nodeimage <n>',
+        'extra seconds NodeImage tags of finished Always-type ImagePullJobs are kept',
+      )
         .argParser(ttlSeconds)
         .default(300),
     )
@@ -109,7 +140,9 @@ export function addManagerFlags(cmd: Command): Command {
     .addOption(new Option('--webhook-port <port>', 'port of the admission webhook server').argParser(int).default(9876))
     .option('--webhook-host <host>', 'address the webhook server binds to and, in url mode, the host the API server calls', '127.0.0.1')
     .option('--webhook-cert-dir <dir>', 'where the webhook serving certificate is written', '')
-    .addOption(new Option('--webhook-client-mode <mode>', 'how the API server reaches the webhooks').choices(['url', 'service']).default('url'))
+    .addOption(
+      new Option('--webhook-client-mode <mode>', 'how the API server reaches the webhooks').choices(['url', 'service']).default('url'),
+    )
     .option('--identity <id>', 'leader election identity (default: hostname + random suffix)');
   for (const name of WORKERS_FLAGS) {
     cmd.addOption(new Option(`--${name}-workers <n>`, `max concurrent ${name} reconciles`).argParser(int).default(DEFAULT_WORKERS));

@@ -91,10 +91,18 @@ export const DaemonSets = rt('apps', 'v1', 'daemonsets', 'DaemonSet', true);
 export const Jobs = rt('batch', 'v1', 'jobs', 'Job', true);
 export const StorageClasses = rt('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false);
 export const MutatingWebhookConfigurations = rt(
-  'admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false,
+  'admissionregistration.k8s.io',
+  'v1',
+  'mutatingwebhookconfigurations',
+  'MutatingWebhookConfiguration',
+  false,
 );
 export const ValidatingWebhookConfigurations = rt(
-  'admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false,
+  'admissionregistration.k8s.io',
+  'v1',
+  'validatingwebhookconfigurations',
+  'ValidatingWebhookConfiguration',
+  false,
 );
 /** A Kruise kind at its storage version, from the API registry (one source for group/plural/scope). */
 export function kruiseResource(kind: string, group: string = APPS_GROUP): ResourceType {
@@ -112,9 +120,7 @@ export const ImagePullJobs = kruiseResource('ImagePullJob');
 export const ImageListPullJobs = kruiseResource('ImageListPullJob');
 export const NodeImages = kruiseResource('NodeImage');
 
-export const CustomResourceDefinitions = rt(
-  'apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false,
-);
+export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 
 export function apiVersionOf(type: ResourceType): string {
   return type.group ? `${type.group}/${type.version}` : type.version;
@@ -329,8 +335,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
 const watchEventTypes: readonly WatchEventType[] = ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR'];
 
 export type WatchEvent<T extends KubeObject> =
-  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T }
-  | { type: 'ERROR'; object: Status };
+  { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: Status };
 
 /** The watch stream carried something that is not a watch event (or ended mid-event). */
 export class WatchDecodeError extends Error {
@@ -415,14 +420,20 @@ export class KubeClient {
 
   /** One page of a list (or all of it when no limit is given). Items get apiVersion/kind filled in. */
   async list<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    const list = await this.json<ObjectList<T>>('GET', this.path(type, opts.namespace), {
-      labelSelector: opts.labelSelector,
-      fieldSelector: opts.fieldSelector,
-      limit: opts.limit,
-      continue: opts.continue,
-      resourceVersion: opts.resourceVersion,
-      resourceVersionMatch: opts.resourceVersionMatch,
-    }, undefined, opts.signal);
+    const list = await this.json<ObjectList<T>>(
+      'GET',
+      this.path(type, opts.namespace),
+      {
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: opts.limit,
+        continue: opts.continue,
+        resourceVersion: opts.resourceVersion,
+        resourceVersionMatch: opts.resourceVersionMatch,
+      },
+      undefined,
+      opts.signal,
+    );
     list.items ??= [];
     list.metadata ??= {};
     const apiVersion = apiVersionOf(type);
@@ -519,7 +530,10 @@ export class KubeClient {
   }
 
   async patchStatus<T extends KubeObject>(
-    type: ResourceType, name: string, patch: unknown, opts: Omit<PatchOptions, 'subresource'>,
+    type: ResourceType,
+    name: string,
+    patch: unknown,
+    opts: Omit<PatchOptions, 'subresource'>,
   ): Promise<T> {
     return this.patch<T>(type, name, patch, { ...opts, subresource: 'status' });
   }
@@ -619,14 +633,23 @@ export class KubeClient {
   }
 
   private async json<T>(
-    method: Dispatcher.HttpMethod, path: string, query: Query, body: RequestBody | undefined, signal: AbortSignal | undefined,
+    method: Dispatcher.HttpMethod,
+    path: string,
+    query: Query,
+    body: RequestBody | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<T> {
     const res = await this.send(method, this.url(path, query), body, signal);
     if (res.status < 200 || res.status >= 300) throw StatusError.fromResponse(res.status, res.body);
     return JSON.parse(res.body) as T;
   }
 
-  private async send(method: Dispatcher.HttpMethod, url: URL, body: RequestBody | undefined, signal: AbortSignal | undefined): Promise<RawResponse> {
+  private async send(
+    method: Dispatcher.HttpMethod,
+    url: URL,
+    body: RequestBody | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<RawResponse> {
     for (let attempt = 0; ; attempt++) {
       // Reservation semantics: every request takes a token now and waits off any debt.
       const wait = this.limiter?.when() ?? 0;
@@ -695,7 +718,13 @@ function parseWatchEvent<T extends KubeObject>(line: string): WatchEvent<T> {
     throw new WatchDecodeError(`undecodable watch event: ${line.slice(0, 200)}`);
   }
   const e = ev as { type?: unknown; object?: unknown };
-  if (typeof e !== 'object' || e === null || !watchEventTypes.includes(e.type as WatchEventType) || typeof e.object !== 'object' || e.object === null) {
+  if (
+    typeof e !== 'object' ||
+    e === null ||
+    !watchEventTypes.includes(e.type as WatchEventType) ||
+    typeof e.object !== 'object' ||
+    e.object === null
+  ) {
     throw new WatchDecodeError(`not a watch event: ${line.slice(0, 200)}`);
   }
   return ev as WatchEvent<T>;

@@ -69,10 +69,7 @@ export interface ReconcileContext {
   priority: number;
 }
 
-export type Reconciler = (
-  key: string,
-  context: ReconcileContext,
-) => Promise<ReconcileResult | void> | ReconcileResult | void;
+export type Reconciler = (key: string, context: ReconcileContext) => Promise<ReconcileResult | void> | ReconcileResult | void;
 
 export interface ControllerOptions {
   name: string;
@@ -111,8 +108,7 @@ export class Controller {
     this.reconcile = options.reconcile;
     this.workerCount = workers;
     this.clock = options.clock ?? realClock;
-    this.queue =
-      options.queue ?? new WorkQueue({ name: options.name, clock: this.clock, rateLimiter: options.rateLimiter });
+    this.queue = options.queue ?? new WorkQueue({ name: options.name, clock: this.clock, rateLimiter: options.rateLimiter });
     this.log = childLogger({ controller: options.name }, options.logger ?? rootLogger);
     this.labels = { controller: options.name };
   }

@@ -14,7 +14,16 @@
 import type { Event as KubeEvent, EventSeries, EventType, ObjectReference } from '../apis/core-objects.ts';
 import { realClock, type Clock, type Timer } from '../util/clock.ts';
 import { formatMicroTime } from './leaderelection.ts';
-import { Events, isNotFound, isAlreadyExists, isNamespaceTerminating, PatchType, StatusError, type KubeClient, type KubeObject } from './client.ts';
+import {
+  Events,
+  isNotFound,
+  isAlreadyExists,
+  isNamespaceTerminating,
+  PatchType,
+  StatusError,
+  type KubeClient,
+  type KubeObject,
+} from './client.ts';
 import { logger as rootLogger, type Logger } from './log.ts';
 
 export type { EventSeries, EventType, KubeEvent, ObjectReference };
@@ -25,7 +34,14 @@ export interface EventRecorder {
    * Records that `action` was taken on (or failed for) `regarding`, for the stated reason. `note`
    * is the human-readable message (cut to 1 kB). Never throws.
    */
-  event(regarding: KubeObject | ObjectReference, type: EventType, reason: string, action: string, note: string, related?: KubeObject | ObjectReference): void;
+  event(
+    regarding: KubeObject | ObjectReference,
+    type: EventType,
+    reason: string,
+    action: string,
+    note: string,
+    related?: KubeObject | ObjectReference,
+  ): void;
 }
 
 /** The Event writes a recorder needs; KubeClient provides them. */
@@ -39,7 +55,12 @@ export function kubeEventSink(client: KubeClient): EventSink {
   return {
     create: (event) => client.create<KubeEvent>(Events, event),
     patchSeries: (event, series) =>
-      client.patch<KubeEvent>(Events, event.metadata.name!, { series }, { namespace: event.metadata.namespace, patchType: PatchType.Merge }),
+      client.patch<KubeEvent>(
+        Events,
+        event.metadata.name!,
+        { series },
+        { namespace: event.metadata.namespace, patchType: PatchType.Merge },
+      ),
   };
 }
 
@@ -122,7 +143,14 @@ export class KubeEventRecorder implements EventRecorder {
     this.maxQueued = opts.maxQueued ?? 1000;
   }
 
-  event(regarding: KubeObject | ObjectReference, type: EventType, reason: string, action: string, note: string, related?: KubeObject | ObjectReference): void {
+  event(
+    regarding: KubeObject | ObjectReference,
+    type: EventType,
+    reason: string,
+    action: string,
+    note: string,
+    related?: KubeObject | ObjectReference,
+  ): void {
     try {
       this.record(regarding, type, reason, action, note, related);
     } catch (err) {
@@ -150,7 +178,14 @@ export class KubeEventRecorder implements EventRecorder {
     return this.cache.size;
   }
 
-  private record(regardingIn: KubeObject | ObjectReference, type: EventType, reason: string, action: string, note: string, relatedIn?: KubeObject | ObjectReference): void {
+  private record(
+    regardingIn: KubeObject | ObjectReference,
+    type: EventType,
+    reason: string,
+    action: string,
+    note: string,
+    relatedIn?: KubeObject | ObjectReference,
+  ): void {
     if (this.closed) return;
     const regarding = toReference(regardingIn);
     const related = relatedIn ? toReference(relatedIn) : undefined;
@@ -199,7 +234,15 @@ export class KubeEventRecorder implements EventRecorder {
     this.schedule();
   }
 
-  private newEvent(regarding: ObjectReference, related: ObjectReference | undefined, type: EventType, reason: string, action: string, note: string, now: number): KubeEvent {
+  private newEvent(
+    regarding: ObjectReference,
+    related: ObjectReference | undefined,
+    type: EventType,
+    reason: string,
+    action: string,
+    note: string,
+    now: number,
+  ): KubeEvent {
     // Events of cluster-scoped objects live in "default", as client-go puts them.
     const namespace = regarding.namespace || 'default';
     // Names are DNS subdomains of at most 253 characters; the suffix takes up to 17.
@@ -250,7 +293,8 @@ export class KubeEventRecorder implements EventRecorder {
         if (err instanceof StatusError) {
           // As client-go: an Event that exists already, or whose namespace is being deleted (or
           // gone: NotFound on create), is not worth an error line per event.
-          if (isAlreadyExists(err) || isNamespaceTerminating(err) || isNotFound(err)) this.log.debug({ err }, `${what}: rejected, not retried`);
+          if (isAlreadyExists(err) || isNamespaceTerminating(err) || isNotFound(err))
+            this.log.debug({ err }, `${what}: rejected, not retried`);
           else this.log.error({ err }, `${what} failed`);
           return undefined;
         }
@@ -333,10 +377,25 @@ export function toReference(o: KubeObject | ObjectReference): ObjectReference {
   const ref: ObjectReference = {};
   if ('metadata' in o && o.metadata) {
     const m = o.metadata;
-    Object.assign(ref, { apiVersion: o.apiVersion, kind: o.kind, namespace: m.namespace, name: m.name, uid: m.uid, resourceVersion: m.resourceVersion });
+    Object.assign(ref, {
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      namespace: m.namespace,
+      name: m.name,
+      uid: m.uid,
+      resourceVersion: m.resourceVersion,
+    });
   } else {
     const r = o as ObjectReference;
-    Object.assign(ref, { apiVersion: r.apiVersion, kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid, resourceVersion: r.resourceVersion, fieldPath: r.fieldPath });
+    Object.assign(ref, {
+      apiVersion: r.apiVersion,
+      kind: r.kind,
+      namespace: r.namespace,
+      name: r.name,
+      uid: r.uid,
+      resourceVersion: r.resourceVersion,
+      fieldPath: r.fieldPath,
+    });
   }
   for (const k of Object.keys(ref) as (keyof ObjectReference)[]) if (!ref[k]) delete ref[k];
   return ref;

@@ -5,13 +5,7 @@ import { realClock, type Clock, type Timer } from '../util/clock.ts';
 import type { Selector } from '../util/labelselector.ts';
 import { resourceTypeKey, type KubeObject, type ResourceType } from './client.ts';
 import { logger } from './log.ts';
-import {
-  Reflector,
-  type BackoffOptions,
-  type ListerWatcher,
-  type ReflectorStore,
-  type RuntimeLogger,
-} from './reflector.ts';
+import { Reflector, type BackoffOptions, type ListerWatcher, type ReflectorStore, type RuntimeLogger } from './reflector.ts';
 
 /** A delete noticed only by its absence from a relist: obj is the last state the cache knew. */
 export class DeletedFinalStateUnknown<T extends KubeObject> {
@@ -47,8 +41,6 @@ export function deepFreeze<T>(obj: T): T {
   for (const v of Object.values(obj)) deepFreeze(v);
   return obj;
 }
-
-
 
 // ---------------------------------------------------------------------------------------------
 // Indexer
@@ -524,7 +516,10 @@ export interface FactoryOptions {
 
 /** Caches that did not sync in time; the message names their resources (start-up fails with it). */
 export class CacheSyncTimeoutError extends Error {
-  constructor(readonly resources: readonly string[], timeoutMs: number) {
+  constructor(
+    readonly resources: readonly string[],
+    timeoutMs: number,
+  ) {
     super(`timed out after ${timeoutMs}ms waiting for the cache of ${resources.join(', ')} to sync`);
     this.name = 'CacheSyncTimeoutError';
   }
@@ -551,16 +546,21 @@ export async function waitForCacheSync(
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) stop.abort();
   let timedOut = false;
-  const timer = opts.timeoutMs && opts.timeoutMs > 0
-    ? (opts.clock ?? realClock).setTimer(opts.timeoutMs, () => {
-      timedOut = true;
-      stop.abort();
-    })
-    : undefined;
+  const timer =
+    opts.timeoutMs && opts.timeoutMs > 0
+      ? (opts.clock ?? realClock).setTimer(opts.timeoutMs, () => {
+          timedOut = true;
+          stop.abort();
+        })
+      : undefined;
   try {
     const synced = await Promise.all(caches.map((c) => c.waitForSync(stop.signal)));
     if (synced.every(Boolean)) return true;
-    if (timedOut) throw new CacheSyncTimeoutError(caches.filter((c) => !c.hasSynced()).map((c) => resourceName(c.type)), opts.timeoutMs!);
+    if (timedOut)
+      throw new CacheSyncTimeoutError(
+        caches.filter((c) => !c.hasSynced()).map((c) => resourceName(c.type)),
+        opts.timeoutMs!,
+      );
     return false;
   } finally {
     timer?.cancel();
@@ -620,7 +620,11 @@ export class SharedInformerFactory {
    * some objects, created (and started) on first use, never read before their initial list is in.
    * Rejects with a CacheSyncTimeoutError after timeoutMs.
    */
-  async syncedInformerFor<T extends KubeObject>(type: ResourceType, selector: InformerSelector = {}, timeoutMs?: number): Promise<SharedIndexInformer<T>> {
+  async syncedInformerFor<T extends KubeObject>(
+    type: ResourceType,
+    selector: InformerSelector = {},
+    timeoutMs?: number,
+  ): Promise<SharedIndexInformer<T>> {
     const informer = this.informerFor<T>(type, selector);
     if (!(await waitForCacheSync([informer], { timeoutMs, clock: this.opts.clock }))) {
       throw new Error(`the cache of ${resourceName(type)} stopped before it synced`);

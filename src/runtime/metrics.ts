@@ -40,8 +40,8 @@ export const reconcileTime = new Histogram({
   help: 'Length of time per reconciliation per controller',
   labelNames: ['controller'] as const,
   buckets: [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
-    1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,
+    4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
   ],
   registers: [registry],
 });
@@ -132,7 +132,7 @@ function inFlightByName(): Map<string, { total: number; longest: number }> {
 new Gauge({
   name: 'workqueue_unfinished_work_seconds',
   help:
-    'How many seconds of work has been done that is in progress and hasn\'t been observed by ' +
+    "How many seconds of work has been done that is in progress and hasn't been observed by " +
     'work_duration. Large values indicate stuck threads.',
   labelNames: ['name'] as const,
   registers: [registry],
@@ -192,14 +192,14 @@ export const noWorkqueueMetrics: WorkqueueMetrics = {
 
 export const leaderElectionMasterStatus = new Gauge({
   name: 'leader_election_master_status',
-  help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. \'name\' is the string used to identify the lease. Please make sure to group by name.',
+  help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
   labelNames: ['name'] as const,
   registers: [registry],
 });
 
 export const leaderElectionSlowpath = new Counter({
   name: 'leader_election_slowpath_total',
-  help: 'Total number of slow path exercised in renewing leader leases. \'name\' is the string used to identify the lease. Please make sure to group by name.',
+  help: "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
   labelNames: ['name'] as const,
   registers: [registry],
 });

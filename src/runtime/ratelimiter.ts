@@ -125,8 +125,5 @@ export class ItemFastSlowRateLimiter implements RateLimiter {
 
 /** controller-runtime's default: per-item 5 ms → 1000 s backoff, and 10 qps / burst 100 overall. */
 export function defaultControllerRateLimiter(clock: Clock = realClock): RateLimiter {
-  return new MaxOfRateLimiter(
-    new ItemExponentialFailureRateLimiter(5, 1_000_000),
-    new BucketRateLimiter(10, 100, clock),
-  );
+  return new MaxOfRateLimiter(new ItemExponentialFailureRateLimiter(5, 1_000_000), new BucketRateLimiter(10, 100, clock));
 }

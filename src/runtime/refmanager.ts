@@ -43,7 +43,10 @@ export function claimDecision(owner: ClaimOwner, obj: KubeObject, matches: boole
 
 /** Adoptions and releases that failed in one claim; every object was still tried. */
 export class ClaimError extends Error {
-  constructor(readonly causes: readonly unknown[], messages: readonly string[]) {
+  constructor(
+    readonly causes: readonly unknown[],
+    messages: readonly string[],
+  ) {
     super(messages.join('; '));
     this.name = 'ClaimError';
   }
@@ -148,4 +151,5 @@ export class ControllerRefManager<O extends KubeObject> {
   }
 }
 
-const describe = (obj: KubeObject) => `${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name} (${obj.metadata.uid})`;
+const describe = (obj: KubeObject) =>
+  `${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name} (${obj.metadata.uid})`;

@@ -69,9 +69,7 @@ export class WorkQueue {
   private readonly dirty = new Map<string, Item>();
   /** Keys handed to a worker and not yet done(), with their start time. */
   private readonly processing = new Map<string, number>();
-  private readonly ready = new Heap<ReadyEntry>((a, b) =>
-    a.priority !== b.priority ? a.priority > b.priority : a.seq < b.seq,
-  );
+  private readonly ready = new Heap<ReadyEntry>((a, b) => (a.priority !== b.priority ? a.priority > b.priority : a.seq < b.seq));
   private readonly waiting = new Heap<WaitEntry>((a, b) => a.readyAt < b.readyAt);
   private readyCount = 0;
   private nextSeq = 0;

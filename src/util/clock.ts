@@ -25,10 +25,13 @@ export const realClock: Clock = {
   sleep(ms, signal) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const t = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, Math.max(0, ms));
+      const t = setTimeout(
+        () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        Math.max(0, ms),
+      );
       const onAbort = () => {
         clearTimeout(t);
         reject(signal!.reason);
@@ -62,14 +65,25 @@ export class FakeClock implements Clock {
   setTimer(ms: number, fn: () => void): Timer {
     const t: PendingTimer = { at: this.current + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
     this.timers.push(t);
-    return { cancel: () => { t.cancelled = true; } };
+    return {
+      cancel: () => {
+        t.cancelled = true;
+      },
+    };
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const timer = this.setTimer(ms, () => resolve());
-      signal?.addEventListener('abort', () => { timer.cancel(); reject(signal.reason); }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          timer.cancel();
+          reject(signal.reason);
+        },
+        { once: true },
+      );
     });
   }
 

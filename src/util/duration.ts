@@ -1,6 +1,6 @@
 // Go's time.ParseDuration / Duration.String, because kruise-manager flags ("5m", "2m0s", "10h")
 // and annotations are written in that format.
-const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Milliseconds for a Go duration string like "1h30m", "2m0s", "-1.5s", "0". Throws on bad input. */
 export function parseDuration(input: string): number {

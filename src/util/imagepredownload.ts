@@ -6,11 +6,7 @@
 // Pure: the workload's controller passes what it observed and applies the returned plan.
 
 import type { ImagePullJob } from '../apis/apps/imagepulljob.ts';
-import {
-  CONTROLLER_REVISION_HASH_LABEL,
-  IMAGE_PREDOWNLOAD_CREATED_KEY,
-  IMAGE_PREDOWNLOAD_IGNORED_KEY,
-} from '../apis/constants.ts';
+import { CONTROLLER_REVISION_HASH_LABEL, IMAGE_PREDOWNLOAD_CREATED_KEY, IMAGE_PREDOWNLOAD_IGNORED_KEY } from '../apis/constants.ts';
 import type { OwnerReference } from '../apis/core.ts';
 import { getScaledValueFromIntOrPercent, type IntOrString } from './intstr.ts';
 import type { LabelSelectorLike } from './labelselector.ts';
@@ -93,7 +89,11 @@ export function planImagePreDownload(input: PreDownloadInput): PreDownloadPlan {
   const podSelector = {
     ...(input.selector.matchLabels ? { matchLabels: { ...input.selector.matchLabels } } : {}),
     matchExpressions: [
-      ...(input.selector.matchExpressions ?? []).map((r) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: [...r.values] } : {}) })),
+      ...(input.selector.matchExpressions ?? []).map((r) => ({
+        key: r.key,
+        operator: r.operator,
+        ...(r.values ? { values: [...r.values] } : {}),
+      })),
       { key: CONTROLLER_REVISION_HASH_LABEL, operator: 'NotIn', values: [updateName, hash] },
     ],
   };
@@ -106,7 +106,16 @@ export function planImagePreDownload(input: PreDownloadInput): PreDownloadPlan {
       name: `${updateName}-${container}`,
       namespace: input.owner.namespace,
       labels: jobLabels,
-      ownerReferences: [{ apiVersion: input.owner.apiVersion, kind: input.owner.kind, name: input.owner.name, uid: input.owner.uid, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: input.owner.apiVersion,
+          kind: input.owner.kind,
+          name: input.owner.name,
+          uid: input.owner.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: {
       image,

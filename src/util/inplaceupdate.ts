@@ -68,8 +68,7 @@ export interface RuntimeContainerMetaSet {
   }>;
 }
 
-const omitEmpty = <T extends object>(m: T | undefined): T | undefined =>
-  m && Object.keys(m).length > 0 ? m : undefined;
+const omitEmpty = <T extends object>(m: T | undefined): T | undefined => (m && Object.keys(m).length > 0 ? m : undefined);
 
 // ObjectMeta is a struct in Go: it always carries creationTimestamp.
 const refMetaJSON = (m: RefMetadata) => ({ creationTimestamp: null, labels: m.labels, annotations: m.annotations });
@@ -444,7 +443,12 @@ export function patchUpdateSpecToPod(pod: Pod, spec: UpdateSpec, state: InPlaceU
  */
 export function conditionsWith(pod: Pod, condition: PodCondition): PodCondition[] | undefined {
   const old = getCondition(pod, condition.type);
-  if (old && old.status === condition.status && (old.reason ?? '') === (condition.reason ?? '') && (old.message ?? '') === (condition.message ?? '')) {
+  if (
+    old &&
+    old.status === condition.status &&
+    (old.reason ?? '') === (condition.reason ?? '') &&
+    (old.message ?? '') === (condition.message ?? '')
+  ) {
     return undefined;
   }
   let conditions = setCondition(pod.status?.conditions, condition);
@@ -648,7 +652,8 @@ function finishGracePeriod(pod: Pod, graceRaw: string, opts: RefreshOptions): In
   const spec = parseUpdateSpec(graceRaw);
   const state = getInPlaceUpdateState(pod);
   if (!state) return {};
-  const atRevision = opts.isPodAtRevision ?? ((p: Pod, r: string) => equalToRevisionHash(p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL], r));
+  const atRevision =
+    opts.isPodAtRevision ?? ((p: Pod, r: string) => equalToRevisionHash(p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL], r));
   const dropGrace = (p: Pod) => {
     delete p.metadata.annotations?.[INPLACE_UPDATE_GRACE_ANNOTATION];
     delete p.metadata.annotations?.[INPLACE_UPDATE_GRACE_ANNOTATION_OLD];
@@ -660,4 +665,3 @@ function finishGracePeriod(pod: Pod, graceRaw: string, opts: RefreshOptions): In
   if (elapsedMs < graceMs) return { delaySeconds: Math.ceil((graceMs - elapsedMs) / 1000) };
   return { pod: dropGrace(patchUpdateSpecToPod(pod, spec, state, opts.now)) };
 }
-

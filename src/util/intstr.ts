@@ -18,7 +18,8 @@ function parsePercent(raw: string, parser: PercentParser): number {
   if (!raw.endsWith('%')) throw new Error(`${prefix}invalid type: string is not a percentage`);
   const s = raw.slice(0, -1);
   if (parser === 'kubernetes') {
-    if (!GO_INT_RE.test(s)) throw new Error(`${prefix}invalid value ${JSON.stringify(raw)}: strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
+    if (!GO_INT_RE.test(s))
+      throw new Error(`${prefix}invalid value ${JSON.stringify(raw)}: strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
     const v = BigInt(s);
     if (v < INT64_MIN || v > INT64_MAX) {
       throw new Error(`${prefix}invalid value ${JSON.stringify(raw)}: strconv.Atoi: parsing ${JSON.stringify(s)}: value out of range`);
@@ -28,8 +29,10 @@ function parsePercent(raw: string, parser: PercentParser): number {
   // Plain decimal notation only: Go's ParseFloat would also take "NaN", "Inf" and hex floats,
   // none of which is a meaningful percentage.
   const v = GO_FLOAT_RE.test(s) ? Number(s) : NaN;
-  if (Number.isNaN(v)) throw new Error(`${prefix}invalid value ${JSON.stringify(raw)}: strconv.ParseFloat: parsing ${JSON.stringify(s)}: invalid syntax`);
-  if (!Number.isFinite(v)) throw new Error(`${prefix}invalid value ${JSON.stringify(raw)}: strconv.ParseFloat: parsing ${JSON.stringify(s)}: value out of range`);
+  if (Number.isNaN(v))
+    throw new Error(`${prefix}invalid value ${JSON.stringify(raw)}: strconv.ParseFloat: parsing ${JSON.stringify(s)}: invalid syntax`);
+  if (!Number.isFinite(v))
+    throw new Error(`${prefix}invalid value ${JSON.stringify(raw)}: strconv.ParseFloat: parsing ${JSON.stringify(s)}: value out of range`);
   return v;
 }
 
@@ -107,7 +110,8 @@ export function nonNegativeCountError(v: IntOrString, name: string): string | un
 export function getLenientValueFromIntOrPercent(v: IntOrString, total: number, roundUp: boolean): number {
   if (typeof v === 'number') return v;
   const s = v.replaceAll('%', '');
-  if (!GO_INT_RE.test(s)) throw new Error(`${prefix}invalid value ${JSON.stringify(v)}: strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
+  if (!GO_INT_RE.test(s))
+    throw new Error(`${prefix}invalid value ${JSON.stringify(v)}: strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
   const pct = Number(s);
   return roundUp ? Math.ceil((pct * total) / 100) : Math.floor((pct * total) / 100);
 }

@@ -42,8 +42,7 @@ export class SelectorError extends Error {
 
 const LABEL_KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const LABEL_KEY_RE = new RegExp(`^${LABEL_KEY_FMT}$`);
-const LABEL_KEY_ERR =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_KEY_ERR = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT = `(${LABEL_KEY_FMT})?`;
 const LABEL_VALUE_RE = new RegExp(`^${LABEL_VALUE_FMT}$`);
 const LABEL_VALUE_ERR =
@@ -156,7 +155,12 @@ export function validateLabelSelector(ls: LabelSelectorLike | null | undefined, 
         }
         break;
       default:
-        errs.push({ type: 'FieldValueInvalid', field: `${path}.operator`, badValue: expr.operator ?? '', detail: 'not a valid selector operator' });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: `${path}.operator`,
+          badValue: expr.operator ?? '',
+          detail: 'not a valid selector operator',
+        });
     }
     // A key left out decodes as Go's zero value.
     const key = expr.key ?? '';
@@ -186,7 +190,6 @@ function parseInt64(s: string): bigint | undefined {
   return v < INT64_MIN || v > INT64_MAX ? undefined : v;
 }
 
-
 /**
  * labels.NewRequirement: validates key, operator/value-count and values, and throws a
  * SelectorError carrying Kubernetes's aggregated message when anything is wrong.
@@ -202,30 +205,55 @@ export function newRequirement(key: string, operator: Operator, values: readonly
     case 'notin':
       if (values.length === 0) {
         // Go prints the nil slice it gets here as null.
-        errs.push({ type: 'FieldValueInvalid', field: valuesPath, badValue: null, detail: "for 'in', 'notin' operators, values set can't be empty" });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: valuesPath,
+          badValue: null,
+          detail: "for 'in', 'notin' operators, values set can't be empty",
+        });
       }
       break;
     case '=':
     case '==':
     case '!=':
       if (values.length !== 1) {
-        errs.push({ type: 'FieldValueInvalid', field: valuesPath, badValue: values, detail: 'exact-match compatibility requires one single value' });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: valuesPath,
+          badValue: values,
+          detail: 'exact-match compatibility requires one single value',
+        });
       }
       break;
     case 'exists':
     case '!':
       if (values.length !== 0) {
-        errs.push({ type: 'FieldValueInvalid', field: valuesPath, badValue: values, detail: 'values set must be empty for exists and does not exist' });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: valuesPath,
+          badValue: values,
+          detail: 'values set must be empty for exists and does not exist',
+        });
       }
       break;
     case 'gt':
     case 'lt':
       if (values.length !== 1) {
-        errs.push({ type: 'FieldValueInvalid', field: valuesPath, badValue: values, detail: "for 'Gt', 'Lt' operators, exactly one value is required" });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: valuesPath,
+          badValue: values,
+          detail: "for 'Gt', 'Lt' operators, exactly one value is required",
+        });
       }
       values.forEach((v, i) => {
         if (parseInt64(v) === undefined) {
-          errs.push({ type: 'FieldValueInvalid', field: `${valuesPath}[${i}]`, badValue: v, detail: "for 'Gt', 'Lt' operators, the value must be an integer" });
+          errs.push({
+            type: 'FieldValueInvalid',
+            field: `${valuesPath}[${i}]`,
+            badValue: v,
+            detail: "for 'Gt', 'Lt' operators, the value must be an integer",
+          });
         }
       });
       break;
@@ -302,7 +330,10 @@ export class Selector {
 
   /** A selector over the given requirements (none ⇒ everything). */
   static of(requirements: readonly Requirement[]): Selector {
-    return new Selector([...requirements].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)), false);
+    return new Selector(
+      [...requirements].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+      false,
+    );
   }
 
   matches(labels: Labels): boolean {
@@ -395,20 +426,7 @@ export function formatLabelSelector(ls: LabelSelectorLike | null | undefined): s
 //   selector    ::= requirement | requirement "," selector
 //   requirement ::= ["!"] KEY [ ("in" | "notin") "(" values ")" | ("=" | "==" | "!=" | ">" | "<") VALUE ]
 
-type Token =
-  | 'end'
-  | ')'
-  | ','
-  | '!'
-  | '=='
-  | '='
-  | '>'
-  | 'identifier'
-  | 'in'
-  | '<'
-  | '!='
-  | 'notin'
-  | '(';
+type Token = 'end' | ')' | ',' | '!' | '==' | '=' | '>' | 'identifier' | 'in' | '<' | '!=' | 'notin' | '(';
 
 interface Scanned {
   tok: Token;
@@ -416,7 +434,15 @@ interface Scanned {
 }
 
 const KEYWORDS: Record<string, Token> = { in: 'in', notin: 'notin' };
-const OPERATOR_TOKENS: Partial<Record<Token, Operator>> = { in: 'in', notin: 'notin', '=': '=', '==': '==', '!=': '!=', '>': 'gt', '<': 'lt' };
+const OPERATOR_TOKENS: Partial<Record<Token, Operator>> = {
+  in: 'in',
+  notin: 'notin',
+  '=': '=',
+  '==': '==',
+  '!=': '!=',
+  '>': 'gt',
+  '<': 'lt',
+};
 const isWhitespace = (c: string) => c === ' ' || c === '\t' || c === '\r' || c === '\n';
 const isSpecial = (c: string) => '=!(),><'.includes(c);
 

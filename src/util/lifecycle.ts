@@ -2,12 +2,7 @@
 // spec §3.9, upstream pkg/util/lifecycle + pkg/util/podreadiness). Everything here is pure: a
 // transition is planned from the observed pod and applied by the caller's executor.
 
-import {
-  CONDITION_KRUISE_POD_READY,
-  LIFECYCLE_STATE_LABEL,
-  LIFECYCLE_TIMESTAMP_ANNOTATION,
-  LifecycleState,
-} from '../apis/constants.ts';
+import { CONDITION_KRUISE_POD_READY, LIFECYCLE_STATE_LABEL, LIFECYCLE_TIMESTAMP_ANNOTATION, LifecycleState } from '../apis/constants.ts';
 import type { Lifecycle, LifecycleHook } from '../apis/apps/pub.ts';
 import type { PodCondition, PodView } from '../apis/core-objects.ts';
 
@@ -58,9 +53,7 @@ function parseMessages(message: string | undefined): NotReadyMessage[] {
   if (!message) return [];
   try {
     const parsed: unknown = JSON.parse(message);
-    return Array.isArray(parsed)
-      ? parsed.map((m) => ({ userAgent: String(m?.userAgent ?? ''), key: String(m?.key ?? '') }))
-      : [];
+    return Array.isArray(parsed) ? parsed.map((m) => ({ userAgent: String(m?.userAgent ?? ''), key: String(m?.key ?? '') })) : [];
   } catch {
     return [];
   }

@@ -122,4 +122,3 @@ export function templateFromRevision(rev: ControllerRevision): PodTemplateSpec {
   delete template.$patch;
   return template as PodTemplateSpec;
 }
-

@@ -62,7 +62,12 @@ export function completionPolicyError(spec: Template, checkDeadline: boolean): s
   const cp = spec.completionPolicy ?? {};
   switch (cp.type ?? '') {
     case 'Always':
-      if (checkDeadline && cp.activeDeadlineSeconds !== undefined && cp.activeDeadlineSeconds !== null && timeout > cp.activeDeadlineSeconds) {
+      if (
+        checkDeadline &&
+        cp.activeDeadlineSeconds !== undefined &&
+        cp.activeDeadlineSeconds !== null &&
+        timeout > cp.activeDeadlineSeconds
+      ) {
         return 'completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)';
       }
       return undefined;

@@ -7,7 +7,16 @@
 // workload webhooks rely on; like upstream's convertor it runs on a defaulted copy, so fields the
 // defaulter would fill in are never reported as missing.
 
-import type { Container, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Probe, Toleration, NodeSelectorTerm, Volume } from '../apis/core.ts';
+import type {
+  Container,
+  PersistentVolumeClaim,
+  PodSpec,
+  PodTemplateSpec,
+  Probe,
+  Toleration,
+  NodeSelectorTerm,
+  Volume,
+} from '../apis/core.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import { type FieldError, duplicate, forbidden, invalid, notFound, notSupported, required } from '../apis/field-errors.ts';
 import { isLabelKey, isLabelValue, validateLabels } from '../util/labelselector.ts';
@@ -59,10 +68,36 @@ function defaultContainer(c: Container, pullAlways: boolean): void {
 }
 
 const VOLUME_SOURCES = [
-  'emptyDir', 'hostPath', 'configMap', 'secret', 'persistentVolumeClaim', 'projected', 'downwardAPI', 'nfs', 'iscsi',
-  'glusterfs', 'rbd', 'flexVolume', 'cinder', 'cephfs', 'flocker', 'fc', 'azureFile', 'azureDisk', 'vsphereVolume',
-  'quobyte', 'photonPersistentDisk', 'portworxVolume', 'scaleIO', 'storageos', 'csi', 'ephemeral', 'image',
-  'gcePersistentDisk', 'awsElasticBlockStore', 'gitRepo',
+  'emptyDir',
+  'hostPath',
+  'configMap',
+  'secret',
+  'persistentVolumeClaim',
+  'projected',
+  'downwardAPI',
+  'nfs',
+  'iscsi',
+  'glusterfs',
+  'rbd',
+  'flexVolume',
+  'cinder',
+  'cephfs',
+  'flocker',
+  'fc',
+  'azureFile',
+  'azureDisk',
+  'vsphereVolume',
+  'quobyte',
+  'photonPersistentDisk',
+  'portworxVolume',
+  'scaleIO',
+  'storageos',
+  'csi',
+  'ephemeral',
+  'image',
+  'gcePersistentDisk',
+  'awsElasticBlockStore',
+  'gitRepo',
 ];
 
 type FieldRefItem = { fieldRef?: { apiVersion?: string } };
@@ -73,7 +108,10 @@ interface DefaultableVolume {
   secret?: { defaultMode?: number };
   configMap?: { defaultMode?: number };
   downwardAPI?: { defaultMode?: number; items?: FieldRefItem[] };
-  projected?: { defaultMode?: number; sources?: Array<{ downwardAPI?: { items?: FieldRefItem[] }; serviceAccountToken?: { expirationSeconds?: number } }> };
+  projected?: {
+    defaultMode?: number;
+    sources?: Array<{ downwardAPI?: { items?: FieldRefItem[] }; serviceAccountToken?: { expirationSeconds?: number } }>;
+  };
 }
 
 function defaultFieldRefs(items: FieldRefItem[] | undefined): void {
@@ -265,12 +303,7 @@ export function validateContainerNameAndImage(c: Pick<Container, 'name' | 'image
   return errs;
 }
 
-function validateContainer(
-  c: Container,
-  path: string,
-  names: Set<string>,
-  volumes: Set<string>,
-): FieldError[] {
+function validateContainer(c: Container, path: string, names: Set<string>, volumes: Set<string>): FieldError[] {
   const errs: FieldError[] = validateContainerNameAndImage(c, path, names);
   if (!c.imagePullPolicy) errs.push(required(`${path}.imagePullPolicy`));
   else if (!PULL_POLICIES.includes(c.imagePullPolicy)) errs.push(notSupported(`${path}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES));
@@ -305,11 +338,7 @@ function validateContainer(
  * volumes, containers (required, DNS-1123 unique names, image, pull policy, ports, mounts), pod-level
  * policies; ephemeral containers are not allowed in templates.
  */
-export function validatePodTemplateSpec(
-  template: PodTemplateSpec,
-  path: string,
-  opts: PodTemplateValidationOptions = {},
-): FieldError[] {
+export function validatePodTemplateSpec(template: PodTemplateSpec, path: string, opts: PodTemplateValidationOptions = {}): FieldError[] {
   const errs: FieldError[] = [];
   errs.push(...validateLabels(template.metadata?.labels, `${path}.metadata.labels`));
   errs.push(...validateAnnotations(template.metadata?.annotations, `${path}.metadata.annotations`));
@@ -334,7 +363,8 @@ export function validatePodTemplateSpec(
   (spec.containers ?? []).forEach((c, i) => errs.push(...validateContainer(c, `${sp}.containers[${i}]`, names, volumes)));
 
   if (!spec.restartPolicy) errs.push(required(`${sp}.restartPolicy`));
-  else if (!RESTART_POLICIES.includes(spec.restartPolicy)) errs.push(notSupported(`${sp}.restartPolicy`, spec.restartPolicy, RESTART_POLICIES));
+  else if (!RESTART_POLICIES.includes(spec.restartPolicy))
+    errs.push(notSupported(`${sp}.restartPolicy`, spec.restartPolicy, RESTART_POLICIES));
   if (!spec.dnsPolicy) errs.push(required(`${sp}.dnsPolicy`));
   else if (!DNS_POLICIES.includes(spec.dnsPolicy)) errs.push(notSupported(`${sp}.dnsPolicy`, spec.dnsPolicy, DNS_POLICIES));
   errs.push(...validateLabels(spec.nodeSelector, `${sp}.nodeSelector`));
@@ -396,10 +426,16 @@ export function validateTolerations(tolerations: Toleration[] | undefined, path:
     const tp = `${path}[${i}]`;
     if (t.key) for (const detail of isLabelKey(t.key)) errs.push(invalid(`${tp}.key`, t.key, detail));
     if (!t.key && t.operator !== 'Exists') {
-      errs.push(invalid(`${tp}.operator`, t.operator ?? '', 'operator must be Exists when `key` is empty, which means "match all values and all keys"'));
+      errs.push(
+        invalid(
+          `${tp}.operator`,
+          t.operator ?? '',
+          'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+        ),
+      );
     }
     if (t.tolerationSeconds != null && t.effect !== 'NoExecute') {
-      errs.push(invalid(`${tp}.effect`, t.effect ?? '', 'effect must be \'NoExecute\' when `tolerationSeconds` is set'));
+      errs.push(invalid(`${tp}.effect`, t.effect ?? '', "effect must be 'NoExecute' when `tolerationSeconds` is set"));
     }
     switch (t.operator ?? '') {
       case '':
@@ -407,7 +443,7 @@ export function validateTolerations(tolerations: Toleration[] | undefined, path:
         for (const detail of isLabelValue(t.value ?? '')) errs.push(invalid(`${tp}.operator`, t.value ?? '', detail));
         break;
       case 'Exists':
-        if (t.value) errs.push(invalid(`${tp}.operator`, t, 'value must be empty when `operator` is \'Exists\''));
+        if (t.value) errs.push(invalid(`${tp}.operator`, t, "value must be empty when `operator` is 'Exists'"));
         break;
       default:
         errs.push(notSupported(`${tp}.operator`, t.operator, ['Equal', 'Exists']));
@@ -430,15 +466,15 @@ export function validateNodeSelectorTerm(term: NodeSelectorTerm | undefined, pat
     switch (req.operator) {
       case 'In':
       case 'NotIn':
-        if (values.length === 0) errs.push(required(`${rp}.values`, 'must be specified when `operator` is \'In\' or \'NotIn\''));
+        if (values.length === 0) errs.push(required(`${rp}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
         break;
       case 'Exists':
       case 'DoesNotExist':
-        if (values.length > 0) errs.push(forbidden(`${rp}.values`, 'may not be specified when `operator` is \'Exists\' or \'DoesNotExist\''));
+        if (values.length > 0) errs.push(forbidden(`${rp}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
         break;
       case 'Gt':
       case 'Lt':
-        if (values.length !== 1) errs.push(required(`${rp}.values`, 'must be specified single value when `operator` is \'Lt\' or \'Gt\''));
+        if (values.length !== 1) errs.push(required(`${rp}.values`, "must be specified single value when `operator` is 'Lt' or 'Gt'"));
         break;
       default:
         errs.push(notSupported(`${rp}.operator`, req.operator ?? '', NODE_SELECTOR_OPS));
@@ -450,8 +486,10 @@ export function validateNodeSelectorTerm(term: NodeSelectorTerm | undefined, pat
   (term?.matchFields ?? []).forEach((req, i) => {
     const rp = `${path}.matchFields[${i}]`;
     if (req.key !== 'metadata.name') errs.push(invalid(`${rp}.key`, req.key, 'not a valid field selector key'));
-    if (req.operator !== 'In' && req.operator !== 'NotIn') errs.push(invalid(`${rp}.operator`, req.operator, 'not a valid selector operator'));
-    if ((req.values ?? []).length !== 1) errs.push(required(`${rp}.values`, 'must be only one value when `operator` is \'In\' or \'NotIn\' for node field selector'));
+    if (req.operator !== 'In' && req.operator !== 'NotIn')
+      errs.push(invalid(`${rp}.operator`, req.operator, 'not a valid selector operator'));
+    if ((req.values ?? []).length !== 1)
+      errs.push(required(`${rp}.values`, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"));
   });
   return errs;
 }

@@ -4,7 +4,13 @@
 // custom-workload whitelists of kruise-configuration.
 import fjp from 'fast-json-patch';
 import type { UpdatePriorityStrategy, UpdateScatterStrategy } from '../apis/apps/pub.ts';
-import { DEFAULT_KRUISE_NAMESPACE, DELETION_PROTECTION_LABEL, DeletionProtection, ENV_POD_NAMESPACE, KRUISE_CONFIGURATION_NAME } from '../apis/constants.ts';
+import {
+  DEFAULT_KRUISE_NAMESPACE,
+  DELETION_PROTECTION_LABEL,
+  DeletionProtection,
+  ENV_POD_NAMESPACE,
+  KRUISE_CONFIGURATION_NAME,
+} from '../apis/constants.ts';
 import type { LabelSelector, PodTemplateSpec } from '../apis/core.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import { type FieldError, invalid, required } from '../apis/field-errors.ts';
@@ -81,7 +87,10 @@ export function validateSelectorMatchesTemplate(
 const IN_PLACE_IMAGE_PATH = /\/containers\/([0-9]+)\/image/;
 
 /** The first template.spec change other than a container image, as "<op> <path>"; undefined if none. */
-export function nonImageTemplateChange(oldTemplate: PodTemplateSpec | undefined, newTemplate: PodTemplateSpec | undefined): string | undefined {
+export function nonImageTemplateChange(
+  oldTemplate: PodTemplateSpec | undefined,
+  newTemplate: PodTemplateSpec | undefined,
+): string | undefined {
   const ops = fjp.compare(structuredClone(oldTemplate?.spec ?? {}), structuredClone(newTemplate?.spec ?? {}));
   const bad = ops.find((op) => op.op !== 'replace' || !IN_PLACE_IMAGE_PATH.test(op.path));
   return bad ? `${bad.op} ${bad.path}` : undefined;
@@ -115,7 +124,8 @@ const JOB_NAME_RE = /^[a-zA-Z0-9-]+$/;
 export function jobNameValidator(kind: string): (name: string) => string[] {
   return (name) => {
     const errs: string[] = [];
-    if (!JOB_NAME_RE.test(name)) errs.push(regexError(`${kind} name must consist of alphanumeric characters or '-'`, '^[a-zA-Z0-9\\-]+$', 'example-com'));
+    if (!JOB_NAME_RE.test(name))
+      errs.push(regexError(`${kind} name must consist of alphanumeric characters or '-'`, '^[a-zA-Z0-9\\-]+$', 'example-com'));
     if (name.length > 63) errs.push('must be no more than 63 characters');
     return errs;
   };
@@ -141,7 +151,7 @@ export async function customWorkloadWhitelist(reader: AdmissionReader | undefine
   const cm = await reader.get<{ data?: Record<string, string> }>('v1', 'ConfigMap', KRUISE_CONFIGURATION_NAME, ns);
   const raw = cm?.data?.[key];
   if (!raw) return [];
-  return ((JSON.parse(raw) as { workloads?: CustomWorkload[] }).workloads ?? []);
+  return (JSON.parse(raw) as { workloads?: CustomWorkload[] }).workloads ?? [];
 }
 
 export function isWhitelisted(ref: { apiVersion?: string; kind?: string }, whitelist: readonly CustomWorkload[]): boolean {

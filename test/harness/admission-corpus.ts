@@ -24,28 +24,140 @@ export interface CorpusCase {
   edit: (o: any) => void;
 }
 
-interface Kind { kind: string; group: string; resource: string; namespaced: boolean; file: string; versions: string[] }
+interface Kind {
+  kind: string;
+  group: string;
+  resource: string;
+  namespaced: boolean;
+  file: string;
+  versions: string[];
+}
 
 // Every kind upstream v1.8.2 admits through a webhook, the versions it serves, and the examples file
 // holding a sample of each.
 const KINDS: Kind[] = [
-  { kind: 'AdvancedCronJob', group: 'apps.kruise.io', resource: 'advancedcronjobs', namespaced: true, file: 'advancedcronjob.yaml', versions: ['v1alpha1'] },
-  { kind: 'BroadcastJob', group: 'apps.kruise.io', resource: 'broadcastjobs', namespaced: true, file: 'broadcastjob.yaml', versions: ['v1alpha1'] },
+  {
+    kind: 'AdvancedCronJob',
+    group: 'apps.kruise.io',
+    resource: 'advancedcronjobs',
+    namespaced: true,
+    file: 'advancedcronjob.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'BroadcastJob',
+    group: 'apps.kruise.io',
+    resource: 'broadcastjobs',
+    namespaced: true,
+    file: 'broadcastjob.yaml',
+    versions: ['v1alpha1'],
+  },
   { kind: 'CloneSet', group: 'apps.kruise.io', resource: 'clonesets', namespaced: true, file: 'cloneset.yaml', versions: ['v1alpha1'] },
-  { kind: 'ContainerRecreateRequest', group: 'apps.kruise.io', resource: 'containerrecreaterequests', namespaced: true, file: 'containerrecreaterequest.yaml', versions: ['v1alpha1'] },
+  {
+    kind: 'ContainerRecreateRequest',
+    group: 'apps.kruise.io',
+    resource: 'containerrecreaterequests',
+    namespaced: true,
+    file: 'containerrecreaterequest.yaml',
+    versions: ['v1alpha1'],
+  },
   { kind: 'DaemonSet', group: 'apps.kruise.io', resource: 'daemonsets', namespaced: true, file: 'daemonset.yaml', versions: ['v1alpha1'] },
-  { kind: 'EphemeralJob', group: 'apps.kruise.io', resource: 'ephemeraljobs', namespaced: true, file: 'ephemeraljob.yaml', versions: ['v1alpha1'] },
-  { kind: 'ImageListPullJob', group: 'apps.kruise.io', resource: 'imagelistpulljobs', namespaced: true, file: 'imagelistpulljob.yaml', versions: ['v1alpha1'] },
-  { kind: 'ImagePullJob', group: 'apps.kruise.io', resource: 'imagepulljobs', namespaced: true, file: 'imagepulljob.yaml', versions: ['v1alpha1'] },
-  { kind: 'NodeImage', group: 'apps.kruise.io', resource: 'nodeimages', namespaced: false, file: 'imagepulljob.yaml', versions: ['v1alpha1'] },
-  { kind: 'PersistentPodState', group: 'apps.kruise.io', resource: 'persistentpodstates', namespaced: true, file: 'persistentpodstate.yaml', versions: ['v1alpha1'] },
-  { kind: 'PodProbeMarker', group: 'apps.kruise.io', resource: 'podprobemarkers', namespaced: true, file: 'podprobemarker.yaml', versions: ['v1alpha1'] },
-  { kind: 'PodUnavailableBudget', group: 'policy.kruise.io', resource: 'podunavailablebudgets', namespaced: true, file: 'podunavailablebudget.yaml', versions: ['v1alpha1'] },
-  { kind: 'ResourceDistribution', group: 'apps.kruise.io', resource: 'resourcedistributions', namespaced: false, file: 'resourcedistribution.yaml', versions: ['v1alpha1'] },
-  { kind: 'SidecarSet', group: 'apps.kruise.io', resource: 'sidecarsets', namespaced: false, file: 'sidecarset.yaml', versions: ['v1alpha1'] },
-  { kind: 'StatefulSet', group: 'apps.kruise.io', resource: 'statefulsets', namespaced: true, file: 'advanced-statefulset.yaml', versions: ['v1alpha1', 'v1beta1'] },
-  { kind: 'UnitedDeployment', group: 'apps.kruise.io', resource: 'uniteddeployments', namespaced: true, file: 'uniteddeployment.yaml', versions: ['v1alpha1'] },
-  { kind: 'WorkloadSpread', group: 'apps.kruise.io', resource: 'workloadspreads', namespaced: true, file: 'workloadspread.yaml', versions: ['v1alpha1'] },
+  {
+    kind: 'EphemeralJob',
+    group: 'apps.kruise.io',
+    resource: 'ephemeraljobs',
+    namespaced: true,
+    file: 'ephemeraljob.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'ImageListPullJob',
+    group: 'apps.kruise.io',
+    resource: 'imagelistpulljobs',
+    namespaced: true,
+    file: 'imagelistpulljob.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'ImagePullJob',
+    group: 'apps.kruise.io',
+    resource: 'imagepulljobs',
+    namespaced: true,
+    file: 'imagepulljob.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'NodeImage',
+    group: 'apps.kruise.io',
+    resource: 'nodeimages',
+    namespaced: false,
+    file: 'imagepulljob.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'PersistentPodState',
+    group: 'apps.kruise.io',
+    resource: 'persistentpodstates',
+    namespaced: true,
+    file: 'persistentpodstate.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'PodProbeMarker',
+    group: 'apps.kruise.io',
+    resource: 'podprobemarkers',
+    namespaced: true,
+    file: 'podprobemarker.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'PodUnavailableBudget',
+    group: 'policy.kruise.io',
+    resource: 'podunavailablebudgets',
+    namespaced: true,
+    file: 'podunavailablebudget.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'ResourceDistribution',
+    group: 'apps.kruise.io',
+    resource: 'resourcedistributions',
+    namespaced: false,
+    file: 'resourcedistribution.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'SidecarSet',
+    group: 'apps.kruise.io',
+    resource: 'sidecarsets',
+    namespaced: false,
+    file: 'sidecarset.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'StatefulSet',
+    group: 'apps.kruise.io',
+    resource: 'statefulsets',
+    namespaced: true,
+    file: 'advanced-statefulset.yaml',
+    versions: ['v1alpha1', 'v1beta1'],
+  },
+  {
+    kind: 'UnitedDeployment',
+    group: 'apps.kruise.io',
+    resource: 'uniteddeployments',
+    namespaced: true,
+    file: 'uniteddeployment.yaml',
+    versions: ['v1alpha1'],
+  },
+  {
+    kind: 'WorkloadSpread',
+    group: 'apps.kruise.io',
+    resource: 'workloadspreads',
+    namespaced: true,
+    file: 'workloadspread.yaml',
+    versions: ['v1alpha1'],
+  },
 ];
 
 // Values tried per field type: signs, zero, the first value past int32, and every malformed
@@ -70,21 +182,41 @@ interface Schema {
 }
 
 // Sub-objects whose validation is Kubernetes' own or free-form: not walked.
-const SKIPPED_KEYS = new Set(['status', 'metadata', 'patch', 'resource', 'volumeClaimTemplates', 'resources', 'nodeSelectorTerm', 'requiredNodeSelectorTerm', 'preferredNodeSelectorTerms', 'tolerations', 'matchExpressions', 'affinity', 'lifecycle', 'volumes', 'imagePullSecrets']);
+const SKIPPED_KEYS = new Set([
+  'status',
+  'metadata',
+  'patch',
+  'resource',
+  'volumeClaimTemplates',
+  'resources',
+  'nodeSelectorTerm',
+  'requiredNodeSelectorTerm',
+  'preferredNodeSelectorTerms',
+  'tolerations',
+  'matchExpressions',
+  'affinity',
+  'lifecycle',
+  'volumes',
+  'imagePullSecrets',
+]);
 
 function isPodLike(s: Schema): boolean {
   const p = s.properties ?? {};
-  return 'containers' in p || 'accessModes' in p || 'image' in p && 'name' in p;
+  return 'containers' in p || 'accessModes' in p || ('image' in p && 'name' in p);
 }
 
-interface Leaf { path: (string | number)[]; values: unknown[] }
+interface Leaf {
+  path: (string | number)[];
+  values: unknown[];
+}
 
 /** Mutable leaves: scalar fields of the schema, walking into arrays only where the sample has an element. */
 function leaves(schema: Schema, sample: unknown, at: (string | number)[], out: Leaf[]): void {
   if (schema['x-kubernetes-int-or-string']) return void out.push({ path: at, values: INT_OR_STRING });
   if (schema.type === 'integer') return void out.push({ path: at, values: schema.format === 'int32' ? INT32 : INT64 });
   if (schema.type === 'string') return void out.push({ path: at, values: STRING });
-  if (schema.type === 'array' && schema.items && Array.isArray(sample) && sample.length) return leaves(schema.items, sample[0], [...at, 0], out);
+  if (schema.type === 'array' && schema.items && Array.isArray(sample) && sample.length)
+    return leaves(schema.items, sample[0], [...at, 0], out);
   if (schema.type !== 'object' || !schema.properties || (at.length > 1 && isPodLike(schema))) return;
   for (const [key, sub] of Object.entries(schema.properties)) {
     if (SKIPPED_KEYS.has(key)) continue;
@@ -102,7 +234,9 @@ function setPath(obj: Record<string, unknown>, at: (string | number)[], value: u
 }
 
 function sampleOf(k: Kind, version: string): Record<string, unknown> {
-  const docs = parseAllDocuments(readFileSync(path.join(repoRoot, 'examples', k.file), 'utf8')).map((d) => d.toJSON() as Record<string, any>);
+  const docs = parseAllDocuments(readFileSync(path.join(repoRoot, 'examples', k.file), 'utf8')).map(
+    (d) => d.toJSON() as Record<string, any>,
+  );
   const doc = docs.find((d) => d?.kind === k.kind && d.apiVersion === `${k.group}/${version}`);
   if (!doc) throw new Error(`examples/${k.file} has no ${k.kind} ${version}`);
   const metadata = { ...doc.metadata };
@@ -113,7 +247,9 @@ function sampleOf(k: Kind, version: string): Record<string, unknown> {
 
 function specSchema(moduleDir: string, k: Kind, version: string): Schema {
   const file = path.join(moduleDir, 'config/crd/bases', `${k.group}_${k.resource}.yaml`);
-  const crd = parseAllDocuments(readFileSync(file, 'utf8'))[0]!.toJSON() as { spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: Schema } }> } };
+  const crd = parseAllDocuments(readFileSync(file, 'utf8'))[0]!.toJSON() as {
+    spec: { versions: Array<{ name: string; schema: { openAPIV3Schema: Schema } }> };
+  };
   const v = crd.spec.versions.find((x) => x.name === version);
   if (!v) throw new Error(`${file} has no version ${version}`);
   return v.schema.openAPIV3Schema.properties!.spec!;
@@ -129,7 +265,8 @@ export function admissionCorpus(moduleDir: string): CorpusCase[] {
       const target: Target = { group: k.group, version, resource: k.resource, kind: k.kind, namespaced: k.namespaced };
       const sample = sampleOf(k, version);
       const name = `${k.kind}/${version}`;
-      const add = (op: Operation, what: string, edit: (o: any) => void) => cases.push({ id: `${name} ${op} ${what}`, target, op, sample, edit });
+      const add = (op: Operation, what: string, edit: (o: any) => void) =>
+        cases.push({ id: `${name} ${op} ${what}`, target, op, sample, edit });
       add('CREATE', 'sample', () => undefined);
       add('UPDATE', 'sample', () => undefined);
 
@@ -148,7 +285,8 @@ export function admissionCorpus(moduleDir: string): CorpusCase[] {
       for (const [what, edit] of [
         ['metadata.name="Bad_Name"', (o: any) => (o.metadata.name = 'Bad_Name')],
         ['metadata.labels={"bad key":"v"}', (o: any) => (o.metadata.labels = { 'bad key': 'v' })],
-      ] as const) add('CREATE', what, edit);
+      ] as const)
+        add('CREATE', what, edit);
       const selector = (sample.spec as { selector?: { matchLabels?: Record<string, string> } } | undefined)?.selector;
       if (selector?.matchLabels) {
         add('UPDATE', 'spec.selector changed', (o) => (o.spec.selector = { matchLabels: { ...selector.matchLabels, changed: 'true' } }));

@@ -11,12 +11,15 @@ export const TEST_CLUSTER = process.env.KRUISE_TS_TEST_CLUSTER ?? 'test';
 // The node-side features and ResourceDistribution are off by default upstream; the suite exercises
 // them, so its manager runs with them on (KRUISE_TS_TEST_FEATURE_GATES replaces the list). With
 // ResourceDistributionGate off, ResourceDistributions are refused (403) as upstream does.
-export const SUITE_FEATURE_GATES = process.env.KRUISE_TS_TEST_FEATURE_GATES ?? 'ImagePullJobGate=true,SidecarTerminator=true,ResourceDistributionGate=true';
+export const SUITE_FEATURE_GATES =
+  process.env.KRUISE_TS_TEST_FEATURE_GATES ?? 'ImagePullJobGate=true,SidecarTerminator=true,ResourceDistributionGate=true';
 
 export function testCluster(): ClusterState {
   const state = readState(TEST_CLUSTER);
   if (!state) {
-    throw new Error(`the test cluster "${TEST_CLUSTER}" is not running: run the suite with ./run.sh test (its global setup starts it), or start it with ./run.sh cluster up --name ${TEST_CLUSTER}`);
+    throw new Error(
+      `the test cluster "${TEST_CLUSTER}" is not running: run the suite with ./run.sh test (its global setup starts it), or start it with ./run.sh cluster up --name ${TEST_CLUSTER}`,
+    );
   }
   return state;
 }
@@ -35,7 +38,12 @@ export async function apply(manifest: object | string, namespace?: string): Prom
 }
 
 /** Polls check until it returns a truthy value; on timeout fails with what and the last observation. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, intervalMs = 200): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 30_000,
+  intervalMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -9,7 +9,18 @@
 // CNI plugin is needed. Needs root (containerd and runc do) and hack/install-node-runtime.sh.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  copyFileSync,
+  chmodSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -65,14 +76,22 @@ export async function startContainerd(opts: { log?: (line: string) => void } = {
     const layout = await cachedImageLayout(log);
     await waitForRegistry(registry, processes[0]!);
     const images = { busybox: `${registry}/busybox:1.0`, pause: `${registry}/pause:1.0` };
-    for (const [tag, ref] of [['busybox', images.busybox], ['pause', images.pause]] as const) {
+    for (const [tag, ref] of [
+      ['busybox', images.busybox],
+      ['pause', images.pause],
+    ] as const) {
       run('skopeo', ['copy', '--quiet', '--dest-tls-verify=false', `oci:${layout}:${tag}`, `docker://${ref}`]);
     }
 
     const snapshotter = overlaySupported(dir) ? 'overlayfs' : 'native';
     const socket = path.join(dir, 'containerd.sock');
     writeContainerdConfig(dir, { socket, registry, pauseImage: images.pause, snapshotter });
-    const containerd = startProcess('containerd', 'containerd', ['--config', path.join(dir, 'config.toml')], path.join(dir, 'containerd.log'));
+    const containerd = startProcess(
+      'containerd',
+      'containerd',
+      ['--config', path.join(dir, 'config.toml')],
+      path.join(dir, 'containerd.log'),
+    );
     processes.push(containerd);
     const endpoint = `unix://${socket}`;
     const version = await waitForCri(endpoint, containerd);
@@ -81,7 +100,13 @@ export async function startContainerd(opts: { log?: (line: string) => void } = {
     const hostDir = path.join(dir, 'host');
     mkdirSync(hostDir, { recursive: true });
     return {
-      dir, endpoint, registry, images, snapshotter, version, hostDir,
+      dir,
+      endpoint,
+      registry,
+      images,
+      snapshotter,
+      version,
+      hostDir,
       logs: logsOf,
       stop: () => teardown(dir, endpoint, processes),
     };
@@ -94,19 +119,22 @@ export async function startContainerd(opts: { log?: (line: string) => void } = {
 
 function startRegistry(dir: string, addr: string): Started {
   const config = path.join(dir, 'registry.yml');
-  writeFileSync(config, [
-    'version: 0.1',
-    'log:',
-    '  level: warn',
-    '  accesslog:',
-    '    disabled: true',
-    'storage:',
-    '  filesystem:',
-    `    rootdirectory: ${path.join(dir, 'registry')}`,
-    'http:',
-    `  addr: ${addr}`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    config,
+    [
+      'version: 0.1',
+      'log:',
+      '  level: warn',
+      '  accesslog:',
+      '    disabled: true',
+      'storage:',
+      '  filesystem:',
+      `    rootdirectory: ${path.join(dir, 'registry')}`,
+      'http:',
+      `  addr: ${addr}`,
+      '',
+    ].join('\n'),
+  );
   return startProcess('registry', 'docker-registry', ['serve', config], path.join(dir, 'registry.log'));
 }
 
@@ -114,7 +142,10 @@ async function waitForRegistry(addr: string, registry: Started): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (registry.exited) throw new Error(`the registry exited (${JSON.stringify(registry.exited)})`);
-    const ok = await fetch(`http://${addr}/v2/`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://${addr}/v2/`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`the registry at ${addr} did not answer within 15s`);
     await sleep(100);
@@ -146,15 +177,29 @@ async function cachedImageLayout(log: (line: string) => void): Promise<string> {
     chmodSync(path.join(rootfs, 'tmp'), 0o1777);
     copyFileSync(busybox, path.join(rootfs, 'bin', 'busybox'));
     chmodSync(path.join(rootfs, 'bin', 'busybox'), 0o755);
-    for (const applet of run('busybox', ['--list']).split('\n').filter((a) => a && a !== 'busybox')) {
+    for (const applet of run('busybox', ['--list'])
+      .split('\n')
+      .filter((a) => a && a !== 'busybox')) {
       symlinkSync('busybox', path.join(rootfs, 'bin', applet));
     }
     writeFileSync(path.join(rootfs, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
     writeFileSync(path.join(rootfs, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
     run('umoci', ['repack', '--image', `${oci}:busybox`, bundle]);
     run('umoci', ['config', '--image', `${oci}:busybox`, '--config.env', 'PATH=/bin', '--config.cmd', 'sh']);
-    run('umoci', ['config', '--image', `${oci}:busybox`, '--tag', 'pause', '--clear=config.cmd',
-      '--config.entrypoint', 'sh', '--config.entrypoint', '-c', '--config.entrypoint', PAUSE_SCRIPT]);
+    run('umoci', [
+      'config',
+      '--image',
+      `${oci}:busybox`,
+      '--tag',
+      'pause',
+      '--clear=config.cmd',
+      '--config.entrypoint',
+      'sh',
+      '--config.entrypoint',
+      '-c',
+      '--config.entrypoint',
+      PAUSE_SCRIPT,
+    ]);
     run('umoci', ['gc', '--layout', oci]);
     // Rename last, so a cache entry is either whole or absent.
     renameSync(oci, layout);
@@ -171,7 +216,9 @@ function overlaySupported(dir: string): boolean {
   const [lower, upper, work, merged] = ['lower', 'upper', 'work', 'merged'].map((d) => path.join(base, d));
   for (const d of [lower!, upper!, work!, merged!]) mkdirSync(d, { recursive: true });
   try {
-    execFileSync('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${upper},workdir=${work}`, merged!], { stdio: 'ignore' });
+    execFileSync('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${lower},upperdir=${upper},workdir=${work}`, merged!], {
+      stdio: 'ignore',
+    });
     execFileSync('umount', [merged!], { stdio: 'ignore' });
     return true;
   } catch {
@@ -184,54 +231,55 @@ function overlaySupported(dir: string): boolean {
 function writeContainerdConfig(dir: string, o: { socket: string; registry: string; pauseImage: string; snapshotter: string }): void {
   const certsDir = path.join(dir, 'certs.d');
   mkdirSync(path.join(certsDir, o.registry), { recursive: true });
-  writeFileSync(path.join(certsDir, o.registry, 'hosts.toml'), [
-    `server = "http://${o.registry}"`,
-    `[host."http://${o.registry}"]`,
-    '  capabilities = ["pull", "resolve"]',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    path.join(certsDir, o.registry, 'hosts.toml'),
+    [`server = "http://${o.registry}"`, `[host."http://${o.registry}"]`, '  capabilities = ["pull", "resolve"]', ''].join('\n'),
+  );
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
-  writeFileSync(path.join(dir, 'config.toml'), [
-    'version = 2',
-    `root = "${path.join(dir, 'root')}"`,
-    `state = "${path.join(dir, 'state')}"`,
-    // Snapshotters that need other tools or filesystems only log errors here; tracing is unused.
-    'disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]',
-    '[grpc]',
-    `  address = "${o.socket}"`,
-    '[ttrpc]',
-    `  address = "${o.socket}.ttrpc"`,
-    // No debug or metrics listeners: they would be shared addresses.
-    '[debug]',
-    '  address = ""',
-    '  level = "info"',
-    '[metrics]',
-    '  address = ""',
-    '[plugins."io.containerd.internal.v1.opt"]',
-    `  path = "${path.join(dir, 'opt')}"`,
-    `[${cri}]`,
-    `  sandbox_image = "${o.pauseImage}"`,
-    // A system containerd holds the default streaming port 10010; exec here is ExecSync only.
-    '  stream_server_address = "127.0.0.1"',
-    '  stream_server_port = "0"',
-    '  enable_selinux = false',
-    '  disable_apparmor = true',
-    '  restrict_oom_score_adj = true',
-    `[${cri}.containerd]`,
-    `  snapshotter = "${o.snapshotter}"`,
-    '  default_runtime_name = "runc"',
-    `[${cri}.containerd.runtimes.runc]`,
-    '  runtime_type = "io.containerd.runc.v2"',
-    `[${cri}.containerd.runtimes.runc.options]`,
-    // cgroupfs: there is no systemd to delegate cgroups to in this environment.
-    '  SystemdCgroup = false',
-    `[${cri}.cni]`,
-    `  bin_dir = "${path.join(dir, 'cni', 'bin')}"`,
-    `  conf_dir = "${path.join(dir, 'cni', 'net.d')}"`,
-    `[${cri}.registry]`,
-    `  config_path = "${certsDir}"`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    path.join(dir, 'config.toml'),
+    [
+      'version = 2',
+      `root = "${path.join(dir, 'root')}"`,
+      `state = "${path.join(dir, 'state')}"`,
+      // Snapshotters that need other tools or filesystems only log errors here; tracing is unused.
+      'disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]',
+      '[grpc]',
+      `  address = "${o.socket}"`,
+      '[ttrpc]',
+      `  address = "${o.socket}.ttrpc"`,
+      // No debug or metrics listeners: they would be shared addresses.
+      '[debug]',
+      '  address = ""',
+      '  level = "info"',
+      '[metrics]',
+      '  address = ""',
+      '[plugins."io.containerd.internal.v1.opt"]',
+      `  path = "${path.join(dir, 'opt')}"`,
+      `[${cri}]`,
+      `  sandbox_image = "${o.pauseImage}"`,
+      // A system containerd holds the default streaming port 10010; exec here is ExecSync only.
+      '  stream_server_address = "127.0.0.1"',
+      '  stream_server_port = "0"',
+      '  enable_selinux = false',
+      '  disable_apparmor = true',
+      '  restrict_oom_score_adj = true',
+      `[${cri}.containerd]`,
+      `  snapshotter = "${o.snapshotter}"`,
+      '  default_runtime_name = "runc"',
+      `[${cri}.containerd.runtimes.runc]`,
+      '  runtime_type = "io.containerd.runc.v2"',
+      `[${cri}.containerd.runtimes.runc.options]`,
+      // cgroupfs: there is no systemd to delegate cgroups to in this environment.
+      '  SystemdCgroup = false',
+      `[${cri}.cni]`,
+      `  bin_dir = "${path.join(dir, 'cni', 'bin')}"`,
+      `  conf_dir = "${path.join(dir, 'cni', 'net.d')}"`,
+      `[${cri}.registry]`,
+      `  config_path = "${certsDir}"`,
+      '',
+    ].join('\n'),
+  );
 }
 
 async function waitForCri(endpoint: string, containerd: Started): Promise<VersionInfo> {
@@ -267,7 +315,10 @@ async function teardown(dir: string, endpoint: string | undefined, processes: St
       client?.close();
     }
   }
-  await stopProcesses(processes.map((p) => p.pid), 10_000);
+  await stopProcesses(
+    processes.map((p) => p.pid),
+    10_000,
+  );
   // Shims whose pods could not be removed carry our socket path in their command line.
   await stopProcesses(processesMentioning(dir), 5_000);
   for (const mountPoint of mountsUnder(dir).reverse()) {
@@ -281,7 +332,8 @@ async function teardown(dir: string, endpoint: string | undefined, processes: St
 }
 
 function mountsUnder(dir: string): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
     .map((line) => line.split(' ')[4])
     .filter((m): m is string => !!m && (m === dir || m.startsWith(`${dir}/`)))
     .map((m) => m.replace(/\\040/g, ' '));

@@ -48,7 +48,10 @@ const EXAMPLES = path.join(import.meta.dirname, '../../examples');
 /** Every Kruise object in examples/, with its kind and version. */
 export function samples(): Sample[] {
   const out: Sample[] = [];
-  for (const file of fs.readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of fs
+    .readdirSync(EXAMPLES)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     parseAllDocuments(fs.readFileSync(path.join(EXAMPLES, file), 'utf8')).forEach((doc, i) => {
       const object = doc.toJS() as Record<string, any> | null;
       if (!object || typeof object.apiVersion !== 'string') return;
@@ -121,9 +124,37 @@ export function fieldName(at: readonly (string | number)[]): string {
 
 /** Values of every JSON type, the edge numbers and the strings that trip int-or-percent parsing. */
 export const BAD_VALUES: readonly unknown[] = [
-  null, true, false, 0, -1, 1.5, -1745, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 1e308, -1e308,
-  '', 'nginx', '%', '-1%', '1e9', '-1', '200%', '0x10', ' ', '\u0000', 'a'.repeat(300),
-  [], [null], ['x'], [1], [{}], {}, { a: 1 }, { '': null },
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  -1745,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 53,
+  1e308,
+  -1e308,
+  '',
+  'nginx',
+  '%',
+  '-1%',
+  '1e9',
+  '-1',
+  '200%',
+  '0x10',
+  ' ',
+  '\u0000',
+  'a'.repeat(300),
+  [],
+  [null],
+  ['x'],
+  [1],
+  [{}],
+  {},
+  { a: 1 },
+  { '': null },
 ];
 
 export function jsonType(v: unknown): string {
@@ -209,9 +240,16 @@ export function deleteAt(root: Record<string, any>, at: readonly (string | numbe
 
 /** Paths present in a JSON value (every object key and list index). */
 export function valuePaths(value: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
-  if (Array.isArray(value)) value.forEach((v, i) => { out.push([...at, i]); valuePaths(v, [...at, i], out); });
+  if (Array.isArray(value))
+    value.forEach((v, i) => {
+      out.push([...at, i]);
+      valuePaths(v, [...at, i], out);
+    });
   else if (typeof value === 'object' && value !== null) {
-    for (const [k, v] of Object.entries(value)) { out.push([...at, k]); valuePaths(v, [...at, k], out); }
+    for (const [k, v] of Object.entries(value)) {
+      out.push([...at, k]);
+      valuePaths(v, [...at, k], out);
+    }
   }
   return out;
 }
@@ -220,9 +258,15 @@ export function valuePaths(value: unknown, at: (string | number)[] = [], out: (s
 function declaredAt(paths: readonly SchemaPath[], at: readonly (string | number)[]): SchemaPath | undefined {
   const key = (p: readonly (string | number)[]) => p.map((x) => (typeof x === 'number' ? '#' : x)).join('/');
   const wanted = key(at);
-  return paths.find((p) => key(p.path) === wanted)
+  return (
+    paths.find((p) => key(p.path) === wanted) ??
     // A map key of the sample is any key of the schema's map.
-    ?? paths.find((p) => p.path.length === at.length && p.path.every((x, i) => x === 'k' || (typeof x === 'number' ? typeof at[i] === 'number' : x === at[i])));
+    paths.find(
+      (p) =>
+        p.path.length === at.length &&
+        p.path.every((x, i) => x === 'k' || (typeof x === 'number' ? typeof at[i] === 'number' : x === at[i])),
+    )
+  );
 }
 
 /**

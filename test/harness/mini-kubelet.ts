@@ -6,7 +6,13 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CriClient, isCriNotFound, type ContainerConfig, type ContainerStatus, type PodSandboxConfig } from '../../src/daemon/cri/client.ts';
+import {
+  CriClient,
+  isCriNotFound,
+  type ContainerConfig,
+  type ContainerStatus,
+  type PodSandboxConfig,
+} from '../../src/daemon/cri/client.ts';
 import { KubeletLabels, nanosToMs } from '../../src/daemon/runtime/cri-runtime.ts';
 import { isAlreadyExists, isNotFound, Leases, Nodes, PatchType, Pods, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
 
@@ -76,7 +82,11 @@ export class MiniKubelet {
   private loop?: Promise<void>;
   private stopping = false;
 
-  private constructor(private readonly cri: CriClient, private readonly runtimeName: string, private readonly opts: MiniKubeletOptions) {
+  private constructor(
+    private readonly cri: CriClient,
+    private readonly runtimeName: string,
+    private readonly opts: MiniKubeletOptions,
+  ) {
     this.nodeName = opts.nodeName ?? 'mini-kubelet';
     this.backoffMs = opts.restartBackoffMs ?? 500;
     this.intervalMs = opts.syncIntervalMs ?? 250;
@@ -96,10 +106,15 @@ export class MiniKubelet {
   async registerNode(): Promise<void> {
     const client = this.requireClient();
     const node = {
-      metadata: { name: this.nodeName, labels: { 'kubernetes.io/hostname': this.nodeName, 'kubernetes.io/os': 'linux', type: 'mini-kubelet' } },
+      metadata: {
+        name: this.nodeName,
+        labels: { 'kubernetes.io/hostname': this.nodeName, 'kubernetes.io/os': 'linux', type: 'mini-kubelet' },
+      },
       spec: { taints: [{ key: 'kruise-ts.io/mini-kubelet', effect: 'NoSchedule' }] },
     };
-    await client.create(Nodes, node).catch((err) => { if (!isAlreadyExists(err)) throw err; });
+    await client.create(Nodes, node).catch((err) => {
+      if (!isAlreadyExists(err)) throw err;
+    });
     await this.heartbeat();
   }
 
@@ -112,7 +127,12 @@ export class MiniKubelet {
     const sandboxConfig: PodSandboxConfig = {
       metadata: { name: pod.metadata.name!, uid, namespace: pod.metadata.namespace!, attempt: 0 },
       logDirectory,
-      labels: { ...pod.metadata.labels, [KubeletLabels.podName]: pod.metadata.name!, [KubeletLabels.podNamespace]: pod.metadata.namespace!, [KubeletLabels.podUID]: uid },
+      labels: {
+        ...pod.metadata.labels,
+        [KubeletLabels.podName]: pod.metadata.name!,
+        [KubeletLabels.podNamespace]: pod.metadata.namespace!,
+        [KubeletLabels.podUID]: uid,
+      },
       annotations: { ...pod.metadata.annotations },
       linux: { securityContext: { namespaceOptions: NODE_MODES } },
     };
@@ -164,10 +184,16 @@ export class MiniKubelet {
     const listed = await this.cri.listContainers({ podSandboxId: running.sandboxId });
     const byName = new Map<string, ContainerStatus[]>();
     for (const c of listed) {
-      const status = await this.cri.containerStatus(c.id).catch((err) => { if (isCriNotFound(err)) return undefined; throw err; });
+      const status = await this.cri.containerStatus(c.id).catch((err) => {
+        if (isCriNotFound(err)) return undefined;
+        throw err;
+      });
       if (!status) continue;
       const name = c.labels[KubeletLabels.containerName] ?? c.metadata.name;
-      byName.set(name, [...(byName.get(name) ?? []), status].sort((a, b) => b.metadata.attempt - a.metadata.attempt));
+      byName.set(
+        name,
+        [...(byName.get(name) ?? []), status].sort((a, b) => b.metadata.attempt - a.metadata.attempt),
+      );
     }
     return byName;
   }
@@ -200,17 +226,19 @@ export class MiniKubelet {
       const [latest, previous] = byName.get(c.name) ?? [];
       if (!latest) return [];
       const isRunning = latest.state === 'CONTAINER_RUNNING';
-      return [{
-        name: c.name,
-        containerID: `${this.runtimeName}://${latest.id}`,
-        image: c.image,
-        imageID: latest.imageRef,
-        restartCount: latest.metadata.attempt,
-        ready: isRunning,
-        started: isRunning,
-        state: stateOf(latest, this.runtimeName),
-        lastState: previous ? stateOf(previous, this.runtimeName) : {},
-      }];
+      return [
+        {
+          name: c.name,
+          containerID: `${this.runtimeName}://${latest.id}`,
+          image: c.image,
+          imageID: latest.imageRef,
+          restartCount: latest.metadata.attempt,
+          ready: isRunning,
+          started: isRunning,
+          state: stateOf(latest, this.runtimeName),
+          lastState: previous ? stateOf(previous, this.runtimeName) : {},
+        },
+      ];
     });
   }
 
@@ -218,14 +246,24 @@ export class MiniKubelet {
     const client = this.requireClient();
     const statuses = await this.containerStatuses(running.pod);
     const ready = statuses.length === running.pod.spec.containers.length && statuses.every((s) => s.ready);
-    const condition = (type: string, status: boolean) => ({ type, status: status ? 'True' : 'False', lastProbeTime: null, lastTransitionTime: new Date().toISOString() });
+    const condition = (type: string, status: boolean) => ({
+      type,
+      status: status ? 'True' : 'False',
+      lastProbeTime: null,
+      lastTransitionTime: new Date().toISOString(),
+    });
     const status = {
       phase: 'Running',
       hostIP: '127.0.0.1',
       podIP: '127.0.0.1',
       podIPs: [{ ip: '127.0.0.1' }],
       containerStatuses: statuses,
-      conditions: [condition('PodScheduled', true), condition('Initialized', true), condition('ContainersReady', ready), condition('Ready', ready)],
+      conditions: [
+        condition('PodScheduled', true),
+        condition('Initialized', true),
+        condition('ContainersReady', ready),
+        condition('Ready', ready),
+      ],
     };
     // Compared with what the server has, not with our last write: on the local cluster KWOK also
     // writes the status of pods bound to nodes it heartbeats (pod-start stage), and ours must win.
@@ -234,9 +272,15 @@ export class MiniKubelet {
       JSON.stringify([st.phase, st.containerStatuses, (st.conditions ?? []).map((c) => `${c.type}=${c.status}`).sort()]);
     const current = await client.get<Pod>(Pods, running.pod.metadata.name!, { namespace: running.pod.metadata.namespace });
     if (comparable((current.status ?? {}) as Parameters<typeof comparable>[0]) === comparable(status)) return;
-    await client.patchStatus(Pods, running.pod.metadata.name!, { status: { ...status, startTime: running.pod.metadata.creationTimestamp } }, {
-      namespace: running.pod.metadata.namespace, patchType: PatchType.Merge,
-    });
+    await client.patchStatus(
+      Pods,
+      running.pod.metadata.name!,
+      { status: { ...status, startTime: running.pod.metadata.creationTimestamp } },
+      {
+        namespace: running.pod.metadata.namespace,
+        patchType: PatchType.Merge,
+      },
+    );
   }
 
   /**
@@ -248,13 +292,16 @@ export class MiniKubelet {
     if (!running) return;
     this.pods.delete(pod.metadata.uid!);
     const byName = await this.attempts(running);
-    await Promise.all(running.pod.spec.containers.map(async (c) => {
-      const latest = byName.get(c.name)?.[0];
-      if (!latest || latest.state !== 'CONTAINER_RUNNING') return;
-      const hook = c.lifecycle?.preStop?.exec?.command;
-      if (hook) await this.cri.execSync(latest.id, hook, gracePeriodSeconds).catch((err) => this.log(`preStop of ${c.name}: ${err.message}`));
-      await this.cri.stopContainer(latest.id, gracePeriodSeconds);
-    }));
+    await Promise.all(
+      running.pod.spec.containers.map(async (c) => {
+        const latest = byName.get(c.name)?.[0];
+        if (!latest || latest.state !== 'CONTAINER_RUNNING') return;
+        const hook = c.lifecycle?.preStop?.exec?.command;
+        if (hook)
+          await this.cri.execSync(latest.id, hook, gracePeriodSeconds).catch((err) => this.log(`preStop of ${c.name}: ${err.message}`));
+        await this.cri.stopContainer(latest.id, gracePeriodSeconds);
+      }),
+    );
     await this.cri.stopPodSandbox(running.sandboxId);
     await this.cri.removePodSandbox(running.sandboxId);
   }
@@ -294,20 +341,44 @@ export class MiniKubelet {
     const now = new Date().toISOString();
     // A transition time that moved on every heartbeat would make the node look freshly Ready
     // forever (the manager creates a NodeImage only after the node has been Ready for a while).
-    const node = await client.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }> } }>(Nodes, this.nodeName);
+    const node = await client.get<
+      KubeObject & { status?: { conditions?: Array<{ type: string; status: string; lastTransitionTime?: string }> } }
+    >(Nodes, this.nodeName);
     const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
     const since = ready?.status === 'True' && ready.lastTransitionTime ? ready.lastTransitionTime : now;
-    await client.patchStatus(Nodes, this.nodeName, {
-      status: {
-        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'mini kubelet is posting ready status', lastHeartbeatTime: now, lastTransitionTime: since }],
-        allocatable: { cpu: '2', memory: '4Gi', pods: '110' },
-        capacity: { cpu: '2', memory: '4Gi', pods: '110' },
-        addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: this.nodeName }],
+    await client.patchStatus(
+      Nodes,
+      this.nodeName,
+      {
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'KubeletReady',
+              message: 'mini kubelet is posting ready status',
+              lastHeartbeatTime: now,
+              lastTransitionTime: since,
+            },
+          ],
+          allocatable: { cpu: '2', memory: '4Gi', pods: '110' },
+          capacity: { cpu: '2', memory: '4Gi', pods: '110' },
+          addresses: [
+            { type: 'InternalIP', address: '127.0.0.1' },
+            { type: 'Hostname', address: this.nodeName },
+          ],
+        },
       },
-    }, { patchType: PatchType.Merge });
-    const lease = { metadata: { name: this.nodeName, namespace: 'kube-node-lease' }, spec: { holderIdentity: this.nodeName, leaseDurationSeconds: 40, renewTime: now.replace(/Z$/, '000Z') } }; // MicroTime
+      { patchType: PatchType.Merge },
+    );
+    const lease = {
+      metadata: { name: this.nodeName, namespace: 'kube-node-lease' },
+      spec: { holderIdentity: this.nodeName, leaseDurationSeconds: 40, renewTime: now.replace(/Z$/, '000Z') },
+    }; // MicroTime
     try {
-      const current = await client.get<KubeObject & { spec: Record<string, unknown> }>(Leases, this.nodeName, { namespace: 'kube-node-lease' });
+      const current = await client.get<KubeObject & { spec: Record<string, unknown> }>(Leases, this.nodeName, {
+        namespace: 'kube-node-lease',
+      });
       await client.update(Leases, { ...current, spec: { ...current.spec, ...lease.spec } });
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -322,13 +393,22 @@ export class MiniKubelet {
 }
 
 /** Waits until a container of the pod satisfies check (the sync loop must be running). */
-export async function waitForContainer(kubelet: MiniKubelet, pod: Pod, name: string, check: (s: ContainerStatusReport) => boolean, timeoutMs = 30_000): Promise<ContainerStatusReport> {
+export async function waitForContainer(
+  kubelet: MiniKubelet,
+  pod: Pod,
+  name: string,
+  check: (s: ContainerStatusReport) => boolean,
+  timeoutMs = 30_000,
+): Promise<ContainerStatusReport> {
   const deadline = Date.now() + timeoutMs;
   let last: ContainerStatusReport | undefined;
   for (;;) {
     last = (await kubelet.containerStatuses(pod)).find((s) => s.name === name);
     if (last && check(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for container ${name} of ${pod.metadata.name} (last: ${JSON.stringify(last)})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs / 1000}s waiting for container ${name} of ${pod.metadata.name} (last: ${JSON.stringify(last)})`,
+      );
     await sleep(200);
   }
 }

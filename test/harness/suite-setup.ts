@@ -10,7 +10,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, readState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
-import { fromKubeconfigFile, CustomResourceDefinitions, ValidatingWebhookConfigurations, type KubeObject } from '../../src/runtime/client.ts';
+import {
+  fromKubeconfigFile,
+  CustomResourceDefinitions,
+  ValidatingWebhookConfigurations,
+  type KubeObject,
+} from '../../src/runtime/client.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
@@ -31,23 +36,54 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
     await installCRDs(client);
     const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
     const [webhookPort] = await freePorts(1);
-    const manager = startProcess('kruise-manager', process.execPath, [
-      '--import', 'tsx', path.join(repoRoot, MANAGER_MARKER), 'start',
-      '--kubeconfig', state.kubeconfig, '--webhook-port', String(webhookPort),
-      '--metrics-addr', '127.0.0.1:0', '--health-probe-addr', '127.0.0.1:0',
-      '--feature-gates', SUITE_FEATURE_GATES,
-    ], logFile, { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' });
+    const manager = startProcess(
+      'kruise-manager',
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(repoRoot, MANAGER_MARKER),
+        'start',
+        '--kubeconfig',
+        state.kubeconfig,
+        '--webhook-port',
+        String(webhookPort),
+        '--metrics-addr',
+        '127.0.0.1:0',
+        '--health-probe-addr',
+        '127.0.0.1:0',
+        '--feature-gates',
+        SUITE_FEATURE_GATES,
+      ],
+      logFile,
+      { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' },
+    );
 
     // Ready when this manager leads and has pointed the webhook configuration and CRD conversion at
     // its own port (a configuration left by an earlier manager names another port).
     const ours = (url?: string) => !!url?.startsWith(`https://127.0.0.1:${webhookPort}/`);
     const deadline = Date.now() + 90_000;
     for (;;) {
-      if (manager.exited) throw new Error(`the kruise manager exited (${JSON.stringify(manager.exited)}) during test setup; last lines of ${logFile}:\n${tail(logFile, 30)}`);
+      if (manager.exited)
+        throw new Error(
+          `the kruise manager exited (${JSON.stringify(manager.exited)}) during test setup; last lines of ${logFile}:\n${tail(logFile, 30)}`,
+        );
       const ready = await Promise.all([
-        client.get<KubeObject & { webhooks?: Array<{ clientConfig?: { url?: string; caBundle?: string } }> }>(ValidatingWebhookConfigurations, 'kruise-validating-webhook-configuration'),
-        client.get<KubeObject & { spec: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }>(CustomResourceDefinitions, 'clonesets.apps.kruise.io'),
-      ]).then(([vwc, crd]) => !!vwc.webhooks?.[0]?.clientConfig?.caBundle && ours(vwc.webhooks[0].clientConfig.url) && ours(crd.spec.conversion?.webhook?.clientConfig?.url), () => false);
+        client.get<KubeObject & { webhooks?: Array<{ clientConfig?: { url?: string; caBundle?: string } }> }>(
+          ValidatingWebhookConfigurations,
+          'kruise-validating-webhook-configuration',
+        ),
+        client.get<KubeObject & { spec: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }>(
+          CustomResourceDefinitions,
+          'clonesets.apps.kruise.io',
+        ),
+      ]).then(
+        ([vwc, crd]) =>
+          !!vwc.webhooks?.[0]?.clientConfig?.caBundle &&
+          ours(vwc.webhooks[0].clientConfig.url) &&
+          ours(crd.spec.conversion?.webhook?.clientConfig?.url),
+        () => false,
+      );
       if (ready && (await defaultedByWebhook(client))) break;
       if (Date.now() > deadline) {
         await stopProcesses([manager.pid], 2000);
@@ -65,14 +101,35 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
 /** Starts `kruise daemon --simulated` and waits until its /healthz answers (caches synced). */
 async function startSimulatedDaemon(kubeconfig: string, logFile: string): Promise<number> {
   const [port] = await freePorts(1);
-  const daemon = startProcess('kruise-daemon', process.execPath, [
-    '--import', 'tsx', path.join(repoRoot, MANAGER_MARKER), 'daemon', '--simulated',
-    '--kubeconfig', kubeconfig, '--addr', `127.0.0.1:${port}`, '--feature-gates', SUITE_DAEMON_FEATURE_GATES,
-  ], logFile, { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' });
+  const daemon = startProcess(
+    'kruise-daemon',
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(repoRoot, MANAGER_MARKER),
+      'daemon',
+      '--simulated',
+      '--kubeconfig',
+      kubeconfig,
+      '--addr',
+      `127.0.0.1:${port}`,
+      '--feature-gates',
+      SUITE_DAEMON_FEATURE_GATES,
+    ],
+    logFile,
+    { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' },
+  );
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (daemon.exited) throw new Error(`the kruise daemon exited (${JSON.stringify(daemon.exited)}) during test setup; last lines of ${logFile}:\n${tail(logFile, 30)}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    if (daemon.exited)
+      throw new Error(
+        `the kruise daemon exited (${JSON.stringify(daemon.exited)}) during test setup; last lines of ${logFile}:\n${tail(logFile, 30)}`,
+      );
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return daemon.pid;
     if (Date.now() > deadline) {
       await stopProcesses([daemon.pid], 2000);

@@ -8,7 +8,10 @@ export class TcpProxy {
   private cut = false;
   port = 0;
 
-  constructor(private readonly targetPort: number, private readonly targetHost = '127.0.0.1') {
+  constructor(
+    private readonly targetPort: number,
+    private readonly targetHost = '127.0.0.1',
+  ) {
     this.server = net.createServer((client) => {
       if (this.cut) return client.destroy();
       const upstream = net.connect(this.targetPort, this.targetHost);

@@ -12,7 +12,10 @@ import { TEST_CLUSTER } from './cluster.ts';
 
 export const UPSTREAM_NAMESPACE = 'kruise-system';
 // Upstream's kustomize namePrefix; its webhook controller looks for exactly these names.
-const CONFIGURATIONS = { MutatingWebhookConfiguration: 'kruise-mutating-webhook-configuration', ValidatingWebhookConfiguration: 'kruise-validating-webhook-configuration' };
+const CONFIGURATIONS = {
+  MutatingWebhookConfiguration: 'kruise-mutating-webhook-configuration',
+  ValidatingWebhookConfiguration: 'kruise-validating-webhook-configuration',
+};
 
 export interface RunningPeer {
   cluster: ClusterState;
@@ -35,34 +38,56 @@ export async function startUpstreamPeer(opts: { featureGates?: string; cluster?:
   const { state, reused } = await up({ name, nodes: 1 });
   const run = (args: string[], input?: string) => kubectl(state, args, input);
   // A manager left by an interrupted run serves stale certificates on another port.
-  await stopProcesses(processesMentioning(state.kubeconfig).filter((pid) => processesMentioning(peer.kruiseManager).includes(pid)), 5000);
+  await stopProcesses(
+    processesMentioning(state.kubeconfig).filter((pid) => processesMentioning(peer.kruiseManager).includes(pid)),
+    5000,
+  );
 
   await run(['create', 'namespace', UPSTREAM_NAMESPACE]).catch((e: Error) => {
     if (!/AlreadyExists/.test(e.message)) throw e;
   });
   // Created, not applied: on a reused cluster the manager has already pointed the CRD conversion
   // and the webhook configurations at itself by URL, which re-applying the Service form would break.
-  const createMissing = (docs: string) => run(['create', '-f', '-'], docs).catch((e: Error & { stderr?: string }) => {
-    const problems = (e.stderr ?? e.message).split('\n').filter((l) => l.trim() && !/AlreadyExists|already exists/.test(l) && !l.startsWith('Command failed'));
-    if (problems.length) throw e;
-    return '';
-  });
+  const createMissing = (docs: string) =>
+    run(['create', '-f', '-'], docs).catch((e: Error & { stderr?: string }) => {
+      const problems = (e.stderr ?? e.message)
+        .split('\n')
+        .filter((l) => l.trim() && !/AlreadyExists|already exists/.test(l) && !l.startsWith('Command failed'));
+      if (problems.length) throw e;
+      return '';
+    });
   await createMissing(await run(['kustomize', path.join(peer.moduleDir, 'config/crd')]));
-  const webhookDocs = (await run(['kustomize', path.join(peer.moduleDir, 'config/webhook')]))
-    .replace(/^ {2}name: (mutating|validating)-webhook-configuration$/gm, '  name: kruise-$1-webhook-configuration');
+  const webhookDocs = (await run(['kustomize', path.join(peer.moduleDir, 'config/webhook')])).replace(
+    /^ {2}name: (mutating|validating)-webhook-configuration$/gm,
+    '  name: kruise-$1-webhook-configuration',
+  );
   await createMissing(webhookDocs);
 
   const [webhookPort, metrics, probes, pprof] = await freePorts(4);
   const certDir = path.join(state.runDir, 'kruise-peer-certs');
   mkdirSync(certDir, { recursive: true });
   const logFile = path.join(state.runDir, 'logs', 'kruise-peer.log');
-  const manager = startProcess('kruise-peer', peer.kruiseManager, [
-    `--kubeconfig=${state.kubeconfig}`, `--metrics-addr=127.0.0.1:${metrics}`, `--health-probe-addr=127.0.0.1:${probes}`,
-    `--pprof-addr=127.0.0.1:${pprof}`, '--enable-leader-election=false', `--feature-gates=${opts.featureGates ?? ''}`,
-  ], logFile, {
-    ...process.env, KUBECONFIG: state.kubeconfig, POD_NAMESPACE: UPSTREAM_NAMESPACE,
-    WEBHOOK_HOST: '127.0.0.1', WEBHOOK_PORT: String(webhookPort), WEBHOOK_CERT_DIR: certDir,
-  });
+  const manager = startProcess(
+    'kruise-peer',
+    peer.kruiseManager,
+    [
+      `--kubeconfig=${state.kubeconfig}`,
+      `--metrics-addr=127.0.0.1:${metrics}`,
+      `--health-probe-addr=127.0.0.1:${probes}`,
+      `--pprof-addr=127.0.0.1:${pprof}`,
+      '--enable-leader-election=false',
+      `--feature-gates=${opts.featureGates ?? ''}`,
+    ],
+    logFile,
+    {
+      ...process.env,
+      KUBECONFIG: state.kubeconfig,
+      POD_NAMESPACE: UPSTREAM_NAMESPACE,
+      WEBHOOK_HOST: '127.0.0.1',
+      WEBHOOK_PORT: String(webhookPort),
+      WEBHOOK_CERT_DIR: certDir,
+    },
+  );
 
   const stop = async () => {
     for (const [kind, configName] of Object.entries(CONFIGURATIONS)) {
@@ -77,12 +102,21 @@ export async function startUpstreamPeer(opts: { featureGates?: string; cluster?:
   for (;;) {
     if (manager.exited) {
       await stop();
-      throw new Error(`upstream kruise-manager exited (${JSON.stringify(manager.exited)}); last lines of ${logFile}:\n${tail(logFile, 30)}`);
+      throw new Error(
+        `upstream kruise-manager exited (${JSON.stringify(manager.exited)}); last lines of ${logFile}:\n${tail(logFile, 30)}`,
+      );
     }
-    const pointed = await Promise.all(Object.entries(CONFIGURATIONS).map(async ([kind, configName]) => {
-      const cfg = JSON.parse(await run(['get', kind, configName, '-o', 'json'])) as { webhooks: Array<{ clientConfig: { url?: string; caBundle?: string } }> };
-      return cfg.webhooks.every((w) => ours(w.clientConfig.url) && !!w.clientConfig.caBundle);
-    })).then((all) => all.every(Boolean), () => false);
+    const pointed = await Promise.all(
+      Object.entries(CONFIGURATIONS).map(async ([kind, configName]) => {
+        const cfg = JSON.parse(await run(['get', kind, configName, '-o', 'json'])) as {
+          webhooks: Array<{ clientConfig: { url?: string; caBundle?: string } }>;
+        };
+        return cfg.webhooks.every((w) => ours(w.clientConfig.url) && !!w.clientConfig.caBundle);
+      }),
+    ).then(
+      (all) => all.every(Boolean),
+      () => false,
+    );
     if (pointed && (await answers(webhookPort))) break;
     if (Date.now() > deadline) {
       await stop();

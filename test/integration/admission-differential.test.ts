@@ -25,7 +25,7 @@ const DELIBERATE: Array<{ ids: RegExp; reason: string; pending?: true }> = [
     // Go struct field … of type int32"); range and type checks of the request body belong to the
     // shape check in src/runtime/webhook/server.ts (issue #10's fuzz work), not to src/webhooks.
     ids: /^\S+ CREATE \S+=2147483648$/,
-    reason: 'int32 overflow refused by upstream\'s decoder; our decode-time shape check owns it',
+    reason: "int32 overflow refused by upstream's decoder; our decode-time shape check owns it",
     pending: true,
   },
   {
@@ -53,7 +53,11 @@ const DELIBERATE: Array<{ ids: RegExp; reason: string; pending?: true }> = [
   },
 ];
 
-interface Outcome { c: CorpusCase; ours: Verdict; theirs: Verdict }
+interface Outcome {
+  c: CorpusCase;
+  ours: Verdict;
+  theirs: Verdict;
+}
 
 const verdictOf = (allowed: boolean, message: string): Verdict => ({ allowed, message, defaulted: undefined });
 
@@ -61,12 +65,14 @@ const verdictOf = (allowed: boolean, message: string): Verdict => ({ allowed, me
 async function pool<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
   return out;
 }
 
@@ -96,7 +102,13 @@ describe('admission chains, Kruise TS against upstream kruise-manager', () => {
       // What the API server adds on create; an UPDATE without a resourceVersion is refused upstream.
       const persisted = (v: Verdict) => {
         const o = v.defaulted as { metadata: Record<string, unknown> };
-        o.metadata = { ...o.metadata, resourceVersion: '1', uid: '00000000-0000-0000-0000-000000000001', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' };
+        o.metadata = {
+          ...o.metadata,
+          resourceVersion: '1',
+          uid: '00000000-0000-0000-0000-000000000001',
+          generation: 1,
+          creationTimestamp: '2026-01-01T00:00:00Z',
+        };
         return o;
       };
       if (!stored.has(key)) stored.set(key, side.admit(c.target, 'CREATE', c.sample).then(persisted));
@@ -132,22 +144,40 @@ describe('admission chains, Kruise TS against upstream kruise-manager', () => {
     const stale = DELIBERATE.filter((d) => !d.pending && !differing.some((o) => d.ids.test(o.c.id)));
     const wording = outcomes.filter((o) => !o.ours.allowed && !o.theirs.allowed && o.ours.message !== o.theirs.message);
 
-    const row = (o: Outcome) => `| ${o.c.id} | ${o.ours.allowed ? 'allowed' : `denied: ${o.ours.message}`} | ${o.theirs.allowed ? 'allowed' : `denied: ${o.theirs.message}`} |`;
+    const row = (o: Outcome) =>
+      `| ${o.c.id} | ${o.ours.allowed ? 'allowed' : `denied: ${o.ours.message}`} | ${o.theirs.allowed ? 'allowed' : `denied: ${o.theirs.message}`} |`;
     const report = [
       `# Admission differences: Kruise TS vs upstream kruise-manager ${peer!.version}`,
       '',
       `${corpus.length} corpus objects in ${seconds}s; ${differing.length} verdicts differ (${unexplained.length} not in DELIBERATE); ${wording.length} refusals worded differently.`,
       '',
-      '## Verdicts that differ', '', '| case | Kruise TS | upstream |', '|---|---|---|',
+      '## Verdicts that differ',
+      '',
+      '| case | Kruise TS | upstream |',
+      '|---|---|---|',
       ...differing.map((o) => `${row(o)}${explained(o.c.id) ? '' : ' **unexplained**'}`),
-      '', '## Refusals worded differently', '', '| case | Kruise TS | upstream |', '|---|---|---|',
+      '',
+      '## Refusals worded differently',
+      '',
+      '| case | Kruise TS | upstream |',
+      '|---|---|---|',
       ...wording.map(row),
     ].join('\n');
     const reportFile = path.join(peer!.cluster.runDir, 'logs', 'admission-differential.md');
     writeFileSync(reportFile, report + '\n');
-    t.diagnostic(`${corpus.length} objects, ${seconds}s, ${differing.length} verdicts differ, ${wording.length} messages differ; full table: ${reportFile}`);
+    t.diagnostic(
+      `${corpus.length} objects, ${seconds}s, ${differing.length} verdicts differ, ${wording.length} messages differ; full table: ${reportFile}`,
+    );
 
-    assert.deepEqual(stale.map((d) => d.ids.source), [], 'DELIBERATE entries that no longer match any difference (remove them)');
-    assert.deepEqual(unexplained.map((o) => row(o)), [], `verdicts that differ from upstream (see ${reportFile})`);
+    assert.deepEqual(
+      stale.map((d) => d.ids.source),
+      [],
+      'DELIBERATE entries that no longer match any difference (remove them)',
+    );
+    assert.deepEqual(
+      unexplained.map((o) => row(o)),
+      [],
+      `verdicts that differ from upstream (see ${reportFile})`,
+    );
   });
 });

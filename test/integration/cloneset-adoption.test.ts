@@ -7,7 +7,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CloneSets, ConfigMaps, fromKubeconfigFile, PersistentVolumeClaims, Pods, type KubeClient, type KubeObject, type OwnerReference } from '../../src/runtime/client.ts';
+import {
+  CloneSets,
+  ConfigMaps,
+  fromKubeconfigFile,
+  PersistentVolumeClaims,
+  Pods,
+  type KubeClient,
+  type KubeObject,
+  type OwnerReference,
+} from '../../src/runtime/client.ts';
 import type { CloneSet } from '../../src/apis/apps/cloneset.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { sortPodsForDeletion } from '../../src/controllers/cloneset/scale.ts';
@@ -19,7 +28,8 @@ const INSTANCE_ID = 'apps.kruise.io/cloneset-instance-id';
 
 function podManifest(name: string, labels: Record<string, string>, owner?: OwnerReference) {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name, labels, ...(owner ? { ownerReferences: [owner] } : {}) },
     spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
   };
@@ -46,29 +56,45 @@ describe('CloneSet claiming', { concurrency: 2 }, () => {
     await apply(cloneSetManifest('release', { replicas: 2 }), ns);
     const cs = await waitSettled(client, ns, 'release', 2);
     const [victim] = await podsOf(client, ns, 'release');
-    await client.patch(Pods, victim!.metadata.name!, { metadata: { labels: { app: 'released' } } }, { namespace: ns, patchType: 'application/merge-patch+json' });
+    await client.patch(
+      Pods,
+      victim!.metadata.name!,
+      { metadata: { labels: { app: 'released' } } },
+      { namespace: ns, patchType: 'application/merge-patch+json' },
+    );
 
-    const released = await waitFor('the relabelled pod to be released', async () => {
-      const p = await getPod(victim!.metadata.name!);
-      return !ownedBy(p, cs) && p;
-    }, 30_000);
+    const released = await waitFor(
+      'the relabelled pod to be released',
+      async () => {
+        const p = await getPod(victim!.metadata.name!);
+        return !ownedBy(p, cs) && p;
+      },
+      30_000,
+    );
     assert.equal(released.metadata.deletionTimestamp, undefined, 'a released pod is not deleted');
     assert.equal(released.metadata.ownerReferences, undefined, 'its only ownerReference is gone');
     await waitSettled(client, ns, 'release', 2);
     const pods = await podsOf(client, ns, 'release');
-    assert.ok(pods.every((p) => ownedBy(p, cs)), 'the CloneSet has its 2 pods again, all its own');
+    assert.ok(
+      pods.every((p) => ownedBy(p, cs)),
+      'the CloneSet has its 2 pods again, all its own',
+    );
     assert.ok(!pods.some((p) => p.metadata.name === victim!.metadata.name), 'the released pod is not among them');
   });
 
   test('a matching orphan pod is not adopted: the CloneSet creates its own replicas and leaves it alone', async () => {
     await apply(podManifest('adopt-orphan', { app: 'adopt' }), ns);
     await apply(cloneSetManifest('adopt', { replicas: 2 }), ns);
-    const cs = await waitFor('the CloneSet to create 2 pods of its own', async () => {
-      const c = await client.get<TestCloneSet>(CloneSets, 'adopt', { namespace: ns });
-      const pods = await podsOf(client, ns, 'adopt');
-      const own = pods.filter((p) => ownedBy(p, c) && isReady(p));
-      return c.status?.replicas === 2 && c.status.readyReplicas === 2 && own.length === 2 && c;
-    }, 45_000);
+    const cs = await waitFor(
+      'the CloneSet to create 2 pods of its own',
+      async () => {
+        const c = await client.get<TestCloneSet>(CloneSets, 'adopt', { namespace: ns });
+        const pods = await podsOf(client, ns, 'adopt');
+        const own = pods.filter((p) => ownedBy(p, c) && isReady(p));
+        return c.status?.replicas === 2 && c.status.readyReplicas === 2 && own.length === 2 && c;
+      },
+      45_000,
+    );
     await sleep(1000);
     const orphan = await getPod('adopt-orphan');
     assert.equal(orphan.metadata.ownerReferences, undefined);
@@ -88,7 +114,10 @@ describe('CloneSet claiming', { concurrency: 2 }, () => {
     await apply(podManifest('foreign-pod', { app: 'foreign' }, other), ns);
     await sleep(2000);
     const p = await getPod('foreign-pod');
-    assert.deepEqual(p.metadata.ownerReferences?.map((r) => r.uid), [other.uid]);
+    assert.deepEqual(
+      p.metadata.ownerReferences?.map((r) => r.uid),
+      [other.uid],
+    );
     assert.equal(p.metadata.deletionTimestamp, undefined);
     const after = await client.get<TestCloneSet>(CloneSets, 'foreign', { namespace: ns });
     assert.equal(after.status.replicas, 1);
@@ -97,28 +126,41 @@ describe('CloneSet claiming', { concurrency: 2 }, () => {
 
   test('a matching orphan PVC is not adopted or reused: the CloneSet creates its own', async () => {
     const manifest = cloneSetManifest('pvc', { replicas: 1 });
-    (manifest.spec as Record<string, unknown>).volumeClaimTemplates = [{
-      metadata: { name: 'data' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } },
-    }];
-    await apply({
-      apiVersion: 'v1', kind: 'PersistentVolumeClaim',
-      metadata: { name: 'data-pvc-orphn', labels: { app: 'pvc', [INSTANCE_ID]: 'orphn' } },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } },
-    }, ns);
+    (manifest.spec as Record<string, unknown>).volumeClaimTemplates = [
+      {
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } },
+      },
+    ];
+    await apply(
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'data-pvc-orphn', labels: { app: 'pvc', [INSTANCE_ID]: 'orphn' } },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Mi' } } },
+      },
+      ns,
+    );
     await apply(manifest, ns);
     // No volume provisioner here, so the pod stays unscheduled: wait for it to exist, not to be ready.
-    const { cs, p } = await waitFor('the CloneSet to create its pod and claim', async () => {
-      const c = await client.get<TestCloneSet>(CloneSets, 'pvc', { namespace: ns });
-      const [pod] = await podsOf(client, ns, 'pvc');
-      return c.status?.replicas === 1 && pod && { cs: c, p: pod };
-    }, 30_000);
+    const { cs, p } = await waitFor(
+      'the CloneSet to create its pod and claim',
+      async () => {
+        const c = await client.get<TestCloneSet>(CloneSets, 'pvc', { namespace: ns });
+        const [pod] = await podsOf(client, ns, 'pvc');
+        return c.status?.replicas === 1 && pod && { cs: c, p: pod };
+      },
+      30_000,
+    );
     assert.notEqual(p.metadata.labels?.[INSTANCE_ID], 'orphn');
     const pvcs = (await client.list<KubeObject>(PersistentVolumeClaims, { namespace: ns, labelSelector: 'app=pvc' })).items;
     const orphan = pvcs.find((c) => c.metadata.name === 'data-pvc-orphn')!;
     assert.equal(orphan.metadata.ownerReferences, undefined);
     const own = pvcs.filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === cs.metadata.uid));
-    assert.deepEqual(own.map((c) => c.metadata.labels?.[INSTANCE_ID]), [p.metadata.labels?.[INSTANCE_ID]]);
+    assert.deepEqual(
+      own.map((c) => c.metadata.labels?.[INSTANCE_ID]),
+      [p.metadata.labels?.[INSTANCE_ID]],
+    );
   });
 });
 
@@ -137,7 +179,12 @@ describe('CloneSet node cache', () => {
     // One pod per node (hostname, DoNotSchedule); the zone constraint is what ranks the scale-in.
     const manifest = cloneSetManifest('spread', { replicas: 3 });
     (manifest.spec.template.spec as Record<string, unknown>).topologySpreadConstraints = [
-      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'spread' } } },
+      {
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'DoNotSchedule',
+        labelSelector: { matchLabels: { app: 'spread' } },
+      },
       { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'spread' } } },
     ];
     await cluster.kubectl(['-n', ns, 'apply', '-f', '-'], JSON.stringify(manifest));

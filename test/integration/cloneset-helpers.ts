@@ -62,16 +62,34 @@ export const isReady = (p: Pod) => p.status?.conditions?.some((c) => c.type === 
  * Waits until the CloneSet observed its spec and has exactly `replicas` pods, all ready and updated
  * (or `updated` of them at the update revision), with status agreeing.
  */
-export async function waitSettled(client: KubeClient, ns: string, name: string, replicas: number, opts: { updated?: number; timeoutMs?: number } = {}): Promise<TestCloneSet> {
+export async function waitSettled(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  replicas: number,
+  opts: { updated?: number; timeoutMs?: number } = {},
+): Promise<TestCloneSet> {
   const updated = opts.updated ?? replicas;
-  return waitFor(`CloneSet ${name} settled at ${replicas} replicas (${updated} updated)`, async () => {
-    const cs = await client.get<TestCloneSet>(CloneSets, name, { namespace: ns });
-    const s = cs.status;
-    if (!s || s.observedGeneration !== cs.metadata.generation) throw new Error(`generation ${cs.metadata.generation}, status ${JSON.stringify(s)}`);
-    const pods = await podsOf(client, ns, name);
-    const ok = s.replicas === replicas && s.readyReplicas === replicas && s.availableReplicas === replicas && s.updatedReplicas === updated
-      && s.updatedReadyReplicas === updated && pods.length === replicas && pods.every(isReady);
-    if (!ok) throw new Error(`status ${JSON.stringify(s)}, ${pods.length} pods, ${pods.filter(isReady).length} ready`);
-    return cs;
-  }, opts.timeoutMs ?? 45_000, 250);
+  return waitFor(
+    `CloneSet ${name} settled at ${replicas} replicas (${updated} updated)`,
+    async () => {
+      const cs = await client.get<TestCloneSet>(CloneSets, name, { namespace: ns });
+      const s = cs.status;
+      if (!s || s.observedGeneration !== cs.metadata.generation)
+        throw new Error(`generation ${cs.metadata.generation}, status ${JSON.stringify(s)}`);
+      const pods = await podsOf(client, ns, name);
+      const ok =
+        s.replicas === replicas &&
+        s.readyReplicas === replicas &&
+        s.availableReplicas === replicas &&
+        s.updatedReplicas === updated &&
+        s.updatedReadyReplicas === updated &&
+        pods.length === replicas &&
+        pods.every(isReady);
+      if (!ok) throw new Error(`status ${JSON.stringify(s)}, ${pods.length} pods, ${pods.filter(isReady).length} ready`);
+      return cs;
+    },
+    opts.timeoutMs ?? 45_000,
+    250,
+  );
 }

@@ -16,7 +16,11 @@ export class OwnCluster {
   manager: Started | undefined;
   private startedCluster = false;
 
-  constructor(readonly name: string, private readonly nodes: number, private readonly managerArgs: string[] = []) {}
+  constructor(
+    readonly name: string,
+    private readonly nodes: number,
+    private readonly managerArgs: string[] = [],
+  ) {}
 
   async up(): Promise<void> {
     const r = await up({ name: this.name, nodes: this.nodes, log: () => undefined });
@@ -33,16 +37,38 @@ export class OwnCluster {
   /** Starts the manager and waits until the API server reaches its CloneSet webhooks. */
   async startManager(): Promise<Started> {
     const logFile = path.join(this.state.runDir, 'logs', 'kruise-manager.log');
-    const m = startProcess('kruise-manager', process.execPath, [
-      '--import', 'tsx', path.join(repoRoot, 'src/cli/kruise.ts'), 'start',
-      '--kubeconfig', this.state.kubeconfig, '--webhook-port', '0', '--enable-leader-election=false',
-      '--metrics-addr', '0', '--health-probe-addr', '0', ...this.managerArgs,
-    ], logFile, { ...process.env, KRUISE_LOG_LEVEL: 'info' });
+    const m = startProcess(
+      'kruise-manager',
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(repoRoot, 'src/cli/kruise.ts'),
+        'start',
+        '--kubeconfig',
+        this.state.kubeconfig,
+        '--webhook-port',
+        '0',
+        '--enable-leader-election=false',
+        '--metrics-addr',
+        '0',
+        '--health-probe-addr',
+        '0',
+        ...this.managerArgs,
+      ],
+      logFile,
+      { ...process.env, KRUISE_LOG_LEVEL: 'info' },
+    );
     this.manager = m;
-    await waitFor('the manager to serve the CloneSet webhooks', async () => {
-      if (m.exited) throw new Error(`manager exited: ${tail(m.logFile, 20)}`);
-      return defaultedByWebhook(this.client);
-    }, 60_000, 250);
+    await waitFor(
+      'the manager to serve the CloneSet webhooks',
+      async () => {
+        if (m.exited) throw new Error(`manager exited: ${tail(m.logFile, 20)}`);
+        return defaultedByWebhook(this.client);
+      },
+      60_000,
+      250,
+    );
     return m;
   }
 

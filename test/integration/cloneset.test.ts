@@ -58,7 +58,16 @@ describe('CloneSet', { concurrency: 2 }, () => {
     assert.equal(cs.status.readyReplicas, 5);
     assert.equal((await podsOf(client, ns, 'scale')).length, 5);
 
-    const events = await kubectl(['-n', ns, 'get', 'events', '--field-selector', 'involvedObject.name=scale', '-o', 'jsonpath={.items[*].reason}']);
+    const events = await kubectl([
+      '-n',
+      ns,
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=scale',
+      '-o',
+      'jsonpath={.items[*].reason}',
+    ]);
     assert.match(events, /SuccessfulCreate/);
     assert.match(events, /SuccessfulDelete/);
   });
@@ -108,7 +117,16 @@ describe('CloneSet', { concurrency: 2 }, () => {
       assert.ok(p.status?.conditions?.some((c) => c.type === 'InPlaceUpdateReady' && c.status === 'True'));
       assert.ok(p.metadata.annotations?.['apps.kruise.io/inplace-update-state']);
     }
-    const events = await kubectl(['-n', ns, 'get', 'events', '--field-selector', 'involvedObject.name=inplace', '-o', 'jsonpath={.items[*].reason}']);
+    const events = await kubectl([
+      '-n',
+      ns,
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=inplace',
+      '-o',
+      'jsonpath={.items[*].reason}',
+    ]);
     assert.match(events, /SuccessfulUpdatePodInPlace/);
   });
 
@@ -129,17 +147,30 @@ describe('CloneSet', { concurrency: 2 }, () => {
     await waitSettled(client, ns, 'cost', 4);
     const pods = await podsOf(client, ns, 'cost');
     const victim = pods[2].metadata.name!;
-    await client.patch(Pods, victim, { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100' } } }, { namespace: ns, patchType: 'application/merge-patch+json' });
+    await client.patch(
+      Pods,
+      victim,
+      { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100' } } },
+      { namespace: ns, patchType: 'application/merge-patch+json' },
+    );
     for (const p of pods) {
       if (p.metadata.name !== victim) {
-        await client.patch(Pods, p.metadata.name!, { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '100' } } }, { namespace: ns, patchType: 'application/merge-patch+json' });
+        await client.patch(
+          Pods,
+          p.metadata.name!,
+          { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '100' } } },
+          { namespace: ns, patchType: 'application/merge-patch+json' },
+        );
       }
     }
     await patchSpec('cost', { replicas: 3 });
     await waitSettled(client, ns, 'cost', 3);
     const names = (await podsOf(client, ns, 'cost')).map((p) => p.metadata.name);
     assert.ok(!names.includes(victim), `${victim} should have been deleted, left: ${names}`);
-    assert.deepEqual(names, pods.map((p) => p.metadata.name).filter((n) => n !== victim));
+    assert.deepEqual(
+      names,
+      pods.map((p) => p.metadata.name).filter((n) => n !== victim),
+    );
   });
 
   test('podsToDelete and the specified-delete label replace the named pods', async () => {
@@ -156,7 +187,12 @@ describe('CloneSet', { concurrency: 2 }, () => {
     });
     await waitSettled(client, ns, 'specified', 3);
 
-    await client.patch(Pods, second, { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } }, { namespace: ns, patchType: 'application/merge-patch+json' });
+    await client.patch(
+      Pods,
+      second,
+      { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } },
+      { namespace: ns, patchType: 'application/merge-patch+json' },
+    );
     await waitFor(`${second} replaced`, async () => {
       const names = (await podsOf(client, ns, 'specified')).map((p) => p.metadata.name);
       return names.length === 3 && !names.includes(second);
@@ -168,12 +204,22 @@ describe('CloneSet', { concurrency: 2 }, () => {
     await apply(cloneSetManifest('surge', { replicas: 3, maxSurge: 1, maxUnavailable: 0 }), ns);
     await waitSettled(client, ns, 'surge', 3);
     const victim = (await podsOf(client, ns, 'surge'))[0].metadata.name!;
-    await client.patch(Pods, victim, { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } }, { namespace: ns, patchType: 'application/merge-patch+json' });
+    await client.patch(
+      Pods,
+      victim,
+      { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } },
+      { namespace: ns, patchType: 'application/merge-patch+json' },
+    );
     // The victim stays until a fourth pod exists (and is ready).
-    await waitFor('a surge pod beside the victim', async () => {
-      const pods = await podsOf(client, ns, 'surge');
-      return pods.length === 4 && pods.some((p) => p.metadata.name === victim);
-    }, 20_000, 50);
+    await waitFor(
+      'a surge pod beside the victim',
+      async () => {
+        const pods = await podsOf(client, ns, 'surge');
+        return pods.length === 4 && pods.some((p) => p.metadata.name === victim);
+      },
+      20_000,
+      50,
+    );
     await waitFor(`${victim} deleted`, async () => {
       const pods = await podsOf(client, ns, 'surge');
       return pods.length === 3 && !pods.some((p) => p.metadata.name === victim);
@@ -186,17 +232,30 @@ describe('CloneSet', { concurrency: 2 }, () => {
     await waitSettled(client, ns, 'unavail', 4);
     const names = (await podsOf(client, ns, 'unavail')).map((p) => p.metadata.name!);
     const victims = names.slice(0, 2);
-    await Promise.all(victims.map((v) =>
-      client.patch(Pods, v, { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } }, { namespace: ns, patchType: 'application/merge-patch+json' })));
+    await Promise.all(
+      victims.map((v) =>
+        client.patch(
+          Pods,
+          v,
+          { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } },
+          { namespace: ns, patchType: 'application/merge-patch+json' },
+        ),
+      ),
+    );
     // Never more than one ready pod short of 4, and never more than 4 pods.
     let minReady = 4;
     let maxPods = 0;
-    await waitFor('both victims replaced', async () => {
-      const pods = await podsOf(client, ns, 'unavail');
-      minReady = Math.min(minReady, pods.filter(isReady).length);
-      maxPods = Math.max(maxPods, pods.length);
-      return pods.length === 4 && pods.every(isReady) && !pods.some((p) => victims.includes(p.metadata.name!));
-    }, 45_000, 50);
+    await waitFor(
+      'both victims replaced',
+      async () => {
+        const pods = await podsOf(client, ns, 'unavail');
+        minReady = Math.min(minReady, pods.filter(isReady).length);
+        maxPods = Math.max(maxPods, pods.length);
+        return pods.length === 4 && pods.every(isReady) && !pods.some((p) => victims.includes(p.metadata.name!));
+      },
+      45_000,
+      50,
+    );
     assert.ok(minReady >= 3, `ready pods dropped to ${minReady}`);
     assert.ok(maxPods <= 4, `saw ${maxPods} pods`);
     await waitSettled(client, ns, 'unavail', 4);
@@ -216,4 +275,3 @@ test('partition 80 → 60 → 40 → 20 → 0 on 100 replicas updates exactly th
     assert.equal(pods.filter((p) => p.spec?.containers[0].image === 'nginx:2.0').length, 100 - partition);
   }
 });
-

@@ -15,7 +15,9 @@ const execFileP = promisify(execFile);
 
 describe('local cluster lifecycle', { concurrency: false }, () => {
   const used: string[] = [];
-  after(async () => { for (const n of used) await down(n, { quiet: true, purge: true }); });
+  after(async () => {
+    for (const n of used) await down(n, { quiet: true, purge: true });
+  });
 
   test('up reuses a running cluster; status reports it; down stops every process', async () => {
     const n = name('reuse');
@@ -70,7 +72,10 @@ describe('local cluster lifecycle', { concurrency: false }, () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as net.AddressInfo).port;
     try {
-      await assert.rejects(up({ name: n, port, log: quiet }), new RegExp(`port ${port} on 127.0.0.1 \\(kube-apiserver --port\\) is already in use`));
+      await assert.rejects(
+        up({ name: n, port, log: quiet }),
+        new RegExp(`port ${port} on 127.0.0.1 \\(kube-apiserver --port\\) is already in use`),
+      );
       assert.deepEqual(processesMentioning(runDirOf(n)), []);
     } finally {
       blocker.close();
@@ -80,14 +85,11 @@ describe('local cluster lifecycle', { concurrency: false }, () => {
   test('a component that exits during start-up is named, with its log, and nothing is left running', async () => {
     const n = name('early');
     used.push(n);
-    await assert.rejects(
-      up({ name: n, nodes: 1, log: quiet, extraArgs: { 'kube-scheduler': ['--no-such-flag'] } }),
-      (err: Error) => {
-        assert.match(err.message, /kube-scheduler exited during start-up/);
-        assert.match(err.message, /unknown flag: --no-such-flag/);
-        return true;
-      },
-    );
+    await assert.rejects(up({ name: n, nodes: 1, log: quiet, extraArgs: { 'kube-scheduler': ['--no-such-flag'] } }), (err: Error) => {
+      assert.match(err.message, /kube-scheduler exited during start-up/);
+      assert.match(err.message, /unknown flag: --no-such-flag/);
+      return true;
+    });
     assert.deepEqual(processesMentioning(runDirOf(n)), []);
     assert.equal(readState(n), null);
   });

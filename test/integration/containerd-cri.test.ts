@@ -27,8 +27,11 @@ describe('CRI runtime on containerd', { skip }, () => {
     client = fromKubeconfigFile(testCluster().kubeconfig);
     ns = await createNamespace('ctd');
     kubelet = await MiniKubelet.create({
-      endpoint: env.endpoint, client, nodeName: `mini-kubelet-${randomBytes(3).toString('hex')}`,
-      logRoot: path.join(env.dir, 'pods'), restartBackoffMs: 300,
+      endpoint: env.endpoint,
+      client,
+      nodeName: `mini-kubelet-${randomBytes(3).toString('hex')}`,
+      logRoot: path.join(env.dir, 'pods'),
+      restartBackoffMs: 300,
     });
     await kubelet.registerNode();
     kubelet.start();
@@ -54,7 +57,11 @@ describe('CRI runtime on containerd', { skip }, () => {
 
   test('pulls from the local registry; the image shows in imageStatus and listImages', async () => {
     const progress: number[] = [];
-    const { imageRef } = await rt.pullImage({ image: env.images.busybox, sandboxConfig: { labels: { test: 'pull' } }, onProgress: (p) => progress.push(p) });
+    const { imageRef } = await rt.pullImage({
+      image: env.images.busybox,
+      sandboxConfig: { labels: { test: 'pull' } },
+      onProgress: (p) => progress.push(p),
+    });
     assert.match(imageRef, /^sha256:[0-9a-f]{64}$/);
     assert.deepEqual(progress, [0, 100]);
     const status = await rt.imageStatus(env.images.busybox);
@@ -65,7 +72,7 @@ describe('CRI runtime on containerd', { skip }, () => {
     assert.equal(await rt.imageStatus(`${env.registry}/busybox:missing`), undefined);
   });
 
-  test('pulling an image the registry does not have fails with containerd\'s reason', async () => {
+  test("pulling an image the registry does not have fails with containerd's reason", async () => {
     await assert.rejects(rt.pullImage({ image: `${env.registry}/nothing-here:1.0` }), (err: unknown) => {
       assert.ok(err instanceof CriError, String(err));
       assert.match(err.message, /CRI PullImage: .*nothing-here:1\.0.*not found/);
@@ -83,7 +90,12 @@ describe('CRI runtime on containerd', { skip }, () => {
         volumes: [{ name: 'data', hostPath: { path: hostData } }],
         containers: [
           // Ignores SIGTERM, so only the SIGKILL after the stop timeout ends it.
-          { name: 'app', image: env.images.busybox, command: ['sh', '-c', 'trap "" TERM; while :; do sleep 1; done'], volumeMounts: [{ name: 'data', mountPath: '/data' }] },
+          {
+            name: 'app',
+            image: env.images.busybox,
+            command: ['sh', '-c', 'trap "" TERM; while :; do sleep 1; done'],
+            volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          },
           { name: 'sidecar', image: env.images.busybox, command: ['sh', '-c', 'trap "exit 0" TERM; while :; do sleep 1; done'] },
         ],
       },
@@ -92,13 +104,23 @@ describe('CRI runtime on containerd', { skip }, () => {
     const podRef = { uid: created.metadata.uid!, namespace: ns, name: 'web' };
 
     const first = await rt.podContainers(podRef);
-    assert.deepEqual(first.map((c) => [c.name, c.state, c.restartCount]), [['app', 'running', 0], ['sidecar', 'running', 0]]);
+    assert.deepEqual(
+      first.map((c) => [c.name, c.state, c.restartCount]),
+      [
+        ['app', 'running', 0],
+        ['sidecar', 'running', 0],
+      ],
+    );
     const app = first[0]!;
     assert.match(app.containerID, /^containerd:\/\/[0-9a-f]{64}$/);
     assert.ok(app.startedAt && Math.abs(app.startedAt - Date.now()) < 60_000, `startedAt ${app.startedAt}`);
     assert.equal(app.image, env.images.busybox);
 
-    const exec = await rt.execSync(app.containerID, ['sh', '-c', 'echo written-by-exec > /data/hook; cat /data/hook; echo err >&2; exit 3'], 10);
+    const exec = await rt.execSync(
+      app.containerID,
+      ['sh', '-c', 'echo written-by-exec > /data/hook; cat /data/hook; echo err >&2; exit 3'],
+      10,
+    );
     assert.deepEqual(exec, { exitCode: 3, stdout: 'written-by-exec\n', stderr: 'err\n' });
     assert.equal(readFileSync(path.join(hostData, 'hook'), 'utf8'), 'written-by-exec\n');
 
@@ -118,7 +140,9 @@ describe('CRI runtime on containerd', { skip }, () => {
 
     // What an API-side controller sees: the kubelet-style status the mini kubelet wrote.
     const status = await waitFor('pod status with app restarted once', async () => {
-      const pod = await client.get<Pod & { status?: { containerStatuses?: Array<{ name: string; restartCount: number; containerID: string; ready: boolean }> } }>(Pods, 'web', { namespace: ns });
+      const pod = await client.get<
+        Pod & { status?: { containerStatuses?: Array<{ name: string; restartCount: number; containerID: string; ready: boolean }> } }
+      >(Pods, 'web', { namespace: ns });
       const s = pod.status?.containerStatuses?.find((c) => c.name === 'app');
       return s?.restartCount === 1 && s.ready ? s : undefined;
     });

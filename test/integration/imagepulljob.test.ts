@@ -8,7 +8,20 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fromKubeconfigFile, isNotFound, Namespaces, Nodes, PatchType, Pods, Secrets, type KubeClient, type KubeObject, ImagePullJobs, ImageListPullJobs, NodeImages } from '../../src/runtime/client.ts';
+import {
+  fromKubeconfigFile,
+  isNotFound,
+  Namespaces,
+  Nodes,
+  PatchType,
+  Pods,
+  Secrets,
+  type KubeClient,
+  type KubeObject,
+  ImagePullJobs,
+  ImageListPullJobs,
+  NodeImages,
+} from '../../src/runtime/client.ts';
 import type { ImagePullJob, NodeImage } from '../../src/controllers/imagejobs/resources.ts';
 import type { ImageListPullJob } from '../../src/controllers/imagelistpulljob/plan.ts';
 import { normalizeImageRef } from '../../src/util/imageref.ts';
@@ -33,10 +46,16 @@ after(async () => {
 });
 
 const getJob = (name: string) => client.get<ImagePullJob>(ImagePullJobs, name, { namespace: ns });
-const nodeImage = (name: string) => client.get<NodeImage>(NodeImages, name).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
+const nodeImage = (name: string) =>
+  client.get<NodeImage>(NodeImages, name).catch((err) => (isNotFound(err) ? undefined : Promise.reject(err)));
 
 async function createJob(name: string, image: string, template: Record<string, unknown>): Promise<ImagePullJob> {
-  return client.create<ImagePullJob>(ImagePullJobs, { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImagePullJob', metadata: { name, namespace: ns }, spec: { image, ...template } } as ImagePullJob);
+  return client.create<ImagePullJob>(ImagePullJobs, {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'ImagePullJob',
+    metadata: { name, namespace: ns },
+    spec: { image, ...template },
+  } as ImagePullJob);
 }
 
 /** The spec tag of image on a NodeImage, if the job with this uid owns it. */
@@ -57,8 +76,21 @@ async function report(node: string, image: string, phase: 'Succeeded' | 'Failed'
   const { name, tag } = normalizeImageRef(image);
   const spec = ni.spec!.images![name]!.tags.find((t) => t.tag === tag)!;
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const status = { tag, phase, version: spec.version ?? 0, startTime: now, completionTime: now, progress: 100, ...(phase === 'Failed' ? { message: 'simulated failure' } : {}) };
-  await client.patch(NodeImages, node, { status: { imageStatuses: { [name]: { tags: [status] } } } }, { patchType: PatchType.Merge, subresource: 'status' });
+  const status = {
+    tag,
+    phase,
+    version: spec.version ?? 0,
+    startTime: now,
+    completionTime: now,
+    progress: 100,
+    ...(phase === 'Failed' ? { message: 'simulated failure' } : {}),
+  };
+  await client.patch(
+    NodeImages,
+    node,
+    { status: { imageStatuses: { [name]: { tags: [status] } } } },
+    { patchType: PatchType.Merge, subresource: 'status' },
+  );
 }
 
 const finished = (phase?: string) => phase === 'Succeeded' || phase === 'Failed';
@@ -101,7 +133,8 @@ describe('NodeImage', () => {
     const name = `ipj-extra-${randomBytes(3).toString('hex')}`;
     // Tainted so no other test's pods land on it while it exists.
     await client.create(Nodes, {
-      apiVersion: 'v1', kind: 'Node',
+      apiVersion: 'v1',
+      kind: 'Node',
       metadata: { name, annotations: { 'kwok.x-k8s.io/node': 'fake' }, labels: { type: 'kwok-ipj-extra', 'kubernetes.io/hostname': name } },
       spec: { taints: [{ key: 'kruise-ts-test', value: 'ipj', effect: 'NoSchedule' }] },
     } as KubeObject);
@@ -129,14 +162,19 @@ describe('ImagePullJob', { concurrency: 4 }, () => {
     const done = new Set<string>();
     const claimOrder: string[] = [];
     for (let round = 1; round <= 3; round++) {
-      const pending = await waitFor(`round ${round}: the tag in a ${round}th NodeImage`, async () => {
-        const c = await claimed(image, uid);
-        for (const n of c) if (!claimOrder.includes(n)) claimOrder.push(n);
-        const open = c.filter((n) => !done.has(n));
-        // Never more than one node pulling at a time.
-        assert.ok(open.length <= 1, `one node at a time, got ${open}`);
-        return c.length === round && open.length === 1 ? open[0] : undefined;
-      }, 30_000, 100);
+      const pending = await waitFor(
+        `round ${round}: the tag in a ${round}th NodeImage`,
+        async () => {
+          const c = await claimed(image, uid);
+          for (const n of c) if (!claimOrder.includes(n)) claimOrder.push(n);
+          const open = c.filter((n) => !done.has(n));
+          // Never more than one node pulling at a time.
+          assert.ok(open.length <= 1, `one node at a time, got ${open}`);
+          return c.length === round && open.length === 1 ? open[0] : undefined;
+        },
+        30_000,
+        100,
+      );
       const tag = ownedTag(await nodeImage(pending), image, uid)!;
       assert.equal(tag.imagePullPolicy, 'IfNotPresent');
       assert.ok(tag.createdAt && tag.pullPolicy?.ttlSecondsAfterFinished, 'tag carries createdAt and a TTL');
@@ -145,32 +183,53 @@ describe('ImagePullJob', { concurrency: 4 }, () => {
       done.add(pending);
     }
     assert.equal(claimOrder.length, 3);
-    const completed = await waitFor('job completed', async () => {
-      const j = await getJob('seq');
-      return j.status?.completionTime ? j : undefined;
-    }, 30_000);
+    const completed = await waitFor(
+      'job completed',
+      async () => {
+        const j = await getJob('seq');
+        return j.status?.completionTime ? j : undefined;
+      },
+      30_000,
+    );
     assert.equal(completed.status?.desired, 3);
     assert.equal(completed.status?.succeeded, 3);
     assert.equal(completed.status?.failed, 0);
     assert.equal(completed.status?.active, 0);
     assert.equal(completed.status?.message, 'job has completed');
-    await waitFor('job deleted after ttlSecondsAfterFinished', () => getJob('seq').then(() => false, (err) => isNotFound(err)), 30_000);
+    await waitFor(
+      'job deleted after ttlSecondsAfterFinished',
+      () =>
+        getJob('seq').then(
+          () => false,
+          (err) => isNotFound(err),
+        ),
+      30_000,
+    );
   });
 
   test('a Failed tag status shows in failedNodes', { timeout: 150_000 }, async () => {
     // The simulated daemon cannot pull tag `doesnotexist`.
     const image = 'registry.local/ipj/fail:doesnotexist';
-    const job = await createJob('fail', image, { selector: { names: ['kwok-node-0', 'kwok-node-1'] }, parallelism: 2, pullPolicy: { timeoutSeconds: 10, backoffLimit: 1 } });
+    const job = await createJob('fail', image, {
+      selector: { names: ['kwok-node-0', 'kwok-node-1'] },
+      parallelism: 2,
+      pullPolicy: { timeoutSeconds: 10, backoffLimit: 1 },
+    });
     const uid = job.metadata.uid!;
     await waitFor('tag in both NodeImages', async () => (await claimed(image, uid)).length === 2, 30_000);
-    const completed = await waitFor('job completed', async () => {
-      for (const n of ['kwok-node-0', 'kwok-node-1']) {
-        const st = reported(await nodeImage(n), image);
-        if (!finished(st?.phase) && Date.now() - Date.parse(job.metadata.creationTimestamp!) > 60_000) await report(n, image, 'Failed');
-      }
-      const j = await getJob('fail');
-      return j.status?.completionTime ? j : undefined;
-    }, 120_000, 500);
+    const completed = await waitFor(
+      'job completed',
+      async () => {
+        for (const n of ['kwok-node-0', 'kwok-node-1']) {
+          const st = reported(await nodeImage(n), image);
+          if (!finished(st?.phase) && Date.now() - Date.parse(job.metadata.creationTimestamp!) > 60_000) await report(n, image, 'Failed');
+        }
+        const j = await getJob('fail');
+        return j.status?.completionTime ? j : undefined;
+      },
+      120_000,
+      500,
+    );
     assert.equal(completed.status?.desired, 2);
     assert.equal(completed.status?.succeeded, 0);
     assert.equal(completed.status?.failed, 2);
@@ -180,80 +239,131 @@ describe('ImagePullJob', { concurrency: 4 }, () => {
   });
 
   test('podSelector pulls on the nodes of matching pods only', { timeout: 120_000 }, async () => {
-    for (const [i, node] of [['a', 'kwok-node-1'], ['b', 'kwok-node-2'], ['c', 'kwok-node-2']] as const) {
+    for (const [i, node] of [
+      ['a', 'kwok-node-1'],
+      ['b', 'kwok-node-2'],
+      ['c', 'kwok-node-2'],
+    ] as const) {
       await client.create(Pods, {
-        apiVersion: 'v1', kind: 'Pod',
+        apiVersion: 'v1',
+        kind: 'Pod',
         metadata: { name: `web-${i}`, namespace: ns, labels: { app: 'ipj-web' } },
         spec: { nodeName: node, containers: [{ name: 'main', image: 'registry.local/web:1' }] },
       } as KubeObject);
     }
     await client.create(Pods, {
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name: 'other', namespace: ns, labels: { app: 'other' } },
       spec: { nodeName: 'kwok-node-0', containers: [{ name: 'main', image: 'registry.local/web:1' }] },
     } as KubeObject);
     const image = 'registry.local/ipj/pods:3';
     const job = await createJob('pods', image, { podSelector: { matchLabels: { app: 'ipj-web' } }, parallelism: 3 });
     const uid = job.metadata.uid!;
-    const nodes = await waitFor('tag in the pods\' NodeImages', async () => {
-      const c = await claimed(image, uid);
-      return c.length === 2 ? c : undefined;
-    }, 30_000);
+    const nodes = await waitFor(
+      "tag in the pods' NodeImages",
+      async () => {
+        const c = await claimed(image, uid);
+        return c.length === 2 ? c : undefined;
+      },
+      30_000,
+    );
     assert.deepEqual(nodes, ['kwok-node-1', 'kwok-node-2']);
-    await waitFor('status counts the pods\' nodes', async () => (await getJob('pods')).status?.desired === 2, 30_000);
+    await waitFor("status counts the pods' nodes", async () => (await getJob('pods')).status?.desired === 2, 30_000);
     for (const n of nodes) await settle(n, image, 'Succeeded', uid);
-    const completed = await waitFor('job completed', async () => {
-      const j = await getJob('pods');
-      return j.status?.completionTime ? j : undefined;
-    }, 30_000);
+    const completed = await waitFor(
+      'job completed',
+      async () => {
+        const j = await getJob('pods');
+        return j.status?.completionTime ? j : undefined;
+      },
+      30_000,
+    );
     assert.equal(completed.status?.succeeded, 2);
   });
 
-  test('pull secrets are copied to kruise-daemon-config, referenced by the NodeImage and removed with the job', { timeout: 120_000 }, async () => {
-    await client.create(Secrets, {
-      apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/dockerconfigjson',
-      metadata: { name: 'regcred', namespace: ns },
-      data: { '.dockerconfigjson': Buffer.from('{"auths":{"registry.local":{"auth":"dTpw"}}}').toString('base64') },
-    } as KubeObject);
-    const image = 'registry.local/ipj/private:4';
-    const job = await createJob('private', image, { selector: { names: ['kwok-node-2'] }, pullSecrets: ['regcred'] });
-    const copy = await waitFor('secret copy', async () => {
-      const list = await client.list<KubeObject & { data?: Record<string, string> }>(Secrets, { namespace: DAEMON_NS });
-      return list.items.find((s) => s.metadata.annotations?.['imagepulljobs.kruise.io/source-key'] === `${ns}/regcred`);
-    }, 30_000);
-    assert.equal(copy.metadata.annotations?.['imagepulljobs.kruise.io/references'], `${ns}/private`);
-    assert.equal(copy.metadata.annotations?.['imagepulljobs.kruise.io/mode'], 'batch');
-    assert.ok(copy.metadata.name?.startsWith('regcred-'));
-    assert.ok(copy.data?.['.dockerconfigjson']);
-    const entry = await waitFor('NodeImage references the copy', async () => {
-      const ni = await nodeImage('kwok-node-2');
-      const e = ni?.spec?.images?.[normalizeImageRef(image).name];
-      return e && ownedTag(ni, image, job.metadata.uid!) ? e : undefined;
-    }, 30_000);
-    assert.deepEqual(entry.pullSecrets, [{ namespace: DAEMON_NS, name: copy.metadata.name, mode: 'batch' }]);
+  test(
+    'pull secrets are copied to kruise-daemon-config, referenced by the NodeImage and removed with the job',
+    { timeout: 120_000 },
+    async () => {
+      await client.create(Secrets, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/dockerconfigjson',
+        metadata: { name: 'regcred', namespace: ns },
+        data: { '.dockerconfigjson': Buffer.from('{"auths":{"registry.local":{"auth":"dTpw"}}}').toString('base64') },
+      } as KubeObject);
+      const image = 'registry.local/ipj/private:4';
+      const job = await createJob('private', image, { selector: { names: ['kwok-node-2'] }, pullSecrets: ['regcred'] });
+      const copy = await waitFor(
+        'secret copy',
+        async () => {
+          const list = await client.list<KubeObject & { data?: Record<string, string> }>(Secrets, { namespace: DAEMON_NS });
+          return list.items.find((s) => s.metadata.annotations?.['imagepulljobs.kruise.io/source-key'] === `${ns}/regcred`);
+        },
+        30_000,
+      );
+      assert.equal(copy.metadata.annotations?.['imagepulljobs.kruise.io/references'], `${ns}/private`);
+      assert.equal(copy.metadata.annotations?.['imagepulljobs.kruise.io/mode'], 'batch');
+      assert.ok(copy.metadata.name?.startsWith('regcred-'));
+      assert.ok(copy.data?.['.dockerconfigjson']);
+      const entry = await waitFor(
+        'NodeImage references the copy',
+        async () => {
+          const ni = await nodeImage('kwok-node-2');
+          const e = ni?.spec?.images?.[normalizeImageRef(image).name];
+          return e && ownedTag(ni, image, job.metadata.uid!) ? e : undefined;
+        },
+        30_000,
+      );
+      assert.deepEqual(entry.pullSecrets, [{ namespace: DAEMON_NS, name: copy.metadata.name, mode: 'batch' }]);
 
-    await client.delete(ImagePullJobs, 'private', { namespace: ns });
-    await waitFor('job gone (finalizer removed)', () => getJob('private').then(() => false, (err) => isNotFound(err)), 30_000);
-    await waitFor('secret copy deleted', () => client.get(Secrets, copy.metadata.name!, { namespace: DAEMON_NS }).then(() => false, (err) => isNotFound(err)), 30_000);
-  });
+      await client.delete(ImagePullJobs, 'private', { namespace: ns });
+      await waitFor(
+        'job gone (finalizer removed)',
+        () =>
+          getJob('private').then(
+            () => false,
+            (err) => isNotFound(err),
+          ),
+        30_000,
+      );
+      await waitFor(
+        'secret copy deleted',
+        () =>
+          client.get(Secrets, copy.metadata.name!, { namespace: DAEMON_NS }).then(
+            () => false,
+            (err) => isNotFound(err),
+          ),
+        30_000,
+      );
+    },
+  );
 });
 
 describe('ImageListPullJob', () => {
   test('one ImagePullJob per image, removed images lose theirs, status sums them up', { timeout: 150_000 }, async () => {
     const images = ['registry.local/ipl/a:1', 'registry.local/ipl/b:1', 'registry.local/ipl/c:1'];
     await client.create(ImageListPullJobs, {
-      apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImageListPullJob',
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'ImageListPullJob',
       metadata: { name: 'list', namespace: ns },
       spec: { images, selector: { names: ['kwok-node-0'] }, parallelism: 1, completionPolicy: { type: 'Always' } },
     } as KubeObject);
     const children = async () => {
       const all = await client.list<ImagePullJob>(ImagePullJobs, { namespace: ns });
-      return all.items.filter((j) => j.metadata.ownerReferences?.some((r) => r.kind === 'ImageListPullJob' && r.name === 'list') && !j.metadata.deletionTimestamp);
+      return all.items.filter(
+        (j) => j.metadata.ownerReferences?.some((r) => r.kind === 'ImageListPullJob' && r.name === 'list') && !j.metadata.deletionTimestamp,
+      );
     };
-    const jobs = await waitFor('3 ImagePullJobs', async () => {
-      const c = await children();
-      return c.length === 3 ? c : undefined;
-    }, 30_000);
+    const jobs = await waitFor(
+      '3 ImagePullJobs',
+      async () => {
+        const c = await children();
+        return c.length === 3 ? c : undefined;
+      },
+      30_000,
+    );
     const list = await client.get<ImageListPullJob>(ImageListPullJobs, 'list', { namespace: ns });
     const hash = list.metadata.labels?.['controller-revision-hash'];
     assert.ok(hash, 'list job labelled with its template hash');
@@ -265,20 +375,28 @@ describe('ImageListPullJob', () => {
     assert.deepEqual(jobs.map((j) => j.spec?.image).sort(), images);
 
     await client.patch(ImageListPullJobs, 'list', { spec: { images: images.slice(0, 2) } }, { namespace: ns, patchType: PatchType.Merge });
-    await waitFor('job of the removed image deleted', async () => {
-      const c = await children();
-      return c.length === 2 && !c.some((j) => j.spec?.image === images[2]);
-    }, 30_000);
+    await waitFor(
+      'job of the removed image deleted',
+      async () => {
+        const c = await children();
+        return c.length === 2 && !c.some((j) => j.spec?.image === images[2]);
+      },
+      30_000,
+    );
 
     for (const image of images.slice(0, 2)) {
       const uid = (await children()).find((j) => j.spec?.image === image)!.metadata.uid!;
       await waitFor(`tag of ${image} on kwok-node-0`, async () => !!ownedTag(await nodeImage('kwok-node-0'), image, uid), 30_000);
       assert.equal(await settle('kwok-node-0', image, 'Succeeded', uid), 'Succeeded');
     }
-    const completed = await waitFor('list job completed', async () => {
-      const l = await client.get<ImageListPullJob>(ImageListPullJobs, 'list', { namespace: ns });
-      return l.status?.completionTime ? l : undefined;
-    }, 30_000);
+    const completed = await waitFor(
+      'list job completed',
+      async () => {
+        const l = await client.get<ImageListPullJob>(ImageListPullJobs, 'list', { namespace: ns });
+        return l.status?.completionTime ? l : undefined;
+      },
+      30_000,
+    );
     assert.equal(completed.status?.desired, 2);
     assert.equal(completed.status?.completed, 2);
     assert.equal(completed.status?.succeeded, 2);

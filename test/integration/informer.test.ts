@@ -6,7 +6,15 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { up, down, restartComponent, type ClusterState } from '../../src/cluster/local-cluster.ts';
-import { fromKubeconfigFile, ConfigMaps, isGone, Namespaces, PatchType, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import {
+  fromKubeconfigFile,
+  ConfigMaps,
+  isGone,
+  Namespaces,
+  PatchType,
+  type KubeClient,
+  type KubeObject,
+} from '../../src/runtime/client.ts';
 import { SharedIndexInformer } from '../../src/runtime/informer.ts';
 import type { RuntimeLogger } from '../../src/runtime/reflector.ts';
 import { TcpProxy } from '../harness/tcp-proxy.ts';
@@ -19,7 +27,9 @@ const ns = 'informer-test';
 /** A logger that records messages, so the test can see the reflector relist on 410. */
 function recordingLogger(): RuntimeLogger & { messages: string[] } {
   const messages: string[] = [];
-  const rec = (_: object, msg: string) => { messages.push(msg); };
+  const rec = (_: object, msg: string) => {
+    messages.push(msg);
+  };
   return { messages, debug: rec, info: rec, warn: rec, error: rec };
 }
 
@@ -28,14 +38,19 @@ function snapshot(items: readonly ConfigMap[]): Map<string, string> {
 }
 
 async function assertCacheMatchesList(informer: SharedIndexInformer<ConfigMap>, client: KubeClient, what: string) {
-  await waitFor(`${what}: cache equals a fresh list`, async () => {
-    const fresh = await client.listAll<ConfigMap>(ConfigMaps, { namespace: ns });
-    const want = snapshot(fresh.items);
-    const got = snapshot(informer.lister.list(ns) as ConfigMap[]);
-    if (want.size !== got.size) return false;
-    for (const [k, v] of want) if (got.get(k) !== v) return false;
-    return true;
-  }, 60_000, 250);
+  await waitFor(
+    `${what}: cache equals a fresh list`,
+    async () => {
+      const fresh = await client.listAll<ConfigMap>(ConfigMaps, { namespace: ns });
+      const want = snapshot(fresh.items);
+      const got = snapshot(informer.lister.list(ns) as ConfigMap[]);
+      if (want.size !== got.size) return false;
+      for (const [k, v] of want) if (got.get(k) !== v) return false;
+      return true;
+    },
+    60_000,
+    250,
+  );
 }
 
 describe('shared informer on the real API server', { concurrency: false }, () => {
@@ -49,19 +64,27 @@ describe('shared informer on the real API server', { concurrency: false }, () =>
 
   before(async () => {
     ({ state } = await up({
-      name: CLUSTER, nodes: 1, log: () => undefined,
+      name: CLUSTER,
+      nodes: 1,
+      log: () => undefined,
       extraArgs: { 'kube-apiserver': ['--watch-cache-sizes=configmaps#0', '--etcd-compaction-interval=1s'] },
     }));
     writer = fromKubeconfigFile(state.kubeconfig, { qps: 2000, burst: 2000 });
     await writer.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     for (let i = 0; i < 20; i++) {
-      await writer.create<ConfigMap>(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { v: '0' } }, { namespace: ns });
+      await writer.create<ConfigMap>(
+        ConfigMaps,
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { v: '0' } },
+        { namespace: ns },
+      );
     }
     proxy = new TcpProxy(state.ports.apiserver);
     const port = await proxy.start();
     watcherClient = fromKubeconfigFile(state.kubeconfig, { server: `https://127.0.0.1:${port}` });
     informer = new SharedIndexInformer<ConfigMap>(watcherClient, ConfigMaps, {
-      namespace: ns, logger: log, reflector: { backoff: { initialMs: 100, maxMs: 1000 } },
+      namespace: ns,
+      logger: log,
+      reflector: { backoff: { initialMs: 100, maxMs: 1000 } },
     });
     void informer.run(abort.signal);
     await informer.waitForSync();
@@ -89,23 +112,35 @@ describe('shared informer on the real API server', { concurrency: false }, () =>
       await writer.patch(ConfigMaps, `cm-${i}`, { data: { v: 'while-disconnected' } }, { namespace: ns, patchType: PatchType.Merge });
     }
     for (let i = 1; i < 6; i += 2) await writer.delete(ConfigMaps, `cm-${i}`, { namespace: ns });
-    await writer.create<ConfigMap>(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-new' }, data: { v: 'new' } }, { namespace: ns });
+    await writer.create<ConfigMap>(
+      ConfigMaps,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-new' }, data: { v: 'new' } },
+      { namespace: ns },
+    );
     // A watch from resourceVersion N reads etcd from revision N+1: only once that revision is
     // compacted does the resumed watch get 410 (a list at exactly N+1 fails from then on).
     const firstMissed = String(Number(resumeFrom) + 1);
-    await waitFor(`revision ${firstMissed}, where the watch resumes, to be compacted`, async () => {
-      try {
-        await writer.list(ConfigMaps, { namespace: ns, resourceVersion: firstMissed, resourceVersionMatch: 'Exact', limit: 1 });
-        return false;
-      } catch (err) {
-        if (isGone(err)) return true;
-        throw err;
-      }
-    }, 30_000, 200);
+    await waitFor(
+      `revision ${firstMissed}, where the watch resumes, to be compacted`,
+      async () => {
+        try {
+          await writer.list(ConfigMaps, { namespace: ns, resourceVersion: firstMissed, resourceVersionMatch: 'Exact', limit: 1 });
+          return false;
+        } catch (err) {
+          if (isGone(err)) return true;
+          throw err;
+        }
+      },
+      30_000,
+      200,
+    );
     const before410 = log.messages.filter((m) => m.includes('relisting')).length;
     proxy.restore();
     await assertCacheMatchesList(informer, writer, 'after 410');
-    assert.ok(log.messages.filter((m) => m.includes('relisting')).length > before410, `expected a 410 relist; reflector said: ${log.messages.slice(-5).join(' | ')}`);
+    assert.ok(
+      log.messages.filter((m) => m.includes('relisting')).length > before410,
+      `expected a 410 relist; reflector said: ${log.messages.slice(-5).join(' | ')}`,
+    );
     assert.equal(informer.lister.get(ns, 'cm-1'), undefined);
     assert.equal((informer.lister.get(ns, 'cm-new') as ConfigMap).data?.v, 'new');
   });
@@ -121,15 +156,21 @@ describe('shared informer on the real API server', { concurrency: false }, () =>
   test('10k rapid updates: the cache ends equal to a fresh list, with every final value', async () => {
     const names = Array.from({ length: 50 }, (_, i) => `rapid-${i}`);
     for (const name of names) {
-      await writer.create<ConfigMap>(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { n: '0' } }, { namespace: ns });
+      await writer.create<ConfigMap>(
+        ConfigMaps,
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { n: '0' } },
+        { namespace: ns },
+      );
     }
     const updatesPerObject = 200; // 50 × 200 = 10,000 updates
     const began = Date.now();
-    await Promise.all(names.map(async (name) => {
-      for (let n = 1; n <= updatesPerObject; n++) {
-        await writer.patch(ConfigMaps, name, { data: { n: String(n) } }, { namespace: ns, patchType: PatchType.Merge });
-      }
-    }));
+    await Promise.all(
+      names.map(async (name) => {
+        for (let n = 1; n <= updatesPerObject; n++) {
+          await writer.patch(ConfigMaps, name, { data: { n: String(n) } }, { namespace: ns, patchType: PatchType.Merge });
+        }
+      }),
+    );
     const seconds = (Date.now() - began) / 1000;
     await assertCacheMatchesList(informer, writer, 'after 10k updates');
     for (const name of names) assert.equal((informer.lister.get(ns, name) as ConfigMap).data?.n, String(updatesPerObject));

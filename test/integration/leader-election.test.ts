@@ -18,33 +18,51 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** One AdmissionReview to a manager's CloneSet validating webhook; resolves true when answered. */
 function review(port: number): Promise<boolean> {
   const body = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
     request: {
-      uid: 'u1', operation: 'CREATE', namespace: 'default', name: 'x',
+      uid: 'u1',
+      operation: 'CREATE',
+      namespace: 'default',
+      name: 'x',
       kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' },
       resource: { group: 'apps.kruise.io', version: 'v1beta1', resource: 'clonesets' },
       userInfo: {},
       object: {
-        apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'x', namespace: 'default' },
-        spec: { replicas: 1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'CloneSet',
+        metadata: { name: 'x', namespace: 'default' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+        },
       },
     },
   });
   return new Promise((resolve, reject) => {
-    const req = https.request({
-      host: '127.0.0.1', port, path: '/validate-apps-kruise-io-cloneset', method: 'POST', rejectUnauthorized: false, timeout: 2000,
-      headers: { 'content-type': 'application/json' },
-    }, (res) => {
-      let data = '';
-      res.on('data', (d) => (data += d));
-      res.on('end', () => {
-        try {
-          resolve(res.statusCode === 200 && JSON.parse(data).response?.uid === 'u1');
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/validate-apps-kruise-io-cloneset',
+        method: 'POST',
+        rejectUnauthorized: false,
+        timeout: 2000,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let data = '';
+        res.on('data', (d) => (data += d));
+        res.on('end', () => {
+          try {
+            resolve(res.statusCode === 200 && JSON.parse(data).response?.uid === 'u1');
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end(body);
@@ -56,7 +74,9 @@ describe('two managers: leader election and webhooks on every replica', { concur
   const managers = new Map<string, { proc: Started; webhookPort: number }>();
 
   async function holder(): Promise<string | undefined> {
-    const lease = JSON.parse(await kubectl(state, ['-n', 'kruise-system', 'get', 'lease', 'kruise-manager', '-o', 'json']).catch(() => '{}'));
+    const lease = JSON.parse(
+      await kubectl(state, ['-n', 'kruise-system', 'get', 'lease', 'kruise-manager', '-o', 'json']).catch(() => '{}'),
+    );
     return lease.spec?.holderIdentity || undefined;
   }
 
@@ -68,17 +88,37 @@ describe('two managers: leader election and webhooks on every replica', { concur
     const ports = await freePorts(6);
     for (const [i, id] of ['manager-a', 'manager-b'].entries()) {
       const [webhookPort, metricsPort, healthPort] = ports.slice(i * 3, i * 3 + 3) as [number, number, number];
-      const proc = startProcess(id, process.execPath, [
-        '--import', 'tsx', path.join(repoRoot, 'src/cli/kruise.ts'), 'start', '--kubeconfig', state.kubeconfig, '--identity', id,
-        '--webhook-port', String(webhookPort), '--metrics-addr', `127.0.0.1:${metricsPort}`, '--health-probe-addr', `127.0.0.1:${healthPort}`,
-      ], path.join(state.runDir, 'logs', `${id}.log`));
+      const proc = startProcess(
+        id,
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          path.join(repoRoot, 'src/cli/kruise.ts'),
+          'start',
+          '--kubeconfig',
+          state.kubeconfig,
+          '--identity',
+          id,
+          '--webhook-port',
+          String(webhookPort),
+          '--metrics-addr',
+          `127.0.0.1:${metricsPort}`,
+          '--health-probe-addr',
+          `127.0.0.1:${healthPort}`,
+        ],
+        path.join(state.runDir, 'logs', `${id}.log`),
+      );
       managers.set(id, { proc, webhookPort });
       // Let the first one take the lease before the second starts, so "who leads" is not a race.
       if (i === 0) {
         // Generous: a manager's start-up (tsx compiling the tree) is slow on a loaded machine.
         const deadline = Date.now() + 90_000;
         while ((await holder()) !== id) {
-          if (proc.exited || Date.now() > deadline) throw new Error(`manager-a did not lead (${proc.exited ? `exited ${JSON.stringify(proc.exited)}` : 'still running'}): ${tail(proc.logFile, 20)}`);
+          if (proc.exited || Date.now() > deadline)
+            throw new Error(
+              `manager-a did not lead (${proc.exited ? `exited ${JSON.stringify(proc.exited)}` : 'still running'}): ${tail(proc.logFile, 20)}`,
+            );
           await sleep(200);
         }
       }
@@ -86,7 +126,10 @@ describe('two managers: leader election and webhooks on every replica', { concur
   });
 
   after(async () => {
-    await stopProcesses([...managers.values()].map((m) => m.proc.pid), 5000);
+    await stopProcesses(
+      [...managers.values()].map((m) => m.proc.pid),
+      5000,
+    );
     await down(CLUSTER, { quiet: true, purge: true });
   });
 
@@ -141,10 +184,22 @@ describe('two managers: leader election and webhooks on every replica', { concur
     // The new leader points the API server's webhooks at itself: an invalid CloneSet is refused.
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const denied = await kubectl(state, ['create', '-f', '-'], JSON.stringify({
-        apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'bad', namespace: 'default' },
-        spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
-      })).then(() => 'created', (err: { stderr?: string }) => String(err.stderr));
+      const denied = await kubectl(
+        state,
+        ['create', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'apps.kruise.io/v1beta1',
+          kind: 'CloneSet',
+          metadata: { name: 'bad', namespace: 'default' },
+          spec: {
+            selector: { matchLabels: { a: 'b' } },
+            template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+          },
+        }),
+      ).then(
+        () => 'created',
+        (err: { stderr?: string }) => String(err.stderr),
+      );
       if (/admission webhook "vcloneset.kb.io" denied the request/.test(denied)) break;
       assert.ok(Date.now() < deadline, `the webhook configuration never reached manager-b: ${denied}`);
       await sleep(500);

@@ -23,7 +23,9 @@ before(async () => {
 });
 
 after(async () => {
-  await kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', policy, '--ignore-not-found']).catch(() => undefined);
+  await kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', policy, '--ignore-not-found']).catch(
+    () => undefined,
+  );
   await kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
   await client.close();
 });
@@ -33,19 +35,37 @@ test('a CloneSet in a namespace being deleted stops creating pods, with one log 
   await waitFor('2 ready pods', async () => (await podsOf(client, ns, 'web')).filter(isReady).length === 2, 60_000);
 
   await apply({
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: policy },
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: policy },
     spec: {
       failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: ['apps.kruise.io'], apiVersions: ['*'], operations: ['DELETE'], resources: ['clonesets'] }] },
+      matchConstraints: {
+        resourceRules: [{ apiGroups: ['apps.kruise.io'], apiVersions: ['*'], operations: ['DELETE'], resources: ['clonesets'] }],
+      },
       validations: [{ expression: 'false', message: 'kept for the test' }],
     },
   });
   await apply({
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: policy },
-    spec: { policyName: policy, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: policy },
+    spec: {
+      policyName: policy,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+    },
   });
-  await waitFor('the policy in force', async () =>
-    (await kubectl(['-n', ns, 'delete', 'cloneset', 'web', '--dry-run=server']).then(() => false, (err) => /kept for the test/.test(String(err)))), 30_000, 500);
+  await waitFor(
+    'the policy in force',
+    async () =>
+      await kubectl(['-n', ns, 'delete', 'cloneset', 'web', '--dry-run=server']).then(
+        () => false,
+        (err) => /kept for the test/.test(String(err)),
+      ),
+    30_000,
+    500,
+  );
 
   const logFile = path.join(testCluster().runDir, 'logs', 'kruise-manager.log');
   const offset = fs.statSync(logFile).size;
@@ -56,9 +76,16 @@ test('a CloneSet in a namespace being deleted stops creating pods, with one log 
 
   const cs = await client.get<KubeObject & { status?: any }>(CloneSets, 'web', { namespace: ns });
   assert.equal(cs.metadata.deletionTimestamp, undefined, 'the CloneSet is still there, not being deleted');
-  const lines = fs.readFileSync(logFile, 'utf8').slice(offset).split('\n').filter((l) => l.includes(ns));
+  const lines = fs
+    .readFileSync(logFile, 'utf8')
+    .slice(offset)
+    .split('\n')
+    .filter((l) => l.includes(ns));
   const aboutIt = lines.filter((l) => /terminat/i.test(l));
-  assert.ok(aboutIt.length >= 1 && aboutIt.length <= 1, `one line about the namespace being terminated, got ${aboutIt.length}:\n${aboutIt.join('\n')}`);
+  assert.ok(
+    aboutIt.length >= 1 && aboutIt.length <= 1,
+    `one line about the namespace being terminated, got ${aboutIt.length}:\n${aboutIt.join('\n')}`,
+  );
   const problems = lines.filter((l) => /"level":"(warn|error|fatal)"/.test(l));
   assert.deepEqual(problems, []);
   assert.ok(!(cs.status?.conditions ?? []).some((c: any) => c.type === 'FailedScale'), JSON.stringify(cs.status?.conditions));

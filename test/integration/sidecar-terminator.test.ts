@@ -4,7 +4,15 @@
 // the suite's simulated kruise-daemon then stops the sidecar as the CRR asks.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fromKubeconfigFile, Nodes, PatchType, Pods, type KubeClient, type KubeObject, ContainerRecreateRequests } from '../../src/runtime/client.ts';
+import {
+  fromKubeconfigFile,
+  Nodes,
+  PatchType,
+  Pods,
+  type KubeClient,
+  type KubeObject,
+  ContainerRecreateRequests,
+} from '../../src/runtime/client.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;
@@ -46,70 +54,110 @@ async function jobLikePod(name: string, sidecarEnv: Array<{ name: string; value:
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   const containerStatuses = running.status.containerStatuses.map((s: any) =>
     s.name === 'main'
-      ? { ...s, ready: false, started: false, state: { terminated: { exitCode: 0, reason: 'Completed', containerID: s.containerID, startedAt: now, finishedAt: now } } }
+      ? {
+          ...s,
+          ready: false,
+          started: false,
+          state: { terminated: { exitCode: 0, reason: 'Completed', containerID: s.containerID, startedAt: now, finishedAt: now } },
+        }
       : s,
   );
-  await client.patch(Pods, name, { status: { containerStatuses } }, { namespace: ns, patchType: PatchType.StrategicMerge, subresource: 'status' });
+  await client.patch(
+    Pods,
+    name,
+    { status: { containerStatuses } },
+    { namespace: ns, patchType: PatchType.StrategicMerge, subresource: 'status' },
+  );
   return running;
 }
 
 describe('sidecar terminator', { concurrency: 3 }, () => {
-  test('normal node: a CRR sidecar-termination-<uid> kills the sidecar (forceRecreate, failurePolicy Ignore)', { timeout: 60_000 }, async () => {
-    const pod = await jobLikePod('job-a', [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);
-    const crr = await waitFor('the sidecar termination CRR', () =>
-      client.get<Obj>(ContainerRecreateRequests, `sidecar-termination-${pod.metadata.uid}`, { namespace: ns }).catch(() => undefined));
-    const sidecarStatus = pod.status.containerStatuses.find((s: any) => s.name === 'sidecar');
-    assert.deepEqual(crr.spec.containers, [{ name: 'sidecar', statusContext: { containerID: sidecarStatus.containerID, restartCount: 0 } }]);
-    assert.deepEqual(crr.spec.strategy, { failurePolicy: 'Ignore', forceRecreate: true, terminationGracePeriodSeconds: 30 });
-    assert.equal(crr.spec.podName, 'job-a');
-    assert.deepEqual(crr.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller]), [['Pod', 'job-a', pod.metadata.uid, true]]);
-    assert.equal(crr.metadata.labels?.['crr.apps.kruise.io/pod-uid'], pod.metadata.uid);
-    // The suite's simulated kruise-daemon stops the sidecar; under restartPolicy Never it stays
-    // exited (no restart), and with every container done the kubelet ends the pod Succeeded.
-    const done = await waitFor('CRR Completed and the pod Succeeded', async () => {
-      const [c, p] = await Promise.all([
-        client.get<Obj>(ContainerRecreateRequests, crr.metadata.name!, { namespace: ns }),
-        client.get<Obj>(Pods, 'job-a', { namespace: ns }),
+  test(
+    'normal node: a CRR sidecar-termination-<uid> kills the sidecar (forceRecreate, failurePolicy Ignore)',
+    { timeout: 60_000 },
+    async () => {
+      const pod = await jobLikePod('job-a', [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }]);
+      const crr = await waitFor('the sidecar termination CRR', () =>
+        client.get<Obj>(ContainerRecreateRequests, `sidecar-termination-${pod.metadata.uid}`, { namespace: ns }).catch(() => undefined),
+      );
+      const sidecarStatus = pod.status.containerStatuses.find((s: any) => s.name === 'sidecar');
+      assert.deepEqual(crr.spec.containers, [
+        { name: 'sidecar', statusContext: { containerID: sidecarStatus.containerID, restartCount: 0 } },
       ]);
-      return c.status?.phase === 'Completed' && p.status.phase === 'Succeeded' ? { c, p } : undefined;
-    }, 30_000);
-    assert.equal(done.c.status.containerRecreateStates?.[0]?.phase, 'Succeeded');
-    const sidecar = done.p.status.containerStatuses.find((s: any) => s.name === 'sidecar');
-    assert.equal(sidecar.state.terminated?.exitCode, 0);
-    assert.equal(sidecar.restartCount, 0, 'not restarted under restartPolicy Never');
-  });
+      assert.deepEqual(crr.spec.strategy, { failurePolicy: 'Ignore', forceRecreate: true, terminationGracePeriodSeconds: 30 });
+      assert.equal(crr.spec.podName, 'job-a');
+      assert.deepEqual(
+        crr.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller]),
+        [['Pod', 'job-a', pod.metadata.uid, true]],
+      );
+      assert.equal(crr.metadata.labels?.['crr.apps.kruise.io/pod-uid'], pod.metadata.uid);
+      // The suite's simulated kruise-daemon stops the sidecar; under restartPolicy Never it stays
+      // exited (no restart), and with every container done the kubelet ends the pod Succeeded.
+      const done = await waitFor(
+        'CRR Completed and the pod Succeeded',
+        async () => {
+          const [c, p] = await Promise.all([
+            client.get<Obj>(ContainerRecreateRequests, crr.metadata.name!, { namespace: ns }),
+            client.get<Obj>(Pods, 'job-a', { namespace: ns }),
+          ]);
+          return c.status?.phase === 'Completed' && p.status.phase === 'Succeeded' ? { c, p } : undefined;
+        },
+        30_000,
+      );
+      assert.equal(done.c.status.containerRecreateStates?.[0]?.phase, 'Succeeded');
+      const sidecar = done.p.status.containerStatuses.find((s: any) => s.name === 'sidecar');
+      assert.equal(sidecar.state.terminated?.exitCode, 0);
+      assert.equal(sidecar.restartCount, 0, 'not restarted under restartPolicy Never');
+    },
+  );
 
-  test('ignore-exit-code sidecar: the pod is marked Succeeded (SidecarTerminated) before the sidecar is killed', { timeout: 60_000 }, async () => {
-    const pod = await jobLikePod('job-b', [
-      { name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' },
-      { name: 'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', value: 'true' },
-    ]);
-    const done = await waitFor('pod Succeeded by the sidecar terminator', async () => {
-      const p = await client.get<Obj>(Pods, 'job-b', { namespace: ns });
-      return p.status.phase === 'Succeeded' ? p : undefined;
-    });
-    const cond = done.status.conditions.find((c: any) => c.type === 'SidecarTerminated');
-    assert.equal(cond?.status, 'True');
-    assert.equal(cond?.message, 'Terminated by Sidecar Terminator');
-    // The webhook admits a CRR for this terminal pod because the terminator finished it.
-    const crr = await waitFor('the sidecar termination CRR', () =>
-      client.get<Obj>(ContainerRecreateRequests, `sidecar-termination-${pod.metadata.uid}`, { namespace: ns }).catch(() => undefined));
-    assert.deepEqual(crr.spec.containers.map((c: any) => c.name), ['sidecar']);
-  });
+  test(
+    'ignore-exit-code sidecar: the pod is marked Succeeded (SidecarTerminated) before the sidecar is killed',
+    { timeout: 60_000 },
+    async () => {
+      const pod = await jobLikePod('job-b', [
+        { name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' },
+        { name: 'KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE', value: 'true' },
+      ]);
+      const done = await waitFor('pod Succeeded by the sidecar terminator', async () => {
+        const p = await client.get<Obj>(Pods, 'job-b', { namespace: ns });
+        return p.status.phase === 'Succeeded' ? p : undefined;
+      });
+      const cond = done.status.conditions.find((c: any) => c.type === 'SidecarTerminated');
+      assert.equal(cond?.status, 'True');
+      assert.equal(cond?.message, 'Terminated by Sidecar Terminator');
+      // The webhook admits a CRR for this terminal pod because the terminator finished it.
+      const crr = await waitFor('the sidecar termination CRR', () =>
+        client.get<Obj>(ContainerRecreateRequests, `sidecar-termination-${pod.metadata.uid}`, { namespace: ns }).catch(() => undefined),
+      );
+      assert.deepEqual(
+        crr.spec.containers.map((c: any) => c.name),
+        ['sidecar'],
+      );
+    },
+  );
 
   test('virtual-kubelet node: the sidecar image is swapped in place, no CRR', { timeout: 60_000 }, async () => {
     const nodeName = `vk-${ns}`;
     await client.create(Nodes, {
       apiVersion: 'v1',
       kind: 'Node',
-      metadata: { name: nodeName, annotations: { 'kwok.x-k8s.io/node': 'fake' }, labels: { type: 'virtual-kubelet', 'kubernetes.io/hostname': nodeName } },
+      metadata: {
+        name: nodeName,
+        annotations: { 'kwok.x-k8s.io/node': 'fake' },
+        labels: { type: 'virtual-kubelet', 'kubernetes.io/hostname': nodeName },
+      },
     } as KubeObject);
     nodesToDelete.push(nodeName);
     await waitFor('virtual node Ready', async () => {
       const n = await client.get<Obj>(Nodes, nodeName);
       return n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
     });
-    const pod = await jobLikePod('job-vk', [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', value: 'busybox:exit' }], nodeName);
+    const pod = await jobLikePod(
+      'job-vk',
+      [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE', value: 'busybox:exit' }],
+      nodeName,
+    );
     const swapped = await waitFor('sidecar image swapped', async () => {
       const p = await client.get<Obj>(Pods, 'job-vk', { namespace: ns });
       return p.spec.containers.find((c: any) => c.name === 'sidecar').image === 'busybox:exit' ? p : undefined;

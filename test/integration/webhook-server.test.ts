@@ -10,7 +10,14 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { FEATURE_GATE_DEFAULTS } from '../../src/apis/features.ts';
 import { invalid } from '../../src/apis/field-errors.ts';
-import { fromKubeconfigFile, kruiseResource, MutatingWebhookConfigurations, StatusError, ValidatingWebhookConfigurations, type KubeClient } from '../../src/runtime/client.ts';
+import {
+  fromKubeconfigFile,
+  kruiseResource,
+  MutatingWebhookConfigurations,
+  StatusError,
+  ValidatingWebhookConfigurations,
+  type KubeClient,
+} from '../../src/runtime/client.ts';
 import { LeaderElector } from '../../src/runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../../src/runtime/lease-store.ts';
 import { WebhookServer } from '../../src/runtime/webhook/server.ts';
@@ -36,7 +43,11 @@ describe('webhook server on the local cluster', () => {
   const validatingName = () => `kruise-ts-validating-${ns}`;
 
   const configmaps = (failurePolicy: 'Fail' | 'Ignore'): WebhookRegistration => ({
-    group: '', resource: 'configmaps', versions: ['v1'], operations: ['CREATE', 'UPDATE'], failurePolicy,
+    group: '',
+    resource: 'configmaps',
+    versions: ['v1'],
+    operations: ['CREATE', 'UPDATE'],
+    failurePolicy,
     mutate: (cm) => {
       cm.metadata.labels = { ...cm.metadata.labels, 'kruise-ts.io/defaulted': 'true' };
     },
@@ -45,8 +56,12 @@ describe('webhook server on the local cluster', () => {
 
   async function install(reg: WebhookRegistration): Promise<void> {
     const desired = buildWebhookConfigurations([reg], {
-      clientMode: { mode: 'url', host: '127.0.0.1', port }, features, caBundle: certs.caCert, timeoutSeconds: 5,
-      mutatingName: mutatingName(), validatingName: validatingName(),
+      clientMode: { mode: 'url', host: '127.0.0.1', port },
+      features,
+      caBundle: certs.caCert,
+      timeoutSeconds: 5,
+      mutatingName: mutatingName(),
+      validatingName: validatingName(),
       // Only this test's namespace: other tests creating configmaps are not affected.
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
     });
@@ -59,7 +74,14 @@ describe('webhook server on the local cluster', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whs-int-'));
     certs = await generateCerts('127.0.0.1', Date.now());
     writeCertsToDir(dir, certs);
-    server = new WebhookServer({ registrations: [configmaps('Fail')], features, tls: { certDir: dir }, host: '127.0.0.1', port: 0, logger: silent });
+    server = new WebhookServer({
+      registrations: [configmaps('Fail')],
+      features,
+      tls: { certDir: dir },
+      host: '127.0.0.1',
+      port: 0,
+      logger: silent,
+    });
     await server.start();
     port = server.port();
     await install(configmaps('Fail'));
@@ -74,34 +96,43 @@ describe('webhook server on the local cluster', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the mutating webhook\'s JSON patch is applied to created objects', async () => {
+  it("the mutating webhook's JSON patch is applied to created objects", async () => {
     // The API server picks new configurations up asynchronously.
     let n = 0;
-    const cm = await waitFor('a configmap defaulted by the webhook', async () => {
-      const name = `probe-${n++}`;
-      await kubectl(['-n', ns, 'create', 'configmap', name, '--from-literal=k=v']);
-      const got = await kubectlJson<Obj>(['-n', ns, 'get', 'configmap', name]);
-      return got.metadata.labels?.['kruise-ts.io/defaulted'] === 'true' ? got : undefined;
-    }, 30_000, 500);
+    const cm = await waitFor(
+      'a configmap defaulted by the webhook',
+      async () => {
+        const name = `probe-${n++}`;
+        await kubectl(['-n', ns, 'create', 'configmap', name, '--from-literal=k=v']);
+        const got = await kubectlJson<Obj>(['-n', ns, 'get', 'configmap', name]);
+        return got.metadata.labels?.['kruise-ts.io/defaulted'] === 'true' ? got : undefined;
+      },
+      30_000,
+      500,
+    );
     assert.equal(cm.data.k, 'v');
   });
 
   it('a validation denial reaches kubectl with the field error message', async () => {
-    await waitFor('the validating webhook to deny', async () => {
-      try {
-        await kubectl(['-n', ns, 'create', 'configmap', `bad-${Date.now()}`, '--from-literal=bad=1']);
-        return false;
-      } catch (err) {
-        const text = stderrOf(err);
-        assert.match(text, /admission webhook "vconfigmap\.kb\.io" denied the request: data\.bad: Invalid value: "1": must not be set/);
-        return true;
-      }
-    }, 30_000, 500);
+    await waitFor(
+      'the validating webhook to deny',
+      async () => {
+        try {
+          await kubectl(['-n', ns, 'create', 'configmap', `bad-${Date.now()}`, '--from-literal=bad=1']);
+          return false;
+        } catch (err) {
+          const text = stderrOf(err);
+          assert.match(text, /admission webhook "vconfigmap\.kb\.io" denied the request: data\.bad: Invalid value: "1": must not be set/);
+          return true;
+        }
+      },
+      30_000,
+      500,
+    );
     // Updates go through both webhooks too.
     await kubectl(['-n', ns, 'create', 'configmap', 'upd', '--from-literal=k=v']);
-    await assert.rejects(
-      kubectl(['-n', ns, 'patch', 'configmap', 'upd', '--type=merge', '-p', '{"data":{"bad":"2"}}']),
-      (err) => /denied the request: data\.bad: Invalid value: "2"/.test(stderrOf(err)),
+    await assert.rejects(kubectl(['-n', ns, 'patch', 'configmap', 'upd', '--type=merge', '-p', '{"data":{"bad":"2"}}']), (err) =>
+      /denied the request: data\.bad: Invalid value: "2"/.test(stderrOf(err)),
     );
   });
 
@@ -110,11 +141,16 @@ describe('webhook server on the local cluster', () => {
     server = undefined;
     await assert.rejects(kubectl(['-n', ns, 'create', 'configmap', 'down-fail']), (err) => /failed calling webhook/.test(stderrOf(err)));
     await install(configmaps('Ignore'));
-    const cm = await waitFor('a configmap admitted with the webhook down', async () => {
-      const name = `down-ignore-${Date.now()}`;
-      await kubectl(['-n', ns, 'create', 'configmap', name]);
-      return kubectlJson<Obj>(['-n', ns, 'get', 'configmap', name]);
-    }, 30_000, 500);
+    const cm = await waitFor(
+      'a configmap admitted with the webhook down',
+      async () => {
+        const name = `down-ignore-${Date.now()}`;
+        await kubectl(['-n', ns, 'create', 'configmap', name]);
+        return kubectlJson<Obj>(['-n', ns, 'get', 'configmap', name]);
+      },
+      30_000,
+      500,
+    );
     assert.equal(cm.metadata.labels?.['kruise-ts.io/defaulted'], undefined, 'no mutation without the server');
   });
 });
@@ -139,10 +175,17 @@ describe('Lease store on the local cluster', () => {
       const ac = new AbortController();
       const elector = new LeaderElector({
         store: new KubeLeaseStore({ client, namespace: ns, name: 'kruise-manager' }),
-        identity: id, name: `kruise-manager-${ns}`, ...timing, logger: silent,
+        identity: id,
+        name: `kruise-manager-${ns}`,
+        ...timing,
+        logger: silent,
         callbacks: {
-          onStartedLeading: () => { leading.set(id, Date.now()); },
-          onStoppedLeading: () => { stopped.add(id); },
+          onStartedLeading: () => {
+            leading.set(id, Date.now());
+          },
+          onStoppedLeading: () => {
+            stopped.add(id);
+          },
         },
       });
       return { id, ac, elector, done: elector.run(ac.signal) };
@@ -180,7 +223,7 @@ describe('Lease store on the local cluster', () => {
 // Issue #10: the suite's manager serves the real webhooks; objects of the wrong shape in the parts
 // the CRD keeps schemaless (pod templates, claim templates, sidecar volumes) pass the API server's
 // own schema and reach them, and are refused with 400 naming the field, not a 500.
-describe('the manager\'s webhooks refuse wrongly shaped Kruise objects through the API server', () => {
+describe("the manager's webhooks refuse wrongly shaped Kruise objects through the API server", () => {
   let ns: string;
   let client: KubeClient;
   before(async () => {
@@ -198,14 +241,44 @@ describe('the manager\'s webhooks refuse wrongly shaped Kruise objects through t
     spec: { replicas: 1, selector: { matchLabels: { app: 'shape' } }, template: podTemplate([{ name: 'app', image: 'nginx' }]), ...spec },
   });
   const cases: [string, string, Obj, string, string][] = [
-    ['a CloneSet with containers[0].image: -1745', 'CloneSet', cloneSet('image-number', { template: podTemplate([{ name: 'app', image: -1745 }]) }), 'spec.template.spec.containers[0].image', 'string'],
-    ['a CloneSet with template.spec: "1e9"', 'CloneSet', cloneSet('spec-string', { template: { metadata: { labels: { app: 'shape' } }, spec: '1e9' } }), 'spec.template.spec', 'object'],
-    ['a CloneSet with volumeClaimTemplates: -1', 'CloneSet', cloneSet('vct-number', { volumeClaimTemplates: -1 }), 'spec.volumeClaimTemplates', 'array'],
-    ['a SidecarSet with volumes: ""', 'SidecarSet', {
-      metadata: { name: `shape-volumes-${Date.now()}` },
-      spec: { selector: { matchLabels: { app: 'shape' } }, containers: [{ name: 'sidecar', image: 'busybox' }], volumes: '' },
-    }, 'spec.volumes', 'array'],
-    ['a BroadcastJob with template: "%"', 'BroadcastJob', { metadata: { name: 'template-percent' }, spec: { template: '%' } }, 'spec.template', 'object'],
+    [
+      'a CloneSet with containers[0].image: -1745',
+      'CloneSet',
+      cloneSet('image-number', { template: podTemplate([{ name: 'app', image: -1745 }]) }),
+      'spec.template.spec.containers[0].image',
+      'string',
+    ],
+    [
+      'a CloneSet with template.spec: "1e9"',
+      'CloneSet',
+      cloneSet('spec-string', { template: { metadata: { labels: { app: 'shape' } }, spec: '1e9' } }),
+      'spec.template.spec',
+      'object',
+    ],
+    [
+      'a CloneSet with volumeClaimTemplates: -1',
+      'CloneSet',
+      cloneSet('vct-number', { volumeClaimTemplates: -1 }),
+      'spec.volumeClaimTemplates',
+      'array',
+    ],
+    [
+      'a SidecarSet with volumes: ""',
+      'SidecarSet',
+      {
+        metadata: { name: `shape-volumes-${Date.now()}` },
+        spec: { selector: { matchLabels: { app: 'shape' } }, containers: [{ name: 'sidecar', image: 'busybox' }], volumes: '' },
+      },
+      'spec.volumes',
+      'array',
+    ],
+    [
+      'a BroadcastJob with template: "%"',
+      'BroadcastJob',
+      { metadata: { name: 'template-percent' }, spec: { template: '%' } },
+      'spec.template',
+      'object',
+    ],
   ];
   for (const [what, kind, object, field, type] of cases) {
     it(`${what} is denied with 400 naming ${field}`, async () => {

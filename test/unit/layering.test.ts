@@ -39,7 +39,8 @@ interface Edge {
   to: string;
 }
 
-const IMPORT_RE = /\b(?:import|export)\s[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
+const IMPORT_RE =
+  /\b(?:import|export)\s[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
 
 /** Every relative import of a source file, as paths relative to src/. */
 function importsOf(file: string, text: string): string[] {
@@ -98,7 +99,11 @@ describe('layering', () => {
   });
 
   test('every layer under src/ is a known one', () => {
-    const dirs = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    const dirs = fs
+      .readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
     assert.deepEqual(dirs, Object.keys(ALLOWED).sort());
   });
 

@@ -35,9 +35,7 @@ export const AdvancedCronJobSpec = Type.Object({
   template: Type.Object(
     {
       jobTemplate: Opt(JobTemplate({ description: 'Job created on schedule.' })),
-      broadcastJobTemplate: Opt(
-        Type.Object({ metadata: Opt(TemplateMetadata()), spec: Opt(BroadcastJobSpec) }),
-      ),
+      broadcastJobTemplate: Opt(Type.Object({ metadata: Opt(TemplateMetadata()), spec: Opt(BroadcastJobSpec) })),
       imageListPullJobTemplate: Opt(
         Type.Object({
           metadata: Opt(TemplateMetadata()),

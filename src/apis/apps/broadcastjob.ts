@@ -20,9 +20,7 @@ import { APPS_GROUP } from '../constants.ts';
 import { CompletionPolicy } from './pub.ts';
 
 export const BroadcastJobSpec = Type.Object({
-  parallelism: Opt(
-    IntOrString({ description: 'Maximum number of pods running at any time; unset means no limit.' }),
-  ),
+  parallelism: Opt(IntOrString({ description: 'Maximum number of pods running at any time; unset means no limit.' })),
   template: PodTemplate({ description: 'Template of the pod run on each node.' }),
   completionPolicy: Opt(CompletionPolicy),
   paused: Opt(Bool()),
@@ -49,11 +47,7 @@ export const BroadcastJobStatus = Type.Object({
 });
 export type BroadcastJobStatus = Static<typeof BroadcastJobStatus>;
 
-export const BroadcastJob = KubeObject(
-  'BroadcastJob is the Schema for the broadcastjobs API',
-  BroadcastJobSpec,
-  BroadcastJobStatus,
-);
+export const BroadcastJob = KubeObject('BroadcastJob is the Schema for the broadcastjobs API', BroadcastJobSpec, BroadcastJobStatus);
 export type BroadcastJob = Static<typeof BroadcastJob>;
 
 const printerColumns: PrinterColumn[] = [

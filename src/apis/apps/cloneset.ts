@@ -24,13 +24,7 @@ import {
   type PrinterColumn,
 } from '../schema.ts';
 import { APPS_GROUP } from '../constants.ts';
-import {
-  InPlaceUpdateStrategy,
-  Lifecycle,
-  UpdatePriorityStrategy,
-  UpdateScatterStrategy,
-  type PodUpdatePolicy,
-} from './pub.ts';
+import { InPlaceUpdateStrategy, Lifecycle, UpdatePriorityStrategy, UpdateScatterStrategy, type PodUpdatePolicy } from './pub.ts';
 
 const commonSpec = {
   replicas: Opt(Int32({ description: 'Desired number of replicas; defaults to 1.' })),
@@ -44,9 +38,7 @@ const commonSpec = {
   revisionHistoryLimit: Opt(Int32({ description: 'Maximum number of revisions kept; defaults to 10.' })),
   minReadySeconds: Opt(Int32()),
   lifecycle: Opt(Lifecycle),
-  progressDeadlineSeconds: Opt(
-    Int32({ description: 'Seconds before a rollout is considered to have failed to progress.' }),
-  ),
+  progressDeadlineSeconds: Opt(Int32({ description: 'Seconds before a rollout is considered to have failed to progress.' })),
 };
 
 const rolloutFields = {
@@ -89,9 +81,7 @@ export const CloneSetSpec = Type.Object({
     Type.Object({
       podsToDelete: Opt(StringList()),
       maxUnavailable: Opt(IntOrString()),
-      enablePVCReuse: Opt(
-        Bool({ default: false, description: 'Reuse the PVCs of a deleted pod for its replacement.' }),
-      ),
+      enablePVCReuse: Opt(Bool({ default: false, description: 'Reuse the PVCs of a deleted pod for its replacement.' })),
       excludePreparingDelete: Opt(Bool()),
     }),
   ),
@@ -133,11 +123,7 @@ export const CloneSetSpecV1alpha1 = Type.Object({
 });
 export type CloneSetSpecV1alpha1 = Static<typeof CloneSetSpecV1alpha1>;
 
-export const CloneSetV1alpha1 = KubeObject(
-  'CloneSet is the Schema for the clonesets API',
-  CloneSetSpecV1alpha1,
-  CloneSetStatus,
-);
+export const CloneSetV1alpha1 = KubeObject('CloneSet is the Schema for the clonesets API', CloneSetSpecV1alpha1, CloneSetStatus);
 export type CloneSetV1alpha1 = Static<typeof CloneSetV1alpha1>;
 
 // ---------------------------------------------------------------------------------------------

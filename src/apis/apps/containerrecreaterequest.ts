@@ -38,10 +38,7 @@ export const ContainerRecreateRequestSpec = Type.Object({
       ),
       ports: Opt(Type.Array(ContainerPort, { description: 'Copied from the pod at creation. Read-only.' })),
       statusContext: Opt(
-        Type.Object(
-          { containerID: Str(), restartCount: Int32() },
-          { description: 'Container status at creation. Read-only.' },
-        ),
+        Type.Object({ containerID: Str(), restartCount: Int32() }, { description: 'Container status at creation. Read-only.' }),
       ),
     }),
   ),
@@ -81,11 +78,7 @@ const commonStatus = {
 
 export const ContainerRecreateRequestStatus = Type.Object({
   ...commonStatus,
-  containerStatusSnapshot: Opt(
-    Type.Array(
-      Type.Object({ name: Str(), ready: Bool(), restartCount: Int32(), containerID: Opt(Str()) }),
-    ),
-  ),
+  containerStatusSnapshot: Opt(Type.Array(Type.Object({ name: Str(), ready: Bool(), restartCount: Int32(), containerID: Opt(Str()) }))),
   conditions: Opt(Type.Array(MetaCondition)),
 });
 export type ContainerRecreateRequestStatus = Static<typeof ContainerRecreateRequestStatus>;

@@ -57,11 +57,7 @@ export const EphemeralJobStatus = Type.Object({
 });
 export type EphemeralJobStatus = Static<typeof EphemeralJobStatus>;
 
-export const EphemeralJob = KubeObject(
-  'EphemeralJob is the Schema for the ephemeraljobs API',
-  EphemeralJobSpec,
-  EphemeralJobStatus,
-);
+export const EphemeralJob = KubeObject('EphemeralJob is the Schema for the ephemeraljobs API', EphemeralJobSpec, EphemeralJobStatus);
 export type EphemeralJob = Static<typeof EphemeralJob>;
 
 const printerColumns: PrinterColumn[] = [

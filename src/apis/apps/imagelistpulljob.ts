@@ -19,9 +19,7 @@ export const ImageListPullJobStatus = Type.Object({
   active: Opt(Int32()),
   completed: Opt(Int32()),
   succeeded: Opt(Int32()),
-  failedImageStatuses: Opt(
-    Type.Array(Type.Object({ imagePullJob: Opt(Str()), name: Opt(Str()), message: Opt(Str()) })),
-  ),
+  failedImageStatuses: Opt(Type.Array(Type.Object({ imagePullJob: Opt(Str()), name: Opt(Str()), message: Opt(Str()) }))),
 });
 export type ImageListPullJobStatus = Static<typeof ImageListPullJobStatus>;
 

@@ -69,11 +69,7 @@ export const ImagePullJobStatus = Type.Object({
 });
 export type ImagePullJobStatus = Static<typeof ImagePullJobStatus>;
 
-export const ImagePullJob = KubeObject(
-  'ImagePullJob is the Schema for the imagepulljobs API',
-  ImagePullJobSpec,
-  ImagePullJobStatus,
-);
+export const ImagePullJob = KubeObject('ImagePullJob is the Schema for the imagepulljobs API', ImagePullJobSpec, ImagePullJobStatus);
 export type ImagePullJob = Static<typeof ImagePullJob>;
 
 const printerColumns: PrinterColumn[] = [

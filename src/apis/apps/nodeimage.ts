@@ -37,9 +37,7 @@ export const ImageTagSpec = Type.Object({
 export type ImageTagSpec = Static<typeof ImageTagSpec>;
 
 export const ImageSpec = Type.Object({
-  pullSecrets: Opt(
-    Type.Array(Type.Object({ namespace: Opt(Str()), name: Opt(Str()), mode: Opt(KnownString<'batch'>()) })),
-  ),
+  pullSecrets: Opt(Type.Array(Type.Object({ namespace: Opt(Str()), name: Opt(Str()), mode: Opt(KnownString<'batch'>()) }))),
   tags: Type.Array(ImageTagSpec),
   sandboxConfig: Opt(SandboxConfig),
 });

@@ -53,11 +53,7 @@ export const NodePodProbeStatus = Type.Object({
 });
 export type NodePodProbeStatus = Static<typeof NodePodProbeStatus>;
 
-export const NodePodProbe = KubeObject(
-  'NodePodProbe is the Schema for the NodePodProbe API',
-  NodePodProbeSpec,
-  NodePodProbeStatus,
-);
+export const NodePodProbe = KubeObject('NodePodProbe is the Schema for the NodePodProbe API', NodePodProbeSpec, NodePodProbeStatus);
 export type NodePodProbe = Static<typeof NodePodProbe>;
 
 export const nodePodProbeKind = defineKind({

@@ -2,19 +2,7 @@
 // return there. v1beta1 renames the topology terms' nodeTopologyKeys to keys.
 
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
-import {
-  Int32,
-  Int64,
-  KnownString,
-  KubeObject,
-  MapOf,
-  Opt,
-  Str,
-  StringList,
-  StringMap,
-  defineKind,
-  describe,
-} from '../schema.ts';
+import { Int32, Int64, KnownString, KubeObject, MapOf, Opt, Str, StringList, StringMap, defineKind, describe } from '../schema.ts';
 import { APPS_GROUP } from '../constants.ts';
 import { TargetReference } from './pub.ts';
 
@@ -24,12 +12,8 @@ function spec<K extends TProperties>(keys: K) {
     targetRef: describe(TargetReference, 'The StatefulSet (or whitelisted workload) whose pods are recorded.'),
     persistentPodAnnotations: Opt(Type.Array(Type.Object({ key: Str() }))),
     requiredPersistentTopology: Opt(NodeTopologyTerm),
-    preferredPersistentTopology: Opt(
-      Type.Array(Type.Object({ weight: Int32({ description: '1-100.' }), preference: NodeTopologyTerm })),
-    ),
-    persistentPodStateRetentionPolicy: Opt(
-      KnownString<'WhenScaled' | 'WhenDeleted'>({ description: 'Default is WhenScaled.' }),
-    ),
+    preferredPersistentTopology: Opt(Type.Array(Type.Object({ weight: Int32({ description: '1-100.' }), preference: NodeTopologyTerm }))),
+    persistentPodStateRetentionPolicy: Opt(KnownString<'WhenScaled' | 'WhenDeleted'>({ description: 'Default is WhenScaled.' })),
   });
 }
 

@@ -2,18 +2,7 @@
 // mark pods with labels, annotations or a condition.
 
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  Int64,
-  KnownString,
-  KubeObject,
-  LabelSelector,
-  Opt,
-  Probe,
-  Str,
-  StringMap,
-  defineKind,
-  describe,
-} from '../schema.ts';
+import { Int64, KnownString, KubeObject, LabelSelector, Opt, Probe, Str, StringMap, defineKind, describe } from '../schema.ts';
 import { APPS_GROUP } from '../constants.ts';
 
 export type ProbeState = 'Succeeded' | 'Failed' | 'Unknown';

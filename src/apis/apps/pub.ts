@@ -1,18 +1,7 @@
 // Sub-types shared by several apps.kruise.io kinds (upstream `apis/apps/pub` and friends).
 
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  Bool,
-  Int32,
-  Int64,
-  IntOrString,
-  KnownString,
-  LabelSelector,
-  Opt,
-  Str,
-  StringList,
-  StringMap,
-} from '../schema.ts';
+import { Bool, Int32, Int64, IntOrString, KnownString, LabelSelector, Opt, Str, StringList, StringMap } from '../schema.ts';
 
 export const LifecycleHook = Type.Object({
   labelsHandler: Opt(StringMap()),
@@ -40,8 +29,7 @@ export const InPlaceUpdateStrategy = Type.Object(
   {
     gracePeriodSeconds: Opt(
       Int32({
-        description:
-          'Timespan between setting the Pod not-ready and updating its images when updating in place.',
+        description: 'Timespan between setting the Pod not-ready and updating its images when updating in place.',
       }),
     ),
     imagePreDownloadParallelism: Opt(IntOrString()),

@@ -146,11 +146,7 @@ export const SidecarSetSpecV1alpha1 = Type.Object({
 });
 export type SidecarSetSpecV1alpha1 = Static<typeof SidecarSetSpecV1alpha1>;
 
-export const SidecarSetV1alpha1 = KubeObject(
-  'SidecarSet is the Schema for the sidecarsets API',
-  SidecarSetSpecV1alpha1,
-  SidecarSetStatus,
-);
+export const SidecarSetV1alpha1 = KubeObject('SidecarSet is the Schema for the sidecarsets API', SidecarSetSpecV1alpha1, SidecarSetStatus);
 export type SidecarSetV1alpha1 = Static<typeof SidecarSetV1alpha1>;
 
 // ---------------------------------------------------------------------------------------------

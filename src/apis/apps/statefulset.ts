@@ -30,9 +30,7 @@ const updateStrategy = Type.Object({
   rollingUpdate: Opt(
     Type.Object({
       partition: Opt(Int32({ description: 'Number of pods kept at the current revision.' })),
-      maxUnavailable: Opt(
-        IntOrString({ description: 'Pods that may be unavailable during the update (Parallel only); defaults to 1.' }),
-      ),
+      maxUnavailable: Opt(IntOrString({ description: 'Pods that may be unavailable during the update (Parallel only); defaults to 1.' })),
       podUpdatePolicy: Opt(KnownString<PodUpdatePolicy>({ description: 'Default is ReCreate.' })),
       paused: Opt(Bool()),
       unorderedUpdate: Opt(Type.Object({ priorityStrategy: Opt(UpdatePriorityStrategy) })),
@@ -76,12 +74,8 @@ const commonStatus = {
 
 export const StatefulSetSpec = Type.Object({
   ...commonSpec,
-  volumeClaimUpdateStrategy: Opt(
-    Type.Object({ type: Opt(KnownString<'OnDelete' | 'OnPodRollingUpdate'>()) }),
-  ),
-  reserveOrdinals: Opt(
-    Type.Array(IntOrString(), { description: "Ordinals to skip: integers or 'start-end' ranges." }),
-  ),
+  volumeClaimUpdateStrategy: Opt(Type.Object({ type: Opt(KnownString<'OnDelete' | 'OnPodRollingUpdate'>()) })),
+  reserveOrdinals: Opt(Type.Array(IntOrString(), { description: "Ordinals to skip: integers or 'start-end' ranges." })),
   lifecycle: Opt(Lifecycle),
   scaleStrategy: Opt(Type.Object({ maxUnavailable: Opt(IntOrString()) })),
   persistentVolumeClaimRetentionPolicy: Opt(
@@ -108,11 +102,7 @@ export const StatefulSetStatus = Type.Object({
 });
 export type StatefulSetStatus = Static<typeof StatefulSetStatus>;
 
-export const StatefulSet = KubeObject(
-  'StatefulSet is the Schema for the statefulsets API',
-  StatefulSetSpec,
-  StatefulSetStatus,
-);
+export const StatefulSet = KubeObject('StatefulSet is the Schema for the statefulsets API', StatefulSetSpec, StatefulSetStatus);
 export type StatefulSet = Static<typeof StatefulSet>;
 
 // ---------------------------------------------------------------------------------------------

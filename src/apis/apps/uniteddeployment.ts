@@ -165,9 +165,7 @@ export type UnitedDeploymentSpecV1alpha1 = Static<typeof UnitedDeploymentSpecV1a
 export const UnitedDeploymentStatusV1alpha1 = Type.Object({
   ...commonStatus,
   subsetReplicas: Opt(MapOf(Int32())),
-  updateStatus: Opt(
-    Type.Object({ updatedRevision: Opt(Str()), currentPartitions: Opt(MapOf(Int32())) }),
-  ),
+  updateStatus: Opt(Type.Object({ updatedRevision: Opt(Str()), currentPartitions: Opt(MapOf(Int32())) })),
 });
 export type UnitedDeploymentStatusV1alpha1 = Static<typeof UnitedDeploymentStatusV1alpha1>;
 

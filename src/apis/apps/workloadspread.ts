@@ -51,9 +51,7 @@ function spec<P extends TProperties>(placement: P) {
     scheduleStrategy: Opt(
       Type.Object({
         type: Opt(StringEnum(['Adaptive', 'Fixed', ''], { description: 'Default is Fixed.' })),
-        adaptive: Opt(
-          Type.Object({ disableSimulationSchedule: Opt(Bool()), rescheduleCriticalSeconds: Opt(Int32()) }),
-        ),
+        adaptive: Opt(Type.Object({ disableSimulationSchedule: Opt(Bool()), rescheduleCriticalSeconds: Opt(Int32()) })),
       }),
     ),
   });

@@ -55,10 +55,7 @@ const PREDOWNLOAD_ANNOTATIONS = {
  * v1alpha1 inPlaceUpdateStrategy + pre-download annotations → v1beta1 inPlaceUpdateStrategy.
  * A valid annotation wins over the field and is moved out of the metadata; an invalid one stays.
  */
-function inPlaceToV1beta1(
-  src: InPlaceUpdateStrategy | undefined,
-  meta: ObjectMetaLike | undefined,
-): InPlaceUpdateStrategy | undefined {
+function inPlaceToV1beta1(src: InPlaceUpdateStrategy | undefined, meta: ObjectMetaLike | undefined): InPlaceUpdateStrategy | undefined {
   const out: InPlaceUpdateStrategy = { ...(src ?? {}) };
   for (const [field, key] of Object.entries(PREDOWNLOAD_ANNOTATIONS)) {
     const raw = metaValue(meta, 'annotations', key);
@@ -90,8 +87,7 @@ export function cloneSetSpecToV1beta1(spec: CloneSetSpecV1alpha1, meta: ObjectMe
   const out: CloneSetSpec = { ...common };
 
   const { disablePVCReuse, ...scaleRest } = scaleStrategy ?? {};
-  const excludePreparingDelete =
-    metaValue(meta, 'labels', CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL) === 'true' ? true : undefined;
+  const excludePreparingDelete = metaValue(meta, 'labels', CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL) === 'true' ? true : undefined;
   if (excludePreparingDelete) deleteMetaValue(meta, 'labels', CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL);
   // PVC reuse is on by default in v1alpha1 and off by default in v1beta1.
   out.scaleStrategy = compact({

@@ -20,13 +20,7 @@ function convertFields(obj: KubeObject, selector: [string, string], failed: [str
 
 export const resourceDistributionConversion: KindConversion = {
   toV1beta1: (obj) =>
-    convertFields(withVersion(obj, 'v1beta1'), ['namespaceLabelSelector', 'namespaceSelector'], [
-      'failedNamespace',
-      'failedNamespaces',
-    ]),
+    convertFields(withVersion(obj, 'v1beta1'), ['namespaceLabelSelector', 'namespaceSelector'], ['failedNamespace', 'failedNamespaces']),
   toV1alpha1: (obj) =>
-    convertFields(withVersion(obj, 'v1alpha1'), ['namespaceSelector', 'namespaceLabelSelector'], [
-      'failedNamespaces',
-      'failedNamespace',
-    ]),
+    convertFields(withVersion(obj, 'v1alpha1'), ['namespaceSelector', 'namespaceLabelSelector'], ['failedNamespaces', 'failedNamespace']),
 };

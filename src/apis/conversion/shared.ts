@@ -184,9 +184,7 @@ function isResidualPath(path: string[]): boolean {
   const [root, map, key] = path;
   if (root === 'spec' || root === 'status') return true;
   return (
-    root === 'metadata' &&
-    (map === 'labels' || map === 'annotations') &&
-    !(map === 'annotations' && key === CONVERSION_RESIDUAL_ANNOTATION)
+    root === 'metadata' && (map === 'labels' || map === 'annotations') && !(map === 'annotations' && key === CONVERSION_RESIDUAL_ANNOTATION)
   );
 }
 

@@ -3,15 +3,7 @@
 // a v1alpha1 namespaceSelector); the v1alpha1 custom-version label is v1beta1 spec.customVersion.
 
 import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../constants.ts';
-import {
-  deleteMetaValue,
-  isObject,
-  metaValue,
-  metadataOf,
-  setMetaValue,
-  withVersion,
-  type KindConversion,
-} from './shared.ts';
+import { deleteMetaValue, isObject, metaValue, metadataOf, setMetaValue, withVersion, type KindConversion } from './shared.ts';
 
 /** Label every namespace carries with its own name (Kubernetes ≥ 1.21). */
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';

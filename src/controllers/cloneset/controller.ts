@@ -7,7 +7,16 @@ import { Counter } from 'prom-client';
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods, type KubeObject, type Stored, CloneSets, ImagePullJobs } from '../../runtime/client.ts';
+import {
+  ControllerRevisions,
+  Nodes,
+  PersistentVolumeClaims,
+  Pods,
+  type KubeObject,
+  type Stored,
+  CloneSets,
+  ImagePullJobs,
+} from '../../runtime/client.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
@@ -91,16 +100,22 @@ export class CloneSetReconciler {
     }
 
     const { scaleExpectations, revisionExpectations, resourceVersions } = this.deps;
-    let requeue = expectationGate([
-      scaleExpectations.check(key, 'scale', () => scaleExpectationLeakage.inc({ namespace, name })),
-      revisionExpectations.check(key, 'revision'),
-    ], this.deps.log);
+    let requeue = expectationGate(
+      [
+        scaleExpectations.check(key, 'scale', () => scaleExpectationLeakage.inc({ namespace, name })),
+        revisionExpectations.check(key, 'revision'),
+      ],
+      this.deps.log,
+    );
     if (requeue !== undefined) return { requeueAfter: requeue };
 
     const owned = this.deps.cache.ownedPods(cs);
     const pvcs = this.deps.cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
     const revisions = this.deps.cache.ownedRevisions(cs);
-    requeue = expectationGate(([...revisions, ...owned] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')), this.deps.log);
+    requeue = expectationGate(
+      ([...revisions, ...owned] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')),
+      this.deps.log,
+    );
     if (requeue !== undefined) return { requeueAfter: requeue };
 
     let selector;
@@ -112,7 +127,13 @@ export class CloneSetReconciler {
     }
     // Upstream hands claimPods only the pods it already owns: those whose labels stopped matching
     // are released (they live on, unmanaged, and are replaced); orphans are never adopted.
-    const refs = new ControllerRefManager({ client: this.deps.client, owner: cs as Stored<CloneSet>, ownerType: CloneSets, ownerRef: controllerRef(cs), selector });
+    const refs = new ControllerRefManager({
+      client: this.deps.client,
+      owner: cs as Stored<CloneSet>,
+      ownerType: CloneSets,
+      ownerRef: controllerRef(cs),
+      selector,
+    });
     let pods: Pod[];
     try {
       pods = await refs.claim(Pods, owned, (written) => this.deps.resourceVersions.expect(written));
@@ -149,7 +170,13 @@ export class CloneSetReconciler {
     const message = err instanceof Error ? err.message : String(err);
     this.deps.recorder.event(cs, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile CloneSet: ${message}`);
     const now = metaTime(this.clock.now());
-    const conditions = setCondition(cs.status?.conditions, { type: 'FailedScale', status: 'True', reason: 'FailedSync', message, lastTransitionTime: now });
+    const conditions = setCondition(cs.status?.conditions, {
+      type: 'FailedScale',
+      status: 'True',
+      reason: 'FailedSync',
+      message,
+      lastTransitionTime: now,
+    });
     try {
       await this.deps.client.updateStatus(CloneSets, { ...cs, status: { ...cs.status, conditions } });
     } catch (e) {
@@ -256,7 +283,8 @@ export const cloneSetController: ControllerSetup = {
     revisions.addEventHandler(handlers.revision);
 
     return {
-      run: (signal: AbortSignal) => controller.runAfterSync(signal, [cloneSets, pods, pvcs, revisions, ...(imagePullJobs ? [imagePullJobs] : [])]),
+      run: (signal: AbortSignal) =>
+        controller.runAfterSync(signal, [cloneSets, pods, pvcs, revisions, ...(imagePullJobs ? [imagePullJobs] : [])]),
     };
   },
 };

@@ -70,7 +70,11 @@ function partitionOf(cs: CloneSet, replicas: number): number {
 }
 
 export function shouldScalingExcludePreparingDelete(cs: CloneSet, flag = false): boolean {
-  return !!cs.spec?.scaleStrategy?.excludePreparingDelete || flag || cs.metadata?.labels?.[CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL] === 'true';
+  return (
+    !!cs.spec?.scaleStrategy?.excludePreparingDelete ||
+    flag ||
+    cs.metadata?.labels?.[CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL] === 'true'
+  );
 }
 
 const abs = Math.abs;
@@ -94,7 +98,18 @@ export function calculateDiffsWithExpectation(
   const isUpdate = opts.isPodUpdate ?? isPodAtRevision;
   const minReady = minReadySecondsOf(cs);
 
-  const n = { newCount: 0, newActive: 0, oldCount: 0, oldActive: 0, unavailNew: 0, unavailOld: 0, toDelNew: 0, toDelOld: 0, preDelNew: 0, preDelOld: 0 };
+  const n = {
+    newCount: 0,
+    newActive: 0,
+    oldCount: 0,
+    oldActive: 0,
+    unavailNew: 0,
+    unavailOld: 0,
+    toDelNew: 0,
+    toDelOld: 0,
+    preDelNew: 0,
+    preDelOld: 0,
+  };
   for (const p of pods) {
     const isNew = isUpdate(p, updateRevision);
     if (isNew) n.newCount++;

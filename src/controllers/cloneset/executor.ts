@@ -72,7 +72,10 @@ const errMessage = (err: unknown) => (err instanceof Error ? err.message : Strin
 // ---------------------------------------------------------------------------------------------
 // Patch builders
 
-function mapDiff(old: Record<string, string> | undefined, updated: Record<string, string> | undefined): Record<string, string | null> | undefined {
+function mapDiff(
+  old: Record<string, string> | undefined,
+  updated: Record<string, string> | undefined,
+): Record<string, string | null> | undefined {
   const out: Record<string, string | null> = {};
   for (const [k, v] of Object.entries(updated ?? {})) if (old?.[k] !== v) out[k] = v;
   for (const k of Object.keys(old ?? {})) if (!updated || !Object.hasOwn(updated, k)) out[k] = null;
@@ -153,7 +156,10 @@ export class CloneSetExecutor {
     if (plan.revisionUpdate) {
       const { name, revision, annotations } = plan.revisionUpdate;
       const updated = await this.deps.client.patch<ControllerRevision>(
-        ControllerRevisions, name, { metadata: { annotations }, revision }, { namespace: ns, patchType: PatchType.Merge },
+        ControllerRevisions,
+        name,
+        { metadata: { annotations }, revision },
+        { namespace: ns, patchType: PatchType.Merge },
       );
       this.deps.resourceVersions.expect(updated);
     }
@@ -167,11 +173,20 @@ export class CloneSetExecutor {
       const owner = podByName.get(pod);
       if (!owner?.metadata.uid) continue;
       const ref = { apiVersion: 'v1', kind: 'Pod', name: pod, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true };
-      await ignoreNotFound(this.deps.client.patch(PersistentVolumeClaims, pvc, { metadata: { ownerReferences: [ref] } }, { namespace: ns, patchType: PatchType.Merge }));
+      await ignoreNotFound(
+        this.deps.client.patch(
+          PersistentVolumeClaims,
+          pvc,
+          { metadata: { ownerReferences: [ref] } },
+          { namespace: ns, patchType: PatchType.Merge },
+        ),
+      );
     }
     for (const pvc of plan.pvcDeletes) {
       const uid = observed.pvcs.find((p) => p.metadata?.name === pvc)?.metadata?.uid;
-      await ignoreNotFound(this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: uid ? { uid } : undefined }));
+      await ignoreNotFound(
+        this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: uid ? { uid } : undefined }),
+      );
     }
 
     // 3. pod writes (lifecycle, in-place refreshes, label patches, in-place updates)
@@ -210,10 +225,15 @@ export class CloneSetExecutor {
     }
     if (plan.podsToDelete) {
       try {
-        await this.deps.client.patch(CloneSets, cs.metadata?.name ?? '', {
-          metadata: { resourceVersion },
-          spec: { scaleStrategy: { podsToDelete: plan.podsToDelete.length ? plan.podsToDelete : null } },
-        }, { namespace: ns, patchType: PatchType.Merge });
+        await this.deps.client.patch(
+          CloneSets,
+          cs.metadata?.name ?? '',
+          {
+            metadata: { resourceVersion },
+            spec: { scaleStrategy: { podsToDelete: plan.podsToDelete.length ? plan.podsToDelete : null } },
+          },
+          { namespace: ns, patchType: PatchType.Merge },
+        );
       } catch (err) {
         if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
         if (!isNotFound(err)) throw err;
@@ -250,7 +270,10 @@ export class CloneSetExecutor {
       const { name, key } = pd.labelRevision;
       try {
         const updated = await this.deps.client.patch<ControllerRevision>(
-          ControllerRevisions, name, { metadata: { labels: { [key]: 'true' } } }, { namespace: ns, patchType: PatchType.Merge },
+          ControllerRevisions,
+          name,
+          { metadata: { labels: { [key]: 'true' } } },
+          { namespace: ns, patchType: PatchType.Merge },
         );
         this.deps.resourceVersions.expect(updated);
       } catch (err) {
@@ -360,7 +383,13 @@ export class CloneSetExecutor {
         if (patch) await this.patchPod(ns, u.pod, patch);
       } catch (err) {
         if (isNotFound(err)) continue;
-        if (!isConflict(err)) this.event(cs, 'Warning', 'FailedUpdatePodInPlace', `failed to update pod ${u.pod} in-place(revision ${u.revision}): ${errMessage(err)}`);
+        if (!isConflict(err))
+          this.event(
+            cs,
+            'Warning',
+            'FailedUpdatePodInPlace',
+            `failed to update pod ${u.pod} in-place(revision ${u.revision}): ${errMessage(err)}`,
+          );
         throw err;
       }
     }
@@ -452,7 +481,9 @@ export class CloneSetExecutor {
       this.event(cs, 'Normal', 'SuccessfulDelete', `succeed to delete pod ${d.pod}`, 'Delete');
       for (const pvc of d.pvcs) {
         const pvcUid = pvcs.find((p) => p.metadata?.name === pvc)?.metadata?.uid;
-        await ignoreNotFound(this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: pvcUid ? { uid: pvcUid } : undefined }));
+        await ignoreNotFound(
+          this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: pvcUid ? { uid: pvcUid } : undefined }),
+        );
       }
     }
   }

@@ -133,7 +133,13 @@ export function cleanupPVCs(active: readonly Pod[], inactive: readonly Pod[], pv
 }
 
 /** Revisions neither current, update, nor used by a pod, oldest first, beyond the history limit. */
-export function revisionsToTruncate(cs: CloneSet, pods: readonly Pod[], revisions: readonly ControllerRevision[], current: string, update: string): string[] {
+export function revisionsToTruncate(
+  cs: CloneSet,
+  pods: readonly Pod[],
+  revisions: readonly ControllerRevision[],
+  current: string,
+  update: string,
+): string[] {
   const live = new Set([current, update]);
   for (const p of pods) live.add(shortHash(p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? ''));
   const dead = [...revisions]
@@ -160,7 +166,9 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
   }
 
   const rev = chooseRevisions(cs, input.revisions);
-  const allRevisions = rev.newRevision ? [...input.revisions, rev.newRevision] : input.revisions.map((r) => (r.metadata.name === rev.update.metadata.name ? rev.update : r));
+  const allRevisions = rev.newRevision
+    ? [...input.revisions, rev.newRevision]
+    : input.revisions.map((r) => (r.metadata.name === rev.update.metadata.name ? rev.update : r));
   const updateName = rev.update.metadata.name ?? '';
   const currentName = rev.current.metadata.name ?? '';
 
@@ -256,7 +264,11 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
 
 /** Step 7 of doReconcile: pre-pull the update revision's new images (spec §12.4). */
 function preDownloadFor(
-  cs: CloneSet, current: ControllerRevision, update: ControllerRevision, jobs: readonly string[], features: FeatureGates,
+  cs: CloneSet,
+  current: ControllerRevision,
+  update: ControllerRevision,
+  jobs: readonly string[],
+  features: FeatureGates,
 ): PreDownloadPlan {
   const replicas = replicasOf(cs);
   const rolling = cs.spec?.updateStrategy?.rollingUpdate;
@@ -264,8 +276,12 @@ function preDownloadFor(
   const updateName = update.metadata.name ?? '';
   return planImagePreDownload({
     owner: {
-      apiVersion: cs.apiVersion ?? 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: cs.metadata?.name ?? '', uid: cs.metadata?.uid ?? '',
-      namespace: cs.metadata?.namespace ?? '', annotations: cs.metadata?.annotations,
+      apiVersion: cs.apiVersion ?? 'apps.kruise.io/v1beta1',
+      kind: 'CloneSet',
+      name: cs.metadata?.name ?? '',
+      uid: cs.metadata?.uid ?? '',
+      namespace: cs.metadata?.namespace ?? '',
+      annotations: cs.metadata?.annotations,
     },
     current,
     update,
@@ -277,7 +293,7 @@ function preDownloadFor(
     selector: cs.spec?.selector ?? {},
     templateLabels: cs.spec?.template?.metadata?.labels,
     pullSecrets: (cs.spec?.template?.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter(Boolean),
-    updatedReadyReplicas: cs.status?.updateRevision === updateName ? cs.status.updatedReadyReplicas ?? 0 : 0,
+    updatedReadyReplicas: cs.status?.updateRevision === updateName ? (cs.status.updatedReadyReplicas ?? 0) : 0,
     minUpdatedReadyPods: inPlace?.imagePreDownloadMinUpdatedReadyPods,
     parallelism: inPlace?.imagePreDownloadParallelism,
     timeoutSeconds: inPlace?.imagePreDownloadTimeoutSeconds,

@@ -99,7 +99,6 @@ export interface ScaleInput {
   nodeLabels?: (node: string) => Labels | undefined;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Creation
 
@@ -235,7 +234,12 @@ function rankerFor(cs: CloneSet, pods: readonly Pod[], nodeLabels?: (node: strin
 }
 
 /** Pods sorted into deletion order (§3.6): first = deleted first. */
-export function sortPodsForDeletion(cs: CloneSet, pods: readonly Pod[], nowMs: number, nodeLabels?: (node: string) => Labels | undefined): Pod[] {
+export function sortPodsForDeletion(
+  cs: CloneSet,
+  pods: readonly Pod[],
+  nowMs: number,
+  nodeLabels?: (node: string) => Labels | undefined,
+): Pod[] {
   const minReady = minReadySecondsOf(cs);
   return [...pods].sort(
     compareActivePodsWithRanks({
@@ -397,4 +401,3 @@ export function planScale(input: ScaleInput): ScalePlan {
   }
   return plan;
 }
-

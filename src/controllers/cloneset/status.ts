@@ -46,8 +46,20 @@ function progressing(cs: CloneSet, s: CloneSetStatus, nowMs: number): { conditio
   const deadline = cs.spec?.progressDeadlineSeconds;
   const replicas = replicasOf(cs);
   const now = metaTime(nowMs);
-  const mk = (status: string, reason: string, message: string): Condition => ({ type: 'Progressing', status, reason, message, lastUpdateTime: now, lastTransitionTime: now });
-  if (s.currentRevision === s.updateRevision && s.replicas === replicas && s.updatedReplicas === replicas && s.updatedAvailableReplicas === replicas) {
+  const mk = (status: string, reason: string, message: string): Condition => ({
+    type: 'Progressing',
+    status,
+    reason,
+    message,
+    lastUpdateTime: now,
+    lastTransitionTime: now,
+  });
+  if (
+    s.currentRevision === s.updateRevision &&
+    s.replicas === replicas &&
+    s.updatedReplicas === replicas &&
+    s.updatedAvailableReplicas === replicas
+  ) {
     return { condition: mk('True', 'CloneSetAvailable', 'CloneSet is available') };
   }
   if (cs.spec?.updateStrategy?.rollingUpdate?.paused) return { condition: mk('True', 'CloneSetPaused', 'CloneSet is paused') };
@@ -106,8 +118,10 @@ export function computeStatus(input: StatusInput): StatusResult {
 
   let conditions = cs.status?.conditions ? [...cs.status.conditions] : undefined;
   const now = metaTime(nowMs);
-  if (input.scaleError) conditions = setCondition(conditions, { type: 'FailedScale', status: 'True', message: input.scaleError, lastTransitionTime: now });
-  if (input.updateError) conditions = setCondition(conditions, { type: 'FailedUpdate', status: 'True', message: input.updateError, lastTransitionTime: now });
+  if (input.scaleError)
+    conditions = setCondition(conditions, { type: 'FailedScale', status: 'True', message: input.scaleError, lastTransitionTime: now });
+  if (input.updateError)
+    conditions = setCondition(conditions, { type: 'FailedUpdate', status: 'True', message: input.updateError, lastTransitionTime: now });
 
   let requeueAfterSeconds: number | undefined;
   const deadline = cs.spec?.progressDeadlineSeconds;
@@ -128,5 +142,9 @@ export function computeStatus(input: StatusInput): StatusResult {
 
 function normalise(s: CloneSetStatus | undefined): unknown {
   if (!s) return undefined;
-  return Object.fromEntries(Object.entries(s).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return Object.fromEntries(
+    Object.entries(s)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
 }

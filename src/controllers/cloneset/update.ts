@@ -20,7 +20,13 @@ import {
   planInPlaceUpdate,
   type InPlaceRefreshPlan,
 } from '../../util/inplaceupdate.ts';
-import { getPodLifecycleState, isPodAllHooked, isPodHooked, planLifecycleTransition, type LifecycleTransition } from '../../util/lifecycle.ts';
+import {
+  getPodLifecycleState,
+  isPodAllHooked,
+  isPodHooked,
+  planLifecycleTransition,
+  type LifecycleTransition,
+} from '../../util/lifecycle.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
 import { matchesLabelSelector } from '../../util/labelselector.ts';
 import { compareActivePods } from '../../util/pod.ts';
@@ -76,7 +82,6 @@ export interface UpdateInput {
   /** PodUnavailableBudget verdict for an UPDATE (gate PodUnavailableBudgetUpdateGate). */
   pubAllowsUpdate?: (pod: Pod) => boolean;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Ordering
@@ -300,7 +305,10 @@ function updatePod(input: UpdateInput, pod: Pod, target: ControllerRevision, now
   if (policy === 'InPlaceIfPossible' || policy === 'InPlaceOnly') {
     const oldRev = input.revisions.find((r) => isPodAtRevision(pod, r.metadata.name ?? ''));
     const vctAllows =
-      !features.RecreatePodWhenChangeVCTInCloneSetGate || policy === 'InPlaceOnly' || !oldRev || canVolumeClaimTemplatesUpdateInPlace(oldRev, target);
+      !features.RecreatePodWhenChangeVCTInCloneSetGate ||
+      policy === 'InPlaceOnly' ||
+      !oldRev ||
+      canVolumeClaimTemplatesUpdateInPlace(oldRev, target);
     const plan = vctAllows
       ? planInPlaceUpdate(pod, oldRev, target, {
           now,
@@ -321,11 +329,17 @@ function updatePod(input: UpdateInput, pod: Pod, target: ControllerRevision, now
         case LifecycleState.PreparingNormal:
         case LifecycleState.Normal:
           if (hook && isPodHooked(hook, pod)) {
-            return { kind: 'transition', transition: planLifecycleTransition(pod, LifecycleState.PreparingUpdate, { now, markPodNotReady: !!hook.markPodNotReady }) };
+            return {
+              kind: 'transition',
+              transition: planLifecycleTransition(pod, LifecycleState.PreparingUpdate, { now, markPodNotReady: !!hook.markPodNotReady }),
+            };
           }
           break;
         case LifecycleState.Updated:
-          return { kind: 'transition', transition: hook ? planLifecycleTransition(pod, LifecycleState.PreparingUpdate, { now, handler: hook }) : undefined };
+          return {
+            kind: 'transition',
+            transition: hook ? planLifecycleTransition(pod, LifecycleState.PreparingUpdate, { now, handler: hook }) : undefined,
+          };
         case LifecycleState.PreparingUpdate:
           if (hook && isPodHooked(hook, pod)) return { kind: 'wait' };
           break;
@@ -354,7 +368,14 @@ export function planUpdate(input: UpdateInput): UpdatePlan {
   const now = metaTime(nowMs);
   const updateName = input.updateRevision.metadata.name ?? '';
   const currentName = input.currentRevision.metadata.name ?? '';
-  const plan: UpdatePlan = { diffs: { ...EMPTY_DIFFS }, refreshes: [], lifecycleTransitions: [], labelPatches: [], inPlaceUpdates: [], events: [] };
+  const plan: UpdatePlan = {
+    diffs: { ...EMPTY_DIFFS },
+    refreshes: [],
+    lifecycleTransitions: [],
+    labelPatches: [],
+    inPlaceUpdates: [],
+    events: [],
+  };
   const requeue = (s: number) => {
     if (s > 0) plan.requeueAfterSeconds = plan.requeueAfterSeconds === undefined ? s : Math.min(plan.requeueAfterSeconds, s);
   };
@@ -363,14 +384,18 @@ export function planUpdate(input: UpdateInput): UpdatePlan {
   let modified = false;
   for (const pod of pods) {
     const { refresh, transition } = refreshPod(cs, pod, updateName, now);
-    if (refresh.pod || refresh.conditions) plan.refreshes.push({ pod: podName(pod), updatedPod: refresh.pod, conditions: refresh.conditions });
+    if (refresh.pod || refresh.conditions)
+      plan.refreshes.push({ pod: podName(pod), updatedPod: refresh.pod, conditions: refresh.conditions });
     requeue(refresh.delaySeconds ?? 0);
     if (transition) {
       plan.lifecycleTransitions.push(transition);
       if (transition.stateChanged) modified = true;
     }
     if (!pod.metadata.labels || !Object.hasOwn(pod.metadata.labels, POD_TEMPLATE_HASH_LABEL)) {
-      plan.labelPatches.push({ pod: podName(pod), labels: { [POD_TEMPLATE_HASH_LABEL]: shortHash(pod.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? '') } });
+      plan.labelPatches.push({
+        pod: podName(pod),
+        labels: { [POD_TEMPLATE_HASH_LABEL]: shortHash(pod.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? '') },
+      });
       modified = true;
     }
   }

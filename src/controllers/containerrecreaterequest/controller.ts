@@ -84,11 +84,16 @@ export class CRRReconciler {
 const crrKey = (c: CRR) => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
 
 function statusesChanged(old: Pod, cur: Pod): boolean {
-  return JSON.stringify(old.status?.containerStatuses ?? []) !== JSON.stringify(cur.status?.containerStatuses ?? [])
-    || JSON.stringify(old.status?.initContainerStatuses ?? []) !== JSON.stringify(cur.status?.initContainerStatuses ?? []);
+  return (
+    JSON.stringify(old.status?.containerStatuses ?? []) !== JSON.stringify(cur.status?.containerStatuses ?? []) ||
+    JSON.stringify(old.status?.initContainerStatuses ?? []) !== JSON.stringify(cur.status?.initContainerStatuses ?? [])
+  );
 }
 
-export function makeHandlers(queue: { add(key: string, opts?: { priority?: number }): void }, crrsOfPod: (namespace: string, pod: string) => CRR[]) {
+export function makeHandlers(
+  queue: { add(key: string, opts?: { priority?: number }): void },
+  crrsOfPod: (namespace: string, pod: string) => CRR[],
+) {
   const enqueuePod = (pod: Pod) => {
     for (const c of crrsOfPod(pod.metadata.namespace ?? '', pod.metadata.name ?? '')) queue.add(crrKey(c));
   };

@@ -4,13 +4,7 @@
 // (409) instead of being overwritten.
 
 import { CRR_ACTIVE_LABEL, FINALIZER_CRR_UNREADY_ACQUIRED } from '../../apis/constants.ts';
-import {
-  ContainerRecreateRequests,
-  isNotFound,
-  PatchType,
-  Pods,
-  type KubeClient,
-} from '../../runtime/client.ts';
+import { ContainerRecreateRequests, isNotFound, PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
@@ -19,11 +13,8 @@ import { metaTime } from '../../util/clock.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'delete'>;
 
-
 export class CRRExecutor {
-  constructor(
-    private readonly deps: { client: ExecutorClient; log: Logger; now: () => number },
-  ) {}
+  constructor(private readonly deps: { client: ExecutorClient; log: Logger; now: () => number }) {}
 
   /** Applies the plan; returns when to look again (ms) or undefined. */
   async execute(crr: CRR, pod: Pod | undefined, plan: CRRPlan): Promise<number | undefined> {
@@ -32,11 +23,16 @@ export class CRRExecutor {
     const name = crr.metadata.name ?? '';
     const patchCRR = async (body: Record<string, unknown>, subresource?: string) => {
       const metadata = { ...(body.metadata as object | undefined), ...(rv ? { resourceVersion: rv } : {}) };
-      const out = await this.deps.client.patch<CRR>(ContainerRecreateRequests, name, { ...body, metadata }, {
-        namespace: ns,
-        patchType: PatchType.Merge,
-        ...(subresource ? { subresource } : {}),
-      });
+      const out = await this.deps.client.patch<CRR>(
+        ContainerRecreateRequests,
+        name,
+        { ...body, metadata },
+        {
+          namespace: ns,
+          patchType: PatchType.Merge,
+          ...(subresource ? { subresource } : {}),
+        },
+      );
       rv = out.metadata.resourceVersion;
     };
     const finalizers = (add: boolean) => {
@@ -69,7 +65,10 @@ export class CRRExecutor {
     switch (action.kind) {
       case 'releasePodNotReady':
         // A pod deleted meanwhile holds no key any more: the finalizer must still go.
-        if (action.podCondition && c.pod) await this.patchPodCondition(c.pod, action.podCondition).catch((err) => { if (!isNotFound(err)) throw err; });
+        if (action.podCondition && c.pod)
+          await this.patchPodCondition(c.pod, action.podCondition).catch((err) => {
+            if (!isNotFound(err)) throw err;
+          });
         await c.patchCRR({ metadata: { finalizers: c.finalizers(false) } });
         return;
       case 'removeActiveLabel':
@@ -108,9 +107,14 @@ export class CRRExecutor {
   }
 
   private async patchPodCondition(pod: Pod, condition: PodCondition): Promise<void> {
-    await this.deps.client.patch(Pods, pod.metadata.name ?? '', {
-      metadata: pod.metadata.resourceVersion ? { resourceVersion: pod.metadata.resourceVersion } : {},
-      status: { conditions: [condition] },
-    }, { namespace: pod.metadata.namespace, patchType: PatchType.StrategicMerge, subresource: 'status' });
+    await this.deps.client.patch(
+      Pods,
+      pod.metadata.name ?? '',
+      {
+        metadata: pod.metadata.resourceVersion ? { resourceVersion: pod.metadata.resourceVersion } : {},
+        status: { conditions: [condition] },
+      },
+      { namespace: pod.metadata.namespace, patchType: PatchType.StrategicMerge, subresource: 'status' },
+    );
   }
 }

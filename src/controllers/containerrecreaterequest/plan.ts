@@ -10,18 +10,8 @@
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
 import type { Pod, PodCondition, Stored } from '../../apis/core-objects.ts';
 import type { MetaCondition } from '../../apis/schema.ts';
-import {
-  CRR_ACTIVE_LABEL,
-  CRR_POD_UID_LABEL,
-  FINALIZER_CRR_UNREADY_ACQUIRED,
-  CONDITION_KRUISE_POD_READY,
-} from '../../apis/constants.ts';
-import {
-  addNotReadyKey,
-  containsReadinessGate,
-  removeNotReadyKey,
-  type NotReadyMessage,
-} from '../../util/lifecycle.ts';
+import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, FINALIZER_CRR_UNREADY_ACQUIRED, CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
+import { addNotReadyKey, containsReadinessGate, removeNotReadyKey, type NotReadyMessage } from '../../util/lifecycle.ts';
 import { timeMillis } from '../../util/pod.ts';
 import { metaTime } from '../../util/clock.ts';
 
@@ -109,10 +99,16 @@ export function containerStatusSnapshot(crr: CRR, pod: Pod): ContainerStatusSnap
   const created = timeMillis(crr.metadata.creationTimestamp) ?? 0;
   const out: ContainerStatusSnapshot[] = [];
   for (const c of crr.spec?.containers ?? []) {
-    const s = pod.status?.containerStatuses?.find((x) => x.name === c.name) ?? pod.status?.initContainerStatuses?.find((x) => x.name === c.name);
+    const s =
+      pod.status?.containerStatuses?.find((x) => x.name === c.name) ?? pod.status?.initContainerStatuses?.find((x) => x.name === c.name);
     const started = timeMillis(s?.state?.running?.startedAt);
     if (!s || started === undefined || started < created) continue;
-    out.push({ name: s.name, ready: !!s.ready, restartCount: s.restartCount ?? 0, ...(s.containerID ? { containerID: s.containerID } : {}) });
+    out.push({
+      name: s.name,
+      ready: !!s.ready,
+      restartCount: s.restartCount ?? 0,
+      ...(s.containerID ? { containerID: s.containerID } : {}),
+    });
   }
   return out;
 }
@@ -120,7 +116,13 @@ export function containerStatusSnapshot(crr: CRR, pod: Pod): ContainerStatusSnap
 function sameSnapshot(a: readonly ContainerStatusSnapshot[] | undefined, b: readonly ContainerStatusSnapshot[]): boolean {
   const x = a ?? [];
   if (x.length !== b.length) return false;
-  return x.every((s, i) => s.name === b[i].name && s.ready === b[i].ready && s.restartCount === b[i].restartCount && (s.containerID ?? '') === (b[i].containerID ?? ''));
+  return x.every(
+    (s, i) =>
+      s.name === b[i].name &&
+      s.ready === b[i].ready &&
+      s.restartCount === b[i].restartCount &&
+      (s.containerID ?? '') === (b[i].containerID ?? ''),
+  );
 }
 
 function planUnreadyGrace(crr: CRR, pod: Pod, now: number): CRRAction[] {
@@ -131,12 +133,19 @@ function planUnreadyGrace(crr: CRR, pod: Pod, now: number): CRRAction[] {
   const iso = metaTime(now);
   const actions: CRRAction[] = [];
   const gated = containsReadinessGate(pod, CONDITION_KRUISE_POD_READY);
-  if (gated) actions.push({ kind: 'acquirePodNotReady', addFinalizer: !hasFinalizer(crr), podCondition: addNotReadyKey(pod, readinessMessage(crr), iso) });
+  if (gated)
+    actions.push({
+      kind: 'acquirePodNotReady',
+      addFinalizer: !hasFinalizer(crr),
+      podCondition: addNotReadyKey(pod, readinessMessage(crr), iso),
+    });
   const condition: MetaCondition = {
     type: PRE_RECREATE_GRACE_CONDITION,
     status: 'True',
     reason: PRE_RECREATE_GRACE_CONDITION,
-    message: gated ? `Pod marked not-ready through ${CONDITION_KRUISE_POD_READY}` : `Pod has no readinessGate ${CONDITION_KRUISE_POD_READY}, not marked not-ready`,
+    message: gated
+      ? `Pod marked not-ready through ${CONDITION_KRUISE_POD_READY}`
+      : `Pod has no readinessGate ${CONDITION_KRUISE_POD_READY}, not marked not-ready`,
     lastTransitionTime: iso,
   };
   const others = (crr.status?.conditions ?? []).filter((c) => c.type !== PRE_RECREATE_GRACE_CONDITION);

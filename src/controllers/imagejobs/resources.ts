@@ -46,7 +46,10 @@ export type FinishedAction = { action: 'delete' } | { action: 'wait'; requeueAft
  * A completed job (ImagePullJob or ImageListPullJob) is deleted ttlSecondsAfterFinished after
  * completionTime (kept forever without).
  */
-export function finishedJobAction(job: ImagePullJob | { spec?: { completionPolicy?: { ttlSecondsAfterFinished?: number } }; status?: { completionTime?: string } }, nowMs: number): FinishedAction {
+export function finishedJobAction(
+  job: ImagePullJob | { spec?: { completionPolicy?: { ttlSecondsAfterFinished?: number } }; status?: { completionTime?: string } },
+  nowMs: number,
+): FinishedAction {
   const ttl = job.spec?.completionPolicy?.ttlSecondsAfterFinished;
   if (ttl == null) return { action: 'wait' };
   const completed = parseTime(job.status?.completionTime) ?? nowMs;

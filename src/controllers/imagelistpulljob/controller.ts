@@ -53,10 +53,13 @@ export class ImageListPullJobReconciler {
     // A completed list job only waits for its TTL; the children no longer matter.
     if (!list.status?.completionTime) {
       const live = owned.filter((child) => !child.metadata.deletionTimestamp);
-      const requeue = expectationGate([
-        scaleExpectations.check(key, 'ImagePullJob creation/deletion'),
-        ...live.map((child) => resourceVersions.check(child, 'ImagePullJob resourceVersion')),
-      ], log);
+      const requeue = expectationGate(
+        [
+          scaleExpectations.check(key, 'ImagePullJob creation/deletion'),
+          ...live.map((child) => resourceVersions.check(child, 'ImagePullJob resourceVersion')),
+        ],
+        log,
+      );
       if (requeue !== undefined) return { requeueAfter: requeue };
     }
     const plan = planImageListPullJob({ list, owned, nowMs: this.clock.now() });
@@ -71,7 +74,11 @@ function ownerKey(job: ImagePullJob): string | undefined {
   return `${job.metadata.namespace}/${ref.name}`;
 }
 
-export function makeListHandlers(deps: { queue: { add(key: string, opts?: { priority?: number }): void }; scaleExpectations: ScaleExpectations; resourceVersions: ResourceVersionExpectations }) {
+export function makeListHandlers(deps: {
+  queue: { add(key: string, opts?: { priority?: number }): void };
+  scaleExpectations: ScaleExpectations;
+  resourceVersions: ResourceVersionExpectations;
+}) {
   const list: EventHandler<ImageListPullJob> = {
     onAdd: (l, initial) => deps.queue.add(`${l.metadata.namespace}/${l.metadata.name}`, initial ? { priority: LowPriority } : {}),
     onUpdate: (old, cur) => {
@@ -123,7 +130,8 @@ export const imageListPullJobController: ControllerSetup = {
     const reconciler = new ImageListPullJobReconciler({
       cache: {
         getList: (ns, name) => lists.lister.get(ns, name),
-        ownedJobs: (l) => jobs.lister.byIndex(OwnerUIDIndex, l.metadata.uid ?? '').filter((j) => j.metadata.namespace === l.metadata.namespace),
+        ownedJobs: (l) =>
+          jobs.lister.byIndex(OwnerUIDIndex, l.metadata.uid ?? '').filter((j) => j.metadata.namespace === l.metadata.namespace),
       },
       client: deps.client,
       recorder: deps.recorder,

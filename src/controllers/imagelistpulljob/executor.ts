@@ -27,7 +27,12 @@ export class ImageListPullJobExecutor {
     const name = list.metadata.name ?? '';
     if (plan.hashLabel) {
       try {
-        await client.patch(ImageListPullJobs, name, { metadata: { labels: { [CONTROLLER_REVISION_HASH_LABEL]: plan.hashLabel } } }, { namespace, patchType: PatchType.Merge });
+        await client.patch(
+          ImageListPullJobs,
+          name,
+          { metadata: { labels: { [CONTROLLER_REVISION_HASH_LABEL]: plan.hashLabel } } },
+          { namespace, patchType: PatchType.Merge },
+        );
       } catch (err) {
         if (isNotFound(err)) return {};
         throw err;

@@ -21,7 +21,10 @@ export function jobTemplate(job: ImageListPullJob): Record<string, unknown> {
 function canonicalJSON(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJSON).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJSON((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJSON((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
@@ -52,14 +55,16 @@ export function newImagePullJob(list: ImageListPullJob, image: string, hash: str
       namespace: list.metadata.namespace,
       generateName: `${list.metadata.name}-`,
       labels: { [CONTROLLER_REVISION_HASH_LABEL]: hash },
-      ownerReferences: [{
-        apiVersion: list.apiVersion ?? 'apps.kruise.io/v1beta1',
-        kind: 'ImageListPullJob',
-        name: list.metadata.name ?? '',
-        uid: list.metadata.uid ?? '',
-        controller: true,
-        blockOwnerDeletion: true,
-      }],
+      ownerReferences: [
+        {
+          apiVersion: list.apiVersion ?? 'apps.kruise.io/v1beta1',
+          kind: 'ImageListPullJob',
+          name: list.metadata.name ?? '',
+          uid: list.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: { image, ...structuredClone(jobTemplate(list)) } as ImagePullJob['spec'],
   };
@@ -86,7 +91,11 @@ export function computeActions(list: ImageListPullJob, owned: ReadonlyMap<string
 }
 
 /** Upstream calculateStatus over the generated jobs that have started. */
-export function calculateListStatus(list: ImageListPullJob, owned: ReadonlyMap<string, ImagePullJob>, nowMs: number): ImageListPullJobStatus {
+export function calculateListStatus(
+  list: ImageListPullJob,
+  owned: ReadonlyMap<string, ImagePullJob>,
+  nowMs: number,
+): ImageListPullJobStatus {
   let active = 0;
   let completed = 0;
   let succeeded = 0;

@@ -77,7 +77,10 @@ export class ImagePullJobReconciler {
       scaleExpectations.deleteExpectations(key);
       return {};
     }
-    let requeue = expectationGate([scaleExpectations.check(key, 'secret creation'), resourceVersions.check(job, 'job resourceVersion')], log);
+    let requeue = expectationGate(
+      [scaleExpectations.check(key, 'secret creation'), resourceVersions.check(job, 'job resourceVersion')],
+      log,
+    );
     if (requeue !== undefined) return { requeueAfter: requeue };
 
     let nodeImages: NodeImage[] | undefined;
@@ -90,7 +93,10 @@ export class ImagePullJobReconciler {
         await this.reportBadJob(job, err);
         throw new TerminalError(`cannot sync ImagePullJob ${key}`, { cause: err });
       }
-      requeue = expectationGate(nodeImages.map((ni) => resourceVersions.check(ni, 'NodeImage resourceVersion', NODEIMAGE_CACHE_WAIT_MS)), log);
+      requeue = expectationGate(
+        nodeImages.map((ni) => resourceVersions.check(ni, 'NodeImage resourceVersion', NODEIMAGE_CACHE_WAIT_MS)),
+        log,
+      );
       if (requeue !== undefined) return { requeueAfter: requeue };
     }
 

@@ -101,7 +101,10 @@ export function makeHandlers(deps: HandlerDeps) {
   };
 
   const jobsForPod = (p: Pod, labels = p.metadata.labels) =>
-    deps.listJobs(p.metadata.namespace).filter((j) => jobSelectsPod(j, labels)).map(jobKey);
+    deps
+      .listJobs(p.metadata.namespace)
+      .filter((j) => jobSelectsPod(j, labels))
+      .map(jobKey);
 
   const pod: EventHandler<Pod> = {
     onAdd: (p, initial) => {
@@ -128,7 +131,10 @@ export function makeHandlers(deps: HandlerDeps) {
     for (const key of referencingJobs(s)) deps.scaleExpectations.observeScale(key, 'create', s.metadata.name ?? '');
   };
   const jobsNaming = (s: Secret) =>
-    deps.listJobs(s.metadata.namespace).filter((j) => isActiveJob(j) && (j.spec?.pullSecrets ?? []).includes(s.metadata.name ?? '')).map(jobKey);
+    deps
+      .listJobs(s.metadata.namespace)
+      .filter((j) => isActiveJob(j) && (j.spec?.pullSecrets ?? []).includes(s.metadata.name ?? ''))
+      .map(jobKey);
 
   const secret: EventHandler<Secret> = {
     onAdd: (s, initial) => {

@@ -1,7 +1,16 @@
 // Applies an ImagePullJob plan (plan.ts) through the API, in order: finalizer, pull-secret copies,
 // NodeImage claims, status; for a finished job: secrets, finalizer, TTL deletion. Creations are
 // recorded as expectations first, and every write's resourceVersion is expected in the cache.
-import { ignoreNotFound, isConflict, isNotFound, PatchType, Secrets, type KubeClient, ImagePullJobs, NodeImages } from '../../runtime/client.ts';
+import {
+  ignoreNotFound,
+  isConflict,
+  isNotFound,
+  PatchType,
+  Secrets,
+  type KubeClient,
+  ImagePullJobs,
+  NodeImages,
+} from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
@@ -38,7 +47,12 @@ export class ImagePullJobExecutor {
       if (plan.finalizers) await this.patchFinalizers(job, plan.finalizers);
       if (plan.deleteJob) {
         this.deps.log.info('deleting ImagePullJob for ttlSecondsAfterFinished');
-        await ignoreNotFound(this.deps.client.delete(ImagePullJobs, job.metadata.name ?? '', { namespace: job.metadata.namespace, preconditions: { uid: job.metadata.uid } }));
+        await ignoreNotFound(
+          this.deps.client.delete(ImagePullJobs, job.metadata.name ?? '', {
+            namespace: job.metadata.namespace,
+            preconditions: { uid: job.metadata.uid },
+          }),
+        );
         return {};
       }
       return requeue(plan.requeueAfter);
@@ -70,7 +84,12 @@ export class ImagePullJobExecutor {
 
   private async writeSecrets(job: ImagePullJob, plan: SecretWrites): Promise<void> {
     for (const s of plan.delete) {
-      await ignoreNotFound(this.deps.client.delete(Secrets, s.metadata.name ?? '', { namespace: KRUISE_DAEMON_CONFIG_NAMESPACE, preconditions: { uid: s.metadata.uid } }));
+      await ignoreNotFound(
+        this.deps.client.delete(Secrets, s.metadata.name ?? '', {
+          namespace: KRUISE_DAEMON_CONFIG_NAMESPACE,
+          preconditions: { uid: s.metadata.uid },
+        }),
+      );
     }
     // Update (not patch) keeps the references exact: a job that claimed the copy since our read
     // makes this write conflict instead of being dropped from the list.

@@ -5,8 +5,16 @@ import { isDeepStrictEqual } from 'node:util';
 import { FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import type { KubeObject } from '../../runtime/client.ts';
 import {
-  byTag, finishedJobAction, isActiveJob, parseTime, pruneUndefined,
-  type ImagePullJob, type ImagePullJobStatus, type ImageSpec, type ImageTagSpec, type NodeImage,
+  byTag,
+  finishedJobAction,
+  isActiveJob,
+  parseTime,
+  pruneUndefined,
+  type ImagePullJob,
+  type ImagePullJobStatus,
+  type ImageSpec,
+  type ImageTagSpec,
+  type NodeImage,
 } from '../imagejobs/resources.ts';
 import type { Secret } from '../../apis/core-objects.ts';
 import { planSecretSync, type PullSecretRef, type SecretSyncPlan } from './secrets.ts';
@@ -162,7 +170,11 @@ export type RandomInt = (n: number) => number;
  * jitter, so tags of one job do not all expire at once; Never-type jobs never complete, so their
  * tags get a day and a deadline of their own.
  */
-export function tagPullPolicy(job: ImagePullJob, defaultTtlForAlways: number, randomInt: RandomInt): NonNullable<ImageTagSpec['pullPolicy']> {
+export function tagPullPolicy(
+  job: ImagePullJob,
+  defaultTtlForAlways: number,
+  randomInt: RandomInt,
+): NonNullable<ImageTagSpec['pullPolicy']> {
   const pp = job.spec?.pullPolicy;
   const cp = job.spec?.completionPolicy;
   const policy: NonNullable<ImageTagSpec['pullPolicy']> = {};
@@ -171,7 +183,9 @@ export function tagPullPolicy(job: ImagePullJob, defaultTtlForAlways: number, ra
   if (isNever(job)) {
     policy.ttlSecondsAfterFinished = TTL_SECONDS_FOR_NEVER + randomInt(1200) - 600;
     policy.activeDeadlineSeconds =
-      pp?.timeoutSeconds != null && pp.timeoutSeconds > ACTIVE_DEADLINE_SECONDS_FOR_NEVER ? pp.timeoutSeconds : ACTIVE_DEADLINE_SECONDS_FOR_NEVER;
+      pp?.timeoutSeconds != null && pp.timeoutSeconds > ACTIVE_DEADLINE_SECONDS_FOR_NEVER
+        ? pp.timeoutSeconds
+        : ACTIVE_DEADLINE_SECONDS_FOR_NEVER;
     return policy;
   }
   const base =
@@ -283,7 +297,12 @@ export type ImagePullJobPlan =
 
 function secretWrites(input: ImagePullJobInput): SecretWrites {
   const { job } = input;
-  const plan = planSecretSync({ job, copies: input.secretCopies, source: (name) => input.sourceSecret(name), randomSuffix: () => input.randomSuffix() });
+  const plan = planSecretSync({
+    job,
+    copies: input.secretCopies,
+    source: (name) => input.sourceSecret(name),
+    randomSuffix: () => input.randomSuffix(),
+  });
   const daemonNs = input.daemonNamespace;
   if (!plan.create.length || (daemonNs && !daemonNs.metadata.deletionTimestamp)) return plan;
   const why = daemonNs ? 'is being deleted' : 'does not exist';
@@ -301,12 +320,24 @@ export function planImagePullJob(input: ImagePullJobInput): ImagePullJobPlan {
       : {};
     if (job.metadata.deletionTimestamp) return { kind: 'finalize', ...release, deleteJob: false };
     const finished = finishedJobAction(job, nowMs);
-    return { kind: 'finalize', ...release, deleteJob: finished.action === 'delete', requeueAfter: finished.action === 'wait' ? finished.requeueAfterMs : undefined };
+    return {
+      kind: 'finalize',
+      ...release,
+      deleteJob: finished.action === 'delete',
+      requeueAfter: finished.action === 'wait' ? finished.requeueAfterMs : undefined,
+    };
   }
   const nodeImages = input.nodeImages ?? [];
   const image = input.image ?? { name: '', tag: '' };
   const secrets = secretWrites(input);
-  const { status, notSynced } = calculateStatus({ job, nodeImages, imageName: image.name, imageTag: image.tag, secrets: secrets.refs, nowMs });
+  const { status, notSynced } = calculateStatus({
+    job,
+    nodeImages,
+    imageName: image.name,
+    imageTag: image.tag,
+    secrets: secrets.refs,
+    nowMs,
+  });
   const nodes = nodesToClaim(job, status, notSynced);
   const changed = statusChanged(job, status);
   return {
@@ -315,13 +346,17 @@ export function planImagePullJob(input: ImagePullJobInput): ImagePullJobPlan {
     secrets,
     claims: nodes.length
       ? {
-        nodes,
-        imageName: image.name,
-        claim: {
-          job, imageName: image.name, imageTag: image.tag, secrets: secrets.refs, nowMs,
-          pullPolicy: tagPullPolicy(job, input.defaultTtlForAlways, input.randomInt),
-        },
-      }
+          nodes,
+          imageName: image.name,
+          claim: {
+            job,
+            imageName: image.name,
+            imageTag: image.tag,
+            secrets: secrets.refs,
+            nowMs,
+            pullPolicy: tagPullPolicy(job, input.defaultTtlForAlways, input.randomInt),
+          },
+        }
       : undefined,
     status: changed ? status : undefined,
     requeueAfter: changed ? undefined : deadlineRequeueMs(job, status, nowMs),

@@ -48,7 +48,12 @@ function safeMatches(sel: Parameters<typeof labelSelectorAsSelector>[0], labels:
  * (a node leaving the selection changes the job's desired count); podSelector jobs look at the
  * pods on that node.
  */
-export function jobSelectsNodeImage(job: ImagePullJob, nodeImage: NodeImage, podsOnNode: () => Pod[], labels: Labels = nodeImage.metadata.labels): boolean {
+export function jobSelectsNodeImage(
+  job: ImagePullJob,
+  nodeImage: NodeImage,
+  podsOnNode: () => Pod[],
+  labels: Labels = nodeImage.metadata.labels,
+): boolean {
   if (!isActiveJob(job)) return false;
   const spec = job.spec;
   if (spec?.podSelector) {

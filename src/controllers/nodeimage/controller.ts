@@ -140,7 +140,9 @@ export function makeNodeImageHandlers(deps: NodeImageHandlerDeps) {
     onDelete: (obj) => {
       const uid = unwrapDeleted(obj).metadata.uid;
       for (const ni of deps.listNodeImages()) {
-        const owned = Object.values(ni.spec?.images ?? {}).some((img) => (img.tags ?? []).some((t) => (t.ownerReferences ?? []).some((r) => r.uid === uid)));
+        const owned = Object.values(ni.spec?.images ?? {}).some((img) =>
+          (img.tags ?? []).some((t) => (t.ownerReferences ?? []).some((r) => r.uid === uid)),
+        );
         if (owned) deps.queue.add(ni.metadata.name ?? '');
       }
     },

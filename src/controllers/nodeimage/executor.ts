@@ -32,7 +32,12 @@ export class NodeImageExecutor {
         case 'none':
           return { requeueAfter: this.spread(plan.requeueAfterMs) };
         case 'create': {
-          const obj: NodeImage = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'NodeImage', metadata: { name, labels: plan.labels }, spec: {} };
+          const obj: NodeImage = {
+            apiVersion: 'apps.kruise.io/v1beta1',
+            kind: 'NodeImage',
+            metadata: { name, labels: plan.labels },
+            spec: {},
+          };
           try {
             resourceVersions.expect(await client.create<NodeImage>(NodeImages, obj));
             log.info({ nodeImage: name }, 'created NodeImage');
@@ -46,7 +51,11 @@ export class NodeImageExecutor {
           log.info({ nodeImage: name }, 'deleted NodeImage of a gone Node');
           return {};
         case 'updateSpec': {
-          const updated: NodeImage = { ...nodeImage!, metadata: { ...nodeImage!.metadata, labels: plan.labels }, spec: { ...nodeImage!.spec, images: plan.images } };
+          const updated: NodeImage = {
+            ...nodeImage!,
+            metadata: { ...nodeImage!.metadata, labels: plan.labels },
+            spec: { ...nodeImage!.spec, images: plan.images },
+          };
           resourceVersions.expect(await client.update<NodeImage>(NodeImages, updated));
           log.info({ nodeImage: name, changes: plan.messages }, 'updated NodeImage spec');
           return {};

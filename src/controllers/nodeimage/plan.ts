@@ -3,7 +3,15 @@
 // Failed because the node daemon stopped answering or ran past the deadline. Everything else in
 // the status belongs to the daemon; see docs in controller.ts for the split.
 import { isDeepStrictEqual } from 'node:util';
-import { byTag, parseTime, pruneUndefined, type ImageSpec, type ImageTagStatus, type NodeImage, type NodeImageStatus } from '../imagejobs/resources.ts';
+import {
+  byTag,
+  parseTime,
+  pruneUndefined,
+  type ImageSpec,
+  type ImageTagStatus,
+  type NodeImage,
+  type NodeImageStatus,
+} from '../imagejobs/resources.ts';
 import { metaTime } from '../../util/clock.ts';
 import type { Node } from '../../apis/core-objects.ts';
 
@@ -237,7 +245,12 @@ export function planNodeImage(input: PlanInput): NodeImagePlan {
   const cleanup = cleanSpec(nodeImage, input.jobUID, input.secretExists, nowMs);
   if (cleanup.modified || labelsDiffer) {
     const messages = labelsDiffer ? ['node labels changed', ...cleanup.messages] : cleanup.messages;
-    return { action: 'updateSpec', labels: node ? (node.metadata.labels ?? {}) : nodeImage.metadata.labels, images: cleanup.images, messages };
+    return {
+      action: 'updateSpec',
+      labels: node ? (node.metadata.labels ?? {}) : nodeImage.metadata.labels,
+      images: cleanup.images,
+      messages,
+    };
   }
   const status = planStatus(nodeImage, nowMs);
   const requeueAfterMs = clampRequeue(laterWait(cleanup.requeueAfterMs, status.requeueAfterMs));

@@ -35,10 +35,15 @@ export async function reconcilePodReadiness(key: string, deps: PodReadinessDeps)
   if (!condition) return {};
   return applyWrites(async () => {
     // Compare-and-swap: a condition someone wrote since the cache saw the pod must not be replaced.
-    await deps.client.patch(Pods, name, {
-      metadata: { resourceVersion: pod.metadata.resourceVersion },
-      status: { conditions: [condition] },
-    }, { namespace, patchType: PatchType.StrategicMerge, subresource: 'status' });
+    await deps.client.patch(
+      Pods,
+      name,
+      {
+        metadata: { resourceVersion: pod.metadata.resourceVersion },
+        status: { conditions: [condition] },
+      },
+      { namespace, patchType: PatchType.StrategicMerge, subresource: 'status' },
+    );
     return {};
   });
 }
@@ -50,11 +55,17 @@ export const podReadinessController: ControllerSetup = {
   kinds: [],
   setup(deps: ControllerDeps) {
     const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
-    const controller = managerController('podreadiness', deps, (key) => reconcilePodReadiness(key, { getPod: (ns, n) => pods.lister.get(ns, n), client: deps.client }));
+    const controller = managerController('podreadiness', deps, (key) =>
+      reconcilePodReadiness(key, { getPod: (ns, n) => pods.lister.get(ns, n), client: deps.client }),
+    );
     const key = (p: Pod) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
     const handler: EventHandler<Pod> = {
-      onAdd: (p, initial) => { if (wantsCondition(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {}); },
-      onUpdate: (_old, cur) => { if (wantsCondition(cur)) controller.queue.add(key(cur)); },
+      onAdd: (p, initial) => {
+        if (wantsCondition(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {});
+      },
+      onUpdate: (_old, cur) => {
+        if (wantsCondition(cur)) controller.queue.add(key(cur));
+      },
     };
     pods.addEventHandler(handler);
     return {

@@ -59,10 +59,14 @@ export const sidecarTerminatorController: ControllerSetup = {
       getNode: (n) => nodes.lister.get(n),
       crrExists: (ns, n) => !!crrs.lister.get(ns, n),
     };
-    const controller = managerController('sidecarterminator', deps, (key) => reconcileSidecarTerminator(key, { cache, client: deps.client, recorder: deps.recorder }));
+    const controller = managerController('sidecarterminator', deps, (key) =>
+      reconcileSidecarTerminator(key, { cache, client: deps.client, recorder: deps.recorder }),
+    );
     const key = (p: KubeObject) => `${p.metadata.namespace ?? ''}/${p.metadata.name}`;
     const handler: EventHandler<Pod> = {
-      onAdd: (p, initial) => { if (isInterestingPod(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {}); },
+      onAdd: (p, initial) => {
+        if (isInterestingPod(p)) controller.queue.add(key(p), initial ? { priority: LowPriority } : {});
+      },
       onUpdate: (old, cur) => {
         if (old.metadata.resourceVersion !== cur.metadata.resourceVersion && isInterestingPod(cur)) controller.queue.add(key(cur));
       },

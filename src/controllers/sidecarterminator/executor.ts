@@ -27,16 +27,32 @@ export async function executeSidecarActions(
       switch (action.kind) {
         case 'inPlaceUpdate': {
           const containers = Object.entries(action.images).map(([n, image]) => ({ name: n, image }));
-          const out = await deps.client.patch<Pod>(Pods, name, { metadata: { resourceVersion: rv }, spec: { containers } }, { namespace: ns, patchType: PatchType.StrategicMerge });
+          const out = await deps.client.patch<Pod>(
+            Pods,
+            name,
+            { metadata: { resourceVersion: rv }, spec: { containers } },
+            { namespace: ns, patchType: PatchType.StrategicMerge },
+          );
           rv = out.metadata.resourceVersion;
-          deps.recorder.event(pod, 'Normal', REASON, 'InPlaceUpdate', `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(Object.keys(action.images))} using in-place update`);
+          deps.recorder.event(
+            pod,
+            'Normal',
+            REASON,
+            'InPlaceUpdate',
+            `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(Object.keys(action.images))} using in-place update`,
+          );
           break;
         }
         case 'markTerminated': {
-          const out = await deps.client.patch<Pod>(Pods, name, {
-            metadata: { resourceVersion: rv },
-            status: { phase: action.phase, conditions: [action.condition] },
-          }, { namespace: ns, patchType: PatchType.StrategicMerge, subresource: 'status' });
+          const out = await deps.client.patch<Pod>(
+            Pods,
+            name,
+            {
+              metadata: { resourceVersion: rv },
+              status: { phase: action.phase, conditions: [action.condition] },
+            },
+            { namespace: ns, patchType: PatchType.StrategicMerge, subresource: 'status' },
+          );
           rv = out.metadata.resourceVersion;
           break;
         }
@@ -47,7 +63,9 @@ export async function executeSidecarActions(
             metadata: {
               namespace: ns,
               name: crrNameFor(pod),
-              ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+              ownerReferences: [
+                { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid ?? '', controller: true, blockOwnerDeletion: true },
+              ],
             },
             spec: {
               podName: name,
@@ -60,10 +78,22 @@ export async function executeSidecarActions(
           } catch (err) {
             // A cache that has not seen our own CRR yet: it is there, which is all we wanted.
             if (isAlreadyExists(err)) break;
-            deps.recorder.event(pod, 'Warning', REASON, 'CreateContainerRecreateRequest', `failed to create ContainerRecreateRequest ${crr.metadata.name}: ${err instanceof Error ? err.message : String(err)}`);
+            deps.recorder.event(
+              pod,
+              'Warning',
+              REASON,
+              'CreateContainerRecreateRequest',
+              `failed to create ContainerRecreateRequest ${crr.metadata.name}: ${err instanceof Error ? err.message : String(err)}`,
+            );
             throw err;
           }
-          deps.recorder.event(pod, 'Normal', REASON, 'CreateContainerRecreateRequest', `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(action.containers)} using crr`);
+          deps.recorder.event(
+            pod,
+            'Normal',
+            REASON,
+            'CreateContainerRecreateRequest',
+            `Kruise SidecarTerminator is trying to terminate sidecar ${JSON.stringify(action.containers)} using crr`,
+          );
           break;
         }
       }

@@ -40,7 +40,8 @@ const envValue = (c: SidecarContainer, name: string) => c.env?.find((e) => e.nam
 const isTrue = (v: string | undefined) => (v ?? '').toLowerCase() === 'true';
 
 export const isNormalSidecar = (c: SidecarContainer) => isTrue(envValue(c, ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT));
-export const isIgnoreExitCodeSidecar = (c: SidecarContainer) => isNormalSidecar(c) && isTrue(envValue(c, ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE));
+export const isIgnoreExitCodeSidecar = (c: SidecarContainer) =>
+  isNormalSidecar(c) && isTrue(envValue(c, ENV_TERMINATE_SIDECAR_IGNORE_EXIT_CODE));
 export const isInPlaceUpdateSidecar = (c: SidecarContainer) => !!envValue(c, ENV_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE);
 export const isSidecar = (c: SidecarContainer) => isNormalSidecar(c) || isInPlaceUpdateSidecar(c);
 
@@ -130,7 +131,8 @@ export function planSidecarTermination({ pod, onVirtualKubelet, crrExists, now }
 
   // Sidecars whose exit code must not count are stopped only after every other sidecar is, and
   // only once the pod already carries its verdict from the main containers.
-  if (groups.ignoreExitCode.length === 0 || !containersCompleted(pod, groups.normal) || !containersCompleted(pod, groups.inPlaceUpdate)) return actions;
+  if (groups.ignoreExitCode.length === 0 || !containersCompleted(pod, groups.normal) || !containersCompleted(pod, groups.inPlaceUpdate))
+    return actions;
   const phase = pod.status?.phase;
   if (phase !== 'Succeeded' && phase !== 'Failed') {
     actions.push({

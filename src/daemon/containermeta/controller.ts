@@ -20,12 +20,24 @@ export function containerMetaController(ctx: DaemonContext, opts: { httpGet?: Ht
   // events arrive before the new container shows up.
   const killed = new Map<string, Set<string>>();
 
-  const controller = new Controller({ name: 'containermeta', clock, logger: log, maxConcurrentReconciles: 2, reconcile: (key) => reconcile(key) });
+  const controller = new Controller({
+    name: 'containermeta',
+    clock,
+    logger: log,
+    maxConcurrentReconciles: 2,
+    reconcile: (key) => reconcile(key),
+  });
   const relevant = (pod: Pod) => scope.owns(pod.spec?.nodeName) && podUsesEnvFromMetadata(pod);
   pods.addEventHandler({
-    onAdd: (pod) => { if (relevant(pod)) controller.queue.add(objectKey(pod)); },
-    onUpdate: (_o, pod) => { if (relevant(pod)) controller.queue.add(objectKey(pod)); },
-    onDelete: (obj) => { killed.delete(objectKey(unwrapDeleted(obj))); },
+    onAdd: (pod) => {
+      if (relevant(pod)) controller.queue.add(objectKey(pod));
+    },
+    onUpdate: (_o, pod) => {
+      if (relevant(pod)) controller.queue.add(objectKey(pod));
+    },
+    onDelete: (obj) => {
+      killed.delete(objectKey(unwrapDeleted(obj)));
+    },
   });
   scope.onNodeChange(() => {
     for (const pod of pods.lister.list()) if (relevant(pod)) controller.queue.add(objectKey(pod));
@@ -41,8 +53,12 @@ export function containerMetaController(ctx: DaemonContext, opts: { httpGet?: Ht
     const plan = planContainerMeta(pod as Pod, containers);
     if (plan.annotation !== undefined) {
       try {
-        await client.patch(Pods, name, { metadata: { annotations: { [RUNTIME_CONTAINERS_META_ANNOTATION]: plan.annotation } } },
-          { namespace, patchType: PatchType.Merge });
+        await client.patch(
+          Pods,
+          name,
+          { metadata: { annotations: { [RUNTIME_CONTAINERS_META_ANNOTATION]: plan.annotation } } },
+          { namespace, patchType: PatchType.Merge },
+        );
       } catch (err) {
         if (isNotFound(err)) return;
         throw err;
@@ -56,10 +72,17 @@ export function containerMetaController(ctx: DaemonContext, opts: { httpGet?: Ht
       const spec = pod.spec?.containers?.find((c) => c.name === container);
       log.info({ pod: key, container, containerID }, 'restarting container whose env from metadata changed');
       try {
-        await killContainer({
-          containerID, containerName: container, preStop: spec?.lifecycle?.preStop, ports: spec?.ports,
-          podIP: pod.status?.podIP, graceSeconds: pod.spec?.terminationGracePeriodSeconds ?? 30,
-        }, { runtime, clock, httpGet: opts.httpGet ?? fetchHttpGet });
+        await killContainer(
+          {
+            containerID,
+            containerName: container,
+            preStop: spec?.lifecycle?.preStop,
+            ports: spec?.ports,
+            podIP: pod.status?.podIP,
+            graceSeconds: pod.spec?.terminationGracePeriodSeconds ?? 30,
+          },
+          { runtime, clock, httpGet: opts.httpGet ?? fetchHttpGet },
+        );
       } catch (err) {
         done.delete(containerID);
         throw err;

@@ -61,7 +61,9 @@ export function planContainerMeta(pod: Pod, runtime: readonly RuntimeContainer[]
     if (!rc || rc.state !== 'running' || !rc.env) continue;
     const hash = runtimeEnvHash(c, rc.env);
     set.containers.push({
-      name: c.name, containerID: rc.containerID, restartCount: rc.restartCount,
+      name: c.name,
+      containerID: rc.containerID,
+      restartCount: rc.restartCount,
       hashes: { plainHash: fnv1a_32(marshalGoJSON(c)), extractedEnvFromMetadataHash: hash },
     });
     if (updating && hash !== envFromMetadataHash(c, pod.metadata)) restart.push({ name: c.name, containerID: rc.containerID });

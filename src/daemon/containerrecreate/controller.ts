@@ -10,8 +10,18 @@ import type { Pod } from '../../apis/core-objects.ts';
 import { newerObject, type DaemonContext, type SubController } from '../context.ts';
 import { killContainer, fetchHttpGet, type HttpGet } from './kill.ts';
 import {
-  afterKill, computeContainerStates, isCRRFinished, pickCRR, planCRRStep, terminationGraceSeconds, unreadyGraceGate,
-  isWellFormedCRR, INTERNAL_KILL_ERROR, POLL_MS, type CRR, type ContainerRecreateState,
+  afterKill,
+  computeContainerStates,
+  isCRRFinished,
+  pickCRR,
+  planCRRStep,
+  terminationGraceSeconds,
+  unreadyGraceGate,
+  isWellFormedCRR,
+  INTERNAL_KILL_ERROR,
+  POLL_MS,
+  type CRR,
+  type ContainerRecreateState,
 } from './state.ts';
 
 const POD_KEY_INDEX = 'crrPodKey';
@@ -32,7 +42,10 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
   const written = new Map<string, CRR>();
 
   const controller = new Controller({
-    name: 'containerrecreate', clock, logger: log, maxConcurrentReconciles: opts.workers ?? 4,
+    name: 'containerrecreate',
+    clock,
+    logger: log,
+    maxConcurrentReconciles: opts.workers ?? 4,
     reconcile: (key) => reconcile(key),
   });
   const enqueueCRR = (crr: KubeObject) => {
@@ -59,8 +72,12 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
 
   async function patchStatus(crr: CRR, status: Partial<NonNullable<CRR['status']>>): Promise<void> {
     try {
-      const out = await client.patchStatus<CRR>(ContainerRecreateRequests, crr.metadata.name!, { status },
-        { namespace: crr.metadata.namespace, patchType: PatchType.Merge });
+      const out = await client.patchStatus<CRR>(
+        ContainerRecreateRequests,
+        crr.metadata.name!,
+        { status },
+        { namespace: crr.metadata.namespace, patchType: PatchType.Merge },
+      );
       written.set(out.metadata.uid!, out);
     } catch (err) {
       // A CRR deleted under us needs nothing more.
@@ -69,7 +86,8 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
   }
 
   async function reconcile(key: string): Promise<{ requeueAfter?: number } | void> {
-    const cached = crrInformer.lister.byIndex(POD_KEY_INDEX, key)
+    const cached = crrInformer.lister
+      .byIndex(POD_KEY_INDEX, key)
       .filter(isWellFormedCRR)
       .filter((c) => scope.owns(c.metadata.labels?.[CRR_NODE_NAME_LABEL]));
     const crrs = cached.map((c) => newerObject(c, written.get(c.metadata.uid ?? ''))!);
@@ -92,11 +110,20 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
     const pod = podInformer.lister.get(crr.metadata.namespace!, crr.spec.podName);
     const podUID = crr.metadata.labels?.[CRR_POD_UID_LABEL] ?? pod?.metadata.uid ?? '';
     const containers = await runtime.podContainers({ uid: podUID, namespace: crr.metadata.namespace!, name: crr.spec.podName });
-    const step = planCRRStep(crr, computeContainerStates(crr, containers, clock.now(), pod?.spec?.restartPolicy), new Set(containers.map((c) => c.name)));
+    const step = planCRRStep(
+      crr,
+      computeContainerStates(crr, containers, clock.now(), pod?.spec?.restartPolicy),
+      new Set(containers.map((c) => c.name)),
+    );
     if (step.kind === 'wait') return { requeueAfter: step.requeueAfterMs };
     if (step.kind === 'complete') {
       log.info({ crr: crr.metadata.name, states: step.states }, 'CRR completed');
-      await patchStatus(crr, { phase: 'Completed', completionTime: metaTime(clock.now()), message: step.message, containerRecreateStates: step.states });
+      await patchStatus(crr, {
+        phase: 'Completed',
+        completionTime: metaTime(clock.now()),
+        message: step.message,
+        containerRecreateStates: step.states,
+      });
       return;
     }
     let states: ContainerRecreateState[] = step.states;
@@ -105,12 +132,25 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
     if (target && spec) {
       let error: string | undefined;
       try {
-        const preStop = await killContainer({
-          containerID: target.containerID, containerName: spec.name, preStop: spec.preStop, ports: spec.ports,
-          podIP: pod?.status?.podIP, graceSeconds: terminationGraceSeconds(crr, pod?.spec?.terminationGracePeriodSeconds),
-        }, { runtime, clock, httpGet: opts.httpGet ?? fetchHttpGet });
+        const preStop = await killContainer(
+          {
+            containerID: target.containerID,
+            containerName: spec.name,
+            preStop: spec.preStop,
+            ports: spec.ports,
+            podIP: pod?.status?.podIP,
+            graceSeconds: terminationGraceSeconds(crr, pod?.spec?.terminationGracePeriodSeconds),
+          },
+          { runtime, clock, httpGet: opts.httpGet ?? fetchHttpGet },
+        );
         if (preStop && !preStop.ok && pod) {
-          ctx.recorder.event(pod, 'Warning', 'FailedPreStopHook', 'PreStop', `PreStop hook for container ${spec.name} failed: ${preStop.message}`);
+          ctx.recorder.event(
+            pod,
+            'Warning',
+            'FailedPreStopHook',
+            'PreStop',
+            `PreStop hook for container ${spec.name} failed: ${preStop.message}`,
+          );
         }
         log.info({ crr: crr.metadata.name, container: spec.name, preStop }, 'container killed for CRR');
       } catch (err) {

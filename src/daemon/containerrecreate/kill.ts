@@ -50,7 +50,11 @@ export function remainingGraceSeconds(graceSeconds: number, elapsedMs: number): 
 }
 
 /** The URL an httpGet preStop calls, or an error message when it cannot be formed. */
-export function preStopUrl(h: NonNullable<PreStopHandler['httpGet']>, podIP: string | undefined, ports: KillRequest['ports']): { url: string } | { error: string } {
+export function preStopUrl(
+  h: NonNullable<PreStopHandler['httpGet']>,
+  podIP: string | undefined,
+  ports: KillRequest['ports'],
+): { url: string } | { error: string } {
   const host = h.host || podIP;
   if (!host) return { error: 'pod has no IP for the httpGet preStop hook' };
   let port: number | undefined;
@@ -102,7 +106,10 @@ export async function killContainer(req: KillRequest, deps: KillDeps): Promise<P
     // Both contenders settle on their own (the loser's rejection must not go unhandled).
     const message = await Promise.race([
       runPreStop(req, deps, ac.signal).catch(failed),
-      deps.clock.sleep(req.graceSeconds * 1000, ac.signal).then(() => `preStop did not finish within ${req.graceSeconds}s`, () => undefined),
+      deps.clock.sleep(req.graceSeconds * 1000, ac.signal).then(
+        () => `preStop did not finish within ${req.graceSeconds}s`,
+        () => undefined,
+      ),
     ]);
     ac.abort();
     const tookMs = deps.clock.now() - started;

@@ -16,8 +16,13 @@ export type ContainerRecreateState = NonNullable<ContainerRecreateRequestStatus[
  */
 export function isWellFormedCRR(obj: KubeObject): obj is CRR {
   const spec = (obj as { spec?: unknown }).spec as Partial<ContainerRecreateRequestSpec> | undefined;
-  return !!spec && typeof spec.podName === 'string' && spec.podName !== '' && Array.isArray(spec.containers) &&
-    spec.containers.every((c) => !!c && typeof c.name === 'string');
+  return (
+    !!spec &&
+    typeof spec.podName === 'string' &&
+    spec.podName !== '' &&
+    Array.isArray(spec.containers) &&
+    spec.containers.every((c) => !!c && typeof c.name === 'string')
+  );
 }
 
 export const PRE_RECREATE_GRACE_CONDITION = 'PreRecreateGrace';
@@ -42,10 +47,12 @@ export interface CRRPick {
 
 /** The one CRR of a pod that runs now; the daemon recreates a pod's containers for one request at a time. */
 export function pickCRR(crrs: readonly CRR[]): CRRPick {
-  const sorted = [...crrs].sort((a, b) =>
-    phaseRank(a.status?.phase) - phaseRank(b.status?.phase) ||
-    (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-    (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+  const sorted = [...crrs].sort(
+    (a, b) =>
+      phaseRank(a.status?.phase) - phaseRank(b.status?.phase) ||
+      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+      (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+  );
   const out: CRRPick = { toPending: [] };
   for (const crr of sorted) {
     if (isCRRFinished(crr) || crr.metadata.deletionTimestamp) continue;
@@ -70,7 +77,9 @@ export function unreadyGraceGate(crr: CRR, now: number): GraceGate {
   // A condition without a usable time cannot be waited on; it still proves the pod was taken out.
   if (Number.isNaN(since)) return { wait: false };
   const left = since + grace * 1000 - now;
-  return left > 0 ? { wait: true, requeueAfterMs: left, reason: `waiting ${Math.ceil(left / 1000)}s of unreadyGracePeriodSeconds` } : { wait: false };
+  return left > 0
+    ? { wait: true, requeueAfterMs: left, reason: `waiting ${Math.ceil(left / 1000)}s of unreadyGracePeriodSeconds` }
+    : { wait: false };
 }
 
 /**
@@ -89,7 +98,12 @@ export function exitIsFinal(rc: RuntimeContainer, restartPolicy: string | undefi
  * in a pod that does not restart it (a Job's sidecar stopped by the sidecar terminator) is done
  * once it has exited, as nothing will recreate it.
  */
-export function computeContainerStates(crr: CRR, runtime: readonly RuntimeContainer[], now: number, restartPolicy?: string): ContainerRecreateState[] {
+export function computeContainerStates(
+  crr: CRR,
+  runtime: readonly RuntimeContainer[],
+  now: number,
+  restartPolicy?: string,
+): ContainerRecreateState[] {
   const minStartedMs = (crr.spec.strategy?.minStartedSeconds ?? 0) * 1000;
   const previous = new Map((crr.status?.containerRecreateStates ?? []).map((s) => [s.name, s]));
   const snapshot = new Map((crr.status?.containerStatusSnapshot ?? []).map((s) => [s.name, s]));
@@ -101,7 +115,12 @@ export function computeContainerStates(crr: CRR, runtime: readonly RuntimeContai
     const rc = byName.get(c.name);
     if (!rc) return { name: c.name, phase: 'Pending', message: 'not found container on Node' };
     if (isKilled && exitIsFinal(rc, restartPolicy)) {
-      return { name: c.name, phase: 'Succeeded', isKilled, message: `container exited and is not restarted (restartPolicy ${restartPolicy})` };
+      return {
+        name: c.name,
+        phase: 'Succeeded',
+        isKilled,
+        message: `container exited and is not restarted (restartPolicy ${restartPolicy})`,
+      };
     }
     // An exited container is about to be restarted by the kubelet: killing it again is pointless.
     if (rc.state === 'exited') return { name: c.name, phase: 'Recreating', isKilled };
@@ -146,11 +165,18 @@ export function planCRRStep(crr: CRR, states: ContainerRecreateState[], onNode: 
   const next = states.map((s) => ({ ...s }));
   let done = 0;
   for (const s of next) {
-    if (s.phase === 'Succeeded') { done++; continue; }
+    if (s.phase === 'Succeeded') {
+      done++;
+      continue;
+    }
     if (s.phase === 'Failed') {
       done++;
       if (ignore) continue;
-      return { kind: 'complete', states: next, message: s.message ? `container ${s.name} failed: ${s.message}` : `container ${s.name} failed` };
+      return {
+        kind: 'complete',
+        states: next,
+        message: s.message ? `container ${s.name} failed: ${s.message}` : `container ${s.name} failed`,
+      };
     }
     if (s.phase === 'Recreating') {
       s.isKilled = true;
@@ -172,9 +198,13 @@ export const INTERNAL_KILL_ERROR = 'kruise-daemon internal error, see its log';
 
 /** The states after a kill attempt: Recreating once killed, Failed with the runtime's reason otherwise. */
 export function afterKill(states: readonly ContainerRecreateState[], name: string, error?: string): ContainerRecreateState[] {
-  return states.map((s) => s.name !== name ? s
-    : error === undefined ? { name, phase: 'Recreating', isKilled: true }
-      : { name, phase: 'Failed', message: `kill container error: ${error}` });
+  return states.map((s) =>
+    s.name !== name
+      ? s
+      : error === undefined
+        ? { name, phase: 'Recreating', isKilled: true }
+        : { name, phase: 'Failed', message: `kill container error: ${error}` },
+  );
 }
 
 /** The kill grace: the CRR's own, else the pod's, else the kubelet default of 30 s. */

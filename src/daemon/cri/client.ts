@@ -214,9 +214,15 @@ const PROBE_TIMEOUT_MS = 3_000;
 
 /** `unix:///run/x.sock`, `unix:/run/x.sock` and `/run/x.sock` all name the same socket. */
 export function normalizeEndpoint(endpoint: string): { target: string; socketPath: string } {
-  const socketPath = endpoint.startsWith('unix://') ? endpoint.slice('unix://'.length) : endpoint.startsWith('unix:') ? endpoint.slice('unix:'.length) : endpoint;
+  const socketPath = endpoint.startsWith('unix://')
+    ? endpoint.slice('unix://'.length)
+    : endpoint.startsWith('unix:')
+      ? endpoint.slice('unix:'.length)
+      : endpoint;
   if (!socketPath.startsWith('/')) {
-    throw new RuntimeUnavailableError(`runtime endpoint ${endpoint}: only unix sockets with an absolute path are supported (unix:///path/to/socket)`);
+    throw new RuntimeUnavailableError(
+      `runtime endpoint ${endpoint}: only unix sockets with an absolute path are supported (unix:///path/to/socket)`,
+    );
   }
   return { target: `unix://${socketPath}`, socketPath };
 }
@@ -227,7 +233,12 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-type Unary = (req: object, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => grpc.ClientUnaryCall;
+type Unary = (
+  req: object,
+  meta: grpc.Metadata,
+  opts: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null, res: unknown) => void,
+) => grpc.ClientUnaryCall;
 
 export class CriClient {
   private readonly runtime: grpc.Client;
@@ -242,14 +253,19 @@ export class CriClient {
     const channelOptions = { 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES };
     this.runtime = new RuntimeService(target, grpc.credentials.createInsecure(), channelOptions);
     // One channel for both services: the same socket, and grpc-js shares subchannels anyway.
-    this.images = new ImageService(target, grpc.credentials.createInsecure(), { ...channelOptions, channelOverride: this.runtime.getChannel() });
+    this.images = new ImageService(target, grpc.credentials.createInsecure(), {
+      ...channelOptions,
+      channelOverride: this.runtime.getChannel(),
+    });
   }
 
   /**
    * Connects to the given endpoint, or to the first of candidates that answers Version for
    * runtime.v1. Throws RuntimeUnavailableError naming every endpoint tried and why it failed.
    */
-  static async connect(opts: { endpoint?: string; candidates?: readonly string[]; timeoutMs?: number } = {}): Promise<{ client: CriClient; version: VersionInfo }> {
+  static async connect(
+    opts: { endpoint?: string; candidates?: readonly string[]; timeoutMs?: number } = {},
+  ): Promise<{ client: CriClient; version: VersionInfo }> {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (opts.endpoint) {
       const client = new CriClient(opts.endpoint, timeoutMs);
@@ -281,9 +297,7 @@ export class CriClient {
     }
     // A runtime that answered but speaks an old API is the more useful thing to report.
     if (oldApi) throw oldApi;
-    throw new RuntimeUnavailableError(
-      `no CRI v1 container runtime found; pass --runtime-endpoint. Tried: ${failures.join(', ')}`,
-    );
+    throw new RuntimeUnavailableError(`no CRI v1 container runtime found; pass --runtime-endpoint. Tried: ${failures.join(', ')}`);
   }
 
   /** Version, failing with RuntimeUnavailableError when the runtime serves only CRI v1alpha2. */
@@ -294,7 +308,7 @@ export class CriClient {
       if (err instanceof CriError && err.code === grpc.status.UNIMPLEMENTED) {
         throw new RuntimeUnavailableError(
           `container runtime at ${this.endpoint} speaks only CRI v1alpha2 (runtime.v1.RuntimeService is unimplemented); ` +
-          `CRI v1 is required, e.g. containerd >= 1.6, CRI-O >= 1.23, or cri-dockerd >= 0.2.5`,
+            `CRI v1 is required, e.g. containerd >= 1.6, CRI-O >= 1.23, or cri-dockerd >= 0.2.5`,
         );
       }
       throw err;
@@ -328,13 +342,22 @@ export class CriClient {
     return (await this.call<{ status: PodSandboxStatus }>(this.runtime, 'PodSandboxStatus', { podSandboxId }, opts)).status;
   }
 
-  async listPodSandbox(filter: { id?: string; state?: PodSandboxState; labelSelector?: Labels } = {}, opts?: CallOptions): Promise<PodSandbox[]> {
+  async listPodSandbox(
+    filter: { id?: string; state?: PodSandboxState; labelSelector?: Labels } = {},
+    opts?: CallOptions,
+  ): Promise<PodSandbox[]> {
     const req = { filter: { id: filter.id, state: filter.state && { state: filter.state }, labelSelector: filter.labelSelector } };
     return (await this.call<{ items: PodSandbox[] }>(this.runtime, 'ListPodSandbox', req, opts)).items;
   }
 
-  async createContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig, opts?: CallOptions): Promise<string> {
-    return (await this.call<{ containerId: string }>(this.runtime, 'CreateContainer', { podSandboxId, config, sandboxConfig }, opts)).containerId;
+  async createContainer(
+    podSandboxId: string,
+    config: ContainerConfig,
+    sandboxConfig: PodSandboxConfig,
+    opts?: CallOptions,
+  ): Promise<string> {
+    return (await this.call<{ containerId: string }>(this.runtime, 'CreateContainer', { podSandboxId, config, sandboxConfig }, opts))
+      .containerId;
   }
 
   async startContainer(containerId: string, opts?: CallOptions): Promise<void> {
@@ -343,15 +366,30 @@ export class CriClient {
 
   /** SIGTERM (or the image's stop signal), SIGKILL after timeoutSeconds; the call lasts that long. */
   async stopContainer(containerId: string, timeoutSeconds: number, opts?: CallOptions): Promise<void> {
-    await this.call(this.runtime, 'StopContainer', { containerId, timeout: timeoutSeconds }, withGrace(opts, this.defaultTimeoutMs, timeoutSeconds));
+    await this.call(
+      this.runtime,
+      'StopContainer',
+      { containerId, timeout: timeoutSeconds },
+      withGrace(opts, this.defaultTimeoutMs, timeoutSeconds),
+    );
   }
 
   async removeContainer(containerId: string, opts?: CallOptions): Promise<void> {
     await this.call(this.runtime, 'RemoveContainer', { containerId }, opts);
   }
 
-  async listContainers(filter: { id?: string; state?: ContainerState; podSandboxId?: string; labelSelector?: Labels } = {}, opts?: CallOptions): Promise<Container[]> {
-    const req = { filter: { id: filter.id, state: filter.state && { state: filter.state }, podSandboxId: filter.podSandboxId, labelSelector: filter.labelSelector } };
+  async listContainers(
+    filter: { id?: string; state?: ContainerState; podSandboxId?: string; labelSelector?: Labels } = {},
+    opts?: CallOptions,
+  ): Promise<Container[]> {
+    const req = {
+      filter: {
+        id: filter.id,
+        state: filter.state && { state: filter.state },
+        podSandboxId: filter.podSandboxId,
+        labelSelector: filter.labelSelector,
+      },
+    };
     return (await this.call<{ containers: Container[] }>(this.runtime, 'ListContainers', req, opts)).containers;
   }
 
@@ -363,14 +401,27 @@ export class CriClient {
    * ContainerStatus with the runtime's verbose `info` map (runtime-specific JSON strings; containerd
    * and CRI-O put the container's config and OCI spec under `info`).
    */
-  async containerStatusVerbose(containerId: string, opts?: CallOptions): Promise<{ status: ContainerStatus; info: Record<string, string> }> {
-    const res = await this.call<{ status: ContainerStatus; info?: Record<string, string> }>(this.runtime, 'ContainerStatus', { containerId, verbose: true }, opts);
+  async containerStatusVerbose(
+    containerId: string,
+    opts?: CallOptions,
+  ): Promise<{ status: ContainerStatus; info: Record<string, string> }> {
+    const res = await this.call<{ status: ContainerStatus; info?: Record<string, string> }>(
+      this.runtime,
+      'ContainerStatus',
+      { containerId, verbose: true },
+      opts,
+    );
     return { status: res.status, info: res.info ?? {} };
   }
 
   /** timeoutSeconds 0 lets the command run until the call's own deadline. */
   execSync(containerId: string, cmd: string[], timeoutSeconds: number, opts?: CallOptions): Promise<ExecSyncResponse> {
-    return this.call(this.runtime, 'ExecSync', { containerId, cmd, timeout: timeoutSeconds }, withGrace(opts, this.defaultTimeoutMs, timeoutSeconds));
+    return this.call(
+      this.runtime,
+      'ExecSync',
+      { containerId, cmd, timeout: timeoutSeconds },
+      withGrace(opts, this.defaultTimeoutMs, timeoutSeconds),
+    );
   }
 
   // --- ImageService -----------------------------------------------------------------------------
@@ -391,7 +442,9 @@ export class CriClient {
    */
   async pullImage(image: string, auth?: AuthConfig, sandboxConfig?: PodSandboxConfig, opts: CallOptions = {}): Promise<string> {
     const req = { image: { image }, auth, sandboxConfig };
-    return (await this.call<{ imageRef: string }>(this.images, 'PullImage', req, { timeoutMs: opts.timeoutMs ?? Infinity, signal: opts.signal })).imageRef;
+    return (
+      await this.call<{ imageRef: string }>(this.images, 'PullImage', req, { timeoutMs: opts.timeoutMs ?? Infinity, signal: opts.signal })
+    ).imageRef;
   }
 
   async removeImage(image: string, opts?: CallOptions): Promise<void> {

@@ -24,8 +24,15 @@ export class PullSlots {
   async acquire(signal: AbortSignal): Promise<() => void> {
     if (this.limit >= 0 && this.active >= this.limit) {
       await new Promise<void>((resolve, reject) => {
-        const wake = () => { signal.removeEventListener('abort', onAbort); resolve(); };
-        const onAbort = () => { const i = this.waiters.indexOf(wake); if (i >= 0) this.waiters.splice(i, 1); reject(signal.reason); };
+        const wake = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          const i = this.waiters.indexOf(wake);
+          if (i >= 0) this.waiters.splice(i, 1);
+          reject(signal.reason);
+        };
         this.waiters.push(wake);
         signal.addEventListener('abort', onAbort, { once: true });
       });
@@ -54,11 +61,19 @@ export interface WorkerDeps {
  * exponential backoff between them. Reports every change through report(); resolves when the tag
  * is Succeeded or Failed, or when signal aborts (the tag left the spec or the daemon stops).
  */
-export async function runPullWorker(task: PullTask, deps: WorkerDeps, signal: AbortSignal, report: (s: ImageTagStatus) => void): Promise<void> {
+export async function runPullWorker(
+  task: PullTask,
+  deps: WorkerDeps,
+  signal: AbortSignal,
+  report: (s: ImageTagStatus) => void,
+): Promise<void> {
   const { runtime, clock } = deps;
   const iso = () => metaTime(clock.now());
   let status: ImageTagStatus = { tag: task.tag, phase: 'Waiting', version: task.version };
-  const set = (s: Partial<ImageTagStatus>) => { status = { ...status, ...s }; report(status); };
+  const set = (s: Partial<ImageTagStatus>) => {
+    status = { ...status, ...s };
+    report(status);
+  };
   let release: (() => void) | undefined;
   try {
     release = await deps.slots.acquire(signal);
@@ -81,11 +96,19 @@ export async function runPullWorker(task: PullTask, deps: WorkerDeps, signal: Ab
       const onAbort = () => attemptAbort.abort(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
       let timedOut = false;
-      const timer = clock.setTimer(task.timeoutSeconds * 1000, () => { timedOut = true; attemptAbort.abort(new Error('timeout')); });
+      const timer = clock.setTimer(task.timeoutSeconds * 1000, () => {
+        timedOut = true;
+        attemptAbort.abort(new Error('timeout'));
+      });
       try {
         const { imageRef } = await runtime.pullImage({
-          image: task.ref, auths: auths.length ? auths : undefined, sandboxConfig: task.sandboxConfig, signal: attemptAbort.signal,
-          onProgress: (p) => { if (Number.isFinite(p) && Math.floor(p) !== status.progress) set({ progress: Math.max(0, Math.min(100, Math.floor(p))) }); },
+          image: task.ref,
+          auths: auths.length ? auths : undefined,
+          sandboxConfig: task.sandboxConfig,
+          signal: attemptAbort.signal,
+          onProgress: (p) => {
+            if (Number.isFinite(p) && Math.floor(p) !== status.progress) set({ progress: Math.max(0, Math.min(100, Math.floor(p))) });
+          },
         });
         set({ phase: 'Succeeded', progress: 100, imageID: imageRef, completionTime: iso(), message: undefined });
         return;
@@ -122,8 +145,16 @@ export function imagePullerController(ctx: DaemonContext, opts: { maxWorkers: nu
   const workers = new Map<string, Map<string, Worker>>();
   const slots = new Map<string, PullSlots>();
 
-  const controller = new Controller({ name: 'imagepuller', clock, logger: log, maxConcurrentReconciles: 2, reconcile: (key) => reconcile(key) });
-  const enqueue = (ni: NodeImage) => { if (scope.owns(ni.metadata.name)) controller.queue.add(ni.metadata.name!); };
+  const controller = new Controller({
+    name: 'imagepuller',
+    clock,
+    logger: log,
+    maxConcurrentReconciles: 2,
+    reconcile: (key) => reconcile(key),
+  });
+  const enqueue = (ni: NodeImage) => {
+    if (scope.owns(ni.metadata.name)) controller.queue.add(ni.metadata.name!);
+  };
   informer.addEventHandler({
     onAdd: enqueue,
     onUpdate: (_o, ni) => enqueue(ni),
@@ -167,7 +198,11 @@ export function imagePullerController(ctx: DaemonContext, opts: { maxWorkers: nu
     let nodeSlots = slots.get(node);
     if (!nodeSlots) slots.set(node, (nodeSlots = new PullSlots(opts.maxWorkers)));
     for (const task of plan.start) {
-      const w: Worker = { version: task.version, status: { tag: task.tag, phase: 'Waiting', version: task.version }, abort: new AbortController() };
+      const w: Worker = {
+        version: task.version,
+        status: { tag: task.tag, phase: 'Waiting', version: task.version },
+        abort: new AbortController(),
+      };
       nodeWorkers.set(task.key, w);
       log.info({ node, image: task.ref, version: task.version }, 'starting image pull');
       void runPullWorker(task, { runtime, clock, slots: nodeSlots, auths: readAuths, log }, w.abort.signal, (s) => {

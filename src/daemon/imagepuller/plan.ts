@@ -44,12 +44,16 @@ export function desiredTasks(spec: NodeImageSpec | undefined): PullTask[] {
     for (const t of image.tags) {
       if (!t || typeof t.tag !== 'string' || !t.tag) continue;
       out.push({
-        key: `${imageName}:${t.tag}`, imageName, tag: t.tag, ref: imageReference(imageName, t.tag),
+        key: `${imageName}:${t.tag}`,
+        imageName,
+        tag: t.tag,
+        ref: imageReference(imageName, t.tag),
         version: nonNegInt(t.version, 0),
         timeoutSeconds: nonNegInt(t.pullPolicy?.timeoutSeconds, DEFAULT_TIMEOUT_SECONDS) || DEFAULT_TIMEOUT_SECONDS,
         backoffLimit: nonNegInt(t.pullPolicy?.backoffLimit, DEFAULT_BACKOFF_LIMIT),
         ifNotPresent: t.imagePullPolicy === 'IfNotPresent',
-        pullSecrets, sandboxConfig: image.sandboxConfig ?? undefined,
+        pullSecrets,
+        sandboxConfig: image.sandboxConfig ?? undefined,
       });
     }
   }
@@ -78,7 +82,11 @@ export interface WorkerPlan {
  * Workers to start and stop. A tag whose status already shows this version finished is not pulled
  * again (after a daemon restart, say); a new version always starts a fresh pull.
  */
-export function planWorkers(tasks: readonly PullTask[], reported: NodeImageStatus | undefined, running: ReadonlyMap<string, number>): WorkerPlan {
+export function planWorkers(
+  tasks: readonly PullTask[],
+  reported: NodeImageStatus | undefined,
+  running: ReadonlyMap<string, number>,
+): WorkerPlan {
   const byKey = new Map(tasks.map((t) => [t.key, t]));
   const stop = [...running].filter(([key, version]) => byKey.get(key)?.version !== version).map(([key]) => key);
   const start = tasks.filter((t) => {
@@ -93,15 +101,23 @@ export function planWorkers(tasks: readonly PullTask[], reported: NodeImageStatu
  * The status to report: each spec tag's worker status when it has one for this version, else the
  * finished status already reported for this version, else Waiting.
  */
-export function buildStatus(tasks: readonly PullTask[], workers: ReadonlyMap<string, ImageTagStatus>, reported: NodeImageStatus | undefined, now: string): NodeImageStatus {
+export function buildStatus(
+  tasks: readonly PullTask[],
+  workers: ReadonlyMap<string, ImageTagStatus>,
+  reported: NodeImageStatus | undefined,
+  now: string,
+): NodeImageStatus {
   const imageStatuses: Record<string, { tags: ImageTagStatus[] }> = {};
   const counts = { succeeded: 0, failed: 0, pulling: 0, waiting: 0 };
   for (const t of tasks) {
     const w = workers.get(t.key);
     const r = reportedTag(reported, t);
-    const s: ImageTagStatus = w && w.version === t.version ? w
-      : isFinished(r) && r!.version === t.version ? r!
-        : { tag: t.tag, phase: 'Waiting', version: t.version };
+    const s: ImageTagStatus =
+      w && w.version === t.version
+        ? w
+        : isFinished(r) && r!.version === t.version
+          ? r!
+          : { tag: t.tag, phase: 'Waiting', version: t.version };
     (imageStatuses[t.imageName] ??= { tags: [] }).tags.push(s);
     if (s.phase === 'Succeeded') counts.succeeded++;
     else if (s.phase === 'Failed') counts.failed++;
@@ -109,7 +125,9 @@ export function buildStatus(tasks: readonly PullTask[], workers: ReadonlyMap<str
     else counts.waiting++;
   }
   return {
-    desired: tasks.length, ...counts, imageStatuses,
+    desired: tasks.length,
+    ...counts,
+    imageStatuses,
     firstSyncStatus: reported?.firstSyncStatus ?? { syncAt: now, status: 'Succeeded' },
   };
 }
@@ -118,7 +136,10 @@ export function buildStatus(tasks: readonly PullTask[], workers: ReadonlyMap<str
  * A JSON merge patch turning reported into next (images no longer in the spec are nulled), or
  * undefined when nothing changed.
  */
-export function statusMergePatch(reported: NodeImageStatus | undefined, next: NodeImageStatus): { status: Record<string, unknown> } | undefined {
+export function statusMergePatch(
+  reported: NodeImageStatus | undefined,
+  next: NodeImageStatus,
+): { status: Record<string, unknown> } | undefined {
   const imageStatuses: Record<string, unknown> = { ...next.imageStatuses };
   for (const name of Object.keys(reported?.imageStatuses ?? {})) if (!(name in imageStatuses)) imageStatuses[name] = null;
   const patch: Record<string, unknown> = { ...next, imageStatuses };
@@ -131,9 +152,22 @@ function canon(s: Partial<NodeImageStatus>): unknown {
   const sortKeys = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sortKeys);
     if (v && typeof v === 'object') {
-      return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined && x !== null).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sortKeys(x)]));
+      return Object.fromEntries(
+        Object.entries(v)
+          .filter(([, x]) => x !== undefined && x !== null)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, x]) => [k, sortKeys(x)]),
+      );
     }
     return v;
   };
-  return sortKeys({ ...s, desired: s.desired ?? 0, succeeded: s.succeeded ?? 0, failed: s.failed ?? 0, pulling: s.pulling ?? 0, waiting: s.waiting ?? 0, imageStatuses: s.imageStatuses ?? {} });
+  return sortKeys({
+    ...s,
+    desired: s.desired ?? 0,
+    succeeded: s.succeeded ?? 0,
+    failed: s.failed ?? 0,
+    pulling: s.pulling ?? 0,
+    waiting: s.waiting ?? 0,
+    imageStatuses: s.imageStatuses ?? {},
+  });
 }

@@ -2,7 +2,16 @@
 // Containers are found the way the kubelet labels them, and reported in the kubelet's terms
 // (attempt = restartCount, `<runtime>://<id>` container IDs), so what the daemon sees matches the
 // pod status the kubelet writes.
-import { CriClient, isCriNotFound, type Container, type ContainerState, type Image, type Int64, type PodSandboxConfig, type VersionInfo } from '../cri/client.ts';
+import {
+  CriClient,
+  isCriNotFound,
+  type Container,
+  type ContainerState,
+  type Image,
+  type Int64,
+  type PodSandboxConfig,
+  type VersionInfo,
+} from '../cri/client.ts';
 import type { ContainerRuntime, ExecResult, PodRef, PullImageRequest, RuntimeContainer, RuntimeImage, RuntimeVersion } from './types.ts';
 
 /** CRI labels the kubelet sets on every sandbox and container it creates. */
@@ -55,7 +64,11 @@ export class CriRuntime implements ContainerRuntime {
       const name = c.labels[KubeletLabels.containerName] ?? c.metadata.name;
       const seen = latest.get(name);
       // A recreated sandbox starts its containers over at a higher attempt; the newer one wins a tie.
-      if (!seen || c.metadata.attempt > seen.metadata.attempt || (c.metadata.attempt === seen.metadata.attempt && BigInt(c.createdAt) > BigInt(seen.createdAt))) {
+      if (
+        !seen ||
+        c.metadata.attempt > seen.metadata.attempt ||
+        (c.metadata.attempt === seen.metadata.attempt && BigInt(c.createdAt) > BigInt(seen.createdAt))
+      ) {
         latest.set(name, c);
       }
     }
@@ -156,10 +169,14 @@ export function bareID(containerID: string): string {
 
 function stateOf(state: ContainerState): RuntimeContainer['state'] {
   switch (state) {
-    case 'CONTAINER_CREATED': return 'created';
-    case 'CONTAINER_RUNNING': return 'running';
-    case 'CONTAINER_EXITED': return 'exited';
-    default: return 'unknown';
+    case 'CONTAINER_CREATED':
+      return 'created';
+    case 'CONTAINER_RUNNING':
+      return 'running';
+    case 'CONTAINER_EXITED':
+      return 'exited';
+    default:
+      return 'unknown';
   }
 }
 

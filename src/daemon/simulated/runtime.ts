@@ -21,7 +21,13 @@ import type { Logger } from '../../runtime/log.ts';
 import { metaTime, type Clock } from '../../util/clock.ts';
 import type { ContainerStatus, Pod } from '../../apis/core-objects.ts';
 import type {
-  ContainerRuntime, ExecResult, PodRef, PullImageRequest, RuntimeContainer, RuntimeImage, RuntimeVersion,
+  ContainerRuntime,
+  ExecResult,
+  PodRef,
+  PullImageRequest,
+  RuntimeContainer,
+  RuntimeImage,
+  RuntimeVersion,
 } from '../runtime/types.ts';
 
 export const SIM_CONTAINER_ENV_ANNOTATION = 'sim.kruise-ts.io/container-env';
@@ -56,7 +62,10 @@ export function resolveEnv(c: PodContainer, pod: Pod): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of c.env ?? []) {
     if (!e || typeof e.name !== 'string') continue;
-    if (typeof e.value === 'string') { env[e.name] = e.value; continue; }
+    if (typeof e.value === 'string') {
+      env[e.name] = e.value;
+      continue;
+    }
     const fp = e.valueFrom?.fieldRef?.fieldPath ?? '';
     const m = META_FIELD.exec(fp);
     if (m) env[e.name] = (m[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[m[2]] ?? '';
@@ -70,13 +79,16 @@ export function resolveEnv(c: PodContainer, pod: Pod): Record<string, string> {
 export function parseEnvRecord(pod: Pod): EnvRecord {
   try {
     const v = JSON.parse(pod.metadata.annotations?.[SIM_CONTAINER_ENV_ANNOTATION] ?? '{}');
-    return v && typeof v === 'object' && !Array.isArray(v) ? v as EnvRecord : {};
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as EnvRecord) : {};
   } catch {
     return {};
   }
 }
 
-const epoch = (t: string | undefined) => { const n = Date.parse(t ?? ''); return Number.isNaN(n) ? undefined : n; };
+const epoch = (t: string | undefined) => {
+  const n = Date.parse(t ?? '');
+  return Number.isNaN(n) ? undefined : n;
+};
 
 /**
  * The pod's containers as a runtime reports them, plus the env pins still to record (containers
@@ -101,10 +113,16 @@ export function podContainersFromStatus(pod: Pod): { containers: RuntimeContaine
       }
     }
     containers.push({
-      containerID: s.containerID, name: s.name, restartCount: s.restartCount ?? 0,
+      containerID: s.containerID,
+      name: s.name,
+      restartCount: s.restartCount ?? 0,
       state: running ? 'running' : terminated ? 'exited' : s.state?.waiting ? 'created' : 'unknown',
-      startedAt: epoch(running?.startedAt ?? terminated?.startedAt), finishedAt: epoch(terminated?.finishedAt),
-      exitCode: terminated?.exitCode, image: s.image, imageRef: s.imageID, env,
+      startedAt: epoch(running?.startedAt ?? terminated?.startedAt),
+      finishedAt: epoch(terminated?.finishedAt),
+      exitCode: terminated?.exitCode,
+      image: s.image,
+      imageRef: s.imageID,
+      env,
     });
   }
   return { containers, pins };
@@ -141,7 +159,8 @@ export function stoppedStatuses(pod: Pod, containerID: string, now: string): Sto
     if (next.every((s) => s.state?.terminated)) {
       outcome.phase = next.every((s) => (s.state?.terminated?.exitCode ?? 0) === 0) ? 'Succeeded' : 'Failed';
       outcome.conditions = (pod.status?.conditions ?? []).map((c) =>
-        c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False', reason: 'PodCompleted', lastTransitionTime: now } : c);
+        c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False', reason: 'PodCompleted', lastTransitionTime: now } : c,
+      );
     }
     return outcome;
   }
@@ -153,7 +172,9 @@ export function stoppedStatuses(pod: Pod, containerID: string, now: string): Sto
     ...old,
     ...(image && image !== old.image ? { image, imageID: simulatedImageID(image) } : {}),
     containerID: simulatedContainerID(pod.metadata.uid ?? '', old.name, restarts),
-    restartCount: restarts, ready: true, started: true,
+    restartCount: restarts,
+    ready: true,
+    started: true,
     state: { running: { startedAt: now } },
     lastState: { terminated: exited },
   };
@@ -218,7 +239,10 @@ export class SimulatedRuntime implements ContainerRuntime {
   readonly name = 'simulated';
   private readonly images = new Map<string, RuntimeImage>();
 
-  constructor(readonly node: string, private readonly nodes: SimulatedNodes) {}
+  constructor(
+    readonly node: string,
+    private readonly nodes: SimulatedNodes,
+  ) {}
 
   private get o(): SimulatedOptions {
     return this.nodes.opts;
@@ -243,8 +267,12 @@ export class SimulatedRuntime implements ContainerRuntime {
     // Entries of containers that no longer exist are dropped as the record is rewritten.
     const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
     const record = Object.fromEntries(Object.entries({ ...parseEnvRecord(pod), ...pins }).filter(([n]) => names.has(n)));
-    await this.o.client.patch(Pods, pod.metadata.name!, { metadata: { annotations: { [SIM_CONTAINER_ENV_ANNOTATION]: JSON.stringify(record) } } },
-      { namespace: pod.metadata.namespace, patchType: PatchType.Merge });
+    await this.o.client.patch(
+      Pods,
+      pod.metadata.name!,
+      { metadata: { annotations: { [SIM_CONTAINER_ENV_ANNOTATION]: JSON.stringify(record) } } },
+      { namespace: pod.metadata.namespace, patchType: PatchType.Merge },
+    );
   }
 
   // Live reads, not the informer cache: the daemon decides kills from this view, and a cache that
@@ -254,7 +282,8 @@ export class SimulatedRuntime implements ContainerRuntime {
     if (!pod || pod.spec?.nodeName !== this.node) return [];
     const { containers, pins } = podContainersFromStatus(pod);
     await this.pin(pod, pins);
-    for (const c of containers) this.nodes.remember(c.containerID, { uid: pod.metadata.uid!, namespace: pod.metadata.namespace!, name: pod.metadata.name! });
+    for (const c of containers)
+      this.nodes.remember(c.containerID, { uid: pod.metadata.uid!, namespace: pod.metadata.namespace!, name: pod.metadata.name! });
     return containers;
   }
 
@@ -265,7 +294,13 @@ export class SimulatedRuntime implements ContainerRuntime {
     const name = pod?.status?.containerStatuses?.find((s) => s.containerID === containerID)?.name;
     if (!pod || !name) throw new Error(`container "${containerID}" not found`);
     this.o.logger.info({ pod: `${ref.namespace}/${ref.name}`, container: name, command, timeoutSeconds }, 'simulated exec');
-    this.o.recorder.event(pod, 'Normal', 'SimulatedExec', 'Exec', `Simulated exec in container ${name}: ${JSON.stringify(command)}`.slice(0, 1024));
+    this.o.recorder.event(
+      pod,
+      'Normal',
+      'SimulatedExec',
+      'Exec',
+      `Simulated exec in container ${name}: ${JSON.stringify(command)}`.slice(0, 1024),
+    );
     return { exitCode: 0, stdout: '', stderr: '' };
   }
 
@@ -281,7 +316,9 @@ export class SimulatedRuntime implements ContainerRuntime {
       if (!next) return;
       const failing = (pod.metadata.annotations?.[SIM_KILL_ERROR_ANNOTATION] ?? '').split(',').map((x) => x.trim());
       if (failing.includes(next.container.name)) {
-        throw new Error(`rpc error: code = Unknown desc = failed to kill container "${containerID}": simulated failure (${SIM_KILL_ERROR_ANNOTATION})`);
+        throw new Error(
+          `rpc error: code = Unknown desc = failed to kill container "${containerID}": simulated failure (${SIM_KILL_ERROR_ANNOTATION})`,
+        );
       }
       const spec = pod.spec?.containers?.find((c) => c.name === next.container.name);
       try {
@@ -294,15 +331,30 @@ export class SimulatedRuntime implements ContainerRuntime {
         }
         // resourceVersion makes the write conditional: when KWOK or anyone else wrote in between,
         // the restart is recomputed from what they wrote rather than overwriting it.
-        await this.o.client.patchStatus(Pods, ref.name, {
-          metadata: { resourceVersion: pod.metadata.resourceVersion },
-          status: {
-            containerStatuses: next.statuses,
-            ...(next.phase ? { phase: next.phase, conditions: next.conditions } : {}),
+        await this.o.client.patchStatus(
+          Pods,
+          ref.name,
+          {
+            metadata: { resourceVersion: pod.metadata.resourceVersion },
+            status: {
+              containerStatuses: next.statuses,
+              ...(next.phase ? { phase: next.phase, conditions: next.conditions } : {}),
+            },
           },
-        }, { namespace: ref.namespace, patchType: PatchType.Merge });
+          { namespace: ref.namespace, patchType: PatchType.Merge },
+        );
         this.nodes.remember(next.container.containerID!, ref);
-        this.o.logger.info({ pod: `${ref.namespace}/${ref.name}`, container: next.container.name, timeoutSeconds, restarted: next.restarted, newContainerID: next.container.containerID, phase: next.phase }, 'simulated container stop');
+        this.o.logger.info(
+          {
+            pod: `${ref.namespace}/${ref.name}`,
+            container: next.container.name,
+            timeoutSeconds,
+            restarted: next.restarted,
+            newContainerID: next.container.containerID,
+            phase: next.phase,
+          },
+          'simulated container stop',
+        );
         return;
       } catch (err) {
         if (!isConflict(err) || attempt >= MAX_CONFLICT_RETRIES) throw err;
@@ -322,7 +374,8 @@ export class SimulatedRuntime implements ContainerRuntime {
     const id = `sha256:${sha256(req.image)}`;
     const at = req.image.lastIndexOf('@');
     this.images.set(req.image, {
-      id, size: 1 << 20,
+      id,
+      size: 1 << 20,
       repoTags: at < 0 ? [req.image] : [],
       repoDigests: at < 0 ? [] : [req.image],
     });

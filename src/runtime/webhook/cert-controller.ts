@@ -8,12 +8,24 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import type { KubeClient } from '../client.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import {
-  DEFAULT_NAMESPACE, DEFAULT_SECRET_NAME, ensureSecretCerts, readExternalDirCerts, readExternalSecretCerts, writeCertsToDir,
-  type CertArtifacts, type RotationPolicy, type SecretRef,
+  DEFAULT_NAMESPACE,
+  DEFAULT_SECRET_NAME,
+  ensureSecretCerts,
+  readExternalDirCerts,
+  readExternalSecretCerts,
+  writeCertsToDir,
+  type CertArtifacts,
+  type RotationPolicy,
+  type SecretRef,
 } from './certs.ts';
 import {
-  MUTATING_WEBHOOK_CONFIGURATION_NAME, VALIDATING_WEBHOOK_CONFIGURATION_NAME, buildWebhookConfigurations, ensureWebhookConfigurations,
-  servingNameFor, verifyWebhookCABundles, type ClientMode,
+  MUTATING_WEBHOOK_CONFIGURATION_NAME,
+  VALIDATING_WEBHOOK_CONFIGURATION_NAME,
+  buildWebhookConfigurations,
+  ensureWebhookConfigurations,
+  servingNameFor,
+  verifyWebhookCABundles,
+  type ClientMode,
 } from './configuration.ts';
 import { ensureCRDConversion } from './crd-conversion.ts';
 import { enabledRegistrations, webhookPath } from './server.ts';
@@ -63,7 +75,8 @@ export class WebhookCertController {
   private lastCerts: CertArtifacts | undefined;
 
   constructor(opts: WebhookCertControllerOptions) {
-    if (opts.external && !opts.features.EnableExternalCerts) throw new Error('external webhook certificates need the EnableExternalCerts feature gate');
+    if (opts.external && !opts.features.EnableExternalCerts)
+      throw new Error('external webhook certificates need the EnableExternalCerts feature gate');
     this.opts = opts;
     this.clock = opts.clock ?? realClock;
     this.log = (opts.logger ?? rootLogger).child({ controller: 'webhook-controller' });
@@ -91,16 +104,28 @@ export class WebhookCertController {
       this.log.info({ dir: o.certDir }, 'wrote webhook certificates');
       o.onCertsChanged?.(certs);
     }
-    const names = { mutating: o.mutatingName ?? MUTATING_WEBHOOK_CONFIGURATION_NAME, validating: o.validatingName ?? VALIDATING_WEBHOOK_CONFIGURATION_NAME };
+    const names = {
+      mutating: o.mutatingName ?? MUTATING_WEBHOOK_CONFIGURATION_NAME,
+      validating: o.validatingName ?? VALIDATING_WEBHOOK_CONFIGURATION_NAME,
+    };
     if (o.external) {
-      const served = new Set(enabledRegistrations(o.registrations, o.features).flatMap((r) => [
-        ...(r.mutate ? [webhookPath('mutate', r)] : []), ...(r.validate ? [webhookPath('validate', r)] : []),
-      ]));
+      const served = new Set(
+        enabledRegistrations(o.registrations, o.features).flatMap((r) => [
+          ...(r.mutate ? [webhookPath('mutate', r)] : []),
+          ...(r.validate ? [webhookPath('validate', r)] : []),
+        ]),
+      );
       await verifyWebhookCABundles(o.client, names, served, certs.caCert);
     } else {
       const desired = buildWebhookConfigurations(o.registrations, {
-        clientMode: o.clientMode, features: o.features, caBundle: certs.caCert, mutatingName: names.mutating, validatingName: names.validating,
-        timeoutSeconds: o.timeoutSeconds, namespaceSelector: o.namespaceSelector, objectSelector: o.objectSelector,
+        clientMode: o.clientMode,
+        features: o.features,
+        caBundle: certs.caCert,
+        mutatingName: names.mutating,
+        validatingName: names.validating,
+        timeoutSeconds: o.timeoutSeconds,
+        namespaceSelector: o.namespaceSelector,
+        objectSelector: o.objectSelector,
       });
       const written = await ensureWebhookConfigurations(o.client, desired);
       if (written.length) this.log.info({ configurations: written }, 'updated webhook configurations');
@@ -150,7 +175,11 @@ export class WebhookCertController {
       return 'dir' in o.external ? readExternalDirCerts(o.external.dir) : readExternalSecretCerts(o.client, o.external.secret);
     }
     const secret = o.secret ?? { namespace: DEFAULT_NAMESPACE, name: DEFAULT_SECRET_NAME };
-    const { certs } = await ensureSecretCerts(o.client, secret, servingNameFor(o.clientMode), { clock: this.clock, policy: o.policy, logger: this.log });
+    const { certs } = await ensureSecretCerts(o.client, secret, servingNameFor(o.clientMode), {
+      clock: this.clock,
+      policy: o.policy,
+      logger: this.log,
+    });
     return certs;
   }
 }

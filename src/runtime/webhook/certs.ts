@@ -81,7 +81,12 @@ function notBeforeMs(cert: X509Certificate): number {
 }
 
 /** Why the CA cannot keep signing, or undefined when it can. */
-export function caProblem(caCertPem: string | undefined, caKeyPem: string | undefined, now: number, policy: RotationPolicy = {}): string | undefined {
+export function caProblem(
+  caCertPem: string | undefined,
+  caKeyPem: string | undefined,
+  now: number,
+  policy: RotationPolicy = {},
+): string | undefined {
   if (!caCertPem || !caKeyPem) return 'CA certificate or key missing';
   try {
     const ca = new X509Certificate(caCertPem);
@@ -99,7 +104,12 @@ export function caProblem(caCertPem: string | undefined, caKeyPem: string | unde
  * Why the serving certificate must be re-issued, or undefined when it is good: it must parse, match
  * its key, be signed by the CA, name dnsName (DNS or IP SAN) and have enough validity left.
  */
-export function servingCertProblem(certs: Partial<CertArtifacts>, dnsName: string, now: number, policy: RotationPolicy = {}): string | undefined {
+export function servingCertProblem(
+  certs: Partial<CertArtifacts>,
+  dnsName: string,
+  now: number,
+  policy: RotationPolicy = {},
+): string | undefined {
   if (!certs.cert || !certs.key || !certs.caCert) return 'serving certificate, key or CA missing';
   try {
     const cert = new X509Certificate(certs.cert);
@@ -121,7 +131,12 @@ export function servingCertProblem(certs: Partial<CertArtifacts>, dnsName: strin
 }
 
 /** Issues a serving certificate for dnsName, reusing the CA when it can still sign (as upstream does). */
-export async function generateCerts(dnsName: string, now: number, existing?: Partial<CertArtifacts>, policy: RotationPolicy = {}): Promise<CertArtifacts> {
+export async function generateCerts(
+  dnsName: string,
+  now: number,
+  existing?: Partial<CertArtifacts>,
+  policy: RotationPolicy = {},
+): Promise<CertArtifacts> {
   const reuse = !caProblem(existing?.caCert, existing?.caKey, now, policy);
   const ca = reuse ? await loadCA(existing!.caCert!, existing!.caKey!) : await createCA('webhook-cert-ca', policy.caValidDays ?? 3650);
   const ip = isIP(dnsName) !== 0;
@@ -165,7 +180,10 @@ export interface SecretRef {
  * call wrote the Secret. A lost race (another replica created or updated it first) re-reads theirs.
  */
 export async function ensureSecretCerts(
-  client: KubeClient, secret: SecretRef, dnsName: string, opts: { clock?: Clock; policy?: RotationPolicy; logger?: Logger } = {},
+  client: KubeClient,
+  secret: SecretRef,
+  dnsName: string,
+  opts: { clock?: Clock; policy?: RotationPolicy; logger?: Logger } = {},
 ): Promise<{ certs: CertArtifacts; changed: boolean }> {
   if (!dnsName) throw new Error('dnsName should not be empty');
   const clock = opts.clock ?? realClock;
@@ -195,7 +213,11 @@ export async function ensureSecretCerts(
     log.info({ secret: `${secret.namespace}/${secret.name}`, reason: problem }, 'cert is invalid or expiring, regenerating a new one');
     const certs = await generateCerts(dnsName, now, stored, opts.policy);
     try {
-      await client.update<Secret>(Secrets, { ...current, metadata: { ...current.metadata, managedFields: undefined }, data: { ...current.data, ...certsToData(certs) } });
+      await client.update<Secret>(Secrets, {
+        ...current,
+        metadata: { ...current.metadata, managedFields: undefined },
+        data: { ...current.data, ...certsToData(certs) },
+      });
       return { certs, changed: true };
     } catch (err) {
       if ((err as { code?: number }).code === 409) continue;
@@ -209,7 +231,12 @@ export async function ensureSecretCerts(
 export async function readExternalSecretCerts(client: KubeClient, secret: SecretRef): Promise<CertArtifacts> {
   const s = await client.get<Secret>(Secrets, secret.name, { namespace: secret.namespace });
   const d = s.data ?? {};
-  const certs = { caCert: unb64(d[EXTERNAL_CA_CERT]), caKey: unb64(d[EXTERNAL_CA_KEY]), cert: unb64(d[EXTERNAL_SERVER_CERT]), key: unb64(d[EXTERNAL_SERVER_KEY]) };
+  const certs = {
+    caCert: unb64(d[EXTERNAL_CA_CERT]),
+    caKey: unb64(d[EXTERNAL_CA_KEY]),
+    cert: unb64(d[EXTERNAL_SERVER_CERT]),
+    key: unb64(d[EXTERNAL_SERVER_KEY]),
+  };
   return requireComplete(certs, `secret ${secret.namespace}/${secret.name}`);
 }
 
@@ -220,7 +247,8 @@ export function readExternalDirCerts(dir: string): CertArtifacts {
 }
 
 function requireComplete(c: Partial<CertArtifacts>, where: string): CertArtifacts {
-  if (!c.caCert || !c.cert || !c.key) throw new Error(`external certificates in ${where} need ${EXTERNAL_CA_CERT}, ${EXTERNAL_SERVER_CERT} and ${EXTERNAL_SERVER_KEY}`);
+  if (!c.caCert || !c.cert || !c.key)
+    throw new Error(`external certificates in ${where} need ${EXTERNAL_CA_CERT}, ${EXTERNAL_SERVER_CERT} and ${EXTERNAL_SERVER_KEY}`);
   return c as CertArtifacts;
 }
 

@@ -8,7 +8,14 @@
 import type { LabelSelector } from '../../apis/core.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { Operation, WebhookRegistration } from './types.ts';
-import { MutatingWebhookConfigurations, ValidatingWebhookConfigurations, isNotFound, type KubeClient, type KubeObject, type ResourceType } from '../client.ts';
+import {
+  MutatingWebhookConfigurations,
+  ValidatingWebhookConfigurations,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+} from '../client.ts';
 import { serviceDNSName } from './certs.ts';
 import { enabledRegistrations, webhookName, webhookPath, type WebhookType } from './server.ts';
 
@@ -37,9 +44,10 @@ export interface WebhookClientConfig {
 }
 
 export function clientConfigFor(mode: ClientMode, urlPath: string, caBundlePem?: string): WebhookClientConfig {
-  const cc: WebhookClientConfig = mode.mode === 'url'
-    ? { url: `https://${mode.host.includes(':') ? `[${mode.host}]` : mode.host}:${mode.port}${urlPath}` }
-    : { service: { namespace: mode.namespace, name: mode.name, path: urlPath, port: mode.port ?? 443 } };
+  const cc: WebhookClientConfig =
+    mode.mode === 'url'
+      ? { url: `https://${mode.host.includes(':') ? `[${mode.host}]` : mode.host}:${mode.port}${urlPath}` }
+      : { service: { namespace: mode.namespace, name: mode.name, path: urlPath, port: mode.port ?? 443 } };
   if (caBundlePem) cc.caBundle = b64(caBundlePem);
   return cc;
 }
@@ -163,12 +171,16 @@ export function buildWebhookConfigurations(regs: readonly WebhookRegistration[],
   const meta = (name: string) => ({ name, ...(opts.labels ? { labels: { ...opts.labels } } : {}) });
   return {
     mutating: {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration',
-      metadata: meta(opts.mutatingName ?? MUTATING_WEBHOOK_CONFIGURATION_NAME), webhooks: mutating.sort(byName),
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: meta(opts.mutatingName ?? MUTATING_WEBHOOK_CONFIGURATION_NAME),
+      webhooks: mutating.sort(byName),
     },
     validating: {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration',
-      metadata: meta(opts.validatingName ?? VALIDATING_WEBHOOK_CONFIGURATION_NAME), webhooks: validating.sort(byName),
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: meta(opts.validatingName ?? VALIDATING_WEBHOOK_CONFIGURATION_NAME),
+      webhooks: validating.sort(byName),
     },
   };
 }
@@ -197,7 +209,10 @@ function isEmptyObject(v: unknown): boolean {
  */
 export async function ensureWebhookConfigurations(client: KubeClient, desired: WebhookConfigurationSet): Promise<string[]> {
   const written: string[] = [];
-  const pairs: [ResourceType, WebhookConfiguration][] = [[MutatingWebhookConfigurations, desired.mutating], [ValidatingWebhookConfigurations, desired.validating]];
+  const pairs: [ResourceType, WebhookConfiguration][] = [
+    [MutatingWebhookConfigurations, desired.mutating],
+    [ValidatingWebhookConfigurations, desired.validating],
+  ];
   for (const [type, want] of pairs) {
     const name = want.metadata.name!;
     let have: WebhookConfiguration | undefined;
@@ -223,9 +238,17 @@ export async function ensureWebhookConfigurations(client: KubeClient, desired: W
  * External-certificate mode: the injector owns caBundle, so only check that every webhook we serve
  * trusts the external CA (upstream configuration.Ensure with EnableExternalCerts).
  */
-export async function verifyWebhookCABundles(client: KubeClient, names: { mutating: string; validating: string }, servedPaths: ReadonlySet<string>, caBundlePem: string): Promise<void> {
+export async function verifyWebhookCABundles(
+  client: KubeClient,
+  names: { mutating: string; validating: string },
+  servedPaths: ReadonlySet<string>,
+  caBundlePem: string,
+): Promise<void> {
   const want = b64(caBundlePem);
-  for (const [type, name] of [[MutatingWebhookConfigurations, names.mutating], [ValidatingWebhookConfigurations, names.validating]] as const) {
+  for (const [type, name] of [
+    [MutatingWebhookConfigurations, names.mutating],
+    [ValidatingWebhookConfigurations, names.validating],
+  ] as const) {
     let cfg: WebhookConfiguration;
     try {
       cfg = await client.get<WebhookConfiguration>(type, name);

@@ -20,7 +20,12 @@ interface CRD extends KubeObject {
  * Points the conversion webhook of every webhook-converted CRD in `groups` at /convert with the
  * CA bundle (upstream crd.Ensure). Returns the CRDs updated.
  */
-export async function ensureCRDConversion(client: KubeClient, mode: ClientMode, caBundlePem: string, groups: readonly string[] = KRUISE_CRD_GROUPS): Promise<string[]> {
+export async function ensureCRDConversion(
+  client: KubeClient,
+  mode: ClientMode,
+  caBundlePem: string,
+  groups: readonly string[] = KRUISE_CRD_GROUPS,
+): Promise<string[]> {
   const want = { clientConfig: clientConfigFor(mode, '/convert', caBundlePem), conversionReviewVersions: ['v1', 'v1beta1'] };
   const crds = await client.listAll<CRD>(CustomResourceDefinitions);
   const updated: string[] = [];

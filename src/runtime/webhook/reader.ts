@@ -3,15 +3,40 @@
 // decision never rests on a cache that has not caught up.
 import { gvrFor, kindFor, parseApiVersion } from '../../apis/registry.ts';
 import {
-  ConfigMaps, ControllerRevisions, Namespaces, Nodes, Pods, PersistentVolumeClaims, Secrets, StorageClasses,
-  Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, isNotFound,
-  type KubeClient, type KubeObject, type ResourceType,
+  ConfigMaps,
+  ControllerRevisions,
+  Namespaces,
+  Nodes,
+  Pods,
+  PersistentVolumeClaims,
+  Secrets,
+  StorageClasses,
+  Deployments,
+  ReplicaSets,
+  StatefulSets,
+  DaemonSets,
+  Jobs,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
 } from '../client.ts';
 import type { AdmissionReader } from './types.ts';
 
 const builtIn: readonly ResourceType[] = [
-  ConfigMaps, ControllerRevisions, Namespaces, Nodes, Pods, PersistentVolumeClaims, Secrets, StorageClasses,
-  Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs,
+  ConfigMaps,
+  ControllerRevisions,
+  Namespaces,
+  Nodes,
+  Pods,
+  PersistentVolumeClaims,
+  Secrets,
+  StorageClasses,
+  Deployments,
+  ReplicaSets,
+  StatefulSets,
+  DaemonSets,
+  Jobs,
 ];
 
 /** The ResourceType for an apiVersion + kind: built-in ones, or any served Kruise kind/version. */

@@ -37,7 +37,14 @@ import type { FeatureGates } from '../../apis/features.ts';
 import { ShapeDecoder, compileDecoders, decoderFor, type Decoded } from '../../apis/decode.ts';
 import { aggregateMessage, fieldErrorsMessage } from '../../apis/field-errors.ts';
 import { kinds, parseApiVersion, type KindDefinition } from '../../apis/registry.ts';
-import { AdmissionDenied, type AdmissionContext, type AdmissionReader, type Operation, type UserInfo, type WebhookRegistration } from './types.ts';
+import {
+  AdmissionDenied,
+  type AdmissionContext,
+  type AdmissionReader,
+  type Operation,
+  type UserInfo,
+  type WebhookRegistration,
+} from './types.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import { registry } from '../metrics.ts';
 
@@ -119,8 +126,9 @@ export interface ConversionReview {
  * Converts the objects of a review (src/apis/conversion), answering deliberate failures as a Failure
  * result; a throw is a bug, answered as a Failure with a generic message and logged.
  */
-export type ConversionHandler = (review: ConversionReview & { request: ConversionRequest }) =>
-  ConversionResponse | Promise<ConversionResponse>;
+export type ConversionHandler = (
+  review: ConversionReview & { request: ConversionRequest },
+) => ConversionResponse | Promise<ConversionResponse>;
 
 // ---------------------------------------------------------------------------------------------
 // Paths and names (kubebuilder markers of pkg/webhook/**, config/webhook/manifests.yaml)
@@ -148,8 +156,8 @@ export function singularOf(resource: string): string {
  */
 export function webhookPath(type: WebhookType, reg: Pick<WebhookRegistration, 'group' | 'resource'>): string {
   const base = reg.resource.split('/')[0]!;
-  const stem = pathStemOverrides[`${reg.group}/${base}`]
-    ?? [...(reg.group ? [reg.group.replace(/\./g, '-')] : []), singularOf(base)].join('-');
+  const stem =
+    pathStemOverrides[`${reg.group}/${base}`] ?? [...(reg.group ? [reg.group.replace(/\./g, '-')] : []), singularOf(base)].join('-');
   return `/${type}-${stem}`;
 }
 
@@ -217,28 +225,30 @@ export const INTERNAL_ERROR_MESSAGE = 'internal error: the webhook could not pro
 // The AdmissionRequest as the shared decode step checks it (types only; see src/apis/decode.ts).
 const GVKShape = Type.Object({ group: Type.String(), version: Type.String(), kind: Type.String() });
 const GVRShape = Type.Object({ group: Type.String(), version: Type.String(), resource: Type.String() });
-const requestDecoder = new ShapeDecoder(Type.Object({
-  uid: Type.String(),
-  kind: GVKShape,
-  resource: GVRShape,
-  subResource: Type.String(),
-  requestKind: GVKShape,
-  requestResource: GVRShape,
-  requestSubResource: Type.String(),
-  name: Type.String(),
-  namespace: Type.String(),
-  operation: Type.String(),
-  userInfo: Type.Object({
-    username: Type.String(),
+const requestDecoder = new ShapeDecoder(
+  Type.Object({
     uid: Type.String(),
-    groups: Type.Array(Type.String()),
-    extra: Type.Record(Type.String(), Type.Array(Type.String())),
+    kind: GVKShape,
+    resource: GVRShape,
+    subResource: Type.String(),
+    requestKind: GVKShape,
+    requestResource: GVRShape,
+    requestSubResource: Type.String(),
+    name: Type.String(),
+    namespace: Type.String(),
+    operation: Type.String(),
+    userInfo: Type.Object({
+      username: Type.String(),
+      uid: Type.String(),
+      groups: Type.Array(Type.String()),
+      extra: Type.Record(Type.String(), Type.Array(Type.String())),
+    }),
+    object: Type.Unknown(),
+    oldObject: Type.Unknown(),
+    dryRun: Type.Boolean(),
+    options: Type.Unknown(),
   }),
-  object: Type.Unknown(),
-  oldObject: Type.Unknown(),
-  dryRun: Type.Boolean(),
-  options: Type.Unknown(),
-}));
+);
 
 const OPERATIONS: readonly Operation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 
@@ -297,12 +307,24 @@ export function decodeAdmission(type: WebhookType, regs: readonly WebhookRegistr
   const uid = req.uid ?? '';
   if (!OPERATIONS.includes(req.operation)) {
     const supported = OPERATIONS.map((o) => JSON.stringify(o)).join(', ');
-    return { denied: errored(400, `request.operation: Unsupported value: ${JSON.stringify(req.operation ?? '')}: supported values: ${supported}`, uid) };
+    return {
+      denied: errored(
+        400,
+        `request.operation: Unsupported value: ${JSON.stringify(req.operation ?? '')}: supported values: ${supported}`,
+        uid,
+      ),
+    };
   }
   const reg = pickRegistration(regs, req);
   if (!reg) {
     const r = req.resource;
-    return { denied: errored(400, `no webhook handles ${r ? `${r.resource}.${r.group}` : 'an unknown resource'}${req.subResource ? `/${req.subResource}` : ''}`, uid) };
+    return {
+      denied: errored(
+        400,
+        `no webhook handles ${r ? `${r.resource}.${r.group}` : 'an unknown resource'}${req.subResource ? `/${req.subResource}` : ''}`,
+        uid,
+      ),
+    };
   }
   const { operation } = req;
   const absent = (v: unknown) => v === undefined || v === null;
@@ -315,7 +337,9 @@ export function decodeAdmission(type: WebhookType, regs: readonly WebhookRegistr
   const decoder = def ? decoderFor(def, version) : anyObject;
   if (!decoder) {
     const served = def!.versions.map((v) => JSON.stringify(v.name)).join(', ');
-    return { denied: errored(400, `request.kind.version: Unsupported value: ${JSON.stringify(version)}: supported values: ${served}`, uid) };
+    return {
+      denied: errored(400, `request.kind.version: Unsupported value: ${JSON.stringify(version)}: supported values: ${served}`, uid),
+    };
   }
   const decode = (v: unknown): Decoded => (absent(v) ? { value: v } : decoder.decode(v));
   const object = decode(req.object);
@@ -330,7 +354,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** Runs one admission request (as received: it is decoded first) through the registrations of one path. */
-export async function admit(type: WebhookType, regs: readonly WebhookRegistration[], request: unknown, opts: AdmissionOptions): Promise<AdmissionResponse> {
+export async function admit(
+  type: WebhookType,
+  regs: readonly WebhookRegistration[],
+  request: unknown,
+  opts: AdmissionOptions,
+): Promise<AdmissionResponse> {
   const decoded = decodeAdmission(type, regs, request);
   if (decoded.denied) return decoded.denied;
   const { req, reg } = decoded;
@@ -394,7 +423,8 @@ export function nestingExceeds(body: Uint8Array, limit: number): boolean {
   for (let i = 0; i < body.length; i++) {
     const c = body[i];
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next byte is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next byte is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -420,11 +450,13 @@ function parseBody(body: Buffer | 'too-large', maxBytes: number, what: string): 
 }
 
 // The ConversionReview envelope, checked like admission requests before the handler runs.
-const conversionReviewDecoder = new ShapeDecoder(Type.Object({
-  apiVersion: Type.String(),
-  kind: Type.String(),
-  request: Type.Object({ uid: Type.String(), desiredAPIVersion: Type.String(), objects: Type.Array(Type.Unknown()) }),
-}));
+const conversionReviewDecoder = new ShapeDecoder(
+  Type.Object({
+    apiVersion: Type.String(),
+    kind: Type.String(),
+    request: Type.Object({ uid: Type.String(), desiredAPIVersion: Type.String(), objects: Type.Array(Type.Unknown()) }),
+  }),
+);
 
 /** An HTTP answer: status, content type, body, and whether to close the connection. */
 export interface WebhookAnswer {
@@ -503,7 +535,9 @@ export class WebhookHandler {
   }
 
   private async admission(
-    route: { type: WebhookType; regs: WebhookRegistration[] }, body: Buffer | 'too-large', contentType: string,
+    route: { type: WebhookType; regs: WebhookRegistration[] },
+    body: Buffer | 'too-large',
+    contentType: string,
   ): Promise<{ apiVersion: string; response: AdmissionResponse }> {
     const fallback = 'admission.k8s.io/v1';
     if (body !== 'too-large' && body.length && contentType !== 'application/json') {
@@ -520,7 +554,12 @@ export class WebhookHandler {
   }
 
   private async conversion(body: Buffer | 'too-large', convert: ConversionHandler): Promise<WebhookAnswer> {
-    const text = (status: number, message: string): WebhookAnswer => ({ status, contentType: 'text/plain', body: message, close: status === 413 });
+    const text = (status: number, message: string): WebhookAnswer => ({
+      status,
+      contentType: 'text/plain',
+      body: message,
+      close: status === 413,
+    });
     const parsed = parseBody(body, this.maxBodyBytes, 'ConversionReview');
     if (parsed.code) return text(parsed.code, parsed.message);
     if (!isRecord(parsed.value) || parsed.value.kind !== 'ConversionReview' || !isRecord(parsed.value.request)) {
@@ -530,7 +569,11 @@ export class WebhookHandler {
     const reply = (response: ConversionResponse): WebhookAnswer => ({
       status: 200,
       contentType: 'application/json',
-      body: JSON.stringify({ apiVersion: typeof raw.apiVersion === 'string' ? raw.apiVersion : 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response }),
+      body: JSON.stringify({
+        apiVersion: typeof raw.apiVersion === 'string' ? raw.apiVersion : 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        response,
+      }),
     });
     const uid = typeof raw.request.uid === 'string' ? raw.request.uid : '';
     const failure = (message: string): WebhookAnswer => reply({ uid, convertedObjects: [], result: { status: 'Failure', message } });
@@ -715,11 +758,13 @@ export class WebhookServer {
     const body = await readBody(req, this.handler.maxBodyBytes);
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
     const answer = await this.handler.answer(pathname, body, contentType);
-    res.writeHead(answer.status, {
-      'content-type': answer.contentType,
-      'content-length': Buffer.byteLength(answer.body),
-      ...(answer.close && { connection: 'close' }),
-    }).end(answer.body);
+    res
+      .writeHead(answer.status, {
+        'content-type': answer.contentType,
+        'content-length': Buffer.byteLength(answer.body),
+        ...(answer.close && { connection: 'close' }),
+      })
+      .end(answer.body);
   }
 }
 
@@ -743,8 +788,12 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 't
       }
       chunks.push(chunk);
     });
-    req.on('end', () => { if (!over) resolve(Buffer.concat(chunks)); });
-    req.on('error', (err) => { if (!over) reject(err); });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (err) => {
+      if (!over) reject(err);
+    });
   });
 }
 
@@ -756,22 +805,31 @@ function digest(cert: string, key: string): string {
  * A readiness check for the manager's /readyz (upstream pkg/webhook/util/health): the webhook
  * server answers /healthz over TLS that verifies against the CA the API server is given.
  */
-export function webhookReadinessCheck(opts: { port: number; host?: string; ca: () => string | Buffer; timeoutMs?: number }): () => Promise<void> {
-  return () => new Promise<void>((resolve, reject) => {
-    const req = https.request({
-      host: opts.host ?? 'localhost',
-      port: opts.port,
-      path: '/healthz',
-      method: 'GET',
-      ca: opts.ca(),
-      timeout: opts.timeoutMs ?? 5_000,
-    }, (res) => {
-      res.resume();
-      if (res.statusCode === 200) resolve();
-      else reject(new Error(`webhook server /healthz answered ${res.statusCode}`));
+export function webhookReadinessCheck(opts: {
+  port: number;
+  host?: string;
+  ca: () => string | Buffer;
+  timeoutMs?: number;
+}): () => Promise<void> {
+  return () =>
+    new Promise<void>((resolve, reject) => {
+      const req = https.request(
+        {
+          host: opts.host ?? 'localhost',
+          port: opts.port,
+          path: '/healthz',
+          method: 'GET',
+          ca: opts.ca(),
+          timeout: opts.timeoutMs ?? 5_000,
+        },
+        (res) => {
+          res.resume();
+          if (res.statusCode === 200) resolve();
+          else reject(new Error(`webhook server /healthz answered ${res.statusCode}`));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('webhook server /healthz timed out')));
+      req.on('error', reject);
+      req.end();
     });
-    req.on('timeout', () => req.destroy(new Error('webhook server /healthz timed out')));
-    req.on('error', reject);
-    req.end();
-  });
 }

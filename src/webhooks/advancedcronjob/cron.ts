@@ -6,7 +6,9 @@ const BOUNDS = [
   { name: 'hour', min: 0, max: 23, names: {} },
   { name: 'dom', min: 1, max: 31, names: {} },
   {
-    name: 'month', min: 1, max: 12,
+    name: 'month',
+    min: 1,
+    max: 12,
     names: { jan: 1, feb: 2, mar: 3, apr: 4, may: 5, jun: 6, jul: 7, aug: 8, sep: 9, oct: 10, nov: 11, dec: 12 },
   },
   { name: 'dow', min: 0, max: 6, names: { sun: 0, mon: 1, tue: 2, wed: 3, thu: 4, fri: 5, sat: 6 } },

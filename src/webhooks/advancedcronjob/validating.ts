@@ -31,7 +31,8 @@ function validateTimeZone(zone: string | undefined): FieldError[] {
   const path = 'spec.timeZone';
   if (zone === '') return [invalid(path, zone, 'timeZone must be nil or non-empty string')];
   const errs: FieldError[] = [];
-  if (zone.toLowerCase() === 'local') errs.push(invalid(path, zone, 'timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones'));
+  if (zone.toLowerCase() === 'local')
+    errs.push(invalid(path, zone, 'timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones'));
   if (!isValidTimeZone(zone)) errs.push(invalid(path, zone, `unknown time zone ${zone}`));
   return errs;
 }
@@ -51,15 +52,23 @@ function selectorError(sel: Parameters<typeof labelSelectorAsSelector>[0]): stri
 /** The first broken rule of an ImageListPullJob template, in upstream's order and words. */
 function imageListPullJobTemplateError(spec: AdvancedCronJobSpec): FieldError | undefined {
   const base = 'spec.template.imageListPullJobTemplate.spec';
-  const ilpj = spec.template.imageListPullJobTemplate?.spec ?? ({} as NonNullable<NonNullable<AdvancedCronJobSpec['template']['imageListPullJobTemplate']>['spec']>);
+  const ilpj =
+    spec.template.imageListPullJobTemplate?.spec ??
+    ({} as NonNullable<NonNullable<AdvancedCronJobSpec['template']['imageListPullJobTemplate']>['spec']>);
   const sel = ilpj.selector;
   if (sel) {
     if (sel.matchLabels || sel.matchExpressions) {
       if (sel.names) return invalid(`${base}.selector`, sel, 'can not set both names and labelSelector in this spec.selector');
       const err = selectorError(sel);
-      if (err) return invalid(`${base}.selector.labelSelector`, { matchLabels: sel.matchLabels, matchExpressions: sel.matchExpressions }, `invalid selector: ${err}`);
+      if (err)
+        return invalid(
+          `${base}.selector.labelSelector`,
+          { matchLabels: sel.matchLabels, matchExpressions: sel.matchExpressions },
+          `invalid selector: ${err}`,
+        );
     }
-    if (sel.names && new Set(sel.names).size !== sel.names.length) return invalid(`${base}.selector.names`, sel.names, 'duplicated name in selector names');
+    if (sel.names && new Set(sel.names).size !== sel.names.length)
+      return invalid(`${base}.selector.names`, sel.names, 'duplicated name in selector names');
   }
   if (ilpj.podSelector) {
     if (sel) return invalid(base, ilpj, 'can not set both selector and podSelector');
@@ -76,16 +85,30 @@ function imageListPullJobTemplateError(spec: AdvancedCronJobSpec): FieldError | 
   }
   const cp = ilpj.completionPolicy ?? {};
   const cpPath = `${base}.completionPolicy`;
-  if ((cp.type ?? '') !== 'Always') return invalid(`${cpPath}.type`, cp.type ?? '', `completionPolicy should be Always, but current value is: ${cp.type ?? ''}`);
+  if ((cp.type ?? '') !== 'Always')
+    return invalid(`${cpPath}.type`, cp.type ?? '', `completionPolicy should be Always, but current value is: ${cp.type ?? ''}`);
   const deadline = cp.activeDeadlineSeconds;
   if (deadline != null && deadline > MAX_ACTIVE_DEADLINE_SECONDS) {
-    return invalid(`${cpPath}.activeDeadlineSeconds`, deadline, `activeDeadlineSeconds must be less than ${MAX_ACTIVE_DEADLINE_SECONDS}, current value is: ${deadline}`);
+    return invalid(
+      `${cpPath}.activeDeadlineSeconds`,
+      deadline,
+      `activeDeadlineSeconds must be less than ${MAX_ACTIVE_DEADLINE_SECONDS}, current value is: ${deadline}`,
+    );
   }
   const timeout = ilpj.pullPolicy?.timeoutSeconds;
   if (deadline != null && timeout != null && timeout > deadline) {
-    return invalid(`${cpPath}.activeDeadlineSeconds`, deadline, `completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(${timeout})`);
+    return invalid(
+      `${cpPath}.activeDeadlineSeconds`,
+      deadline,
+      `completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(${timeout})`,
+    );
   }
-  if (cp.ttlSecondsAfterFinished != null) return invalid(`${cpPath}.ttlSecondsAfterFinished`, cp.ttlSecondsAfterFinished, 'ttlSecondsAfterFinished is not supported in advancedCronJob');
+  if (cp.ttlSecondsAfterFinished != null)
+    return invalid(
+      `${cpPath}.ttlSecondsAfterFinished`,
+      cp.ttlSecondsAfterFinished,
+      'ttlSecondsAfterFinished is not supported in advancedCronJob',
+    );
   return undefined;
 }
 
@@ -93,7 +116,13 @@ function validateImageListPullJobTemplate(spec: AdvancedCronJobSpec): FieldError
   const errs: FieldError[] = [];
   if (spec.concurrencyPolicy !== 'Replace' && spec.concurrencyPolicy !== 'Forbid') {
     // Upstream names the field spec.spec.concurrencyPolicy (its path starts at spec and adds spec again).
-    errs.push(invalid('spec.spec.concurrencyPolicy', spec.concurrencyPolicy ?? '', `concurrencyPolicy should be Replace or Forbid, but current value is: ${spec.concurrencyPolicy ?? ''}`));
+    errs.push(
+      invalid(
+        'spec.spec.concurrencyPolicy',
+        spec.concurrencyPolicy ?? '',
+        `concurrencyPolicy should be Replace or Forbid, but current value is: ${spec.concurrencyPolicy ?? ''}`,
+      ),
+    );
   }
   const err = imageListPullJobTemplateError(spec);
   return err ? [...errs, err] : errs;
@@ -118,9 +147,19 @@ function validateTemplates(spec: AdvancedCronJobSpec, ctx: AdmissionContext): Fi
     errs.push(...validateImageListPullJobTemplate(spec));
   }
   if (count === 0) {
-    errs.push(forbidden('spec.template', 'spec must have one template, either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided'));
+    errs.push(
+      forbidden(
+        'spec.template',
+        'spec must have one template, either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided',
+      ),
+    );
   } else if (count > 1) {
-    errs.push(forbidden('spec.template', 'spec can have only one template, either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided'));
+    errs.push(
+      forbidden(
+        'spec.template',
+        'spec can have only one template, either JobTemplate or BroadcastJobTemplate or ImageListPullJobTemplate should be provided',
+      ),
+    );
   }
   return errs;
 }
@@ -136,7 +175,15 @@ export function validateAdvancedCronJobSpec(spec: AdvancedCronJobSpec, ctx: Admi
   ];
 }
 
-const MUTABLE = ['schedule', 'concurrencyPolicy', 'successfulJobsHistoryLimit', 'failedJobsHistoryLimit', 'startingDeadlineSeconds', 'paused', 'timeZone'] as const;
+const MUTABLE = [
+  'schedule',
+  'concurrencyPolicy',
+  'successfulJobsHistoryLimit',
+  'failedJobsHistoryLimit',
+  'startingDeadlineSeconds',
+  'paused',
+  'timeZone',
+] as const;
 
 export function validateAdvancedCronJobUpdate(obj: AdvancedCronJob, old: AdvancedCronJob): FieldError[] {
   const strip = (spec: AdvancedCronJobSpec | undefined, keepIlpj: boolean) => {

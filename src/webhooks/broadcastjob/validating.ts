@@ -11,10 +11,22 @@ export function validateBroadcastJobSpec(spec: BroadcastJobSpec, ctx: AdmissionC
   const completion = spec.completionPolicy ?? {};
   if (completion.type === 'Never') {
     if (completion.ttlSecondsAfterFinished != null) {
-      errs.push(invalid('spec.completionPolicy.ttlSecondsAfterFinished', completion.ttlSecondsAfterFinished, 'ttlSecondsAfterFinished can just work with Always CompletionPolicyType'));
+      errs.push(
+        invalid(
+          'spec.completionPolicy.ttlSecondsAfterFinished',
+          completion.ttlSecondsAfterFinished,
+          'ttlSecondsAfterFinished can just work with Always CompletionPolicyType',
+        ),
+      );
     }
     if (completion.activeDeadlineSeconds != null) {
-      errs.push(invalid('spec.completionPolicy.activeDeadlineSeconds', completion.activeDeadlineSeconds, 'activeDeadlineSeconds can just work with Always CompletionPolicyType'));
+      errs.push(
+        invalid(
+          'spec.completionPolicy.activeDeadlineSeconds',
+          completion.activeDeadlineSeconds,
+          'activeDeadlineSeconds can just work with Always CompletionPolicyType',
+        ),
+      );
     }
   }
   // Upstream judges the defaulted template, so an empty restartPolicy reads as Always here.
@@ -25,7 +37,13 @@ export function validateBroadcastJobSpec(spec: BroadcastJobSpec, ctx: AdmissionC
   }
   const labels = spec.template?.metadata?.labels;
   if (labels && (labels[BROADCASTJOB_NAME_LABEL] || labels[BROADCASTJOB_CONTROLLER_UID_LABEL])) {
-    errs.push(invalid('spec.template.metadata.labels', labels, `"${BROADCASTJOB_NAME_LABEL}" and "${BROADCASTJOB_CONTROLLER_UID_LABEL}" are not allowed to preset in pod labels`));
+    errs.push(
+      invalid(
+        'spec.template.metadata.labels',
+        labels,
+        `"${BROADCASTJOB_NAME_LABEL}" and "${BROADCASTJOB_CONTROLLER_UID_LABEL}" are not allowed to preset in pod labels`,
+      ),
+    );
   }
   errs.push(...validatePodTemplateSpec(template, 'spec.template'));
   return errs;

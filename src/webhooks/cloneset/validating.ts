@@ -4,15 +4,16 @@ import type { CloneSet, CloneSetV1alpha1 } from '../../apis/apps/cloneset.ts';
 import type { InPlaceUpdateStrategy, UpdatePriorityStrategy, UpdateScatterStrategy } from '../../apis/apps/pub.ts';
 import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
 import { type IntOrString, getKruiseScaledValueFromIntOrPercent, nonNegativeCountError } from '../../util/intstr.ts';
-import {
-  defaultedTemplateCopy,
-  semanticEqual,
-  validateNonnegative,
-  validateObjectMeta,
-  validatePodTemplateSpec,
-} from '../podtemplate.ts';
+import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectMeta, validatePodTemplateSpec } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
-import { checkWorkloadDeletion, nonImageTemplateChange, priorityStrategyProblem, scatterStrategyProblem, validateSelectorMatchesTemplate, validateWorkloadSelector } from '../workload.ts';
+import {
+  checkWorkloadDeletion,
+  nonImageTemplateChange,
+  priorityStrategyProblem,
+  scatterStrategyProblem,
+  validateSelectorMatchesTemplate,
+  validateWorkloadSelector,
+} from '../workload.ts';
 
 type AnyCloneSet = CloneSet | CloneSetV1alpha1;
 
@@ -83,7 +84,9 @@ function validateUpdateStrategy(obj: AnyCloneSet, alpha: boolean, replicas: numb
   const allowed = alpha ? [...POD_UPDATE_POLICIES, 'OnDelete'] : POD_UPDATE_POLICIES;
   if (v.podUpdatePolicy && !allowed.includes(v.podUpdatePolicy)) {
     // Upstream quotes the middle value only in the v1beta1 message.
-    const detail = alpha ? "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'" : "must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'";
+    const detail = alpha
+      ? "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'"
+      : "must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'";
     errs.push(invalid(v.podUpdatePolicyPath, v.podUpdatePolicy, detail));
   }
   const partition = scaled(v.partition, replicas, 'partition', `${v.base}.partition`, errs);
@@ -110,7 +113,12 @@ function validateUpdateStrategy(obj: AnyCloneSet, alpha: boolean, replicas: numb
   return errs;
 }
 
-async function validatePodsToDelete(obj: AnyCloneSet, old: AnyCloneSet | undefined, alpha: boolean, ctx: AdmissionContext): Promise<FieldError[]> {
+async function validatePodsToDelete(
+  obj: AnyCloneSet,
+  old: AnyCloneSet | undefined,
+  alpha: boolean,
+  ctx: AdmissionContext,
+): Promise<FieldError[]> {
   const path = 'spec.scaleStrategy.podsToDelete';
   const names = obj.spec?.scaleStrategy?.podsToDelete ?? [];
   const seen = new Set<string>();
@@ -122,7 +130,9 @@ async function validatePodsToDelete(obj: AnyCloneSet, old: AnyCloneSet | undefin
   const errs: FieldError[] = [];
   const before = new Set(old?.spec?.scaleStrategy?.podsToDelete ?? []);
   for (const name of [...seen].filter((n) => !before.has(n)).sort()) {
-    const pod = await ctx.reader.get<{ metadata?: { deletionTimestamp?: string; ownerReferences?: Array<{ uid: string; controller?: boolean }> } }>('v1', 'Pod', name, obj.metadata?.namespace ?? ctx.namespace);
+    const pod = await ctx.reader.get<{
+      metadata?: { deletionTimestamp?: string; ownerReferences?: Array<{ uid: string; controller?: boolean }> };
+    }>('v1', 'Pod', name, obj.metadata?.namespace ?? ctx.namespace);
     if (!pod) errs.push(invalid(path, name, `find pod ${name} failed: pods "${name}" not found`));
     else if (pod.metadata?.deletionTimestamp) errs.push(invalid(path, name, `find pod ${name} already terminating`));
     else {
@@ -134,11 +144,7 @@ async function validatePodsToDelete(obj: AnyCloneSet, old: AnyCloneSet | undefin
 }
 
 /** Spec rules (CREATE and UPDATE). */
-export async function validateCloneSetSpec(
-  obj: AnyCloneSet,
-  old: AnyCloneSet | undefined,
-  ctx: AdmissionContext,
-): Promise<FieldError[]> {
+export async function validateCloneSetSpec(obj: AnyCloneSet, old: AnyCloneSet | undefined, ctx: AdmissionContext): Promise<FieldError[]> {
   const alpha = isAlpha(ctx);
   const spec: NonNullable<AnyCloneSet['spec']> = obj.spec ?? ({} as NonNullable<AnyCloneSet['spec']>);
   const replicas = spec.replicas ?? 1;
@@ -171,8 +177,15 @@ export async function validateCloneSetSpec(
 }
 
 const MUTABLE_FIELDS = [
-  'replicas', 'template', 'scaleStrategy', 'updateStrategy', 'minReadySeconds', 'lifecycle', 'revisionHistoryLimit',
-  'volumeClaimTemplates', 'progressDeadlineSeconds',
+  'replicas',
+  'template',
+  'scaleStrategy',
+  'updateStrategy',
+  'minReadySeconds',
+  'lifecycle',
+  'revisionHistoryLimit',
+  'volumeClaimTemplates',
+  'progressDeadlineSeconds',
 ] as const;
 
 /** UPDATE-only rules: immutable spec fields and the InPlaceOnly template rule. */

@@ -70,7 +70,9 @@ export function validateDaemonSetSpec(obj: DaemonSet, ctx: AdmissionContext): Fi
   try {
     // A missing selector selects nothing, so it never matches the template.
     if (!labelSelectorAsSelector(spec.selector).matches(spec.template?.metadata?.labels ?? {})) {
-      errs.push(invalid('spec.template.metadata.labels', spec.template?.metadata?.labels ?? null, '`selector` does not match template `labels`'));
+      errs.push(
+        invalid('spec.template.metadata.labels', spec.template?.metadata?.labels ?? null, '`selector` does not match template `labels`'),
+      );
     }
   } catch {
     // reported by validateLabelSelector

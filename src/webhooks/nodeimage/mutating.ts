@@ -4,7 +4,6 @@ import type { NodeImage } from '../../apis/apps/nodeimage.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import type { AdmissionContext, Defaulter } from '../../runtime/webhook/types.ts';
 
-
 export function setDefaultsNodeImage(obj: NodeImage, nowMs: number): void {
   for (const image of Object.values(obj.spec?.images ?? {})) {
     for (const tag of image.tags ?? []) {

@@ -54,7 +54,9 @@ export async function validatePersistentPodState(obj: AnyPPS, old: AnyPPS | unde
   const errs = validatePersistentPodStateSpec(obj, whitelist);
   if (old) errs.push(...validatePersistentPodStateUpdate(obj, old));
   if (ctx.reader) {
-    const others = await ctx.reader.list<AnyPPS>(`${APPS_GROUP}/v1beta1`, 'PersistentPodState', { namespace: obj.metadata?.namespace ?? ctx.namespace });
+    const others = await ctx.reader.list<AnyPPS>(`${APPS_GROUP}/v1beta1`, 'PersistentPodState', {
+      namespace: obj.metadata?.namespace ?? ctx.namespace,
+    });
     errs.push(...validatePersistentPodStateConflict(obj, others));
   }
   return errs;

@@ -46,7 +46,13 @@ function validateHandler(probe: Probe, path: string): FieldError[] {
       if (!HTTP_SCHEMES.includes(http.scheme ?? '')) errs.push(notSupported(`${hp}.scheme`, http.scheme ?? '', HTTP_SCHEMES));
       for (const header of http.httpHeaders ?? []) {
         if (!HTTP_HEADER_NAME_RE.test(header.name ?? '')) {
-          errs.push(invalid(`${hp}.httpHeaders`, header.name ?? '', "a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')"));
+          errs.push(
+            invalid(
+              `${hp}.httpHeaders`,
+              header.name ?? '',
+              "a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')",
+            ),
+          );
         }
       }
     }
@@ -110,7 +116,8 @@ export function validatePodProbeMarkerSpec(obj: PodProbeMarker): FieldError[] {
     const name = p.name ?? '';
     if (name.includes('#')) return [...errs, invalid('spec.probes', name, "probe name can't contains '#'.")];
     if (!name) return [...errs, invalid('spec.probes', name, "probe name can't be empty in PodProbeMarker.")];
-    if (!p.containerName) return [...errs, invalid('spec.probes', p.containerName ?? '', "probe containerName can't be empty in PodProbeMarker.")];
+    if (!p.containerName)
+      return [...errs, invalid('spec.probes', p.containerName ?? '', "probe containerName can't be empty in PodProbeMarker.")];
     if (NATIVE_POD_CONDITIONS.has(name)) return [...errs, invalid('spec.probes', name, `probe name can't be ${name}`)];
     if (names.has(name)) return [...errs, invalid('spec.probes', name, 'probe name must be unique in PodProbeMarker.')];
     names.add(name);
@@ -121,7 +128,10 @@ export function validatePodProbeMarkerSpec(obj: PodProbeMarker): FieldError[] {
     }
     if (p.podConditionType) {
       if (conditionTypes.has(p.podConditionType)) {
-        return [...errs, invalid('spec.probes', p.podConditionType, `podConditionType ${p.podConditionType} must be unique in podProbeMarker`)];
+        return [
+          ...errs,
+          invalid('spec.probes', p.podConditionType, `podConditionType ${p.podConditionType} must be unique in podProbeMarker`),
+        ];
       }
       conditionTypes.add(p.podConditionType);
       for (const detail of isQualifiedName(p.podConditionType)) errs.push(invalid('spec', p.podConditionType, detail));

@@ -2,11 +2,7 @@
 // exactly one of selector/targetRef and of maxUnavailable/minAvailable, deprecated annotations,
 // immutability of what the budget selects, and no two budgets protecting the same pods.
 import type { PodUnavailableBudget } from '../../apis/policy/podunavailablebudget.ts';
-import {
-  PUB_PROTECT_OPERATIONS_ANNOTATION,
-  PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION,
-  POLICY_GROUP,
-} from '../../apis/constants.ts';
+import { PUB_PROTECT_OPERATIONS_ANNOTATION, PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION, POLICY_GROUP } from '../../apis/constants.ts';
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
 import { labelSelectorAsSelector, validateLabelSelector } from '../../util/labelselector.ts';
 import { selectorsOverlap } from '../../util/selector-overlap.ts';
@@ -91,7 +87,12 @@ export function validatePodUnavailableBudgetSpec(obj: PUB): FieldError[] {
 
   (spec.protectOperations ?? []).forEach((op, i) => {
     if (!PROTECT_OPERATIONS.includes(op)) {
-      errs.push({ type: 'FieldValueNotSupported', field: `spec.protectOperations[${i}]`, badValue: op, detail: `supported values: ${PROTECT_OPERATIONS.map((o) => JSON.stringify(o)).join(', ')}` });
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: `spec.protectOperations[${i}]`,
+        badValue: op,
+        detail: `supported values: ${PROTECT_OPERATIONS.map((o) => JSON.stringify(o)).join(', ')}`,
+      });
     }
   });
   if (spec.ignoredPodSelector) {
@@ -104,7 +105,13 @@ export function validatePodUnavailableBudgetSpec(obj: PUB): FieldError[] {
   if (total !== undefined && spec.protectTotalReplicas !== undefined && spec.protectTotalReplicas !== null) {
     const n = parseInt32(total);
     if (n !== undefined && n !== spec.protectTotalReplicas) {
-      errs.push(invalid(`metadata.annotations[${PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION}]`, total, 'must match spec.protectTotalReplicas when both are set'));
+      errs.push(
+        invalid(
+          `metadata.annotations[${PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION}]`,
+          total,
+          'must match spec.protectTotalReplicas when both are set',
+        ),
+      );
     }
   }
   return errs;
@@ -130,11 +137,23 @@ export function validatePodUnavailableBudgetConflict(obj: PUB, others: readonly 
     const otherRef = other.spec?.targetRef;
     if (ref && otherRef) {
       if (groupOf(ref.apiVersion) === groupOf(otherRef.apiVersion) && ref.kind === otherRef.kind && ref.name === otherRef.name) {
-        return [invalid('spec.targetReference', ref, `pub.spec.targetReference is in conflict with other PodUnavailableBudget ${other.metadata?.name}`)];
+        return [
+          invalid(
+            'spec.targetReference',
+            ref,
+            `pub.spec.targetReference is in conflict with other PodUnavailableBudget ${other.metadata?.name}`,
+          ),
+        ];
       }
     } else if (obj.spec?.selector && other.spec?.selector) {
       if (selectorsOverlap(obj.spec.selector, other.spec.selector)) {
-        return [invalid('spec.selector', obj.spec.selector, `pub.spec.selector is in conflict with other PodUnavailableBudget ${other.metadata?.name}`)];
+        return [
+          invalid(
+            'spec.selector',
+            obj.spec.selector,
+            `pub.spec.selector is in conflict with other PodUnavailableBudget ${other.metadata?.name}`,
+          ),
+        ];
       }
     }
   }

@@ -32,7 +32,12 @@ function validateResource(res: RawResource, oldRes: RawResource | undefined): Fi
     return [invalid(path, null, 'resource apiVersion, kind, and name are immutable')];
   }
   if (!res.metadata?.name) {
-    return [internal(path, `failed to dry-run to validate spec.resource, error: ${res.kind} "" is invalid: metadata.name: Required value: name or generateName is required`)];
+    return [
+      internal(
+        path,
+        `failed to dry-run to validate spec.resource, error: ${res.kind} "" is invalid: metadata.name: Required value: name or generateName is required`,
+      ),
+    ];
   }
   return [];
 }
@@ -51,7 +56,13 @@ function validateTargets(obj: AnyRD): FieldError[] {
     }
   }
   if (conflicted.length) {
-    errs.push(invalid('spec.targets', targets, `ambiguous targets because namespace [${conflicted.join(' ')}] is in both IncludedNamespaces.List and ExcludedNamespaces.List`));
+    errs.push(
+      invalid(
+        'spec.targets',
+        targets,
+        `ambiguous targets because namespace [${conflicted.join(' ')}] is in both IncludedNamespaces.List and ExcludedNamespaces.List`,
+      ),
+    );
   }
   // v1alpha1 calls the selector namespaceLabelSelector.
   const bySelector = targets as { namespaceSelector?: LabelSelectorLike; namespaceLabelSelector?: LabelSelectorLike };

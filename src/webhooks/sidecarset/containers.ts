@@ -43,7 +43,13 @@ function validateHotUpgrade(c: SidecarContainer, path: string, allNames: Set<str
   if (!c.upgradeStrategy.hotUpgradeEmptyImage) {
     errs.push(required(`${path}.upgradeStrategy.hotUpgradeEmptyImage`, 'hotUpgradeEmptyImage is required when upgradeType is HotUpgrade'));
   } else if (c.upgradeStrategy.hotUpgradeEmptyImage === c.image) {
-    errs.push(invalid(`${path}.upgradeStrategy.hotUpgradeEmptyImage`, c.upgradeStrategy.hotUpgradeEmptyImage, 'hotUpgradeEmptyImage must be different from the container image'));
+    errs.push(
+      invalid(
+        `${path}.upgradeStrategy.hotUpgradeEmptyImage`,
+        c.upgradeStrategy.hotUpgradeEmptyImage,
+        'hotUpgradeEmptyImage must be different from the container image',
+      ),
+    );
   }
   // The hot-upgrade pair is named <name>-1 / <name>-2 in pods.
   for (const suffix of ['-1', '-2']) {
@@ -63,7 +69,8 @@ function validateResourcesPolicy(c: SidecarContainer, path: string, init: boolea
   if (!policy) return [];
   const pp = `${path}.resourcesPolicy`;
   const errs: FieldError[] = [];
-  if (init && !isNativeSidecar(c)) errs.push(invalid(pp, policy, 'resourcesPolicy is only supported for containers with RestartPolicy Always'));
+  if (init && !isNativeSidecar(c))
+    errs.push(invalid(pp, policy, 'resourcesPolicy is only supported for containers with RestartPolicy Always'));
   const res = c.resources ?? {};
   if (Object.keys(res.limits ?? {}).length + Object.keys(res.requests ?? {}).length > 0) {
     return [...errs, invalid(pp, policy, 'resourcesPolicy and resources cannot be configured together')];
@@ -76,11 +83,14 @@ function validateResourcesPolicy(c: SidecarContainer, path: string, init: boolea
     try {
       new RegExp(policy.targetContainersNameRegex);
     } catch (e) {
-      errs.push(invalid(`${pp}.targetContainersNameRegex`, policy.targetContainersNameRegex, `invalid regex pattern: ${(e as Error).message}`));
+      errs.push(
+        invalid(`${pp}.targetContainersNameRegex`, policy.targetContainersNameRegex, `invalid regex pattern: ${(e as Error).message}`),
+      );
     }
   }
   const expr = policy.resourcesExpr ?? {};
-  if (!expr.limits && !expr.requests) return [...errs, invalid(`${pp}.resourcesExpr`, expr, 'at least one of limits or requests must be configured')];
+  if (!expr.limits && !expr.requests)
+    return [...errs, invalid(`${pp}.resourcesExpr`, expr, 'at least one of limits or requests must be configured')];
   for (const kind of ['limits', 'requests'] as const) {
     for (const res of ['cpu', 'memory'] as const) {
       const value = expr[kind]?.[res];
@@ -91,7 +101,6 @@ function validateResourcesPolicy(c: SidecarContainer, path: string, init: boolea
   }
   return errs;
 }
-
 
 /** Pod-level checks on the fake pod upstream builds: `spec.initContainers[i]…`, `spec.containers[i]…`. */
 function validateFakePod(init: SidecarContainer[], containers: SidecarContainer[], volumes: Volume[] | undefined): FieldError[] {

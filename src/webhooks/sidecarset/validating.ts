@@ -13,7 +13,13 @@ import {
   APPS_GROUP,
 } from '../../apis/constants.ts';
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
-import { type LabelSelectorLike, isLabelKey, labelSelectorAsSelector, validateLabelSelector, validateLabels } from '../../util/labelselector.ts';
+import {
+  type LabelSelectorLike,
+  isLabelKey,
+  labelSelectorAsSelector,
+  validateLabelSelector,
+  validateLabels,
+} from '../../util/labelselector.ts';
 import { regexError, semanticEqual, validatePositiveIntOrPercent } from '../podtemplate.ts';
 import type { AdmissionContext, AdmissionReader } from '../../runtime/webhook/types.ts';
 import { validateSidecarContainers } from './containers.ts';
@@ -51,7 +57,13 @@ export function validateSidecarSetMetadata(obj: AnySidecarSet): FieldError[] {
   if (!name && !obj.metadata?.generateName) errs.push(required('metadata.name', 'name or generateName is required'));
   if (name) {
     if (!NAME_RE.test(name)) {
-      errs.push(invalid('metadata.name', name, regexError("sidecarset name must consist of alphanumeric characters or '-'", NAME_FMT, 'example-com')));
+      errs.push(
+        invalid(
+          'metadata.name',
+          name,
+          regexError("sidecarset name must consist of alphanumeric characters or '-'", NAME_FMT, 'example-com'),
+        ),
+      );
     }
     if (name.length > NAME_MAX_LEN) errs.push(invalid('metadata.name', name, `must be no more than ${NAME_MAX_LEN} bytes`));
   }
@@ -98,7 +110,9 @@ async function findInjectRevision(obj: AnySidecarSet, reader: AdmissionReader): 
       namespace: kruiseNamespace(),
       labelSelector: `${SIDECARSET_NAME_REVISION_LABEL}=${name}`,
     });
-    return revs.some((r) => r.metadata?.labels?.[SIDECARSET_CUSTOM_VERSION_LABEL] === revision.customVersion) ? { found: true, err: '' } : { found: false, err: '<nil>' };
+    return revs.some((r) => r.metadata?.labels?.[SIDECARSET_CUSTOM_VERSION_LABEL] === revision.customVersion)
+      ? { found: true, err: '' }
+      : { found: false, err: '<nil>' };
   } catch (e) {
     return { found: false, err: (e as Error).message };
   }
@@ -134,7 +148,9 @@ async function patchWhitelistError(obj: AnySidecarSet, ctx: AdmissionContext): P
   const patches = obj.spec?.patchPodMetadata ?? [];
   if (patches.length === 0) return undefined;
   const defaultsAllowed = ctx.features.SidecarSetPatchPodMetadataDefaultsAllowed;
-  const cm = ctx.reader ? await ctx.reader.get<{ data?: Record<string, string> }>('v1', 'ConfigMap', KRUISE_CONFIGURATION_NAME, kruiseNamespace()) : null;
+  const cm = ctx.reader
+    ? await ctx.reader.get<{ data?: Record<string, string> }>('v1', 'ConfigMap', KRUISE_CONFIGURATION_NAME, kruiseNamespace())
+    : null;
   const raw = cm?.data?.[PATCH_POD_METADATA_WHITELIST_KEY];
   if (raw === undefined) return defaultsAllowed ? undefined : 'SidecarSet patch metadata whitelist not found';
   let whitelist: PatchWhitelist;
@@ -234,7 +250,11 @@ export function validateSidecarContainerUpgradeTypes(obj: AnySidecarSet, old: An
 }
 
 /** Canary SidecarSets: an existing, non-canary base other than itself, fixed, and no RollingUpdate. */
-export async function validateSidecarSetCanary(obj: AnySidecarSet, old: AnySidecarSet | undefined, reader: AdmissionReader | undefined): Promise<FieldError[]> {
+export async function validateSidecarSetCanary(
+  obj: AnySidecarSet,
+  old: AnySidecarSet | undefined,
+  reader: AdmissionReader | undefined,
+): Promise<FieldError[]> {
   const annotations = obj.metadata?.annotations ?? {};
   if (annotations[SIDECARSET_CANARY_ANNOTATION] !== 'true') return [];
   const fail = (detail: string) => [invalid('metadata', annotations, detail)];
@@ -273,7 +293,8 @@ export function validateSidecarSetConflicts(obj: AnySidecarSet, others: readonly
     for (const v of other.spec?.volumes ?? []) volumesInOthers.set(v.name, { owner: name, volume: v });
     for (const patch of other.spec?.patchPodMetadata ?? []) {
       if (patch.patchPolicy === 'Retain') continue;
-      for (const key of Object.keys(patch.annotations ?? {})) annotationsInOthers.set(key, { owner: name, policy: patch.patchPolicy ?? '' });
+      for (const key of Object.keys(patch.annotations ?? {}))
+        annotationsInOthers.set(key, { owner: name, policy: patch.patchPolicy ?? '' });
     }
   }
   const errs: FieldError[] = [];

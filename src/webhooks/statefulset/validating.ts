@@ -15,7 +15,13 @@ import {
   validateWorkloadSelector,
 } from '../workload.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
-import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectMeta, validatePositiveIntOrPercent } from '../podtemplate.ts';
+import {
+  defaultedTemplateCopy,
+  semanticEqual,
+  validateNonnegative,
+  validateObjectMeta,
+  validatePositiveIntOrPercent,
+} from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 export const MAX_MIN_READY_SECONDS = 300;
@@ -90,7 +96,11 @@ function validateUpdateStrategy(spec: StatefulSetSpec): FieldError[] {
           const gates = spec.template?.spec?.readinessGates ?? [];
           if (!gates.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY)) {
             errs.push(
-              invalid('spec.template.spec.readinessGates', gates, `must contains ${CONDITION_INPLACE_UPDATE_READY} when podUpdatePolicy is ${ru.podUpdatePolicy}`),
+              invalid(
+                'spec.template.spec.readinessGates',
+                gates,
+                `must contains ${CONDITION_INPLACE_UPDATE_READY} when podUpdatePolicy is ${ru.podUpdatePolicy}`,
+              ),
             );
           }
           break;
@@ -151,8 +161,17 @@ export function validateStatefulSetSpec(obj: StatefulSet, ctx: AdmissionContext)
 }
 
 const MUTABLE_FIELDS = [
-  'replicas', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'scaleStrategy', 'volumeClaimTemplates',
-  'volumeClaimUpdateStrategy', 'reserveOrdinals', 'lifecycle', 'revisionHistoryLimit', 'ordinals',
+  'replicas',
+  'template',
+  'updateStrategy',
+  'persistentVolumeClaimRetentionPolicy',
+  'scaleStrategy',
+  'volumeClaimTemplates',
+  'volumeClaimUpdateStrategy',
+  'reserveOrdinals',
+  'lifecycle',
+  'revisionHistoryLimit',
+  'ordinals',
 ] as const;
 
 /** UPDATE-only field rules. */
@@ -215,7 +234,9 @@ export async function validateVolumeClaimTemplateUpdate(obj: StatefulSet, old: S
     const before = byName.get(vct.metadata?.name ?? '');
     if (!before) return [forbidden(`${id}.name`, 'volumeClaimTemplate name can not be modified')];
     const storage = (p: PersistentVolumeClaim, k: 'requests' | 'limits') => storageQuantity(p.spec?.resources?.[k]?.storage);
-    const resized = quantitiesDiffer(storage(before, 'requests'), storage(vct, 'requests')) || quantitiesDiffer(storage(before, 'limits'), storage(vct, 'limits'));
+    const resized =
+      quantitiesDiffer(storage(before, 'requests'), storage(vct, 'requests')) ||
+      quantitiesDiffer(storage(before, 'limits'), storage(vct, 'limits'));
     const sameOtherwise = semanticEqual(withoutStorage(before), withoutStorage(vct));
     if (sameOtherwise && !resized) continue;
     if (!sameOtherwise || quantityLess(storage(vct, 'requests'), storage(before, 'requests'))) {
@@ -223,7 +244,10 @@ export async function validateVolumeClaimTemplateUpdate(obj: StatefulSet, old: S
     }
     if (!ctx.reader) continue;
     const scName = vct.spec?.storageClassName;
-    type StorageClass = { allowVolumeExpansion?: boolean; metadata?: { name?: string; creationTimestamp?: string; annotations?: Record<string, string> } };
+    type StorageClass = {
+      allowVolumeExpansion?: boolean;
+      metadata?: { name?: string; creationTimestamp?: string; annotations?: Record<string, string> };
+    };
     let sc: StorageClass | null | undefined;
     if (scName == null) {
       const all = await ctx.reader.list<StorageClass>('storage.k8s.io/v1', 'StorageClass', {});

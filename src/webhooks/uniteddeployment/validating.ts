@@ -72,20 +72,35 @@ function validateSubsetReplicas(spec: UnitedDeploymentSpec): FieldError[] {
       max = parse(s.maxReplicas, `${p}.minReplicas`, s.maxReplicas);
     }
     sumMax += max;
-    if (min > max) errs.push(invalid(`${p}.minReplicas`, s.maxReplicas ?? null, `subset[${i}].minReplicas must be more than or equal to maxReplicas`));
+    if (min > max)
+      errs.push(invalid(`${p}.minReplicas`, s.maxReplicas ?? null, `subset[${i}].minReplicas must be more than or equal to maxReplicas`));
   });
   if (hasReplicas && hasCapacity) {
-    errs.push(invalid(SUBSETS, subsets, 'subset.Replicas and subset.MinReplicas/subset.MaxReplicas are mutually exclusive in a UnitedDeployment'));
+    errs.push(
+      invalid(SUBSETS, subsets, 'subset.Replicas and subset.MinReplicas/subset.MaxReplicas are mutually exclusive in a UnitedDeployment'),
+    );
     return errs;
   }
   if (hasCapacity) {
     if (expected === -1) errs.push(invalid(SUBSETS, expected, 'spec.replicas must be not empty if you set subset.minReplicas/maxReplicas'));
     if (countMax >= subsets.length) errs.push(invalid(SUBSETS, countMax, 'at least one subset.maxReplicas must be empty'));
-    if (sumMin > sumMax) errs.push(invalid(SUBSETS, sumMin, 'sum of indicated subset.minReplicas should not be greater than sum of indicated subset.maxReplicas'));
+    if (sumMin > sumMax)
+      errs.push(
+        invalid(SUBSETS, sumMin, 'sum of indicated subset.minReplicas should not be greater than sum of indicated subset.maxReplicas'),
+      );
   } else if (expected !== -1) {
-    if (sum > expected) errs.push(invalid(SUBSETS, sum, `sum of indicated subset replicas ${sum} should not be greater than UnitedDeployment replicas ${expected}`));
+    if (sum > expected)
+      errs.push(
+        invalid(SUBSETS, sum, `sum of indicated subset replicas ${sum} should not be greater than UnitedDeployment replicas ${expected}`),
+      );
     if (countReplicas > 0 && countReplicas === subsets.length && sum !== expected) {
-      errs.push(invalid(SUBSETS, sum, `if replicas of all subsets are provided, the sum of indicated subset replicas ${sum} should equal UnitedDeployment replicas ${expected}`));
+      errs.push(
+        invalid(
+          SUBSETS,
+          sum,
+          `if replicas of all subsets are provided, the sum of indicated subset replicas ${sum} should equal UnitedDeployment replicas ${expected}`,
+        ),
+      );
     }
   } else if (countReplicas !== subsets.length) {
     errs.push(invalid(SUBSETS, sum, 'if UnitedDeployment replicas is not provided, replicas of all subsets should be provided'));
@@ -100,8 +115,18 @@ function validateSubsetTemplate(spec: UnitedDeploymentSpec, ctx: AdmissionContex
   const t = (spec.template ?? {}) as Record<(typeof TEMPLATE_KINDS)[number], SubsetTemplate>;
   const path = 'spec.template';
   const count = TEMPLATE_KINDS.filter((k) => t[k] != null).length;
-  if (count < 1) errs.push(required(path, 'should provide one of statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, or deploymentTemplate'));
-  else if (count > 1) errs.push(invalid(path, t, 'should provide only one of statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, or deploymentTemplate'));
+  if (count < 1)
+    errs.push(
+      required(path, 'should provide one of statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, or deploymentTemplate'),
+    );
+  else if (count > 1)
+    errs.push(
+      invalid(
+        path,
+        t,
+        'should provide only one of statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, or deploymentTemplate',
+      ),
+    );
   const kind = TEMPLATE_KINDS.find((k) => t[k] != null);
   if (!kind) return errs;
   const w = t[kind];
@@ -112,11 +137,18 @@ function validateSubsetTemplate(spec: UnitedDeploymentSpec, ctx: AdmissionContex
     errs.push(invalid(`${path}.${labelsPath}.metadata.labels`, w.metadata?.labels ?? null, '`selector` does not match template `labels`'));
   }
   const what = kind === 'deploymentTemplate' ? 'deploymentTemplate' : kind;
-  if (w.spec?.replicas != null) errs.push(invalid(`${path}.${kind}.spec.replicas`, w.spec.replicas, `replicas in ${what} will not be used`));
+  if (w.spec?.replicas != null)
+    errs.push(invalid(`${path}.${kind}.spec.replicas`, w.spec.replicas, `replicas in ${what} will not be used`));
   if (kind === 'statefulSetTemplate' || kind === 'advancedStatefulSetTemplate') {
     const us = w.spec?.updateStrategy;
     if (us?.type === 'RollingUpdate' && us.rollingUpdate?.partition != null) {
-      errs.push(invalid(`${path}.${kind}.spec.updateStrategy.rollingUpdate.partition`, us.rollingUpdate.partition, `partition in ${kind} will not be used`));
+      errs.push(
+        invalid(
+          `${path}.${kind}.spec.updateStrategy.rollingUpdate.partition`,
+          us.rollingUpdate.partition,
+          `partition in ${kind} will not be used`,
+        ),
+      );
     }
   }
   const podPath = `${path}.${kind}.spec.template`;
@@ -159,7 +191,9 @@ export function validateUnitedDeploymentSpec(obj: UnitedDeployment, ctx: Admissi
   });
   for (const subset of Object.keys(spec.updateStrategy?.manualUpdate?.partitions ?? {}).sort()) {
     if (!names.has(subset)) {
-      errs.push(invalid('spec.updateStrategy.partitions', spec.updateStrategy!.manualUpdate!.partitions, `subset ${subset} does not exist`));
+      errs.push(
+        invalid('spec.updateStrategy.partitions', spec.updateStrategy!.manualUpdate!.partitions, `subset ${subset} does not exist`),
+      );
     }
   }
   return errs;
@@ -168,21 +202,33 @@ export function validateUnitedDeploymentSpec(obj: UnitedDeployment, ctx: Admissi
 /** What the template checks read of a subset workload template, whichever kind it is. */
 type SubsetTemplate = {
   metadata?: { labels?: Record<string, string> };
-  spec?: Record<string, unknown> & { replicas?: number; updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } }; template?: PodTemplateSpec };
+  spec?: Record<string, unknown> & {
+    replicas?: number;
+    updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
+    template?: PodTemplateSpec;
+  };
 };
 
 function validateTemplateUpdate(spec: UnitedDeploymentSpec, oldSpec: UnitedDeploymentSpec): FieldError[] {
   const t = (spec.template ?? {}) as Partial<Record<(typeof TEMPLATE_KINDS)[number], SubsetTemplate>>;
   const o = (oldSpec.template ?? {}) as Partial<Record<(typeof TEMPLATE_KINDS)[number], SubsetTemplate>>;
   const errs: FieldError[] = [];
-  for (const [kind, label] of [['statefulSetTemplate', 'statefulsetTemplate'], ['advancedStatefulSetTemplate', 'advancedStatefulsetTemplate']] as const) {
+  for (const [kind, label] of [
+    ['statefulSetTemplate', 'statefulsetTemplate'],
+    ['advancedStatefulSetTemplate', 'advancedStatefulsetTemplate'],
+  ] as const) {
     if (!t[kind] || !o[kind]) continue;
     const strip = (s: Record<string, unknown> | undefined) => {
       const { replicas: _r, template: _t, updateStrategy: _u, ...rest } = s ?? {};
       return rest;
     };
     if (!semanticEqual(strip(t[kind].spec), strip(o[kind].spec))) {
-      errs.push(forbidden(`spec.template.${kind}.spec`, `updates to ${label} spec for fields other than 'template', and 'updateStrategy' are forbidden`));
+      errs.push(
+        forbidden(
+          `spec.template.${kind}.spec`,
+          `updates to ${label} spec for fields other than 'template', and 'updateStrategy' are forbidden`,
+        ),
+      );
     }
     errs.push(...validateNonnegative(t[kind].spec?.replicas, `spec.template.${kind}.spec.replicas`));
     return errs;
@@ -203,8 +249,10 @@ export function validateUnitedDeploymentUpdate(obj: UnitedDeployment, old: Unite
   (spec.topology?.subsets ?? []).forEach((s, i) => {
     const o = before.get(s.name);
     if (!o) return;
-    if (!semanticEqual(o.nodeSelectorTerm, s.nodeSelectorTerm)) errs.push(forbidden(`${SUBSETS}[${i}].nodeSelectorTerm`, 'may not be changed in an update'));
-    if (!semanticEqual(o.tolerations, s.tolerations)) errs.push(forbidden(`${SUBSETS}[${i}].tolerations`, 'may not be changed in an update'));
+    if (!semanticEqual(o.nodeSelectorTerm, s.nodeSelectorTerm))
+      errs.push(forbidden(`${SUBSETS}[${i}].nodeSelectorTerm`, 'may not be changed in an update'));
+    if (!semanticEqual(o.tolerations, s.tolerations))
+      errs.push(forbidden(`${SUBSETS}[${i}].tolerations`, 'may not be changed in an update'));
   });
   errs.push(...validateNonnegative(spec.replicas, 'spec.replicas'));
   return errs;

@@ -65,12 +65,16 @@ function validateSubsets(ws: AnyWorkloadSpread): FieldError[] {
       if (names.has(subset.name)) errs.push(invalid(`${sp}.name`, subset.name, `duplicated subset name ${subset.name}`));
       names.add(subset.name);
     }
-    const [requiredField, preferredField] = 'requiredNodeSelectorTerm' in subset || 'preferredNodeSelectorTerms' in subset
-      ? ['requiredNodeSelectorTerm', 'preferredNodeSelectorTerms'] as const
-      : ['requiredNodeSelector', 'preferredNodeSelector'] as const;
+    const [requiredField, preferredField] =
+      'requiredNodeSelectorTerm' in subset || 'preferredNodeSelectorTerms' in subset
+        ? (['requiredNodeSelectorTerm', 'preferredNodeSelectorTerms'] as const)
+        : (['requiredNodeSelector', 'preferredNodeSelector'] as const);
     const requiredTerm = subset[requiredField] as Parameters<typeof validateNodeSelectorTerm>[0];
     if (requiredTerm) errs.push(...validateNodeSelectorTerm(requiredTerm, `${sp}.${requiredField}`));
-    const preferred = (subset[preferredField] ?? []) as Array<{ weight: number; preference: Parameters<typeof validateNodeSelectorTerm>[0] }>;
+    const preferred = (subset[preferredField] ?? []) as Array<{
+      weight: number;
+      preference: Parameters<typeof validateNodeSelectorTerm>[0];
+    }>;
     preferred.forEach((term, j) => {
       const tp = `${sp}.preferredSchedulingTerms[${j}]`;
       if (term.weight < 1 || term.weight > 100) errs.push(invalid(`${tp}.weight`, term.weight, 'must be in the range 1-100'));
@@ -110,7 +114,13 @@ function validateSubsets(ws: AnyWorkloadSpread): FieldError[] {
   }
   const last = subsets[subsets.length - 1]!;
   if (firstType === 'percent' && sum < 100 && last.maxReplicas != null) {
-    errs.push(invalid(`${path}[0].maxReplicas`, subsets[0]!.maxReplicas, 'maxReplicas sum of all subsets must equal 100% when type is specified as percent'));
+    errs.push(
+      invalid(
+        `${path}[0].maxReplicas`,
+        subsets[0]!.maxReplicas,
+        'maxReplicas sum of all subsets must equal 100% when type is specified as percent',
+      ),
+    );
   }
   return errs;
 }
@@ -127,14 +137,24 @@ function validateScheduleStrategy(ws: AnyWorkloadSpread): FieldError[] {
   if (adaptive) {
     const seconds = adaptive.rescheduleCriticalSeconds ?? null;
     if (type !== 'Adaptive') {
-      errs.push(invalid('spec.scheduleStrategy.type', seconds, "the scheduleStrategy's type must be adaptive when using adaptive scheduleStrategy"));
+      errs.push(
+        invalid('spec.scheduleStrategy.type', seconds, "the scheduleStrategy's type must be adaptive when using adaptive scheduleStrategy"),
+      );
     }
     if (subsets.length > 1 && subsets[subsets.length - 1]!.maxReplicas != null) {
-      errs.push(invalid('spec.scheduleStrategy.adaptive', seconds, 'the last subset must be not specified when using adaptive scheduleStrategy'));
+      errs.push(
+        invalid('spec.scheduleStrategy.adaptive', seconds, 'the last subset must be not specified when using adaptive scheduleStrategy'),
+      );
     }
     const allowedMax = subsets.length > 1 ? Math.trunc((MAX_SCHEDULED_FAILED_SECONDS - 5) / (subsets.length - 1)) : INT32_MAX;
     if (seconds !== null && (seconds < 0 || seconds > allowedMax)) {
-      errs.push(invalid('spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds', seconds, `rescheduleCriticalSeconds < 0 or rescheduleCriticalSeconds > ${allowedMax} is not permitted`));
+      errs.push(
+        invalid(
+          'spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds',
+          seconds,
+          `rescheduleCriticalSeconds < 0 or rescheduleCriticalSeconds > ${allowedMax} is not permitted`,
+        ),
+      );
     }
   }
   return errs;
@@ -169,11 +189,17 @@ export function validateWorkloadSpreadUpdate(ws: AnyWorkloadSpread, old: AnyWork
   return [];
 }
 
-export async function validateWorkloadSpread(ws: AnyWorkloadSpread, old: AnyWorkloadSpread | undefined, ctx: AdmissionContext): Promise<FieldError[]> {
+export async function validateWorkloadSpread(
+  ws: AnyWorkloadSpread,
+  old: AnyWorkloadSpread | undefined,
+  ctx: AdmissionContext,
+): Promise<FieldError[]> {
   const whitelist = await customWorkloadWhitelist(ctx.reader, WS_CUSTOM_WORKLOAD_WHITELIST_KEY);
   const errs = validateWorkloadSpreadSpec(ws, whitelist);
   if (ctx.reader) {
-    const others = await ctx.reader.list<AnyWorkloadSpread>(`${APPS_GROUP}/v1beta1`, 'WorkloadSpread', { namespace: ws.metadata?.namespace ?? ctx.namespace });
+    const others = await ctx.reader.list<AnyWorkloadSpread>(`${APPS_GROUP}/v1beta1`, 'WorkloadSpread', {
+      namespace: ws.metadata?.namespace ?? ctx.namespace,
+    });
     errs.push(...validateWorkloadSpreadConflict(ws, others));
   }
   if (old) errs.push(...validateWorkloadSpreadUpdate(ws, old));

@@ -57,11 +57,27 @@ describe('handleConversionReview', () => {
   });
 
   const failures: [string, unknown, RegExp][] = [
-    ['unknown kind', review('apps.kruise.io/v1beta1', [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'Widget', metadata: { name: 'w' } }]), /object 0 \(w\): unknown kind Widget/],
-    ['version not served by the kind', review('apps.kruise.io/v1beta1', [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { name: 'e' } }]), /EphemeralJob is not served in apps.kruise.io\/v1beta1/],
+    [
+      'unknown kind',
+      review('apps.kruise.io/v1beta1', [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'Widget', metadata: { name: 'w' } }]),
+      /object 0 \(w\): unknown kind Widget/,
+    ],
+    [
+      'version not served by the kind',
+      review('apps.kruise.io/v1beta1', [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'EphemeralJob', metadata: { name: 'e' } }]),
+      /EphemeralJob is not served in apps.kruise.io\/v1beta1/,
+    ],
     ['unknown desired version', review('apps.kruise.io/v2', [cloneSet]), /CloneSet is not served in apps.kruise.io\/v2/],
-    ['second object fails', review('apps.kruise.io/v1beta1', [cloneSet, pub]), /object 1 \(pub\): cannot convert PodUnavailableBudget from group policy.kruise.io/],
-    ['object without kind', review('apps.kruise.io/v1beta1', [{ apiVersion: 'apps.kruise.io/v1alpha1' }]), /object 0: object to convert has no apiVersion or kind/],
+    [
+      'second object fails',
+      review('apps.kruise.io/v1beta1', [cloneSet, pub]),
+      /object 1 \(pub\): cannot convert PodUnavailableBudget from group policy.kruise.io/,
+    ],
+    [
+      'object without kind',
+      review('apps.kruise.io/v1beta1', [{ apiVersion: 'apps.kruise.io/v1alpha1' }]),
+      /object 0: object to convert has no apiVersion or kind/,
+    ],
     ['object not an object', review('apps.kruise.io/v1beta1', ['x']), /object 0: object to convert is not a JSON object/],
     ['missing desiredAPIVersion', review(undefined, [cloneSet]), /no desiredAPIVersion/],
     ['missing objects', review('apps.kruise.io/v1beta1', undefined), /no objects/],

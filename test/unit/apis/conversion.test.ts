@@ -69,7 +69,10 @@ function withoutZeros(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     const w = withoutZeros(v);
-    const zero = w === false || (Array.isArray(w) && w.length === 0) || (typeof w === 'object' && w !== null && !Array.isArray(w) && Object.keys(w).length === 0);
+    const zero =
+      w === false ||
+      (Array.isArray(w) && w.length === 0) ||
+      (typeof w === 'object' && w !== null && !Array.isArray(w) && Object.keys(w).length === 0);
     if (!zero) out[k] = w;
   }
   return out;
@@ -106,7 +109,10 @@ describe('examples round-trip through the other version', () => {
   const examples = loadExamples().filter((o) => servedInBoth(o.kind!));
   test('every kind served in both versions has an example', () => {
     const covered = new Set(examples.map((o) => o.kind));
-    assert.deepEqual(Object.keys(conversions).filter((k) => !covered.has(k)), []);
+    assert.deepEqual(
+      Object.keys(conversions).filter((k) => !covered.has(k)),
+      [],
+    );
   });
   for (const obj of examples) {
     test(`${obj.apiVersion} ${obj.kind} ${obj.metadata?.name}`, () => {
@@ -121,7 +127,10 @@ describe('convert', () => {
   test('every kind served in both versions has a conversion, and only those', () => {
     assert.deepEqual(
       Object.keys(conversions).sort(),
-      kinds.filter((k) => servedInBoth(k.kind)).map((k) => k.kind).sort(),
+      kinds
+        .filter((k) => servedInBoth(k.kind))
+        .map((k) => k.kind)
+        .sort(),
     );
   });
 
@@ -170,7 +179,10 @@ describe('convert', () => {
   ];
   for (const [name, obj, to, message] of errors) {
     test(`rejects: ${name}`, () => {
-      assert.throws(() => convert(obj, to), (err: unknown) => err instanceof ConversionError && message.test(err.message));
+      assert.throws(
+        () => convert(obj, to),
+        (err: unknown) => err instanceof ConversionError && message.test(err.message),
+      );
     });
   }
 
@@ -281,10 +293,25 @@ describe('residual annotation', () => {
       scaleStrategy: {},
       updateStrategy: {
         type: 'RollingUpdate',
-        rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', inPlaceUpdateStrategy: {}, partition: 0, maxUnavailable: '20%', maxSurge: 0 },
+        rollingUpdate: {
+          podUpdatePolicy: 'InPlaceIfPossible',
+          inPlaceUpdateStrategy: {},
+          partition: 0,
+          maxUnavailable: '20%',
+          maxSurge: 0,
+        },
       },
     },
-    status: { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0, expectedUpdatedReplicas: 2, observedGeneration: 1, conditions: [] },
+    status: {
+      replicas: 0,
+      readyReplicas: 0,
+      availableReplicas: 0,
+      updatedReplicas: 0,
+      updatedReadyReplicas: 0,
+      expectedUpdatedReplicas: 2,
+      observedGeneration: 1,
+      conditions: [],
+    },
   };
 
   test('a v1beta1 object read as v1beta1 never gains one', () => {
@@ -409,7 +436,12 @@ describe('CloneSet', () => {
   });
 
   test('v1alpha1 OnDelete ↔ v1beta1 type OnDelete', () => {
-    const a: KubeObject = { apiVersion: ALPHA, kind: 'CloneSet', metadata: { name: 'c' }, spec: { selector, template: podTemplate, updateStrategy: { type: 'OnDelete', partition: 2 } } };
+    const a: KubeObject = {
+      apiVersion: ALPHA,
+      kind: 'CloneSet',
+      metadata: { name: 'c' },
+      spec: { selector, template: podTemplate, updateStrategy: { type: 'OnDelete', partition: 2 } },
+    };
     const b = roundTrip(a);
     assert.deepEqual(b.spec?.updateStrategy, { type: 'OnDelete', rollingUpdate: { partition: 2 } });
   });
@@ -449,7 +481,12 @@ describe('CloneSet', () => {
   ];
   for (const [disable, enable] of pvcTable) {
     test(`scaleStrategy.disablePVCReuse ${disable} → enablePVCReuse ${enable}`, () => {
-      const a: KubeObject = { apiVersion: ALPHA, kind: 'CloneSet', metadata: { name: 'c' }, spec: { selector, template: podTemplate, scaleStrategy: disable === undefined ? {} : { disablePVCReuse: disable } } };
+      const a: KubeObject = {
+        apiVersion: ALPHA,
+        kind: 'CloneSet',
+        metadata: { name: 'c' },
+        spec: { selector, template: podTemplate, scaleStrategy: disable === undefined ? {} : { disablePVCReuse: disable } },
+      };
       const b = roundTrip(a);
       assert.equal((b.spec?.scaleStrategy as { enablePVCReuse?: boolean } | undefined)?.enablePVCReuse, enable);
     });
@@ -457,7 +494,12 @@ describe('CloneSet', () => {
   // The mapping is its own inverse, so the same table reads the other way.
   for (const [enable, disable] of pvcTable) {
     test(`scaleStrategy.enablePVCReuse ${enable} → disablePVCReuse ${disable}`, () => {
-      const b: KubeObject = { apiVersion: BETA, kind: 'CloneSet', metadata: { name: 'c' }, spec: { selector, template: podTemplate, scaleStrategy: enable === undefined ? {} : { enablePVCReuse: enable } } };
+      const b: KubeObject = {
+        apiVersion: BETA,
+        kind: 'CloneSet',
+        metadata: { name: 'c' },
+        spec: { selector, template: podTemplate, scaleStrategy: enable === undefined ? {} : { enablePVCReuse: enable } },
+      };
       const a = roundTrip(b);
       assert.equal((a.spec?.scaleStrategy as { disablePVCReuse?: boolean } | undefined)?.disablePVCReuse, disable);
     });
@@ -471,7 +513,12 @@ describe('CloneSet', () => {
   for (const [label, field, labelKept] of labelTable) {
     test(`exclude-preparing-delete label ${label} → scaleStrategy.excludePreparingDelete ${field}`, () => {
       const labels = label === undefined ? undefined : { [CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL]: label };
-      const a: KubeObject = { apiVersion: ALPHA, kind: 'CloneSet', metadata: { name: 'c', labels }, spec: { selector, template: podTemplate } };
+      const a: KubeObject = {
+        apiVersion: ALPHA,
+        kind: 'CloneSet',
+        metadata: { name: 'c', labels },
+        spec: { selector, template: podTemplate },
+      };
       const b = roundTrip(a);
       assert.equal((b.spec?.scaleStrategy as { excludePreparingDelete?: boolean }).excludePreparingDelete, field);
       assert.equal(b.metadata?.labels?.[CLONESET_SCALING_EXCLUDE_PREPARING_DELETE_LABEL] !== undefined, labelKept);
@@ -489,7 +536,11 @@ describe('CloneSet', () => {
         scaleStrategy: { enablePVCReuse: true, excludePreparingDelete: true },
         updateStrategy: {
           rollingUpdate: {
-            inPlaceUpdateStrategy: { imagePreDownloadParallelism: 3, imagePreDownloadTimeoutSeconds: 100, imagePreDownloadMinUpdatedReadyPods: 1 },
+            inPlaceUpdateStrategy: {
+              imagePreDownloadParallelism: 3,
+              imagePreDownloadTimeoutSeconds: 100,
+              imagePreDownloadMinUpdatedReadyPods: 1,
+            },
           },
         },
       },
@@ -518,7 +569,12 @@ describe('CloneSet', () => {
   ];
   for (const [name, key, value, inPlace, kept] of annotationTable) {
     test(`pre-download annotation: ${name}`, () => {
-      const a: KubeObject = { apiVersion: ALPHA, kind: 'CloneSet', metadata: { name: 'c', annotations: { [key]: value } }, spec: { selector, template: podTemplate } };
+      const a: KubeObject = {
+        apiVersion: ALPHA,
+        kind: 'CloneSet',
+        metadata: { name: 'c', annotations: { [key]: value } },
+        spec: { selector, template: podTemplate },
+      };
       const b = roundTrip(a);
       const rollingUpdate = (b.spec?.updateStrategy as { rollingUpdate?: { inPlaceUpdateStrategy?: unknown } } | undefined)?.rollingUpdate;
       assert.deepEqual(rollingUpdate?.inPlaceUpdateStrategy, inPlace);
@@ -531,7 +587,11 @@ describe('CloneSet', () => {
       apiVersion: ALPHA,
       kind: 'CloneSet',
       metadata: { name: 'c', annotations: { [IMAGE_PREDOWNLOAD_TIMEOUT_SECONDS_ANNOTATION]: '30' } },
-      spec: { selector, template: podTemplate, updateStrategy: { inPlaceUpdateStrategy: { imagePreDownloadTimeoutSeconds: 99, imagePreDownloadMinUpdatedReadyPods: 4 } } },
+      spec: {
+        selector,
+        template: podTemplate,
+        updateStrategy: { inPlaceUpdateStrategy: { imagePreDownloadTimeoutSeconds: 99, imagePreDownloadMinUpdatedReadyPods: 4 } },
+      },
     };
     const b = roundTrip(a);
     assert.deepEqual(b.spec?.updateStrategy, {
@@ -548,7 +608,20 @@ describe('StatefulSet', () => {
       apiVersion: ALPHA,
       kind: 'StatefulSet',
       metadata: { name: 's' },
-      spec: { selector, template: podTemplate, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1, podUpdatePolicy: 'InPlaceIfPossible', unorderedUpdate: { priorityStrategy: { orderPriority: [{ orderedKey: 'k' }] } }, inPlaceUpdateStrategy: { gracePeriodSeconds: 5 }, minReadySeconds: 10 } } },
+      spec: {
+        selector,
+        template: podTemplate,
+        updateStrategy: {
+          type: 'RollingUpdate',
+          rollingUpdate: {
+            partition: 1,
+            podUpdatePolicy: 'InPlaceIfPossible',
+            unorderedUpdate: { priorityStrategy: { orderPriority: [{ orderedKey: 'k' }] } },
+            inPlaceUpdateStrategy: { gracePeriodSeconds: 5 },
+            minReadySeconds: 10,
+          },
+        },
+      },
       status: { replicas: 1, readyReplicas: 1, currentReplicas: 1, updatedReplicas: 1 },
     };
     const b = roundTrip(a);
@@ -567,12 +640,22 @@ describe('DaemonSet', () => {
       template: podTemplate,
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { rollingUpdateType: 'Surging', maxSurge: '10%', partition: 3 } },
     },
-    status: { currentNumberScheduled: 2, numberMisscheduled: 0, desiredNumberScheduled: 2, numberReady: 2, updatedNumberScheduled: 1, daemonSetHash: 'd-123' },
+    status: {
+      currentNumberScheduled: 2,
+      numberMisscheduled: 0,
+      desiredNumberScheduled: 2,
+      numberReady: 2,
+      updatedNumberScheduled: 1,
+      daemonSetHash: 'd-123',
+    },
   };
 
   test('Surging → Standard with maxSurge, annotation → partitionedScaling, daemonSetHash → updateRevision', () => {
     const b = roundTrip(alpha);
-    assert.deepEqual(b.spec?.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { rollingUpdateType: 'Standard', maxSurge: '10%', partition: 3 } });
+    assert.deepEqual(b.spec?.updateStrategy, {
+      type: 'RollingUpdate',
+      rollingUpdate: { rollingUpdateType: 'Standard', maxSurge: '10%', partition: 3 },
+    });
     assert.deepEqual(b.spec?.scaleStrategy, { partitionedScaling: true });
     assert.equal(b.metadata?.annotations?.[DAEMONSET_PROGRESSIVE_CREATE_POD_ANNOTATION], undefined);
     assert.equal((b.status as { updateRevision: string }).updateRevision, 'd-123');
@@ -584,8 +667,20 @@ describe('DaemonSet', () => {
       apiVersion: BETA,
       kind: 'DaemonSet',
       metadata: { name: 'd' },
-      spec: { selector, template: podTemplate, updateStrategy: { rollingUpdate: { partition: '30%' } }, scaleStrategy: { partitionedScaling: true } },
-      status: { currentNumberScheduled: 1, numberMisscheduled: 0, desiredNumberScheduled: 1, numberReady: 1, updatedNumberScheduled: 1, updateRevision: 'd-9' },
+      spec: {
+        selector,
+        template: podTemplate,
+        updateStrategy: { rollingUpdate: { partition: '30%' } },
+        scaleStrategy: { partitionedScaling: true },
+      },
+      status: {
+        currentNumberScheduled: 1,
+        numberMisscheduled: 0,
+        desiredNumberScheduled: 1,
+        numberReady: 1,
+        updatedNumberScheduled: 1,
+        updateRevision: 'd-9',
+      },
     };
     const a = roundTrip(b);
     assert.equal(a.metadata?.annotations?.[DAEMONSET_PROGRESSIVE_CREATE_POD_ANNOTATION], 'true');
@@ -596,7 +691,12 @@ describe('DaemonSet', () => {
 });
 
 describe('SidecarSet', () => {
-  const sidecar = { name: 'sidecar', image: 'busybox', podInjectPolicy: 'AfterAppContainer', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty' } };
+  const sidecar = {
+    name: 'sidecar',
+    image: 'busybox',
+    podInjectPolicy: 'AfterAppContainer',
+    upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty' },
+  };
 
   test('spec.namespace → namespaceSelector on kubernetes.io/metadata.name; label → customVersion', () => {
     const a: KubeObject = {
@@ -710,7 +810,13 @@ describe('UnitedDeployment', () => {
       kind: 'UnitedDeployment',
       metadata: { name: 'ud' },
       spec: { selector },
-      status: { replicas: 2, updatedReplicas: 2, currentRevision: 'r1', updatedRevision: 'r2', subsetStatuses: [{ name: 'x', replicas: 2, partition: 1 }, { name: 'y' }] },
+      status: {
+        replicas: 2,
+        updatedReplicas: 2,
+        currentRevision: 'r1',
+        updatedRevision: 'r2',
+        subsetStatuses: [{ name: 'x', replicas: 2, partition: 1 }, { name: 'y' }],
+      },
     };
     const a = roundTrip(b);
     const status = a.status as Record<string, unknown>;
@@ -739,18 +845,45 @@ describe('WorkloadSpread', () => {
       status: {
         subsetStatuses: [{ name: 'a', replicas: 1, missingReplicas: 2, conditions: [{ type: 'Schedulable', status: 'True' }] }],
         versionedSubsetStatuses: {
-          v1: [{ name: 'a', replicas: 1, missingReplicas: 2, conditions: [{ type: 'Schedulable', status: 'False', reason: 'PodUnschedulable', message: 'm', lastTransitionTime: '2024-06-01T00:00:00Z' }] }],
+          v1: [
+            {
+              name: 'a',
+              replicas: 1,
+              missingReplicas: 2,
+              conditions: [
+                {
+                  type: 'Schedulable',
+                  status: 'False',
+                  reason: 'PodUnschedulable',
+                  message: 'm',
+                  lastTransitionTime: '2024-06-01T00:00:00Z',
+                },
+              ],
+            },
+          ],
         },
       },
     };
     const b = roundTrip(a);
     const subset = (b.spec as { subsets: Record<string, unknown>[] }).subsets[0];
     assert.deepEqual(Object.keys(subset).sort(), ['maxReplicas', 'name', 'preferredNodeSelector', 'requiredNodeSelector']);
-    const status = b.status as { subsetStatuses: { conditions: unknown[] }[]; versionedSubsetStatuses: Record<string, { conditions: unknown[] }[]> };
+    const status = b.status as {
+      subsetStatuses: { conditions: unknown[] }[];
+      versionedSubsetStatuses: Record<string, { conditions: unknown[] }[]>;
+    };
     assert.deepEqual(status.subsetStatuses[0].conditions, [
-      { type: 'Schedulable', status: 'True', lastTransitionTime: '2024-05-01T00:00:00Z', reason: UNSPECIFIED_CONDITION_REASON, message: '' },
+      {
+        type: 'Schedulable',
+        status: 'True',
+        lastTransitionTime: '2024-05-01T00:00:00Z',
+        reason: UNSPECIFIED_CONDITION_REASON,
+        message: '',
+      },
     ]);
-    assert.deepEqual(status.versionedSubsetStatuses.v1[0].conditions, a.status && (a.status as typeof status).versionedSubsetStatuses.v1[0].conditions);
+    assert.deepEqual(
+      status.versionedSubsetStatuses.v1[0].conditions,
+      a.status && (a.status as typeof status).versionedSubsetStatuses.v1[0].conditions,
+    );
   });
 
   test('v1beta1 condition observedGeneration has no v1alpha1 form', () => {
@@ -758,8 +891,29 @@ describe('WorkloadSpread', () => {
       apiVersion: BETA,
       kind: 'WorkloadSpread',
       metadata: { name: 'ws' },
-      spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' }, subsets: [{ name: 'a', requiredNodeSelector: { matchFields: [] } }] },
-      status: { subsetStatuses: [{ name: 'a', replicas: 0, missingReplicas: -1, conditions: [{ type: 'Schedulable', status: 'True', observedGeneration: 3, lastTransitionTime: '2024-01-01T00:00:00Z', reason: 'Sufficient', message: '' }] }] },
+      spec: {
+        targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' },
+        subsets: [{ name: 'a', requiredNodeSelector: { matchFields: [] } }],
+      },
+      status: {
+        subsetStatuses: [
+          {
+            name: 'a',
+            replicas: 0,
+            missingReplicas: -1,
+            conditions: [
+              {
+                type: 'Schedulable',
+                status: 'True',
+                observedGeneration: 3,
+                lastTransitionTime: '2024-01-01T00:00:00Z',
+                reason: 'Sufficient',
+                message: '',
+              },
+            ],
+          },
+        ],
+      },
     };
     const a = roundTrip(b);
     const cond = (a.status as { subsetStatuses: { conditions: Record<string, unknown>[] }[] }).subsetStatuses[0].conditions[0];
@@ -778,11 +932,21 @@ describe('ResourceDistribution', () => {
         resource: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { k: 'v' } },
         targets: { includedNamespaces: { list: [{ name: 'a' }] }, namespaceLabelSelector: { matchLabels: { env: 'p' } } },
       },
-      status: { desired: 2, succeeded: 1, failed: 1, conditions: [{ type: 'CreateResourceFailed', status: 'True', failedNamespace: ['b'] }] },
+      status: {
+        desired: 2,
+        succeeded: 1,
+        failed: 1,
+        conditions: [{ type: 'CreateResourceFailed', status: 'True', failedNamespace: ['b'] }],
+      },
     };
     const b = roundTrip(a);
-    assert.deepEqual((b.spec as { targets: unknown }).targets, { includedNamespaces: { list: [{ name: 'a' }] }, namespaceSelector: { matchLabels: { env: 'p' } } });
-    assert.deepEqual((b.status as { conditions: unknown[] }).conditions, [{ type: 'CreateResourceFailed', status: 'True', failedNamespaces: ['b'] }]);
+    assert.deepEqual((b.spec as { targets: unknown }).targets, {
+      includedNamespaces: { list: [{ name: 'a' }] },
+      namespaceSelector: { matchLabels: { env: 'p' } },
+    });
+    assert.deepEqual((b.status as { conditions: unknown[] }).conditions, [
+      { type: 'CreateResourceFailed', status: 'True', failedNamespaces: ['b'] },
+    ]);
   });
 });
 
@@ -807,7 +971,11 @@ describe('PersistentPodState', () => {
 });
 
 describe('ContainerRecreateRequest', () => {
-  const spec = { podName: 'pod', containers: [{ name: 'app', statusContext: { containerID: 'containerd://1', restartCount: 0 } }], strategy: { unreadyGracePeriodSeconds: 3 } };
+  const spec = {
+    podName: 'pod',
+    containers: [{ name: 'app', statusContext: { containerID: 'containerd://1', restartCount: 0 } }],
+    strategy: { unreadyGracePeriodSeconds: 3 },
+  };
   const snapshot = [
     { name: 'app', ready: true, restartCount: 1, containerID: 'containerd://2' },
     { name: 'sidecar', ready: false, restartCount: 0 },
@@ -846,7 +1014,15 @@ describe('ContainerRecreateRequest', () => {
       status: {
         phase: 'Recreating',
         containerStatusSnapshot: snapshot,
-        conditions: [{ type: CRR_PRE_RECREATE_GRACE_CONDITION, status: 'True', lastTransitionTime: '2024-03-01T10:00:00Z', reason: 'Acquired', message: 'held' }],
+        conditions: [
+          {
+            type: CRR_PRE_RECREATE_GRACE_CONDITION,
+            status: 'True',
+            lastTransitionTime: '2024-03-01T10:00:00Z',
+            reason: 'Acquired',
+            message: 'held',
+          },
+        ],
       },
     };
     const a = roundTrip(b);
@@ -862,7 +1038,12 @@ describe('ContainerRecreateRequest', () => {
       kind: 'ContainerRecreateRequest',
       metadata: { name: 'crr' },
       spec,
-      status: { phase: 'Recreating', conditions: [{ type: CRR_PRE_RECREATE_GRACE_CONDITION, status: 'False', lastTransitionTime: '2024-03-01T10:00:00Z', reason: 'R', message: '' }] },
+      status: {
+        phase: 'Recreating',
+        conditions: [
+          { type: CRR_PRE_RECREATE_GRACE_CONDITION, status: 'False', lastTransitionTime: '2024-03-01T10:00:00Z', reason: 'R', message: '' },
+        ],
+      },
     };
     const a = roundTrip(b);
     assert.equal(a.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_ANNOTATION], undefined);
@@ -871,11 +1052,21 @@ describe('ContainerRecreateRequest', () => {
   const unmapped: [string, Record<string, string>, Record<string, unknown> | undefined][] = [
     ['statuses annotation not JSON', { [CRR_SYNC_CONTAINER_STATUSES_ANNOTATION]: '[{' }, { phase: 'Pending' }],
     ['unready-acquired not a time', { [CRR_UNREADY_ACQUIRED_ANNOTATION]: 'yes' }, { phase: 'Pending' }],
-    ['no status to hold them', { [CRR_SYNC_CONTAINER_STATUSES_ANNOTATION]: '[]', [CRR_UNREADY_ACQUIRED_ANNOTATION]: '2024-03-01T10:00:00Z' }, undefined],
+    [
+      'no status to hold them',
+      { [CRR_SYNC_CONTAINER_STATUSES_ANNOTATION]: '[]', [CRR_UNREADY_ACQUIRED_ANNOTATION]: '2024-03-01T10:00:00Z' },
+      undefined,
+    ],
   ];
   for (const [name, annotations, status] of unmapped) {
     test(`annotations stay when they cannot be mapped: ${name}`, () => {
-      const a: KubeObject = { apiVersion: ALPHA, kind: 'ContainerRecreateRequest', metadata: { name: 'crr', annotations }, spec, ...(status ? { status } : {}) };
+      const a: KubeObject = {
+        apiVersion: ALPHA,
+        kind: 'ContainerRecreateRequest',
+        metadata: { name: 'crr', annotations },
+        spec,
+        ...(status ? { status } : {}),
+      };
       const b = roundTrip(a);
       assert.deepEqual(b.metadata?.annotations, annotations);
     });
@@ -887,14 +1078,39 @@ describe('PodUnavailableBudget', () => {
   const POLICY_BETA = 'policy.kruise.io/v1beta1';
 
   const table: [string, Record<string, string>, Record<string, unknown>, Record<string, string> | undefined][] = [
-    ['both annotations', { [PUB_PROTECT_OPERATIONS_ANNOTATION]: 'DELETE,EVICT', [PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION]: '5' }, { protectOperations: ['DELETE', 'EVICT'], protectTotalReplicas: 5 }, undefined],
-    ['operations list with blanks', { [PUB_PROTECT_OPERATIONS_ANNOTATION]: ' UPDATE, ,EVICT ' }, { protectOperations: ['UPDATE', 'EVICT'] }, undefined],
-    ['invalid total stays an annotation', { [PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION]: 'five' }, {}, { [PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION]: 'five' }],
-    ['empty operations list stays an annotation', { [PUB_PROTECT_OPERATIONS_ANNOTATION]: ' , ' }, {}, { [PUB_PROTECT_OPERATIONS_ANNOTATION]: ' , ' }],
+    [
+      'both annotations',
+      { [PUB_PROTECT_OPERATIONS_ANNOTATION]: 'DELETE,EVICT', [PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION]: '5' },
+      { protectOperations: ['DELETE', 'EVICT'], protectTotalReplicas: 5 },
+      undefined,
+    ],
+    [
+      'operations list with blanks',
+      { [PUB_PROTECT_OPERATIONS_ANNOTATION]: ' UPDATE, ,EVICT ' },
+      { protectOperations: ['UPDATE', 'EVICT'] },
+      undefined,
+    ],
+    [
+      'invalid total stays an annotation',
+      { [PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION]: 'five' },
+      {},
+      { [PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION]: 'five' },
+    ],
+    [
+      'empty operations list stays an annotation',
+      { [PUB_PROTECT_OPERATIONS_ANNOTATION]: ' , ' },
+      {},
+      { [PUB_PROTECT_OPERATIONS_ANNOTATION]: ' , ' },
+    ],
   ];
   for (const [name, annotations, fields, left] of table) {
     test(`v1alpha1 annotations → v1beta1 fields: ${name}`, () => {
-      const a: KubeObject = { apiVersion: POLICY_ALPHA, kind: 'PodUnavailableBudget', metadata: { name: 'p', annotations }, spec: { selector, maxUnavailable: 1 } };
+      const a: KubeObject = {
+        apiVersion: POLICY_ALPHA,
+        kind: 'PodUnavailableBudget',
+        metadata: { name: 'p', annotations },
+        spec: { selector, maxUnavailable: 1 },
+      };
       const b = roundTrip(a);
       assert.deepEqual(b.spec, { selector, maxUnavailable: 1, ...fields });
       const { [CONVERSION_RESIDUAL_ANNOTATION]: _residual, ...kept } = b.metadata?.annotations ?? {};
@@ -907,7 +1123,13 @@ describe('PodUnavailableBudget', () => {
       apiVersion: POLICY_BETA,
       kind: 'PodUnavailableBudget',
       metadata: { name: 'p' },
-      spec: { targetRef: { apiVersion: BETA, kind: 'CloneSet', name: 'c' }, minAvailable: '50%', protectOperations: ['UPDATE', 'RESIZE'], protectTotalReplicas: 8, ignoredPodSelector: { matchLabels: { canary: 'true' } } },
+      spec: {
+        targetRef: { apiVersion: BETA, kind: 'CloneSet', name: 'c' },
+        minAvailable: '50%',
+        protectOperations: ['UPDATE', 'RESIZE'],
+        protectTotalReplicas: 8,
+        ignoredPodSelector: { matchLabels: { canary: 'true' } },
+      },
       status: { unavailableAllowed: 1, currentAvailable: 5, desiredAvailable: 4, totalReplicas: 8 },
     };
     const a = roundTrip(b);
@@ -919,7 +1141,12 @@ describe('PodUnavailableBudget', () => {
 });
 
 describe('residual annotation written by hand', () => {
-  const alpha: KubeObject = { apiVersion: ALPHA, kind: 'CloneSet', metadata: { name: 'cs', finalizers: ['f'] }, spec: { selector, template: podTemplate } };
+  const alpha: KubeObject = {
+    apiVersion: ALPHA,
+    kind: 'CloneSet',
+    metadata: { name: 'cs', finalizers: ['f'] },
+    spec: { selector, template: podTemplate },
+  };
   const crafted = (entries: unknown): KubeObject => ({
     ...alpha,
     metadata: { ...alpha.metadata, annotations: { [CONVERSION_RESIDUAL_ANNOTATION]: JSON.stringify(entries) } },
@@ -943,7 +1170,13 @@ describe('residual annotation written by hand', () => {
   });
 
   test('cannot reach object prototypes', () => {
-    convert(crafted([{ p: ['spec', '__proto__', 'polluted'], v: true }, { p: ['spec', 'constructor', 'x'], v: 1 }]), BETA);
+    convert(
+      crafted([
+        { p: ['spec', '__proto__', 'polluted'], v: true },
+        { p: ['spec', 'constructor', 'x'], v: 1 },
+      ]),
+      BETA,
+    );
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
 

@@ -274,21 +274,11 @@ describe('kind metadata', () => {
 
   test('upstream enums and defaults are carried', () => {
     const openAPI = (kind: string, version: string) =>
-      ((crdManifest(byKind.get(kind)!).spec as JSONSchemaProps).versions as JSONSchemaProps[]).find(
-        (v) => v.name === version,
-      )!.schema as JSONSchemaProps;
-    const at = (root: JSONSchemaProps, path: string) =>
-      schemaAt(root.openAPIV3Schema as JSONSchemaProps, path) as JSONSchemaProps;
-    assert.deepEqual(at(openAPI('AdvancedCronJob', 'v1beta1'), '.spec.concurrencyPolicy').enum, [
-      'Allow',
-      'Forbid',
-      'Replace',
-    ]);
-    assert.deepEqual(at(openAPI('WorkloadSpread', 'v1alpha1'), '.spec.scheduleStrategy.type').enum, [
-      'Adaptive',
-      'Fixed',
-      '',
-    ]);
+      ((crdManifest(byKind.get(kind)!).spec as JSONSchemaProps).versions as JSONSchemaProps[]).find((v) => v.name === version)!
+        .schema as JSONSchemaProps;
+    const at = (root: JSONSchemaProps, path: string) => schemaAt(root.openAPIV3Schema as JSONSchemaProps, path) as JSONSchemaProps;
+    assert.deepEqual(at(openAPI('AdvancedCronJob', 'v1beta1'), '.spec.concurrencyPolicy').enum, ['Allow', 'Forbid', 'Replace']);
+    assert.deepEqual(at(openAPI('WorkloadSpread', 'v1alpha1'), '.spec.scheduleStrategy.type').enum, ['Adaptive', 'Fixed', '']);
     const policy = at(openAPI('SidecarSet', 'v1beta1'), '.spec.injectionStrategy.revision.policy');
     assert.deepEqual([policy.enum, policy.default], [['Always', 'Partial'], 'Always']);
     assert.equal(at(openAPI('CloneSet', 'v1beta1'), '.spec.scaleStrategy.enablePVCReuse').default, false);

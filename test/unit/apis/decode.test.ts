@@ -6,8 +6,14 @@ import { MAX_JSON_DEPTH, nestingExceeds } from '../../../src/runtime/webhook/ser
 
 const cloneSetV1beta1 = decoderFor(kindFor('apps.kruise.io', 'CloneSet')!, 'v1beta1')!;
 const cloneSet = (spec: Record<string, unknown>): any => ({
-  apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'cs', labels: { app: 'a' } },
-  spec: { selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } }, ...spec },
+  apiVersion: 'apps.kruise.io/v1beta1',
+  kind: 'CloneSet',
+  metadata: { name: 'cs', labels: { app: 'a' } },
+  spec: {
+    selector: { matchLabels: { app: 'a' } },
+    template: { metadata: { labels: { app: 'a' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    ...spec,
+  },
 });
 
 test('a well-shaped object is handed on as it is, unknown fields included', () => {
@@ -30,15 +36,24 @@ test('nulls of typed fields read as absent, as Go decodes them; nulls in lists a
 });
 
 test('wrong types, int-or-string and integer widths are named like the API server names them', () => {
-  assert.deepEqual(cloneSetV1beta1.decode(cloneSet({ replicas: 1.5, updateStrategy: { rollingUpdate: { maxSurge: true } }, minReadySeconds: 2 ** 31 })).errors, [
-    'spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number"',
-    'spec.minReadySeconds: Invalid value: 2147483648: spec.minReadySeconds in body should be less than or equal to 2147483647',
-    'spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "boolean": spec.updateStrategy.rollingUpdate.maxSurge in body must be of type integer,string: "boolean"',
+  assert.deepEqual(
+    cloneSetV1beta1.decode(cloneSet({ replicas: 1.5, updateStrategy: { rollingUpdate: { maxSurge: true } }, minReadySeconds: 2 ** 31 }))
+      .errors,
+    [
+      'spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number"',
+      'spec.minReadySeconds: Invalid value: 2147483648: spec.minReadySeconds in body should be less than or equal to 2147483647',
+      'spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "boolean": spec.updateStrategy.rollingUpdate.maxSurge in body must be of type integer,string: "boolean"',
+    ],
+  );
+  assert.deepEqual(cloneSetV1beta1.decode('x').errors, [
+    'object: Invalid value: "string": object in body must be of type object: "string"',
   ]);
-  assert.deepEqual(cloneSetV1beta1.decode('x').errors, ['object: Invalid value: "string": object in body must be of type object: "string"']);
-  assert.deepEqual(cloneSetV1beta1.decode(cloneSet({ template: { spec: { containers: [{ name: 'c', ports: [{ containerPort: 'http' }] }] } } })).errors, [
-    'spec.template.spec.containers[0].ports[0].containerPort: Invalid value: "string": spec.template.spec.containers[0].ports[0].containerPort in body must be of type integer: "string"',
-  ]);
+  assert.deepEqual(
+    cloneSetV1beta1.decode(cloneSet({ template: { spec: { containers: [{ name: 'c', ports: [{ containerPort: 'http' }] }] } } })).errors,
+    [
+      'spec.template.spec.containers[0].ports[0].containerPort: Invalid value: "string": spec.template.spec.containers[0].ports[0].containerPort in body must be of type integer: "string"',
+    ],
+  );
 });
 
 test('nesting is measured on the bytes, brackets inside strings and escapes ignored', () => {

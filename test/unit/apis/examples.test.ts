@@ -32,12 +32,8 @@ describe('upstream examples validate against the schemas', () => {
   }
 
   test('every served kind-version has an example', () => {
-    const covered = new Set(
-      files.flatMap((f) => loadExamples(f)).map((d) => `${String(d.apiVersion)}/${String(d.kind)}`),
-    );
-    const missing = kinds
-      .flatMap((k) => k.versions.map((v) => `${k.group}/${v.name}/${k.kind}`))
-      .filter((gvk) => !covered.has(gvk));
+    const covered = new Set(files.flatMap((f) => loadExamples(f)).map((d) => `${String(d.apiVersion)}/${String(d.kind)}`));
+    const missing = kinds.flatMap((k) => k.versions.map((v) => `${k.group}/${v.name}/${k.kind}`)).filter((gvk) => !covered.has(gvk));
     assert.deepEqual(missing, []);
   });
 });
@@ -58,10 +54,7 @@ describe('validateObject', () => {
     const obj = cloneSet();
     obj.spec.updateStrategy = { type: 'RollingUpdate', partition: 1 };
     obj.spec.scaleStrategy = { disablePVCReuse: true };
-    assert.deepEqual(validateObject(obj).unknownFields, [
-      'spec.updateStrategy.partition',
-      'spec.scaleStrategy.disablePVCReuse',
-    ]);
+    assert.deepEqual(validateObject(obj).unknownFields, ['spec.updateStrategy.partition', 'spec.scaleStrategy.disablePVCReuse']);
   });
 
   test('schemaless fields keep anything', () => {

@@ -135,10 +135,7 @@ describe('applyFeatureGateDependencies', () => {
   test('image pre-download turns ImagePullJobGate on', () => {
     assert.equal(resolveFeatureGates('PreDownloadImageForInPlaceUpdate=true').ImagePullJobGate, true);
     assert.equal(resolveFeatureGates('PreDownloadImageForDaemonSetUpdate=true').ImagePullJobGate, true);
-    assert.equal(
-      resolveFeatureGates('PreDownloadImageForInPlaceUpdate=true,ImagePullJobGate=false').ImagePullJobGate,
-      true,
-    );
+    assert.equal(resolveFeatureGates('PreDownloadImageForInPlaceUpdate=true,ImagePullJobGate=false').ImagePullJobGate, true);
   });
 
   test('Cascading deletion protection needs ResourcesDeletionProtection', () => {

@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CloneSet } from '../../../src/apis/apps/cloneset.ts';
-import {
-  gvrFor,
-  kindFor,
-  kinds,
-  parseApiVersion,
-  resolveResource,
-  schemaFor,
-  storageGVR,
-} from '../../../src/apis/registry.ts';
+import { gvrFor, kindFor, kinds, parseApiVersion, resolveResource, schemaFor, storageGVR } from '../../../src/apis/registry.ts';
 
 describe('registry', () => {
   test('names are unique and derived as upstream derives them', () => {

@@ -11,23 +11,40 @@ import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/run
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import { cloneSet, gates, NOW, pod, revisionOf, template } from './fixtures.ts';
 
-interface Call { verb: string; resource: string; name: string; body?: any }
+interface Call {
+  verb: string;
+  resource: string;
+  name: string;
+  body?: any;
+}
 
 function setup(cs: CloneSet, pods: Pod[], opts: { failPatch?: () => Error | undefined; cache?: Partial<CloneSetCache> } = {}) {
   const calls: Call[] = [];
   let rv = 1000;
   const stamp = (obj: any) => ({ ...obj, metadata: { uid: `uid-${obj.metadata?.name}`, ...obj.metadata, resourceVersion: String(++rv) } });
   const client = {
-    async create(type: ResourceType, obj: KubeObject) { calls.push({ verb: 'create', resource: type.resource, name: obj.metadata.name ?? '' }); return stamp(obj); },
-    async get(type: ResourceType, name: string) { calls.push({ verb: 'get', resource: type.resource, name }); return stamp({ metadata: { name } }); },
+    async create(type: ResourceType, obj: KubeObject) {
+      calls.push({ verb: 'create', resource: type.resource, name: obj.metadata.name ?? '' });
+      return stamp(obj);
+    },
+    async get(type: ResourceType, name: string) {
+      calls.push({ verb: 'get', resource: type.resource, name });
+      return stamp({ metadata: { name } });
+    },
     async patch(type: ResourceType, name: string, body: any) {
       calls.push({ verb: 'patch', resource: type.resource, name, body });
       const err = opts.failPatch?.();
       if (err) throw err;
       return stamp({ metadata: { name, ...body.metadata } });
     },
-    async delete(type: ResourceType, name: string) { calls.push({ verb: 'delete', resource: type.resource, name }); return { metadata: {} }; },
-    async updateStatus(type: ResourceType, obj: KubeObject) { calls.push({ verb: 'updateStatus', resource: type.resource, name: obj.metadata.name ?? '' }); return stamp(obj); },
+    async delete(type: ResourceType, name: string) {
+      calls.push({ verb: 'delete', resource: type.resource, name });
+      return { metadata: {} };
+    },
+    async updateStatus(type: ResourceType, obj: KubeObject) {
+      calls.push({ verb: 'updateStatus', resource: type.resource, name: obj.metadata.name ?? '' });
+      return stamp(obj);
+    },
   };
   const revision = revisionOf(cs);
   const cache: CloneSetCache = {
@@ -39,9 +56,19 @@ function setup(cs: CloneSet, pods: Pod[], opts: { failPatch?: () => Error | unde
   };
   const resourceVersions = new ResourceVersionExpectations();
   const reconciler = new CloneSetReconciler({
-    cache, client: client as any, recorder: { event() {} } as any, features: gates(), log: pino({ level: 'silent' }),
-    scaleExpectations: new ScaleExpectations(), revisionExpectations: new ScaleExpectations(), resourceVersions,
-    clock: { now: () => NOW, setTimer: () => ({ cancel() {} }), sleep: async () => {} }, randomId: (() => { let i = 0; return () => `new${i++}`; })(),
+    cache,
+    client: client as any,
+    recorder: { event() {} } as any,
+    features: gates(),
+    log: pino({ level: 'silent' }),
+    scaleExpectations: new ScaleExpectations(),
+    revisionExpectations: new ScaleExpectations(),
+    resourceVersions,
+    clock: { now: () => NOW, setTimer: () => ({ cancel() {} }), sleep: async () => {} },
+    randomId: (() => {
+      let i = 0;
+      return () => `new${i++}`;
+    })(),
   });
   return { reconciler, calls, resourceVersions, revision: revision.metadata.name! };
 }
@@ -60,22 +87,38 @@ describe('CloneSet claiming in reconcile', () => {
     assert.equal(calls.filter((c) => c.verb === 'create' && c.resource === 'pods').length, 1, 'a replacement');
     assert.ok(!calls.some((c) => c.verb === 'delete'), 'the released pod is not deleted');
     assert.ok(calls.findIndex((c) => c === release) < calls.findIndex((c) => c.verb === 'create'), 'released before planning');
-    assert.equal(resourceVersions.isSatisfied({ metadata: { uid: 'uid-cs-b', resourceVersion: '7' } }).satisfied, false,
-      'the next reconcile waits until the cache shows the release');
+    assert.equal(
+      resourceVersions.isSatisfied({ metadata: { uid: 'uid-cs-b', resourceVersion: '7' } }).satisfied,
+      false,
+      'the next reconcile waits until the cache shows the release',
+    );
   });
 
   test('a release that loses a race requeues without touching anything else', async () => {
     const cs = cloneSet({ replicas: 2 });
     const rev = revisionOf(cs).metadata.name!;
     const conflict = new StatusError({ status: 'Failure', code: 409, reason: 'Conflict', message: 'modified' } as any);
-    const { reconciler, calls } = setup(cs, [pod('cs-a', { revision: rev }), pod('cs-b', { revision: rev, labels: { app: 'x' } })], { failPatch: () => conflict });
+    const { reconciler, calls } = setup(cs, [pod('cs-a', { revision: rev }), pod('cs-b', { revision: rev, labels: { app: 'x' } })], {
+      failPatch: () => conflict,
+    });
     const result = await reconciler.reconcile('default/cs');
     assert.ok((result.requeueAfter ?? 0) > 0);
-    assert.deepEqual(calls.map((c) => c.verb), ['patch']);
+    assert.deepEqual(
+      calls.map((c) => c.verb),
+      ['patch'],
+    );
   });
 
   test('a CloneSet with topologySpreadConstraints waits for the node cache before it plans', async () => {
-    const cs = cloneSet({ replicas: 1, template: template('nginx:1.0', { spec: { containers: [{ name: 'main', image: 'nginx:1.0' }], topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway' }] } as any }) });
+    const cs = cloneSet({
+      replicas: 1,
+      template: template('nginx:1.0', {
+        spec: {
+          containers: [{ name: 'main', image: 'nginx:1.0' }],
+          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway' }],
+        } as any,
+      }),
+    });
     const rev = revisionOf(cs).metadata.name!;
     const order: string[] = [];
     let synced = false;
@@ -100,9 +143,13 @@ describe('CloneSet claiming in reconcile', () => {
   test('without spread constraints the node cache is not opened', async () => {
     const cs = cloneSet({ replicas: 1 });
     let opened = false;
-    const { reconciler } = setup(cs, [pod('cs-a', { revision: revisionOf(cs).metadata.name! }), pod('cs-b', { revision: revisionOf(cs).metadata.name! })], {
-      cache: { syncNodes: async () => void (opened = true) },
-    });
+    const { reconciler } = setup(
+      cs,
+      [pod('cs-a', { revision: revisionOf(cs).metadata.name! }), pod('cs-b', { revision: revisionOf(cs).metadata.name! })],
+      {
+        cache: { syncNodes: async () => void (opened = true) },
+      },
+    );
     await reconciler.reconcile('default/cs');
     assert.equal(opened, false);
   });

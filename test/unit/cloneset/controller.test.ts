@@ -67,13 +67,21 @@ class FakeClient {
   }
 }
 
-const conflict = () => new StatusError({ status: 'Failure', code: 409, reason: 'Conflict', message: 'the object has been modified' } as any);
+const conflict = () =>
+  new StatusError({ status: 'Failure', code: 409, reason: 'Conflict', message: 'the object has been modified' } as any);
 const forbidden = () => new StatusError({ status: 'Failure', code: 403, reason: 'Forbidden', message: 'quota exceeded' } as any);
-const terminating = () => new StatusError({
-  status: 'Failure', code: 403, reason: 'Forbidden',
-  message: 'pods "cs-id000" is forbidden: unable to create new content in namespace default because it is being terminated',
-  details: { name: 'cs-id000', kind: 'pods', causes: [{ reason: 'NamespaceTerminating', message: 'namespace default is being terminated', field: 'metadata.namespace' }] },
-} as any);
+const terminating = () =>
+  new StatusError({
+    status: 'Failure',
+    code: 403,
+    reason: 'Forbidden',
+    message: 'pods "cs-id000" is forbidden: unable to create new content in namespace default because it is being terminated',
+    details: {
+      name: 'cs-id000',
+      kind: 'pods',
+      causes: [{ reason: 'NamespaceTerminating', message: 'namespace default is being terminated', field: 'metadata.namespace' }],
+    },
+  } as any);
 
 function setup(opts: { cs: Stored<CloneSet>; pods?: Pod[]; revisions?: ControllerRevision[]; now?: number; timeout?: number }) {
   let now = opts.now ?? NOW;
@@ -86,15 +94,24 @@ function setup(opts: { cs: Stored<CloneSet>; pods?: Pod[]; revisions?: Controlle
   };
   const client = new FakeClient();
   const events: Array<{ type: string; reason: string; note: string }> = [];
-  const recorder = { event: (_o: unknown, type: string, reason: string, _a: string, note: string) => void events.push({ type, reason, note }) };
+  const recorder = {
+    event: (_o: unknown, type: string, reason: string, _a: string, note: string) => void events.push({ type, reason, note }),
+  };
   const exp = { clock, timeout: opts.timeout ?? 60_000 };
   const scaleExpectations = new ScaleExpectations(exp);
   const revisionExpectations = new ScaleExpectations(exp);
   const resourceVersions = new ResourceVersionExpectations(exp);
   let ids = 0;
   const reconciler = new CloneSetReconciler({
-    cache, client: client as any, recorder: recorder as any, features: gates(), log: pino({ level: 'silent' }),
-    scaleExpectations, revisionExpectations, resourceVersions, clock,
+    cache,
+    client: client as any,
+    recorder: recorder as any,
+    features: gates(),
+    log: pino({ level: 'silent' }),
+    scaleExpectations,
+    revisionExpectations,
+    resourceVersions,
+    clock,
     randomId: () => `id${String(ids++).padStart(3, '0')}`,
   });
   return { reconciler, client, events, scaleExpectations, revisionExpectations, resourceVersions, advance: (ms: number) => (now += ms) };
@@ -122,11 +139,19 @@ describe('CloneSet reconcile', () => {
     };
     const result = await env.reconciler.reconcile('default/cs');
     const creates = env.client.calls.filter((c) => c.verb === 'create' && c.resource === 'pods');
-    assert.deepEqual(creates.map((c) => c.name), ['cs-id000', 'cs-id001', 'cs-id002']);
+    assert.deepEqual(
+      creates.map((c) => c.name),
+      ['cs-id000', 'cs-id001', 'cs-id002'],
+    );
     for (const c of creates) {
-      assert.deepEqual(c.body.metadata.ownerReferences, [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true, blockOwnerDeletion: true }]);
+      assert.deepEqual(c.body.metadata.ownerReferences, [
+        { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true, blockOwnerDeletion: true },
+      ]);
     }
-    assert.deepEqual(env.events.map((e) => e.reason), ['SuccessfulCreate', 'SuccessfulCreate', 'SuccessfulCreate']);
+    assert.deepEqual(
+      env.events.map((e) => e.reason),
+      ['SuccessfulCreate', 'SuccessfulCreate', 'SuccessfulCreate'],
+    );
     assert.equal(env.events[0].note, 'succeed to create pod cs-id000');
     // Nothing observed yet: the next reconcile waits for the informer, for the rest of the timeout.
     const satisfied = env.scaleExpectations.satisfiedExpectations('default/cs');
@@ -149,7 +174,10 @@ describe('CloneSet reconcile', () => {
     await env.reconciler.reconcile('default/cs');
     const afterCount = (await scaleExpectationLeakage.get()).values.find((v) => v.labels.name === 'cs')?.value ?? 0;
     assert.equal(afterCount, before + 1);
-    assert.ok(env.client.calls.some((c) => c.verb === 'create' && c.resource === 'pods'), 'the reconcile went on to create the missing pod');
+    assert.ok(
+      env.client.calls.some((c) => c.verb === 'create' && c.resource === 'pods'),
+      'the reconcile went on to create the missing pod',
+    );
   });
 
   test('a failing create batch stops slow start, withdraws expectations and records FailedCreate + FailedScale', async () => {
@@ -158,7 +186,10 @@ describe('CloneSet reconcile', () => {
     env.client.fail = (c) => (c.verb === 'create' && c.name === 'cs-id001' ? forbidden() : undefined);
     await assert.rejects(env.reconciler.reconcile('default/cs'), /quota exceeded/);
     // batches 1, 2 (fails on cs-id001), and the last batch of 1 never tried
-    assert.deepEqual(env.client.calls.filter((c) => c.verb === 'create').map((c) => c.name), ['cs-id000', 'cs-id001', 'cs-id002']);
+    assert.deepEqual(
+      env.client.calls.filter((c) => c.verb === 'create').map((c) => c.name),
+      ['cs-id000', 'cs-id001', 'cs-id002'],
+    );
     assert.deepEqual(env.scaleExpectations.satisfiedExpectations('default/cs').dirty.create, ['cs-id000', 'cs-id002']);
     assert.ok(env.events.some((e) => e.type === 'Warning' && e.reason === 'FailedCreate'));
     const status = env.client.calls.find((c) => c.verb === 'updateStatus')!;
@@ -170,8 +201,14 @@ describe('CloneSet reconcile', () => {
     const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 4 } } as Stored<CloneSet>, revisions: [rev] });
     env.client.fail = (c) => (c.verb === 'create' && c.resource === 'pods' ? terminating() : undefined);
     assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfter, undefined);
-    assert.deepEqual(env.client.calls.filter((c) => c.verb === 'create').map((c) => c.name), ['cs-id000']);
-    assert.deepEqual(env.events.filter((e) => e.type === 'Warning'), []);
+    assert.deepEqual(
+      env.client.calls.filter((c) => c.verb === 'create').map((c) => c.name),
+      ['cs-id000'],
+    );
+    assert.deepEqual(
+      env.events.filter((e) => e.type === 'Warning'),
+      [],
+    );
     const status = env.client.calls.find((c) => c.verb === 'updateStatus');
     assert.ok(!status?.body.status.conditions?.some((c: any) => c.type === 'FailedScale'));
     // the refused creation stays expected: the next reconciles make no call
@@ -186,7 +223,10 @@ describe('CloneSet reconcile', () => {
     const env = setup({ cs });
     env.client.fail = (c) => (c.verb === 'create' ? terminating() : undefined);
     assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfter, undefined);
-    assert.deepEqual(env.client.calls.map((c) => `${c.verb} ${c.resource}`), ['create controllerrevisions']);
+    assert.deepEqual(
+      env.client.calls.map((c) => `${c.verb} ${c.resource}`),
+      ['create controllerrevisions'],
+    );
     assert.equal(env.revisionExpectations.satisfiedExpectations('default/cs').satisfied, false);
     assert.deepEqual(env.events, []);
   });
@@ -213,20 +253,28 @@ describe('CloneSet reconcile', () => {
     const bumped = { ...cs, metadata: { ...cs.metadata, generation: 2 } } as Stored<CloneSet>;
     const env2 = setup({ cs: bumped, revisions: [rev], pods });
     await env2.reconciler.reconcile('default/cs');
-    assert.deepEqual(env2.client.calls.map((c) => c.verb), ['updateStatus']);
+    assert.deepEqual(
+      env2.client.calls.map((c) => c.verb),
+      ['updateStatus'],
+    );
     assert.equal(env2.client.calls[0].body.status.observedGeneration, 2);
   });
 
   test('a new template creates its ControllerRevision first; in-place updates write the condition, then a CAS patch', async () => {
     const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
-    const { cs, rev, pods } = settled(spec, (r) => [{ ...pod('cs-a', { revision: r }), metadata: { ...pod('cs-a', { revision: r }).metadata, resourceVersion: '7' } }]);
+    const { cs, rev, pods } = settled(spec, (r) => [
+      { ...pod('cs-a', { revision: r }), metadata: { ...pod('cs-a', { revision: r }).metadata, resourceVersion: '7' } },
+    ]);
     const updated = { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as Stored<CloneSet>;
     const env = setup({ cs: updated, revisions: [rev], pods });
     await env.reconciler.reconcile('default/cs');
     const writes = env.client.calls.map((c) => `${c.verb} ${c.resource}${c.opts?.subresource ? '/' + c.opts.subresource : ''}`);
     assert.deepEqual(writes, ['create controllerrevisions', 'patch pods/status', 'patch pods', 'updateStatus clonesets']);
     const [, cond, spec2] = env.client.calls;
-    assert.deepEqual(cond.body.status.conditions.map((c: any) => [c.type, c.status]).sort(), [['InPlaceUpdateReady', 'False'], ['Ready', 'False']]);
+    assert.deepEqual(cond.body.status.conditions.map((c: any) => [c.type, c.status]).sort(), [
+      ['InPlaceUpdateReady', 'False'],
+      ['Ready', 'False'],
+    ]);
     assert.equal(spec2.opts.patchType, 'application/strategic-merge-patch+json');
     assert.equal(spec2.body.metadata.resourceVersion, String(env.client.rv - 2), 'CAS on the version the condition write returned');
     assert.deepEqual(spec2.body.spec.containers, [{ name: 'main', image: 'nginx:2.0' }]);
@@ -239,7 +287,11 @@ describe('CloneSet reconcile', () => {
   test('a resourceVersion conflict on the in-place patch requeues without an error', async () => {
     const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
     const { cs, rev, pods } = settled(spec, (r) => [pod('cs-a', { revision: r })]);
-    const env = setup({ cs: { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as Stored<CloneSet>, revisions: [rev], pods });
+    const env = setup({
+      cs: { ...cs, spec: { ...cs.spec!, template: template('nginx:2.0') } } as Stored<CloneSet>,
+      revisions: [rev],
+      pods,
+    });
     env.client.fail = (c) => (c.verb === 'patch' && c.resource === 'pods' && !c.opts.subresource ? conflict() : undefined);
     const result = await env.reconciler.reconcile('default/cs');
     assert.ok(result.requeueAfter! > 0);
@@ -248,7 +300,11 @@ describe('CloneSet reconcile', () => {
 
   test('a malformed pod is reported on the CloneSet (event + condition) and the key is not retried hot', async () => {
     const { cs, rev } = settled({ replicas: 1 }, () => []);
-    const bad = pod('cs-a', { revision: rev.metadata.name!, state: 'Updating', annotations: { 'apps.kruise.io/inplace-update-state': '{not json' } });
+    const bad = pod('cs-a', {
+      revision: rev.metadata.name!,
+      state: 'Updating',
+      annotations: { 'apps.kruise.io/inplace-update-state': '{not json' },
+    });
     const env = setup({ cs, revisions: [rev], pods: [bad] });
     await assert.rejects(env.reconciler.reconcile('default/cs'), (err) => isTerminalError(err));
     assert.ok(env.events.some((e) => e.type === 'Warning' && e.reason === 'FailedSync'));
@@ -292,7 +348,10 @@ describe('CloneSet event handlers', () => {
     h.pod.onAdd!(owned('cs-a'), false);
     h.pod.onUpdate!(owned('cs-b'), owned('cs-b', { resourceVersion: '2', deletionTimestamp: '2026-07-01T12:00:00Z' }));
     assert.equal(scale.getExpectations('default/cs'), undefined);
-    assert.deepEqual(added, [{ key: 'default/cs', priority: undefined }, { key: 'default/cs', priority: undefined }]);
+    assert.deepEqual(added, [
+      { key: 'default/cs', priority: undefined },
+      { key: 'default/cs', priority: undefined },
+    ]);
   });
 
   test('initial-list objects are queued at low priority; resyncs and foreign owners are ignored', () => {
@@ -306,7 +365,16 @@ describe('CloneSet event handlers', () => {
   test('an orphan pod enqueues the CloneSets selecting it; one with a foreign controller does not', () => {
     const { h, added } = handlers();
     h.pod.onAdd!(pod('loose', { orphan: true }) as Pod, true);
-    h.pod.onAdd!({ ...pod('rs-owned'), metadata: { ...pod('rs-owned').metadata, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid', controller: true }] } } as Pod, false);
+    h.pod.onAdd!(
+      {
+        ...pod('rs-owned'),
+        metadata: {
+          ...pod('rs-owned').metadata,
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'rs-uid', controller: true }],
+        },
+      } as Pod,
+      false,
+    );
     assert.deepEqual(added, [{ key: 'default/cs', priority: LowPriority }]);
   });
 
@@ -351,17 +419,24 @@ describe('pod patches', () => {
   test('changedConditions sends only conditions that differ', () => {
     const p = pod('cs-a');
     assert.deepEqual(changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'True' }]), []);
-    assert.deepEqual(changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }]).map((c) => c.type), ['InPlaceUpdateReady']);
+    assert.deepEqual(
+      changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }]).map((c) => c.type),
+      ['InPlaceUpdateReady'],
+    );
   });
 
   test('changedConditions clears a reason and message the new condition drops (strategic merge would keep them)', () => {
     const p = pod('cs-a');
-    p.status!.conditions = [...p.status!.conditions!.filter((c) => c.type !== 'InPlaceUpdateReady'), { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate', message: 'm' }];
+    p.status!.conditions = [
+      ...p.status!.conditions!.filter((c) => c.type !== 'InPlaceUpdateReady'),
+      { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate', message: 'm' },
+    ];
     const [entry] = changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: NOW_S }]);
     assert.deepEqual(entry, { type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: NOW_S, reason: null, message: null });
     // Once the server holds the cleared condition there is nothing left to write.
-    p.status!.conditions = p.status!.conditions!.map((c) => (c.type === 'InPlaceUpdateReady' ? { type: c.type, status: 'True', lastTransitionTime: NOW_S } : c));
+    p.status!.conditions = p.status!.conditions!.map((c) =>
+      c.type === 'InPlaceUpdateReady' ? { type: c.type, status: 'True', lastTransitionTime: NOW_S } : c,
+    );
     assert.deepEqual(changedConditions(p, [{ type: 'InPlaceUpdateReady', status: 'True', lastTransitionTime: NOW_S }]), []);
   });
-
 });

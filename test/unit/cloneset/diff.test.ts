@@ -130,33 +130,50 @@ const cases: Case[] = [
   {
     name: 'scaleStrategy.maxUnavailable limits creations while pods are unavailable',
     spec: { replicas: 5, scaleStrategy: { maxUnavailable: 2 } },
-    pods: [['p0', { revision: NEW }], ['p1', { revision: NEW, ready: false }]],
+    pods: [
+      ['p0', { revision: NEW }],
+      ['p1', { revision: NEW, ready: false }],
+    ],
     want: { scaleUpNum: 3, scaleUpLimit: 1 },
   },
   {
     name: 'PreparingUpdateAsUpdate treats PreparingUpdate pods as updated',
     spec: { replicas: 2 },
-    pods: [['p0', { revision: OLD, state: 'PreparingUpdate' }], ['p1', { revision: NEW }]],
+    pods: [
+      ['p0', { revision: OLD, state: 'PreparingUpdate' }],
+      ['p1', { revision: NEW }],
+    ],
     preparingUpdateAsUpdate: true,
     want: {},
   },
   {
     name: 'without PreparingUpdateAsUpdate the same pod is old',
     spec: { replicas: 2 },
-    pods: [['p0', { revision: OLD, state: 'PreparingUpdate' }], ['p1', { revision: NEW }]],
+    pods: [
+      ['p0', { revision: OLD, state: 'PreparingUpdate' }],
+      ['p1', { revision: NEW }],
+    ],
     want: { updateNum: 1, updateMaxUnavailable: 1 },
   },
   // Specified deletion with surge (expand-then-shrink replacement)
   {
     name: 'maxUnavailable 2 / maxSurge 1: no surge needed to delete pod-b',
     spec: { replicas: 3, scaleStrategy: { podsToDelete: ['b'] }, updateStrategy: { rollingUpdate: { maxUnavailable: 2, maxSurge: 1 } } },
-    pods: [['a', { revision: NEW, ready: false }], ['b', { revision: NEW }], ['c', { revision: NEW }]],
+    pods: [
+      ['a', { revision: NEW, ready: false }],
+      ['b', { revision: NEW }],
+      ['c', { revision: NEW }],
+    ],
     want: { deleteReadyLimit: 1 },
   },
   {
     name: 'maxUnavailable 1 / maxSurge 1: surge one replacement before deleting pod-b',
     spec: { replicas: 3, scaleStrategy: { podsToDelete: ['b'] }, updateStrategy: { rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } } },
-    pods: [['a', { revision: NEW, ready: false }], ['b', { revision: NEW }], ['c', { revision: NEW }]],
+    pods: [
+      ['a', { revision: NEW, ready: false }],
+      ['b', { revision: NEW }],
+      ['c', { revision: NEW }],
+    ],
     want: { useSurge: 1, scaleUpNum: 1, scaleUpLimit: 1, deleteReadyLimit: 0 },
   },
 ];
@@ -221,13 +238,22 @@ function upstreamSet(s: UpstreamSet, excludePreparingDelete: boolean): CloneSet 
   return {
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'CloneSet',
-    metadata: { name: 'cs', namespace: 'default', ...(excludePreparingDelete ? { labels: { 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' } } : {}) },
+    metadata: {
+      name: 'cs',
+      namespace: 'default',
+      ...(excludePreparingDelete ? { labels: { 'apps.kruise.io/cloneset-scaling-exclude-preparing-delete': 'true' } } : {}),
+    },
     spec: {
       replicas: s.replicas,
       selector: { matchLabels: { app: 'demo' } },
       template: { metadata: { labels: { app: 'demo' } }, spec: { containers: [{ name: 'main', image: 'nginx' }] } },
       updateStrategy: {
-        rollingUpdate: { partition: s.partition, maxUnavailable: s.maxUnavailable, maxSurge: s.maxSurge, ...(s.paused ? { paused: true } : {}) },
+        rollingUpdate: {
+          partition: s.partition,
+          maxUnavailable: s.maxUnavailable,
+          maxSurge: s.maxSurge,
+          ...(s.paused ? { paused: true } : {}),
+        },
       },
       ...(s.scaleMaxUnavailable !== undefined ? { scaleStrategy: { maxUnavailable: s.scaleMaxUnavailable } } : {}),
     },
@@ -759,7 +785,6 @@ const upstreamCases: UpstreamCase[] = [
     pods: ['old ready', 'old ready', 'old ready', 'old ready', 'old ready', 'new unready', 'new unready', 'new unready'],
     want: { scaleDownNum: 3, scaleDownNumOldRevision: 3 },
   },
-
 ];
 
 describe('calculateDiffsWithExpectation: upstream cases', () => {

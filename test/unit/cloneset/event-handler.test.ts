@@ -21,26 +21,100 @@ function changed(base: Pod, edit: (p: Pod) => void): Pod {
 }
 
 // Spec already says nginx:2.0; the container still runs 1.0 (status image and imageID unchanged).
-const updating = changed(pod('cs-a', {
-  image: 'nginx:2.0',
-  imageID: 'id-nginx:1.0',
-  ready: false,
-  annotations: { 'apps.kruise.io/inplace-update-state': inPlaceState },
-  conditions: [{ type: 'Ready', status: 'False' }, { type: 'InPlaceUpdateReady', status: 'False' }],
-}), (p) => { p.status!.containerStatuses![0]!.image = 'nginx:1.0'; });
+const updating = changed(
+  pod('cs-a', {
+    image: 'nginx:2.0',
+    imageID: 'id-nginx:1.0',
+    ready: false,
+    annotations: { 'apps.kruise.io/inplace-update-state': inPlaceState },
+    conditions: [
+      { type: 'Ready', status: 'False' },
+      { type: 'InPlaceUpdateReady', status: 'False' },
+    ],
+  }),
+  (p) => {
+    p.status!.containerStatuses![0]!.image = 'nginx:1.0';
+  },
+);
 
 describe('podUpdateCannotChangeDecision', () => {
   const base = pod('cs-a');
   const cases: Array<{ name: string; cs?: typeof hooked; old: Pod; cur: Pod; ignore: boolean }> = [
-    { name: 'status noise (phase, hostIP) on a settled pod', old: base, cur: changed(base, (p) => { p.status!.phase = 'Running'; (p.status as any).hostIP = '10.0.0.9'; }), ignore: true },
-    { name: 'an unrelated annotation', old: base, cur: changed(base, (p) => { p.metadata.annotations = { note: 'x' }; }), ignore: true },
-    { name: 'generation bump (spec changed)', old: base, cur: changed(base, (p) => { p.metadata.generation = 2; }), ignore: false },
-    { name: 'Ready flips', old: base, cur: changed(base, (p) => { p.status!.conditions![0]!.status = 'False'; }), ignore: false },
-    { name: 'a lifecycle finalizer removed', cs: hooked, old: changed(base, (p) => { p.metadata.finalizers = ['example.com/hook']; }), cur: base, ignore: false },
-    { name: 'a finalizer the lifecycle does not handle', cs: hooked, old: base, cur: changed(base, (p) => { p.metadata.finalizers = ['other']; }), ignore: true },
-    { name: 'in-place update: new imageID reported (update completed, InPlaceUpdateReady still False)', old: updating, cur: changed(updating, (p) => { p.status!.containerStatuses![0]!.imageID = 'id-nginx:2.0'; }), ignore: false },
-    { name: 'in-place update unfinished: container restarted', old: updating, cur: changed(updating, (p) => { p.status!.containerStatuses![0]!.restartCount = 1; }), ignore: false },
-    { name: 'in-place update unfinished: nothing about containers moved', old: updating, cur: changed(updating, (p) => { (p.status as any).podIP = '10.1.1.1'; }), ignore: true },
+    {
+      name: 'status noise (phase, hostIP) on a settled pod',
+      old: base,
+      cur: changed(base, (p) => {
+        p.status!.phase = 'Running';
+        (p.status as any).hostIP = '10.0.0.9';
+      }),
+      ignore: true,
+    },
+    {
+      name: 'an unrelated annotation',
+      old: base,
+      cur: changed(base, (p) => {
+        p.metadata.annotations = { note: 'x' };
+      }),
+      ignore: true,
+    },
+    {
+      name: 'generation bump (spec changed)',
+      old: base,
+      cur: changed(base, (p) => {
+        p.metadata.generation = 2;
+      }),
+      ignore: false,
+    },
+    {
+      name: 'Ready flips',
+      old: base,
+      cur: changed(base, (p) => {
+        p.status!.conditions![0]!.status = 'False';
+      }),
+      ignore: false,
+    },
+    {
+      name: 'a lifecycle finalizer removed',
+      cs: hooked,
+      old: changed(base, (p) => {
+        p.metadata.finalizers = ['example.com/hook'];
+      }),
+      cur: base,
+      ignore: false,
+    },
+    {
+      name: 'a finalizer the lifecycle does not handle',
+      cs: hooked,
+      old: base,
+      cur: changed(base, (p) => {
+        p.metadata.finalizers = ['other'];
+      }),
+      ignore: true,
+    },
+    {
+      name: 'in-place update: new imageID reported (update completed, InPlaceUpdateReady still False)',
+      old: updating,
+      cur: changed(updating, (p) => {
+        p.status!.containerStatuses![0]!.imageID = 'id-nginx:2.0';
+      }),
+      ignore: false,
+    },
+    {
+      name: 'in-place update unfinished: container restarted',
+      old: updating,
+      cur: changed(updating, (p) => {
+        p.status!.containerStatuses![0]!.restartCount = 1;
+      }),
+      ignore: false,
+    },
+    {
+      name: 'in-place update unfinished: nothing about containers moved',
+      old: updating,
+      cur: changed(updating, (p) => {
+        (p.status as any).podIP = '10.1.1.1';
+      }),
+      ignore: true,
+    },
   ];
   for (const c of cases) {
     test(`${c.ignore ? 'ignores' : 'keeps'}: ${c.name}`, () => {
@@ -68,14 +142,34 @@ describe('pod update handler with the gate', () => {
     return added;
   }
   const base = pod('cs-a');
-  const noise = changed(base, (p) => { (p.status as any).hostIP = '10.0.0.9'; });
+  const noise = changed(base, (p) => {
+    (p.status as any).hostIP = '10.0.0.9';
+  });
 
   test('without the gate every update enqueues', () => assert.deepEqual(run(false, base, noise), ['default/cs']));
   test('with the gate status noise is dropped', () => assert.deepEqual(run(true, base, noise), []));
   test('with the gate a label change still enqueues', () =>
-    assert.deepEqual(run(true, base, changed(noise, (p) => { p.metadata.labels!['apps.kruise.io/specified-delete'] = 'true'; })), ['default/cs']));
+    assert.deepEqual(
+      run(
+        true,
+        base,
+        changed(noise, (p) => {
+          p.metadata.labels!['apps.kruise.io/specified-delete'] = 'true';
+        }),
+      ),
+      ['default/cs'],
+    ));
   test('with the gate a deletion still enqueues', () =>
-    assert.deepEqual(run(true, base, changed(base, (p) => { p.metadata.deletionTimestamp = '2026-07-01T12:00:00Z'; })), ['default/cs']));
+    assert.deepEqual(
+      run(
+        true,
+        base,
+        changed(base, (p) => {
+          p.metadata.deletionTimestamp = '2026-07-01T12:00:00Z';
+        }),
+      ),
+      ['default/cs'],
+    ));
 });
 
 // Upstream's TestEnqueueRequestForPodCreate / TestEnqueueRequestForPodUpdate / TestGetPodCloneSets
@@ -84,7 +178,10 @@ describe('pod update handler with the gate', () => {
 
 describe('pod event handler: upstream cases', () => {
   const cs = (name: string, uid: string, key: string, namespace = 'default') =>
-    ({ metadata: { name, namespace, uid }, spec: { replicas: 1, selector: { matchLabels: { key } }, template: { metadata: { labels: { key } } } } }) as CloneSet;
+    ({
+      metadata: { name, namespace, uid },
+      spec: { replicas: 1, selector: { matchLabels: { key } }, template: { metadata: { labels: { key } } } },
+    }) as CloneSet;
   const ref = (name: string, uid: string) => ({ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name, uid, controller: true });
   interface P {
     rv?: string;
@@ -127,8 +224,19 @@ describe('pod event handler: upstream cases', () => {
   const createCases: Array<{ name: string; sets?: CloneSet[]; pod: P; expectCreation?: string; want: string[] }> = [
     { name: 'no cs (pod being deleted)', pod: { deleting: true }, want: [] },
     { name: 'no cs', pod: {}, want: [] },
-    { name: 'multi cs (an orphan matched by two)', sets: bothV1, pod: { name: 'pod-abc', labels: { key: 'v1' } }, want: ['default/cs01', 'default/cs02'] },
-    { name: 'correct owner reference', sets: bothV1, pod: { name: 'pod-xyz', labels: { key: 'v1' }, owner: ['cs02', '002'] }, expectCreation: 'pod-xyz', want: ['default/cs02'] },
+    {
+      name: 'multi cs (an orphan matched by two)',
+      sets: bothV1,
+      pod: { name: 'pod-abc', labels: { key: 'v1' } },
+      want: ['default/cs01', 'default/cs02'],
+    },
+    {
+      name: 'correct owner reference',
+      sets: bothV1,
+      pod: { name: 'pod-xyz', labels: { key: 'v1' }, owner: ['cs02', '002'] },
+      expectCreation: 'pod-xyz',
+      want: ['default/cs02'],
+    },
   ];
   for (const c of createCases) {
     test(`create: ${c.name}`, () => {
@@ -202,7 +310,12 @@ describe('pod event handler: upstream cases', () => {
   }
 
   const getCases: Array<{ name: string; sets: CloneSet[]; pod: Pod; want: string[] }> = [
-    { name: 'pods without labels match no CloneSet', sets: [{ metadata: { name: 'basic', namespace: '' } } as CloneSet], pod: mk({ name: 'foo1' }), want: [] },
+    {
+      name: 'pods without labels match no CloneSet',
+      sets: [{ metadata: { name: 'basic', namespace: '' } } as CloneSet],
+      pod: mk({ name: 'foo1' }),
+      want: [],
+    },
     {
       name: 'matching labels, not namespace',
       sets: [cs('foo', '1', 'bar', '')].map((s) => ({ ...s, spec: { ...s.spec!, selector: { matchLabels: { foo: 'bar' } } } })),
@@ -218,7 +331,10 @@ describe('pod event handler: upstream cases', () => {
   ];
   for (const c of getCases) {
     test(`cloneSetsSelecting: ${c.name}`, () => {
-      assert.deepEqual(cloneSetsSelecting(c.pod, c.sets).map((s) => s.metadata?.name), c.want);
+      assert.deepEqual(
+        cloneSetsSelecting(c.pod, c.sets).map((s) => s.metadata?.name),
+        c.want,
+      );
     });
   }
 });

@@ -69,14 +69,29 @@ export function pod(name: string, o: PodOpts = {}): Pod {
       labels: {
         app: 'demo',
         'apps.kruise.io/cloneset-instance-id': name.replace(/^cs-/, ''),
-        ...(o.revision ? { 'controller-revision-hash': o.revision, 'pod-template-hash': o.revision.slice(o.revision.lastIndexOf('-') + 1) } : {}),
+        ...(o.revision
+          ? { 'controller-revision-hash': o.revision, 'pod-template-hash': o.revision.slice(o.revision.lastIndexOf('-') + 1) }
+          : {}),
         ...(o.state ? { 'lifecycle.apps.kruise.io/state': o.state } : {}),
         ...o.labels,
       },
       annotations: o.annotations,
       ...(o.finalizers ? { finalizers: o.finalizers } : {}),
       // Owned by cloneSet(), as every pod a CloneSet's cache hands it.
-      ...(o.orphan ? {} : { ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true, blockOwnerDeletion: true }] }),
+      ...(o.orphan
+        ? {}
+        : {
+            ownerReferences: [
+              {
+                apiVersion: 'apps.kruise.io/v1beta1',
+                kind: 'CloneSet',
+                name: 'cs',
+                uid: 'cs-uid',
+                controller: true,
+                blockOwnerDeletion: true,
+              },
+            ],
+          }),
     },
     spec: {
       nodeName: o.node ?? `node-${name}`,

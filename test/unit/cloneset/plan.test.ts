@@ -18,7 +18,20 @@ describe('chooseRevisions', () => {
   it('reuses the latest equal revision', () => {
     const cs = cloneSet();
     const r1 = revisionOf(cs, 1);
-    const c = chooseRevisions(cloneSet({}, { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, updatedReadyReplicas: 0, currentRevision: r1.metadata.name }), [r1]);
+    const c = chooseRevisions(
+      cloneSet(
+        {},
+        {
+          replicas: 0,
+          readyReplicas: 0,
+          availableReplicas: 0,
+          updatedReplicas: 0,
+          updatedReadyReplicas: 0,
+          currentRevision: r1.metadata.name,
+        },
+      ),
+      [r1],
+    );
     assert.equal(c.newRevision, undefined);
     assert.equal(c.update.metadata.name, r1.metadata.name);
   });
@@ -42,7 +55,10 @@ describe('cleanupPVCs', () => {
   it('keeps active, re-owns inactive, deletes orphans', () => {
     const pvc = (id: string) => ({ metadata: { name: `data-cs-${id}`, labels: { 'apps.kruise.io/cloneset-instance-id': id } } });
     const r = cleanupPVCs([pod('cs-a')], [pod('cs-b', { phase: 'Failed' })], [pvc('a'), pvc('b'), pvc('c')]);
-    assert.deepEqual(r.kept.map((p) => p.metadata?.name), ['data-cs-a']);
+    assert.deepEqual(
+      r.kept.map((p) => p.metadata?.name),
+      ['data-cs-a'],
+    );
     assert.deepEqual(r.reown, [{ pvc: 'data-cs-b', pod: 'cs-b' }]);
     assert.deepEqual(r.deletes, ['data-cs-c']);
   });
@@ -59,9 +75,20 @@ describe('revisionsToTruncate', () => {
 
 describe('planCloneSet', () => {
   it('new CloneSet: creates the revision and the pods', () => {
-    const plan = planCloneSet({ cloneSet: cloneSet({ replicas: 2 }), revisions: [], pods: [], pvcs: [], now: NOW, features: gates(), randomId: idQueue('aaaaa', 'bbbbb') });
+    const plan = planCloneSet({
+      cloneSet: cloneSet({ replicas: 2 }),
+      revisions: [],
+      pods: [],
+      pvcs: [],
+      now: NOW,
+      features: gates(),
+      randomId: idQueue('aaaaa', 'bbbbb'),
+    });
     assert.ok(plan.newRevision);
-    assert.deepEqual(plan.createPods.map((c) => c.pod.metadata.name), ['cs-aaaaa', 'cs-bbbbb']);
+    assert.deepEqual(
+      plan.createPods.map((c) => c.pod.metadata.name),
+      ['cs-aaaaa', 'cs-bbbbb'],
+    );
     assert.equal(plan.createPods[0].pod.metadata.labels!['controller-revision-hash'], plan.newRevision!.metadata.name);
     assert.equal(plan.status.replicas, 0);
     assert.equal(plan.status.updateRevision, plan.newRevision!.metadata.name);
@@ -71,10 +98,21 @@ describe('planCloneSet', () => {
 
   it('scale changes skip the update phase', () => {
     const r1 = revisionOf(cloneSet(), 1);
-    const cs = cloneSet({ replicas: 3, template: template('nginx:2.0'), updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' } } }, {
-      replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2, updatedReadyReplicas: 2, currentRevision: r1.metadata.name,
-    });
-    const pods = [pod('cs-a', { revision: r1.metadata.name, state: 'Normal' }), pod('cs-b', { revision: r1.metadata.name, state: 'Normal' })];
+    const cs = cloneSet(
+      { replicas: 3, template: template('nginx:2.0'), updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' } } },
+      {
+        replicas: 2,
+        readyReplicas: 2,
+        availableReplicas: 2,
+        updatedReplicas: 2,
+        updatedReadyReplicas: 2,
+        currentRevision: r1.metadata.name,
+      },
+    );
+    const pods = [
+      pod('cs-a', { revision: r1.metadata.name, state: 'Normal' }),
+      pod('cs-b', { revision: r1.metadata.name, state: 'Normal' }),
+    ];
     const plan = planCloneSet({ cloneSet: cs, revisions: [r1], pods, pvcs: [], now: NOW, features: gates(), randomId: idQueue('ccccc') });
     assert.equal(plan.createPods.length, 1);
     assert.equal(plan.inPlaceUpdates.length, 0);
@@ -91,8 +129,19 @@ describe('planCloneSet', () => {
     const gone = pod('cs-x', { revision: r1.metadata.name });
     gone.metadata.deletionTimestamp = '2026-07-01T11:00:00Z';
     const cs = cloneSet({ replicas: 1, scaleStrategy: { podsToDelete: ['cs-a', 'cs-x'] } });
-    const plan = planCloneSet({ cloneSet: cs, revisions: [r1], pods: [pod('cs-a', { revision: r1.metadata.name }), gone], pvcs: [], now: NOW, features: gates(), randomId: idQueue('ddddd') });
+    const plan = planCloneSet({
+      cloneSet: cs,
+      revisions: [r1],
+      pods: [pod('cs-a', { revision: r1.metadata.name }), gone],
+      pvcs: [],
+      now: NOW,
+      features: gates(),
+      randomId: idQueue('ddddd'),
+    });
     assert.deepEqual(plan.podsToDelete, ['cs-a']);
-    assert.deepEqual(plan.deletePods.map((d) => d.pod), ['cs-a']);
+    assert.deepEqual(
+      plan.deletePods.map((d) => d.pod),
+      ['cs-a'],
+    );
   });
 });

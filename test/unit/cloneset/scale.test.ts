@@ -35,7 +35,8 @@ function input(spec: Partial<CloneSetSpec>, pods: Pod[], extra: Partial<ScaleInp
   };
 }
 
-const names = (list: Array<{ pod: string } | Pod>) => list.map((x) => ('pod' in x && typeof x.pod === 'string' ? x.pod : (x as Pod).metadata.name));
+const names = (list: Array<{ pod: string } | Pod>) =>
+  list.map((x) => ('pod' in x && typeof x.pod === 'string' ? x.pod : (x as Pod).metadata.name));
 const P = (name: string, o: PodOpts = {}) => pod(name, { revision: NEW, ...o });
 
 describe('slowStartBatches', () => {
@@ -49,9 +50,16 @@ describe('slowStartBatches', () => {
 });
 
 describe('availableInstanceIds', () => {
-  const pvc = (name: string, id: string): PersistentVolumeClaim => ({ metadata: { name, labels: { 'apps.kruise.io/cloneset-instance-id': id } } });
+  const pvc = (name: string, id: string): PersistentVolumeClaim => ({
+    metadata: { name, labels: { 'apps.kruise.io/cloneset-instance-id': id } },
+  });
   it('reuses ids of PVCs without pods before generating, skipping collisions', () => {
-    const got = availableInstanceIds(3, [P('cs-xxxxx')], [pvc('data-cs-xxxxx', 'xxxxx'), pvc('data-cs-free1', 'free1')], ids('xxxxx', 'free1', 'new01', 'new02'));
+    const got = availableInstanceIds(
+      3,
+      [P('cs-xxxxx')],
+      [pvc('data-cs-xxxxx', 'xxxxx'), pvc('data-cs-free1', 'free1')],
+      ids('xxxxx', 'free1', 'new01', 'new02'),
+    );
     assert.deepEqual(got, ['free1', 'new01', 'new02']);
   });
 });
@@ -59,7 +67,10 @@ describe('availableInstanceIds', () => {
 describe('planScale: creations', () => {
   it('scale up creates pods with instance ids, revision labels, readiness gate and PreparingNormal', () => {
     const plan = planScale(input({ replicas: 2 }, []));
-    assert.deepEqual(plan.createPods.map((c) => c.pod.metadata.name), ['cs-aaaaa', 'cs-bbbbb']);
+    assert.deepEqual(
+      plan.createPods.map((c) => c.pod.metadata.name),
+      ['cs-aaaaa', 'cs-bbbbb'],
+    );
     const p = plan.createPods[0].pod;
     assert.equal(p.metadata.labels!['controller-revision-hash'], NEW);
     assert.equal(p.metadata.labels!['pod-template-hash'], 'new');
@@ -78,7 +89,10 @@ describe('planScale: creations', () => {
 
   it('creates current-revision pods for the partition first', () => {
     const plan = planScale(input({ replicas: 3, updateStrategy: { rollingUpdate: { partition: 2 } } }, []));
-    assert.deepEqual(plan.createPods.map((c) => c.revision), [OLD, OLD, NEW]);
+    assert.deepEqual(
+      plan.createPods.map((c) => c.revision),
+      [OLD, OLD, NEW],
+    );
     assert.equal(plan.createPods[0].pod.spec!.containers[0].image, 'nginx:1.0');
   });
 
@@ -86,8 +100,14 @@ describe('planScale: creations', () => {
     const vct = { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'] } };
     const free: PersistentVolumeClaim = { metadata: { name: 'data-cs-reuse', labels: { 'apps.kruise.io/cloneset-instance-id': 'reuse' } } };
     const plan = planScale(input({ replicas: 2, volumeClaimTemplates: [vct] }, [], { pvcs: [free] }));
-    assert.deepEqual(plan.createPods.map((c) => c.pod.metadata.name), ['cs-aaaaa', 'cs-reuse']);
-    assert.deepEqual(plan.createPods.map((c) => c.pvcs.map((x) => x.metadata!.name)), [['data-cs-aaaaa'], []]);
+    assert.deepEqual(
+      plan.createPods.map((c) => c.pod.metadata.name),
+      ['cs-aaaaa', 'cs-reuse'],
+    );
+    assert.deepEqual(
+      plan.createPods.map((c) => c.pvcs.map((x) => x.metadata!.name)),
+      [['data-cs-aaaaa'], []],
+    );
     assert.deepEqual(plan.createPods[1].pod.spec!.volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-cs-reuse' } }]);
     assert.equal(plan.createPods[0].pvcs[0].metadata!.labels!['apps.kruise.io/cloneset-instance-id'], 'aaaaa');
     assert.equal(plan.createPods[0].pvcs[0].metadata!.labels!.app, 'demo');
@@ -123,8 +143,13 @@ describe('planScale: deletions', () => {
     const p = P('cs-p0', { labels: { hold: 'true' } });
     p.spec!.readinessGates!.push({ conditionType: 'KruisePodReady' });
     const plan = planScale(input({ replicas: 1, lifecycle: { preDelete: hook } }, [p, P('cs-p1', { ready: false })]));
-    assert.deepEqual(plan.deletePods.map((d) => d.pod), ['cs-p1']);
-    const plan2 = planScale(input({ replicas: 1, scaleStrategy: { podsToDelete: ['cs-p0'] }, lifecycle: { preDelete: hook } }, [p, P('cs-p1')]));
+    assert.deepEqual(
+      plan.deletePods.map((d) => d.pod),
+      ['cs-p1'],
+    );
+    const plan2 = planScale(
+      input({ replicas: 1, scaleStrategy: { podsToDelete: ['cs-p0'] }, lifecycle: { preDelete: hook } }, [p, P('cs-p1')]),
+    );
     assert.deepEqual(plan2.deletePods, []);
     assert.equal(plan2.lifecycleTransitions[0].to, 'PreparingDelete');
     assert.equal(plan2.lifecycleTransitions[0].readinessCondition?.status, 'False');
@@ -138,8 +163,16 @@ describe('planScale: deletions', () => {
 
   it('replicas growing again brings a PreparingDelete pod back to PreparingNormal', () => {
     const hook = { labelsHandler: { hold: 'true' } };
-    const plan = planScale(input({ replicas: 2, lifecycle: { preDelete: hook } }, [P('cs-p0', { state: 'PreparingDelete', labels: { hold: 'true' } }), P('cs-p1')]));
-    assert.deepEqual(plan.lifecycleTransitions.map((t) => [t.pod, t.to]), [['cs-p0', 'PreparingNormal']]);
+    const plan = planScale(
+      input({ replicas: 2, lifecycle: { preDelete: hook } }, [
+        P('cs-p0', { state: 'PreparingDelete', labels: { hold: 'true' } }),
+        P('cs-p1'),
+      ]),
+    );
+    assert.deepEqual(
+      plan.lifecycleTransitions.map((t) => [t.pod, t.to]),
+      [['cs-p0', 'PreparingNormal']],
+    );
     assert.equal(plan.createPods.length, 0);
   });
 });
@@ -189,10 +222,17 @@ describe('deletion order', () => {
     { name: 'not ready before ready', pods: [P('a'), P('b', { ready: false })], want: ['b', 'a'] },
     {
       name: 'lower deletion cost first',
-      pods: [P('a', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '0' } }), P('b', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100' } })],
+      pods: [
+        P('a', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '0' } }),
+        P('b', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100' } }),
+      ],
       want: ['b', 'a'],
     },
-    { name: 'crowded node first (same-node rank)', pods: [P('a', { node: 'n1' }), P('b', { node: 'n2' }), P('c', { node: 'n2', created: '2026-07-01T11:00:00Z' })], want: ['c', 'a', 'b'] },
+    {
+      name: 'crowded node first (same-node rank)',
+      pods: [P('a', { node: 'n1' }), P('b', { node: 'n2' }), P('c', { node: 'n2', created: '2026-07-01T11:00:00Z' })],
+      want: ['c', 'a', 'b'],
+    },
     { name: 'ready more recently first', pods: [P('a'), P('b', { readySince: '2026-07-01T11:00:00Z' })], want: ['b', 'a'] },
     { name: 'newer first', pods: [P('a'), P('b', { created: '2026-07-01T11:00:00Z' })], want: ['b', 'a'] },
   ];
@@ -217,7 +257,10 @@ describe('planScale: upstream cases', () => {
       const p = {
         metadata: { name: `sample-${i}`, labels: { 'controller-revision-hash': REV } },
         spec: { containers: [{ name: 'main', image: 'sample:v1' }] },
-        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(NOW - 10_000).toISOString() }] },
+        status: {
+          phase: 'Running',
+          conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(NOW - 10_000).toISOString() }],
+        },
       } as Pod;
       edit(p, i);
       return p;
@@ -255,14 +298,14 @@ describe('planScale: upstream cases', () => {
   }
 
   it('deleted pods take their PVCs (same instance id) and only theirs', () => {
-    const id = (p: { metadata?: { labels?: Record<string, string> } }, v: string) => (p.metadata!.labels!['apps.kruise.io/cloneset-instance-id'] = v);
+    const id = (p: { metadata?: { labels?: Record<string, string> } }, v: string) =>
+      (p.metadata!.labels!['apps.kruise.io/cloneset-instance-id'] = v);
     const pods = samplePods(2, (p, i) => id(p, ['id1', 'id3'][i]));
-    const pvcs: PersistentVolumeClaim[] = ['id1', 'id2', 'id3'].map((v) => ({ metadata: { name: `datadir-foo-${v}`, labels: { 'apps.kruise.io/cloneset-instance-id': v } } }));
+    const pvcs: PersistentVolumeClaim[] = ['id1', 'id2', 'id3'].map((v) => ({
+      metadata: { name: `datadir-foo-${v}`, labels: { 'apps.kruise.io/cloneset-instance-id': v } },
+    }));
     const plan = planScale({ ...sample({ replicas: 0 }, pods), pvcs });
-    assert.deepEqual(
-      plan.deletePods.map((d) => d.pvcs).sort(),
-      [['datadir-foo-id1'], ['datadir-foo-id3']],
-    );
+    assert.deepEqual(plan.deletePods.map((d) => d.pvcs).sort(), [['datadir-foo-id1'], ['datadir-foo-id3']]);
   });
 
   it('availableInstanceIds: a PVC without its pod lends its id, the rest are random 5-character ids', () => {

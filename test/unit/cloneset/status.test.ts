@@ -13,8 +13,19 @@ function status(spec: Partial<CloneSetSpec>, pods: Pod[], prev?: Parameters<type
 
 describe('computeStatus', () => {
   it('counts replicas, ready, available and updated', () => {
-    const inPlaceHeld = pod('d', { revision: NEW, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-07-01T10:00:00Z' }, { type: 'InPlaceUpdateReady', status: 'False' }] });
-    const { status: s } = status({ replicas: 4 }, [pod('a', { revision: NEW }), pod('b', { revision: OLD }), pod('c', { revision: NEW, state: 'PreparingUpdate' }), inPlaceHeld]);
+    const inPlaceHeld = pod('d', {
+      revision: NEW,
+      conditions: [
+        { type: 'Ready', status: 'True', lastTransitionTime: '2026-07-01T10:00:00Z' },
+        { type: 'InPlaceUpdateReady', status: 'False' },
+      ],
+    });
+    const { status: s } = status({ replicas: 4 }, [
+      pod('a', { revision: NEW }),
+      pod('b', { revision: OLD }),
+      pod('c', { revision: NEW, state: 'PreparingUpdate' }),
+      inPlaceHeld,
+    ]);
     assert.deepEqual(
       [s.replicas, s.readyReplicas, s.availableReplicas, s.updatedReplicas, s.updatedReadyReplicas, s.updatedAvailableReplicas],
       [4, 3, 2, 3, 2, 1],
@@ -58,11 +69,30 @@ describe('computeStatus', () => {
       [['Progressing', 'True', 'CloneSetUpdated']],
     );
     assert.equal(r.requeueAfterSeconds, 601);
-    const done = computeStatus({ cloneSet: cloneSet({ replicas: 1, progressDeadlineSeconds: 600 }), pods: [pod('a', { revision: NEW })], currentRevision: NEW, updateRevision: NEW, collisionCount: 0, nowMs: NOW });
+    const done = computeStatus({
+      cloneSet: cloneSet({ replicas: 1, progressDeadlineSeconds: 600 }),
+      pods: [pod('a', { revision: NEW })],
+      currentRevision: NEW,
+      updateRevision: NEW,
+      collisionCount: 0,
+      nowMs: NOW,
+    });
     assert.equal(done.status.conditions![0].reason, 'CloneSetAvailable');
     const late = status({ replicas: 1, progressDeadlineSeconds: 600 }, [pod('a', { revision: OLD })], {
-      replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 0, updatedReadyReplicas: 0,
-      conditions: [{ type: 'Progressing', status: 'True', reason: 'CloneSetUpdated', lastUpdateTime: '2026-07-01T11:00:00Z', lastTransitionTime: '2026-07-01T11:00:00Z' }],
+      replicas: 1,
+      readyReplicas: 1,
+      availableReplicas: 1,
+      updatedReplicas: 0,
+      updatedReadyReplicas: 0,
+      conditions: [
+        {
+          type: 'Progressing',
+          status: 'True',
+          reason: 'CloneSetUpdated',
+          lastUpdateTime: '2026-07-01T11:00:00Z',
+          lastTransitionTime: '2026-07-01T11:00:00Z',
+        },
+      ],
     });
     assert.deepEqual([late.status.conditions![0].status, late.status.conditions![0].reason], ['False', 'ProgressDeadlineExceeded']);
   });

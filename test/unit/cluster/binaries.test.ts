@@ -12,7 +12,10 @@ const script = path.join(repoRoot, 'hack/build-binaries.sh');
 const emptyCache = () => mkdtempSync(path.join(os.tmpdir(), 'kruise-ts-cache-'));
 
 test('without a Go toolchain the build says what is missing and how to fix it (exit 127)', () => {
-  const r = spawnSync('bash', [script], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', KRUISE_TS_CACHE: emptyCache(), HOME: os.tmpdir() } });
+  const r = spawnSync('bash', [script], {
+    encoding: 'utf8',
+    env: { PATH: '/usr/bin:/bin', KRUISE_TS_CACHE: emptyCache(), HOME: os.tmpdir() },
+  });
   assert.equal(r.status, 127);
   assert.match(r.stderr, /the Go toolchain is needed once to build the local control plane/);
   assert.match(r.stderr, /Install Go >= 1\.26/);

@@ -5,14 +5,26 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import { ImageListPullJobReconciler } from '../../../src/controllers/imagelistpulljob/controller.ts';
-import { calculateListStatus, computeActions, isConsistent, jobTemplate, planImageListPullJob, templateHash, type ImageListPullJob } from '../../../src/controllers/imagelistpulljob/plan.ts';
+import {
+  calculateListStatus,
+  computeActions,
+  isConsistent,
+  jobTemplate,
+  planImageListPullJob,
+  templateHash,
+  type ImageListPullJob,
+} from '../../../src/controllers/imagelistpulljob/plan.ts';
 import type { ImagePullJob } from '../../../src/controllers/imagejobs/resources.ts';
 import { metaTime } from '../../../src/util/clock.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const ago = (s: number) => metaTime(NOW - s * 1000);
 
-function list(spec: Partial<NonNullable<ImageListPullJob['spec']>> = {}, status?: ImageListPullJob['status'], labels?: Record<string, string>): ImageListPullJob {
+function list(
+  spec: Partial<NonNullable<ImageListPullJob['spec']>> = {},
+  status?: ImageListPullJob['status'],
+  labels?: Record<string, string>,
+): ImageListPullJob {
   return {
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'ImageListPullJob',
@@ -22,9 +34,19 @@ function list(spec: Partial<NonNullable<ImageListPullJob['spec']>> = {}, status?
   };
 }
 
-function child(image: string, hash: string | undefined, status?: ImagePullJob['status'], spec: Record<string, unknown> = { completionPolicy: { type: 'Always' }, parallelism: 1 }): ImagePullJob {
+function child(
+  image: string,
+  hash: string | undefined,
+  status?: ImagePullJob['status'],
+  spec: Record<string, unknown> = { completionPolicy: { type: 'Always' }, parallelism: 1 },
+): ImagePullJob {
   return {
-    metadata: { name: `l-${image[0]}`, namespace: 'ns', uid: `u-${image}`, ...(hash ? { labels: { 'controller-revision-hash': hash } } : {}) },
+    metadata: {
+      name: `l-${image[0]}`,
+      namespace: 'ns',
+      uid: `u-${image}`,
+      ...(hash ? { labels: { 'controller-revision-hash': hash } } : {}),
+    },
     spec: { image, ...spec } as ImagePullJob['spec'],
     ...(status ? { status } : {}),
   };
@@ -60,8 +82,14 @@ describe('computeActions', () => {
   for (const [name, owned, create, del] of cases) {
     test(name, () => {
       const a = computeActions(l, new Map(owned.map((j) => [j.spec!.image, j])), h);
-      assert.deepEqual(a.create.map((j) => j.spec!.image), create);
-      assert.deepEqual(a.delete.map((j) => j.spec!.image), del);
+      assert.deepEqual(
+        a.create.map((j) => j.spec!.image),
+        create,
+      );
+      assert.deepEqual(
+        a.delete.map((j) => j.spec!.image),
+        del,
+      );
     });
   }
   test('created jobs: generateName, hash label, controller ref, template copied', () => {
@@ -70,7 +98,16 @@ describe('computeActions', () => {
       namespace: 'ns',
       generateName: 'l-',
       labels: { 'controller-revision-hash': 'hh' },
-      ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImageListPullJob', name: 'l', uid: 'lu', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'apps.kruise.io/v1beta1',
+          kind: 'ImageListPullJob',
+          name: 'l',
+          uid: 'lu',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     });
     assert.deepEqual(j!.spec, { image: 'a:1', completionPolicy: { type: 'Always' }, parallelism: 1, pullSecrets: ['s'] });
   });
@@ -79,20 +116,33 @@ describe('computeActions', () => {
 describe('calculateListStatus', () => {
   const owned = (...jobs: ImagePullJob[]) => new Map(jobs.map((j) => [j.spec!.image, j]));
   test('sums the started jobs', () => {
-    const s = calculateListStatus(list(), owned(
-      child('a:1', 'h', { desired: 2, active: 1, succeeded: 1, startTime: ago(5) }),
-      child('b:1', 'h', { desired: 2, succeeded: 1, failed: 1, startTime: ago(5) }),
-    ), NOW);
+    const s = calculateListStatus(
+      list(),
+      owned(
+        child('a:1', 'h', { desired: 2, active: 1, succeeded: 1, startTime: ago(5) }),
+        child('b:1', 'h', { desired: 2, succeeded: 1, failed: 1, startTime: ago(5) }),
+      ),
+      NOW,
+    );
     assert.deepEqual(s, {
-      startTime: metaTime(NOW), desired: 2, active: 1, completed: 1, succeeded: 0,
-      failedImageStatuses: [{ imagePullJob: 'l-b', name: 'b:1', message: "Please check for details which nodes failed by 'kubectl get ImagePullJob l-b'." }],
+      startTime: metaTime(NOW),
+      desired: 2,
+      active: 1,
+      completed: 1,
+      succeeded: 0,
+      failedImageStatuses: [
+        { imagePullJob: 'l-b', name: 'b:1', message: "Please check for details which nodes failed by 'kubectl get ImagePullJob l-b'." },
+      ],
     });
   });
   test('jobs that have not started do not count', () => {
     assert.equal(calculateListStatus(list(), owned(child('a:1', 'h', { desired: 0 })), NOW).completed, 0);
   });
   test('completes when every image completed (not for Never)', () => {
-    const done = owned(child('a:1', 'h', { desired: 1, succeeded: 1, startTime: ago(5) }), child('b:1', 'h', { desired: 1, succeeded: 1, startTime: ago(5) }));
+    const done = owned(
+      child('a:1', 'h', { desired: 1, succeeded: 1, startTime: ago(5) }),
+      child('b:1', 'h', { desired: 1, succeeded: 1, startTime: ago(5) }),
+    );
     assert.equal(calculateListStatus(list({}, { desired: 2, startTime: ago(9) }), done, NOW).completionTime, metaTime(NOW));
     assert.equal(calculateListStatus(list({ completionPolicy: { type: 'Never' } }), done, NOW).completionTime, undefined);
     assert.equal(calculateListStatus(list({}, { desired: 2, startTime: ago(9) }), done, NOW).startTime, ago(9));
@@ -107,17 +157,59 @@ describe('planImageListPullJob', () => {
   // [name, list, owned, hashLabel, create, delete, status written, finished]
   const cases: Array<[string, ImageListPullJob, ImagePullJob[], string | undefined, string[], string[], boolean, unknown]> = [
     ['a new list job: label, one job per image, first status', l, [], h, ['a:1', 'b:1'], [], true, undefined],
-    ['nothing to do once in line', { ...labelled, status: { startTime: metaTime(NOW), desired: 2, active: 0, completed: 0, succeeded: 0 } }, [child('a:1', h), child('b:1', h)], undefined, [], [], false, undefined],
-    ['children being deleted are not counted as present', labelled, [{ ...child('a:1', h), metadata: { ...child('a:1', h).metadata, deletionTimestamp: ago(1) } }, child('b:1', h)], undefined, ['a:1'], [], true, undefined],
-    ['a finished child counts toward the status', labelled, [child('a:1', h, started), child('b:1', h)], undefined, [], [], true, undefined],
-    ['a completed list job waits for its TTL', list({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } }, { desired: 2, completionTime: ago(6) }), [], templateHash(list({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } })), [], [], false, { action: 'wait', requeueAfterMs: 54_000 }],
+    [
+      'nothing to do once in line',
+      { ...labelled, status: { startTime: metaTime(NOW), desired: 2, active: 0, completed: 0, succeeded: 0 } },
+      [child('a:1', h), child('b:1', h)],
+      undefined,
+      [],
+      [],
+      false,
+      undefined,
+    ],
+    [
+      'children being deleted are not counted as present',
+      labelled,
+      [{ ...child('a:1', h), metadata: { ...child('a:1', h).metadata, deletionTimestamp: ago(1) } }, child('b:1', h)],
+      undefined,
+      ['a:1'],
+      [],
+      true,
+      undefined,
+    ],
+    [
+      'a finished child counts toward the status',
+      labelled,
+      [child('a:1', h, started), child('b:1', h)],
+      undefined,
+      [],
+      [],
+      true,
+      undefined,
+    ],
+    [
+      'a completed list job waits for its TTL',
+      list({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } }, { desired: 2, completionTime: ago(6) }),
+      [],
+      templateHash(list({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } })),
+      [],
+      [],
+      false,
+      { action: 'wait', requeueAfterMs: 54_000 },
+    ],
   ];
   for (const [name, lj, owned, hashLabel, create, del, status, finished] of cases) {
     test(name, () => {
       const plan = planImageListPullJob({ list: lj, owned, nowMs: NOW });
       assert.equal(plan.hashLabel, hashLabel);
-      assert.deepEqual(plan.create.map((j) => j.spec?.image), create);
-      assert.deepEqual(plan.delete.map((j) => j.spec?.image), del);
+      assert.deepEqual(
+        plan.create.map((j) => j.spec?.image),
+        create,
+      );
+      assert.deepEqual(
+        plan.delete.map((j) => j.spec?.image),
+        del,
+      );
       assert.equal(plan.status !== undefined, status);
       assert.deepEqual(plan.finished, finished);
     });
@@ -129,10 +221,25 @@ describe('ImageListPullJobReconciler', () => {
     const calls: string[] = [];
     const bodies: any[] = [];
     const client = {
-      async create(t: any, o: any) { calls.push(`create ${t.resource} ${o.spec.image}`); bodies.push(o); return o; },
-      async delete(t: any, name: string) { calls.push(`delete ${t.resource} ${name}`); return {}; },
-      async patch(t: any, name: string, body: any) { calls.push(`patch ${t.resource} ${name}`); bodies.push(body); return body; },
-      async updateStatus(t: any, o: any) { calls.push(`updateStatus ${t.resource}`); bodies.push(o); return o; },
+      async create(t: any, o: any) {
+        calls.push(`create ${t.resource} ${o.spec.image}`);
+        bodies.push(o);
+        return o;
+      },
+      async delete(t: any, name: string) {
+        calls.push(`delete ${t.resource} ${name}`);
+        return {};
+      },
+      async patch(t: any, name: string, body: any) {
+        calls.push(`patch ${t.resource} ${name}`);
+        bodies.push(body);
+        return body;
+      },
+      async updateStatus(t: any, o: any) {
+        calls.push(`updateStatus ${t.resource}`);
+        bodies.push(o);
+        return o;
+      },
     };
     const scaleExpectations = new ScaleExpectations();
     const events: string[] = [];
@@ -151,7 +258,12 @@ describe('ImageListPullJobReconciler', () => {
   test('labels itself, creates the jobs with expectations, writes the status', async () => {
     const { r, calls, bodies, events, scaleExpectations } = setup(list());
     await r.reconcile('ns/l');
-    assert.deepEqual(calls, ['patch imagelistpulljobs l', 'create imagepulljobs a:1', 'create imagepulljobs b:1', 'updateStatus imagelistpulljobs']);
+    assert.deepEqual(calls, [
+      'patch imagelistpulljobs l',
+      'create imagepulljobs a:1',
+      'create imagepulljobs b:1',
+      'updateStatus imagelistpulljobs',
+    ]);
     assert.deepEqual(bodies[0], { metadata: { labels: { 'controller-revision-hash': templateHash(list()) } } });
     assert.deepEqual(events, ['Successful create ImagePullJob: Create 2 ImagePullJob']);
     assert.deepEqual(scaleExpectations.getExpectations('ns/l')?.create, new Set(['a:1', 'b:1']));

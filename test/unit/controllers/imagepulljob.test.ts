@@ -28,11 +28,22 @@ const NOW = Date.parse('2026-01-01T12:00:00Z');
 const ago = (s: number) => metaTime(NOW - s * 1000);
 const IMG = 'docker.io/library/nginx';
 
-function job(spec: Partial<NonNullable<ImagePullJob['spec']>> = {}, status?: ImagePullJob['status'], meta: Record<string, unknown> = {}): ImagePullJob {
+function job(
+  spec: Partial<NonNullable<ImagePullJob['spec']>> = {},
+  status?: ImagePullJob['status'],
+  meta: Record<string, unknown> = {},
+): ImagePullJob {
   return {
     apiVersion: 'apps.kruise.io/v1beta1',
     kind: 'ImagePullJob',
-    metadata: { name: 'job', namespace: 'ns', uid: 'u1', resourceVersion: '5', finalizers: ['apps.kruise.io/deletion-protection'], ...meta },
+    metadata: {
+      name: 'job',
+      namespace: 'ns',
+      uid: 'u1',
+      resourceVersion: '5',
+      finalizers: ['apps.kruise.io/deletion-protection'],
+      ...meta,
+    },
     spec: { image: 'nginx:1.25', completionPolicy: { type: 'Always' }, imagePullPolicy: 'IfNotPresent', ...spec },
     ...(status ? { status } : {}),
   };
@@ -40,14 +51,25 @@ function job(spec: Partial<NonNullable<ImagePullJob['spec']>> = {}, status?: Ima
 
 const ref = { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ImagePullJob', name: 'job', namespace: 'ns', uid: 'u1' };
 
-function ni(name: string, tags?: Array<Record<string, unknown>>, statuses?: Array<Record<string, unknown>>, labels: Record<string, string> = { type: 'kwok' }): NodeImage {
+function ni(
+  name: string,
+  tags?: Array<Record<string, unknown>>,
+  statuses?: Array<Record<string, unknown>>,
+  labels: Record<string, string> = { type: 'kwok' },
+): NodeImage {
   return {
     metadata: { name, uid: `uid-${name}`, resourceVersion: '3', labels },
     spec: { images: tags ? { [IMG]: { tags: tags as never } } : {} },
     status: { desired: 0, ...(statuses ? { imageStatuses: { [IMG]: { tags: statuses as never } } } : {}) },
   };
 }
-const owned = (version = 0) => ({ tag: '1.25', version, ownerReferences: [ref], createdAt: ago(5), pullPolicy: { ttlSecondsAfterFinished: 600 } });
+const owned = (version = 0) => ({
+  tag: '1.25',
+  version,
+  ownerReferences: [ref],
+  createdAt: ago(5),
+  pullPolicy: { ttlSecondsAfterFinished: 600 },
+});
 const st = (phase: string, version = 0) => ({ tag: '1.25', phase, version });
 
 describe('normalizeImageRef', () => {
@@ -75,15 +97,43 @@ describe('calculateStatus', () => {
   const input = (j: ImagePullJob, nodeImages: NodeImage[], nowMs = NOW, secrets: Array<{ namespace: string; name: string }> = []) =>
     calculateStatus({ job: j, nodeImages, imageName: IMG, imageTag: '1.25', secrets, nowMs });
   const cases: Array<[string, ImagePullJob, NodeImage[], Record<string, unknown>, string[]]> = [
-    ['nothing synced yet', job(), [ni('a'), ni('b')], { desired: 2, active: 0, succeeded: 0, failed: 0, message: 'job is running, progress 0.0%' }, ['a', 'b']],
-    ['a tag of someone else is not synced', job(), [ni('a', [{ ...owned(), ownerReferences: [{ ...ref, uid: 'other' }] }])], { active: 0 }, ['a']],
+    [
+      'nothing synced yet',
+      job(),
+      [ni('a'), ni('b')],
+      { desired: 2, active: 0, succeeded: 0, failed: 0, message: 'job is running, progress 0.0%' },
+      ['a', 'b'],
+    ],
+    [
+      'a tag of someone else is not synced',
+      job(),
+      [ni('a', [{ ...owned(), ownerReferences: [{ ...ref, uid: 'other' }] }])],
+      { active: 0 },
+      ['a'],
+    ],
     ['owned tag without status is pulling', job(), [ni('a', [owned()]), ni('b')], { active: 1 }, ['b']],
     ['status of another version is pulling', job(), [ni('a', [owned(2)], [st('Succeeded', 1)])], { active: 1, succeeded: 0 }, []],
-    ['succeeded and failed by version', job(), [ni('a', [owned(1)], [st('Succeeded', 1)]), ni('b', [owned()], [st('Failed')]), ni('c', [owned()], [st('Pulling')])],
-      { desired: 3, active: 1, succeeded: 1, failed: 1, failedNodes: ['b'], message: 'job is running, progress 66.7%' }, []],
-    ['Always completes when every node finished', job(), [ni('a', [owned()], [st('Succeeded')]), ni('b', [owned()], [st('Failed')])],
-      { completionTime: metaTime(NOW), message: 'job has completed', failedNodes: ['b'] }, []],
-    ['Never does not complete', job({ completionPolicy: { type: 'Never' } }), [ni('a', [owned()], [st('Succeeded')])], { completionTime: undefined, succeeded: 1 }, []],
+    [
+      'succeeded and failed by version',
+      job(),
+      [ni('a', [owned(1)], [st('Succeeded', 1)]), ni('b', [owned()], [st('Failed')]), ni('c', [owned()], [st('Pulling')])],
+      { desired: 3, active: 1, succeeded: 1, failed: 1, failedNodes: ['b'], message: 'job is running, progress 66.7%' },
+      [],
+    ],
+    [
+      'Always completes when every node finished',
+      job(),
+      [ni('a', [owned()], [st('Succeeded')]), ni('b', [owned()], [st('Failed')])],
+      { completionTime: metaTime(NOW), message: 'job has completed', failedNodes: ['b'] },
+      [],
+    ],
+    [
+      'Never does not complete',
+      job({ completionPolicy: { type: 'Never' } }),
+      [ni('a', [owned()], [st('Succeeded')])],
+      { completionTime: undefined, succeeded: 1 },
+      [],
+    ],
     ['no nodes: completes at once (upstream)', job(), [], { desired: 0, completionTime: metaTime(NOW) }, []],
   ];
   for (const [name, j, nodeImages, want, notSynced] of cases) {
@@ -98,7 +148,14 @@ describe('calculateStatus', () => {
     const j = job({ completionPolicy: { type: 'Always', activeDeadlineSeconds: 100 } }, { desired: 3, startTime: ago(101) });
     const r = input(j, [ni('a', [owned()], [st('Succeeded')]), ni('b', [owned()]), ni('c')]);
     assert.deepEqual(r.status, {
-      startTime: ago(101), completionTime: metaTime(NOW), desired: 3, active: 0, succeeded: 1, failed: 2, failedNodes: ['b', 'c'], message: 'job exceeds activeDeadlineSeconds',
+      startTime: ago(101),
+      completionTime: metaTime(NOW),
+      desired: 3,
+      active: 0,
+      succeeded: 1,
+      failed: 2,
+      failedNodes: ['b', 'c'],
+      message: 'job exceeds activeDeadlineSeconds',
     });
     assert.deepEqual(r.notSynced, []);
   });
@@ -113,8 +170,15 @@ describe('calculateStatus', () => {
 });
 
 describe('parallelism', () => {
-  const cases: Array<[unknown, number]> = [[undefined, 1], [3, 3], ['4', 4], ['x', 0], [0, 0]];
-  for (const [p, want] of cases) test(`parallelism ${JSON.stringify(p)} → ${want}`, () => assert.equal(parallelismOf(job({ parallelism: p as never })), want));
+  const cases: Array<[unknown, number]> = [
+    [undefined, 1],
+    [3, 3],
+    ['4', 4],
+    ['x', 0],
+    [0, 0],
+  ];
+  for (const [p, want] of cases)
+    test(`parallelism ${JSON.stringify(p)} → ${want}`, () => assert.equal(parallelismOf(job({ parallelism: p as never })), want));
   test('claims parallelism minus active', () => {
     assert.deepEqual(nodesToClaim(job({ parallelism: 3 }), { desired: 5, active: 1 }, ['a', 'b', 'c', 'd']), ['a', 'b']);
     assert.deepEqual(nodesToClaim(job(), { desired: 5, active: 1 }, ['a']), []);
@@ -125,21 +189,56 @@ describe('parallelism', () => {
 describe('tagPullPolicy', () => {
   const rand = (n: number) => n - 1;
   const cases: Array<[string, Partial<NonNullable<ImagePullJob['spec']>>, Record<string, number>]> = [
-    ['Always with TTL', { completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 100 } }, { ttlSecondsAfterFinished: 100 + 300 + 299 }],
-    ['Always with deadline', { completionPolicy: { type: 'Always', activeDeadlineSeconds: 1000 } }, { ttlSecondsAfterFinished: 1000 + 599, activeDeadlineSeconds: 1000 }],
-    ['Always from retries', { pullPolicy: { timeoutSeconds: 100, backoffLimit: 2 } }, { ttlSecondsAfterFinished: 200 + 599, timeoutSeconds: 100, backoffLimit: 2 }],
+    [
+      'Always with TTL',
+      { completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 100 } },
+      { ttlSecondsAfterFinished: 100 + 300 + 299 },
+    ],
+    [
+      'Always with deadline',
+      { completionPolicy: { type: 'Always', activeDeadlineSeconds: 1000 } },
+      { ttlSecondsAfterFinished: 1000 + 599, activeDeadlineSeconds: 1000 },
+    ],
+    [
+      'Always from retries',
+      { pullPolicy: { timeoutSeconds: 100, backoffLimit: 2 } },
+      { ttlSecondsAfterFinished: 200 + 599, timeoutSeconds: 100, backoffLimit: 2 },
+    ],
     ['Always defaults', {}, { ttlSecondsAfterFinished: 1800 + 599 }],
     ['Never', { completionPolicy: { type: 'Never' } }, { ttlSecondsAfterFinished: 86400 + 599, activeDeadlineSeconds: 1800 }],
-    ['Never with a long pull timeout', { completionPolicy: { type: 'Never' }, pullPolicy: { timeoutSeconds: 3600 } }, { ttlSecondsAfterFinished: 86400 + 599, activeDeadlineSeconds: 3600, timeoutSeconds: 3600 }],
+    [
+      'Never with a long pull timeout',
+      { completionPolicy: { type: 'Never' }, pullPolicy: { timeoutSeconds: 3600 } },
+      { ttlSecondsAfterFinished: 86400 + 599, activeDeadlineSeconds: 3600, timeoutSeconds: 3600 },
+    ],
   ];
   for (const [name, spec, want] of cases) test(name, () => assert.deepEqual(tagPullPolicy(job(spec), 300, rand), want));
 });
 
 describe('claimNodeImage', () => {
   const claim = (obj: NodeImage, j = job(), secrets: Array<{ namespace: string; name: string; mode?: string }> = []) =>
-    claimNodeImage({ nodeImage: obj, job: j, imageName: IMG, imageTag: '1.25', secrets, pullPolicy: { ttlSecondsAfterFinished: 900 }, nowMs: NOW });
+    claimNodeImage({
+      nodeImage: obj,
+      job: j,
+      imageName: IMG,
+      imageTag: '1.25',
+      secrets,
+      pullPolicy: { ttlSecondsAfterFinished: 900 },
+      nowMs: NOW,
+    });
   test('a new tag starts at version 0', () => {
-    assert.deepEqual(claim(ni('a')), { tags: [{ tag: '1.25', version: 0, pullPolicy: { ttlSecondsAfterFinished: 900 }, ownerReferences: [ref], createdAt: metaTime(NOW), imagePullPolicy: 'IfNotPresent' }] });
+    assert.deepEqual(claim(ni('a')), {
+      tags: [
+        {
+          tag: '1.25',
+          version: 0,
+          pullPolicy: { ttlSecondsAfterFinished: 900 },
+          ownerReferences: [ref],
+          createdAt: metaTime(NOW),
+          imagePullPolicy: 'IfNotPresent',
+        },
+      ],
+    });
   });
   test('a new tag continues after the last reported version', () => {
     const obj = ni('a', [], [st('Succeeded', 4)]);
@@ -147,9 +246,15 @@ describe('claimNodeImage', () => {
   });
   test('another owner: merged with a version bump and a new createdAt', () => {
     const other = { ...ref, name: 'other', uid: 'u2' };
-    const obj = ni('a', [{ tag: '1.25', version: 2, ownerReferences: [other], createdAt: ago(100), pullPolicy: { ttlSecondsAfterFinished: 5 } }, { tag: '0.9', version: 0, createdAt: ago(1), ownerReferences: [other] }]);
+    const obj = ni('a', [
+      { tag: '1.25', version: 2, ownerReferences: [other], createdAt: ago(100), pullPolicy: { ttlSecondsAfterFinished: 5 } },
+      { tag: '0.9', version: 0, createdAt: ago(1), ownerReferences: [other] },
+    ]);
     const entry = claim(obj)!;
-    assert.deepEqual(entry.tags.map((t) => t.tag), ['0.9', '1.25']);
+    assert.deepEqual(
+      entry.tags.map((t) => t.tag),
+      ['0.9', '1.25'],
+    );
     const t = entry.tags[1]!;
     assert.equal(t.version, 3);
     assert.deepEqual(t.ownerReferences, [other, ref]);
@@ -174,7 +279,10 @@ describe('finished jobs and deadlines', () => {
   test('deleted after ttlSecondsAfterFinished', () => {
     const spec = { completionPolicy: { type: 'Always' as const, ttlSecondsAfterFinished: 60 } };
     assert.deepEqual(finishedJobAction(job(spec, { desired: 1, completionTime: ago(61) }), NOW), { action: 'delete' });
-    assert.deepEqual(finishedJobAction(job(spec, { desired: 1, completionTime: ago(10) }), NOW), { action: 'wait', requeueAfterMs: 50_000 });
+    assert.deepEqual(finishedJobAction(job(spec, { desired: 1, completionTime: ago(10) }), NOW), {
+      action: 'wait',
+      requeueAfterMs: 50_000,
+    });
     assert.deepEqual(finishedJobAction(job({}, { desired: 1, completionTime: ago(10) }), NOW), { action: 'wait' });
   });
   test('requeue for the deadline, at least 1s; none for Never', () => {
@@ -186,7 +294,11 @@ describe('finished jobs and deadlines', () => {
 });
 
 describe('node selection', () => {
-  const nodeImages = [ni('a', undefined, undefined, { type: 'kwok' }), ni('b', undefined, undefined, { type: 'other' }), ni('c', undefined, undefined, { type: 'kwok' })];
+  const nodeImages = [
+    ni('a', undefined, undefined, { type: 'kwok' }),
+    ni('b', undefined, undefined, { type: 'other' }),
+    ni('c', undefined, undefined, { type: 'kwok' }),
+  ];
   const pods = [
     { metadata: { name: 'p1', namespace: 'ns', labels: { app: 'web' } }, spec: { nodeName: 'a' }, status: { phase: 'Running' } },
     { metadata: { name: 'p2', namespace: 'ns', labels: { app: 'web' } }, spec: { nodeName: 'b' }, status: { phase: 'Succeeded' } },
@@ -212,10 +324,23 @@ describe('node selection', () => {
   });
   test('NodeImage events concern jobs whose selection the old or new labels match', () => {
     const j = job({ selector: { matchLabels: { type: 'kwok' } } });
-    assert.equal(jobSelectsNodeImage(j, nodeImages[0]!, () => []), true);
-    assert.equal(jobSelectsNodeImage(j, nodeImages[1]!, () => []), false);
-    assert.equal(jobSelectsNodeImage(j, nodeImages[1]!, () => [], { type: 'kwok' }), true);
-    assert.equal(jobSelectsNodeImage(job({}, { desired: 1, completionTime: ago(1) }), nodeImages[0]!, () => []), false, 'completed jobs are not active');
+    assert.equal(
+      jobSelectsNodeImage(j, nodeImages[0]!, () => []),
+      true,
+    );
+    assert.equal(
+      jobSelectsNodeImage(j, nodeImages[1]!, () => []),
+      false,
+    );
+    assert.equal(
+      jobSelectsNodeImage(j, nodeImages[1]!, () => [], { type: 'kwok' }),
+      true,
+    );
+    assert.equal(
+      jobSelectsNodeImage(job({}, { desired: 1, completionTime: ago(1) }), nodeImages[0]!, () => []),
+      false,
+      'completed jobs are not active',
+    );
   });
   test('changedImages compares spec entries and statuses per image', () => {
     const a = ni('a', [owned()]);
@@ -226,21 +351,36 @@ describe('node selection', () => {
 });
 
 function secret(ns: string, name: string, annotations?: Record<string, string>, data: Record<string, string> = { k: 'djE=' }): Secret {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { namespace: ns, name, uid: `uid-${name}`, ...(annotations ? { annotations } : {}) }, data };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { namespace: ns, name, uid: `uid-${name}`, ...(annotations ? { annotations } : {}) },
+    data,
+  };
 }
 const copyOf = (name: string, refs: string, source = 'ns/reg', mode = 'batch') =>
-  secret('kruise-daemon-config', name, { 'imagepulljobs.kruise.io/source-key': source, 'imagepulljobs.kruise.io/references': refs, 'imagepulljobs.kruise.io/mode': mode });
+  secret('kruise-daemon-config', name, {
+    'imagepulljobs.kruise.io/source-key': source,
+    'imagepulljobs.kruise.io/references': refs,
+    'imagepulljobs.kruise.io/mode': mode,
+  });
 
 describe('planSecretSync', () => {
   const sources = { reg: secret('ns', 'reg', { note: 'x' }, { k: 'djI=' }) } as Record<string, Secret>;
-  const sync = (j: ImagePullJob, copies: Secret[]) => planSecretSync({ job: j, copies, source: (n) => sources[n], randomSuffix: () => 'abcde' });
+  const sync = (j: ImagePullJob, copies: Secret[]) =>
+    planSecretSync({ job: j, copies, source: (n) => sources[n], randomSuffix: () => 'abcde' });
   test('creates a copy with source-key, references and mode', () => {
     const plan = sync(job({ pullSecrets: ['reg', 'missing'] }), []);
     assert.equal(plan.create.length, 1);
     assert.deepEqual(plan.create[0]!.metadata, {
       namespace: 'kruise-daemon-config',
       name: 'reg-abcde',
-      annotations: { note: 'x', 'imagepulljobs.kruise.io/references': 'ns/job', 'imagepulljobs.kruise.io/source-key': 'ns/reg', 'imagepulljobs.kruise.io/mode': 'batch' },
+      annotations: {
+        note: 'x',
+        'imagepulljobs.kruise.io/references': 'ns/job',
+        'imagepulljobs.kruise.io/source-key': 'ns/reg',
+        'imagepulljobs.kruise.io/mode': 'batch',
+      },
     });
     assert.deepEqual(plan.create[0]!.data, { k: 'djI=' });
     assert.deepEqual(plan.refs, [{ namespace: 'kruise-daemon-config', name: 'reg-abcde', mode: 'batch' }]);
@@ -262,13 +402,22 @@ describe('planSecretSync', () => {
   test('a completed job releases its copies: deleted when last, else unreferenced', () => {
     const done = job({ pullSecrets: ['reg'] }, { desired: 1, completionTime: ago(1) });
     const plan = sync(done, [copyOf('reg-a', 'ns/job'), copyOf('reg-b', 'ns/job,other/j'), copyOf('reg-c', 'other/j')]);
-    assert.deepEqual(plan.delete.map((s) => s.metadata.name), ['reg-a']);
-    assert.deepEqual(plan.update.map((s) => [s.metadata.name, s.metadata.annotations!['imagepulljobs.kruise.io/references']]), [['reg-b', 'other/j']]);
+    assert.deepEqual(
+      plan.delete.map((s) => s.metadata.name),
+      ['reg-a'],
+    );
+    assert.deepEqual(
+      plan.update.map((s) => [s.metadata.name, s.metadata.annotations!['imagepulljobs.kruise.io/references']]),
+      [['reg-b', 'other/j']],
+    );
     assert.deepEqual(plan.refs, []);
   });
   test('a secret no longer listed is released', () => {
     const plan = sync(job({ pullSecrets: [] }), [copyOf('reg-a', 'ns/job')]);
-    assert.deepEqual(plan.delete.map((s) => s.metadata.name), ['reg-a']);
+    assert.deepEqual(
+      plan.delete.map((s) => s.metadata.name),
+      ['reg-a'],
+    );
   });
   test('jobs in kruise-daemon-config use their secrets directly', () => {
     const j = job({ pullSecrets: ['x'] }, undefined, { namespace: 'kruise-daemon-config' });
@@ -278,41 +427,87 @@ describe('planSecretSync', () => {
 
 describe('planImagePullJob', () => {
   const secretCopy = copyOf('reg-a', 'ns/job');
-  const input = (j: ImagePullJob, extra: Partial<Parameters<typeof planImagePullJob>[0]> = {}) => planImagePullJob({
-    job: j,
-    secretCopies: [],
-    sourceSecret: () => undefined,
-    daemonNamespace: { metadata: { name: 'kruise-daemon-config' } },
-    nodeImages: [],
-    image: { name: IMG, tag: '1.25' },
-    nowMs: NOW,
-    defaultTtlForAlways: 300,
-    randomInt: () => 0,
-    randomSuffix: () => 'abcde',
-    ...extra,
-  });
+  const input = (j: ImagePullJob, extra: Partial<Parameters<typeof planImagePullJob>[0]> = {}) =>
+    planImagePullJob({
+      job: j,
+      secretCopies: [],
+      sourceSecret: () => undefined,
+      daemonNamespace: { metadata: { name: 'kruise-daemon-config' } },
+      nodeImages: [],
+      image: { name: IMG, tag: '1.25' },
+      nowMs: NOW,
+      defaultTtlForAlways: 300,
+      randomInt: () => 0,
+      randomSuffix: () => 'abcde',
+      ...extra,
+    });
   const running = job({ completionPolicy: { type: 'Always', activeDeadlineSeconds: 100 } });
-  const deadlineJob = { ...running, status: calculateStatus({ job: running, nodeImages: [ni('a', [owned()])], imageName: IMG, imageTag: '1.25', secrets: [], nowMs: NOW }).status };
+  const deadlineJob = {
+    ...running,
+    status: calculateStatus({ job: running, nodeImages: [ni('a', [owned()])], imageName: IMG, imageTag: '1.25', secrets: [], nowMs: NOW })
+      .status,
+  };
   // [name, job, extra input, expected plan summary]
   const cases: Array<[string, ImagePullJob, Partial<Parameters<typeof planImagePullJob>[0]>, Record<string, unknown>]> = [
-    ['an active job claims up to parallelism and stores its first status', job(), { nodeImages: [ni('a'), ni('b')] },
-      { kind: 'sync', finalizers: undefined, claims: ['a'], status: 'job is running, progress 0.0%', requeueAfter: undefined }],
-    ['a job without the finalizer gets it first', job({}, undefined, { finalizers: ['x'] }), { nodeImages: [ni('a', [owned()])] },
-      { kind: 'sync', finalizers: ['x', 'apps.kruise.io/deletion-protection'], claims: [], status: 'job is running, progress 0.0%', requeueAfter: undefined }],
-    ['no NodeImages selected: an Always job completes', job(), {},
-      { kind: 'sync', claims: [], status: 'job has completed' }],
-    ['an unchanged status is not written; the deadline is re-checked', deadlineJob, { nodeImages: [ni('a', [owned()])] },
-      { kind: 'sync', finalizers: undefined, claims: [], status: undefined, requeueAfter: 100_000 }],
-    ['secrets cannot be copied without kruise-daemon-config', job({ pullSecrets: ['reg'] }), { sourceSecret: () => secret('ns', 'reg'), daemonNamespace: undefined },
-      { kind: 'sync', blocked: 'namespace kruise-daemon-config does not exist: pull secrets cannot be copied for kruise-daemon' }],
-    ['a deleted job releases its secrets and drops the finalizer', job({ pullSecrets: ['reg'] }, undefined, { deletionTimestamp: ago(1) }), { secretCopies: [secretCopy] },
-      { kind: 'finalize', finalizers: [], deleteSecrets: ['reg-a'], deleteJob: false, requeueAfter: undefined }],
-    ['a deleted job without the finalizer has nothing to release', job({}, undefined, { deletionTimestamp: ago(1), finalizers: [] }), {},
-      { kind: 'finalize', finalizers: undefined, deleteSecrets: undefined, deleteJob: false, requeueAfter: undefined }],
-    ['a completed job waits for its TTL', job({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } }, { desired: 1, completionTime: ago(20) }), {},
-      { kind: 'finalize', finalizers: [], deleteJob: false, requeueAfter: 40_000 }],
-    ['a completed job past its TTL is deleted', job({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 10 } }, { desired: 1, completionTime: ago(20) }, { finalizers: [] }), {},
-      { kind: 'finalize', finalizers: undefined, deleteJob: true, requeueAfter: undefined }],
+    [
+      'an active job claims up to parallelism and stores its first status',
+      job(),
+      { nodeImages: [ni('a'), ni('b')] },
+      { kind: 'sync', finalizers: undefined, claims: ['a'], status: 'job is running, progress 0.0%', requeueAfter: undefined },
+    ],
+    [
+      'a job without the finalizer gets it first',
+      job({}, undefined, { finalizers: ['x'] }),
+      { nodeImages: [ni('a', [owned()])] },
+      {
+        kind: 'sync',
+        finalizers: ['x', 'apps.kruise.io/deletion-protection'],
+        claims: [],
+        status: 'job is running, progress 0.0%',
+        requeueAfter: undefined,
+      },
+    ],
+    ['no NodeImages selected: an Always job completes', job(), {}, { kind: 'sync', claims: [], status: 'job has completed' }],
+    [
+      'an unchanged status is not written; the deadline is re-checked',
+      deadlineJob,
+      { nodeImages: [ni('a', [owned()])] },
+      { kind: 'sync', finalizers: undefined, claims: [], status: undefined, requeueAfter: 100_000 },
+    ],
+    [
+      'secrets cannot be copied without kruise-daemon-config',
+      job({ pullSecrets: ['reg'] }),
+      { sourceSecret: () => secret('ns', 'reg'), daemonNamespace: undefined },
+      { kind: 'sync', blocked: 'namespace kruise-daemon-config does not exist: pull secrets cannot be copied for kruise-daemon' },
+    ],
+    [
+      'a deleted job releases its secrets and drops the finalizer',
+      job({ pullSecrets: ['reg'] }, undefined, { deletionTimestamp: ago(1) }),
+      { secretCopies: [secretCopy] },
+      { kind: 'finalize', finalizers: [], deleteSecrets: ['reg-a'], deleteJob: false, requeueAfter: undefined },
+    ],
+    [
+      'a deleted job without the finalizer has nothing to release',
+      job({}, undefined, { deletionTimestamp: ago(1), finalizers: [] }),
+      {},
+      { kind: 'finalize', finalizers: undefined, deleteSecrets: undefined, deleteJob: false, requeueAfter: undefined },
+    ],
+    [
+      'a completed job waits for its TTL',
+      job({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } }, { desired: 1, completionTime: ago(20) }),
+      {},
+      { kind: 'finalize', finalizers: [], deleteJob: false, requeueAfter: 40_000 },
+    ],
+    [
+      'a completed job past its TTL is deleted',
+      job(
+        { completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 10 } },
+        { desired: 1, completionTime: ago(20) },
+        { finalizers: [] },
+      ),
+      {},
+      { kind: 'finalize', finalizers: undefined, deleteJob: true, requeueAfter: undefined },
+    ],
   ];
   for (const [name, j, extra, want] of cases) {
     test(name, () => {
@@ -340,12 +535,30 @@ describe('ImagePullJobReconciler', () => {
     const calls: Array<{ verb: string; resource: string; obj?: any; opts?: any }> = [];
     const stamp = (o: any) => ({ ...o, metadata: { ...o.metadata, uid: o.metadata.uid ?? 'new', resourceVersion: '99' } });
     const client = {
-      async get(t: any, name: string) { calls.push({ verb: 'get', resource: t.resource, obj: name }); return nodeImages.find((n) => n.metadata.name === name); },
-      async create(t: any, o: any) { calls.push({ verb: 'create', resource: t.resource, obj: o }); return stamp(o); },
-      async update(t: any, o: any) { calls.push({ verb: 'update', resource: t.resource, obj: o }); return stamp(o); },
-      async patch(t: any, name: string, body: any, opts: any) { calls.push({ verb: 'patch', resource: t.resource, obj: body, opts: { name, ...opts } }); return stamp({ metadata: { name } }); },
-      async delete(t: any, name: string, opts: any) { calls.push({ verb: 'delete', resource: t.resource, obj: name, opts }); return {}; },
-      async updateStatus(t: any, o: any) { calls.push({ verb: 'updateStatus', resource: t.resource, obj: o }); return stamp(o); },
+      async get(t: any, name: string) {
+        calls.push({ verb: 'get', resource: t.resource, obj: name });
+        return nodeImages.find((n) => n.metadata.name === name);
+      },
+      async create(t: any, o: any) {
+        calls.push({ verb: 'create', resource: t.resource, obj: o });
+        return stamp(o);
+      },
+      async update(t: any, o: any) {
+        calls.push({ verb: 'update', resource: t.resource, obj: o });
+        return stamp(o);
+      },
+      async patch(t: any, name: string, body: any, opts: any) {
+        calls.push({ verb: 'patch', resource: t.resource, obj: body, opts: { name, ...opts } });
+        return stamp({ metadata: { name } });
+      },
+      async delete(t: any, name: string, opts: any) {
+        calls.push({ verb: 'delete', resource: t.resource, obj: name, opts });
+        return {};
+      },
+      async updateStatus(t: any, o: any) {
+        calls.push({ verb: 'updateStatus', resource: t.resource, obj: o });
+        return stamp(o);
+      },
     };
     const cache: ImagePullJobCache = {
       getJob: () => j,
@@ -375,11 +588,22 @@ describe('ImagePullJobReconciler', () => {
   test('claims one NodeImage (parallelism 1), then writes the status', async () => {
     const { r, calls } = setup(job(), [ni('a'), ni('b')]);
     assert.deepEqual(await r.reconcile('ns/job'), {});
-    assert.deepEqual(calls.map((c) => `${c.verb} ${c.resource}`), ['update nodeimages', 'updateStatus imagepulljobs']);
+    assert.deepEqual(
+      calls.map((c) => `${c.verb} ${c.resource}`),
+      ['update nodeimages', 'updateStatus imagepulljobs'],
+    );
     assert.equal(calls[0]!.obj.metadata.name, 'a');
     assert.equal(calls[0]!.obj.metadata.resourceVersion, '3');
     assert.equal(calls[0]!.obj.spec.images[IMG].tags[0].pullPolicy.ttlSecondsAfterFinished, 1800 + 300);
-    assert.deepEqual(calls[1]!.obj.status, { startTime: metaTime(NOW), desired: 2, active: 0, succeeded: 0, failed: 0, failedNodes: [], message: 'job is running, progress 0.0%' });
+    assert.deepEqual(calls[1]!.obj.status, {
+      startTime: metaTime(NOW),
+      desired: 2,
+      active: 0,
+      succeeded: 0,
+      failed: 0,
+      failedNodes: [],
+      message: 'job is running, progress 0.0%',
+    });
   });
   test('adds the protection finalizer when missing', async () => {
     const { r, calls } = setup(job({}, undefined, { finalizers: undefined }), []);
@@ -387,20 +611,35 @@ describe('ImagePullJobReconciler', () => {
     assert.deepEqual(calls[0]!.obj, { metadata: { finalizers: ['apps.kruise.io/deletion-protection'], resourceVersion: '5' } });
   });
   test('a deleted job releases its secrets and drops the finalizer', async () => {
-    const { r, calls } = setup(job({ pullSecrets: ['reg'] }, undefined, { deletionTimestamp: ago(1) }), [], { listSecrets: () => [copyOf('reg-a', 'ns/job')] });
+    const { r, calls } = setup(job({ pullSecrets: ['reg'] }, undefined, { deletionTimestamp: ago(1) }), [], {
+      listSecrets: () => [copyOf('reg-a', 'ns/job')],
+    });
     await r.reconcile('ns/job');
-    assert.deepEqual(calls.map((c) => `${c.verb} ${c.resource}`), ['delete secrets', 'patch imagepulljobs']);
+    assert.deepEqual(
+      calls.map((c) => `${c.verb} ${c.resource}`),
+      ['delete secrets', 'patch imagepulljobs'],
+    );
     assert.deepEqual(calls[1]!.obj.metadata.finalizers, []);
   });
   test('a completed job past its TTL is deleted', async () => {
-    const j = job({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 10 } }, { desired: 1, completionTime: ago(20) }, { finalizers: [] });
+    const j = job(
+      { completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 10 } },
+      { desired: 1, completionTime: ago(20) },
+      { finalizers: [] },
+    );
     const { r, calls } = setup(j, []);
     await r.reconcile('ns/job');
-    assert.deepEqual(calls.map((c) => `${c.verb} ${c.resource}`), ['delete imagepulljobs']);
+    assert.deepEqual(
+      calls.map((c) => `${c.verb} ${c.resource}`),
+      ['delete imagepulljobs'],
+    );
     assert.deepEqual(calls[0]!.opts, { namespace: 'ns', preconditions: { uid: 'u1' } });
   });
   test('secrets cannot be copied without kruise-daemon-config: event and retry', async () => {
-    const { r, events } = setup(job({ pullSecrets: ['reg'] }), [ni('a')], { getSecret: () => secret('ns', 'reg'), getNamespace: () => undefined });
+    const { r, events } = setup(job({ pullSecrets: ['reg'] }), [ni('a')], {
+      getSecret: () => secret('ns', 'reg'),
+      getNamespace: () => undefined,
+    });
     await assert.rejects(r.reconcile('ns/job'), /does not exist/);
     assert.deepEqual(events, ['FailedSyncSecrets']);
   });

@@ -28,11 +28,20 @@ const owner = (name: string, uid: string) => ({ apiVersion: 'apps.kruise.io/v1be
 function node(readyFor: number | undefined, labels: Record<string, string> = { type: 'kwok' }): Node {
   return {
     metadata: { name: 'n1', labels },
-    status: { conditions: readyFor === undefined ? [{ type: 'Ready', status: 'False' }] : [{ type: 'Ready', status: 'True', lastTransitionTime: ago(readyFor) }] },
+    status: {
+      conditions:
+        readyFor === undefined
+          ? [{ type: 'Ready', status: 'False' }]
+          : [{ type: 'Ready', status: 'True', lastTransitionTime: ago(readyFor) }],
+    },
   };
 }
 
-function ni(images: NonNullable<NodeImage['spec']>['images'] = {}, imageStatuses?: NonNullable<NodeImage['status']>['imageStatuses'], labels: Record<string, string> = { type: 'kwok' }): NodeImage {
+function ni(
+  images: NonNullable<NodeImage['spec']>['images'] = {},
+  imageStatuses?: NonNullable<NodeImage['status']>['imageStatuses'],
+  labels: Record<string, string> = { type: 'kwok' },
+): NodeImage {
   return {
     metadata: { name: 'n1', uid: 'ni-uid', resourceVersion: '10', labels },
     spec: { images },
@@ -40,7 +49,14 @@ function ni(images: NonNullable<NodeImage['spec']>['images'] = {}, imageStatuses
   };
 }
 
-const tag = (t: string, extra: Record<string, unknown> = {}) => ({ tag: t, version: 0, createdAt: ago(10), pullPolicy: { ttlSecondsAfterFinished: 300 }, ownerReferences: [owner('job', 'u1')], ...extra });
+const tag = (t: string, extra: Record<string, unknown> = {}) => ({
+  tag: t,
+  version: 0,
+  createdAt: ago(10),
+  pullPolicy: { ttlSecondsAfterFinished: 300 },
+  ownerReferences: [owner('job', 'u1')],
+  ...extra,
+});
 const jobs = (known: Record<string, string>) => (_ns: string, name: string) => known[name] ?? null;
 const noSecrets = () => undefined;
 
@@ -61,8 +77,16 @@ describe('planNodeImage: lifecycle', () => {
     ['waits out the creation delay', { ...base, node: node(5), nodeImage: undefined }, 'none', 25_000],
     ['nothing for a node not ready', { ...base, node: node(undefined), nodeImage: undefined }, 'none'],
     ['deletes when the node is gone', { ...base, node: undefined, nodeImage: ni() }, 'delete'],
-    ['deletes when the node is being deleted', { ...base, node: { ...node(60), metadata: { name: 'n1', deletionTimestamp: ago(1) } }, nodeImage: ni() }, 'delete'],
-    ['keeps a fake NodeImage without node', { ...base, node: undefined, nodeImage: ni({}, undefined, { [FAKE_NODEIMAGE_LABEL]: 'true' }) }, 'none'],
+    [
+      'deletes when the node is being deleted',
+      { ...base, node: { ...node(60), metadata: { name: 'n1', deletionTimestamp: ago(1) } }, nodeImage: ni() },
+      'delete',
+    ],
+    [
+      'keeps a fake NodeImage without node',
+      { ...base, node: undefined, nodeImage: ni({}, undefined, { [FAKE_NODEIMAGE_LABEL]: 'true' }) },
+      'none',
+    ],
     ['nothing when both are gone', { ...base, node: undefined, nodeImage: undefined }, 'none'],
     ['copies changed node labels', { ...base, node: node(60, { type: 'kwok', zone: 'a' }), nodeImage: ni() }, 'updateSpec'],
     ['nothing when in sync', { ...base, node: node(60), nodeImage: ni() }, 'none'],
@@ -84,17 +108,40 @@ describe('cleanSpec', () => {
     ['keeps owned tags', ni({ [IMG]: { tags: [tag('1')] } }), { job: 'u1' }, ['1']],
     ['drops tags without createdAt', ni({ [IMG]: { tags: [tag('1', { createdAt: undefined }), tag('2')] } }), { job: 'u1' }, ['2']],
     ['drops tags whose job is gone (and the empty image)', ni({ [IMG]: { tags: [tag('1')] } }), {}, undefined],
-    ['drops owner refs with a different uid', ni({ [IMG]: { tags: [tag('1', { ownerReferences: [owner('job', 'old'), owner('other', 'u2')] })] } }), { job: 'u1', other: 'u2' }, ['1']],
-    ['keeps non-ImagePullJob owners', ni({ [IMG]: { tags: [tag('1', { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'x' }] })] } }), {}, ['1']],
+    [
+      'drops owner refs with a different uid',
+      ni({ [IMG]: { tags: [tag('1', { ownerReferences: [owner('job', 'old'), owner('other', 'u2')] })] } }),
+      { job: 'u1', other: 'u2' },
+      ['1'],
+    ],
+    [
+      'keeps non-ImagePullJob owners',
+      ni({ [IMG]: { tags: [tag('1', { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'x' }] })] } }),
+      {},
+      ['1'],
+    ],
     [
       'drops tags past TTL since completion of the same version',
-      ni({ [IMG]: { tags: [tag('1'), tag('2')] } }, { [IMG]: { tags: [{ tag: '1', phase: 'Succeeded', version: 0, completionTime: ago(301) }, { tag: '2', phase: 'Succeeded', version: 0, completionTime: ago(100) }] } }),
+      ni(
+        { [IMG]: { tags: [tag('1'), tag('2')] } },
+        {
+          [IMG]: {
+            tags: [
+              { tag: '1', phase: 'Succeeded', version: 0, completionTime: ago(301) },
+              { tag: '2', phase: 'Succeeded', version: 0, completionTime: ago(100) },
+            ],
+          },
+        },
+      ),
       { job: 'u1' },
       ['2'],
     ],
     [
       'a completion of another version does not count',
-      ni({ [IMG]: { tags: [tag('1', { version: 2 })] } }, { [IMG]: { tags: [{ tag: '1', phase: 'Succeeded', version: 1, completionTime: ago(1000) }] } }),
+      ni(
+        { [IMG]: { tags: [tag('1', { version: 2 })] } },
+        { [IMG]: { tags: [{ tag: '1', phase: 'Succeeded', version: 1, completionTime: ago(1000) }] } },
+      ),
       { job: 'u1' },
       ['1'],
     ],
@@ -102,11 +149,19 @@ describe('cleanSpec', () => {
   for (const [name, obj, known, wantTags] of cases) {
     test(name, () => {
       const r = cleanSpec(obj, jobs(known), noSecrets, NOW);
-      assert.deepEqual(r.images[IMG]?.tags.map((t) => t.tag), wantTags);
+      assert.deepEqual(
+        r.images[IMG]?.tags.map((t) => t.tag),
+        wantTags,
+      );
     });
   }
   test('an owner refs change keeps the remaining owners', () => {
-    const r = cleanSpec(ni({ [IMG]: { tags: [tag('1', { ownerReferences: [owner('job', 'u1'), owner('gone', 'u9')] })] } }), jobs({ job: 'u1' }), noSecrets, NOW);
+    const r = cleanSpec(
+      ni({ [IMG]: { tags: [tag('1', { ownerReferences: [owner('job', 'u1'), owner('gone', 'u9')] })] } }),
+      jobs({ job: 'u1' }),
+      noSecrets,
+      NOW,
+    );
     assert.equal(r.modified, true);
     assert.deepEqual(r.images[IMG]!.tags[0]!.ownerReferences, [owner('job', 'u1')]);
   });
@@ -115,7 +170,12 @@ describe('cleanSpec', () => {
     assert.equal(r.modified, false);
   });
   test('TTL wait is reported for requeueing', () => {
-    const r = cleanSpec(ni({ [IMG]: { tags: [tag('1')] } }, { [IMG]: { tags: [{ tag: '1', phase: 'Succeeded', version: 0, completionTime: ago(100) }] } }), jobs({ job: 'u1' }), noSecrets, NOW);
+    const r = cleanSpec(
+      ni({ [IMG]: { tags: [tag('1')] } }, { [IMG]: { tags: [{ tag: '1', phase: 'Succeeded', version: 0, completionTime: ago(100) }] } }),
+      jobs({ job: 'u1' }),
+      noSecrets,
+      NOW,
+    );
     assert.equal(r.requeueAfterMs, 200_000);
   });
   test('old-style secrets that are gone are dropped, batch ones and unknown ones kept', () => {
@@ -128,11 +188,17 @@ describe('cleanSpec', () => {
     const exists = (ns: string, name: string) => (ns === 'kruise-daemon-config' ? name === 'there' : undefined);
     const r = cleanSpec(ni({ [IMG]: { pullSecrets: secrets, tags: [tag('1')] } }), jobs({ job: 'u1' }), exists, NOW);
     assert.equal(r.modified, true);
-    assert.deepEqual(r.images[IMG]!.pullSecrets!.map((s) => s.name), ['there', 'copy', 'unknown']);
+    assert.deepEqual(
+      r.images[IMG]!.pullSecrets!.map((s) => s.name),
+      ['there', 'copy', 'unknown'],
+    );
   });
   test('tags are sorted', () => {
     const r = cleanSpec(ni({ [IMG]: { tags: [tag('b'), tag('a')] } }), jobs({ job: 'u1' }), noSecrets, NOW);
-    assert.deepEqual(r.images[IMG]!.tags.map((t) => t.tag), ['a', 'b']);
+    assert.deepEqual(
+      r.images[IMG]!.tags.map((t) => t.tag),
+      ['a', 'b'],
+    );
     assert.equal(r.modified, true);
   });
 });
@@ -148,7 +214,13 @@ describe('planStatus', () => {
     assert.equal(plan.failures[0]!.fullName, `${IMG}:1`);
   });
   test('a lagging version within 60s only waits', () => {
-    const plan = planStatus(ni({ [IMG]: { tags: [tag('1', { createdAt: ago(20), version: 2 })] } }, { [IMG]: { tags: [{ tag: '1', phase: 'Succeeded', version: 1 }] } }), NOW);
+    const plan = planStatus(
+      ni(
+        { [IMG]: { tags: [tag('1', { createdAt: ago(20), version: 2 })] } },
+        { [IMG]: { tags: [{ tag: '1', phase: 'Succeeded', version: 1 }] } },
+      ),
+      NOW,
+    );
     assert.equal(plan.failures.length, 0);
     assert.equal(plan.requeueAfterMs, 40_000);
   });
@@ -164,15 +236,26 @@ describe('planStatus', () => {
     assert.equal(plan.requeueAfterMs, 80_000);
   });
   test('counts are recomputed and statuses of removed tags dropped', () => {
-    const obj = ni({ [IMG]: { tags: [tag('1'), tag('2'), tag('3'), tag('4')] } }, {
-      [IMG]: { tags: [
-        { tag: '1', phase: 'Succeeded', version: 0 }, { tag: '2', phase: 'Pulling', version: 0 },
-        { tag: '3', phase: 'Waiting', version: 0 }, { tag: '4', phase: 'Failed', version: 0 }, { tag: 'gone', phase: 'Succeeded', version: 0 },
-      ] },
-      'docker.io/library/removed': { tags: [{ tag: 'x', phase: 'Succeeded' }] },
-    });
+    const obj = ni(
+      { [IMG]: { tags: [tag('1'), tag('2'), tag('3'), tag('4')] } },
+      {
+        [IMG]: {
+          tags: [
+            { tag: '1', phase: 'Succeeded', version: 0 },
+            { tag: '2', phase: 'Pulling', version: 0 },
+            { tag: '3', phase: 'Waiting', version: 0 },
+            { tag: '4', phase: 'Failed', version: 0 },
+            { tag: 'gone', phase: 'Succeeded', version: 0 },
+          ],
+        },
+        'docker.io/library/removed': { tags: [{ tag: 'x', phase: 'Succeeded' }] },
+      },
+    );
     const plan = planStatus(obj, NOW);
-    assert.deepEqual({ ...plan.status, imageStatuses: undefined }, { desired: 4, succeeded: 1, pulling: 1, waiting: 1, failed: 1, imageStatuses: undefined });
+    assert.deepEqual(
+      { ...plan.status, imageStatuses: undefined },
+      { desired: 4, succeeded: 1, pulling: 1, waiting: 1, failed: 1, imageStatuses: undefined },
+    );
     assert.deepEqual(Object.keys(plan.status!.imageStatuses!), [IMG]);
     assert.equal(plan.status!.imageStatuses![IMG]!.tags.length, 4);
   });
@@ -193,10 +276,25 @@ class Recorder {
 function reconciler(nodeObj: Node | undefined, obj: NodeImage | undefined, fail?: Error) {
   const calls: Array<{ verb: string; obj?: any; opts?: any }> = [];
   const client = {
-    async create(_t: unknown, o: any) { calls.push({ verb: 'create', obj: o }); if (fail) throw fail; return { ...o, metadata: { ...o.metadata, uid: 'new', resourceVersion: '11' } }; },
-    async update(_t: unknown, o: any) { calls.push({ verb: 'update', obj: o }); if (fail) throw fail; return { ...o, metadata: { ...o.metadata, resourceVersion: '12' } }; },
-    async delete(_t: unknown, name: string, opts: any) { calls.push({ verb: 'delete', obj: name, opts }); return {}; },
-    async updateStatus(_t: unknown, o: any) { calls.push({ verb: 'updateStatus', obj: o }); if (fail) throw fail; return { ...o, metadata: { ...o.metadata, resourceVersion: '13' } }; },
+    async create(_t: unknown, o: any) {
+      calls.push({ verb: 'create', obj: o });
+      if (fail) throw fail;
+      return { ...o, metadata: { ...o.metadata, uid: 'new', resourceVersion: '11' } };
+    },
+    async update(_t: unknown, o: any) {
+      calls.push({ verb: 'update', obj: o });
+      if (fail) throw fail;
+      return { ...o, metadata: { ...o.metadata, resourceVersion: '12' } };
+    },
+    async delete(_t: unknown, name: string, opts: any) {
+      calls.push({ verb: 'delete', obj: name, opts });
+      return {};
+    },
+    async updateStatus(_t: unknown, o: any) {
+      calls.push({ verb: 'updateStatus', obj: o });
+      if (fail) throw fail;
+      return { ...o, metadata: { ...o.metadata, resourceVersion: '13' } };
+    },
   };
   const recorder = new Recorder();
   const r = new NodeImageReconciler({
@@ -215,7 +313,10 @@ describe('NodeImageReconciler', () => {
   test('creates the NodeImage with the node labels', async () => {
     const { r, calls } = reconciler(node(60), undefined);
     assert.deepEqual(await r.reconcile('n1'), {});
-    assert.deepEqual(calls.map((c) => c.verb), ['create']);
+    assert.deepEqual(
+      calls.map((c) => c.verb),
+      ['create'],
+    );
     assert.deepEqual(calls[0]!.obj.metadata, { name: 'n1', labels: { type: 'kwok' } });
   });
   test('deletes with a uid precondition when the node is gone', async () => {
@@ -226,9 +327,18 @@ describe('NodeImageReconciler', () => {
   test('marks a silent node failed and tells the owners', async () => {
     const { r, calls, recorder } = reconciler(node(600), ni({ [IMG]: { tags: [tag('1', { createdAt: ago(90) })] } }));
     const res = await r.reconcile('n1');
-    assert.deepEqual(calls.map((c) => c.verb), ['updateStatus']);
+    assert.deepEqual(
+      calls.map((c) => c.verb),
+      ['updateStatus'],
+    );
     assert.equal(calls[0]!.obj.metadata.resourceVersion, '10', 'written against the version read');
-    assert.deepEqual(recorder.events.map((e) => [e.reason, e.regarding.kind]), [['PullImageFailed', 'ImagePullJob'], ['PullImageFailed', undefined]]);
+    assert.deepEqual(
+      recorder.events.map((e) => [e.reason, e.regarding.kind]),
+      [
+        ['PullImageFailed', 'ImagePullJob'],
+        ['PullImageFailed', undefined],
+      ],
+    );
     assert.match(recorder.events[0]!.note, /Failed to pull image docker.io\/library\/nginx:1 on node n1 for node has not responded/);
     assert.equal(res.requeueAfter, undefined);
   });

@@ -45,11 +45,16 @@ describe('reconcilePodReadiness', () => {
   test('strategic-merge status patch, compare-and-swap on the resourceVersion', async () => {
     const c = client();
     await reconcilePodReadiness('ns/p', { getPod: () => pod(), client: c as any, clock: new FakeClock(T0) });
-    assert.deepEqual(c.calls, [{
-      name: 'p',
-      body: { metadata: { resourceVersion: '3' }, status: { conditions: [{ type: 'KruisePodReady', status: 'True', lastTransitionTime: '2025-01-01T00:00:00Z' }] } },
-      opts: { namespace: 'ns', patchType: 'application/strategic-merge-patch+json', subresource: 'status' },
-    }]);
+    assert.deepEqual(c.calls, [
+      {
+        name: 'p',
+        body: {
+          metadata: { resourceVersion: '3' },
+          status: { conditions: [{ type: 'KruisePodReady', status: 'True', lastTransitionTime: '2025-01-01T00:00:00Z' }] },
+        },
+        opts: { namespace: 'ns', patchType: 'application/strategic-merge-patch+json', subresource: 'status' },
+      },
+    ]);
   });
   test('nothing to do, no write', async () => {
     const c = client();

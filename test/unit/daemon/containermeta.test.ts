@@ -6,15 +6,38 @@ import type { RuntimeContainer } from '../../../src/daemon/runtime/types.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { envFromMetadataHash } from '../../../src/util/inplaceupdate.ts';
 
-const container = { name: 'app', image: 'nginx', env: [{ name: 'VER', valueFrom: { fieldRef: { fieldPath: "metadata.labels['ver']" } } }, { name: 'X', value: '1' }] };
+const container = {
+  name: 'app',
+  image: 'nginx',
+  env: [
+    { name: 'VER', valueFrom: { fieldRef: { fieldPath: "metadata.labels['ver']" } } },
+    { name: 'X', value: '1' },
+  ],
+};
 
 function pod(labels: Record<string, string>, annotations: Record<string, string> = {}): Pod {
-  return { metadata: { name: 'p', namespace: 'ns', labels, annotations }, spec: { containers: [container, { name: 'side', image: 'busybox' }] } as Pod['spec'] };
+  return {
+    metadata: { name: 'p', namespace: 'ns', labels, annotations },
+    spec: { containers: [container, { name: 'side', image: 'busybox' }] } as Pod['spec'],
+  };
 }
-const running = (name: string, env?: Record<string, string>): RuntimeContainer => ({ name, containerID: `containerd://${name}`, restartCount: 0, state: 'running', env });
-const updating = { [INPLACE_UPDATE_STATE_ANNOTATION]: JSON.stringify({ revision: 'r2', updateTimestamp: 'now', lastContainerStatuses: {}, updateEnvFromMetadata: true }) };
+const running = (name: string, env?: Record<string, string>): RuntimeContainer => ({
+  name,
+  containerID: `containerd://${name}`,
+  restartCount: 0,
+  state: 'running',
+  env,
+});
+const updating = {
+  [INPLACE_UPDATE_STATE_ANNOTATION]: JSON.stringify({
+    revision: 'r2',
+    updateTimestamp: 'now',
+    lastContainerStatuses: {},
+    updateEnvFromMetadata: true,
+  }),
+};
 
-test('the runtime hash equals the manager\'s expected hash exactly when the env holds today\'s values', () => {
+test("the runtime hash equals the manager's expected hash exactly when the env holds today's values", () => {
   assert.equal(runtimeEnvHash(container, { VER: 'v1', X: '1' }), envFromMetadataHash(container, { labels: { ver: 'v1' } }));
   assert.notEqual(runtimeEnvHash(container, { VER: 'v1' }), envFromMetadataHash(container, { labels: { ver: 'v2' } }));
   assert.equal(podUsesEnvFromMetadata(pod({})), true);
@@ -24,17 +47,49 @@ test('the runtime hash equals the manager\'s expected hash exactly when the env 
 test('planContainerMeta', () => {
   type Row = [string, Pod, RuntimeContainer[], string[] /* containers in annotation */, string[] /* restarts */];
   const rows: Row[] = [
-    ['reports running containers with known env', pod({ ver: 'v1' }), [running('app', { VER: 'v1' }), running('side', {})], ['app', 'side'], []],
+    [
+      'reports running containers with known env',
+      pod({ ver: 'v1' }),
+      [running('app', { VER: 'v1' }), running('side', {})],
+      ['app', 'side'],
+      [],
+    ],
     ['stale env but no in-place update: report only', pod({ ver: 'v2' }), [running('app', { VER: 'v1' })], ['app'], []],
-    ['stale env during an env-from-metadata update: restart', pod({ ver: 'v2' }, updating), [running('app', { VER: 'v1' })], ['app'], ['app']],
+    [
+      'stale env during an env-from-metadata update: restart',
+      pod({ ver: 'v2' }, updating),
+      [running('app', { VER: 'v1' })],
+      ['app'],
+      ['app'],
+    ],
     ['fresh env during the update: nothing to restart', pod({ ver: 'v2' }, updating), [running('app', { VER: 'v2' })], ['app'], []],
-    ['unknown env or not running: skipped', pod({ ver: 'v2' }, updating), [running('app'), { ...running('side', {}), state: 'exited' }], [], []],
-    ['malformed update state: no restart', pod({ ver: 'v2' }, { [INPLACE_UPDATE_STATE_ANNOTATION]: '{' }), [running('app', { VER: 'v1' })], ['app'], []],
+    [
+      'unknown env or not running: skipped',
+      pod({ ver: 'v2' }, updating),
+      [running('app'), { ...running('side', {}), state: 'exited' }],
+      [],
+      [],
+    ],
+    [
+      'malformed update state: no restart',
+      pod({ ver: 'v2' }, { [INPLACE_UPDATE_STATE_ANNOTATION]: '{' }),
+      [running('app', { VER: 'v1' })],
+      ['app'],
+      [],
+    ],
   ];
   for (const [name, p, rcs, reported, restart] of rows) {
     const plan = planContainerMeta(p, rcs);
-    assert.deepEqual(JSON.parse(plan.annotation!).containers.map((c: { name: string }) => c.name), reported, name);
-    assert.deepEqual(plan.restart.map((r) => r.name), restart, name);
+    assert.deepEqual(
+      JSON.parse(plan.annotation!).containers.map((c: { name: string }) => c.name),
+      reported,
+      name,
+    );
+    assert.deepEqual(
+      plan.restart.map((r) => r.name),
+      restart,
+      name,
+    );
   }
   const p = pod({ ver: 'v1' });
   const first = planContainerMeta(p, [running('app', { VER: 'v1' })]);

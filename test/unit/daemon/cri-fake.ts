@@ -23,20 +23,26 @@ export async function startFakeCri(handlers: { runtime?: Record<string, Handler>
   const server = new grpc.Server();
   const calls: Array<[string, any]> = [];
   const { RuntimeService, ImageService } = criServices();
-  const wrap = (impl: Record<string, Handler>) => Object.fromEntries(Object.entries(impl).map(([rpc, fn]) => [rpc,
-    (call: grpc.ServerUnaryCall<any, any>, cb: grpc.sendUnaryData<any>) => {
-      calls.push([rpc, call.request]);
-      try {
-        cb(null, fn(call.request));
-      } catch (err) {
-        const e = err as { code?: grpc.status; message: string };
-        cb({ code: e.code ?? grpc.status.UNKNOWN, details: e.message });
-      }
-    }]));
+  const wrap = (impl: Record<string, Handler>) =>
+    Object.fromEntries(
+      Object.entries(impl).map(([rpc, fn]) => [
+        rpc,
+        (call: grpc.ServerUnaryCall<any, any>, cb: grpc.sendUnaryData<any>) => {
+          calls.push([rpc, call.request]);
+          try {
+            cb(null, fn(call.request));
+          } catch (err) {
+            const e = err as { code?: grpc.status; message: string };
+            cb({ code: e.code ?? grpc.status.UNKNOWN, details: e.message });
+          }
+        },
+      ]),
+    );
   if (handlers.runtime) server.addService(RuntimeService.service, wrap(handlers.runtime));
   if (handlers.image) server.addService(ImageService.service, wrap(handlers.image));
   await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
   return {
     socketPath,
     endpoint: `unix://${socketPath}`,

@@ -15,8 +15,15 @@ const T0 = Date.UTC(2026, 0, 2, 3, 4, 5);
 
 function container(id: string, sandbox: string, name: string, attempt: number, state: string, createdAt = T0) {
   return {
-    id, podSandboxId: sandbox, metadata: { name, attempt }, image: { image: 'reg/busybox:1.0' }, imageRef: 'sha256:img',
-    state, createdAt: ms(createdAt), labels: { 'io.kubernetes.container.name': name, 'io.kubernetes.pod.uid': 'uid-1' }, annotations: {},
+    id,
+    podSandboxId: sandbox,
+    metadata: { name, attempt },
+    image: { image: 'reg/busybox:1.0' },
+    imageRef: 'sha256:img',
+    state,
+    createdAt: ms(createdAt),
+    labels: { 'io.kubernetes.container.name': name, 'io.kubernetes.pod.uid': 'uid-1' },
+    annotations: {},
   };
 }
 
@@ -39,16 +46,53 @@ test('Version answers for runtime.v1 and names the runtime', async () => {
 
 test('podContainers keeps the highest attempt per container and maps status and times', async () => {
   const sandboxes = [
-    { id: 'sb-old', metadata: { name: 'p', uid: 'uid-1', namespace: 'ns', attempt: 0 }, state: 'SANDBOX_NOTREADY', createdAt: ms(T0), labels: {}, annotations: {} },
-    { id: 'sb-new', metadata: { name: 'p', uid: 'uid-1', namespace: 'ns', attempt: 1 }, state: 'SANDBOX_READY', createdAt: ms(T0 + 1000), labels: {}, annotations: {} },
+    {
+      id: 'sb-old',
+      metadata: { name: 'p', uid: 'uid-1', namespace: 'ns', attempt: 0 },
+      state: 'SANDBOX_NOTREADY',
+      createdAt: ms(T0),
+      labels: {},
+      annotations: {},
+    },
+    {
+      id: 'sb-new',
+      metadata: { name: 'p', uid: 'uid-1', namespace: 'ns', attempt: 1 },
+      state: 'SANDBOX_READY',
+      createdAt: ms(T0 + 1000),
+      labels: {},
+      annotations: {},
+    },
   ];
   const containers: Record<string, any[]> = {
     'sb-old': [container('app-0', 'sb-old', 'app', 0, 'CONTAINER_EXITED'), container('side-0', 'sb-old', 'sidecar', 0, 'CONTAINER_EXITED')],
-    'sb-new': [container('app-2', 'sb-new', 'app', 2, 'CONTAINER_RUNNING', T0 + 5000), container('app-1', 'sb-new', 'app', 1, 'CONTAINER_EXITED', T0 + 2000)],
+    'sb-new': [
+      container('app-2', 'sb-new', 'app', 2, 'CONTAINER_RUNNING', T0 + 5000),
+      container('app-1', 'sb-new', 'app', 1, 'CONTAINER_EXITED', T0 + 2000),
+    ],
   };
   const statuses: Record<string, any> = {
-    'app-2': { id: 'app-2', metadata: { name: 'app', attempt: 2 }, state: 'CONTAINER_RUNNING', createdAt: ms(T0 + 5000), startedAt: ms(T0 + 5100), finishedAt: '0', exitCode: 0, image: { image: 'reg/busybox:1.0' }, imageRef: 'reg/busybox@sha256:abc' },
-    'side-0': { id: 'side-0', metadata: { name: 'sidecar', attempt: 0 }, state: 'CONTAINER_EXITED', createdAt: ms(T0), startedAt: ms(T0 + 10), finishedAt: ms(T0 + 900), exitCode: 137, image: { image: 'reg/busybox:1.0' }, imageRef: 'reg/busybox@sha256:abc' },
+    'app-2': {
+      id: 'app-2',
+      metadata: { name: 'app', attempt: 2 },
+      state: 'CONTAINER_RUNNING',
+      createdAt: ms(T0 + 5000),
+      startedAt: ms(T0 + 5100),
+      finishedAt: '0',
+      exitCode: 0,
+      image: { image: 'reg/busybox:1.0' },
+      imageRef: 'reg/busybox@sha256:abc',
+    },
+    'side-0': {
+      id: 'side-0',
+      metadata: { name: 'sidecar', attempt: 0 },
+      state: 'CONTAINER_EXITED',
+      createdAt: ms(T0),
+      startedAt: ms(T0 + 10),
+      finishedAt: ms(T0 + 900),
+      exitCode: 137,
+      image: { image: 'reg/busybox:1.0' },
+      imageRef: 'reg/busybox@sha256:abc',
+    },
   };
   const fake = await startFakeCri({
     runtime: runtimeHandlers({
@@ -64,10 +108,36 @@ test('podContainers keeps the highest attempt per container and maps status and 
   try {
     const got = await rt.podContainers({ uid: 'uid-1', namespace: 'ns', name: 'p' });
     assert.deepEqual(got, [
-      { containerID: 'containerd://app-2', name: 'app', restartCount: 2, state: 'running', startedAt: T0 + 100 + 5000, finishedAt: undefined, exitCode: undefined, image: 'reg/busybox:1.0', imageRef: 'reg/busybox@sha256:abc' },
-      { containerID: 'containerd://side-0', name: 'sidecar', restartCount: 0, state: 'exited', startedAt: T0 + 10, finishedAt: T0 + 900, exitCode: 137, image: 'reg/busybox:1.0', imageRef: 'reg/busybox@sha256:abc' },
+      {
+        containerID: 'containerd://app-2',
+        name: 'app',
+        restartCount: 2,
+        state: 'running',
+        startedAt: T0 + 100 + 5000,
+        finishedAt: undefined,
+        exitCode: undefined,
+        image: 'reg/busybox:1.0',
+        imageRef: 'reg/busybox@sha256:abc',
+      },
+      {
+        containerID: 'containerd://side-0',
+        name: 'sidecar',
+        restartCount: 0,
+        state: 'exited',
+        startedAt: T0 + 10,
+        finishedAt: T0 + 900,
+        exitCode: 137,
+        image: 'reg/busybox:1.0',
+        imageRef: 'reg/busybox@sha256:abc',
+      },
     ]);
-    assert.deepEqual(fake.calls.filter(([rpc]) => rpc === 'ContainerStatus').map(([, r]) => r.containerId).sort(), ['app-2', 'side-0']);
+    assert.deepEqual(
+      fake.calls
+        .filter(([rpc]) => rpc === 'ContainerStatus')
+        .map(([, r]) => r.containerId)
+        .sort(),
+      ['app-2', 'side-0'],
+    );
   } finally {
     await rt.close();
     await fake.stop();
@@ -78,16 +148,27 @@ test('podContainers asks for verbose status and reports the env the container wa
   // What containerd 1.6 answers: info.info is JSON holding the CRI ContainerConfig (envs) and the
   // OCI spec; the CRI config is what the kubelet resolved, so it is the one read.
   const containerdInfo = JSON.stringify({
-    sandboxID: 'sb', pid: 42,
-    config: { metadata: { name: 'app', attempt: 0 }, envs: [{ key: 'POD_LABEL', value: 'v1' }, { key: 'EMPTY' }, { key: 'DUP', value: 'a' }, { key: 'DUP', value: 'b' }] },
+    sandboxID: 'sb',
+    pid: 42,
+    config: {
+      metadata: { name: 'app', attempt: 0 },
+      envs: [{ key: 'POD_LABEL', value: 'v1' }, { key: 'EMPTY' }, { key: 'DUP', value: 'a' }, { key: 'DUP', value: 'b' }],
+    },
     runtimeSpec: { process: { env: ['PATH=/bin', 'POD_LABEL=v1'] } },
   });
   const fake = await startFakeCri({
     runtime: runtimeHandlers({
       ListPodSandbox: () => ({ items: [{ id: 'sb', metadata: { name: 'p', uid: 'u', namespace: 'n' }, createdAt: ms(T0) }] }),
-      ListContainers: () => ({ containers: [container('c1', 'sb', 'app', 0, 'CONTAINER_RUNNING'), container('c2', 'sb', 'plain', 0, 'CONTAINER_RUNNING')] }),
+      ListContainers: () => ({
+        containers: [container('c1', 'sb', 'app', 0, 'CONTAINER_RUNNING'), container('c2', 'sb', 'plain', 0, 'CONTAINER_RUNNING')],
+      }),
       ContainerStatus: (req) => ({
-        status: { id: req.containerId, metadata: { name: req.containerId === 'c1' ? 'app' : 'plain', attempt: 0 }, state: 'CONTAINER_RUNNING', startedAt: ms(T0) },
+        status: {
+          id: req.containerId,
+          metadata: { name: req.containerId === 'c1' ? 'app' : 'plain', attempt: 0 },
+          state: 'CONTAINER_RUNNING',
+          startedAt: ms(T0),
+        },
         info: req.containerId === 'c1' ? { info: containerdInfo } : {},
       }),
     }),
@@ -105,9 +186,13 @@ test('podContainers asks for verbose status and reports the env the container wa
   }
 });
 
-test('envFromVerboseInfo: CRI-O\'s OCI spec env as a fallback; unusable info means unknown', () => {
+test("envFromVerboseInfo: CRI-O's OCI spec env as a fallback; unusable info means unknown", () => {
   // CRI-O's verbose info has no CRI config, only the OCI runtime spec.
-  const crio = JSON.stringify({ pid: 7, sandboxID: 'x', runtimeSpec: { process: { env: ['PATH=/usr/bin', 'A=1=2', 'B=', 'junk', '=nokey'] } } });
+  const crio = JSON.stringify({
+    pid: 7,
+    sandboxID: 'x',
+    runtimeSpec: { process: { env: ['PATH=/usr/bin', 'A=1=2', 'B=', 'junk', '=nokey'] } },
+  });
   assert.deepEqual(envFromVerboseInfo({ info: crio }), { PATH: '/usr/bin', A: '1=2', B: '' });
   assert.deepEqual(envFromVerboseInfo({ info: JSON.stringify({ config: { envs: [] } }) }), {});
   assert.equal(envFromVerboseInfo({}), undefined);
@@ -121,7 +206,9 @@ test('a container removed between list and status is reported from the listing',
     runtime: runtimeHandlers({
       ListPodSandbox: () => ({ items: [{ id: 'sb', metadata: { name: 'p', uid: 'u', namespace: 'n' }, createdAt: ms(T0) }] }),
       ListContainers: () => ({ containers: [container('c1', 'sb', 'app', 3, 'CONTAINER_EXITED')] }),
-      ContainerStatus: () => { throw grpcError(grpc.status.NOT_FOUND, 'container "c1" not found'); },
+      ContainerStatus: () => {
+        throw grpcError(grpc.status.NOT_FOUND, 'container "c1" not found');
+      },
     }),
   });
   const rt = await CriRuntime.connect({ endpoint: fake.endpoint });
@@ -144,7 +231,11 @@ test('execSync and stopContainer take pod-status container IDs and pass timeouts
   });
   const rt = await CriRuntime.connect({ endpoint: fake.endpoint });
   try {
-    assert.deepEqual(await rt.execSync('containerd://abc', ['sh', '-c', 'exit 3'], 5), { exitCode: 3, stdout: 'ran sh -c exit 3', stderr: 'warn' });
+    assert.deepEqual(await rt.execSync('containerd://abc', ['sh', '-c', 'exit 3'], 5), {
+      exitCode: 3,
+      stdout: 'ran sh -c exit 3',
+      stderr: 'warn',
+    });
     await rt.stopContainer('abc', 7);
     const [exec, stop] = fake.calls.slice(1);
     assert.deepEqual(exec, ['ExecSync', { containerId: 'abc', cmd: ['sh', '-c', 'exit 3'], timeout: '5' }]);
@@ -170,21 +261,29 @@ test('pullImage tries each auth in order, passes the sandbox config and reports 
     const progress: number[] = [];
     const res = await rt.pullImage({
       image: 'reg/app:1',
-      auths: [{ username: 'bad', password: 'x' }, { username: 'good', password: 'y', serverAddress: 'reg' }],
+      auths: [
+        { username: 'bad', password: 'x' },
+        { username: 'good', password: 'y', serverAddress: 'reg' },
+      ],
       sandboxConfig: { labels: { l: '1' }, annotations: { a: '2' } },
       onProgress: (p) => progress.push(p),
     });
     assert.deepEqual(res, { imageRef: 'sha256:pulled' });
     assert.deepEqual(progress, [0, 100]);
     const pulls = fake.calls.filter(([rpc]) => rpc === 'PullImage').map(([, r]) => r);
-    assert.deepEqual(pulls.map((r) => r.auth.username), ['bad', 'good']);
+    assert.deepEqual(
+      pulls.map((r) => r.auth.username),
+      ['bad', 'good'],
+    );
     assert.equal(pulls[1].image.image, 'reg/app:1');
     assert.equal(pulls[1].auth.serverAddress, 'reg');
     assert.deepEqual(pulls[1].sandboxConfig.labels, { l: '1' });
     assert.deepEqual(pulls[1].sandboxConfig.annotations, { a: '2' });
 
-    await assert.rejects(rt.pullImage({ image: 'reg/app:2', auths: [{ username: 'bad' }] }), (err: unknown) =>
-      err instanceof CriError && /401 Unauthorized/.test(err.message));
+    await assert.rejects(
+      rt.pullImage({ image: 'reg/app:2', auths: [{ username: 'bad' }] }),
+      (err: unknown) => err instanceof CriError && /401 Unauthorized/.test(err.message),
+    );
     await rt.pullImage({ image: 'reg/app:1', auths: [{ username: 'good' }] });
     assert.equal(fake.calls.at(-1)![1].sandboxConfig, null, 'no sandbox config when none is given');
   } finally {
@@ -253,9 +352,13 @@ test('nothing reachable: the error lists every path tried', async () => {
     assert.match(err.message, /\/nonexistent\/containerd\.sock \(no socket\), \/nonexistent\/crio\.sock \(no socket\)/);
     return true;
   });
-  await assert.rejects(CriClient.connect({ endpoint: 'unix:///nonexistent/x.sock', timeoutMs: 500 }), (err: unknown) =>
-    err instanceof RuntimeUnavailableError && /container runtime at unix:\/\/\/nonexistent\/x\.sock is not reachable/.test(err.message)
-      && !/Resolution note/.test(err.message));
+  await assert.rejects(
+    CriClient.connect({ endpoint: 'unix:///nonexistent/x.sock', timeoutMs: 500 }),
+    (err: unknown) =>
+      err instanceof RuntimeUnavailableError &&
+      /container runtime at unix:\/\/\/nonexistent\/x\.sock is not reachable/.test(err.message) &&
+      !/Resolution note/.test(err.message),
+  );
 });
 
 test('endpoint and ID helpers', () => {

@@ -3,7 +3,7 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { containerRecreateController } from '../../../src/daemon/containerrecreate/controller.ts';
-const INTERNAL_KILL_ERROR = "kruise-daemon internal error, see its log";
+const INTERNAL_KILL_ERROR = 'kruise-daemon internal error, see its log';
 import { singleNodeScope } from '../../../src/daemon/scope.ts';
 import { defaultFeatureGates } from '../../../src/apis/features.ts';
 import { SharedInformerFactory } from '../../../src/runtime/informer.ts';
@@ -18,10 +18,16 @@ const PODS = '/v1/pods';
 
 let server: FakeApiServer;
 let client: KubeClient;
-useFakeApiServer((s, c) => { server = s; client = c; });
+useFakeApiServer((s, c) => {
+  server = s;
+  client = c;
+});
 
 let stop: (() => Promise<void>) | undefined;
-afterEach(async () => { await stop?.(); stop = undefined; });
+afterEach(async () => {
+  await stop?.();
+  stop = undefined;
+});
 
 async function run(runtime: FakeRuntime, name: string): Promise<void> {
   server.put(PODS, {
@@ -30,19 +36,36 @@ async function run(runtime: FakeRuntime, name: string): Promise<void> {
     status: { phase: 'Running', containerStatuses: [{ name: 'app', containerID: 'containerd://app-0', restartCount: 0 }] },
   });
   server.put(CRRS, {
-    metadata: { name, namespace: 'ns', creationTimestamp: new Date().toISOString(), labels: { 'crr.apps.kruise.io/node-name': 'n1', 'crr.apps.kruise.io/pod-uid': `pod-${name}` } },
-    spec: { podName: name, containers: [{ name: 'app', statusContext: { containerID: 'containerd://app-0', restartCount: 0 } }], strategy: { failurePolicy: 'Fail' } },
+    metadata: {
+      name,
+      namespace: 'ns',
+      creationTimestamp: new Date().toISOString(),
+      labels: { 'crr.apps.kruise.io/node-name': 'n1', 'crr.apps.kruise.io/pod-uid': `pod-${name}` },
+    },
+    spec: {
+      podName: name,
+      containers: [{ name: 'app', statusContext: { containerID: 'containerd://app-0', restartCount: 0 } }],
+      strategy: { failurePolicy: 'Fail' },
+    },
   });
   const abort = new AbortController();
   const informers = new SharedInformerFactory(client, {});
   const sub = containerRecreateController({
-    client, informers, scope: singleNodeScope('n1', runtime), recorder: { event() {} }, clock: realClock,
-    logger: logger.child({}, { level: 'silent' }), features: defaultFeatureGates({}),
+    client,
+    informers,
+    scope: singleNodeScope('n1', runtime),
+    recorder: { event() {} },
+    clock: realClock,
+    logger: logger.child({}, { level: 'silent' }),
+    features: defaultFeatureGates({}),
   });
   informers.start(abort.signal);
   await informers.waitForCacheSync(abort.signal);
   sub.start();
-  stop = async () => { abort.abort(); await sub.stop(); };
+  stop = async () => {
+    abort.abort();
+    await sub.stop();
+  };
 }
 
 test('a pod whose containers are gone: nothing is killed, the states say so and the CRR stays open for the manager', async () => {
@@ -59,11 +82,15 @@ test('a pod whose containers are gone: nothing is killed, the states say so and 
 test('a JavaScript error while killing is logged, and the state carries a proper message instead of its text', async () => {
   const rt = new FakeRuntime();
   rt.containers = [{ name: 'app', containerID: 'containerd://app-0', restartCount: 0, state: 'running', startedAt: Date.now() - 60_000 }];
-  rt.stopContainer = async () => { throw new TypeError("Cannot read properties of undefined (reading 'x')"); };
+  rt.stopContainer = async () => {
+    throw new TypeError("Cannot read properties of undefined (reading 'x')");
+  };
   await run(rt, 'bug');
   await waitFor(() => server.getObject(CRRS, 'ns/bug')?.status?.phase === 'Completed', 'CRR completed');
   const crr = server.getObject(CRRS, 'ns/bug')!;
-  assert.deepEqual(crr.status.containerRecreateStates, [{ name: 'app', phase: 'Failed', message: `kill container error: ${INTERNAL_KILL_ERROR}` }]);
+  assert.deepEqual(crr.status.containerRecreateStates, [
+    { name: 'app', phase: 'Failed', message: `kill container error: ${INTERNAL_KILL_ERROR}` },
+  ]);
   assert.equal(crr.status.message, `container app failed: kill container error: ${INTERNAL_KILL_ERROR}`);
   assert.doesNotMatch(JSON.stringify(crr.status), /Cannot read|TypeError/);
   assert.match(crr.status.completionTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'metav1.Time: whole seconds');
@@ -75,5 +102,8 @@ test('a JavaScript error while killing is logged, and the state carries a proper
   await stop?.();
   await run(rt2, 'wedged');
   await waitFor(() => server.getObject(CRRS, 'ns/wedged')?.status?.phase === 'Completed', 'CRR completed');
-  assert.equal(server.getObject(CRRS, 'ns/wedged')!.status.containerRecreateStates[0].message, 'kill container error: rpc error: code = Unknown desc = wedged');
+  assert.equal(
+    server.getObject(CRRS, 'ns/wedged')!.status.containerRecreateStates[0].message,
+    'kill container error: rpc error: code = Unknown desc = wedged',
+  );
 });

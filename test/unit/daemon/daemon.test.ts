@@ -26,22 +26,42 @@ test('flags: upstream defaults, NODE_NAME, --socket-file, --simulated', () => {
 
 test('start fails with a clear RuntimeUnavailableError when the runtime cannot be reached', async () => {
   await assert.rejects(
-    startDaemon({ nodeName: 'n', addr: '0', maxWorkersForPullImage: -1, featureGates: '', simulated: false, simulatedNodeSelector: '' },
-      { connectRuntime: async () => { throw new Error('connect ENOENT /run/containerd/containerd.sock'); } }),
-    (err: Error) => err instanceof RuntimeUnavailableError && /not usable: connect ENOENT \/run\/containerd\/containerd.sock/.test(err.message));
+    startDaemon(
+      { nodeName: 'n', addr: '0', maxWorkersForPullImage: -1, featureGates: '', simulated: false, simulatedNodeSelector: '' },
+      {
+        connectRuntime: async () => {
+          throw new Error('connect ENOENT /run/containerd/containerd.sock');
+        },
+      },
+    ),
+    (err: Error) =>
+      err instanceof RuntimeUnavailableError && /not usable: connect ENOENT \/run\/containerd\/containerd.sock/.test(err.message),
+  );
   const unavailable = new RuntimeUnavailableError('no CRI v1 runtime at unix:///x');
   await assert.rejects(
-    startDaemon({ nodeName: 'n', addr: '0', maxWorkersForPullImage: -1, featureGates: '', simulated: false, simulatedNodeSelector: '' },
-      { connectRuntime: async () => { throw unavailable; } }),
-    (err: Error) => err === unavailable);
+    startDaemon(
+      { nodeName: 'n', addr: '0', maxWorkersForPullImage: -1, featureGates: '', simulated: false, simulatedNodeSelector: '' },
+      {
+        connectRuntime: async () => {
+          throw unavailable;
+        },
+      },
+    ),
+    (err: Error) => err === unavailable,
+  );
 });
 
 test('a single-node scope watches only its node', () => {
   const rt = new FakeRuntime();
   const s = singleNodeScope('node-a', rt);
-  assert.deepEqual([s.crrSelector, s.podSelector, s.nodeImageSelector], [
-    { labelSelector: 'crr.apps.kruise.io/node-name=node-a' }, { fieldSelector: 'spec.nodeName=node-a' }, { fieldSelector: 'metadata.name=node-a' },
-  ]);
+  assert.deepEqual(
+    [s.crrSelector, s.podSelector, s.nodeImageSelector],
+    [
+      { labelSelector: 'crr.apps.kruise.io/node-name=node-a' },
+      { fieldSelector: 'spec.nodeName=node-a' },
+      { fieldSelector: 'metadata.name=node-a' },
+    ],
+  );
   assert.equal(s.owns('node-a'), true);
   assert.equal(s.owns('node-b'), false);
   assert.equal(s.runtimeFor('node-a'), rt);
@@ -51,9 +71,19 @@ test('a single-node scope watches only its node', () => {
 test('the simulated scope owns the selected nodes its informer knows', () => {
   const nodes = new Map<string, { metadata: { name: string; labels: Record<string, string> } }>();
   const informer = { lister: { get: (n: string) => nodes.get(n) }, addEventHandler: () => ({}) };
-  const factory = { informerFor: (_t: unknown, sel: unknown) => { assert.deepEqual(sel, { labelSelector: 'type=kwok' }); return informer; } };
+  const factory = {
+    informerFor: (_t: unknown, sel: unknown) => {
+      assert.deepEqual(sel, { labelSelector: 'type=kwok' });
+      return informer;
+    },
+  };
   const rt = new FakeRuntime();
-  const s = selectedNodesScope(factory as never, 'type=kwok', () => rt, () => {});
+  const s = selectedNodesScope(
+    factory as never,
+    'type=kwok',
+    () => rt,
+    () => {},
+  );
   nodes.set('kwok-0', { metadata: { name: 'kwok-0', labels: { type: 'kwok' } } });
   assert.equal(s.owns('kwok-0'), true);
   assert.equal(s.owns('other'), false);

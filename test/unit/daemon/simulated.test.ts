@@ -3,7 +3,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import {
-  SIM_CONTAINER_ENV_ANNOTATION, SimulatedNodes, podContainersFromStatus, pullFailure, resolveEnv, stoppedStatuses, simulatedContainerID,
+  SIM_CONTAINER_ENV_ANNOTATION,
+  SimulatedNodes,
+  podContainersFromStatus,
+  pullFailure,
+  resolveEnv,
+  stoppedStatuses,
+  simulatedContainerID,
   simulatedImageID,
 } from '../../../src/daemon/simulated/runtime.ts';
 import { logger } from '../../../src/runtime/log.ts';
@@ -16,32 +22,59 @@ function pod(annotations: Record<string, string> = {}): Pod {
     spec: {
       nodeName: 'kwok-node-0',
       containers: [
-        { name: 'a', env: [{ name: 'VER', valueFrom: { fieldRef: { fieldPath: "metadata.labels['ver']" } } }, { name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] },
+        {
+          name: 'a',
+          env: [
+            { name: 'VER', valueFrom: { fieldRef: { fieldPath: "metadata.labels['ver']" } } },
+            { name: 'N', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          ],
+        },
         { name: 'b', env: [{ name: 'X', value: '1' }] },
       ],
     },
     status: {
       phase: 'Running',
       containerStatuses: [
-        { name: 'a', containerID: simulatedContainerID(UID, 'a', 0), restartCount: 0, image: 'nginx', state: { running: { startedAt: '2026-01-01T00:00:00Z' } } },
-        { name: 'b', containerID: simulatedContainerID(UID, 'b', 2), restartCount: 2, state: { terminated: { exitCode: 1, startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:01:00Z' } } },
+        {
+          name: 'a',
+          containerID: simulatedContainerID(UID, 'a', 0),
+          restartCount: 0,
+          image: 'nginx',
+          state: { running: { startedAt: '2026-01-01T00:00:00Z' } },
+        },
+        {
+          name: 'b',
+          containerID: simulatedContainerID(UID, 'b', 2),
+          restartCount: 2,
+          state: { terminated: { exitCode: 1, startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:01:00Z' } },
+        },
       ],
     },
   };
 }
 
-test('containers come from pod status; env is the pinned one, or today\'s (to be pinned) for containers reading metadata', () => {
+test("containers come from pod status; env is the pinned one, or today's (to be pinned) for containers reading metadata", () => {
   const fresh = podContainersFromStatus(pod());
-  assert.deepEqual(fresh.containers.map((c) => [c.name, c.state, c.restartCount, c.startedAt]), [
-    ['a', 'running', 0, Date.parse('2026-01-01T00:00:00Z')], ['b', 'exited', 2, Date.parse('2026-01-01T00:00:00Z')],
-  ]);
+  assert.deepEqual(
+    fresh.containers.map((c) => [c.name, c.state, c.restartCount, c.startedAt]),
+    [
+      ['a', 'running', 0, Date.parse('2026-01-01T00:00:00Z')],
+      ['b', 'exited', 2, Date.parse('2026-01-01T00:00:00Z')],
+    ],
+  );
   assert.deepEqual(fresh.containers[0].env, { VER: 'v2', N: 'p' });
   assert.deepEqual(Object.keys(fresh.pins), ['a'], 'only containers reading labels/annotations are pinned');
-  const pinned = podContainersFromStatus(pod({ [SIM_CONTAINER_ENV_ANNOTATION]: JSON.stringify({ a: { containerID: simulatedContainerID(UID, 'a', 0), env: { VER: 'v1' } } }) }));
+  const pinned = podContainersFromStatus(
+    pod({ [SIM_CONTAINER_ENV_ANNOTATION]: JSON.stringify({ a: { containerID: simulatedContainerID(UID, 'a', 0), env: { VER: 'v1' } } }) }),
+  );
   assert.deepEqual(pinned.containers[0].env, { VER: 'v1' });
   assert.deepEqual(pinned.pins, {});
   // A pin for an earlier container does not apply to the current one; a broken annotation is ignored.
-  assert.deepEqual(podContainersFromStatus(pod({ [SIM_CONTAINER_ENV_ANNOTATION]: JSON.stringify({ a: { containerID: 'old', env: { VER: 'v1' } } }) })).containers[0].env, { VER: 'v2', N: 'p' });
+  assert.deepEqual(
+    podContainersFromStatus(pod({ [SIM_CONTAINER_ENV_ANNOTATION]: JSON.stringify({ a: { containerID: 'old', env: { VER: 'v1' } } }) }))
+      .containers[0].env,
+    { VER: 'v2', N: 'p' },
+  );
   assert.deepEqual(podContainersFromStatus(pod({ [SIM_CONTAINER_ENV_ANNOTATION]: '{' })).containers[0].env, { VER: 'v2', N: 'p' });
   assert.deepEqual(resolveEnv(pod().spec!.containers![1], pod()), { X: '1' });
 });
@@ -60,14 +93,17 @@ test('a stop restarts the container in pod status the way the kubelet would (res
   assert.equal(stoppedStatuses(p, 'containerd://unknown', 'now'), undefined);
 });
 
-test('the restarted container runs the spec\'s image: an image changed in place costs no second restart', () => {
+test("the restarted container runs the spec's image: an image changed in place costs no second restart", () => {
   const p = pod();
   p.spec!.containers![0].image = 'nginx:2.0';
   const out = stoppedStatuses(p, p.status!.containerStatuses![0].containerID!, '2026-02-02T00:00:00Z')!;
   assert.equal(out.container.restartCount, 1);
   assert.equal(out.container.image, 'nginx:2.0');
   assert.equal(out.container.imageID, simulatedImageID('nginx:2.0'));
-  assert.equal(simulatedImageID('example.com:5000/a/b:1.0'), `example.com:5000/a/b@sha256:${createHash('sha256').update('example.com:5000/a/b:1.0').digest('hex')}`);
+  assert.equal(
+    simulatedImageID('example.com:5000/a/b:1.0'),
+    `example.com:5000/a/b@sha256:${createHash('sha256').update('example.com:5000/a/b:1.0').digest('hex')}`,
+  );
   // Unchanged image: the status keeps its image and imageID.
   const q = pod();
   q.spec!.containers![0].image = 'nginx';
@@ -80,7 +116,10 @@ test('under restartPolicy Never / OnFailure a stopped container stays exited; th
   for (const restartPolicy of ['Never', 'OnFailure']) {
     const p = pod();
     p.spec!.restartPolicy = restartPolicy;
-    p.status!.conditions = [{ type: 'Ready', status: 'True' }, { type: 'PodScheduled', status: 'True' }];
+    p.status!.conditions = [
+      { type: 'Ready', status: 'True' },
+      { type: 'PodScheduled', status: 'True' },
+    ];
     p.status!.containerStatuses![1]!.state = { running: { startedAt: '2026-01-01T00:00:00Z' } };
     const [a, b] = p.status!.containerStatuses!.map((s) => s.containerID!);
     const first = stoppedStatuses(p, a!, 'T1')!;
@@ -92,7 +131,13 @@ test('under restartPolicy Never / OnFailure a stopped container stays exited; th
     assert.equal(first.phase, undefined, 'the other container still runs');
     const last = stoppedStatuses({ ...p, status: { ...p.status, containerStatuses: first.statuses } }, b!, 'T2')!;
     assert.equal(last.phase, 'Succeeded');
-    assert.deepEqual(last.conditions?.map((c) => [c.type, c.status]), [['Ready', 'False'], ['PodScheduled', 'True']]);
+    assert.deepEqual(
+      last.conditions?.map((c) => [c.type, c.status]),
+      [
+        ['Ready', 'False'],
+        ['PodScheduled', 'True'],
+      ],
+    );
     // A container that had already failed makes the pod Failed.
     const failed = stoppedStatuses(pod({}), a!, 'T3');
     assert.equal(failed?.phase, undefined, 'restartPolicy Always: never terminal');
@@ -112,7 +157,14 @@ test('pull failure rule: .invalid hosts and the tag doesnotexist', () => {
 
 test('simulated pulls take their time, report progress, and are remembered per node', async () => {
   const clock = new FakeClock();
-  const nodes = new SimulatedNodes({ client: {} as never, recorder: { event() {} }, clock, logger: logger.child({}, { level: 'silent' }), podOfContainer: () => undefined, pullDelayMs: 400 });
+  const nodes = new SimulatedNodes({
+    client: {} as never,
+    recorder: { event() {} },
+    clock,
+    logger: logger.child({}, { level: 'silent' }),
+    podOfContainer: () => undefined,
+    pullDelayMs: 400,
+  });
   const rt = nodes.runtimeFor('n0');
   const progress: number[] = [];
   const p = rt.pullImage({ image: 'nginx:1.0', onProgress: (x) => progress.push(x) });

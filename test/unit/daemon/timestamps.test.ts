@@ -20,7 +20,8 @@ const OFF_SECOND = 1_700_000_000_123;
 function timesIn(value: unknown, path = ''): [string, string][] {
   if (typeof value !== 'object' || value === null) return [];
   return Object.entries(value).flatMap(([k, v]) =>
-    typeof v === 'string' && /(Time|At|Timestamp)$/.test(k) ? [[`${path}.${k}`, v] as [string, string]] : timesIn(v, `${path}.${k}`));
+    typeof v === 'string' && /(Time|At|Timestamp)$/.test(k) ? [[`${path}.${k}`, v] as [string, string]] : timesIn(v, `${path}.${k}`),
+  );
 }
 
 test('metaTime is whole seconds; MicroTime has exactly six fractional digits', () => {
@@ -32,9 +33,17 @@ test('image pull worker: startTime and completionTime are whole seconds', async 
   const clock = new FakeClock(OFF_SECOND);
   const seen: ImageTagStatus[] = [];
   const [task] = desiredTasks({ images: { app: { tags: [{ tag: '1', version: 1 }] } } });
-  await runPullWorker(task, { runtime: new FakeRuntime(), clock, slots: new PullSlots(-1), auths: async () => [], log: logger }, new AbortController().signal, (s) => seen.push(s));
+  await runPullWorker(
+    task,
+    { runtime: new FakeRuntime(), clock, slots: new PullSlots(-1), auths: async () => [], log: logger },
+    new AbortController().signal,
+    (s) => seen.push(s),
+  );
   const times = seen.flatMap((s) => timesIn(s));
-  assert.ok(times.some(([p]) => p === '.completionTime'), JSON.stringify(seen));
+  assert.ok(
+    times.some(([p]) => p === '.completionTime'),
+    JSON.stringify(seen),
+  );
   for (const [path, t] of times) assert.match(t, META_TIME, path);
 });
 
@@ -47,14 +56,32 @@ test('simulated container stop: finishedAt, startedAt and condition times are wh
     status: {
       phase: 'Running',
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2023-11-14T22:00:00Z' }],
-      containerStatuses: [{ name: 'a', containerID: id, restartCount: 0, ready: true, state: { running: { startedAt: '2023-11-14T22:00:00Z' } } }],
+      containerStatuses: [
+        { name: 'a', containerID: id, restartCount: 0, ready: true, state: { running: { startedAt: '2023-11-14T22:00:00Z' } } },
+      ],
     },
   } as Pod;
   const patches: unknown[] = [];
-  const client = { get: async () => pod, patchStatus: async (_t: unknown, _n: string, body: unknown) => { patches.push(body); return pod; } };
-  const nodes = new SimulatedNodes({ client: client as never, recorder: { event() {} }, clock, logger, podOfContainer: () => ({ namespace: 'ns', name: 'p', uid: 'u' }), pullDelayMs: 0 });
+  const client = {
+    get: async () => pod,
+    patchStatus: async (_t: unknown, _n: string, body: unknown) => {
+      patches.push(body);
+      return pod;
+    },
+  };
+  const nodes = new SimulatedNodes({
+    client: client as never,
+    recorder: { event() {} },
+    clock,
+    logger,
+    podOfContainer: () => ({ namespace: 'ns', name: 'p', uid: 'u' }),
+    pullDelayMs: 0,
+  });
   await nodes.runtimeFor('n0').stopContainer(id, 1);
   const times = patches.flatMap((p) => timesIn(p));
-  assert.ok(times.some(([p]) => p.endsWith('.finishedAt')), JSON.stringify(patches));
+  assert.ok(
+    times.some(([p]) => p.endsWith('.finishedAt')),
+    JSON.stringify(patches),
+  );
   for (const [path, t] of times) assert.match(t, META_TIME, path);
 });

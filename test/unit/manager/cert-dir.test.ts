@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { privateCertDir } from '../../../src/manager/manager.ts';
 
-test('is a fresh 0700 directory in the temp dir, removed by the manager\'s stop', async () => {
+test("is a fresh 0700 directory in the temp dir, removed by the manager's stop", async () => {
   const closers: Array<() => Promise<void> | void> = [];
   const a = privateCertDir(closers);
   const b = privateCertDir(closers);

@@ -7,8 +7,14 @@ import type { ControllerSetup } from '../../../src/controllers/types.ts';
 import { selectControllers, servedKruiseKinds } from '../../../src/manager/controllers.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
 
-const setup = (name: string, kinds: string[], gate?: ControllerSetup['gate']): ControllerSetup =>
-  ({ name, kinds, gate, setup: () => { throw new Error('not called'); } });
+const setup = (name: string, kinds: string[], gate?: ControllerSetup['gate']): ControllerSetup => ({
+  name,
+  kinds,
+  gate,
+  setup: () => {
+    throw new Error('not called');
+  },
+});
 
 test('controllers run when their gate is on and every kind they need is served', () => {
   const all = [
@@ -18,8 +24,15 @@ test('controllers run when their gate is on and every kind they need is served',
     setup('pub', ['PodUnavailableBudget.policy.kruise.io']),
     setup('podreadiness', []),
   ];
-  const sel = selectControllers(all, { ...FEATURE_GATE_DEFAULTS, ImagePullJobGate: false }, new Set(['CloneSet', 'NodeImage', 'PodUnavailableBudget.policy.kruise.io']));
-  assert.deepEqual(sel.run.map((c) => c.name), ['cloneset', 'pub', 'podreadiness']);
+  const sel = selectControllers(
+    all,
+    { ...FEATURE_GATE_DEFAULTS, ImagePullJobGate: false },
+    new Set(['CloneSet', 'NodeImage', 'PodUnavailableBudget.policy.kruise.io']),
+  );
+  assert.deepEqual(
+    sel.run.map((c) => c.name),
+    ['cloneset', 'pub', 'podreadiness'],
+  );
   assert.deepEqual(sel.skipped, [
     { name: 'imagepulljob', reason: 'feature gate ImagePullJobGate is off' },
     { name: 'nodeimage', reason: 'the API server does not serve ImagePullJob (CRD not installed)' },
@@ -27,12 +40,21 @@ test('controllers run when their gate is on and every kind they need is served',
 });
 
 test('servedKruiseKinds: a kind counts when its CRD is Established and serves the storage version', async () => {
-  const crd = (versions: Array<{ name: string; served: boolean }>, established = 'True') =>
-    ({ metadata: { name: 'x' }, spec: { versions }, status: { conditions: [{ type: 'Established', status: established }] } });
+  const crd = (versions: Array<{ name: string; served: boolean }>, established = 'True') => ({
+    metadata: { name: 'x' },
+    spec: { versions },
+    status: { conditions: [{ type: 'Established', status: established }] },
+  });
   const crds: Record<string, unknown> = {
-    'clonesets.apps.kruise.io': crd([{ name: 'v1alpha1', served: true }, { name: 'v1beta1', served: true }]),
+    'clonesets.apps.kruise.io': crd([
+      { name: 'v1alpha1', served: true },
+      { name: 'v1beta1', served: true },
+    ]),
     'imagepulljobs.apps.kruise.io': crd([{ name: 'v1beta1', served: true }], 'False'),
-    'nodeimages.apps.kruise.io': crd([{ name: 'v1alpha1', served: true }, { name: 'v1beta1', served: false }]),
+    'nodeimages.apps.kruise.io': crd([
+      { name: 'v1alpha1', served: true },
+      { name: 'v1beta1', served: false },
+    ]),
     'podunavailablebudgets.policy.kruise.io': crd([{ name: 'v1beta1', served: true }]),
   };
   const client = {
@@ -49,5 +71,8 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
   const served = new Set(['CloneSet', 'ContainerRecreateRequest', 'ImagePullJob', 'ImageListPullJob', 'NodeImage']);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
-  assert.ok(sel.skipped.every((s) => s.reason.startsWith('feature gate')), JSON.stringify(sel.skipped));
+  assert.ok(
+    sel.skipped.every((s) => s.reason.startsWith('feature gate')),
+    JSON.stringify(sel.skipped),
+  );
 });

@@ -5,7 +5,8 @@ import { pino } from 'pino';
 import { ensureNamespace } from '../../../src/manager/manager.ts';
 import { StatusError, type KubeClient } from '../../../src/runtime/client.ts';
 
-const forbidden = () => new StatusError({ code: 403, reason: 'Forbidden', message: 'namespaces is forbidden: User "u" cannot create resource "namespaces"' });
+const forbidden = () =>
+  new StatusError({ code: 403, reason: 'Forbidden', message: 'namespaces is forbidden: User "u" cannot create resource "namespaces"' });
 const exists = () => new StatusError({ code: 409, reason: 'AlreadyExists', message: 'namespaces "x" already exists' });
 const notFound = () => new StatusError({ code: 404, reason: 'NotFound', message: 'namespaces "x" not found' });
 
@@ -19,7 +20,9 @@ function fixture(create: () => unknown, get: () => unknown) {
   return { client, log, warnings: () => lines.filter((l) => l.level >= 40).map((l) => l.msg) };
 }
 
-const throws = (make: () => Error) => () => { throw make(); };
+const throws = (make: () => Error) => () => {
+  throw make();
+};
 
 test('a missing namespace is created; an existing one is left alone', async () => {
   for (const create of [() => ({}), throws(exists)]) {
@@ -39,6 +42,12 @@ test('a missing namespace that cannot be created fails start-up only when requir
   const f = fixture(throws(forbidden), throws(notFound));
   await ensureNamespace(f.client, 'kruise-daemon-config', f.log, { required: false });
   assert.equal(f.warnings().length, 1);
-  assert.match(f.warnings()[0]!, /namespace kruise-daemon-config does not exist and could not be created: namespaces is forbidden.*create it as the upstream installation does/);
-  await assert.rejects(ensureNamespace(f.client, 'kruise-system', f.log, { required: true }), /namespace kruise-system does not exist and could not be created/);
+  assert.match(
+    f.warnings()[0]!,
+    /namespace kruise-daemon-config does not exist and could not be created: namespaces is forbidden.*create it as the upstream installation does/,
+  );
+  await assert.rejects(
+    ensureNamespace(f.client, 'kruise-system', f.log, { required: true }),
+    /namespace kruise-system does not exist and could not be created/,
+  );
 });

@@ -21,22 +21,47 @@ describe('manager start-up', () => {
   test('a cache that does not sync within --controller-cache-sync-timeout fails start-up naming it', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
     const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(kubeconfig, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'fake',
-      clusters: [{ name: 'fake', cluster: { server: server.url } }],
-      users: [{ name: 'u', user: {} }],
-      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
-    }));
+    fs.writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'fake',
+        clusters: [{ name: 'fake', cluster: { server: server.url } }],
+        users: [{ name: 'u', user: {} }],
+        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
+      }),
+    );
     for (let i = 0; i < 1000; i++) {
-      server.failNext((r) => r.method === 'GET' && r.path === '/api/v1/pods' && r.query.get('watch') !== 'true', 403,
-        { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 403, reason: 'Forbidden', message: 'pods is forbidden' });
+      server.failNext((r) => r.method === 'GET' && r.path === '/api/v1/pods' && r.query.get('watch') !== 'true', 403, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'pods is forbidden',
+      });
     }
     const cmd = addManagerFlags(new Command('start'));
-    cmd.parse(['--kubeconfig', kubeconfig, '--metrics-addr=0', '--health-probe-addr=0', '--webhook-port=0',
-      '--enable-leader-election=false', '--controller-cache-sync-timeout=500ms', '--webhook-cert-dir', dir], { from: 'user' });
+    cmd.parse(
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--metrics-addr=0',
+        '--health-probe-addr=0',
+        '--webhook-port=0',
+        '--enable-leader-election=false',
+        '--controller-cache-sync-timeout=500ms',
+        '--webhook-cert-dir',
+        dir,
+      ],
+      { from: 'user' },
+    );
     const started = Date.now();
-    await assert.rejects(startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }) }),
-      /timed out after 500ms waiting for the cache of pods to sync/);
+    await assert.rejects(
+      startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }) }),
+      /timed out after 500ms waiting for the cache of pods to sync/,
+    );
     assert.ok(Date.now() - started < 10_000);
     fs.rmSync(dir, { recursive: true, force: true });
   });

@@ -28,8 +28,14 @@ describe('cache sync', () => {
   function refuseNodeLists(): void {
     refusing = true;
     for (let i = 0; i < 1000; i++) {
-      server.failNext((r) => refusing && r.method === 'GET' && r.path === '/api/v1/nodes' && r.query.get('watch') !== 'true', 403,
-        { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 403, reason: 'Forbidden', message: 'nodes is forbidden' });
+      server.failNext((r) => refusing && r.method === 'GET' && r.path === '/api/v1/nodes' && r.query.get('watch') !== 'true', 403, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'nodes is forbidden',
+      });
     }
   }
 
@@ -41,7 +47,10 @@ describe('cache sync', () => {
     const stop = new AbortController();
     factory.start(stop.signal);
     const started = Date.now();
-    const err = await factory.waitForCacheSync(stop.signal, 300).then(() => undefined, (e: unknown) => e);
+    const err = await factory.waitForCacheSync(stop.signal, 300).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof CacheSyncTimeoutError, String(err));
     assert.deepEqual(err.resources, ['nodes'], 'only the cache that did not sync');
     assert.match(err.message, /timed out after 300ms waiting for the cache of nodes to sync/);

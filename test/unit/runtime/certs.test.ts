@@ -11,11 +11,16 @@ import { KubeClient } from '../../../src/runtime/client.ts';
 import { WebhookCertController } from '../../../src/runtime/webhook/cert-controller.ts';
 import { caProblem, ensureSecretCerts, generateCerts, servingCertProblem, writeCertsToDir } from '../../../src/runtime/webhook/certs.ts';
 import {
-  andSelectors, buildWebhookConfigurations, ensureWebhookConfigurations, isSubset, verifyWebhookCABundles, type ClientMode,
+  andSelectors,
+  buildWebhookConfigurations,
+  ensureWebhookConfigurations,
+  isSubset,
+  verifyWebhookCABundles,
+  type ClientMode,
 } from '../../../src/runtime/webhook/configuration.ts';
 import { ensureCRDConversion } from '../../../src/runtime/webhook/crd-conversion.ts';
 import type { WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
-import { FakeApiServer , useFakeApiServer } from './fake-apiserver.ts';
+import { FakeApiServer, useFakeApiServer } from './fake-apiserver.ts';
 
 const silent = pino({ level: 'silent' });
 const features = { ...FEATURE_GATE_DEFAULTS };
@@ -26,12 +31,26 @@ const CRDS = 'apiextensions.k8s.io/v1/customresourcedefinitions';
 const DAY = 86_400_000;
 
 const regs: WebhookRegistration[] = [
-  { group: 'apps.kruise.io', resource: 'clonesets', versions: ['v1alpha1', 'v1beta1'], operations: ['CREATE', 'UPDATE', 'DELETE'], mutate: () => {}, validate: () => [] },
+  {
+    group: 'apps.kruise.io',
+    resource: 'clonesets',
+    versions: ['v1alpha1', 'v1beta1'],
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+    mutate: () => {},
+    validate: () => [],
+  },
   { group: '', resource: 'pods', versions: ['v1'], operations: ['CREATE'], mutate: () => {} },
   { group: '', resource: 'pods', versions: ['v1'], operations: ['UPDATE', 'DELETE'], validate: () => [] },
   { group: '', resource: 'pods/eviction', versions: ['v1'], operations: ['CREATE'], validate: () => [], failurePolicy: 'Ignore' },
   { group: 'apps', resource: 'deployments', versions: ['v1'], operations: ['DELETE'], validate: () => [] },
-  { group: 'apps.kruise.io', resource: 'imagepulljobs', versions: ['v1beta1'], operations: ['CREATE'], validate: () => [], gate: 'ImagePullJobGate' },
+  {
+    group: 'apps.kruise.io',
+    resource: 'imagepulljobs',
+    versions: ['v1beta1'],
+    operations: ['CREATE'],
+    validate: () => [],
+    gate: 'ImagePullJobGate',
+  },
 ];
 
 const urlMode: ClientMode = { mode: 'url', host: '127.0.0.1', port: 9876 };
@@ -67,7 +86,10 @@ describe('certificate generation and validity', () => {
 describe('self-managed Secret', () => {
   let api: FakeApiServer;
   let client: KubeClient;
-  useFakeApiServer((s, c) => { api = s; client = c; });
+  useFakeApiServer((s, c) => {
+    api = s;
+    client = c;
+  });
 
   it('creates kruise-webhook-certs with upstream keys, then reuses it, then rotates near expiry keeping the CA', async () => {
     const secret = { namespace: 'kruise-system', name: 'kruise-webhook-certs' };
@@ -95,7 +117,12 @@ describe('self-managed Secret', () => {
   it('a lost update race re-reads the winner', async () => {
     const secret = { namespace: 'kruise-system', name: 'race' };
     await ensureSecretCerts(client, secret, '127.0.0.1', { logger: silent });
-    api.failNext((r) => r.method === 'PUT' && r.path.endsWith('/secrets/race'), 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'modified' });
+    api.failNext((r) => r.method === 'PUT' && r.path.endsWith('/secrets/race'), 409, {
+      kind: 'Status',
+      code: 409,
+      reason: 'Conflict',
+      message: 'modified',
+    });
     const res = await ensureSecretCerts(client, secret, '10.1.1.1', { logger: silent });
     assert.equal(res.changed, true);
     assert.equal(servingCertProblem(res.certs, '10.1.1.1', Date.now()), undefined);
@@ -120,15 +147,35 @@ describe('webhook configurations', () => {
     const { mutating, validating } = buildWebhookConfigurations(regs, { clientMode: urlMode, features, caBundle: 'CA PEM' });
     assert.equal(mutating.metadata.name, 'kruise-mutating-webhook-configuration');
     assert.equal(validating.metadata.name, 'kruise-validating-webhook-configuration');
-    assert.deepEqual(mutating.webhooks!.map((w) => w.name), ['mcloneset.kb.io', 'mpod.kb.io']);
-    assert.deepEqual(validating.webhooks!.map((w) => w.name), ['vbuiltindeployment.kb.io', 'vcloneset.kb.io', 'vpod.kb.io', 'vpodeviction.kb.io']);
+    assert.deepEqual(
+      mutating.webhooks!.map((w) => w.name),
+      ['mcloneset.kb.io', 'mpod.kb.io'],
+    );
+    assert.deepEqual(
+      validating.webhooks!.map((w) => w.name),
+      ['vbuiltindeployment.kb.io', 'vcloneset.kb.io', 'vpod.kb.io', 'vpodeviction.kb.io'],
+    );
     const mc = mutating.webhooks![0]!;
     assert.deepEqual(mc, {
       name: 'mcloneset.kb.io',
       clientConfig: { url: 'https://127.0.0.1:9876/mutate-apps-kruise-io-cloneset', caBundle: Buffer.from('CA PEM').toString('base64') },
-      rules: [{ apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1', 'v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['clonesets'], scope: '*' }],
-      failurePolicy: 'Fail', matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {}, sideEffects: 'None',
-      timeoutSeconds: 10, admissionReviewVersions: ['v1'], reinvocationPolicy: 'Never',
+      rules: [
+        {
+          apiGroups: ['apps.kruise.io'],
+          apiVersions: ['v1alpha1', 'v1beta1'],
+          operations: ['CREATE', 'UPDATE'],
+          resources: ['clonesets'],
+          scope: '*',
+        },
+      ],
+      failurePolicy: 'Fail',
+      matchPolicy: 'Equivalent',
+      namespaceSelector: {},
+      objectSelector: {},
+      sideEffects: 'None',
+      timeoutSeconds: 10,
+      admissionReviewVersions: ['v1'],
+      reinvocationPolicy: 'Never',
     });
     const vc = validating.webhooks!.find((w) => w.name === 'vcloneset.kb.io')!;
     assert.deepEqual(vc.rules[0]!.operations, ['CREATE', 'UPDATE', 'DELETE']);
@@ -144,12 +191,18 @@ describe('webhook configurations', () => {
 
   it('Service mode, gates, extra selectors and names', () => {
     const { mutating, validating } = buildWebhookConfigurations(regs, {
-      clientMode: svcMode, features: { ...features, ImagePullJobGate: true }, mutatingName: 'm', validatingName: 'v', timeoutSeconds: 30,
+      clientMode: svcMode,
+      features: { ...features, ImagePullJobGate: true },
+      mutatingName: 'm',
+      validatingName: 'v',
+      timeoutSeconds: 30,
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ns1' } },
     });
     assert.equal(mutating.metadata.name, 'm');
     const pod = mutating.webhooks!.find((w) => w.name === 'mpod.kb.io')!;
-    assert.deepEqual(pod.clientConfig, { service: { namespace: 'kruise-system', name: 'kruise-webhook-service', path: '/mutate-pod', port: 443 } });
+    assert.deepEqual(pod.clientConfig, {
+      service: { namespace: 'kruise-system', name: 'kruise-webhook-service', path: '/mutate-pod', port: 443 },
+    });
     assert.deepEqual(pod.namespaceSelector, {
       matchLabels: { 'kubernetes.io/metadata.name': 'ns1' },
       matchExpressions: [{ key: 'control-plane', operator: 'DoesNotExist' }],
@@ -169,16 +222,25 @@ describe('webhook configurations', () => {
 describe('reconciling against the API', () => {
   let api: FakeApiServer;
   let client: KubeClient;
-  useFakeApiServer((s, c) => { api = s; client = c; });
+  useFakeApiServer((s, c) => {
+    api = s;
+    client = c;
+  });
 
   it('creates the configurations, leaves equal ones alone, updates changed ones keeping labels', async () => {
     const desired = buildWebhookConfigurations(regs, { clientMode: urlMode, features, caBundle: 'CA1' });
-    assert.deepEqual(await ensureWebhookConfigurations(client, desired), ['kruise-mutating-webhook-configuration', 'kruise-validating-webhook-configuration']);
+    assert.deepEqual(await ensureWebhookConfigurations(client, desired), [
+      'kruise-mutating-webhook-configuration',
+      'kruise-validating-webhook-configuration',
+    ]);
     assert.deepEqual(await ensureWebhookConfigurations(client, desired), []);
     const existing = api.getObject(MWC, 'kruise-mutating-webhook-configuration')!;
     api.put(MWC, { ...existing, metadata: { ...existing.metadata, labels: { owner: 'helm' } } });
     const next = buildWebhookConfigurations(regs, { clientMode: urlMode, features, caBundle: 'CA2' });
-    assert.deepEqual(await ensureWebhookConfigurations(client, next), ['kruise-mutating-webhook-configuration', 'kruise-validating-webhook-configuration']);
+    assert.deepEqual(await ensureWebhookConfigurations(client, next), [
+      'kruise-mutating-webhook-configuration',
+      'kruise-validating-webhook-configuration',
+    ]);
     const stored = api.getObject(MWC, 'kruise-mutating-webhook-configuration')!;
     assert.deepEqual(stored.metadata.labels, { owner: 'helm' });
     assert.equal(stored.webhooks[0].clientConfig.caBundle, Buffer.from('CA2').toString('base64'));
@@ -186,7 +248,13 @@ describe('reconciling against the API', () => {
   });
 
   it('external mode only verifies the caBundle of served webhooks', async () => {
-    const served = new Set(['/mutate-apps-kruise-io-cloneset', '/mutate-pod', '/validate-apps-kruise-io-cloneset', '/validate-pod', '/validate-apps-deployment']);
+    const served = new Set([
+      '/mutate-apps-kruise-io-cloneset',
+      '/mutate-pod',
+      '/validate-apps-kruise-io-cloneset',
+      '/validate-pod',
+      '/validate-apps-deployment',
+    ]);
     const names = { mutating: 'kruise-mutating-webhook-configuration', validating: 'kruise-validating-webhook-configuration' };
     await verifyWebhookCABundles(client, names, served, 'CA2');
     await assert.rejects(verifyWebhookCABundles(client, names, served, 'CA3'), /does not match the external caBundle/);
@@ -195,7 +263,9 @@ describe('reconciling against the API', () => {
 
   it('points webhook-converted kruise CRDs at /convert', async () => {
     const crd = (name: string, group: string, strategy: string) => ({
-      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name },
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name },
       spec: { group, names: { kind: 'X' }, versions: [{ name: 'v1beta1' }], conversion: { strategy } },
     });
     api.put(CRDS, crd('clonesets.apps.kruise.io', 'apps.kruise.io', 'Webhook'));
@@ -207,7 +277,10 @@ describe('reconciling against the API', () => {
     assert.deepEqual(api.getObject(CRDS, 'clonesets.apps.kruise.io')!.spec.conversion, {
       strategy: 'Webhook',
       webhook: {
-        clientConfig: { service: { namespace: 'kruise-system', name: 'kruise-webhook-service', path: '/convert', port: 443 }, caBundle: Buffer.from('CA').toString('base64') },
+        clientConfig: {
+          service: { namespace: 'kruise-system', name: 'kruise-webhook-service', path: '/convert', port: 443 },
+          caBundle: Buffer.from('CA').toString('base64'),
+        },
         conversionReviewVersions: ['v1', 'v1beta1'],
       },
     });
@@ -223,8 +296,16 @@ describe('reconciling against the API', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-'));
     let reloaded = 0;
     const ctl = new WebhookCertController({
-      client, registrations: regs, features, clientMode: urlMode, certDir: dir, secret: { namespace: 'kruise-system', name: 'ctl-certs' },
-      mutatingName: 'ctl-m', validatingName: 'ctl-v', logger: silent, onCertsChanged: () => reloaded++,
+      client,
+      registrations: regs,
+      features,
+      clientMode: urlMode,
+      certDir: dir,
+      secret: { namespace: 'kruise-system', name: 'ctl-certs' },
+      mutatingName: 'ctl-m',
+      validatingName: 'ctl-v',
+      logger: silent,
+      onCertsChanged: () => reloaded++,
     });
     const ac = new AbortController();
     const running = ctl.run(ac.signal);
@@ -233,12 +314,18 @@ describe('reconciling against the API', () => {
     assert.equal(fs.readFileSync(path.join(dir, 'tls.crt'), 'utf8'), certs.cert);
     assert.equal(reloaded, 1);
     assert.equal(api.getObject(VWC, 'ctl-v')!.webhooks[0].clientConfig.caBundle, Buffer.from(certs.caCert).toString('base64'));
-    assert.equal(api.getObject(CRDS, 'clonesets.apps.kruise.io')!.spec.conversion.webhook.clientConfig.caBundle, Buffer.from(certs.caCert).toString('base64'));
+    assert.equal(
+      api.getObject(CRDS, 'clonesets.apps.kruise.io')!.spec.conversion.webhook.clientConfig.caBundle,
+      Buffer.from(certs.caCert).toString('base64'),
+    );
     ctl.trigger();
     ac.abort();
     await running;
     assert.equal(reloaded, 1, 'unchanged certs are not rewritten');
-    assert.throws(() => new WebhookCertController({ client, registrations: regs, features, clientMode: urlMode, certDir: dir, external: { dir } }), /EnableExternalCerts/);
+    assert.throws(
+      () => new WebhookCertController({ client, registrations: regs, features, clientMode: urlMode, certDir: dir, external: { dir } }),
+      /EnableExternalCerts/,
+    );
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -29,7 +29,7 @@ import {
   type KubeObject,
   type WatchEvent,
 } from '../../../src/runtime/client.ts';
-import { FakeApiServer, status, waitFor , useFakeApiServer } from './fake-apiserver.ts';
+import { FakeApiServer, status, waitFor, useFakeApiServer } from './fake-apiserver.ts';
 
 const PODS = '/v1/pods';
 const CMS = '/v1/configmaps';
@@ -47,7 +47,10 @@ function pod(name: string, labels: Record<string, string> = {}, ns = 'default'):
 describe('KubeClient CRUD', () => {
   let server: FakeApiServer;
   let client: KubeClient;
-  useFakeApiServer((s, c) => { server = s; client = c; });
+  useFakeApiServer((s, c) => {
+    server = s;
+    client = c;
+  });
 
   test('create, get, conflicting update, update, delete', async () => {
     const created = await client.create<Pod>(Pods, { metadata: { name: 'a', namespace: 'default' } });
@@ -69,10 +72,7 @@ describe('KubeClient CRUD', () => {
     assert.deepEqual(updated.metadata.labels, { x: 'y' });
     assert.notEqual(updated.metadata.resourceVersion, got.metadata.resourceVersion);
 
-    await assert.rejects(
-      client.delete(Pods, 'a', { namespace: 'default', preconditions: { uid: 'other' } }),
-      isConflict,
-    );
+    await assert.rejects(client.delete(Pods, 'a', { namespace: 'default', preconditions: { uid: 'other' } }), isConflict);
     await client.delete(Pods, 'a', {
       namespace: 'default',
       preconditions: { uid: created.metadata.uid, resourceVersion: updated.metadata.resourceVersion },
@@ -107,13 +107,19 @@ describe('KubeClient CRUD', () => {
   test('patch types, server-side apply and dry run', async () => {
     server.put(CMS, { metadata: { name: 'p', namespace: 'default' }, data: { a: '1', b: '2' } } as KubeObject);
     const merged = await client.patch<KubeObject & { data: Record<string, string> }>(
-      ConfigMaps, 'p', { data: { a: null, c: '3' } }, { namespace: 'default', patchType: PatchType.Merge },
+      ConfigMaps,
+      'p',
+      { data: { a: null, c: '3' } },
+      { namespace: 'default', patchType: PatchType.Merge },
     );
     assert.deepEqual(merged.data, { b: '2', c: '3' });
     assert.equal(server.requests.at(-1)!.headers['content-type'], 'application/merge-patch+json');
 
     const jp = await client.patch<KubeObject & { data: Record<string, string> }>(
-      ConfigMaps, 'p', [{ op: 'replace', path: '/data/b', value: 'x' }], { namespace: 'default', patchType: PatchType.JSON },
+      ConfigMaps,
+      'p',
+      [{ op: 'replace', path: '/data/b', value: 'x' }],
+      { namespace: 'default', patchType: PatchType.JSON },
     );
     assert.equal(jp.data.b, 'x');
     assert.equal(server.requests.at(-1)!.headers['content-type'], 'application/json-patch+json');
@@ -142,7 +148,10 @@ describe('KubeClient CRUD', () => {
     server.put(PODS, pod('other', { app: 'x' }, 'paging'));
     const before = server.requests.length;
     const all = await client.listAll<Pod>(Pods, { namespace: 'paging', labelSelector: 'app=paged', limit: 2 });
-    assert.deepEqual(all.items.map((p) => p.metadata.name), ['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+    assert.deepEqual(
+      all.items.map((p) => p.metadata.name),
+      ['page-0', 'page-1', 'page-2', 'page-3', 'page-4'],
+    );
     assert.ok(all.items.every((p) => p.kind === 'Pod' && p.apiVersion === 'v1'));
     const pages = server.requests.slice(before);
     assert.equal(pages.length, 3);
@@ -152,7 +161,10 @@ describe('KubeClient CRUD', () => {
     assert.equal(all.metadata.resourceVersion, JSON.parse(Buffer.from(pages[1]!.query.get('continue')!, 'base64url').toString()).rv);
 
     const one = await client.list<Pod>(Pods, { namespace: 'paging', limit: 4, fieldSelector: 'metadata.name=other', resourceVersion: '0' });
-    assert.deepEqual(one.items.map((p) => p.metadata.name), ['other']);
+    assert.deepEqual(
+      one.items.map((p) => p.metadata.name),
+      ['other'],
+    );
     assert.equal(server.requests.at(-1)!.query.get('resourceVersion'), '0');
     assert.equal(server.requests.at(-1)!.query.get('fieldSelector'), 'metadata.name=other');
 
@@ -184,10 +196,15 @@ describe('KubeClient CRUD', () => {
     assert.equal(upd.status.replicas, 2);
     assert.equal(server.requests.at(-1)!.method, 'PUT');
     assert.equal(server.requests.at(-1)!.path, '/apis/apps/v1/namespaces/default/deployments/web/status');
-    const patched = await client.patchStatus<D>(Deployments, 'web', { status: { observedGeneration: 3 } }, {
-      namespace: 'default',
-      patchType: PatchType.Merge,
-    });
+    const patched = await client.patchStatus<D>(
+      Deployments,
+      'web',
+      { status: { observedGeneration: 3 } },
+      {
+        namespace: 'default',
+        patchType: PatchType.Merge,
+      },
+    );
     assert.equal(patched.status.observedGeneration, 3);
 
     const scale = await client.getScale(Deployments, 'web', { namespace: 'default' });
@@ -229,17 +246,27 @@ describe('KubeClient CRUD', () => {
     assert.equal(req.path, '/api/v1/namespaces/dc/pods');
     assert.equal(JSON.parse(req.body).propagationPolicy, 'Background');
     const left = await client.list<Pod>(Pods, { namespace: 'dc' });
-    assert.deepEqual(left.items.map((p) => p.metadata.name), ['dc3']);
+    assert.deepEqual(
+      left.items.map((p) => p.metadata.name),
+      ['dc3'],
+    );
   });
 });
 
 describe('StatusError', () => {
   test('parses a Status body', () => {
-    const e = StatusError.fromResponse(422, JSON.stringify({
-      kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 422, reason: 'Invalid',
-      message: 'Pod "x" is invalid: spec.containers: Required value',
-      details: { name: 'x', kind: 'Pod', causes: [{ type: 'FieldValueRequired', field: 'spec.containers' }] },
-    }));
+    const e = StatusError.fromResponse(
+      422,
+      JSON.stringify({
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code: 422,
+        reason: 'Invalid',
+        message: 'Pod "x" is invalid: spec.containers: Required value',
+        details: { name: 'x', kind: 'Pod', causes: [{ type: 'FieldValueRequired', field: 'spec.containers' }] },
+      }),
+    );
     assert.ok(isInvalid(e));
     assert.equal(e.code, 422);
     assert.equal(e.message, 'Pod "x" is invalid: spec.containers: Required value');
@@ -270,15 +297,24 @@ describe('StatusError', () => {
 describe('watch', () => {
   let server: FakeApiServer;
   let client: KubeClient;
-  useFakeApiServer((s, c) => { server = s; client = c; });
+  useFakeApiServer((s, c) => {
+    server = s;
+    client = c;
+  });
 
   test('query parameters, events, bookmarks, errors and abort', async () => {
     const ctrl = new AbortController();
     const rv = String(server.rv);
-    const it = client.watch<Pod>(Pods, {
-      namespace: 'w', resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 321,
-      labelSelector: 'a=b', fieldSelector: 'spec.nodeName=n1', signal: ctrl.signal,
-    })[Symbol.asyncIterator]();
+    const events = client.watch<Pod>(Pods, {
+      namespace: 'w',
+      resourceVersion: rv,
+      allowWatchBookmarks: true,
+      timeoutSeconds: 321,
+      labelSelector: 'a=b',
+      fieldSelector: 'spec.nodeName=n1',
+      signal: ctrl.signal,
+    });
+    const it = events[Symbol.asyncIterator]();
     const first = it.next();
     await waitFor(() => server.watcherCount('w') === 1, 'watcher');
     const q = server.watchRequests().at(-1)!.query;
@@ -330,11 +366,14 @@ describe('watch', () => {
     server.writeRaw(bytes.subarray(prev));
     server.closeWatches();
     await done;
-    assert.deepEqual(events.map((e) => [e.type, (e.object as KubeObject).metadata.name]), [
-      ['ADDED', 'ünïcödé'],
-      ['MODIFIED', '✓'],
-      ['DELETED', 'last'],
-    ]);
+    assert.deepEqual(
+      events.map((e) => [e.type, (e.object as KubeObject).metadata.name]),
+      [
+        ['ADDED', 'ünïcödé'],
+        ['MODIFIED', '✓'],
+        ['DELETED', 'last'],
+      ],
+    );
   });
 
   test('garbage on the stream is an error, not silently skipped', async () => {
@@ -449,7 +488,6 @@ describe('rate limiting and retries', () => {
       await client.close();
     }
   });
-
 });
 
 describe('kubeconfig', () => {
@@ -459,7 +497,9 @@ describe('kubeconfig', () => {
   test('token user against an http server', async () => {
     const server = await new FakeApiServer().start();
     const file = path.join(dir, 'token.yaml');
-    fs.writeFileSync(file, `apiVersion: v1
+    fs.writeFileSync(
+      file,
+      `apiVersion: v1
 kind: Config
 clusters:
 - name: c
@@ -471,7 +511,8 @@ contexts:
 - name: ctx
   context: {cluster: c, user: u}
 current-context: ctx
-`);
+`,
+    );
     const client = fromKubeconfigFile(file, { userAgent: 'kruise-test' });
     try {
       await assert.rejects(client.get(Pods, 'x', { namespace: 'default' }), isNotFound);
@@ -492,14 +533,22 @@ current-context: ctx
       (req, res) => {
         const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate();
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ kind: 'Namespace', apiVersion: 'v1', metadata: { name: String(peer.subject.CN), annotations: { path: req.url! } } }));
+        res.end(
+          JSON.stringify({
+            kind: 'Namespace',
+            apiVersion: 'v1',
+            metadata: { name: String(peer.subject.CN), annotations: { path: req.url! } },
+          }),
+        );
       },
     );
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     const port = (srv.address() as AddressInfo).port;
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     const file = path.join(dir, 'certs.yaml');
-    fs.writeFileSync(file, `apiVersion: v1
+    fs.writeFileSync(
+      file,
+      `apiVersion: v1
 kind: Config
 clusters:
 - name: local
@@ -515,7 +564,8 @@ contexts:
 - name: local
   context: {cluster: local, user: admin}
 current-context: local
-`);
+`,
+    );
     const client = fromKubeconfigFile(file);
     try {
       const ns = await client.get(Namespaces, 'kube-system');

@@ -2,7 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { FakeClock } from '../../../src/util/clock.ts';
-import { Controller, TerminalError, isTerminalError, type ReconcileContext, type ReconcileResult } from '../../../src/runtime/controller.ts';
+import {
+  Controller,
+  TerminalError,
+  isTerminalError,
+  type ReconcileContext,
+  type ReconcileResult,
+} from '../../../src/runtime/controller.ts';
 import { ItemExponentialFailureRateLimiter } from '../../../src/runtime/ratelimiter.ts';
 import { LowPriority } from '../../../src/runtime/workqueue.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
@@ -61,8 +67,12 @@ describe('Controller result handling', () => {
 
   it('an error requeues with per-key exponential backoff', async () => {
     const h = harness([
-      () => { throw new Error('transient'); },
-      () => { throw new Error('transient'); },
+      () => {
+        throw new Error('transient');
+      },
+      () => {
+        throw new Error('transient');
+      },
       ok,
     ]);
     h.controller.start();
@@ -76,7 +86,10 @@ describe('Controller result handling', () => {
     assert.equal(h.calls.length, 2, 'second backoff is 10 ms');
     await h.clock.advance(1);
     assert.equal(h.calls.length, 3);
-    assert.deepEqual(h.calls.map((c) => c.at - h.start), [0, 5, 15]);
+    assert.deepEqual(
+      h.calls.map((c) => c.at - h.start),
+      [0, 5, 15],
+    );
     assert.equal(h.queue.numRequeues('ns/a'), 0);
     assert.equal(await metric('controller_runtime_reconcile_total', { controller: h.name, result: 'error' }), 2);
     assert.equal(await metric('controller_runtime_reconcile_errors_total', { controller: h.name }), 2);
@@ -84,7 +97,11 @@ describe('Controller result handling', () => {
   });
 
   it('a TerminalError is not retried and forgets the key', async () => {
-    const h = harness([() => { throw new TerminalError('invalid spec'); }]);
+    const h = harness([
+      () => {
+        throw new TerminalError('invalid spec');
+      },
+    ]);
     h.controller.start();
     h.queue.addRateLimited('ns/a');
     await h.clock.advance(5);
@@ -103,7 +120,13 @@ describe('Controller result handling', () => {
   });
 
   it('requeueAfter forgets the backoff and re-runs after the delay', async () => {
-    const h = harness([() => { throw new Error('x'); }, () => ({ requeueAfter: 30_000 }), ok]);
+    const h = harness([
+      () => {
+        throw new Error('x');
+      },
+      () => ({ requeueAfter: 30_000 }),
+      ok,
+    ]);
     h.controller.start();
     h.queue.add('ns/a');
     await h.clock.advance(5);
@@ -118,7 +141,12 @@ describe('Controller result handling', () => {
   });
 
   it('an error ignores any requeueAfter it carries and backs off instead', async () => {
-    const h = harness([() => { throw Object.assign(new Error('x'), { requeueAfter: 60_000 }); }, ok]);
+    const h = harness([
+      () => {
+        throw Object.assign(new Error('x'), { requeueAfter: 60_000 });
+      },
+      ok,
+    ]);
     h.controller.start();
     h.queue.add('ns/a');
     await h.clock.advance(5);
@@ -127,11 +155,19 @@ describe('Controller result handling', () => {
   });
 
   it('requeues with the priority the key was served at', async () => {
-    const h = harness([() => { throw new Error('x'); }, ok]);
+    const h = harness([
+      () => {
+        throw new Error('x');
+      },
+      ok,
+    ]);
     h.controller.start();
     h.queue.add('ns/a', { priority: LowPriority });
     await h.clock.advance(5);
-    assert.deepEqual(h.calls.map((c) => c.priority), [LowPriority, LowPriority]);
+    assert.deepEqual(
+      h.calls.map((c) => c.priority),
+      [LowPriority, LowPriority],
+    );
     await h.controller.stop();
   });
 });
@@ -139,10 +175,19 @@ describe('Controller result handling', () => {
 describe('Controller panics', () => {
   it('recovers programming errors and non-Error throws, counts them, and retries', async () => {
     const h = harness([
-      () => { void (undefined as unknown as { spec: { replicas: number } }).spec.replicas; },
-      () => { throw 'a string'; },
-      async () => { await Promise.resolve(); throw new RangeError('Maximum call stack size exceeded'); },
-      () => { throw new TypeError('fetch failed', { cause: new Error('ECONNREFUSED') }); },
+      () => {
+        void (undefined as unknown as { spec: { replicas: number } }).spec.replicas;
+      },
+      () => {
+        throw 'a string';
+      },
+      async () => {
+        await Promise.resolve();
+        throw new RangeError('Maximum call stack size exceeded');
+      },
+      () => {
+        throw new TypeError('fetch failed', { cause: new Error('ECONNREFUSED') });
+      },
       ok,
     ]);
     h.controller.start();
@@ -167,7 +212,10 @@ describe('Controller workers', () => {
         async (key) => {
           running.set(key, (running.get(key) ?? 0) + 1);
           maxSameKey = Math.max(maxSameKey, running.get(key)!);
-          maxTotal = Math.max(maxTotal, [...running.values()].reduce((a, b) => a + b, 0));
+          maxTotal = Math.max(
+            maxTotal,
+            [...running.values()].reduce((a, b) => a + b, 0),
+          );
           await new Promise<void>((r) => gates.push(r));
           running.set(key, running.get(key)! - 1);
         },
@@ -185,7 +233,11 @@ describe('Controller workers', () => {
     assert.equal(await metric('controller_runtime_active_workers', { controller: h.name }), 2);
     gates.shift()!(); // finish first ns/a
     await h.clock.advance(0);
-    assert.deepEqual(h.calls.map((c) => c.key), ['ns/a', 'ns/b', 'ns/a'], 'collapsed into one re-run');
+    assert.deepEqual(
+      h.calls.map((c) => c.key),
+      ['ns/a', 'ns/b', 'ns/a'],
+      'collapsed into one re-run',
+    );
     while (gates.length) {
       gates.shift()!();
       await h.clock.advance(0);
@@ -220,7 +272,10 @@ describe('Controller workers', () => {
     await stopping;
     assert.equal(finished, true);
     assert.equal(sawAbort, true);
-    assert.deepEqual(h.calls.map((c) => c.key), ['ns/a']);
+    assert.deepEqual(
+      h.calls.map((c) => c.key),
+      ['ns/a'],
+    );
     h.queue.add('ns/c');
     await h.clock.advance(0);
     assert.equal(h.calls.length, 1);
@@ -232,7 +287,10 @@ describe('Controller workers', () => {
     h.queue.add('ns/early');
     h.controller.start();
     await h.clock.advance(0);
-    assert.deepEqual(h.calls.map((c) => c.key), ['ns/early']);
+    assert.deepEqual(
+      h.calls.map((c) => c.key),
+      ['ns/early'],
+    );
     assert.throws(() => h.controller.start(), /already started/);
     await h.controller.stop();
   });
@@ -243,7 +301,12 @@ describe('Controller workers', () => {
 
   it('passes a per-reconcile ID and logger', async () => {
     const ids: string[] = [];
-    const h = harness([(_key, ctx) => { ids.push(ctx.reconcileID); assert.equal(typeof ctx.log.info, 'function'); }]);
+    const h = harness([
+      (_key, ctx) => {
+        ids.push(ctx.reconcileID);
+        assert.equal(typeof ctx.log.info, 'function');
+      },
+    ]);
     h.controller.start();
     h.queue.add('ns/a');
     await h.clock.advance(0);

@@ -25,7 +25,11 @@ class MemorySink implements EventSink {
   }
 }
 
-const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: '7' } });
+const pod = (name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: '7' },
+});
 
 function setup(opts: Partial<ConstructorParameters<typeof KubeEventRecorder>[0]> = {}) {
   const clock = new FakeClock();
@@ -37,7 +41,12 @@ function setup(opts: Partial<ConstructorParameters<typeof KubeEventRecorder>[0]>
 describe('KubeEventRecorder', () => {
   it('writes an events.k8s.io/v1 Event with regarding, reason, action, note and reporter', async () => {
     const { sink, rec, clock } = setup();
-    rec.event(pod('p1'), 'Normal', 'SuccessfulCreate', 'Create', 'created pod p1', { kind: 'CloneSet', apiVersion: 'apps.kruise.io/v1beta1', namespace: 'ns', name: 'cs' });
+    rec.event(pod('p1'), 'Normal', 'SuccessfulCreate', 'Create', 'created pod p1', {
+      kind: 'CloneSet',
+      apiVersion: 'apps.kruise.io/v1beta1',
+      namespace: 'ns',
+      name: 'cs',
+    });
     await rec.flush();
     assert.equal(sink.created.length, 1);
     const ev = sink.created[0]!;
@@ -72,7 +81,10 @@ describe('KubeEventRecorder', () => {
     rec.event(pod('p1'), 'Warning', 'FailedCreate', 'Create', 'boom');
     await rec.flush();
     assert.equal(sink.created.length, 1);
-    assert.deepEqual(sink.patches.map((p) => [p.name, p.series.count]), [[sink.created[0]!.metadata.name, 2]]);
+    assert.deepEqual(
+      sink.patches.map((p) => [p.name, p.series.count]),
+      [[sink.created[0]!.metadata.name, 2]],
+    );
     for (let i = 0; i < 3; i++) rec.event(pod('p1'), 'Warning', 'FailedCreate', 'Create', 'boom');
     await rec.flush();
     assert.equal(sink.patches.length, 1, 'further repeats are only counted');
@@ -97,7 +109,10 @@ describe('KubeEventRecorder', () => {
     assert.equal(sink.patches.length, 1);
     await clock.advance(70_000);
     await rec.flush();
-    assert.deepEqual(sink.patches.map((p) => p.series.count), [2, 3]);
+    assert.deepEqual(
+      sink.patches.map((p) => p.series.count),
+      [2, 3],
+    );
     assert.equal(rec.cacheSize(), 0);
     rec.event(pod('p1'), 'Normal', 'R', 'A', 'n');
     await rec.flush();
@@ -122,12 +137,18 @@ describe('KubeEventRecorder', () => {
     for (let i = 0; i < 10; i++) rec.event(pod('p1'), 'Normal', `R${i}`, 'A', 'n');
     rec.event(pod('p2'), 'Normal', 'R', 'A', 'n');
     await rec.flush();
-    assert.deepEqual(sink.created.map((e) => `${e.regarding.name}/${e.reason}`), ['p1/R0', 'p1/R1', 'p1/R2', 'p2/R']);
+    assert.deepEqual(
+      sink.created.map((e) => `${e.regarding.name}/${e.reason}`),
+      ['p1/R0', 'p1/R1', 'p1/R2', 'p2/R'],
+    );
     await clock.advance(1000);
     rec.event(pod('p1'), 'Normal', 'Later', 'A', 'n');
     rec.event(pod('p1'), 'Normal', 'Dropped', 'A', 'n');
     await rec.flush();
-    assert.deepEqual(sink.created.slice(4).map((e) => e.reason), ['Later']);
+    assert.deepEqual(
+      sink.created.slice(4).map((e) => e.reason),
+      ['Later'],
+    );
     await rec.close();
   });
 
@@ -136,12 +157,17 @@ describe('KubeEventRecorder', () => {
     const logger = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
     const { sink, rec } = setup({ logger });
     sink.failCreate = new StatusError({
-      code: 403, reason: 'Forbidden', message: 'unable to create new content in namespace ns because it is being terminated',
+      code: 403,
+      reason: 'Forbidden',
+      message: 'unable to create new content in namespace ns because it is being terminated',
       details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace ns is being terminated', field: 'metadata.namespace' }] },
     });
     rec.event(pod('p1'), 'Warning', 'FailedCreate', 'Create', 'n');
     await rec.flush();
-    assert.deepEqual(lines.filter((l) => l.level >= 40).map((l) => l.msg), []);
+    assert.deepEqual(
+      lines.filter((l) => l.level >= 40).map((l) => l.msg),
+      [],
+    );
     await rec.close();
   });
 

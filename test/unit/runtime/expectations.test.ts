@@ -196,7 +196,10 @@ describe('expectationGate', () => {
     const clock = new FakeClock(0);
     const scale = new ScaleExpectations({ clock, timeout: minute });
     const rv = new ResourceVersionExpectations({ clock, timeout: minute });
-    assert.equal(expectationGate([scale.check('ns/a', 'scale'), rv.check({ metadata: { uid: 'u', resourceVersion: '3' } }, 'rv')], log), undefined);
+    assert.equal(
+      expectationGate([scale.check('ns/a', 'scale'), rv.check({ metadata: { uid: 'u', resourceVersion: '3' } }, 'rv')], log),
+      undefined,
+    );
   });
 
   it('waits until the first unsatisfied check would time out, or its own wait', async () => {
@@ -216,7 +219,15 @@ describe('expectationGate', () => {
     const scale = new ScaleExpectations({ clock, timeout: minute });
     scale.expectScale('ns/a', 'create', 'p1');
     let asked = false;
-    const later = { what: 'later', timeoutMs: minute, drop() {}, satisfied: () => { asked = true; return { satisfied: true, unsatisfiedDuration: 0, timedOut: false }; } };
+    const later = {
+      what: 'later',
+      timeoutMs: minute,
+      drop() {},
+      satisfied: () => {
+        asked = true;
+        return { satisfied: true, unsatisfiedDuration: 0, timedOut: false };
+      },
+    };
     assert.equal(expectationGate([scale.check('ns/a', 'scale'), later], log), minute);
     assert.equal(asked, false);
   });

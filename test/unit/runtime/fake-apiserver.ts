@@ -142,7 +142,8 @@ export class FakeApiServer {
   bookmark(): void {
     this.rv++;
     for (const w of this.watchers) {
-      if (w.bookmarks) this.write(w, { type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } });
+      if (w.bookmarks)
+        this.write(w, { type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } } });
     }
   }
 
@@ -240,7 +241,15 @@ export class FakeApiServer {
         const obj = JSON.parse(rec.body) as Obj;
         const rv = obj.metadata.resourceVersion;
         if (rv && rv !== existing.metadata.resourceVersion) {
-          return this.reply(res, 409, status(409, 'Conflict', `Operation cannot be fulfilled on ${r.resourceName} "${r.name}": the object has been modified; please apply your changes to the latest version and try again`));
+          return this.reply(
+            res,
+            409,
+            status(
+              409,
+              'Conflict',
+              `Operation cannot be fulfilled on ${r.resourceName} "${r.name}": the object has been modified; please apply your changes to the latest version and try again`,
+            ),
+          );
         }
         let next: Obj;
         if (r.sub === 'status') next = { ...clone(existing), status: obj.status };
@@ -254,8 +263,19 @@ export class FakeApiServer {
         const patch = JSON.parse(rec.body);
         // metadata.uid and metadata.resourceVersion in a merge patch are preconditions, as on a real API server.
         const pre = ct === 'application/json-patch+json' ? {} : (patch?.metadata ?? {});
-        if ((pre.uid && pre.uid !== existing.metadata.uid) || (pre.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)) {
-          return this.reply(res, 409, status(409, 'Conflict', `Operation cannot be fulfilled on ${r.resourceName} "${r.name}": the object has been modified; please apply your changes to the latest version and try again`));
+        if (
+          (pre.uid && pre.uid !== existing.metadata.uid) ||
+          (pre.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)
+        ) {
+          return this.reply(
+            res,
+            409,
+            status(
+              409,
+              'Conflict',
+              `Operation cannot be fulfilled on ${r.resourceName} "${r.name}": the object has been modified; please apply your changes to the latest version and try again`,
+            ),
+          );
         }
         let next: Obj;
         if (ct === 'application/json-patch+json') next = applyJsonPatch(clone(existing), patch);
@@ -265,7 +285,10 @@ export class FakeApiServer {
       case 'DELETE': {
         const opts = rec.body ? JSON.parse(rec.body) : {};
         const pre = opts.preconditions ?? {};
-        if ((pre.uid && pre.uid !== existing.metadata.uid) || (pre.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)) {
+        if (
+          (pre.uid && pre.uid !== existing.metadata.uid) ||
+          (pre.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion)
+        ) {
           return this.reply(res, 409, status(409, 'Conflict', `Precondition failed for ${r.resourceName} "${r.name}"`));
         }
         if (existing.metadata.finalizers?.length) {
@@ -295,7 +318,11 @@ export class FakeApiServer {
   private list(r: Route, q: URLSearchParams, res: http.ServerResponse): void {
     const cont = q.get('continue');
     if (cont && this.expireContinueTokens) {
-      return this.reply(res, 410, status(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.'));
+      return this.reply(
+        res,
+        410,
+        status(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result.'),
+      );
     }
     let after = '';
     let listRV = String(this.rv);
@@ -424,7 +451,14 @@ function selects(o: Obj, ns: string | undefined, labels: string | null, fields: 
   }
   for (const term of (fields ?? '').split(',').filter(Boolean)) {
     const [k, v] = term.split('=');
-    const actual = k === 'metadata.name' ? o.metadata.name : k === 'metadata.namespace' ? o.metadata.namespace : k === 'spec.nodeName' ? o.spec?.nodeName : undefined;
+    const actual =
+      k === 'metadata.name'
+        ? o.metadata.name
+        : k === 'metadata.namespace'
+          ? o.metadata.namespace
+          : k === 'spec.nodeName'
+            ? o.spec?.nodeName
+            : undefined;
     if (actual !== v) return false;
   }
   return true;
@@ -442,7 +476,8 @@ function scaleOf(o: Obj): Obj {
 
 function mergePatch(target: unknown, patch: unknown): unknown {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
+  const out: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);
@@ -452,7 +487,10 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 
 function applyJsonPatch(target: Obj, ops: { op: string; path: string; value?: unknown }[]): Obj {
   for (const { op, path, value } of ops) {
-    const parts = path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parts = path
+      .split('/')
+      .slice(1)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = parts.pop()!;
     let parent: any = target;
     for (const p of parts) parent = parent[p];

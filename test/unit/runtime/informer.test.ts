@@ -18,7 +18,7 @@ import {
   type InformerOptions,
 } from '../../../src/runtime/informer.ts';
 import type { RuntimeLogger } from '../../../src/runtime/reflector.ts';
-import { FakeApiServer, waitFor , useFakeApiServer } from './fake-apiserver.ts';
+import { FakeApiServer, waitFor, useFakeApiServer } from './fake-apiserver.ts';
 
 const PODS = '/v1/pods';
 const NODES = '/v1/nodes';
@@ -178,8 +178,20 @@ describe('SharedIndexInformer', () => {
 
   test('indexes: namespace, controller owner uid, node name and custom ones, kept up to date', async () => {
     const owner = (uid: string, controller: boolean) => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid, controller });
-    server.put(PODS, pod('i4', 'p1', { spec: { nodeName: 'n1', containers: [{ name: 'c' }] }, metadata: { name: 'p1', namespace: 'i4', ownerReferences: [owner('u1', true)] } }));
-    server.put(PODS, pod('i4', 'p2', { spec: { nodeName: 'n1', containers: [{ name: 'c' }] }, metadata: { name: 'p2', namespace: 'i4', ownerReferences: [owner('u1', false), owner('u2', true)] } }));
+    server.put(
+      PODS,
+      pod('i4', 'p1', {
+        spec: { nodeName: 'n1', containers: [{ name: 'c' }] },
+        metadata: { name: 'p1', namespace: 'i4', ownerReferences: [owner('u1', true)] },
+      }),
+    );
+    server.put(
+      PODS,
+      pod('i4', 'p2', {
+        spec: { nodeName: 'n1', containers: [{ name: 'c' }] },
+        metadata: { name: 'p2', namespace: 'i4', ownerReferences: [owner('u1', false), owner('u2', true)] },
+      }),
+    );
     server.put(PODS, pod('i4', 'p3', { metadata: { name: 'p3', namespace: 'i4', labels: { tier: 'db' } } }));
     const inf = informer('i4', {
       indexers: { tier: (p) => (p.metadata.labels?.tier ? [p.metadata.labels.tier] : []) },
@@ -198,7 +210,10 @@ describe('SharedIndexInformer', () => {
     assert.throws(() => inf.lister.byIndex('nope', 'x'), /no indexer/);
 
     await waitFor(() => server.watcherCount('i4') === 1, 'watch');
-    server.put(PODS, pod('i4', 'p1', { spec: { nodeName: 'n2' }, metadata: { name: 'p1', namespace: 'i4', ownerReferences: [owner('u1', true)] } }));
+    server.put(
+      PODS,
+      pod('i4', 'p1', { spec: { nodeName: 'n2' }, metadata: { name: 'p1', namespace: 'i4', ownerReferences: [owner('u1', true)] } }),
+    );
     server.remove(PODS, 'i4', 'p2');
     await waitFor(() => inf.lister.byIndex(NodeNameIndex, 'n2').length === 1 && !inf.lister.get('i4', 'p2'), 'changes');
     assert.deepEqual(inf.lister.byIndex(NodeNameIndex, 'n1'), []);
@@ -227,7 +242,11 @@ describe('SharedIndexInformer', () => {
     assert.deepEqual(names(inf.lister.list('i5', Selector.nothing())), []);
     assert.deepEqual(names(inf.lister.list('nowhere')), []);
     assert.deepEqual(names(nodes.lister.list(undefined, parseSelector('zone in (z1,z2)'))), ['node-a']);
-    assert.equal(nodes.lister.list().every((n) => n.kind === 'Node' && n.apiVersion === 'v1'), true, 'list items typed');
+    assert.equal(
+      nodes.lister.list().every((n) => n.kind === 'Node' && n.apiVersion === 'v1'),
+      true,
+      'list items typed',
+    );
   });
 
   test('a slow handler does not hold up the others, and still sees every event in order', async () => {
@@ -331,7 +350,10 @@ describe('SharedIndexInformer', () => {
 describe('SharedInformerFactory', () => {
   let server: FakeApiServer;
   let client: KubeClient;
-  useFakeApiServer((s, c) => { server = s; client = c; });
+  useFakeApiServer((s, c) => {
+    server = s;
+    client = c;
+  });
 
   test('one informer (one list+watch) per type and selector, shared by consumers; late informers start at once', async () => {
     server.put(PODS, pod('f', 'a'));

@@ -71,12 +71,7 @@ interface Candidate {
 
 let nameSeq = 0;
 
-function candidate(
-  store: LeaseStore,
-  clock: FakeClock,
-  identity: string,
-  extra: Partial<LeaderElectionConfig> = {},
-): Candidate {
+function candidate(store: LeaseStore, clock: FakeClock, identity: string, extra: Partial<LeaderElectionConfig> = {}): Candidate {
   const events: string[] = [];
   let leading: AbortSignal | undefined;
   const elector = new LeaderElector({
@@ -331,9 +326,15 @@ describe('LeaderElector', () => {
     const store = new MemoryLeaseStore();
     const c = candidate(store, clock, 'me', {
       callbacks: {
-        onStartedLeading: () => { throw new Error('bad start'); },
-        onStoppedLeading: () => { throw new Error('bad stop'); },
-        onNewLeader: () => { throw new Error('bad leader'); },
+        onStartedLeading: () => {
+          throw new Error('bad start');
+        },
+        onStoppedLeading: () => {
+          throw new Error('bad stop');
+        },
+        onNewLeader: () => {
+          throw new Error('bad leader');
+        },
       },
     });
     await clock.advance(2000);

@@ -3,18 +3,25 @@ import assert from 'node:assert/strict';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { KubeLeaseStore, leaseToRecord, recordToSpec } from '../../../src/runtime/lease-store.ts';
 import { isConflict, type LeaseRecord } from '../../../src/runtime/leaderelection.ts';
-import { FakeApiServer , useFakeApiServer } from './fake-apiserver.ts';
+import { FakeApiServer, useFakeApiServer } from './fake-apiserver.ts';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
 
 const record = (holder: string, at = '2026-03-01T10:00:00.123000Z'): LeaseRecord => ({
-  holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: at, renewTime: at, leaderTransitions: 0,
+  holderIdentity: holder,
+  leaseDurationSeconds: 15,
+  acquireTime: at,
+  renewTime: at,
+  leaderTransitions: 0,
 });
 
 describe('KubeLeaseStore', () => {
   let api: FakeApiServer;
   let client: KubeClient;
-  useFakeApiServer((s, c) => { api = s; client = c; });
+  useFakeApiServer((s, c) => {
+    api = s;
+    client = c;
+  });
 
   it('reads a missing lease as null, creates it and reads it back', async () => {
     const store = new KubeLeaseStore({ client, namespace: 'kruise-system', name: 'le-1', labels: { app: 'kruise' } });
@@ -43,7 +50,8 @@ describe('KubeLeaseStore', () => {
   it('update keeps labels and fields others wrote, and formats times as MicroTime', async () => {
     const store = new KubeLeaseStore({ client, namespace: 'kruise-system', name: 'le-3' });
     api.put(LEASES, {
-      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
       metadata: { name: 'le-3', namespace: 'kruise-system', labels: { keep: 'me' } },
       spec: { holderIdentity: 'old', leaseDurationSeconds: 15, strategy: 'OldestEmulationVersion' },
     });

@@ -18,7 +18,9 @@ describe('ProbeServer', () => {
     probes = new ProbeServer({ port: 0, host: '127.0.0.1', logger: silent, checkTimeoutMs: 50 });
     probes.addHealthzCheck('ping', ping);
     probes.addReadyzCheck('ping', ping);
-    probes.addReadyzCheck('webhook', () => { if (!ready) throw new Error('webhook server not serving'); });
+    probes.addReadyzCheck('webhook', () => {
+      if (!ready) throw new Error('webhook server not serving');
+    });
     probes.addReadyzCheck('slow', () => (ready ? undefined : new Promise(() => {})));
     await probes.start();
   });

@@ -12,7 +12,10 @@ import {
 describe('ItemExponentialFailureRateLimiter', () => {
   it('doubles per failure up to max, per key', () => {
     const l = new ItemExponentialFailureRateLimiter(1, 1000);
-    assert.deepEqual([1, 2, 3, 4, 5].map(() => l.when('a')), [1, 2, 4, 8, 16]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map(() => l.when('a')),
+      [1, 2, 4, 8, 16],
+    );
     assert.equal(l.when('b'), 1);
     assert.equal(l.numRequeues('a'), 5);
     for (let i = 0; i < 10; i++) l.when('a');
@@ -72,10 +75,7 @@ describe('BucketRateLimiter', () => {
 
 describe('MaxOfRateLimiter', () => {
   it('returns the longest delay and delegates forget/numRequeues', () => {
-    const l = new MaxOfRateLimiter(
-      new ItemExponentialFailureRateLimiter(1, 1000),
-      new ItemFastSlowRateLimiter(10, 500, 2),
-    );
+    const l = new MaxOfRateLimiter(new ItemExponentialFailureRateLimiter(1, 1000), new ItemFastSlowRateLimiter(10, 500, 2));
     assert.deepEqual([l.when('a'), l.when('a'), l.when('a'), l.when('a')], [10, 10, 500, 500]);
     assert.equal(l.numRequeues('a'), 4);
     l.forget('a');

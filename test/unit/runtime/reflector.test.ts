@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { KubeClient, Pods, type KubeObject } from '../../../src/runtime/client.ts';
-import { Backoff, Reflector, defaultBackoff, type ReflectorOptions, type ReflectorStore, type RuntimeLogger } from '../../../src/runtime/reflector.ts';
+import {
+  Backoff,
+  Reflector,
+  defaultBackoff,
+  type ReflectorOptions,
+  type ReflectorStore,
+  type RuntimeLogger,
+} from '../../../src/runtime/reflector.ts';
 import { FakeApiServer, waitFor } from './fake-apiserver.ts';
 
 const PODS = '/v1/pods';
@@ -151,7 +158,10 @@ describe('Reflector', () => {
     await waitFor(() => store.ops.length === 2, 'watch event');
     const lists = listsIn('pages');
     assert.equal(lists.length, 3);
-    assert.deepEqual(lists.map((l) => l.query.get('limit')), ['2', '2', '2']);
+    assert.deepEqual(
+      lists.map((l) => l.query.get('limit')),
+      ['2', '2', '2'],
+    );
     assert.equal(lists[0]!.query.get('continue'), null);
     for (const [i, l] of lists.entries()) assert.equal(l.query.get('resourceVersion'), null, `page ${i}`);
     assert.ok(lists[1]!.query.get('continue') && lists[2]!.query.get('continue'));
@@ -187,7 +197,12 @@ describe('Reflector', () => {
   test('managedFields are dropped from every listed page and every watch event', async () => {
     const managed = (name: string, labels: Record<string, string> = {}): KubeObject => ({
       ...pod(name, 'mf'),
-      metadata: { name, namespace: 'mf', labels, managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:metadata': {} } }] },
+      metadata: {
+        name,
+        namespace: 'mf',
+        labels,
+        managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:metadata': {} } }],
+      },
     });
     for (const n of ['a', 'b', 'c']) server.put(PODS, managed(n));
     const { store } = start({ namespace: 'mf', pageSize: 2 });
@@ -256,7 +271,8 @@ describe('Reflector', () => {
   });
 
   test('an expired continue token falls back to one full list, discarding the pages read so far', async () => {
-    for (const n of ['a', 'b', 'c']) server.put(PODS, { ...pod(n, 'cont'), metadata: { name: n, namespace: 'cont', managedFields: [{ manager: 'm' }] } });
+    for (const n of ['a', 'b', 'c'])
+      server.put(PODS, { ...pod(n, 'cont'), metadata: { name: n, namespace: 'cont', managedFields: [{ manager: 'm' }] } });
     server.expireContinueTokens = true;
     try {
       const { store, errors } = start({ namespace: 'cont', pageSize: 2 });

@@ -9,7 +9,14 @@ import { ClaimError, claimDecision, ControllerRefManager, type ClaimDecision } f
 import { selectorFromSet } from '../../../src/util/labelselector.ts';
 import { useFakeApiServer, type FakeApiServer } from './fake-apiserver.ts';
 
-const ours: OwnerReference = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true, blockOwnerDeletion: true };
+const ours: OwnerReference = {
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'CloneSet',
+  name: 'cs',
+  uid: 'cs-uid',
+  controller: true,
+  blockOwnerDeletion: true,
+};
 const theirs: OwnerReference = { ...ours, name: 'other', uid: 'other-uid' };
 const nonController: OwnerReference = { ...theirs, controller: false };
 
@@ -17,19 +24,25 @@ describe('claimDecision', () => {
   const obj = (refs: OwnerReference[] | undefined, deleting = false): KubeObject => ({
     metadata: { name: 'p', ownerReferences: refs, ...(deleting ? { deletionTimestamp: '2026-07-01T00:00:00Z' } : {}) },
   });
-  const cases: Array<[string, { refs?: OwnerReference[]; matches: boolean; ownerDeleting?: boolean; objDeleting?: boolean }, ClaimDecision]> = [
+  const cases: Array<
+    [string, { refs?: OwnerReference[]; matches: boolean; ownerDeleting?: boolean; objDeleting?: boolean }, ClaimDecision]
+  > = [
     ['owned and matching is kept', { refs: [ours], matches: true }, 'keep'],
     ['owned and matching is kept while the owner is being deleted', { refs: [ours], matches: true, ownerDeleting: true }, 'keep'],
     ['owned, no longer matching, is released', { refs: [ours], matches: false }, 'release'],
-    ['owned, no longer matching, is not released by an owner being deleted', { refs: [ours], matches: false, ownerDeleting: true }, 'ignore'],
+    [
+      'owned, no longer matching, is not released by an owner being deleted',
+      { refs: [ours], matches: false, ownerDeleting: true },
+      'ignore',
+    ],
     ['owned and being deleted is still kept', { refs: [ours], matches: true, objDeleting: true }, 'keep'],
     ['a matching orphan is adopted', { matches: true }, 'adopt'],
     ['an orphan with only a non-controller ref is adopted', { refs: [nonController], matches: true }, 'adopt'],
     ['a non-matching orphan is ignored', { matches: false }, 'ignore'],
     ['an orphan being deleted is not adopted', { matches: true, objDeleting: true }, 'ignore'],
     ['an owner being deleted adopts nothing', { matches: true, ownerDeleting: true }, 'ignore'],
-    ['another controller\'s object is ignored even when it matches', { refs: [theirs], matches: true }, 'ignore'],
-    ['another controller\'s object is ignored when it does not match', { refs: [theirs], matches: false }, 'ignore'],
+    ["another controller's object is ignored even when it matches", { refs: [theirs], matches: true }, 'ignore'],
+    ["another controller's object is ignored when it does not match", { refs: [theirs], matches: false }, 'ignore'],
   ];
   for (const [name, c, want] of cases) {
     test(name, () => {
@@ -53,14 +66,19 @@ describe('ControllerRefManager', () => {
   function seed(pods: Array<{ name: string; labels: Record<string, string>; refs?: OwnerReference[] }>, ownerDeleting = false) {
     const ns = `ns${++n}`;
     const owner = server.put(csRes, {
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet',
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'CloneSet',
       metadata: { name: 'cs', namespace: ns, ...(ownerDeleting ? { deletionTimestamp: '2026-07-01T00:00:00Z', finalizers: ['x'] } : {}) },
     }) as KubeObject;
     const ref = { ...ours, uid: owner.metadata.uid! };
-    const objs = pods.map((p) => server.put(podsRes, {
-      apiVersion: 'v1', kind: 'Pod',
-      metadata: { name: p.name, namespace: ns, labels: p.labels, ownerReferences: p.refs?.map((r) => (r === ours ? ref : r)) },
-    }) as KubeObject);
+    const objs = pods.map(
+      (p) =>
+        server.put(podsRes, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: p.name, namespace: ns, labels: p.labels, ownerReferences: p.refs?.map((r) => (r === ours ? ref : r)) },
+        }) as KubeObject,
+    );
     return { ns, owner, ref, objs };
   }
   const manager = (owner: KubeObject, ref: OwnerReference) =>
@@ -77,7 +95,10 @@ describe('ControllerRefManager', () => {
     ]);
     const written: string[] = [];
     const claimed = await manager(owner, ref).claim(Pods, objs, (o) => written.push(o.metadata.name!));
-    assert.deepEqual(claimed.map((p) => p.metadata.name), ['orphan', 'kept']);
+    assert.deepEqual(
+      claimed.map((p) => p.metadata.name),
+      ['orphan', 'kept'],
+    );
     assert.deepEqual(written, ['orphan', 'relabelled']);
     assert.deepEqual(stored(ns, 'orphan').metadata.ownerReferences, [ref]);
     assert.deepEqual(claimed[0]!.metadata.ownerReferences, [ref], 'the adopted pod is returned as written');
@@ -105,11 +126,21 @@ describe('ControllerRefManager', () => {
   });
 
   test('an owner deleted since the cache saw it adopts nothing (live re-read)', async () => {
-    const { ns, owner, ref, objs } = seed([{ name: 'a', labels: { app: 'demo' } }, { name: 'b', labels: { app: 'demo' } }], true);
+    const { ns, owner, ref, objs } = seed(
+      [
+        { name: 'a', labels: { app: 'demo' } },
+        { name: 'b', labels: { app: 'demo' } },
+      ],
+      true,
+    );
     const cached = { ...owner, metadata: { ...owner.metadata, deletionTimestamp: undefined } };
     await assert.rejects(manager(cached, ref).claim(Pods, objs), /has just been deleted/);
     assert.equal(stored(ns, 'a').metadata.ownerReferences, undefined);
-    assert.equal(server.requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/namespaces/${ns}/clonesets/cs`)).length, 1, 'checked once');
+    assert.equal(
+      server.requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/namespaces/${ns}/clonesets/cs`)).length,
+      1,
+      'checked once',
+    );
   });
 
   test('an owner recreated under the same name adopts nothing', async () => {
@@ -120,10 +151,18 @@ describe('ControllerRefManager', () => {
   });
 
   test('a pod changed since the cache saw it is not written (conflict); a pod gone is skipped', async () => {
-    const { ns, owner, ref, objs } = seed([{ name: 'changed', labels: { app: 'demo' } }, { name: 'gone', labels: { app: 'demo' } }]);
+    const { ns, owner, ref, objs } = seed([
+      { name: 'changed', labels: { app: 'demo' } },
+      { name: 'gone', labels: { app: 'demo' } },
+    ]);
     server.put(podsRes, { ...stored(ns, 'changed'), metadata: { ...stored(ns, 'changed').metadata, ownerReferences: [theirs] } });
     server.remove(podsRes, ns, 'gone');
-    const err = await manager(owner, ref).claim(Pods, objs).then(() => undefined, (e: unknown) => e);
+    const err = await manager(owner, ref)
+      .claim(Pods, objs)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof Error && /cannot adopt Pod .*changed/.test(err.message), String(err));
     assert.ok(err instanceof ClaimError && err.onlyConflicts(), 'a conflict, so the controller requeues from a fresh cache');
     assert.deepEqual(stored(ns, 'changed').metadata.ownerReferences, [theirs]);

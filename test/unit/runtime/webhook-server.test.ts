@@ -11,8 +11,15 @@ import { invalid, required } from '../../../src/apis/field-errors.ts';
 import { createCA, issueCert } from '../../../src/util/pki.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
 import {
-  INTERNAL_ERROR_MESSAGE, WebhookServer, admit, webhookName, webhookPath, webhookPanics, webhookReadinessCheck,
-  type AdmissionRequest, type AdmissionReview,
+  INTERNAL_ERROR_MESSAGE,
+  WebhookServer,
+  admit,
+  webhookName,
+  webhookPath,
+  webhookPanics,
+  webhookReadinessCheck,
+  type AdmissionRequest,
+  type AdmissionReview,
 } from '../../../src/runtime/webhook/server.ts';
 import { AdmissionDenied, type AdmissionContext, type WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
 
@@ -20,7 +27,10 @@ const silent = pino({ level: 'silent' });
 const features = { ...FEATURE_GATE_DEFAULTS };
 
 const cloneset: WebhookRegistration = {
-  group: 'apps.kruise.io', resource: 'clonesets', versions: ['v1alpha1', 'v1beta1'], operations: ['CREATE', 'UPDATE', 'DELETE'],
+  group: 'apps.kruise.io',
+  resource: 'clonesets',
+  versions: ['v1alpha1', 'v1beta1'],
+  operations: ['CREATE', 'UPDATE', 'DELETE'],
   mutate: (obj) => {
     obj.spec.replicas ??= 1;
     obj.metadata.labels = { ...obj.metadata.labels, 'a/b': 'defaulted' };
@@ -33,7 +43,10 @@ function request(over: Partial<AdmissionRequest> = {}): AdmissionRequest {
     uid: 'u-1',
     kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'CloneSet' },
     resource: { group: 'apps.kruise.io', version: 'v1beta1', resource: 'clonesets' },
-    operation: 'CREATE', namespace: 'ns', name: 'cs', userInfo: { username: 'alice' },
+    operation: 'CREATE',
+    namespace: 'ns',
+    name: 'cs',
+    userInfo: { username: 'alice' },
     object: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', metadata: { name: 'cs', namespace: 'ns' }, spec: {} },
     ...over,
   };
@@ -48,10 +61,19 @@ describe('webhook paths and names follow kruise-manager', () => {
     assert.equal(webhookPath('mutate', { group: '', resource: 'pods' }), '/mutate-pod');
     assert.equal(webhookPath('validate', { group: '', resource: 'pods/eviction' }), '/validate-pod');
     assert.equal(webhookPath('validate', { group: 'apps', resource: 'deployments' }), '/validate-apps-deployment');
-    assert.equal(webhookPath('validate', { group: 'policy.kruise.io', resource: 'podunavailablebudgets' }), '/validate-policy-kruise-io-podunavailablebudget');
-    assert.equal(webhookPath('validate', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }), '/validate-customresourcedefinition');
+    assert.equal(
+      webhookPath('validate', { group: 'policy.kruise.io', resource: 'podunavailablebudgets' }),
+      '/validate-policy-kruise-io-podunavailablebudget',
+    );
+    assert.equal(
+      webhookPath('validate', { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }),
+      '/validate-customresourcedefinition',
+    );
     assert.equal(webhookPath('validate', { group: 'networking.k8s.io', resource: 'ingresses' }), '/validate-ingress');
-    assert.equal(webhookPath('validate', { group: 'apps.kruise.io', resource: 'ephemeraljobs' }), '/validate-apps-kruise-io-v1alpha1-ephemeraljob');
+    assert.equal(
+      webhookPath('validate', { group: 'apps.kruise.io', resource: 'ephemeraljobs' }),
+      '/validate-apps-kruise-io-v1alpha1-ephemeraljob',
+    );
   });
   it('names', () => {
     assert.equal(webhookName('mutate', cloneset), 'mcloneset.kb.io');
@@ -63,18 +85,29 @@ describe('webhook paths and names follow kruise-manager', () => {
 describe('admit', () => {
   const opts = { features };
 
-  it('mutate answers the defaulter\'s changes as a JSON patch, and no patch when nothing changed', async () => {
+  it("mutate answers the defaulter's changes as a JSON patch, and no patch when nothing changed", async () => {
     const res = await admit('mutate', [cloneset], request(), opts);
     assert.equal(res.allowed, true);
     assert.equal(res.uid, 'u-1');
     assert.equal(res.patchType, 'JSONPatch');
-    assert.deepEqual(decodePatch(res.patch).sort((a: any, b: any) => a.path.localeCompare(b.path)), [
-      { op: 'add', path: '/metadata/labels', value: { 'a/b': 'defaulted' } },
-      { op: 'add', path: '/spec/replicas', value: 1 },
-    ]);
-    const same = await admit('mutate', [cloneset], request({ object: { metadata: { labels: { 'a/b': 'defaulted' } }, spec: { replicas: 3 } } }), opts);
+    assert.deepEqual(
+      decodePatch(res.patch).sort((a: any, b: any) => a.path.localeCompare(b.path)),
+      [
+        { op: 'add', path: '/metadata/labels', value: { 'a/b': 'defaulted' } },
+        { op: 'add', path: '/spec/replicas', value: 1 },
+      ],
+    );
+    const same = await admit(
+      'mutate',
+      [cloneset],
+      request({ object: { metadata: { labels: { 'a/b': 'defaulted' } }, spec: { replicas: 3 } } }),
+      opts,
+    );
     assert.deepEqual(same, { uid: 'u-1', allowed: true });
-    assert.deepEqual(await admit('mutate', [cloneset], request({ operation: 'DELETE', object: null }), opts), { uid: 'u-1', allowed: true });
+    assert.deepEqual(await admit('mutate', [cloneset], request({ operation: 'DELETE', object: null }), opts), {
+      uid: 'u-1',
+      allowed: true,
+    });
   });
 
   it('the defaulter works on a copy', async () => {
@@ -85,32 +118,72 @@ describe('admit', () => {
 
   it('validate denies with code 422 and the field errors message, allows with code 200', async () => {
     const denied = await admit('validate', [cloneset], request({ object: { metadata: {}, spec: { replicas: -1 } } }), opts);
-    assert.deepEqual(denied, { uid: 'u-1', allowed: false, status: { code: 422, message: 'spec.replicas: Invalid value: -1: must be greater than or equal to 0' } });
+    assert.deepEqual(denied, {
+      uid: 'u-1',
+      allowed: false,
+      status: { code: 422, message: 'spec.replicas: Invalid value: -1: must be greater than or equal to 0' },
+    });
     const ok = await admit('validate', [cloneset], request({ object: { metadata: {}, spec: { replicas: 1 } } }), opts);
     assert.deepEqual(ok, { uid: 'u-1', allowed: true, status: { code: 200 } });
   });
 
   it('validators get the context, and on DELETE the deleted object', async () => {
     let seen: [any, any, AdmissionContext] | undefined;
-    const reg: WebhookRegistration = { ...cloneset, validate: (o, old, ctx) => { seen = [o, old, ctx]; return []; } };
+    const reg: WebhookRegistration = {
+      ...cloneset,
+      validate: (o, old, ctx) => {
+        seen = [o, old, ctx];
+        return [];
+      },
+    };
     const old = { metadata: { name: 'cs' }, spec: { replicas: 2 } };
-    await admit('validate', [reg], request({ operation: 'DELETE', object: null, oldObject: old, dryRun: true }), { features, reader: undefined });
+    await admit('validate', [reg], request({ operation: 'DELETE', object: null, oldObject: old, dryRun: true }), {
+      features,
+      reader: undefined,
+    });
     assert.equal(seen![0], old);
     assert.equal(seen![1], old);
-    assert.deepEqual({ ...seen![2], features: undefined }, {
-      operation: 'DELETE', apiVersion: 'apps.kruise.io/v1beta1', namespace: 'ns', name: 'cs', userInfo: { username: 'alice' },
-      dryRun: true, features: undefined, reader: undefined,
-    });
+    assert.deepEqual(
+      { ...seen![2], features: undefined },
+      {
+        operation: 'DELETE',
+        apiVersion: 'apps.kruise.io/v1beta1',
+        namespace: 'ns',
+        name: 'cs',
+        userInfo: { username: 'alice' },
+        dryRun: true,
+        features: undefined,
+        reader: undefined,
+      },
+    );
   });
 
   it('a handler that throws is denied with a generic message and counted as a panic; a timeout answers 500', async () => {
     const panics = async () => (await webhookPanics.get()).values[0]?.value ?? 0;
     const before = await panics();
-    const boom: WebhookRegistration = { ...cloneset, validate: () => { throw new TypeError("Cannot read properties of undefined (reading 'x')"); } };
-    assert.deepEqual(await admit('validate', [boom], request(), { features, logger: silent }), { uid: 'u-1', allowed: false, status: { code: 422, message: INTERNAL_ERROR_MESSAGE } });
+    const boom: WebhookRegistration = {
+      ...cloneset,
+      validate: () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'x')");
+      },
+    };
+    assert.deepEqual(await admit('validate', [boom], request(), { features, logger: silent }), {
+      uid: 'u-1',
+      allowed: false,
+      status: { code: 422, message: INTERNAL_ERROR_MESSAGE },
+    });
     assert.equal(await panics(), before + 1);
-    const denied: WebhookRegistration = { ...cloneset, validate: () => { throw new AdmissionDenied('failed to find Pod p: lister not synced', 500); } };
-    assert.deepEqual(await admit('validate', [denied], request(), opts), { uid: 'u-1', allowed: false, status: { code: 500, message: 'failed to find Pod p: lister not synced' } });
+    const denied: WebhookRegistration = {
+      ...cloneset,
+      validate: () => {
+        throw new AdmissionDenied('failed to find Pod p: lister not synced', 500);
+      },
+    };
+    assert.deepEqual(await admit('validate', [denied], request(), opts), {
+      uid: 'u-1',
+      allowed: false,
+      status: { code: 500, message: 'failed to find Pod p: lister not synced' },
+    });
     const slow: WebhookRegistration = { ...cloneset, mutate: () => new Promise(() => {}) };
     const res = await admit('mutate', [slow], request(), { features, timeoutMs: 20 });
     assert.equal(res.allowed, false);
@@ -120,9 +193,32 @@ describe('admit', () => {
 
   it('registrations sharing a path are picked by resource and subresource', async () => {
     const calls: string[] = [];
-    const pods: WebhookRegistration = { group: '', resource: 'pods', versions: ['v1'], operations: ['UPDATE', 'DELETE'], validate: () => { calls.push('pods'); return []; } };
-    const eviction: WebhookRegistration = { group: '', resource: 'pods/eviction', versions: ['v1'], operations: ['CREATE'], validate: () => { calls.push('eviction'); return [required('x')]; } };
-    const podReq = (sub?: string) => request({ resource: { group: '', version: 'v1', resource: 'pods' }, subResource: sub, kind: { group: '', version: 'v1', kind: 'Pod' } });
+    const pods: WebhookRegistration = {
+      group: '',
+      resource: 'pods',
+      versions: ['v1'],
+      operations: ['UPDATE', 'DELETE'],
+      validate: () => {
+        calls.push('pods');
+        return [];
+      },
+    };
+    const eviction: WebhookRegistration = {
+      group: '',
+      resource: 'pods/eviction',
+      versions: ['v1'],
+      operations: ['CREATE'],
+      validate: () => {
+        calls.push('eviction');
+        return [required('x')];
+      },
+    };
+    const podReq = (sub?: string) =>
+      request({
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        subResource: sub,
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+      });
     assert.equal((await admit('validate', [pods, eviction], podReq('eviction'), opts)).allowed, false);
     assert.equal((await admit('validate', [pods, eviction], podReq(), opts)).allowed, true);
     assert.deepEqual(calls, ['eviction', 'pods']);
@@ -144,14 +240,32 @@ describe('WebhookServer over HTTPS', () => {
     const serving = await issueCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
     fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
     fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
-    const gated: WebhookRegistration = { group: 'apps.kruise.io', resource: 'imagepulljobs', versions: ['v1beta1'], operations: ['CREATE'], gate: 'ImagePullJobGate', validate: () => [] };
+    const gated: WebhookRegistration = {
+      group: 'apps.kruise.io',
+      resource: 'imagepulljobs',
+      versions: ['v1beta1'],
+      operations: ['CREATE'],
+      gate: 'ImagePullJobGate',
+      validate: () => [],
+    };
     server = new WebhookServer({
-      registrations: [cloneset, gated], features, tls: { certDir: dir }, host: '127.0.0.1', port: 0, logger: silent,
-      maxBodyBytes: 64 * 1024, certPollMs: 60_000,
+      registrations: [cloneset, gated],
+      features,
+      tls: { certDir: dir },
+      host: '127.0.0.1',
+      port: 0,
+      logger: silent,
+      maxBodyBytes: 64 * 1024,
+      certPollMs: 60_000,
       convert: (review) => {
-        if (review.request.desiredAPIVersion === 'bad/v1') return { uid: 'ignored', convertedObjects: [], result: { status: 'Failure', message: 'unsupported version bad/v1' } };
+        if (review.request.desiredAPIVersion === 'bad/v1')
+          return { uid: 'ignored', convertedObjects: [], result: { status: 'Failure', message: 'unsupported version bad/v1' } };
         if (review.request.desiredAPIVersion === 'bug/v1') throw new TypeError('review.request.objects.map is not a function');
-        return { uid: 'ignored', convertedObjects: review.request.objects.map((o: any) => ({ ...o, apiVersion: review.request.desiredAPIVersion })), result: { status: 'Success' } };
+        return {
+          uid: 'ignored',
+          convertedObjects: review.request.objects.map((o: any) => ({ ...o, apiVersion: review.request.desiredAPIVersion })),
+          result: { status: 'Success' },
+        };
       },
     });
     await server.start();
@@ -162,7 +276,12 @@ describe('WebhookServer over HTTPS', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function call(p: string, body: string | Buffer | undefined, headers: Record<string, string> = { 'content-type': 'application/json' }, method = 'POST'): Promise<{ status: number; text: string; peerCert: X509Certificate }> {
+  function call(
+    p: string,
+    body: string | Buffer | undefined,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+    method = 'POST',
+  ): Promise<{ status: number; text: string; peerCert: X509Certificate }> {
     return new Promise((resolve, reject) => {
       const req = https.request({ host: '127.0.0.1', port, path: p, method, ca: caPem, headers, agent: false }, (res) => {
         const peer = (res.socket as import('node:tls').TLSSocket).getPeerX509Certificate()!;
@@ -176,9 +295,10 @@ describe('WebhookServer over HTTPS', () => {
     });
   }
 
-  const review = (req: AdmissionRequest): string => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
+  const review = (req: AdmissionRequest): string =>
+    JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: req });
 
-  it('serves the enabled registrations\' paths only', () => {
+  it("serves the enabled registrations' paths only", () => {
     assert.deepEqual(server.paths(), ['/mutate-apps-kruise-io-cloneset', '/validate-apps-kruise-io-cloneset']);
   });
 
@@ -190,7 +310,9 @@ describe('WebhookServer over HTTPS', () => {
     assert.equal(out.kind, 'AdmissionReview');
     assert.equal(out.response!.uid, 'u-1');
     assert.equal(out.response!.patchType, 'JSONPatch');
-    const v = JSON.parse((await call('/validate-apps-kruise-io-cloneset', review(request({ object: { metadata: {}, spec: { replicas: -2 } } })))).text);
+    const v = JSON.parse(
+      (await call('/validate-apps-kruise-io-cloneset', review(request({ object: { metadata: {}, spec: { replicas: -2 } } })))).text,
+    );
     assert.deepEqual(v.response.status, { code: 422, message: 'spec.replicas: Invalid value: -2: must be greater than or equal to 0' });
   });
 
@@ -216,16 +338,39 @@ describe('WebhookServer over HTTPS', () => {
   });
 
   it('/convert delegates to the conversion handler and reports failures in the result', async () => {
-    const conv = (desired: string) => JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c-1', desiredAPIVersion: desired, objects: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet' }] } });
+    const conv = (desired: string) =>
+      JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'c-1', desiredAPIVersion: desired, objects: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet' }] },
+      });
     const ok = JSON.parse((await call('/convert', conv('apps.kruise.io/v1beta1'))).text);
     assert.equal(ok.kind, 'ConversionReview');
-    assert.deepEqual(ok.response, { uid: 'c-1', convertedObjects: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet' }], result: { status: 'Success' } });
+    assert.deepEqual(ok.response, {
+      uid: 'c-1',
+      convertedObjects: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet' }],
+      result: { status: 'Success' },
+    });
     const bad = JSON.parse((await call('/convert', conv('bad/v1'))).text);
-    assert.deepEqual(bad.response, { uid: 'c-1', convertedObjects: [], result: { status: 'Failure', message: 'unsupported version bad/v1' } });
+    assert.deepEqual(bad.response, {
+      uid: 'c-1',
+      convertedObjects: [],
+      result: { status: 'Failure', message: 'unsupported version bad/v1' },
+    });
     const bug = JSON.parse((await call('/convert', conv('bug/v1'))).text);
     assert.deepEqual(bug.response, { uid: 'c-1', convertedObjects: [], result: { status: 'Failure', message: INTERNAL_ERROR_MESSAGE } });
-    const shape = JSON.parse((await call('/convert', JSON.stringify({ kind: 'ConversionReview', request: { uid: 'c-2', desiredAPIVersion: 'x/v1', objects: 'all' } }))).text);
-    assert.deepEqual(shape.response.result, { status: 'Failure', message: 'request.objects: Invalid value: "string": request.objects in body must be of type array: "string"' });
+    const shape = JSON.parse(
+      (
+        await call(
+          '/convert',
+          JSON.stringify({ kind: 'ConversionReview', request: { uid: 'c-2', desiredAPIVersion: 'x/v1', objects: 'all' } }),
+        )
+      ).text,
+    );
+    assert.deepEqual(shape.response.result, {
+      status: 'Failure',
+      message: 'request.objects: Invalid value: "string": request.objects in body must be of type array: "string"',
+    });
     assert.equal((await call('/convert', '{}')).status, 400);
   });
 
@@ -264,13 +409,36 @@ describe('WebhookServer over HTTPS', () => {
 
 test('a Kruise object with a wrongly typed field is refused before any handler runs, naming the field', async () => {
   let called = false;
-  const regs = [{ group: 'apps.kruise.io', resource: 'containerrecreaterequests', versions: ['v1beta1'], operations: ['CREATE' as const], mutate: () => { called = true; } }];
-  const res = await admit('mutate', regs, {
-    uid: 'u', operation: 'CREATE', namespace: 'ns', name: 'bad',
-    kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'ContainerRecreateRequest' },
-    resource: { group: 'apps.kruise.io', version: 'v1beta1', resource: 'containerrecreaterequests' },
-    object: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'ContainerRecreateRequest', metadata: { name: 'bad' }, spec: { podName: 'p', containers: 'app' } },
-  } as any, { features: FEATURE_GATE_DEFAULTS });
+  const regs = [
+    {
+      group: 'apps.kruise.io',
+      resource: 'containerrecreaterequests',
+      versions: ['v1beta1'],
+      operations: ['CREATE' as const],
+      mutate: () => {
+        called = true;
+      },
+    },
+  ];
+  const res = await admit(
+    'mutate',
+    regs,
+    {
+      uid: 'u',
+      operation: 'CREATE',
+      namespace: 'ns',
+      name: 'bad',
+      kind: { group: 'apps.kruise.io', version: 'v1beta1', kind: 'ContainerRecreateRequest' },
+      resource: { group: 'apps.kruise.io', version: 'v1beta1', resource: 'containerrecreaterequests' },
+      object: {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'ContainerRecreateRequest',
+        metadata: { name: 'bad' },
+        spec: { podName: 'p', containers: 'app' },
+      },
+    } as any,
+    { features: FEATURE_GATE_DEFAULTS },
+  );
   assert.equal(called, false);
   assert.equal(res.allowed, false);
   assert.equal(res.status?.code, 400);

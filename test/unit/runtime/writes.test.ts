@@ -4,7 +4,13 @@ import { NodeImages, StatusError, type KubeObject } from '../../../src/runtime/c
 import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 import { applyWrites, CONFLICT_REQUEUE_MS, writeRaceResult, writeStatus } from '../../../src/runtime/writes.ts';
 
-const statusError = (code: number) => new StatusError({ status: 'Failure', code, reason: ({ 409: 'Conflict', 404: 'NotFound' } as Record<number, string>)[code] ?? 'InternalError', message: 'x' } as never);
+const statusError = (code: number) =>
+  new StatusError({
+    status: 'Failure',
+    code,
+    reason: ({ 409: 'Conflict', 404: 'NotFound' } as Record<number, string>)[code] ?? 'InternalError',
+    message: 'x',
+  } as never);
 
 describe('write step', () => {
   it('a 409 requeues, a 404 ends the round, anything else is not a race', () => {
@@ -16,14 +22,34 @@ describe('write step', () => {
 
   it('applyWrites passes the result on, turns races into results and rethrows the rest', async () => {
     assert.deepEqual(await applyWrites(async () => ({ requeueAfter: 5 })), { requeueAfter: 5 });
-    assert.deepEqual(await applyWrites(async () => { throw statusError(409); }), { requeueAfter: CONFLICT_REQUEUE_MS });
-    assert.deepEqual(await applyWrites(async () => { throw statusError(404); }), {});
-    await assert.rejects(applyWrites(async () => { throw statusError(500); }), StatusError);
+    assert.deepEqual(
+      await applyWrites(async () => {
+        throw statusError(409);
+      }),
+      { requeueAfter: CONFLICT_REQUEUE_MS },
+    );
+    assert.deepEqual(
+      await applyWrites(async () => {
+        throw statusError(404);
+      }),
+      {},
+    );
+    await assert.rejects(
+      applyWrites(async () => {
+        throw statusError(500);
+      }),
+      StatusError,
+    );
   });
 
   it('writeStatus writes only a new status and expects the stored resourceVersion', async () => {
     const written: KubeObject[] = [];
-    const client = { async updateStatus<T>(_t: unknown, o: T) { written.push(o as KubeObject); return { ...(o as KubeObject), metadata: { ...(o as KubeObject).metadata, resourceVersion: '8' } } as T; } };
+    const client = {
+      async updateStatus<T>(_t: unknown, o: T) {
+        written.push(o as KubeObject);
+        return { ...(o as KubeObject), metadata: { ...(o as KubeObject).metadata, resourceVersion: '8' } } as T;
+      },
+    };
     const obj: KubeObject & { status?: { n: number } } = { metadata: { name: 'a', uid: 'u', resourceVersion: '7' }, status: { n: 1 } };
     assert.deepEqual(await writeStatus(client, NodeImages, obj, undefined), {});
     assert.equal(written.length, 0);
@@ -35,7 +61,13 @@ describe('write step', () => {
   });
 
   it('writeStatus ends the round on a race', async () => {
-    const client = { async updateStatus(): Promise<never> { throw statusError(409); } };
-    assert.deepEqual(await writeStatus(client, NodeImages, { metadata: { name: 'a' } }, {}), { ended: { requeueAfter: CONFLICT_REQUEUE_MS } });
+    const client = {
+      async updateStatus(): Promise<never> {
+        throw statusError(409);
+      },
+    };
+    assert.deepEqual(await writeStatus(client, NodeImages, { metadata: { name: 'a' } }, {}), {
+      ended: { requeueAfter: CONFLICT_REQUEUE_MS },
+    });
   });
 });

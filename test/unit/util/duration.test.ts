@@ -4,8 +4,17 @@ import { parseDuration, formatDuration } from '../../../src/util/duration.ts';
 
 test('parseDuration reads Go durations', () => {
   const cases: Array<[string, number]> = [
-    ['0', 0], ['5m', 300_000], ['2m0s', 120_000], ['10h', 36_000_000], ['1h30m', 5_400_000],
-    ['1.5s', 1500], ['250ms', 250], ['-1s', -1000], ['.5s', 500], ['1000us', 1], ['1m1.5s', 61_500],
+    ['0', 0],
+    ['5m', 300_000],
+    ['2m0s', 120_000],
+    ['10h', 36_000_000],
+    ['1h30m', 5_400_000],
+    ['1.5s', 1500],
+    ['250ms', 250],
+    ['-1s', -1000],
+    ['.5s', 500],
+    ['1000us', 1],
+    ['1m1.5s', 61_500],
   ];
   for (const [input, want] of cases) assert.equal(parseDuration(input), want, input);
 });
@@ -18,7 +27,13 @@ test('parseDuration rejects what Go rejects', () => {
 
 test('formatDuration prints like Go Duration.String', () => {
   const cases: Array<[number, string]> = [
-    [0, '0s'], [300_000, '5m0s'], [3_600_000, '1h0m0s'], [1500, '1.5s'], [250, '250ms'], [5_400_000, '1h30m0s'], [-2000, '-2s'],
+    [0, '0s'],
+    [300_000, '5m0s'],
+    [3_600_000, '1h0m0s'],
+    [1500, '1.5s'],
+    [250, '250ms'],
+    [5_400_000, '1h30m0s'],
+    [-2000, '-2s'],
   ];
   for (const [ms, want] of cases) assert.equal(formatDuration(ms), want);
 });

@@ -1,11 +1,7 @@
 // Image pre-download decisions for in-place updates (spec §12.4), table-style.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  changedImages,
-  planImagePreDownload,
-  type PreDownloadInput,
-} from '../../../src/util/imagepredownload.ts';
+import { changedImages, planImagePreDownload, type PreDownloadInput } from '../../../src/util/imagepredownload.ts';
 import { IMAGE_PREDOWNLOAD_CREATED_KEY, IMAGE_PREDOWNLOAD_IGNORED_KEY } from '../../../src/apis/constants.ts';
 import { cloneSet, revisionOf, template } from '../cloneset/fixtures.ts';
 
@@ -41,7 +37,9 @@ describe('planImagePreDownload', () => {
     assert.equal(job.metadata?.name, `${update.metadata.name}-main`);
     assert.equal(job.metadata?.namespace, 'default');
     assert.deepEqual(job.metadata?.labels, { app: 'demo', 'controller.kubernetes.io/hash': hash });
-    assert.deepEqual(job.metadata?.ownerReferences, [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(job.metadata?.ownerReferences, [
+      { apiVersion: 'apps.kruise.io/v1beta1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true, blockOwnerDeletion: true },
+    ]);
     assert.deepEqual(job.spec, {
       image: 'nginx:2.0',
       pullSecrets: ['reg'],
@@ -68,14 +66,37 @@ describe('planImagePreDownload', () => {
   ];
   for (const [name, over] of ignoredCases) {
     test(`marks the revision ignored for ${name}`, () => {
-      assert.deepEqual(planImagePreDownload(input(over)), { createJobs: [], deleteJobs: [], labelRevision: { name: update.metadata.name, key: IMAGE_PREDOWNLOAD_IGNORED_KEY } });
+      assert.deepEqual(planImagePreDownload(input(over)), {
+        createJobs: [],
+        deleteJobs: [],
+        labelRevision: { name: update.metadata.name, key: IMAGE_PREDOWNLOAD_IGNORED_KEY },
+      });
     });
   }
 
   const nothingCases: Array<[string, Partial<PreDownloadInput>]> = [
-    ['a revision already handled', { update: { ...update, metadata: { ...update.metadata, labels: { ...update.metadata.labels, [IMAGE_PREDOWNLOAD_CREATED_KEY]: 'true' } } } }],
-    ['a revision already ignored', { update: { ...update, metadata: { ...update.metadata, labels: { ...update.metadata.labels, [IMAGE_PREDOWNLOAD_IGNORED_KEY]: 'true' } } } }],
-    ['a workload annotated image-predownload-ignored', { owner: { ...input().owner, annotations: { 'apps.kruise.io/image-predownload-ignored': 'true' } } }],
+    [
+      'a revision already handled',
+      {
+        update: {
+          ...update,
+          metadata: { ...update.metadata, labels: { ...update.metadata.labels, [IMAGE_PREDOWNLOAD_CREATED_KEY]: 'true' } },
+        },
+      },
+    ],
+    [
+      'a revision already ignored',
+      {
+        update: {
+          ...update,
+          metadata: { ...update.metadata, labels: { ...update.metadata.labels, [IMAGE_PREDOWNLOAD_IGNORED_KEY]: 'true' } },
+        },
+      },
+    ],
+    [
+      'a workload annotated image-predownload-ignored',
+      { owner: { ...input().owner, annotations: { 'apps.kruise.io/image-predownload-ignored': 'true' } } },
+    ],
     ['fewer updated-ready pods than minUpdatedReadyPods', { minUpdatedReadyPods: 2, updatedReadyReplicas: 1 }],
   ];
   for (const [name, over] of nothingCases) {
@@ -91,9 +112,37 @@ describe('planImagePreDownload', () => {
   });
 
   test('changedImages lists changed and new containers only', () => {
-    const two = (a: string, b: string) => template(a, { spec: { containers: [{ name: 'main', image: a }, { name: 'side', image: b }] } });
+    const two = (a: string, b: string) =>
+      template(a, {
+        spec: {
+          containers: [
+            { name: 'main', image: a },
+            { name: 'side', image: b },
+          ],
+        },
+      });
     const from = revisionOf(cloneSet({ template: two('app:1', 'side:1') }), 1);
-    const to = revisionOf(cloneSet({ template: { ...two('app:1', 'side:2'), spec: { containers: [{ name: 'main', image: 'app:1' }, { name: 'side', image: 'side:2' }, { name: 'extra', image: 'x:1' }] } } }), 2);
-    assert.deepEqual([...changedImages(from, to)], [['side', 'side:2'], ['extra', 'x:1']]);
+    const to = revisionOf(
+      cloneSet({
+        template: {
+          ...two('app:1', 'side:2'),
+          spec: {
+            containers: [
+              { name: 'main', image: 'app:1' },
+              { name: 'side', image: 'side:2' },
+              { name: 'extra', image: 'x:1' },
+            ],
+          },
+        },
+      }),
+      2,
+    );
+    assert.deepEqual(
+      [...changedImages(from, to)],
+      [
+        ['side', 'side:2'],
+        ['extra', 'x:1'],
+      ],
+    );
   });
 });

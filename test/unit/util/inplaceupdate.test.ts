@@ -24,7 +24,13 @@ function rev(t: PodTemplateSpec, n = 1): ControllerRevision {
   return newCloneSetRevision(cloneSet({ template: t }), n);
 }
 
-const twoContainers = (img1: string, img2: string, env1: Array<{ name: string; value?: string; valueFrom?: object }> = [], env2: typeof env1 = [], annotations: Record<string, string> = {}): PodTemplateSpec => ({
+const twoContainers = (
+  img1: string,
+  img2: string,
+  env1: Array<{ name: string; value?: string; valueFrom?: object }> = [],
+  env2: typeof env1 = [],
+  annotations: Record<string, string> = {},
+): PodTemplateSpec => ({
   metadata: { labels: { app: 'demo' }, annotations },
   spec: {
     containers: [
@@ -62,8 +68,14 @@ describe('canUpdateInPlace', () => {
 
 describe('env from metadata', () => {
   const fieldRef = (path: string) => ({ fieldRef: { fieldPath: path } });
-  const oldT = twoContainers('a:1', 'b:1', [{ name: 'V', valueFrom: fieldRef("metadata.annotations['version']") }], [], { version: '1', other: 'x' });
-  const newT = twoContainers('a:1', 'b:1', [{ name: 'V', valueFrom: fieldRef("metadata.annotations['version']") }], [], { version: '2', other: 'y' });
+  const oldT = twoContainers('a:1', 'b:1', [{ name: 'V', valueFrom: fieldRef("metadata.annotations['version']") }], [], {
+    version: '1',
+    other: 'x',
+  });
+  const newT = twoContainers('a:1', 'b:1', [{ name: 'V', valueFrom: fieldRef("metadata.annotations['version']") }], [], {
+    version: '2',
+    other: 'y',
+  });
 
   it('a changed annotation read by env restarts only the containers that read it', () => {
     const spec = calculateInPlaceUpdateSpec(rev(oldT), rev(newT, 2), OPTS)!;
@@ -89,7 +101,12 @@ describe('env from metadata', () => {
 
   it('completion waits for the daemon to report the expected env hash', () => {
     const p = pod('cs-p', { containers: newT.spec!.containers, annotations: { version: '2' } });
-    const plan = planInPlaceUpdate(pod('cs-p', { containers: oldT.spec!.containers, annotations: { version: '1' } }), rev(oldT), rev(newT, 2), { ...OPTS, now: T0 })!;
+    const plan = planInPlaceUpdate(
+      pod('cs-p', { containers: oldT.spec!.containers, annotations: { version: '1' } }),
+      rev(oldT),
+      rev(newT, 2),
+      { ...OPTS, now: T0 },
+    )!;
     p.metadata.annotations = { ...plan.pod.metadata.annotations };
     assert.match(checkInPlaceUpdateCompleted(p)!, /runtime-container-meta not found/);
     const meta = (hash: number) =>
@@ -131,14 +148,20 @@ describe('image update', () => {
     const running: Pod = { ...plan.pod, status: { ...plan.pod.status, conditions: plan.conditions } };
     assert.equal(checkInPlaceUpdateCompleted(running), 'container c1 imageID not changed');
     assert.deepEqual(planInPlaceRefresh(running, { now: T1 }), {});
-    running.status!.containerStatuses = running.status!.containerStatuses!.map((s) => (s.name === 'c1' ? { ...s, image: 'a:2', imageID: 'id-a:2' } : s));
+    running.status!.containerStatuses = running.status!.containerStatuses!.map((s) =>
+      s.name === 'c1' ? { ...s, image: 'a:2', imageID: 'id-a:2' } : s,
+    );
     assert.equal(checkInPlaceUpdateCompleted(running), undefined);
     const refresh = planInPlaceRefresh(running, { now: T1 });
     assert.equal(refresh.conditions!.find((x) => x.type === 'InPlaceUpdateReady')!.status, 'True');
   });
 
   it('grace period: only the grace annotation first, images after the grace ends', () => {
-    const plan = planInPlaceUpdate(pod('cs-p', { containers: oldT.spec!.containers }), rev(oldT), rev(newT, 2), { ...OPTS, now: T0, gracePeriodSeconds: 30 })!;
+    const plan = planInPlaceUpdate(pod('cs-p', { containers: oldT.spec!.containers }), rev(oldT), rev(newT, 2), {
+      ...OPTS,
+      now: T0,
+      gracePeriodSeconds: 30,
+    })!;
     assert.equal(plan.delaySeconds, 30);
     assert.equal(plan.pod.spec!.containers[0].image, 'a:1');
     assert.ok(plan.pod.metadata.annotations!['apps.kruise.io/inplace-update-grace']);
@@ -158,15 +181,24 @@ describe('container launch priority', () => {
 
   it('priorities from env, Ordered annotation, or barrier', () => {
     assert.deepEqual([...containerPriorities(pod('p', { containers: oldT.spec!.containers })).values()], [0, 10]);
-    assert.deepEqual([...containerPriorities(pod('p', { containers: twoContainers('a', 'b').spec!.containers })).values()], [undefined, undefined]);
-    const ordered = pod('p', { containers: twoContainers('a', 'b').spec!.containers, annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered' } });
+    assert.deepEqual(
+      [...containerPriorities(pod('p', { containers: twoContainers('a', 'b').spec!.containers })).values()],
+      [undefined, undefined],
+    );
+    const ordered = pod('p', {
+      containers: twoContainers('a', 'b').spec!.containers,
+      annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered' },
+    });
     assert.deepEqual([...containerPriorities(ordered).values()], [-0, -1]);
   });
 
   it('two containers with different priorities update in two batches', () => {
     const p = pod('cs-p', { containers: oldT.spec!.containers });
     const first = planInPlaceUpdate(p, rev(oldT), rev(newT, 2), { ...OPTS, now: T0 })!;
-    assert.deepEqual(first.pod.spec!.containers.map((c) => c.image), ['a:1', 'b:2']);
+    assert.deepEqual(
+      first.pod.spec!.containers.map((c) => c.image),
+      ['a:1', 'b:2'],
+    );
     let state = getInPlaceUpdateState(first.pod)!;
     assert.deepEqual(state.nextContainerImages, { c1: 'a:2' });
     assert.deepEqual(state.preCheckBeforeNext, { containersRequiredReady: ['c2'] });
@@ -183,7 +215,10 @@ describe('container launch priority', () => {
     // c2 ready: second batch
     running.status!.containerStatuses[1].ready = true;
     const second = planInPlaceRefresh(running, { now: T1 });
-    assert.deepEqual(second.pod!.spec!.containers.map((c) => c.image), ['a:2', 'b:2']);
+    assert.deepEqual(
+      second.pod!.spec!.containers.map((c) => c.image),
+      ['a:2', 'b:2'],
+    );
     state = getInPlaceUpdateState(second.pod!)!;
     assert.equal(state.nextContainerImages, undefined);
     assert.equal(state.preCheckBeforeNext, undefined);

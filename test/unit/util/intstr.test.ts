@@ -57,7 +57,10 @@ describe('getScaledValueFromIntOrPercent (Kubernetes: integer percent only)', ()
   ];
   for (const [v, want] of bad) {
     it(`rejects ${JSON.stringify(v)}`, () => {
-      assert.equal(errorOf(() => getScaledValueFromIntOrPercent(v, 10, true)), want);
+      assert.equal(
+        errorOf(() => getScaledValueFromIntOrPercent(v, 10, true)),
+        want,
+      );
     });
   }
 });
@@ -89,7 +92,10 @@ describe('getKruiseScaledValueFromIntOrPercent (float percent)', () => {
   ];
   for (const [v, want] of bad) {
     it(`rejects ${JSON.stringify(v)}`, () => {
-      assert.equal(errorOf(() => getKruiseScaledValueFromIntOrPercent(v, 10, true)), want);
+      assert.equal(
+        errorOf(() => getKruiseScaledValueFromIntOrPercent(v, 10, true)),
+        want,
+      );
     });
   }
 });
@@ -122,7 +128,10 @@ describe('calculatePartitionReplicas', () => {
   }
 
   it('throws on an unparsable partition', () => {
-    assert.equal(errorOf(() => calculatePartitionReplicas('90', 8)), 'invalid value for IntOrString: invalid type: string is not a percentage');
+    assert.equal(
+      errorOf(() => calculatePartitionReplicas('90', 8)),
+      'invalid value for IntOrString: invalid type: string is not a percentage',
+    );
   });
 
   it('treats null like unset', () => {

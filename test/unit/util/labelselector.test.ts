@@ -101,9 +101,18 @@ describe('LabelSelector → Selector', () => {
   });
 
   it('rejects invalid selectors with apimachinery messages', () => {
-    assert.equal(errorOf(() => labelSelectorAsSelector({ matchExpressions: [{ key: 'a', operator: 'Foo' }] })), '"Foo" is not a valid label selector operator');
-    assert.equal(errorOf(() => labelSelectorAsSelector({ matchLabels: { '-a': 'b' } })), `key: Invalid value: "-a": ${KEY_NAME_ERR}`);
-    assert.equal(errorOf(() => labelSelectorAsSelector({ matchLabels: { a: 'b c' } })), `values[0][a]: Invalid value: "b c": ${VALUE_ERR}`);
+    assert.equal(
+      errorOf(() => labelSelectorAsSelector({ matchExpressions: [{ key: 'a', operator: 'Foo' }] })),
+      '"Foo" is not a valid label selector operator',
+    );
+    assert.equal(
+      errorOf(() => labelSelectorAsSelector({ matchLabels: { '-a': 'b' } })),
+      `key: Invalid value: "-a": ${KEY_NAME_ERR}`,
+    );
+    assert.equal(
+      errorOf(() => labelSelectorAsSelector({ matchLabels: { a: 'b c' } })),
+      `values[0][a]: Invalid value: "b c": ${VALUE_ERR}`,
+    );
     assert.equal(
       errorOf(() => labelSelectorAsSelector({ matchExpressions: [{ key: 'a', operator: 'In' }] })),
       "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty",
@@ -184,7 +193,10 @@ describe('string selector grammar', () => {
   ];
   for (const [input, want] of invalid) {
     it(`rejects ${JSON.stringify(input)}`, () => {
-      assert.equal(errorOf(() => parseSelector(input)), want);
+      assert.equal(
+        errorOf(() => parseSelector(input)),
+        want,
+      );
     });
   }
 
@@ -222,9 +234,18 @@ describe('string selector grammar', () => {
         { key: 'tier', operator: 'In', values: ['be', 'fe'] },
       ],
     });
-    assert.equal(errorOf(() => parseToLabelSelector('a!=b')), '"!=" is not a valid label selector operator');
-    assert.equal(errorOf(() => parseToLabelSelector('x>1')), `"gt" isn't supported in label selectors`);
-    assert.equal(errorOf(() => parseToLabelSelector('a b')), `couldn't parse the selector string "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`);
+    assert.equal(
+      errorOf(() => parseToLabelSelector('a!=b')),
+      '"!=" is not a valid label selector operator',
+    );
+    assert.equal(
+      errorOf(() => parseToLabelSelector('x>1')),
+      `"gt" isn't supported in label selectors`,
+    );
+    assert.equal(
+      errorOf(() => parseToLabelSelector('a b')),
+      `couldn't parse the selector string "a b": unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`,
+    );
   });
 });
 
@@ -241,7 +262,12 @@ describe('Selector helpers', () => {
   it('add keeps key order; nothing stays nothing', () => {
     const s = parseSelector('b=1').add(newRequirement('a', 'exists', []));
     assert.equal(s.toString(), 'a,b=1');
-    assert.equal(Selector.nothing().add(newRequirement('a', 'exists', [])).selectsNothing(), true);
+    assert.equal(
+      Selector.nothing()
+        .add(newRequirement('a', 'exists', []))
+        .selectsNothing(),
+      true,
+    );
   });
 
   it('requiresExactMatch reports the one demanded value', () => {

@@ -67,7 +67,10 @@ describe('planLifecycleTransition', () => {
     assert.equal(back.readinessCondition!.message, '[]');
   });
   it('readiness is held even when the state is already set', () => {
-    const t = planLifecycleTransition(pod({ 'lifecycle.apps.kruise.io/state': 'PreparingDelete' }), 'PreparingDelete', { now: NOW, markPodNotReady: true })!;
+    const t = planLifecycleTransition(pod({ 'lifecycle.apps.kruise.io/state': 'PreparingDelete' }), 'PreparingDelete', {
+      now: NOW,
+      markPodNotReady: true,
+    })!;
     assert.equal(t.stateChanged, false);
     assert.equal(t.readinessCondition!.status, 'False');
   });

@@ -56,7 +56,16 @@ function pod(o: PodOpts = {}): PodFacts {
     },
     status: {
       phase: o.phase ?? 'Running',
-      conditions: o.ready === undefined ? [] : [{ type: 'Ready', status: o.ready ? 'True' : 'False', lastTransitionTime: o.readySince === undefined ? undefined : iso(o.readySince) }],
+      conditions:
+        o.ready === undefined
+          ? []
+          : [
+              {
+                type: 'Ready',
+                status: o.ready ? 'True' : 'False',
+                lastTransitionTime: o.readySince === undefined ? undefined : iso(o.readySince),
+              },
+            ],
       containerStatuses: [{ name: 'main', restartCount: o.restarts ?? 0 }],
       initContainerStatuses:
         o.sidecarRestarts === undefined
@@ -94,7 +103,14 @@ describe('pod predicates', () => {
     ['no conditions', pod(), false, undefined],
     [
       'first Ready condition decides',
-      { status: { conditions: [{ type: 'Ready', status: 'False' }, { type: 'Ready', status: 'True', lastTransitionTime: iso(THEN) }] } },
+      {
+        status: {
+          conditions: [
+            { type: 'Ready', status: 'False' },
+            { type: 'Ready', status: 'True', lastTransitionTime: iso(THEN) },
+          ],
+        },
+      },
       false,
       undefined,
     ],
@@ -184,8 +200,22 @@ const readyNow = pod({ name: 'ready-now', node: 'node', ready: true, readySince:
 const readyThen = pod({ name: 'ready-then', node: 'node', ready: true, readySince: THEN, created: THEN });
 const readyNowHighRestarts = pod({ name: 'ready-high-restarts', node: 'node', ready: true, readySince: NOW, created: NOW, restarts: 9001 });
 const readyNowCreatedThen = pod({ name: 'ready-now-created-then', node: 'node', ready: true, readySince: NOW, created: THEN });
-const lowCost = pod({ name: 'low-deletion-cost', node: 'node', ready: true, readySince: NOW, created: THEN, annotations: { 'controller.kubernetes.io/pod-deletion-cost': '10' } });
-const highCost = pod({ name: 'high-deletion-cost', node: 'node', ready: true, readySince: NOW, created: THEN, annotations: { 'controller.kubernetes.io/pod-deletion-cost': '100' } });
+const lowCost = pod({
+  name: 'low-deletion-cost',
+  node: 'node',
+  ready: true,
+  readySince: NOW,
+  created: THEN,
+  annotations: { 'controller.kubernetes.io/pod-deletion-cost': '10' },
+});
+const highCost = pod({
+  name: 'high-deletion-cost',
+  node: 'node',
+  ready: true,
+  readySince: NOW,
+  created: THEN,
+  annotations: { 'controller.kubernetes.io/pod-deletion-cost': '100' },
+});
 
 // [lesser (deleted first), greater, why]
 const commonOrder: Array<[PodFacts, PodFacts, string]> = [
@@ -205,7 +235,16 @@ function assertStrictOrder(less: (a: PodFacts, b: PodFacts) => boolean, lesser: 
   assert.equal(less(greater, lesser), false, `${greater.metadata?.name} should not come before ${lesser.metadata?.name}`);
 }
 
-const equalityPods = [unscheduled, scheduledPending, unknownPhase, runningNotReady, readyNowCreatedThen, readyNow, readyThen, readyNowHighRestarts];
+const equalityPods = [
+  unscheduled,
+  scheduledPending,
+  unknownPhase,
+  runningNotReady,
+  readyNowCreatedThen,
+  readyNow,
+  readyThen,
+  readyNowHighRestarts,
+];
 
 describe('ActivePods order (Kubernetes)', () => {
   for (const [lesser, greater, why] of commonOrder) {
@@ -232,14 +271,40 @@ describe('ActivePods order (Kubernetes)', () => {
   });
 
   it('sorts a shuffled list into deletion order', () => {
-    const expected = [unscheduled, scheduledPending, unknownPhase, runningNotReady, readyNoTransition, readyNowHighRestarts, readyNow, readyNowCreatedThen, readyThen];
-    const shuffled = [readyThen, readyNow, unscheduled, readyNowCreatedThen, runningNotReady, readyNowHighRestarts, unknownPhase, readyNoTransition, scheduledPending];
-    assert.deepEqual(shuffled.sort(compareActivePods).map((p) => p.metadata?.name), expected.map((p) => p.metadata?.name));
+    const expected = [
+      unscheduled,
+      scheduledPending,
+      unknownPhase,
+      runningNotReady,
+      readyNoTransition,
+      readyNowHighRestarts,
+      readyNow,
+      readyNowCreatedThen,
+      readyThen,
+    ];
+    const shuffled = [
+      readyThen,
+      readyNow,
+      unscheduled,
+      readyNowCreatedThen,
+      runningNotReady,
+      readyNowHighRestarts,
+      unknownPhase,
+      readyNoTransition,
+      scheduledPending,
+    ];
+    assert.deepEqual(
+      shuffled.sort(compareActivePods).map((p) => p.metadata?.name),
+      expected.map((p) => p.metadata?.name),
+    );
   });
 });
 
 describe('ActivePodsWithRanks order (Kruise deletion order)', () => {
-  const less = (opts: RankedOrderOptions = {}) => (a: PodFacts, b: PodFacts) => activePodsWithRanksLess(a, b, opts);
+  const less =
+    (opts: RankedOrderOptions = {}) =>
+    (a: PodFacts, b: PodFacts) =>
+      activePodsWithRanksLess(a, b, opts);
 
   for (const [lesser, greater, why] of commonOrder) {
     it(why, () => assertStrictOrder(less(), lesser, greater));
@@ -261,10 +326,22 @@ describe('ActivePodsWithRanks order (Kruise deletion order)', () => {
   });
 
   it('deletion cost outranks readiness time, restarts and age, but not readiness', () => {
-    const cheapOld = pod({ name: 'cheap', node: 'n', ready: true, readySince: THEN, created: THEN, annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-1' } });
+    const cheapOld = pod({
+      name: 'cheap',
+      node: 'n',
+      ready: true,
+      readySince: THEN,
+      created: THEN,
+      annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-1' },
+    });
     const youngRestarting = pod({ name: 'young', node: 'n', ready: true, readySince: NOW, created: NOW, restarts: 50 });
     assertStrictOrder(less(), cheapOld, youngRestarting);
-    const notReadyExpensive = pod({ name: 'not-ready-expensive', node: 'n', ready: false, annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000' } });
+    const notReadyExpensive = pod({
+      name: 'not-ready-expensive',
+      node: 'n',
+      ready: false,
+      annotations: { 'controller.kubernetes.io/pod-deletion-cost': '1000' },
+    });
     assertStrictOrder(less(), notReadyExpensive, cheapOld);
   });
 
@@ -297,7 +374,10 @@ describe('ActivePodsWithRanks order (Kruise deletion order)', () => {
 
   it('comparator sorts into deletion order', () => {
     const sorted = [highCost, readyThen, lowCost, runningNotReady, unscheduled].sort(compareActivePodsWithRanks());
-    assert.deepEqual(sorted.map((p) => p.metadata?.name), ['unscheduled', 'not-ready', 'ready-then', 'low-deletion-cost', 'high-deletion-cost']);
+    assert.deepEqual(
+      sorted.map((p) => p.metadata?.name),
+      ['unscheduled', 'not-ready', 'ready-then', 'low-deletion-cost', 'high-deletion-cost'],
+    );
   });
 });
 
@@ -305,7 +385,10 @@ describe('rankers', () => {
   it('sameNodeRanker ranks all but the best pod on crowded nodes (upstream TestSameNodeRanker)', () => {
     // node a: 0, 4, 10; node b: 3, 6; node c: 5; node d: 7, 8, 9; unassigned: 1, 2
     const nodes: Record<string, string> = { '0': 'a', '3': 'b', '4': 'a', '5': 'c', '6': 'b', '7': 'd', '8': 'd', '9': 'd', '10': 'a' };
-    const pods = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10'].map((uid) => ({ metadata: { uid }, spec: { nodeName: nodes[uid] ?? '' } }));
+    const pods = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10'].map((uid) => ({
+      metadata: { uid },
+      spec: { nodeName: nodes[uid] ?? '' },
+    }));
     const rank = sameNodeRanker(pods);
     const ranks = Object.fromEntries(pods.map((p) => [p.metadata.uid, rank(p)]).filter(([, r]) => r !== 0));
     assert.deepEqual(ranks, { '0': 2, '4': 1, '3': 1, '7': 2, '8': 1 });
@@ -333,14 +416,47 @@ describe('rankers', () => {
     h: { [HOST]: 'h', [ZONE]: 'z3' },
     i: { [HOST]: 'i', [ZONE]: 'z3' },
   };
-  const genPods = (n: number, node: string) => Array.from({ length: n }, (_, i) => ({ metadata: { uid: `${node}-${i}` }, spec: { nodeName: node } }));
-  const pods = [...genPods(2, 'a'), ...genPods(2, 'b'), ...genPods(3, 'c'), ...genPods(5, 'd'), ...genPods(5, 'e'), ...genPods(3, 'f'), ...genPods(5, 'i')];
+  const genPods = (n: number, node: string) =>
+    Array.from({ length: n }, (_, i) => ({ metadata: { uid: `${node}-${i}` }, spec: { nodeName: node } }));
+  const pods = [
+    ...genPods(2, 'a'),
+    ...genPods(2, 'b'),
+    ...genPods(3, 'c'),
+    ...genPods(5, 'd'),
+    ...genPods(5, 'e'),
+    ...genPods(3, 'f'),
+    ...genPods(5, 'i'),
+  ];
 
   const spreadCases: Array<[string, Array<{ topologyKey: string; limitedValues?: string[] }>, string[]]> = [
     [
       'zone{no limit}',
       [{ topologyKey: ZONE }],
-      ['d-0', 'd-1', 'c-0', 'e-0', 'd-2', 'e-1', 'b-0', 'e-2', 'c-1', 'f-0', 'i-0', 'd-3', 'e-3', 'i-1', 'b-1', 'f-1', 'i-2', 'c-2', 'e-4', 'i-3', 'd-4', 'f-2', 'i-4'],
+      [
+        'd-0',
+        'd-1',
+        'c-0',
+        'e-0',
+        'd-2',
+        'e-1',
+        'b-0',
+        'e-2',
+        'c-1',
+        'f-0',
+        'i-0',
+        'd-3',
+        'e-3',
+        'i-1',
+        'b-1',
+        'f-1',
+        'i-2',
+        'c-2',
+        'e-4',
+        'i-3',
+        'd-4',
+        'f-2',
+        'i-4',
+      ],
     ],
     [
       'zone{limited (z2, z3)}',
@@ -350,14 +466,41 @@ describe('rankers', () => {
     [
       'zone{no limit}, host',
       [{ topologyKey: ZONE }, { topologyKey: HOST }],
-      ['d-0', 'e-0', 'd-1', 'e-1', 'c-0', 'i-0', 'd-2', 'e-2', 'i-1', 'f-0', 'b-0', 'c-1', 'i-2', 'd-3', 'e-3', 'f-1', 'i-3', 'b-1', 'c-2', 'e-4', 'd-4', 'f-2', 'i-4'],
+      [
+        'd-0',
+        'e-0',
+        'd-1',
+        'e-1',
+        'c-0',
+        'i-0',
+        'd-2',
+        'e-2',
+        'i-1',
+        'f-0',
+        'b-0',
+        'c-1',
+        'i-2',
+        'd-3',
+        'e-3',
+        'f-1',
+        'i-3',
+        'b-1',
+        'c-2',
+        'e-4',
+        'd-4',
+        'f-2',
+        'i-4',
+      ],
     ],
   ];
   for (const [name, constraints, expected] of spreadCases) {
     it(`spreadConstraintsRanker: ${name}`, () => {
       const rank = spreadConstraintsRanker(pods, constraints, (node) => nodeLabels[node]);
       const ranked = pods.filter((p) => rank(p) > 0).sort((x, y) => rank(y) - rank(x));
-      assert.deepEqual(ranked.map((p) => p.metadata.uid), expected);
+      assert.deepEqual(
+        ranked.map((p) => p.metadata.uid),
+        expected,
+      );
     });
   }
 

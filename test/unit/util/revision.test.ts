@@ -134,7 +134,11 @@ describe('marshalGoJSON', () => {
   });
 
   const cases: Array<[string, unknown, string]> = [
-    ['revision patch shape', { spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }] }, $patch: 'replace' } } }, '{"spec":{"template":{"$patch":"replace","spec":{"containers":[{"image":"i","name":"c"}]}}}}'],
+    [
+      'revision patch shape',
+      { spec: { template: { spec: { containers: [{ name: 'c', image: 'i' }] }, $patch: 'replace' } } },
+      '{"spec":{"template":{"$patch":"replace","spec":{"containers":[{"image":"i","name":"c"}]}}}}',
+    ],
     ['undefined members are absent', { a: undefined, b: [undefined] }, '{"b":[null]}'],
     ['top-level null', null, 'null'],
     ['lone surrogate becomes U+FFFD', '\ud800x', '"\ufffdx"'],

@@ -7,7 +7,9 @@ import { ctx, examples } from './helpers.ts';
 const V = 'apps.kruise.io/v1beta1';
 function bcj(spec: Record<string, any> = {}, restartPolicy: string | undefined = 'Never'): any {
   return {
-    apiVersion: V, kind: 'BroadcastJob', metadata: { name: 'job-1' },
+    apiVersion: V,
+    kind: 'BroadcastJob',
+    metadata: { name: 'job-1' },
     spec: { template: { spec: { containers: [{ name: 'pi', image: 'perl' }], ...(restartPolicy ? { restartPolicy } : {}) } }, ...spec },
   };
 }
@@ -33,15 +35,55 @@ describe('BroadcastJob', () => {
     for (const doc of examples('broadcastjob.yaml')) assert.deepEqual(errors(doc), [], doc.metadata.name);
   });
   const cases: Array<[string, any, string[]]> = [
-    ['restartPolicy Always', bcj({}, 'Always'), ['spec.template.spec.restartPolicy: Invalid value: "Always": pod restartPolicy can only be Never or OnFailure']],
-    ['restartPolicy empty reads as Always', bcj({}, ''), ['spec.template.spec.restartPolicy: Invalid value: "Always": pod restartPolicy can only be Never or OnFailure']],
-    ['Never with ttl', bcj({ completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 5, activeDeadlineSeconds: 3 } }), [
-      'spec.completionPolicy.ttlSecondsAfterFinished: Invalid value: 5: ttlSecondsAfterFinished can just work with Always CompletionPolicyType',
-      'spec.completionPolicy.activeDeadlineSeconds: Invalid value: 3: activeDeadlineSeconds can just work with Always CompletionPolicyType',
-    ]],
-    ['preset labels', (() => { const o = bcj(); o.spec.template.metadata = { labels: { 'broadcastjob-name': 'x' } }; return o; })(), ['spec.template.metadata.labels: Invalid value: {"broadcastjob-name":"x"}: "broadcastjob-name" and "broadcastjob-controller-uid" are not allowed to preset in pod labels']],
-    ['bad name', (() => { const o = bcj(); o.metadata.name = 'a_b'; return o; })(), [`metadata.name: Invalid value: "a_b": BroadcastJob name must consist of alphanumeric characters or '-' (e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')`]],
-    ['no containers', (() => { const o = bcj(); o.spec.template.spec.containers = []; return o; })(), ['spec.template.spec.containers: Required value']],
+    [
+      'restartPolicy Always',
+      bcj({}, 'Always'),
+      ['spec.template.spec.restartPolicy: Invalid value: "Always": pod restartPolicy can only be Never or OnFailure'],
+    ],
+    [
+      'restartPolicy empty reads as Always',
+      bcj({}, ''),
+      ['spec.template.spec.restartPolicy: Invalid value: "Always": pod restartPolicy can only be Never or OnFailure'],
+    ],
+    [
+      'Never with ttl',
+      bcj({ completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 5, activeDeadlineSeconds: 3 } }),
+      [
+        'spec.completionPolicy.ttlSecondsAfterFinished: Invalid value: 5: ttlSecondsAfterFinished can just work with Always CompletionPolicyType',
+        'spec.completionPolicy.activeDeadlineSeconds: Invalid value: 3: activeDeadlineSeconds can just work with Always CompletionPolicyType',
+      ],
+    ],
+    [
+      'preset labels',
+      (() => {
+        const o = bcj();
+        o.spec.template.metadata = { labels: { 'broadcastjob-name': 'x' } };
+        return o;
+      })(),
+      [
+        'spec.template.metadata.labels: Invalid value: {"broadcastjob-name":"x"}: "broadcastjob-name" and "broadcastjob-controller-uid" are not allowed to preset in pod labels',
+      ],
+    ],
+    [
+      'bad name',
+      (() => {
+        const o = bcj();
+        o.metadata.name = 'a_b';
+        return o;
+      })(),
+      [
+        `metadata.name: Invalid value: "a_b": BroadcastJob name must consist of alphanumeric characters or '-' (e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')`,
+      ],
+    ],
+    [
+      'no containers',
+      (() => {
+        const o = bcj();
+        o.spec.template.spec.containers = [];
+        return o;
+      })(),
+      ['spec.template.spec.containers: Required value'],
+    ],
   ];
   for (const [name, obj, want] of cases) test(name, () => assert.deepEqual(errors(obj), want));
 });

@@ -57,7 +57,10 @@ describe('CloneSet defaulting', () => {
     const obj = cs({
       volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'] } }],
     });
-    obj.spec.template.spec.initContainers = [{ name: 'a', image: 'busybox' }, { name: 'b', image: 'busybox:1.36' }];
+    obj.spec.template.spec.initContainers = [
+      { name: 'a', image: 'busybox' },
+      { name: 'b', image: 'busybox:1.36' },
+    ];
     obj.spec.template.spec.containers[0].ports = [{ containerPort: 80 }];
     obj.spec.template.spec.containers[0].readinessProbe = { httpGet: { port: 80 } };
     obj.spec.template.spec.volumes = [{ name: 'v' }, { name: 's', secret: { secretName: 'x' } }];
@@ -67,9 +70,16 @@ describe('CloneSet defaulting', () => {
     assert.equal(pod.initContainers[1].imagePullPolicy, 'IfNotPresent');
     assert.equal(pod.containers[0].ports[0].protocol, 'TCP');
     assert.deepEqual(pod.containers[0].readinessProbe, {
-      httpGet: { port: 80, path: '/', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3,
+      httpGet: { port: 80, path: '/', scheme: 'HTTP' },
+      timeoutSeconds: 1,
+      periodSeconds: 10,
+      successThreshold: 1,
+      failureThreshold: 3,
     });
-    assert.deepEqual(pod.volumes, [{ name: 'v', emptyDir: {} }, { name: 's', secret: { secretName: 'x', defaultMode: 420 } }]);
+    assert.deepEqual(pod.volumes, [
+      { name: 'v', emptyDir: {} },
+      { name: 's', secret: { secretName: 'x', defaultMode: 420 } },
+    ]);
     assert.deepEqual(obj.spec.volumeClaimTemplates[0].spec.volumeMode, 'Filesystem');
     assert.deepEqual(obj.spec.volumeClaimTemplates[0].status, { phase: 'Pending' });
   });
@@ -90,7 +100,11 @@ describe('CloneSet defaulting', () => {
     const obj = cs({ updateStrategy: { type: 'InPlaceIfPossible' } }, ALPHA);
     mutateCloneSet(obj, ctx(ALPHA));
     assert.deepEqual(obj.spec.updateStrategy, {
-      type: 'InPlaceIfPossible', inPlaceUpdateStrategy: {}, partition: 0, maxUnavailable: '20%', maxSurge: 0,
+      type: 'InPlaceIfPossible',
+      inPlaceUpdateStrategy: {},
+      partition: 0,
+      maxUnavailable: '20%',
+      maxSurge: 0,
     });
     const plain = cs({}, ALPHA);
     mutateCloneSet(plain, ctx(ALPHA));
@@ -110,32 +124,194 @@ describe('CloneSet validation', () => {
     ['negative replicas', cs({ replicas: -1 }), ['spec.replicas: Invalid value: -1: must be greater than or equal to 0']],
     ['missing selector', cs({ selector: undefined }), ['spec.selector: Required value']],
     ['empty selector', cs({ selector: {} }), ['spec.selector: Invalid value: {}: empty selector is invalid for cloneset']],
-    ['selector mismatch', cs({ selector: { matchLabels: { app: 'other' } } }), ['spec.template.metadata.labels: Invalid value: {"app":"demo"}: `selector` does not match template `labels`']],
-    ['restartPolicy', (() => { const o = cs(); o.spec.template.spec.restartPolicy = 'Never'; return o; })(), ['spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"']],
-    ['activeDeadlineSeconds', (() => { const o = cs(); o.spec.template.spec.activeDeadlineSeconds = 10; return o; })(), ['spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in cloneset is not Supported']],
-    ['no containers', (() => { const o = cs(); o.spec.template.spec.containers = []; return o; })(), ['spec.template.spec.containers: Required value']],
-    ['bad container name', (() => { const o = cs(); o.spec.template.spec.containers[0].name = 'Main'; return o; })(), [`spec.template.spec.containers[0].name: Invalid value: "Main": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`]],
-    ['duplicate container', (() => { const o = cs(); o.spec.template.spec.containers.push({ name: 'main', image: 'x:1' }); return o; })(), ['spec.template.spec.containers[1].name: Duplicate value: "main"']],
-    ['missing image', (() => { const o = cs(); delete o.spec.template.spec.containers[0].image; return o; })(), ['spec.template.spec.containers[0].image: Required value']],
-    ['unknown mount', (() => { const o = cs(); o.spec.template.spec.containers[0].volumeMounts = [{ name: 'nope', mountPath: '/d' }]; return o; })(), ['spec.template.spec.containers[0].volumeMounts[0].name: Not found: "nope"']],
-    ['duplicate podsToDelete', cs({ scaleStrategy: { podsToDelete: ['a', 'a'] } }), ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","a"]: duplicated items [a]']],
-    ['bad podUpdatePolicy', cs(ru({ podUpdatePolicy: 'Foo' })), [`spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: "Foo": must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'`]],
-    ['bad type', cs({ updateStrategy: { type: 'Foo' } }), [`spec.updateStrategy.type: Invalid value: "Foo": must be 'RollingUpdate' or 'OnDelete'`]],
-    ['partition without %', cs(ru({ partition: '5' })), ['spec.updateStrategy.rollingUpdate.partition: Invalid value: "5": failed GetScaledValueFromIntOrPercent for partition: invalid value for IntOrString: invalid type: string is not a percentage']],
-    ['maxSurge with InPlaceOnly', cs(ru({ podUpdatePolicy: 'InPlaceOnly', maxSurge: 1 })), ['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "1": can not use maxSurge with strategy type InPlaceOnly']],
-    ['both below 1', cs(ru({ maxUnavailable: 0, maxSurge: 0 })), ['spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: maxUnavailable and maxSurge should not both be less than 1']],
-    ['priority strategy', cs(ru({ priorityStrategy: { orderPriority: [{ orderedKey: 'a' }], weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: 'b' } } }] } })), ['spec.updateStrategy.rollingUpdate.priorityStrategy: Required value: only one of weightPriority and orderPriority can be used']],
-    ['scatter strategy', cs(ru({ scatterStrategy: [{ key: 'a', value: 'b' }, { key: 'a', value: 'b' }] })), ['spec.updateStrategy.rollingUpdate.scatterStrategy: Required value: duplicated key=a value=b']],
-    ['progressDeadlineSeconds', cs({ minReadySeconds: 60, progressDeadlineSeconds: 60 }), ['spec.progressDeadlineSeconds: Invalid value: 60: must be greater than minReadySeconds']],
+    [
+      'selector mismatch',
+      cs({ selector: { matchLabels: { app: 'other' } } }),
+      ['spec.template.metadata.labels: Invalid value: {"app":"demo"}: `selector` does not match template `labels`'],
+    ],
+    [
+      'restartPolicy',
+      (() => {
+        const o = cs();
+        o.spec.template.spec.restartPolicy = 'Never';
+        return o;
+      })(),
+      ['spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"'],
+    ],
+    [
+      'activeDeadlineSeconds',
+      (() => {
+        const o = cs();
+        o.spec.template.spec.activeDeadlineSeconds = 10;
+        return o;
+      })(),
+      ['spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in cloneset is not Supported'],
+    ],
+    [
+      'no containers',
+      (() => {
+        const o = cs();
+        o.spec.template.spec.containers = [];
+        return o;
+      })(),
+      ['spec.template.spec.containers: Required value'],
+    ],
+    [
+      'bad container name',
+      (() => {
+        const o = cs();
+        o.spec.template.spec.containers[0].name = 'Main';
+        return o;
+      })(),
+      [
+        `spec.template.spec.containers[0].name: Invalid value: "Main": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+      ],
+    ],
+    [
+      'duplicate container',
+      (() => {
+        const o = cs();
+        o.spec.template.spec.containers.push({ name: 'main', image: 'x:1' });
+        return o;
+      })(),
+      ['spec.template.spec.containers[1].name: Duplicate value: "main"'],
+    ],
+    [
+      'missing image',
+      (() => {
+        const o = cs();
+        delete o.spec.template.spec.containers[0].image;
+        return o;
+      })(),
+      ['spec.template.spec.containers[0].image: Required value'],
+    ],
+    [
+      'unknown mount',
+      (() => {
+        const o = cs();
+        o.spec.template.spec.containers[0].volumeMounts = [{ name: 'nope', mountPath: '/d' }];
+        return o;
+      })(),
+      ['spec.template.spec.containers[0].volumeMounts[0].name: Not found: "nope"'],
+    ],
+    [
+      'duplicate podsToDelete',
+      cs({ scaleStrategy: { podsToDelete: ['a', 'a'] } }),
+      ['spec.scaleStrategy.podsToDelete: Invalid value: ["a","a"]: duplicated items [a]'],
+    ],
+    [
+      'bad podUpdatePolicy',
+      cs(ru({ podUpdatePolicy: 'Foo' })),
+      [`spec.updateStrategy.rollingUpdate.podUpdatePolicy: Invalid value: "Foo": must be 'ReCreate', 'InPlaceIfPossible' or 'InPlaceOnly'`],
+    ],
+    [
+      'bad type',
+      cs({ updateStrategy: { type: 'Foo' } }),
+      [`spec.updateStrategy.type: Invalid value: "Foo": must be 'RollingUpdate' or 'OnDelete'`],
+    ],
+    [
+      'partition without %',
+      cs(ru({ partition: '5' })),
+      [
+        'spec.updateStrategy.rollingUpdate.partition: Invalid value: "5": failed GetScaledValueFromIntOrPercent for partition: invalid value for IntOrString: invalid type: string is not a percentage',
+      ],
+    ],
+    [
+      'maxSurge with InPlaceOnly',
+      cs(ru({ podUpdatePolicy: 'InPlaceOnly', maxSurge: 1 })),
+      ['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: "1": can not use maxSurge with strategy type InPlaceOnly'],
+    ],
+    [
+      'both below 1',
+      cs(ru({ maxUnavailable: 0, maxSurge: 0 })),
+      ['spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: maxUnavailable and maxSurge should not both be less than 1'],
+    ],
+    [
+      'priority strategy',
+      cs(
+        ru({
+          priorityStrategy: {
+            orderPriority: [{ orderedKey: 'a' }],
+            weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: 'b' } } }],
+          },
+        }),
+      ),
+      ['spec.updateStrategy.rollingUpdate.priorityStrategy: Required value: only one of weightPriority and orderPriority can be used'],
+    ],
+    [
+      'scatter strategy',
+      cs(
+        ru({
+          scatterStrategy: [
+            { key: 'a', value: 'b' },
+            { key: 'a', value: 'b' },
+          ],
+        }),
+      ),
+      ['spec.updateStrategy.rollingUpdate.scatterStrategy: Required value: duplicated key=a value=b'],
+    ],
+    [
+      'progressDeadlineSeconds',
+      cs({ minReadySeconds: 60, progressDeadlineSeconds: 60 }),
+      ['spec.progressDeadlineSeconds: Invalid value: 60: must be greater than minReadySeconds'],
+    ],
     // Upstream's own words (pkg/webhook/cloneset/validating), the field name repeated in the detail.
-    ['pre-download parallelism percent', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '10%' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "10%": imagePreDownloadParallelism does not support percentage value']],
-    ['pre-download parallelism not a number', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: 'ten' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "ten": imagePreDownloadParallelism must be a valid integer: strconv.ParseInt: parsing "ten": invalid syntax']],
-    ['pre-download parallelism out of int32', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '2147483648' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "2147483648": imagePreDownloadParallelism must be a valid integer: strconv.ParseInt: parsing "2147483648": value out of range']],
-    ['pre-download parallelism negative', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: -1 } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: -1: imagePreDownloadParallelism must be non-negative']],
-    ['pre-download parallelism negative string', cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '-2' } })), ['spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "-2": imagePreDownloadParallelism must be non-negative']],
-    ['bad name', (() => { const o = cs(); o.metadata.name = 'Bad_Name'; return o; })(), [`metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`]],
-    ['v1alpha1 bad type', cs({ updateStrategy: { type: 'RollingUpdate' } }, ALPHA), [`spec.updateStrategy.type: Invalid value: "RollingUpdate": must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'`]],
-    ['v1alpha1 partition', cs({ updateStrategy: { partition: -2 } }, ALPHA), ['spec.updateStrategy.partition: Invalid value: -2: must be greater than or equal to 0']],
+    [
+      'pre-download parallelism percent',
+      cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '10%' } })),
+      [
+        'spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "10%": imagePreDownloadParallelism does not support percentage value',
+      ],
+    ],
+    [
+      'pre-download parallelism not a number',
+      cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: 'ten' } })),
+      [
+        'spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "ten": imagePreDownloadParallelism must be a valid integer: strconv.ParseInt: parsing "ten": invalid syntax',
+      ],
+    ],
+    [
+      'pre-download parallelism out of int32',
+      cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '2147483648' } })),
+      [
+        'spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "2147483648": imagePreDownloadParallelism must be a valid integer: strconv.ParseInt: parsing "2147483648": value out of range',
+      ],
+    ],
+    [
+      'pre-download parallelism negative',
+      cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: -1 } })),
+      [
+        'spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: -1: imagePreDownloadParallelism must be non-negative',
+      ],
+    ],
+    [
+      'pre-download parallelism negative string',
+      cs(ru({ inPlaceUpdateStrategy: { imagePreDownloadParallelism: '-2' } })),
+      [
+        'spec.updateStrategy.rollingUpdate.inPlaceUpdateStrategy.imagePreDownloadParallelism: Invalid value: "-2": imagePreDownloadParallelism must be non-negative',
+      ],
+    ],
+    [
+      'bad name',
+      (() => {
+        const o = cs();
+        o.metadata.name = 'Bad_Name';
+        return o;
+      })(),
+      [
+        `metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+      ],
+    ],
+    [
+      'v1alpha1 bad type',
+      cs({ updateStrategy: { type: 'RollingUpdate' } }, ALPHA),
+      [`spec.updateStrategy.type: Invalid value: "RollingUpdate": must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'`],
+    ],
+    [
+      'v1alpha1 partition',
+      cs({ updateStrategy: { partition: -2 } }, ALPHA),
+      ['spec.updateStrategy.partition: Invalid value: -2: must be greater than or equal to 0'],
+    ],
   ];
   for (const [name, obj, want] of cases) {
     test(name, async () => assert.deepEqual(await defaultedErrors(obj), want));
@@ -176,7 +352,12 @@ describe('CloneSet update rules', () => {
 
   test('mutable fields may change', async () => {
     const old = cs();
-    const obj = cs({ replicas: 5, minReadySeconds: 3, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }], scaleStrategy: { podsToDelete: ['x'] } });
+    const obj = cs({
+      replicas: 5,
+      minReadySeconds: 3,
+      volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }],
+      scaleStrategy: { podsToDelete: ['x'] },
+    });
     obj.spec.template.spec.containers[0].image = 'nginx:2';
     assert.deepEqual(await defaultedErrors(obj, 'UPDATE', old), []);
   });
@@ -199,7 +380,10 @@ describe('CloneSet update rules', () => {
     obj.metadata.labels = { 'policy.kruise.io/delete-protection': 'Cascading' };
     await assert.rejects(
       async () => validateCloneSet(obj, obj, ctx(BETA, 'DELETE', gates)),
-      (e: unknown) => e instanceof AdmissionDenied && e.code === 403 && e.message === 'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 3>0',
+      (e: unknown) =>
+        e instanceof AdmissionDenied &&
+        e.code === 403 &&
+        e.message === 'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 3>0',
     );
     obj.spec.replicas = 0;
     assert.deepEqual(await validateCloneSet(obj, obj, ctx(BETA, 'DELETE', gates)), []);

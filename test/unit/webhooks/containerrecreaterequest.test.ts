@@ -117,16 +117,36 @@ describe('ContainerRecreateRequest mutating webhook', () => {
     ['empty podName', { ...crr(['app']), spec: { podName: '', containers: [{ name: 'app' }] } }, undefined, 'podName can not be empty'],
     ['no containers', crr([]), undefined, 'containers list can not be null'],
     ['short deadline', crr(['app'], { activeDeadlineSeconds: 2 }), undefined, 'activeDeadlineSeconds can not be less than 3s'],
-    ['negative termination grace', crr(['app'], { strategy: { terminationGracePeriodSeconds: -1 } }), undefined, 'terminationGracePeriodSeconds must be non-negative integer'],
-    ['negative unready grace', crr(['app'], { strategy: { unreadyGracePeriodSeconds: -1 } }), undefined, 'unreadyGracePeriodSeconds must be non-negative integer'],
+    [
+      'negative termination grace',
+      crr(['app'], { strategy: { terminationGracePeriodSeconds: -1 } }),
+      undefined,
+      'terminationGracePeriodSeconds must be non-negative integer',
+    ],
+    [
+      'negative unready grace',
+      crr(['app'], { strategy: { unreadyGracePeriodSeconds: -1 } }),
+      undefined,
+      'unreadyGracePeriodSeconds must be non-negative integer',
+    ],
     ['unknown failurePolicy', crr(['app'], { strategy: { failurePolicy: 'Retry' } }), undefined, 'unknown failurePolicy Retry'],
     ['missing pod', crr(['app']), [], 'no found Pod named pod-name'],
     ['inactive pod', crr(['app']), [inactive], 'not allowed to recreate containers in an inactive Pod'],
     ['pending pod', crr(['app']), [pending], 'not allowed to recreate containers in a pending Pod'],
     ['duplicate container', crr(['app', 'app']), undefined, 'can not recreate app multi times'],
-    ['read-only fields', { ...crr([]), spec: { podName: 'pod-name', containers: [{ name: 'app', ports: [] }] } }, undefined, 'preStop, ports, statusContext in container are ready-only fields'],
+    [
+      'read-only fields',
+      { ...crr([]), spec: { podName: 'pod-name', containers: [{ name: 'app', ports: [] }] } },
+      undefined,
+      'preStop, ports, statusContext in container are ready-only fields',
+    ],
     ['missing container', crr(['nope']), undefined, 'container nope not found in Pod'],
-    ['container without ID', crr(['fresh']), undefined, 'no containerID in fresh containerStatus, maybe the container has not been initialized'],
+    [
+      'container without ID',
+      crr(['fresh']),
+      undefined,
+      'no containerID in fresh containerStatus, maybe the container has not been initialized',
+    ],
   ];
   for (const [name, obj, pods, message] of cases) {
     test(`rejects: ${name}`, async () => {
@@ -204,21 +224,37 @@ describe('ContainerRecreateRequest update immutability', () => {
     }
   };
   test('label and status changes outside the guarded keys pass', () => {
-    assert.equal(check((o) => delete o.metadata.labels['crr.apps.kruise.io/active']), undefined);
+    assert.equal(
+      check((o) => delete o.metadata.labels['crr.apps.kruise.io/active']),
+      undefined,
+    );
   });
   test('spec is immutable', () => {
-    assert.equal(check((o) => (o.spec.activeDeadlineSeconds = 10)), 'spec of ContainerRecreateRequest is immutable');
+    assert.equal(
+      check((o) => (o.spec.activeDeadlineSeconds = 10)),
+      'spec of ContainerRecreateRequest is immutable',
+    );
   });
   test('pod-uid and node-name labels are immutable', () => {
-    assert.equal(check((o) => (o.metadata.labels['crr.apps.kruise.io/pod-uid'] = 'u2')), 'not allowed to update immutable label crr.apps.kruise.io/pod-uid');
-    assert.equal(check((o) => delete o.metadata.labels['crr.apps.kruise.io/node-name']), 'not allowed to update immutable label crr.apps.kruise.io/node-name');
+    assert.equal(
+      check((o) => (o.metadata.labels['crr.apps.kruise.io/pod-uid'] = 'u2')),
+      'not allowed to update immutable label crr.apps.kruise.io/pod-uid',
+    );
+    assert.equal(
+      check((o) => delete o.metadata.labels['crr.apps.kruise.io/node-name']),
+      'not allowed to update immutable label crr.apps.kruise.io/node-name',
+    );
   });
   test('a set unready-acquired annotation is immutable', () => {
-    assert.equal(check((o) => delete o.metadata.annotations['crr.apps.kruise.io/unready-acquired']), 'not allowed to update immutable annotation crr.apps.kruise.io/unready-acquired');
+    assert.equal(
+      check((o) => delete o.metadata.annotations['crr.apps.kruise.io/unready-acquired']),
+      'not allowed to update immutable annotation crr.apps.kruise.io/unready-acquired',
+    );
   });
   test('registration: both versions, gated on KruiseDaemon', () => {
-    assert.deepEqual(registrations.map((r) => [r.resource, r.versions, r.operations, r.gate]), [
-      ['containerrecreaterequests', ['v1alpha1', 'v1beta1'], ['CREATE', 'UPDATE'], 'KruiseDaemon'],
-    ]);
+    assert.deepEqual(
+      registrations.map((r) => [r.resource, r.versions, r.operations, r.gate]),
+      [['containerrecreaterequests', ['v1alpha1', 'v1beta1'], ['CREATE', 'UPDATE'], 'KruiseDaemon']],
+    );
   });
 });

@@ -10,7 +10,9 @@ const RU = 'spec.updateStrategy.rollingUpdate';
 
 function ds(spec: Record<string, any> = {}, apiVersion = BETA): any {
   return {
-    apiVersion, kind: 'DaemonSet', metadata: { name: 'agent' },
+    apiVersion,
+    kind: 'DaemonSet',
+    metadata: { name: 'agent' },
     spec: {
       selector: { matchLabels: { app: 'agent' } },
       template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'main', image: 'agent:1' }] } },
@@ -31,7 +33,10 @@ describe('Advanced DaemonSet defaulting', () => {
     mutateDaemonSet(obj, ctx(BETA));
     assert.equal(obj.spec.burstReplicas, 250);
     assert.equal(obj.spec.revisionHistoryLimit, 10);
-    assert.deepEqual(obj.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { rollingUpdateType: 'Standard', maxUnavailable: 1, maxSurge: 0 } });
+    assert.deepEqual(obj.spec.updateStrategy, {
+      type: 'RollingUpdate',
+      rollingUpdate: { rollingUpdateType: 'Standard', maxUnavailable: 1, maxSurge: 0 },
+    });
     assert.equal(obj.spec.template.spec.restartPolicy, undefined);
     const again = structuredClone(obj);
     mutateDaemonSet(again, ctx(BETA));
@@ -49,19 +54,71 @@ describe('Advanced DaemonSet validation', () => {
     for (const doc of examples('daemonset.yaml')) assert.deepEqual(errors(doc), [], doc.metadata.name);
   });
   const cases: Array<[string, any, string[]]> = [
-    ['selector mismatch', ds({ selector: { matchLabels: { app: 'x' } } }), ['spec.template.metadata.labels: Invalid value: {"app":"agent"}: `selector` does not match template `labels`']],
+    [
+      'selector mismatch',
+      ds({ selector: { matchLabels: { app: 'x' } } }),
+      ['spec.template.metadata.labels: Invalid value: {"app":"agent"}: `selector` does not match template `labels`'],
+    ],
     ['empty selector', ds({ selector: {} }), ['spec.selector: Invalid value: {}: empty selector is invalid for daemonset']],
-    ['restartPolicy', (() => { const o = ds(); o.spec.template.spec.restartPolicy = 'Never'; return o; })(), ['spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"']],
-    ['both surge and unavailable', ds({ updateStrategy: { rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } } }), [`${RU}.maxSurge: Invalid value: 1: may not be set when maxUnavailable is non-zero`]],
-    ['neither', ds({ updateStrategy: { rollingUpdate: { maxUnavailable: 0, maxSurge: 0 } } }), [`${RU}.maxUnavailable: Required value: cannot be 0 when maxSurge is 0`]],
-    ['over 100%', ds({ updateStrategy: { rollingUpdate: { maxUnavailable: '150%' } } }), [`${RU}.maxUnavailable: Invalid value: "150%": must not be greater than 100%`]],
-    ['in-place with surge', ds({ updateStrategy: { rollingUpdate: { rollingUpdateType: 'InPlaceIfPossible', maxSurge: 1 } } }), [`${RU}.maxSurge: Required value: must be 0 for InPlaceIfPossible type`]],
-    ['bad type', ds({ updateStrategy: { type: 'Foo' } }), ['spec.updateStrategy: Unsupported value: {"type":"Foo"}: supported values: "RollingUpdate", "OnDelete"']],
-    ['bad rollingUpdateType', ds({ updateStrategy: { rollingUpdate: { rollingUpdateType: 'Surging' } } }), [`${RU}.rollingUpdate.type: Unsupported value: "Surging": supported values: "Standard", "InPlaceIfPossible"`]],
-    ['v1alpha1 surging', ds({ updateStrategy: { rollingUpdate: { rollingUpdateType: 'Surging', maxUnavailable: 1 } } }, ALPHA), [`${RU}.maxUnavailable: Required value: must be 0 for Surging type`]],
-    ['v1alpha1 negative partition', ds({ updateStrategy: { rollingUpdate: { partition: -1 } } }, ALPHA), [`${RU}.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0`]],
-    ['inPlaceUpdate hook', ds({ lifecycle: { inPlaceUpdate: { labelsHandler: { a: 'b' } } } }), ['spec.lifecycle.inPlaceUpdate: Forbidden: inPlaceUpdate hook has not supported yet']],
-    ['negative minReadySeconds', ds({ minReadySeconds: -1 }), ['spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0']],
+    [
+      'restartPolicy',
+      (() => {
+        const o = ds();
+        o.spec.template.spec.restartPolicy = 'Never';
+        return o;
+      })(),
+      ['spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"'],
+    ],
+    [
+      'both surge and unavailable',
+      ds({ updateStrategy: { rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } } }),
+      [`${RU}.maxSurge: Invalid value: 1: may not be set when maxUnavailable is non-zero`],
+    ],
+    [
+      'neither',
+      ds({ updateStrategy: { rollingUpdate: { maxUnavailable: 0, maxSurge: 0 } } }),
+      [`${RU}.maxUnavailable: Required value: cannot be 0 when maxSurge is 0`],
+    ],
+    [
+      'over 100%',
+      ds({ updateStrategy: { rollingUpdate: { maxUnavailable: '150%' } } }),
+      [`${RU}.maxUnavailable: Invalid value: "150%": must not be greater than 100%`],
+    ],
+    [
+      'in-place with surge',
+      ds({ updateStrategy: { rollingUpdate: { rollingUpdateType: 'InPlaceIfPossible', maxSurge: 1 } } }),
+      [`${RU}.maxSurge: Required value: must be 0 for InPlaceIfPossible type`],
+    ],
+    [
+      'bad type',
+      ds({ updateStrategy: { type: 'Foo' } }),
+      ['spec.updateStrategy: Unsupported value: {"type":"Foo"}: supported values: "RollingUpdate", "OnDelete"'],
+    ],
+    [
+      'bad rollingUpdateType',
+      ds({ updateStrategy: { rollingUpdate: { rollingUpdateType: 'Surging' } } }),
+      [`${RU}.rollingUpdate.type: Unsupported value: "Surging": supported values: "Standard", "InPlaceIfPossible"`],
+    ],
+    [
+      'v1alpha1 surging',
+      ds({ updateStrategy: { rollingUpdate: { rollingUpdateType: 'Surging', maxUnavailable: 1 } } }, ALPHA),
+      [`${RU}.maxUnavailable: Required value: must be 0 for Surging type`],
+    ],
+    [
+      'v1alpha1 negative partition',
+      ds({ updateStrategy: { rollingUpdate: { partition: -1 } } }, ALPHA),
+      [`${RU}.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0`],
+    ],
+    [
+      'inPlaceUpdate hook',
+      ds({ lifecycle: { inPlaceUpdate: { labelsHandler: { a: 'b' } } } }),
+      ['spec.lifecycle.inPlaceUpdate: Forbidden: inPlaceUpdate hook has not supported yet'],
+    ],
+    [
+      'negative minReadySeconds',
+      ds({ minReadySeconds: -1 }),
+      ['spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0'],
+    ],
   ];
   for (const [name, obj, want] of cases) test(name, () => assert.deepEqual(errors(obj), want));
 });

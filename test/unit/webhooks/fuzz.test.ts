@@ -13,13 +13,29 @@ import { handleConversionReview } from '../../../src/apis/conversion/index.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../../src/apis/features.ts';
 import { kinds, type KindDefinition } from '../../../src/apis/registry.ts';
 import {
-  INTERNAL_ERROR_MESSAGE, MAX_JSON_DEPTH, WebhookHandler, webhookPanics, webhookPath,
-  type AdmissionReview, type ConversionReview, type WebhookAnswer,
+  INTERNAL_ERROR_MESSAGE,
+  MAX_JSON_DEPTH,
+  WebhookHandler,
+  webhookPanics,
+  webhookPath,
+  type AdmissionReview,
+  type ConversionReview,
+  type WebhookAnswer,
 } from '../../../src/runtime/webhook/server.ts';
 import type { AdmissionReader, Operation } from '../../../src/runtime/webhook/types.ts';
 import { allRegistrations } from '../../../src/webhooks/index.ts';
 import {
-  BAD_VALUES, fieldName, hashSeed, mutations, nested, nestedText, samples, seededRandom, setAt, type Mutation, type Sample,
+  BAD_VALUES,
+  fieldName,
+  hashSeed,
+  mutations,
+  nested,
+  nestedText,
+  samples,
+  seededRandom,
+  setAt,
+  type Mutation,
+  type Sample,
 } from '../../harness/fuzz-corpus.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
@@ -27,15 +43,25 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RANDOM_PER_SAMPLE = Number(process.env.FUZZ_MUTATIONS ?? 50);
 
 // Every gate on but the one that switches defaulting off: the most handler code runs.
-const features = Object.fromEntries(Object.keys(FEATURE_GATE_DEFAULTS).map((g) => [g, g !== 'TemplateNoDefaults' && g !== 'EnableExternalCerts'])) as unknown as FeatureGates;
+const features = Object.fromEntries(
+  Object.keys(FEATURE_GATE_DEFAULTS).map((g) => [g, g !== 'TemplateNoDefaults' && g !== 'EnableExternalCerts']),
+) as unknown as FeatureGates;
 
 // The objects handlers look up: a running pod with the CRR example's containers on a node; nothing else.
 const reader: AdmissionReader = {
   async get<T>(_apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | null> {
     if (kind === 'Pod') {
       return {
-        apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: 'pod-uid', labels: { app: 'sample' } },
-        spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'nginx' }, { name: 'sidecar', image: 'busybox' }] },
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, uid: 'pod-uid', labels: { app: 'sample' } },
+        spec: {
+          nodeName: 'node-1',
+          containers: [
+            { name: 'app', image: 'nginx' },
+            { name: 'sidecar', image: 'busybox' },
+          ],
+        },
         status: {
           phase: 'Running',
           containerStatuses: [
@@ -53,7 +79,8 @@ const reader: AdmissionReader = {
   },
 };
 
-const JS_ERROR = /TypeError|RangeError|ReferenceError|SyntaxError|Cannot read propert|Cannot set propert|Cannot create property|Cannot convert|is not a function|is not iterable|is not defined|Maximum call stack|\[object Object\]|of undefined|of null/;
+const JS_ERROR =
+  /TypeError|RangeError|ReferenceError|SyntaxError|Cannot read propert|Cannot set propert|Cannot create property|Cannot convert|is not a function|is not iterable|is not defined|Maximum call stack|\[object Object\]|of undefined|of null/;
 
 interface Failure {
   case: string;
@@ -64,7 +91,10 @@ const panicCount = async () => (await webhookPanics.get()).values[0]?.value ?? 0
 
 describe('webhook fuzz', () => {
   const handler = new WebhookHandler({
-    registrations: allRegistrations, features, reader, logger: pino({ level: 'silent' }),
+    registrations: allRegistrations,
+    features,
+    reader,
+    logger: pino({ level: 'silent' }),
     convert: (review) => handleConversionReview(review).response!,
   });
   const failures: Failure[] = [];
@@ -81,7 +111,10 @@ describe('webhook fuzz', () => {
   async function report(t: TestContext): Promise<void> {
     t.diagnostic(`${cases} requests`);
     const panics = (await panicCount()) - panicsBefore;
-    const shown = failures.slice(0, 400).map((f) => `  ${f.case}\n    → ${f.problem}`).join('\n');
+    const shown = failures
+      .slice(0, 400)
+      .map((f) => `  ${f.case}\n    → ${f.problem}`)
+      .join('\n');
     assert.equal(failures.length, 0, `${failures.length} of ${cases} fuzz cases failed (seed ${SEED}):\n${shown}`);
     assert.equal(panics, 0, `${panics} handler exceptions (controller_runtime_webhook_panics_total)`);
     assert.ok(cases > 0);
@@ -107,7 +140,8 @@ describe('webhook fuzz', () => {
     if (code !== undefined && code >= 500) return fail(`code ${code}: ${message}`);
     if (message === INTERNAL_ERROR_MESSAGE) return fail('a handler threw (see the panics metric)');
     if (JS_ERROR.test(message)) return fail(`JS error leaked: ${message}`);
-    if (!res.allowed && (!code || code < 400 || !message)) return fail(`denial without a 4xx code and message: ${JSON.stringify(res.status)}`);
+    if (!res.allowed && (!code || code < 400 || !message))
+      return fail(`denial without a 4xx code and message: ${JSON.stringify(res.status)}`);
     if (refusedField !== undefined) {
       if (res.allowed || code !== 400 || !message.includes(`${refusedField}: Invalid value`)) {
         return fail(`expected a 400 naming ${refusedField}, got ${JSON.stringify(res)}`);
@@ -118,7 +152,14 @@ describe('webhook fuzz', () => {
   const post = (p: string, body: string | Buffer, contentType = 'application/json') =>
     handler.answer(p, typeof body === 'string' ? Buffer.from(body) : body, contentType);
 
-  function reviewBody(def: KindDefinition, version: string, operation: Operation, uid: string, object: unknown, oldObject?: unknown): string {
+  function reviewBody(
+    def: KindDefinition,
+    version: string,
+    operation: Operation,
+    uid: string,
+    object: unknown,
+    oldObject?: unknown,
+  ): string {
     const metadata = (object ?? oldObject) as { metadata?: { name?: unknown; namespace?: unknown } } | null;
     const name = typeof metadata?.metadata?.name === 'string' ? metadata.metadata.name : 'fuzz';
     const namespace = def.scope === 'Namespaced' ? 'default' : undefined;
@@ -126,7 +167,10 @@ describe('webhook fuzz', () => {
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
       request: {
-        uid, operation, name, namespace,
+        uid,
+        operation,
+        name,
+        namespace,
         kind: { group: def.group, version, kind: def.kind },
         resource: { group: def.group, version, resource: def.plural },
         userInfo: { username: 'fuzz', groups: ['system:authenticated'] },
@@ -140,7 +184,11 @@ describe('webhook fuzz', () => {
   function routesFor(def: KindDefinition): { path: string; operations: readonly Operation[] }[] {
     return allRegistrations
       .filter((r) => r.group === def.group && r.resource === def.plural && (!r.gate || features[r.gate]))
-      .flatMap((r) => (['mutate', 'validate'] as const).filter((t) => (t === 'mutate' ? r.mutate : r.validate)).map((t) => ({ path: webhookPath(t, r), operations: r.operations })));
+      .flatMap((r) =>
+        (['mutate', 'validate'] as const)
+          .filter((t) => (t === 'mutate' ? r.mutate : r.validate))
+          .map((t) => ({ path: webhookPath(t, r), operations: r.operations })),
+      );
   }
 
   async function admitAll(sample: Sample, m: Mutation, label: string): Promise<void> {
@@ -170,7 +218,10 @@ describe('webhook fuzz', () => {
     for (const def of kinds) {
       if (!routesFor(def).length) continue;
       for (const v of def.versions) {
-        assert.ok(all.some((s) => s.def === def && s.version === v.name), `no examples/ object of ${def.kind} ${v.name}`);
+        assert.ok(
+          all.some((s) => s.def === def && s.version === v.name),
+          `no examples/ object of ${def.kind} ${v.name}`,
+        );
       }
     }
   });
@@ -198,7 +249,11 @@ describe('webhook fuzz', () => {
       const sample = all.find((s) => s.def.kind === kind && s.version === version)!;
       const object = structuredClone(sample.object);
       setAt(object, at, value);
-      await admitAll(sample, { name: `issue #10: ${fieldName(at)} = ${JSON.stringify(value)}`, object, refusedField: fieldName(at) }, 'issue');
+      await admitAll(
+        sample,
+        { name: `issue #10: ${fieldName(at)} = ${JSON.stringify(value)}`, object, refusedField: fieldName(at) },
+        'issue',
+      );
     }
     await report(t);
   });
@@ -208,7 +263,10 @@ describe('webhook fuzz', () => {
     for (const p of ['/mutate-apps-kruise-io-cloneset', '/validate-apps-kruise-io-cloneset']) {
       const answer = await post(p, deep);
       checkAdmission(`100,000-deep object on ${p}`, answer, '');
-      assert.match(JSON.parse(answer.body).response.status.message, new RegExp(`JSON nesting exceeds the limit of ${MAX_JSON_DEPTH} levels`));
+      assert.match(
+        JSON.parse(answer.body).response.status.message,
+        new RegExp(`JSON nesting exceeds the limit of ${MAX_JSON_DEPTH} levels`),
+      );
     }
     // Untyped fields may nest: a pod's securityContext, a subset patch, a distributed resource.
     const room = MAX_JSON_DEPTH - 20;
@@ -256,10 +314,14 @@ describe('webhook fuzz', () => {
       ['name', [5, []]],
       ['subResource', [5]],
     ] as const) {
-      for (const v of values) variants.push([`request.${field} = ${JSON.stringify(v)}`, { ...good, request: { ...good.request, [field]: v } }]);
+      for (const v of values)
+        variants.push([`request.${field} = ${JSON.stringify(v)}`, { ...good, request: { ...good.request, [field]: v } }]);
     }
     for (const op of ['UPDATE', 'DELETE'] as const) {
-      variants.push([`${op} without oldObject`, { ...good, request: { ...good.request, operation: op, object: op === 'DELETE' ? null : cs.object, oldObject: null } }]);
+      variants.push([
+        `${op} without oldObject`,
+        { ...good, request: { ...good.request, operation: op, object: op === 'DELETE' ? null : cs.object, oldObject: null } },
+      ]);
     }
     variants.push(['kind version not served', { ...good, request: { ...good.request, kind: { ...good.request.kind, version: 'v9' } } }]);
     for (const [name, review] of variants) {
@@ -270,9 +332,15 @@ describe('webhook fuzz', () => {
       }
     }
     const raw: [string, string | Buffer, string?][] = [
-      ['empty body', ''], ['garbage', '{nope'], ['binary', Buffer.from([0xff, 0xfe, 0x00, 0x7b])], ['a bare string', '"x"'],
-      ['wrong content type', JSON.stringify(good), 'text/plain'], ['unclosed', '{"request":{"uid":"x"'],
-      ['deep arrays', '['.repeat(100_000)], ['closing brackets', ']}'.repeat(1000)], ['strings with brackets', JSON.stringify({ ...good, request: { ...good.request, name: '{['.repeat(10_000) } })],
+      ['empty body', ''],
+      ['garbage', '{nope'],
+      ['binary', Buffer.from([0xff, 0xfe, 0x00, 0x7b])],
+      ['a bare string', '"x"'],
+      ['wrong content type', JSON.stringify(good), 'text/plain'],
+      ['unclosed', '{"request":{"uid":"x"'],
+      ['deep arrays', '['.repeat(100_000)],
+      ['closing brackets', ']}'.repeat(1000)],
+      ['strings with brackets', JSON.stringify({ ...good, request: { ...good.request, name: '{['.repeat(10_000) } })],
     ];
     for (const [name, body, contentType] of raw) {
       const answer = await post('/validate-apps-kruise-io-cloneset', body, contentType);
@@ -301,7 +369,12 @@ describe('webhook fuzz', () => {
         if (!result.message || JS_ERROR.test(result.message)) return fail(`bad failure message: ${result.message}`);
       }
     };
-    const conv = (desired: unknown, objects: unknown) => JSON.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c', desiredAPIVersion: desired, objects } });
+    const conv = (desired: unknown, objects: unknown) =>
+      JSON.stringify({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        request: { uid: 'c', desiredAPIVersion: desired, objects },
+      });
     for (const sample of all) {
       if (sample.def.versions.length < 2) continue;
       const other = sample.def.versions.find((v) => v.name !== sample.version)!.name;
@@ -310,20 +383,47 @@ describe('webhook fuzz', () => {
         const answer = await post('/convert', conv(`${sample.def.group}/${other}`, [m.object]));
         checkConversion(`${sample.def.kind} ${sample.version} → ${other}: ${m.name}`, answer);
         if (m.refusedField && !JSON.parse(answer.body).response.result.message?.includes(`${m.refusedField}: Invalid value`)) {
-          failures.push({ case: `/convert ${sample.def.kind} ${sample.version}: ${m.name}`, problem: `expected a Failure naming ${m.refusedField}: ${answer.body.slice(0, 300)}` });
+          failures.push({
+            case: `/convert ${sample.def.kind} ${sample.version}: ${m.name}`,
+            problem: `expected a Failure naming ${m.refusedField}: ${answer.body.slice(0, 300)}`,
+          });
         }
       }
     }
     const cs = all.find((s) => s.def.kind === 'CloneSet')!.object;
-    for (const desired of [null, 5, '', 'apps.kruise.io/v9', 'v1', 'x/y/z', ...BAD_VALUES.slice(0, 5)]) checkConversion(`desired ${JSON.stringify(desired)}`, await post('/convert', conv(desired, [cs])));
-    for (const objects of [null, 'x', 5, {}, [null], [5], ['x'], [[]], [{}], [{ apiVersion: 5 }], [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: 'x' }]]) {
+    for (const desired of [null, 5, '', 'apps.kruise.io/v9', 'v1', 'x/y/z', ...BAD_VALUES.slice(0, 5)])
+      checkConversion(`desired ${JSON.stringify(desired)}`, await post('/convert', conv(desired, [cs])));
+    for (const objects of [
+      null,
+      'x',
+      5,
+      {},
+      [null],
+      [5],
+      ['x'],
+      [[]],
+      [{}],
+      [{ apiVersion: 5 }],
+      [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: 'x' }],
+    ]) {
       checkConversion(`objects ${JSON.stringify(objects)}`, await post('/convert', conv('apps.kruise.io/v1beta1', objects)));
     }
-    for (const [name, body] of [['empty', ''], ['garbage', '{x'], ['not a review', '{"kind":"Pod"}'], ['request string', '{"kind":"ConversionReview","request":"x"}'], ['deep', nestedText(100_000)]] as const) {
+    for (const [name, body] of [
+      ['empty', ''],
+      ['garbage', '{x'],
+      ['not a review', '{"kind":"Pod"}'],
+      ['request string', '{"kind":"ConversionReview","request":"x"}'],
+      ['deep', nestedText(100_000)],
+    ] as const) {
       checkConversion(name, await post('/convert', body), true);
     }
-    checkConversion('uid a number', await post('/convert', JSON.stringify({ kind: 'ConversionReview', request: { uid: 5, desiredAPIVersion: 'apps.kruise.io/v1beta1', objects: [] } })));
+    checkConversion(
+      'uid a number',
+      await post(
+        '/convert',
+        JSON.stringify({ kind: 'ConversionReview', request: { uid: 5, desiredAPIVersion: 'apps.kruise.io/v1beta1', objects: [] } }),
+      ),
+    );
     await report(t);
   });
-
 });

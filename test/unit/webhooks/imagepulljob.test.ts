@@ -1,13 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AdmissionDenied } from '../../../src/runtime/webhook/types.ts';
-import { imageListPullJobError, mutateImageListPullJob, registrations as listRegistrations, validateImageListPullJob } from '../../../src/webhooks/imagelistpulljob/index.ts';
+import {
+  imageListPullJobError,
+  mutateImageListPullJob,
+  registrations as listRegistrations,
+  validateImageListPullJob,
+} from '../../../src/webhooks/imagelistpulljob/index.ts';
 import { imagePullJobError, mutateImagePullJob, registrations, validateImagePullJob } from '../../../src/webhooks/imagepulljob/index.ts';
 import { imageReferenceError } from '../../../src/util/imageref.ts';
 import { admission, loadExamples } from './nonworkload-helpers.ts';
 
 const V = 'apps.kruise.io/v1beta1';
-const job = (spec: Record<string, any>): any => ({ apiVersion: V, kind: 'ImagePullJob', metadata: { name: 'j', namespace: 'default' }, spec: { image: 'nginx:1.9.1', ...spec } });
+const job = (spec: Record<string, any>): any => ({
+  apiVersion: V,
+  kind: 'ImagePullJob',
+  metadata: { name: 'j', namespace: 'default' },
+  spec: { image: 'nginx:1.9.1', ...spec },
+});
 const defaulted = (spec: Record<string, any>) => {
   const obj = job(spec);
   mutateImagePullJob(obj, admission(V));
@@ -46,24 +56,53 @@ describe('ImagePullJob validation', () => {
 
   const cases: Array<[string, any, string]> = [
     // The user manual's sample does this; upstream refuses it too.
-    ['names and labels', { selector: { names: ['a'], matchLabels: { a: 'b' } } }, 'can not set both names and labelSelector in this spec.selector'],
+    [
+      'names and labels',
+      { selector: { names: ['a'], matchLabels: { a: 'b' } } },
+      'can not set both names and labelSelector in this spec.selector',
+    ],
     ['duplicated names', { selector: { names: ['a', 'a'] } }, 'duplicated name in selector names'],
-    ['selector and podSelector', { selector: { names: ['a'] }, podSelector: { matchLabels: { a: 'b' } } }, 'can not set both selector and podSelector'],
-    ['bad podSelector', { podSelector: { matchExpressions: [{ key: 'a', operator: 'Has' }] } }, 'invalid podSelector: "Has" is not a valid label selector operator'],
+    [
+      'selector and podSelector',
+      { selector: { names: ['a'] }, podSelector: { matchLabels: { a: 'b' } } },
+      'can not set both selector and podSelector',
+    ],
+    [
+      'bad podSelector',
+      { podSelector: { matchExpressions: [{ key: 'a', operator: 'Has' }] } },
+      'invalid podSelector: "Has" is not a valid label selector operator',
+    ],
     ['empty image', { image: '' }, 'image can not be empty'],
     ['bad image', { image: 'nginx:bad:tag' }, 'invalid image nginx:bad:tag: invalid reference format'],
     ['uppercase image', { image: 'Nginx' }, 'invalid image Nginx: repository name must be lowercase'],
     ['percent parallelism', { parallelism: '50%' }, 'parallelism does not support percentage value'],
-    ['non-numeric parallelism', { parallelism: 'ten' }, 'parallelism must be a valid integer: strconv.ParseInt: parsing "ten": invalid syntax'],
+    [
+      'non-numeric parallelism',
+      { parallelism: 'ten' },
+      'parallelism must be a valid integer: strconv.ParseInt: parsing "ten": invalid syntax',
+    ],
     ['negative parallelism', { parallelism: -1 }, 'parallelism must be non-negative'],
-    ['short deadline', { completionPolicy: { type: 'Always', activeDeadlineSeconds: 100 } }, 'completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)'],
-    ['Never with ttl', { completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 10 } }, 'activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType'],
+    [
+      'short deadline',
+      { completionPolicy: { type: 'Always', activeDeadlineSeconds: 100 } },
+      'completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)',
+    ],
+    [
+      'Never with ttl',
+      { completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 10 } },
+      'activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType',
+    ],
     ['unknown completion type', { completionPolicy: { type: 'Sometimes' } }, 'unknown type of completionPolicy: Sometimes'],
   ];
   for (const [name, spec, expected] of cases) test(name, () => assert.equal(imagePullJobError(defaulted(spec)), expected));
 
   test('valid images and numeric-string parallelism', () => {
-    for (const image of ['nginx', 'docker.io/library/nginx:1.25', 'localhost:5000/a/b@sha256:' + 'a'.repeat(64), 'registry.example.com/team/app-x_y.z:v1.0-rc']) {
+    for (const image of [
+      'nginx',
+      'docker.io/library/nginx:1.25',
+      'localhost:5000/a/b@sha256:' + 'a'.repeat(64),
+      'registry.example.com/team/app-x_y.z:v1.0-rc',
+    ]) {
       assert.equal(imageReferenceError(image), undefined, image);
     }
     assert.equal(imagePullJobError(defaulted({ parallelism: '3' })), undefined);
@@ -72,7 +111,10 @@ describe('ImagePullJob validation', () => {
   const gated = admission(V, 'CREATE', { gates: { ImagePullJobGate: true } });
 
   test('the validator denies with a 400 plain message', () => {
-    assert.throws(() => validateImagePullJob(defaulted({ image: '' }), undefined, gated), (e: unknown) => e instanceof AdmissionDenied && e.code === 400 && e.message === 'image can not be empty');
+    assert.throws(
+      () => validateImagePullJob(defaulted({ image: '' }), undefined, gated),
+      (e: unknown) => e instanceof AdmissionDenied && e.code === 400 && e.message === 'image can not be empty',
+    );
     assert.deepEqual(validateImagePullJob(defaulted({}), undefined, gated), []);
   });
 
@@ -85,31 +127,51 @@ describe('ImagePullJob validation', () => {
       const ctx = admission(V, 'CREATE', { gates });
       const denied403 = (e: unknown) => e instanceof AdmissionDenied && e.code === 403 && e.message === message;
       assert.throws(() => validateImagePullJob(defaulted({}), undefined, ctx), denied403);
-      assert.throws(() => validateImageListPullJob({ apiVersion: V, kind: 'ImageListPullJob', metadata: { name: 'l' }, spec: { images: ['nginx'] } } as never, undefined, ctx), denied403);
+      assert.throws(
+        () =>
+          validateImageListPullJob(
+            { apiVersion: V, kind: 'ImageListPullJob', metadata: { name: 'l' }, spec: { images: ['nginx'] } } as never,
+            undefined,
+            ctx,
+          ),
+        denied403,
+      );
     }
   });
 
   // The defaulter is gated: its deletion-protection finalizer is removed only by the gated
   // controller. The validators are always registered so they can refuse with 403.
   test('registrations: defaulting gated on ImagePullJobGate, validation always', () => {
-    assert.deepEqual([...registrations, ...listRegistrations].map((r) => [r.resource, !!r.mutate, !!r.validate, r.gate]), [
-      ['imagepulljobs', true, false, 'ImagePullJobGate'],
-      ['imagepulljobs', false, true, undefined],
-      ['imagelistpulljobs', true, false, 'ImagePullJobGate'],
-      ['imagelistpulljobs', false, true, undefined],
-    ]);
+    assert.deepEqual(
+      [...registrations, ...listRegistrations].map((r) => [r.resource, !!r.mutate, !!r.validate, r.gate]),
+      [
+        ['imagepulljobs', true, false, 'ImagePullJobGate'],
+        ['imagepulljobs', false, true, undefined],
+        ['imagelistpulljobs', true, false, 'ImagePullJobGate'],
+        ['imagelistpulljobs', false, true, undefined],
+      ],
+    );
   });
 });
 
 describe('ImageListPullJob', () => {
   const list = (spec: Record<string, any>): any => {
-    const obj: any = { apiVersion: V, kind: 'ImageListPullJob', metadata: { name: 'l' }, spec: { images: ['nginx:1', 'busybox'], ...spec } };
+    const obj: any = {
+      apiVersion: V,
+      kind: 'ImageListPullJob',
+      metadata: { name: 'l' },
+      spec: { images: ['nginx:1', 'busybox'], ...spec },
+    };
     mutateImageListPullJob(obj, admission(V));
     return obj;
   };
   test('defaults (no imagePullPolicy, no finalizer)', () => {
     const obj = list({});
-    assert.deepEqual(obj.spec, { images: ['nginx:1', 'busybox'], completionPolicy: { type: 'Always' }, pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 } });
+    assert.deepEqual(obj.spec, {
+      images: ['nginx:1', 'busybox'],
+      completionPolicy: { type: 'Always' },
+      pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 },
+    });
     assert.equal(obj.metadata.finalizers, undefined);
   });
   test('examples', () => {

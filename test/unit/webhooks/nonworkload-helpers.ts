@@ -23,8 +23,10 @@ export function fakeReader(objects: any[]): AdmissionReader & { lists: string[] 
     lists,
     async get(_apiVersion: string, kind: string, name: string, namespace?: string) {
       return (
-        objects.find((o) => o.kind === kind && o.metadata?.name === name && (namespace === undefined || (o.metadata?.namespace ?? undefined) === namespace)) ??
-        null
+        objects.find(
+          (o) =>
+            o.kind === kind && o.metadata?.name === name && (namespace === undefined || (o.metadata?.namespace ?? undefined) === namespace),
+        ) ?? null
       );
     },
     async list(_apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }) {

@@ -8,7 +8,11 @@ const pps = (spec: Record<string, any>, name = 'pps'): any => ({
   apiVersion: V,
   kind: 'PersistentPodState',
   metadata: { name, namespace: 'default' },
-  spec: { targetRef: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'sts' }, requiredPersistentTopology: { keys: ['zone'] }, ...spec },
+  spec: {
+    targetRef: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'sts' },
+    requiredPersistentTopology: { keys: ['zone'] },
+    ...spec,
+  },
 });
 const errors = async (obj: any, old?: any, objects: any[] = []) =>
   msg(await validatePersistentPodState(obj, old, admission(V, old ? 'UPDATE' : 'CREATE', { reader: fakeReader(objects) })));
@@ -22,7 +26,11 @@ describe('PersistentPodState validation', () => {
       await errors(pps({ targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' } })),
       'spec.targetRef: Invalid value: {"apiVersion":"apps/v1","kind":"Deployment","name":"d"}: targetRef.Kind must be StatefulSet or in PPS_Watch_Custom_Workload_WhiteList',
     );
-    const cm = { kind: 'ConfigMap', metadata: { name: 'kruise-configuration', namespace: 'kruise-system' }, data: { PPS_Watch_Custom_Workload_WhiteList: JSON.stringify({ workloads: [{ Group: 'apps', Kind: 'Deployment' }] }) } };
+    const cm = {
+      kind: 'ConfigMap',
+      metadata: { name: 'kruise-configuration', namespace: 'kruise-system' },
+      data: { PPS_Watch_Custom_Workload_WhiteList: JSON.stringify({ workloads: [{ Group: 'apps', Kind: 'Deployment' }] }) },
+    };
     assert.equal(await errors(pps({ targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' } }), undefined, [cm]), '');
   });
   test('a topology is required', async () => {
@@ -41,5 +49,9 @@ describe('PersistentPodState validation', () => {
       'spec.targetRef: Invalid value: {"apiVersion":"apps.kruise.io/v1beta1","kind":"StatefulSet","name":"sts"}: targetRef is in conflict with other PersistentPodState first',
     );
   });
-  test('registration', () => assert.deepEqual(registrations.map((r) => [r.resource, r.versions]), [['persistentpodstates', ['v1alpha1', 'v1beta1']]]));
+  test('registration', () =>
+    assert.deepEqual(
+      registrations.map((r) => [r.resource, r.versions]),
+      [['persistentpodstates', ['v1alpha1', 'v1beta1']]],
+    ));
 });

@@ -10,7 +10,8 @@ function pub(spec: Record<string, any>, name = 'pub', annotations?: Record<strin
   return { apiVersion: V, kind: 'PodUnavailableBudget', metadata: { name, namespace: 'default', annotations }, spec };
 }
 
-const selectorPub = (extra: Record<string, any> = {}) => pub({ selector: { matchLabels: { app: 'web' } }, maxUnavailable: '25%', ...extra });
+const selectorPub = (extra: Record<string, any> = {}) =>
+  pub({ selector: { matchLabels: { app: 'web' } }, maxUnavailable: '25%', ...extra });
 
 async function errors(obj: any, old?: any, others: any[] = []): Promise<string> {
   const ctx = admission(V, old ? 'UPDATE' : 'CREATE', { reader: fakeReader(others) });
@@ -23,7 +24,11 @@ describe('PodUnavailableBudget validation', () => {
   });
 
   const cases: Array<[string, any, string]> = [
-    ['neither selector nor targetRef', pub({ maxUnavailable: 1 }), 'spec.selector, targetRef: Required value: no selector or targetRef defined in PodUnavailableBudget'],
+    [
+      'neither selector nor targetRef',
+      pub({ maxUnavailable: 1 }),
+      'spec.selector, targetRef: Required value: no selector or targetRef defined in PodUnavailableBudget',
+    ],
     [
       'both selector and targetRef',
       selectorPub({ targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' } }),
@@ -34,15 +39,31 @@ describe('PodUnavailableBudget validation', () => {
       pub({ targetRef: { apiVersion: 'apps/v1', kind: 'Deployment' }, maxUnavailable: 1 }),
       'spec.TargetReference: Invalid value: {"apiVersion":"apps/v1","kind":"Deployment"}: empty TargetReference is not valid for PodUnavailableBudget.',
     ],
-    ['empty selector', pub({ selector: {}, maxUnavailable: 1 }), 'spec.selector: Invalid value: {}: empty selector is not valid for PodUnavailableBudget.'],
+    [
+      'empty selector',
+      pub({ selector: {}, maxUnavailable: 1 }),
+      'spec.selector: Invalid value: {}: empty selector is not valid for PodUnavailableBudget.',
+    ],
     [
       'no budget',
       pub({ selector: { matchLabels: { app: 'web' } } }),
       'spec.maxUnavailable, minAvailable: Required value: no maxUnavailable or minAvailable defined in PodUnavailableBudget',
     ],
-    ['both budgets', selectorPub({ minAvailable: 1 }), 'spec.maxUnavailable, minAvailable: Required value: maxUnavailable and minAvailable are mutually exclusive'],
-    ['negative maxUnavailable', selectorPub({ maxUnavailable: -1 }), 'spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0'],
-    ['minAvailable over 100%', selectorPub({ maxUnavailable: undefined, minAvailable: '120%' }), 'spec.minAvailable: Invalid value: "120%": must not be greater than 100%'],
+    [
+      'both budgets',
+      selectorPub({ minAvailable: 1 }),
+      'spec.maxUnavailable, minAvailable: Required value: maxUnavailable and minAvailable are mutually exclusive',
+    ],
+    [
+      'negative maxUnavailable',
+      selectorPub({ maxUnavailable: -1 }),
+      'spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0',
+    ],
+    [
+      'minAvailable over 100%',
+      selectorPub({ maxUnavailable: undefined, minAvailable: '120%' }),
+      'spec.minAvailable: Invalid value: "120%": must not be greater than 100%',
+    ],
     [
       'bad percent',
       selectorPub({ maxUnavailable: '1.5%' }),
@@ -72,7 +93,9 @@ describe('PodUnavailableBudget validation', () => {
   test('conflicts with other budgets of the namespace', async () => {
     const other = { ...selectorPub(), metadata: { name: 'other', namespace: 'default' } };
     assert.equal(
-      await errors(selectorPub({ selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] } }), undefined, [other]),
+      await errors(selectorPub({ selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web', 'api'] }] } }), undefined, [
+        other,
+      ]),
       'spec.selector: Invalid value: {"matchExpressions":[{"key":"app","operator":"In","values":["web","api"]}]}: pub.spec.selector is in conflict with other PodUnavailableBudget other',
     );
     assert.equal(await errors(selectorPub({ selector: { matchLabels: { app: 'api' } } }), undefined, [other]), '');
@@ -90,13 +113,15 @@ describe('PodUnavailableBudget validation', () => {
       async () => validatePodUnavailableBudget(selectorPub(), undefined, ctx),
       (e: unknown) =>
         e instanceof AdmissionDenied &&
-        e.message === 'feature PodUnavailableBudget is invalid, please open via feature-gate(PodUnavailableBudgetDeleteGate, PodUnavailableBudgetUpdateGate)',
+        e.message ===
+          'feature PodUnavailableBudget is invalid, please open via feature-gate(PodUnavailableBudgetDeleteGate, PodUnavailableBudgetUpdateGate)',
     );
   });
 
   test('registration', () => {
-    assert.deepEqual(registrations.map((r) => [r.group, r.resource, r.versions, r.operations]), [
-      ['policy.kruise.io', 'podunavailablebudgets', ['v1alpha1', 'v1beta1'], ['CREATE', 'UPDATE']],
-    ]);
+    assert.deepEqual(
+      registrations.map((r) => [r.group, r.resource, r.versions, r.operations]),
+      [['policy.kruise.io', 'podunavailablebudgets', ['v1alpha1', 'v1beta1'], ['CREATE', 'UPDATE']]],
+    );
   });
 });

@@ -58,7 +58,13 @@ describe('SidecarSet defaulting', () => {
       ['BeforeAppContainer', { upgradeType: 'ColdUpgrade' }, { type: 'disabled' }, 'Always', '/dev/termination-log', 'File'],
     );
     assert.equal(c.ports[0].protocol, 'TCP');
-    assert.deepEqual(c.livenessProbe, { httpGet: { port: 80, path: '/', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 });
+    assert.deepEqual(c.livenessProbe, {
+      httpGet: { port: 80, path: '/', scheme: 'HTTP' },
+      timeoutSeconds: 1,
+      periodSeconds: 10,
+      successThreshold: 1,
+      failureThreshold: 3,
+    });
     assert.match(obj.metadata.annotations['kruise.io/sidecarset-hash'], /^[bcdfghjklmnpqrstvwxz2456789]{64}$/);
     const once = structuredClone(obj);
     mutateSidecarSet(obj, admission(V, 'UPDATE'));
@@ -84,22 +90,30 @@ describe('SidecarSet validation', () => {
   test('upstream examples', async () => {
     const revision = {
       kind: 'ControllerRevision',
-      metadata: { name: 'sidecarset-1', namespace: 'kruise-system', labels: { 'kruise.io/sidecarset-name': 'sidecarset', 'apps.kruise.io/sidecarset-custom-version': 'example/version-1' } },
+      metadata: {
+        name: 'sidecarset-1',
+        namespace: 'kruise-system',
+        labels: { 'kruise.io/sidecarset-name': 'sidecarset', 'apps.kruise.io/sidecarset-custom-version': 'example/version-1' },
+      },
     };
     const results = [];
     for (const doc of loadExamples('sidecarset.yaml')) results.push(await errors(doc, { objects: [revision] }));
-    assert.deepEqual(results, [
-      '',
-      '',
-      '',
-      '',
-    ]);
+    assert.deepEqual(results, ['', '', '', '']);
   });
 
   const cases: Array<[string, any, string]> = [
     [
       'resourcesPolicy beside resources (upstream: spec[i], ends the check)',
-      sidecarSet({ containers: [{ name: 'sidecar1', image: 'centos:6.7', resources: { limits: { cpu: '1' } }, resourcesPolicy: { targetContainersMode: 'sum', targetContainersNameRegex: '.*', resourcesExpr: { limits: { cpu: 'cpu' } } } }] }),
+      sidecarSet({
+        containers: [
+          {
+            name: 'sidecar1',
+            image: 'centos:6.7',
+            resources: { limits: { cpu: '1' } },
+            resourcesPolicy: { targetContainersMode: 'sum', targetContainersNameRegex: '.*', resourcesExpr: { limits: { cpu: 'cpu' } } },
+          },
+        ],
+      }),
       'spec[0].resourcesPolicy: Invalid value: {"targetContainersMode":"sum","targetContainersNameRegex":".*","resourcesExpr":{"limits":{"cpu":"cpu"}}}: resourcesPolicy and resources cannot be configured together',
     ],
     [
@@ -116,7 +130,11 @@ describe('SidecarSet validation', () => {
     ],
     ['no containers', sidecarSet({ containers: [] }), 'spec: Required value: no initContainer or container defined for SidecarSet'],
     ['container without image', sidecarSet({ containers: [{ name: 'c' }] }), 'spec.containers[0].image: Required value'],
-    ['bad podInjectPolicy', sidecarSet({ containers: [{ name: 'c', image: 'i', podInjectPolicy: 'Middle' }] }), 'spec.container.podInjectPolicy: Invalid value: "Middle": unsupported pod inject policy'],
+    [
+      'bad podInjectPolicy',
+      sidecarSet({ containers: [{ name: 'c', image: 'i', podInjectPolicy: 'Middle' }] }),
+      'spec.container.podInjectPolicy: Invalid value: "Middle": unsupported pod inject policy',
+    ],
     [
       'bad shareVolumePolicy',
       sidecarSet({ containers: [{ name: 'c', image: 'i', shareVolumePolicy: { type: 'sometimes' } }] }),
@@ -134,12 +152,26 @@ describe('SidecarSet validation', () => {
     ],
     [
       'duplicate scatter terms',
-      sidecarSet({ updateStrategy: { scatterStrategy: [{ key: 'k', value: 'v' }, { key: 'k', value: 'v' }] } }),
+      sidecarSet({
+        updateStrategy: {
+          scatterStrategy: [
+            { key: 'k', value: 'v' },
+            { key: 'k', value: 'v' },
+          ],
+        },
+      }),
       'spec.updateStrategy.scatterStrategy: Required value: duplicated key=k value=v',
     ],
     [
       'both priority kinds',
-      sidecarSet({ updateStrategy: { priorityStrategy: { orderPriority: [{ orderedKey: 'k' }], weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: 'b' } } }] } } }),
+      sidecarSet({
+        updateStrategy: {
+          priorityStrategy: {
+            orderPriority: [{ orderedKey: 'k' }],
+            weightPriority: [{ weight: 1, matchSelector: { matchLabels: { a: 'b' } } }],
+          },
+        },
+      }),
       'spec.updateStrategy.priorityStrategy: Required value: only one of weightPriority and orderPriority can be used',
     ],
     [
@@ -171,13 +203,23 @@ describe('SidecarSet validation', () => {
 
   test('upgradeType is immutable on update', async () => {
     const old = sidecarSet();
-    const obj = sidecarSet({ containers: [{ name: 'sidecar1', image: 'centos:6.7', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty' } }] });
-    assert.equal(await errors(obj, { old }), 'spec.containers.upgradeStrategy.upgradeType: Invalid value: "sidecar1": container sidecar1 upgradeType is immutable');
+    const obj = sidecarSet({
+      containers: [
+        { name: 'sidecar1', image: 'centos:6.7', upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'empty' } },
+      ],
+    });
+    assert.equal(
+      await errors(obj, { old }),
+      'spec.containers.upgradeStrategy.upgradeType: Invalid value: "sidecar1": container sidecar1 upgradeType is immutable',
+    );
   });
 
   describe('canary', () => {
     const canary = (base: string, type = 'NotUpdate') =>
-      sidecarSet({ updateStrategy: { type } }, { annotations: { 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': base } });
+      sidecarSet(
+        { updateStrategy: { type } },
+        { annotations: { 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': base } },
+      );
     const baseSet = { kind: 'SidecarSet', metadata: { name: 'base' }, spec: { selector: { matchLabels: { other: 'x' } } } };
     const detail = async (obj: any, objects: any[], old?: any) => {
       const errs = await validateSidecarSet(obj, old, admission(V, old ? 'UPDATE' : 'CREATE', { reader: fakeReader(objects) }));
@@ -186,7 +228,9 @@ describe('SidecarSet validation', () => {
     test('valid canary', async () => assert.deepEqual(await detail(canary('base'), [baseSet]), []));
     test('itself', async () => assert.deepEqual(await detail(canary('test-sidecarset'), [baseSet]), ['base sidecarSet cannot be itself']));
     test('missing base', async () =>
-      assert.deepEqual(await detail(canary('nope'), []), ['fetch base sidecarSet[nope] failed: sidecarsets.apps.kruise.io "nope" not found']));
+      assert.deepEqual(await detail(canary('nope'), []), [
+        'fetch base sidecarSet[nope] failed: sidecarsets.apps.kruise.io "nope" not found',
+      ]));
     test('canary base', async () => {
       const other = { ...baseSet, metadata: { name: 'base', annotations: { 'apps.kruise.io/sidecarset-canary': 'true' } } };
       assert.deepEqual(await detail(canary('base'), [other]), ['base sidecarSet cannot be canary']);
@@ -194,11 +238,17 @@ describe('SidecarSet validation', () => {
     test('RollingUpdate', async () =>
       assert.deepEqual(await detail(canary('base', 'RollingUpdate'), [baseSet]), ['RollingUpdate is not supported for canary sidecarSet']));
     test('base is immutable', async () =>
-      assert.deepEqual(await detail(canary('base'), [baseSet], canary('old')), ['annotations[apps.kruise.io/sidecarset-base] is immutable']));
+      assert.deepEqual(await detail(canary('base'), [baseSet], canary('old')), [
+        'annotations[apps.kruise.io/sidecarset-base] is immutable',
+      ]));
   });
 
   describe('conflicts with other SidecarSets', () => {
-    const other = (spec: Record<string, any>) => ({ kind: 'SidecarSet', metadata: { name: 'sidecarset1' }, spec: { selector: { matchLabels: { app: 'nginx' } }, ...spec } });
+    const other = (spec: Record<string, any>) => ({
+      kind: 'SidecarSet',
+      metadata: { name: 'sidecarset1' },
+      spec: { selector: { matchLabels: { app: 'nginx' } }, ...spec },
+    });
     test('same container and init container names on overlapping pods', async () => {
       const obj = sidecarSet({ initContainers: [{ name: 'init-name', image: 'i' }], updateStrategy: { type: 'NotUpdate' } });
       const o = other({ containers: [{ name: 'sidecar1' }], initContainers: [{ name: 'init-name' }] });
@@ -208,15 +258,34 @@ describe('SidecarSet validation', () => {
       );
     });
     test('disjoint selectors or namespaces do not conflict', async () => {
-      assert.equal(await errors(sidecarSet(), { objects: [{ ...other({ containers: [{ name: 'sidecar1' }] }), spec: { selector: { matchLabels: { app: 'redis' } }, containers: [{ name: 'sidecar1' }] } }] }), '');
+      assert.equal(
+        await errors(sidecarSet(), {
+          objects: [
+            {
+              ...other({ containers: [{ name: 'sidecar1' }] }),
+              spec: { selector: { matchLabels: { app: 'redis' } }, containers: [{ name: 'sidecar1' }] },
+            },
+          ],
+        }),
+        '',
+      );
       const obj = sidecarSet({ namespaceSelector: { matchLabels: { team: 'a' } } });
-      assert.equal(await errors(obj, { objects: [other({ namespaceSelector: { matchLabels: { team: 'b' } }, containers: [{ name: 'sidecar1' }] })] }), '');
+      assert.equal(
+        await errors(obj, { objects: [other({ namespaceSelector: { matchLabels: { team: 'b' } }, containers: [{ name: 'sidecar1' }] })] }),
+        '',
+      );
     });
     test('volumes must be equal, overwritten annotations exclusive', () => {
-      const obj = sidecarSet({ volumes: [{ name: 'v', hostPath: { path: '/a' } }], patchPodMetadata: [{ annotations: { k: '1' }, patchPolicy: 'Overwrite' }] });
+      const obj = sidecarSet({
+        volumes: [{ name: 'v', hostPath: { path: '/a' } }],
+        patchPodMetadata: [{ annotations: { k: '1' }, patchPolicy: 'Overwrite' }],
+      });
       const same = other({ volumes: [{ name: 'v', hostPath: { path: '/a' } }] });
       assert.equal(msg(validateSidecarSetConflicts(obj, [same])), '');
-      const different = other({ volumes: [{ name: 'v', hostPath: { path: '/b' } }], patchPodMetadata: [{ annotations: { k: '2' }, patchPolicy: 'MergePatchJson' }] });
+      const different = other({
+        volumes: [{ name: 'v', hostPath: { path: '/b' } }],
+        patchPodMetadata: [{ annotations: { k: '2' }, patchPolicy: 'MergePatchJson' }],
+      });
       assert.equal(
         msg(validateSidecarSetConflicts(obj, [different])),
         '[spec.volumes: Invalid value: "v": volume v is in conflict with sidecarset sidecarset1, spec.patchPodMetadata: Invalid value: "k": annotation k is in conflict with sidecarset sidecarset1]',
@@ -249,12 +318,16 @@ describe('SidecarSet validation', () => {
     };
     assert.equal(await errors(obj(), { objects: [cm] }), '');
     const other = sidecarSet({ patchPodMetadata: [{ annotations: { 'cpu-set': '1' } }] });
-    assert.equal(await errors(other, { objects: [cm] }), 'spec.patchPodMetadata: Required value: sidecarSet patch metadata annotation(cpu-set) is not allowed');
+    assert.equal(
+      await errors(other, { objects: [cm] }),
+      'spec.patchPodMetadata: Required value: sidecarSet patch metadata annotation(cpu-set) is not allowed',
+    );
   });
 
   test('registration', () => {
-    assert.deepEqual(registrations.map((r) => [r.resource, r.versions, r.operations, !!r.mutate, !!r.validate]), [
-      ['sidecarsets', ['v1alpha1', 'v1beta1'], ['CREATE', 'UPDATE'], true, true],
-    ]);
+    assert.deepEqual(
+      registrations.map((r) => [r.resource, r.versions, r.operations, !!r.mutate, !!r.validate]),
+      [['sidecarsets', ['v1alpha1', 'v1beta1'], ['CREATE', 'UPDATE'], true, true]],
+    );
   });
 });

@@ -52,7 +52,10 @@ describe('Advanced StatefulSet defaulting', () => {
 
   test('gates: resize strategy, no retention policy, TemplateNoDefaults', () => {
     const obj = sts();
-    mutateStatefulSet(obj, ctx(BETA, 'CREATE', { StatefulSetAutoResizePVCGate: true, StatefulSetAutoDeletePVC: false, TemplateNoDefaults: true }));
+    mutateStatefulSet(
+      obj,
+      ctx(BETA, 'CREATE', { StatefulSetAutoResizePVCGate: true, StatefulSetAutoDeletePVC: false, TemplateNoDefaults: true }),
+    );
     assert.deepEqual(obj.spec.volumeClaimUpdateStrategy, { type: 'OnDelete' });
     assert.equal(obj.spec.persistentVolumeClaimRetentionPolicy, undefined);
     assert.equal(obj.spec.template.spec.restartPolicy, undefined);
@@ -74,34 +77,106 @@ describe('Advanced StatefulSet validation', () => {
   const RU = 'spec.updateStrategy.rollingUpdate';
   const ru = (r: Record<string, any>, extra: Record<string, any> = {}) => sts({ updateStrategy: { rollingUpdate: r }, ...extra });
   const cases: Array<[string, any, string[]]> = [
-    ['bad podManagementPolicy', sts({ podManagementPolicy: 'Foo' }), [`spec.podManagementPolicy: Invalid value: "Foo": must be 'OrderedReady' or 'Parallel'`]],
-    ['bad update type', sts({ updateStrategy: { type: 'Foo' } }), [`spec.updateStrategy: Invalid value: {"type":"Foo"}: must be 'RollingUpdate' or 'OnDelete'`]],
-    ['OnDelete with rollingUpdate', sts({ updateStrategy: { type: 'OnDelete', rollingUpdate: { partition: 1 } } }), [`${RU}: Invalid value: {"partition":1}: only allowed for updateStrategy 'RollingUpdate'`]],
+    [
+      'bad podManagementPolicy',
+      sts({ podManagementPolicy: 'Foo' }),
+      [`spec.podManagementPolicy: Invalid value: "Foo": must be 'OrderedReady' or 'Parallel'`],
+    ],
+    [
+      'bad update type',
+      sts({ updateStrategy: { type: 'Foo' } }),
+      [`spec.updateStrategy: Invalid value: {"type":"Foo"}: must be 'RollingUpdate' or 'OnDelete'`],
+    ],
+    [
+      'OnDelete with rollingUpdate',
+      sts({ updateStrategy: { type: 'OnDelete', rollingUpdate: { partition: 1 } } }),
+      [`${RU}: Invalid value: {"partition":1}: only allowed for updateStrategy 'RollingUpdate'`],
+    ],
     ['negative partition', ru({ partition: -1 }), [`${RU}.partition: Invalid value: -1: must be greater than or equal to 0`]],
-    ['minReadySeconds > 300', ru({ minReadySeconds: 301 }), [`${RU}.minReadySeconds: Invalid value: 301: must be no more than 300 seconds`]],
-    ['maxUnavailable needs Parallel', ru({ maxUnavailable: 2 }), [`${RU}.maxUnavailable: Invalid value: 2: can only work with Parallel PodManagementPolicyType`]],
-    ['maxUnavailable 0', ru({ maxUnavailable: 0 }, { podManagementPolicy: 'Parallel' }), [`${RU}.maxUnavailable: Invalid value: 0: should not be less than 1`]],
-    ['maxUnavailable bad percent', ru({ maxUnavailable: '1.5%' }, { podManagementPolicy: 'Parallel' }), [
-      `${RU}.maxUnavailable: Invalid value: "1.5%": a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')`,
-      `${RU}.maxUnavailable: Invalid value: "1.5%": getValueFromIntOrPercent error: invalid value for IntOrString: invalid value "1.5%": strconv.Atoi: parsing "1.5": invalid syntax`,
-    ]],
-    ['bad podUpdatePolicy', ru({ podUpdatePolicy: 'Foo' }), [`${RU}.podUpdatePolicy: Invalid value: "Foo": must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'`]],
-    ['in-place needs readiness gate', ru({ podUpdatePolicy: 'InPlaceIfPossible' }), ['spec.template.spec.readinessGates: Invalid value: []: must contains InPlaceUpdateReady when podUpdatePolicy is InPlaceIfPossible']],
-    ['unorderedUpdate needs Parallel', ru({ unorderedUpdate: { priorityStrategy: { orderPriority: [{ orderedKey: '' }] } } }), [
-      `${RU}.unorderedUpdate: Required value: unorderedUpdate can only work with Parallel PodManagementPolicyType`,
-      `${RU}.unorderedUpdate.priorityStrategy: Required value: order key can not be empty`,
-    ]],
-    ['reserveOrdinals', sts({ reserveOrdinals: ['1-x', -2] }), [
-      'spec: Invalid value: ["1-x",-2]: 0 th reserve ordinal is not a valid range: 1-x',
-      'spec: Invalid value: ["1-x",-2]: 1 th reserve ordinal is negative: -2',
-    ]],
-    ['scaleStrategy.maxUnavailable', sts({ scaleStrategy: { maxUnavailable: '10%' } }), ['spec.scaleStrategy.maxUnavailable: Invalid value: "10%": can only work with Parallel PodManagementPolicyType']],
-    ['retention policy', sts({ persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Keep' } }), ['spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": supported values: "Retain", "Delete"']],
+    [
+      'minReadySeconds > 300',
+      ru({ minReadySeconds: 301 }),
+      [`${RU}.minReadySeconds: Invalid value: 301: must be no more than 300 seconds`],
+    ],
+    [
+      'maxUnavailable needs Parallel',
+      ru({ maxUnavailable: 2 }),
+      [`${RU}.maxUnavailable: Invalid value: 2: can only work with Parallel PodManagementPolicyType`],
+    ],
+    [
+      'maxUnavailable 0',
+      ru({ maxUnavailable: 0 }, { podManagementPolicy: 'Parallel' }),
+      [`${RU}.maxUnavailable: Invalid value: 0: should not be less than 1`],
+    ],
+    [
+      'maxUnavailable bad percent',
+      ru({ maxUnavailable: '1.5%' }, { podManagementPolicy: 'Parallel' }),
+      [
+        `${RU}.maxUnavailable: Invalid value: "1.5%": a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')`,
+        `${RU}.maxUnavailable: Invalid value: "1.5%": getValueFromIntOrPercent error: invalid value for IntOrString: invalid value "1.5%": strconv.Atoi: parsing "1.5": invalid syntax`,
+      ],
+    ],
+    [
+      'bad podUpdatePolicy',
+      ru({ podUpdatePolicy: 'Foo' }),
+      [`${RU}.podUpdatePolicy: Invalid value: "Foo": must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'`],
+    ],
+    [
+      'in-place needs readiness gate',
+      ru({ podUpdatePolicy: 'InPlaceIfPossible' }),
+      ['spec.template.spec.readinessGates: Invalid value: []: must contains InPlaceUpdateReady when podUpdatePolicy is InPlaceIfPossible'],
+    ],
+    [
+      'unorderedUpdate needs Parallel',
+      ru({ unorderedUpdate: { priorityStrategy: { orderPriority: [{ orderedKey: '' }] } } }),
+      [
+        `${RU}.unorderedUpdate: Required value: unorderedUpdate can only work with Parallel PodManagementPolicyType`,
+        `${RU}.unorderedUpdate.priorityStrategy: Required value: order key can not be empty`,
+      ],
+    ],
+    [
+      'reserveOrdinals',
+      sts({ reserveOrdinals: ['1-x', -2] }),
+      [
+        'spec: Invalid value: ["1-x",-2]: 0 th reserve ordinal is not a valid range: 1-x',
+        'spec: Invalid value: ["1-x",-2]: 1 th reserve ordinal is negative: -2',
+      ],
+    ],
+    [
+      'scaleStrategy.maxUnavailable',
+      sts({ scaleStrategy: { maxUnavailable: '10%' } }),
+      ['spec.scaleStrategy.maxUnavailable: Invalid value: "10%": can only work with Parallel PodManagementPolicyType'],
+    ],
+    [
+      'retention policy',
+      sts({ persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Keep' } }),
+      ['spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: "Keep": supported values: "Retain", "Delete"'],
+    ],
     ['negative replicas', sts({ replicas: -1 }), ['spec.replicas: Invalid value: -1: must be greater than or equal to 0']],
     ['empty selector', sts({ selector: {} }), ['spec.selector: Invalid value: {}: empty selector is invalid for statefulset']],
-    ['selector mismatch', sts({ selector: { matchLabels: { app: 'x' } } }), ['spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`']],
-    ['restartPolicy', (() => { const o = sts(); o.spec.template.spec.restartPolicy = 'OnFailure'; return o; })(), ['spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: "Always"']],
-    ['activeDeadlineSeconds', (() => { const o = sts(); o.spec.template.spec.activeDeadlineSeconds = 5; return o; })(), ['spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported']],
+    [
+      'selector mismatch',
+      sts({ selector: { matchLabels: { app: 'x' } } }),
+      ['spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`'],
+    ],
+    [
+      'restartPolicy',
+      (() => {
+        const o = sts();
+        o.spec.template.spec.restartPolicy = 'OnFailure';
+        return o;
+      })(),
+      ['spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: "Always"'],
+    ],
+    [
+      'activeDeadlineSeconds',
+      (() => {
+        const o = sts();
+        o.spec.template.spec.activeDeadlineSeconds = 5;
+        return o;
+      })(),
+      ['spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported'],
+    ],
   ];
   for (const [name, obj, want] of cases) test(name, async () => assert.deepEqual(await errors(obj), want));
 
@@ -125,7 +200,12 @@ describe('Advanced StatefulSet update rules', () => {
   });
 
   test('mutable fields may change', async () => {
-    const obj = sts({ replicas: 9, reserveOrdinals: [1], ordinals: { start: 2 }, volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }] });
+    const obj = sts({
+      replicas: 9,
+      reserveOrdinals: [1],
+      ordinals: { start: 2 },
+      volumeClaimTemplates: [{ metadata: { name: 'd' }, spec: {} }],
+    });
     obj.spec.template.spec.containers[0].image = 'nginx:2';
     assert.deepEqual(await errors(obj, 'UPDATE', sts()), []);
   });
@@ -144,7 +224,10 @@ describe('Advanced StatefulSet update rules', () => {
     bad.spec.template.spec.containers[0].args = ['x'];
     await assert.rejects(
       async () => errors(bad, 'UPDATE', base()),
-      (e: unknown) => e instanceof AdmissionDenied && e.message === 'invalid template modified with InPlaceOnly strategy: add /containers/0/args, currently only image update is allowed for InPlaceOnly',
+      (e: unknown) =>
+        e instanceof AdmissionDenied &&
+        e.message ===
+          'invalid template modified with InPlaceOnly strategy: add /containers/0/args, currently only image update is allowed for InPlaceOnly',
     );
   });
 
@@ -180,12 +263,18 @@ describe('Advanced StatefulSet update rules', () => {
     const changedMode = mk([{ ...vct('a', '1Gi'), spec: { ...vct('a', '1Gi').spec, accessModes: ['ReadWriteMany'] } }]);
     const out = await errors(changedMode, 'UPDATE', mk([vct('a', '1Gi')]), gates);
     assert.equal(out.length, 1);
-    assert.match(out[0]!, /^spec\.volumeClaimTemplates\[a\]: Invalid value: .*: volumeClaimTemplate can not be modified when OnRollingUpdate$/);
+    assert.match(
+      out[0]!,
+      /^spec\.volumeClaimTemplates\[a\]: Invalid value: .*: volumeClaimTemplate can not be modified when OnRollingUpdate$/,
+    );
   });
 
   test('deletion protection', async () => {
     const obj = sts();
     obj.metadata.labels = { 'policy.kruise.io/delete-protection': 'Cascading' };
-    await assert.rejects(async () => validateStatefulSet(obj, obj, ctx(BETA, 'DELETE', { ResourcesDeletionProtection: true })), /replicas 3>0$/);
+    await assert.rejects(
+      async () => validateStatefulSet(obj, obj, ctx(BETA, 'DELETE', { ResourcesDeletionProtection: true })),
+      /replicas 3>0$/,
+    );
   });
 });
