@@ -69,6 +69,9 @@ function reduce(schema: TSchema): TSchema {
     case 'Record':
       return Type.Record(Type.String(), shapeOf(Object.values(schema.patternProperties as Record<string, TSchema>)[0]!));
     case 'Union':
+      // intstr.IntOrString keeps its integer in an int32 (a Quantity, the other int-or-string
+      // union, carries a pattern and has no such limit).
+      if (schema['x-kubernetes-int-or-string'] && !schema.pattern) return Type.Union([Type.Integer(INT_RANGE.int32), Type.String()]);
       return Type.Union((schema.anyOf as TSchema[]).map(shapeOf));
     case 'String':
     case 'KruiseStringEnum':

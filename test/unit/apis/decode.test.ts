@@ -63,3 +63,13 @@ test('nesting is measured on the bytes, brackets inside strings and escapes igno
   assert.equal(nestingExceeds(Buffer.from(JSON.stringify({ a: '[{'.repeat(1000), b: '\\"[[[' })), 3), false);
   assert.equal(nestingExceeds(Buffer.from(JSON.stringify({ a: 'x\\"', b: [[[[1]]]] })), 3), true);
 });
+
+test('an int-or-string integer is an int32, as intstr.IntOrString decodes it; a quantity is not limited', () => {
+  const refused = cloneSetV1beta1.decode(cloneSet({ updateStrategy: { rollingUpdate: { maxSurge: 2 ** 31, partition: 2 ** 31 - 1 } } })).errors;
+  assert.equal(refused?.length, 1);
+  assert.match(refused![0]!, /^spec\.updateStrategy\.rollingUpdate\.maxSurge: /);
+  assert.equal(cloneSetV1beta1.decode(cloneSet({ updateStrategy: { rollingUpdate: { maxSurge: 2 ** 31 - 1 } } })).errors, undefined);
+  const quantity = cloneSet({});
+  quantity.spec.template.spec.containers[0].resources = { limits: { memory: 2 ** 40 } };
+  assert.equal(cloneSetV1beta1.decode(quantity).errors, undefined);
+});
