@@ -65,7 +65,9 @@ test('nesting is measured on the bytes, brackets inside strings and escapes igno
 });
 
 test('an int-or-string integer is an int32, as intstr.IntOrString decodes it; a quantity is not limited', () => {
-  const refused = cloneSetV1beta1.decode(cloneSet({ updateStrategy: { rollingUpdate: { maxSurge: 2 ** 31, partition: 2 ** 31 - 1 } } })).errors;
+  const refused = cloneSetV1beta1.decode(
+    cloneSet({ updateStrategy: { rollingUpdate: { maxSurge: 2 ** 31, partition: 2 ** 31 - 1 } } }),
+  ).errors;
   assert.equal(refused?.length, 1);
   assert.match(refused![0]!, /^spec\.updateStrategy\.rollingUpdate\.maxSurge: /);
   assert.equal(cloneSetV1beta1.decode(cloneSet({ updateStrategy: { rollingUpdate: { maxSurge: 2 ** 31 - 1 } } })).errors, undefined);
