@@ -15,19 +15,8 @@ import { SUITE_FEATURE_GATES, testCluster } from '../harness/cluster.ts';
 import { startUpstreamPeer, type RunningPeer } from '../harness/upstream-peer.ts';
 import { ensureUpstreamPeer } from '../../src/cluster/binaries.ts';
 
-/**
- * Differences we keep on purpose: the case ids they cover, and why. `pending` marks a difference
- * owned by other work, which may disappear without this list being edited (not reported as stale).
- */
-const DELIBERATE: Array<{ ids: RegExp; reason: string; pending?: true }> = [
-  {
-    // Upstream's decoder refuses a number past int32 ("json: cannot unmarshal number 2147483648 into
-    // Go struct field … of type int32"); range and type checks of the request body belong to the
-    // shape check in src/runtime/webhook/server.ts (issue #10's fuzz work), not to src/webhooks.
-    ids: /^\S+ CREATE \S+=2147483648$/,
-    reason: "int32 overflow refused by upstream's decoder; our decode-time shape check owns it",
-    pending: true,
-  },
+/** Differences we keep on purpose: the case ids they cover, and why. */
+const DELIBERATE: Array<{ ids: RegExp; reason: string }> = [
   {
     // Spec §3.10: minReadySeconds ≥ 0 and revisionHistoryLimit ≥ 0. Upstream v1.8.2 (and master)
     // accept negatives, which its controller then reads as "no history" / "ready at once".
@@ -141,7 +130,7 @@ describe('admission chains, Kruise TS against upstream kruise-manager', () => {
     const differing = outcomes.filter((o) => o.ours.allowed !== o.theirs.allowed);
     const explained = (id: string) => DELIBERATE.find((d) => d.ids.test(id));
     const unexplained = differing.filter((o) => !explained(o.c.id));
-    const stale = DELIBERATE.filter((d) => !d.pending && !differing.some((o) => d.ids.test(o.c.id)));
+    const stale = DELIBERATE.filter((d) => !differing.some((o) => d.ids.test(o.c.id)));
     const wording = outcomes.filter((o) => !o.ours.allowed && !o.theirs.allowed && o.ours.message !== o.theirs.message);
 
     const row = (o: Outcome) =>
