@@ -26,7 +26,8 @@ import { isLabelKey, isLabelValue, validateLabels } from '../util/labelselector.
 
 const DEFAULT_MODE = 0o644;
 
-function defaultProbe(p: Probe | undefined): void {
+/** Kubernetes SetDefaults_Probe (and its httpGet's path and scheme). */
+export function defaultProbe(p: Probe | undefined): void {
   if (!p) return;
   p.timeoutSeconds ??= 1;
   p.periodSeconds ??= 10;
@@ -35,7 +36,7 @@ function defaultProbe(p: Probe | undefined): void {
   defaultHTTPGet(p.httpGet);
 }
 
-function defaultHTTPGet(h: Probe['httpGet']): void {
+export function defaultHTTPGet(h: Probe['httpGet']): void {
   if (!h) return;
   if (!h.path) h.path = '/';
   if (!h.scheme) h.scheme = 'HTTP';

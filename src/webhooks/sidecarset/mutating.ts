@@ -5,26 +5,8 @@ import { createHash } from 'node:crypto';
 import type { SidecarContainer, SidecarSet } from '../../apis/apps/sidecarset.ts';
 import { SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION } from '../../apis/constants.ts';
 import { marshalGoJSON, safeEncodeString } from '../../util/revision.ts';
-import { defaultPullPolicyForImage, setDefaultPodVolumes } from '../podtemplate.ts';
+import { defaultHTTPGet, defaultProbe, defaultPullPolicyForImage, setDefaultPodVolumes } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
-
-type Probe = NonNullable<SidecarContainer['livenessProbe']>;
-type HTTPGet = NonNullable<Probe['httpGet']>;
-
-function defaultHTTPGet(h: HTTPGet | undefined): void {
-  if (!h) return;
-  if (!h.path) h.path = '/';
-  if (!h.scheme) h.scheme = 'HTTP';
-}
-
-function defaultProbe(p: Probe | undefined): void {
-  if (!p) return;
-  p.timeoutSeconds ??= 1;
-  p.periodSeconds ??= 10;
-  p.successThreshold ??= 1;
-  p.failureThreshold ??= 3;
-  defaultHTTPGet(p.httpGet);
-}
 
 // Kubernetes SetDefaults_Container (pull policy from the image tag, unlike workload templates)
 // plus the sidecar fields' defaults.
