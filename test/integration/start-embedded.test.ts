@@ -15,7 +15,7 @@ import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 
 const NAME = `${TEST_CLUSTER}-embedded`;
 const DAEMON_NS = 'kruise-daemon-config';
-const ROUNDS = 5;
+const ROUNDS = 2;
 
 let logDir: string;
 before(async () => {
