@@ -19,7 +19,7 @@ import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
 import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
 import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
-import { servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
+import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { allRegistrations } from '../webhooks/index.ts';
 import { clientAdmissionReader } from '../runtime/webhook/reader.ts';
 import { allControllers } from '../controllers/index.ts';
@@ -89,7 +89,7 @@ export async function startManager(
   if (probes) closers.push(() => probes.close());
 
   // Webhook serving certificates: every replica reads (or first creates) them from the Secret.
-  const serviceMode: ClientMode = { mode: 'service', namespace, name: 'kruise-webhook-service' };
+  const serviceMode: ClientMode = { mode: 'service', namespace, name: DEFAULT_SERVICE_NAME };
   const servingName = cfg.webhookClientMode === 'url' ? cfg.webhookHost : servingNameFor(serviceMode);
   // A --webhook-cert-dir given belongs to whoever gave it; the default is this process's own.
   const certDir = cfg.webhookCertDir || privateCertDir(closers);

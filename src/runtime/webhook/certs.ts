@@ -26,7 +26,6 @@ import { logger as rootLogger, type Logger } from '../log.ts';
 
 export const DEFAULT_NAMESPACE = 'kruise-system';
 export const DEFAULT_SECRET_NAME = 'kruise-webhook-certs';
-export const DEFAULT_CERT_DIR = '/tmp/kruise-webhook-certs';
 
 export const CA_KEY_NAME = 'ca-key.pem';
 export const CA_CERT_NAME = 'ca-cert.pem';
