@@ -1,5 +1,6 @@
 // Every controller the manager runs on the leader.
 import { cloneSetController } from './cloneset/controller.ts';
+import { daemonSetController } from './daemonset/controller.ts';
 import { containerRecreateRequestController } from './containerrecreaterequest/controller.ts';
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
@@ -10,6 +11,7 @@ import type { ControllerSetup } from './types.ts';
 
 export const allControllers: readonly ControllerSetup[] = [
   cloneSetController,
+  daemonSetController,
   nodeImageController,
   imagePullJobController,
   imageListPullJobController,

@@ -115,6 +115,8 @@ export function kruiseResource(kind: string, group: string = APPS_GROUP): Resour
 // The Kruise resources the controllers and the daemon read and write, at their storage version
 // (v1beta1: status fields such as containerStatusSnapshot exist only there).
 export const CloneSets = kruiseResource('CloneSet');
+/** apps.kruise.io DaemonSet (`DaemonSets` is apps/v1's). */
+export const AdvancedDaemonSets = kruiseResource('DaemonSet');
 export const ContainerRecreateRequests = kruiseResource('ContainerRecreateRequest');
 export const ImagePullJobs = kruiseResource('ImagePullJob');
 export const ImageListPullJobs = kruiseResource('ImageListPullJob');

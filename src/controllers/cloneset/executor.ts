@@ -32,7 +32,8 @@ import type { PreDownloadPlan } from '../../util/imagepredownload.ts';
 import type { CloneSetPlan } from './plan.ts';
 import { podName, type Pod } from './pods.ts';
 import { computeStatus } from './status.ts';
-import { slowStartBatches, type PodCreation, type PodDeletion } from './scale.ts';
+import type { PodCreation, PodDeletion } from './scale.ts';
+import { changedConditions, podUpdatePatch, slowStartBatches } from '../podwrites.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
 
@@ -68,69 +69,6 @@ const COLLISION_REQUEUE_MS = 100;
 
 export const keyOf = (cs: CloneSet) => `${cs.metadata?.namespace ?? ''}/${cs.metadata?.name ?? ''}`;
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-// ---------------------------------------------------------------------------------------------
-// Patch builders
-
-function mapDiff(
-  old: Record<string, string> | undefined,
-  updated: Record<string, string> | undefined,
-): Record<string, string | null> | undefined {
-  const out: Record<string, string | null> = {};
-  for (const [k, v] of Object.entries(updated ?? {})) if (old?.[k] !== v) out[k] = v;
-  for (const k of Object.keys(old ?? {})) if (!updated || !Object.hasOwn(updated, k)) out[k] = null;
-  return Object.keys(out).length ? out : undefined;
-}
-
-/**
- * A strategic-merge patch turning `old` into `updated` for what in-place updates touch: labels,
- * annotations, added finalizers, container images and resources. With `resourceVersion` it is a
- * compare-and-swap (409 Conflict when the pod changed since).
- */
-export function podUpdatePatch(old: Pod, updated: Pod, resourceVersion?: string): Record<string, unknown> | undefined {
-  const metadata: Record<string, unknown> = {};
-  const labels = mapDiff(old.metadata.labels, updated.metadata.labels);
-  if (labels) metadata.labels = labels;
-  const annotations = mapDiff(old.metadata.annotations, updated.metadata.annotations);
-  if (annotations) metadata.annotations = annotations;
-  const added = (updated.metadata.finalizers ?? []).filter((f) => !(old.metadata.finalizers ?? []).includes(f));
-  if (added.length) metadata.finalizers = added;
-  const containers: Array<Record<string, unknown>> = [];
-  for (const c of updated.spec?.containers ?? []) {
-    const before = old.spec?.containers?.find((o) => o.name === c.name);
-    const change: Record<string, unknown> = {};
-    if (before?.image !== c.image) change.image = c.image;
-    if (JSON.stringify(before?.resources ?? {}) !== JSON.stringify(c.resources ?? {})) change.resources = c.resources ?? {};
-    if (Object.keys(change).length) containers.push({ name: c.name, ...change });
-  }
-  if (Object.keys(metadata).length === 0 && containers.length === 0) return undefined;
-  if (resourceVersion) metadata.resourceVersion = resourceVersion;
-  return { metadata, ...(containers.length ? { spec: { containers } } : {}) };
-}
-
-/**
- * The conditions of `conditions` that differ from the pod's, as strategic-merge patch entries
- * (merged by type on the server). A strategic merge keeps fields the entry leaves out, so a reason
- * or message the pod has and the new condition lacks is sent as null: otherwise e.g.
- * InPlaceUpdateReady=True would keep reason StartInPlaceUpdate, still differ next round, and be
- * re-patched on every reconcile of every in-place-updated pod.
- */
-/** A pod condition in a strategic-merge patch: null removes a field the pod's condition has. */
-export type ConditionPatch = Omit<PodCondition, 'reason' | 'message'> & { reason?: string | null; message?: string | null };
-
-export function changedConditions(pod: Pod, conditions: readonly PodCondition[]): ConditionPatch[] {
-  const current = pod.status?.conditions ?? [];
-  const out: ConditionPatch[] = [];
-  for (const c of conditions) {
-    const old = current.find((o) => o.type === c.type);
-    if (old && old.status === c.status && (old.reason ?? '') === (c.reason ?? '') && (old.message ?? '') === (c.message ?? '')) continue;
-    const entry: ConditionPatch = { ...c };
-    if (old?.reason && !c.reason) entry.reason = null;
-    if (old?.message && !c.message) entry.message = null;
-    out.push(entry);
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 

@@ -43,17 +43,6 @@ export function randomInstanceId(length = INSTANCE_ID_LENGTH): string {
   return s;
 }
 
-/** Slow-start batch sizes for n creations: 1, 2, 4, … (the executor stops at the first failing batch). */
-export function slowStartBatches(n: number, initial = 1): number[] {
-  const out: number[] = [];
-  let remaining = n;
-  for (let size = Math.min(remaining, initial); size > 0; size = Math.min(2 * size, remaining)) {
-    out.push(size);
-    remaining -= size;
-  }
-  return out;
-}
-
 export interface PodCreation {
   pod: Pod;
   /** PVCs to create first (names that already exist are left out). */

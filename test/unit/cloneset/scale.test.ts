@@ -5,10 +5,10 @@ import {
   choosePodsToDelete,
   planScale,
   randomInstanceId,
-  slowStartBatches,
   sortPodsForDeletion,
   type ScaleInput,
 } from '../../../src/controllers/cloneset/scale.ts';
+import { slowStartBatches } from '../../../src/controllers/podwrites.ts';
 import type { PersistentVolumeClaim } from '../../../src/apis/core.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { cloneSet, gates, NOW, pod, template, type CloneSetSpec, type PodOpts } from './fixtures.ts';

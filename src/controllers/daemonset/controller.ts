@@ -1,0 +1,377 @@
+// The Advanced DaemonSet controller (upstream pkg/controller/daemonset): reads the DaemonSet, its
+// pods and ControllerRevisions and all Nodes from informer caches, waits while expectations say
+// the cache is behind our own writes, asks planDaemonSet for the whole round and hands the plan to
+// the executor. All state lives in the API server except the failed-pod backoff per node, which
+// (as upstream) is in memory: a restart only makes the next retry come sooner.
+
+import type { DaemonSet } from '../../apis/apps/daemonset.ts';
+import type { Node, OwnerReference, Pod } from '../../apis/core-objects.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import { AdvancedDaemonSets, ControllerRevisions, Nodes, Pods, type KubeObject, type Stored } from '../../runtime/client.ts';
+import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
+import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import { metaTime, realClock, type Clock } from '../../util/clock.ts';
+import { labelSelectorAsSelector } from '../../util/labelselector.ts';
+import type { ControllerRevision } from '../../util/revision-data.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { DaemonSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
+import { planDaemonSet } from './plan.ts';
+import { daemonSetControllerRef } from './revisions.ts';
+
+/** What one reconcile reads; informer caches in production, plain objects in unit tests. */
+export interface DaemonSetCache {
+  getDaemonSet(namespace: string, name: string): Stored<DaemonSet> | undefined;
+  ownedPods(ds: DaemonSet): Pod[];
+  ownedRevisions(ds: DaemonSet): ControllerRevision[];
+  nodes(): Node[];
+}
+
+const FAILED_POD_BACKOFF_INITIAL_MS = 1000;
+const FAILED_POD_BACKOFF_MAX_MS = 15 * 60_000;
+
+/** flowcontrol.Backoff keyed by `<ds uid>/<node>`: 1 s doubling to 15 min, reset after 2× max idle. */
+export class FailedPodBackoff {
+  private readonly entries = new Map<string, { delayMs: number; lastUpdate: number }>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Milliseconds the backoff still runs, undefined when the node may be retried. */
+  remaining(key: string): number | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    const left = e.lastUpdate + e.delayMs - this.clock.now();
+    return left > 0 ? left : undefined;
+  }
+
+  next(key: string): void {
+    const now = this.clock.now();
+    const e = this.entries.get(key);
+    if (!e || now - e.lastUpdate > 2 * FAILED_POD_BACKOFF_MAX_MS)
+      this.entries.set(key, { delayMs: FAILED_POD_BACKOFF_INITIAL_MS, lastUpdate: now });
+    else this.entries.set(key, { delayMs: Math.min(e.delayMs * 2, FAILED_POD_BACKOFF_MAX_MS), lastUpdate: now });
+  }
+
+  forget(uid: string): void {
+    for (const k of this.entries.keys()) if (k.startsWith(`${uid}/`)) this.entries.delete(k);
+  }
+}
+
+export interface ReconcilerDeps {
+  cache: DaemonSetCache;
+  client: ExecutorClient;
+  recorder: EventRecorder;
+  features: FeatureGates;
+  log: Logger;
+  scaleExpectations: ScaleExpectations;
+  revisionExpectations: ScaleExpectations;
+  resourceVersions: ResourceVersionExpectations;
+  clock?: Clock;
+  randomSuffix?: () => string;
+}
+
+export class DaemonSetReconciler {
+  private readonly executor: DaemonSetExecutor;
+  private readonly clock: Clock;
+  readonly backoff: FailedPodBackoff;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.backoff = new FailedPodBackoff(this.clock);
+    this.executor = new DaemonSetExecutor({
+      client: deps.client,
+      recorder: deps.recorder,
+      scaleExpectations: deps.scaleExpectations,
+      revisionExpectations: deps.revisionExpectations,
+      resourceVersions: deps.resourceVersions,
+      log: deps.log,
+      failedPodDeleted: (ds, node) => this.backoff.next(`${ds.metadata?.uid}/${node}`),
+    });
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { namespace = '', name } = splitKey(key);
+    const ds = this.deps.cache.getDaemonSet(namespace, name);
+    const { scaleExpectations, revisionExpectations, resourceVersions } = this.deps;
+    if (!ds) {
+      scaleExpectations.deleteExpectations(key);
+      revisionExpectations.deleteExpectations(key);
+      return {};
+    }
+    let requeue = expectationGate([scaleExpectations.check(key, 'scale'), revisionExpectations.check(key, 'revision')], this.deps.log);
+    if (requeue !== undefined) return { requeueAfter: requeue };
+    const owned = this.deps.cache.ownedPods(ds);
+    const revisions = this.deps.cache.ownedRevisions(ds);
+    requeue = expectationGate(
+      ([...revisions, ...owned] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')),
+      this.deps.log,
+    );
+    if (requeue !== undefined) return { requeueAfter: requeue };
+
+    let selector;
+    try {
+      selector = labelSelectorAsSelector(ds.spec?.selector);
+    } catch (err) {
+      await this.reportBadObject(ds, err);
+      throw new TerminalError(`cannot plan DaemonSet ${key}`, { cause: err });
+    }
+    // Owned pods whose labels stopped matching are released (they live on, unmanaged).
+    const refs = new ControllerRefManager({
+      client: this.deps.client,
+      owner: ds,
+      ownerType: AdvancedDaemonSets,
+      ownerRef: daemonSetControllerRef(ds),
+      selector,
+    });
+    let pods: Pod[];
+    try {
+      pods = await refs.claim(Pods, owned, (written) => resourceVersions.expect(written));
+    } catch (err) {
+      if (!(err instanceof ClaimError && err.onlyConflicts())) throw err;
+      return { requeueAfter: CONFLICT_REQUEUE_MS };
+    }
+
+    let plan;
+    try {
+      plan = planDaemonSet({
+        daemonSet: ds,
+        revisions,
+        pods,
+        nodes: this.deps.cache.nodes(),
+        now: this.clock.now(),
+        features: this.deps.features,
+        failedPodBackoff: (node) => this.backoff.remaining(`${ds.metadata.uid}/${node}`),
+        randomSuffix: this.deps.randomSuffix,
+      });
+    } catch (err) {
+      // A malformed object must not take the controller down or hot-loop it.
+      await this.reportBadObject(ds, err);
+      throw new TerminalError(`cannot plan DaemonSet ${key}`, { cause: err });
+    }
+    return this.executor.execute(ds, plan, pods);
+  }
+
+  private async reportBadObject(ds: Stored<DaemonSet>, err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err);
+    this.deps.recorder.event(ds, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile DaemonSet: ${message}`);
+    const others = (ds.status?.conditions ?? []).filter((c) => c.type !== 'FailedSync');
+    const condition = { type: 'FailedSync', status: 'True', reason: 'FailedSync', message, lastTransitionTime: metaTime(this.clock.now()) };
+    try {
+      await this.deps.client.updateStatus(AdvancedDaemonSets, {
+        ...ds,
+        status: {
+          currentNumberScheduled: 0,
+          numberMisscheduled: 0,
+          desiredNumberScheduled: 0,
+          numberReady: 0,
+          updatedNumberScheduled: 0,
+          ...ds.status,
+          conditions: [...others, condition],
+        },
+      });
+    } catch (e) {
+      this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
+    }
+  }
+}
+
+/** The controlling ownerReference when it is an Advanced DaemonSet. */
+export function daemonSetRef(obj: KubeObject): OwnerReference | undefined {
+  const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
+  return ref && ref.kind === 'DaemonSet' && ref.apiVersion.startsWith('apps.kruise.io/') ? ref : undefined;
+}
+
+/** Node changes that can change where daemon pods belong (upstream shouldIgnoreNodeUpdate, narrowed). */
+export function nodePlacementChanged(old: Node, cur: Node): boolean {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return !same(old.metadata.labels, cur.metadata.labels) || !same(old.spec?.taints, cur.spec?.taints);
+}
+
+interface HandlerDeps {
+  queue: { add(key: string, opts?: { priority?: number }): void };
+  scaleExpectations: ScaleExpectations;
+  revisionExpectations: ScaleExpectations;
+  resourceVersions: ResourceVersionExpectations;
+  getDaemonSet(namespace: string, name: string): DaemonSet | undefined;
+  listDaemonSets(): DaemonSet[];
+  forgetBackoff(uid: string): void;
+}
+
+export function makeHandlers(deps: HandlerDeps) {
+  const enqueue = (ds: DaemonSet, initial = false) => deps.queue.add(keyOf(ds), initial ? { priority: LowPriority } : {});
+  const ownerOf = (obj: KubeObject) => {
+    const ref = daemonSetRef(obj);
+    if (!ref) return undefined;
+    const ds = deps.getDaemonSet(obj.metadata.namespace ?? '', ref.name);
+    return ds && ds.metadata?.uid === ref.uid ? ds : undefined;
+  };
+  const ownerKey = (obj: KubeObject, ref: OwnerReference) => `${obj.metadata.namespace ?? ''}/${ref.name}`;
+
+  const podDeleted = (p: Pod) => {
+    const ref = daemonSetRef(p);
+    if (!ref) return;
+    // A pod with a deletionTimestamp counts as deleted at once, as upstream.
+    deps.scaleExpectations.observeScale(ownerKey(p, ref), 'delete', p.metadata.name ?? '');
+    const ds = ownerOf(p);
+    if (ds) enqueue(ds);
+  };
+
+  const daemonSet: EventHandler<Stored<DaemonSet>> = {
+    onAdd: (ds, initial) => enqueue(ds, initial),
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion !== cur.metadata.resourceVersion) enqueue(cur);
+    },
+    onDelete: (obj) => {
+      const ds = unwrapDeleted(obj);
+      deps.scaleExpectations.deleteExpectations(keyOf(ds));
+      deps.revisionExpectations.deleteExpectations(keyOf(ds));
+      deps.forgetBackoff(ds.metadata.uid ?? '');
+      enqueue(ds);
+    },
+  };
+
+  const pod: EventHandler<Pod> = {
+    onAdd: (p, initial) => {
+      deps.resourceVersions.observe(p);
+      if (p.metadata.deletionTimestamp) return podDeleted(p);
+      const ref = daemonSetRef(p);
+      if (!ref) return;
+      deps.scaleExpectations.observeScale(ownerKey(p, ref), 'create', p.metadata.name ?? '');
+      const ds = ownerOf(p);
+      if (ds) enqueue(ds, initial);
+    },
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+      deps.resourceVersions.observe(cur);
+      if (cur.metadata.deletionTimestamp) return podDeleted(cur);
+      const oldOwner = ownerOf(old);
+      const owner = ownerOf(cur);
+      if (oldOwner && oldOwner !== owner) enqueue(oldOwner);
+      if (owner) enqueue(owner);
+    },
+    onDelete: (obj) => {
+      const p = unwrapDeleted(obj);
+      deps.resourceVersions.delete(p);
+      podDeleted(p);
+    },
+  };
+
+  const revision: EventHandler<ControllerRevision> = {
+    onAdd: (r, initial) => {
+      deps.resourceVersions.observe(r);
+      const ref = daemonSetRef(r);
+      if (!ref) return;
+      deps.revisionExpectations.observeScale(ownerKey(r, ref), 'create', r.metadata.name ?? '');
+      const ds = ownerOf(r);
+      if (ds) enqueue(ds, initial);
+    },
+    onUpdate: (_old, cur) => {
+      deps.resourceVersions.observe(cur);
+      const ds = ownerOf(cur);
+      if (ds) enqueue(ds);
+    },
+    onDelete: (obj) => {
+      const r = unwrapDeleted(obj);
+      deps.resourceVersions.delete(r);
+      const ds = ownerOf(r);
+      if (ds) enqueue(ds);
+    },
+  };
+
+  // Every DaemonSet looks at every node: a node that comes, goes or changes labels/taints requeues all.
+  const enqueueAll = (initial = false) => {
+    for (const ds of deps.listDaemonSets()) enqueue(ds, initial);
+  };
+  const node: EventHandler<Node> = {
+    onAdd: (_n, initial) => {
+      // The initial list is covered by the DaemonSets' own initial adds.
+      if (!initial) enqueueAll();
+    },
+    onUpdate: (old, cur) => {
+      if (nodePlacementChanged(old, cur)) enqueueAll();
+    },
+    onDelete: () => enqueueAll(),
+  };
+
+  return { daemonSet, pod, revision, node };
+}
+
+class InformerCache implements DaemonSetCache {
+  constructor(
+    private readonly daemonSets: SharedIndexInformer<Stored<DaemonSet>>,
+    private readonly pods: SharedIndexInformer<Pod>,
+    private readonly revisions: SharedIndexInformer<ControllerRevision>,
+    private readonly nodeInformer: SharedIndexInformer<Node>,
+  ) {}
+
+  getDaemonSet(namespace: string, name: string) {
+    return this.daemonSets.lister.get(namespace, name);
+  }
+
+  private owned<T extends KubeObject>(informer: SharedIndexInformer<T>, ds: DaemonSet): T[] {
+    const uid = ds.metadata?.uid;
+    if (!uid) return [];
+    return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === ds.metadata?.namespace);
+  }
+
+  ownedPods(ds: DaemonSet) {
+    return this.owned(this.pods, ds);
+  }
+
+  ownedRevisions(ds: DaemonSet) {
+    return this.owned(this.revisions, ds);
+  }
+
+  nodes() {
+    return this.nodeInformer.lister.list();
+  }
+}
+
+export const daemonSetController: ControllerSetup = {
+  name: 'daemonset',
+  kinds: ['DaemonSet'],
+  setup(deps: ControllerDeps) {
+    const scope = deps.namespace ? { namespace: deps.namespace } : {};
+    const daemonSets = deps.informers.informerFor<Stored<DaemonSet>>(AdvancedDaemonSets, scope);
+    const pods = deps.informers.informerFor<Pod>(Pods, scope);
+    const revisions = deps.informers.informerFor<ControllerRevision>(ControllerRevisions, scope);
+    const nodes = deps.informers.informerFor<Node>(Nodes, {});
+    const cache = new InformerCache(daemonSets, pods, revisions, nodes);
+
+    const expectationOptions = { timeout: deps.expectationTimeoutMs };
+    const scaleExpectations = new ScaleExpectations(expectationOptions);
+    const revisionExpectations = new ScaleExpectations(expectationOptions);
+    const resourceVersions = new ResourceVersionExpectations(expectationOptions);
+    const reconciler = new DaemonSetReconciler({
+      cache,
+      client: deps.client,
+      recorder: deps.recorder,
+      features: deps.features,
+      log: deps.logger,
+      scaleExpectations,
+      revisionExpectations,
+      resourceVersions,
+    });
+    const controller = managerController('daemonset', deps, (key) => reconciler.reconcile(key));
+    const handlers = makeHandlers({
+      queue: controller.queue,
+      scaleExpectations,
+      revisionExpectations,
+      resourceVersions,
+      getDaemonSet: (ns, name) => daemonSets.lister.get(ns, name),
+      listDaemonSets: () => daemonSets.lister.list(),
+      forgetBackoff: (uid) => reconciler.backoff.forget(uid),
+    });
+    daemonSets.addEventHandler(handlers.daemonSet);
+    pods.addEventHandler(handlers.pod);
+    revisions.addEventHandler(handlers.revision);
+    nodes.addEventHandler(handlers.node);
+
+    return { run: (signal: AbortSignal) => controller.runAfterSync(signal, [daemonSets, pods, revisions, nodes]) };
+  },
+};

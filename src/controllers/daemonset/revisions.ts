@@ -1,0 +1,97 @@
+// ControllerRevisions of an Advanced DaemonSet (upstream daemonset_history.go, as Kubernetes'
+// DaemonSet): the data is the pod template as a strategic-merge "replace" patch, the revision's
+// `controller-revision-hash` label holds the bare hash that pods carry and status.updateRevision
+// reports. Upstream hashes a spew dump of the Go template; Kruise TS hashes the data bytes, so
+// the value is only comparable between revisions Kruise TS wrote.
+
+import type { DaemonSet } from '../../apis/apps/daemonset.ts';
+import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
+import type { OwnerReference } from '../../apis/core-objects.ts';
+import { hashControllerRevision, marshalGoJSON } from '../../util/revision.ts';
+import { equalRevision, normalisePodTemplate, type ControllerRevision } from '../../util/revision-data.ts';
+
+export const DEFAULT_REVISION_HISTORY_LIMIT = 10;
+
+export function daemonSetControllerRef(ds: DaemonSet): OwnerReference {
+  return {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'DaemonSet',
+    name: ds.metadata?.name ?? '',
+    uid: ds.metadata?.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** The hash a revision stands for (its label; the name's suffix for revisions without one). */
+export function revisionHash(rev: ControllerRevision): string {
+  const label = rev.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL];
+  if (label) return label;
+  const name = rev.metadata.name ?? '';
+  return name.slice(name.lastIndexOf('-') + 1);
+}
+
+/** snapshot(): the revision the DaemonSet's current template would be stored as. */
+export function newDaemonSetRevision(ds: DaemonSet, revision: number, collisionCount?: number | null): ControllerRevision {
+  const data = marshalGoJSON({ spec: { template: { ...normalisePodTemplate(ds.spec?.template), $patch: 'replace' } } });
+  const hash = hashControllerRevision(data, collisionCount);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ControllerRevision',
+    metadata: {
+      name: `${(ds.metadata?.name ?? '').slice(0, 223)}-${hash}`,
+      namespace: ds.metadata?.namespace,
+      labels: { ...(ds.spec?.template?.metadata?.labels ?? {}), [CONTROLLER_REVISION_HASH_LABEL]: hash },
+      ...(ds.metadata?.annotations ? { annotations: { ...ds.metadata.annotations } } : {}),
+      ownerReferences: [daemonSetControllerRef(ds)],
+    },
+    data: JSON.parse(data),
+    revision,
+  };
+}
+
+export interface RevisionChoice {
+  /** The revision of the current template (existing, or newRevision). */
+  current: ControllerRevision;
+  hash: string;
+  collisionCount: number;
+  /** To create first. */
+  newRevision?: ControllerRevision;
+  /** An older equal revision brought back: its new revision number (rollback). */
+  revisionBump?: { name: string; revision: number };
+  /** Every other revision. */
+  old: ControllerRevision[];
+}
+
+/** constructHistory: find (or make) the revision of the current template. */
+export function chooseRevisions(ds: DaemonSet, revisions: readonly ControllerRevision[]): RevisionChoice {
+  const sorted = [...revisions].sort((a, b) => a.revision - b.revision);
+  const max = sorted.length ? sorted[sorted.length - 1].revision : 0;
+  let collisionCount = ds.status?.collisionCount ?? 0;
+  let wanted = newDaemonSetRevision(ds, max + 1, collisionCount);
+  const equal = sorted.filter((r) => equalRevision(r, wanted));
+  if (equal.length > 0) {
+    const current = equal[equal.length - 1];
+    const old = sorted.filter((r) => r !== current);
+    if (current.revision < max) {
+      return {
+        current: { ...current, revision: max + 1 },
+        hash: revisionHash(current),
+        collisionCount,
+        revisionBump: { name: current.metadata.name ?? '', revision: max + 1 },
+        old,
+      };
+    }
+    return { current, hash: revisionHash(current), collisionCount, old };
+  }
+  const names = new Set(sorted.map((r) => r.metadata.name));
+  while (names.has(wanted.metadata.name)) wanted = newDaemonSetRevision(ds, max + 1, ++collisionCount);
+  return { current: wanted, hash: revisionHash(wanted), collisionCount, newRevision: wanted, old: sorted };
+}
+
+/** cleanupHistory: old revisions no live pod uses, oldest first, beyond revisionHistoryLimit. */
+export function revisionsToTruncate(ds: DaemonSet, old: readonly ControllerRevision[], podHashes: ReadonlySet<string>): string[] {
+  const limit = ds.spec?.revisionHistoryLimit ?? DEFAULT_REVISION_HISTORY_LIMIT;
+  const dead = old.filter((r) => !podHashes.has(revisionHash(r))).sort((a, b) => a.revision - b.revision);
+  return dead.length <= limit ? [] : dead.slice(0, dead.length - limit).map((r) => r.metadata.name ?? '');
+}
