@@ -199,10 +199,15 @@ function rankedRules(opts: RankedOrderOptions): OrderRule[] {
   return [
     { reason: 'not scheduled', less: placementLess },
     { reason: 'earlier phase (Pending < Unknown < Running)', less: phaseLess },
-    ...(isAvailable ? [{ reason: 'not available', less: (a: PodFacts, b: PodFacts) => differ(isAvailable(a), isAvailable(b), (x) => !x) }] : []),
+    ...(isAvailable
+      ? [{ reason: 'not available', less: (a: PodFacts, b: PodFacts) => differ(isAvailable(a), isAvailable(b), (x) => !x) }]
+      : []),
     { reason: 'not ready', less: (a, b) => differ(isPodReady(a), isPodReady(b), (x) => !x) },
     { reason: 'lower pod-deletion-cost', less: (a, b) => differ(getPodDeletionCost(a), getPodDeletionCost(b), (x, y) => x < y) },
-    { reason: 'higher rank (more pods on its node or topology domain)', less: (a, b) => differ(rank?.(a) ?? 0, rank?.(b) ?? 0, (x, y) => x > y) },
+    {
+      reason: 'higher rank (more pods on its node or topology domain)',
+      less: (a, b) => differ(rank?.(a) ?? 0, rank?.(b) ?? 0, (x, y) => x > y),
+    },
     { reason: 'ready more recently', less: lessByReadyTime },
     // Kruise compares regular containers only (no sidecar tie-break here).
     {

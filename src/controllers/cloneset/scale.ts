@@ -397,7 +397,8 @@ export function planScale(input: ScaleInput): ScalePlan {
   };
 
   // 4. pods already in PreparingDelete whose hook was released
-  if (preDeleting.length > 0 && apply(planDeletes(cs, preDeleting, () => 'preDelete hook released (PreparingDelete)', pvcs, now))) return plan;
+  if (preDeleting.length > 0 && apply(planDeletes(cs, preDeleting, () => 'preDelete hook released (PreparingDelete)', pvcs, now)))
+    return plan;
 
   // 5. specified deletion: not-ready pods at once, ready ones within deleteReadyLimit
   let readyLimit = diffs.deleteReadyLimit;
@@ -412,7 +413,8 @@ export function planScale(input: ScaleInput): ScalePlan {
       }
       return false;
     });
-    if (apply(planDeletes(cs, canDelete, () => 'specified delete (scaleStrategy.podsToDelete or specified-delete label)', pvcs, now))) return plan;
+    if (apply(planDeletes(cs, canDelete, () => 'specified delete (scaleStrategy.podsToDelete or specified-delete label)', pvcs, now)))
+      return plan;
   }
 
   // 6. scale in, only once planned deletions are done
@@ -420,14 +422,16 @@ export function planScale(input: ScaleInput): ScalePlan {
     const { updated, notUpdated } = groupUpdated(pods, input.updateRevision.name);
     const chosen = choosePodsToDelete(cs, diffs.scaleDownNum, diffs.scaleDownNumOldRevision, notUpdated, updated, nowMs, input.nodeLabels);
     const reasons = new Map(chosen.map((c) => [podName(c.pod), c.reason]));
-    const deletable = chosen.map((c) => c.pod).filter((p) => {
-      if (!isPodReady(p, nowMs)) return true;
-      if (readyLimit > 0) {
-        readyLimit--;
-        return true;
-      }
-      return false;
-    });
+    const deletable = chosen
+      .map((c) => c.pod)
+      .filter((p) => {
+        if (!isPodReady(p, nowMs)) return true;
+        if (readyLimit > 0) {
+          readyLimit--;
+          return true;
+        }
+        return false;
+      });
     apply(planDeletes(cs, deletable, (p) => reasons.get(podName(p)) ?? 'scale in', pvcs, now));
   }
   return plan;
