@@ -120,13 +120,7 @@ function sidecarRestarts(pod: PodFacts): number {
 
 /** Rules 1–2 of both orderings (node assignment, then phase); undefined on a tie. */
 function lessByPlacementPhase(a: PodFacts, b: PodFacts): boolean | undefined {
-  const na = a.spec?.nodeName ?? '';
-  const nb = b.spec?.nodeName ?? '';
-  if (na !== nb && (na === '' || nb === '')) return na === '';
-  const pa = phaseOrdinal(a);
-  const pb = phaseOrdinal(b);
-  if (pa !== pb) return pa < pb;
-  return undefined;
+  return placementLess(a, b) ?? phaseLess(a, b);
 }
 
 function lessByReadyTime(a: PodFacts, b: PodFacts): boolean | undefined {
@@ -175,37 +169,76 @@ export interface RankedOrderOptions {
   isAvailable?: (pod: PodFacts) => boolean;
 }
 
+/** One rule of an ordering: decides a < b (true/false) or ties (undefined); named for `rollout plan`. */
+interface OrderRule {
+  reason: string;
+  less(a: PodFacts, b: PodFacts): boolean | undefined;
+}
+
+function placementLess(a: PodFacts, b: PodFacts): boolean | undefined {
+  const na = a.spec?.nodeName ?? '';
+  const nb = b.spec?.nodeName ?? '';
+  return na !== nb && (na === '' || nb === '') ? na === '' : undefined;
+}
+
+function phaseLess(a: PodFacts, b: PodFacts): boolean | undefined {
+  const pa = phaseOrdinal(a);
+  const pb = phaseOrdinal(b);
+  return pa !== pb ? pa < pb : undefined;
+}
+
 /**
  * Kruise ActivePodsWithRanks.Less, the CloneSet deletion order: unassigned < assigned;
  * Pending < Unknown < Running; not available < available; not ready < ready; lower
  * pod-deletion-cost < higher; higher rank < lower; ready more recently < longer; more restarts <
  * fewer; newer (or unset) creation < older.
  */
-export function activePodsWithRanksLess(a: PodFacts, b: PodFacts, opts: RankedOrderOptions = {}): boolean {
-  const placed = lessByPlacementPhase(a, b);
-  if (placed !== undefined) return placed;
-  if (opts.isAvailable) {
-    const aa = opts.isAvailable(a);
-    if (aa !== opts.isAvailable(b)) return !aa;
+function rankedRules(opts: RankedOrderOptions): OrderRule[] {
+  const { isAvailable, rank } = opts;
+  const differ = <T>(x: T, y: T, less: (x: T, y: T) => boolean) => (x !== y ? less(x, y) : undefined);
+  return [
+    { reason: 'not scheduled', less: placementLess },
+    { reason: 'earlier phase (Pending < Unknown < Running)', less: phaseLess },
+    ...(isAvailable
+      ? [{ reason: 'not available', less: (a: PodFacts, b: PodFacts) => differ(isAvailable(a), isAvailable(b), (x) => !x) }]
+      : []),
+    { reason: 'not ready', less: (a, b) => differ(isPodReady(a), isPodReady(b), (x) => !x) },
+    { reason: 'lower pod-deletion-cost', less: (a, b) => differ(getPodDeletionCost(a), getPodDeletionCost(b), (x, y) => x < y) },
+    {
+      reason: 'higher rank (more pods on its node or topology domain)',
+      less: (a, b) => differ(rank?.(a) ?? 0, rank?.(b) ?? 0, (x, y) => x > y),
+    },
+    { reason: 'ready more recently', less: lessByReadyTime },
+    // Kruise compares regular containers only (no sidecar tie-break here).
+    {
+      reason: 'more container restarts',
+      less: (a, b) => differ(maxRestarts(a.status?.containerStatuses), maxRestarts(b.status?.containerStatuses), (x, y) => x > y),
+    },
+    { reason: 'created more recently', less: lessByCreation },
+  ];
+}
+
+function decide(rules: readonly OrderRule[], a: PodFacts, b: PodFacts): { less: boolean; reason: string } | undefined {
+  for (const rule of rules) {
+    const less = rule.less(a, b);
+    if (less !== undefined) return { less, reason: rule.reason };
   }
-  if (isPodReady(a) !== isPodReady(b)) return !isPodReady(a);
-  const ca = getPodDeletionCost(a);
-  const cb = getPodDeletionCost(b);
-  if (ca !== cb) return ca < cb;
-  const ka = opts.rank ? opts.rank(a) : 0;
-  const kb = opts.rank ? opts.rank(b) : 0;
-  if (ka !== kb) return ka > kb;
-  const ready = lessByReadyTime(a, b);
-  if (ready !== undefined) return ready;
-  // Kruise compares regular containers only (no sidecar tie-break here).
-  const ra = maxRestarts(a.status?.containerStatuses);
-  const rb = maxRestarts(b.status?.containerStatuses);
-  if (ra !== rb) return ra > rb;
-  return lessByCreation(a, b);
+  return undefined;
+}
+
+export function activePodsWithRanksLess(a: PodFacts, b: PodFacts, opts: RankedOrderOptions = {}): boolean {
+  return decide(rankedRules(opts), a, b)?.less ?? false;
 }
 
 export function compareActivePodsWithRanks(opts: RankedOrderOptions = {}): (a: PodFacts, b: PodFacts) => number {
-  return comparatorFromLess((a, b) => activePodsWithRanksLess(a, b, opts));
+  const rules = rankedRules(opts);
+  return comparatorFromLess((a, b) => decide(rules, a, b)?.less ?? false);
+}
+
+/** The rule of the CloneSet deletion order that puts a before b, or undefined when it does not. */
+export function rankedOrderReason(a: PodFacts, b: PodFacts, opts: RankedOrderOptions = {}): string | undefined {
+  const d = decide(rankedRules(opts), a, b);
+  return d?.less ? d.reason : undefined;
 }
 
 const uidOf = (pod: PodFacts) => pod.metadata?.uid ?? '';

@@ -21,7 +21,7 @@ import {
   volumeClaimTemplatesHash,
   type ControllerRevision,
 } from '../../util/revision-data.ts';
-import { DEFAULT_MAX_UNAVAILABLE } from './diff.ts';
+import { DEFAULT_MAX_UNAVAILABLE, EMPTY_DIFFS, type ExpectationDiffs } from './diff.ts';
 import { podName, replicasOf, type Pod } from './pods.ts';
 import { planScale, type PodCreation, type PodDeletion } from './scale.ts';
 import { computeStatus } from './status.ts';
@@ -61,6 +61,13 @@ export interface CloneSetPlan {
   /** PVCs without an active pod: handed to their inactive pod, or deleted. */
   pvcReown: Array<{ pvc: string; pod: string }>;
   pvcDeletes: string[];
+  /**
+   * The arithmetic of the round (scale diffs, or the update's when Scale changed nothing):
+   * kubectl kruise rollout plan prints it as the budget used and left.
+   */
+  diffs: ExpectationDiffs;
+  /** Which phase acted: Scale (creations/deletions) or Update (Scale had nothing to do). */
+  phase: 'scale' | 'update' | 'none';
   createPods: PodCreation[];
   deletePods: PodDeletion[];
   lifecycleTransitions: LifecycleTransition[];
@@ -180,6 +187,8 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
     collisionCount: rev.collisionCount,
     pvcReown,
     pvcDeletes,
+    diffs: EMPTY_DIFFS,
+    phase: 'none',
     createPods: [],
     deletePods: [],
     lifecycleTransitions: [],
@@ -214,6 +223,8 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
       scalingExcludePreparingDelete: input.scalingExcludePreparingDelete,
       nodeLabels: input.nodeLabels,
     });
+    plan.diffs = scale.diffs;
+    plan.phase = 'scale';
     plan.createPods = scale.createPods;
     plan.deletePods = scale.deletePods;
     plan.lifecycleTransitions.push(...scale.lifecycleTransitions);
@@ -229,6 +240,8 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
         features,
         pubAllowsUpdate: input.pubAllowsUpdate,
       });
+      plan.diffs = update.diffs;
+      plan.phase = 'update';
       plan.refreshes = update.refreshes;
       plan.inPlaceUpdates = update.inPlaceUpdates;
       plan.labelPatches = update.labelPatches;

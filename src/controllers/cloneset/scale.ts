@@ -15,7 +15,14 @@ import {
 import type { FeatureGates } from '../../apis/features.ts';
 import type { OwnerReference, PersistentVolumeClaim, PodTemplateSpec, Volume } from '../../apis/core.ts';
 import { getPodLifecycleState, isPodHooked, planLifecycleTransition, type LifecycleTransition } from '../../util/lifecycle.ts';
-import { compareActivePodsWithRanks, sameNodeRanker, spreadConstraintsRanker, type Ranker } from '../../util/pod.ts';
+import {
+  compareActivePodsWithRanks,
+  rankedOrderReason,
+  sameNodeRanker,
+  spreadConstraintsRanker,
+  type RankedOrderOptions,
+  type Ranker,
+} from '../../util/pod.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import { shortHash } from '../../util/revision.ts';
 import { calculateDiffsWithExpectation, type ExpectationDiffs } from './diff.ts';
@@ -54,6 +61,8 @@ export interface PodDeletion {
   pod: string;
   /** Owned PVCs with the same instance id, deleted along with the pod. */
   pvcs: string[];
+  /** Why this pod (shown by `kubectl kruise rollout plan`): specified delete, hook released, or the deletion-order rule. */
+  reason: string;
 }
 
 export interface ScalePlan {
@@ -229,13 +238,23 @@ export function sortPodsForDeletion(
   nowMs: number,
   nodeLabels?: (node: string) => Labels | undefined,
 ): Pod[] {
+  return [...pods].sort(compareActivePodsWithRanks(deletionOrderOptions(cs, pods, nowMs, nodeLabels)) as (a: Pod, b: Pod) => number);
+}
+
+function deletionOrderOptions(
+  cs: CloneSet,
+  pods: readonly Pod[],
+  nowMs: number,
+  nodeLabels?: (node: string) => Labels | undefined,
+): RankedOrderOptions {
   const minReady = minReadySecondsOf(cs);
-  return [...pods].sort(
-    compareActivePodsWithRanks({
-      rank: rankerFor(cs, pods, nodeLabels),
-      isAvailable: (p) => isPodAvailable(p as Pod, minReady, nowMs),
-    }) as (a: Pod, b: Pod) => number,
-  );
+  return { rank: rankerFor(cs, pods, nodeLabels), isAvailable: (p) => isPodAvailable(p as Pod, minReady, nowMs) };
+}
+
+/** A pod chosen for scale-in, with the reason it goes before the pods that stay. */
+export interface ChosenPod {
+  pod: Pod;
+  reason: string;
 }
 
 /** choosePodsToDelete: old-revision pods first as scaleDownNumOldRevision asks, ranked within each group. */
@@ -247,12 +266,22 @@ export function choosePodsToDelete(
   updated: readonly Pod[],
   nowMs: number,
   nodeLabels?: (node: string) => Labels | undefined,
-): Pod[] {
-  const choose = (group: readonly Pod[], n: number): Pod[] =>
-    n < group.length ? sortPodsForDeletion(cs, group, nowMs, nodeLabels).slice(0, n) : [...group];
-  if (oldRevisionDiff >= total) return choose(notUpdated, total);
-  if (oldRevisionDiff > 0) return [...choose(notUpdated, oldRevisionDiff), ...choose(updated, total - oldRevisionDiff)];
-  return choose(updated, total);
+): ChosenPod[] {
+  const choose = (group: readonly Pod[], n: number, label: string): ChosenPod[] => {
+    if (n >= group.length) return group.map((pod) => ({ pod, reason: `scale in: ${label}, every one goes` }));
+    const sorted = sortPodsForDeletion(cs, group, nowMs, nodeLabels);
+    const firstKept = sorted[n];
+    const opts = deletionOrderOptions(cs, group, nowMs, nodeLabels);
+    return sorted.slice(0, n).map((pod) => ({
+      pod,
+      reason: `scale in: ${label}, ${rankedOrderReason(pod, firstKept, opts) ?? 'same rank'} than ${podName(firstKept)}`,
+    }));
+  };
+  if (oldRevisionDiff >= total) return choose(notUpdated, total, 'old revision');
+  if (oldRevisionDiff > 0) {
+    return [...choose(notUpdated, oldRevisionDiff, 'old revision'), ...choose(updated, total - oldRevisionDiff, 'update revision')];
+  }
+  return choose(updated, total, 'update revision');
 }
 
 function pvcsOfInstance(pod: Pod, pvcs: readonly PersistentVolumeClaim[]): string[] {
@@ -267,6 +296,7 @@ function pvcsOfInstance(pod: Pod, pvcs: readonly PersistentVolumeClaim[]): strin
 function planDeletes(
   cs: CloneSet,
   pods: readonly Pod[],
+  reasonOf: (pod: Pod) => string,
   pvcs: readonly PersistentVolumeClaim[],
   now: string,
 ): { deletes: PodDeletion[]; transitions: LifecycleTransition[]; modified: boolean } {
@@ -283,7 +313,7 @@ function planDeletes(
       }
       continue;
     }
-    deletes.push({ pod: podName(pod), pvcs: pvcsOfInstance(pod, pvcs) });
+    deletes.push({ pod: podName(pod), pvcs: pvcsOfInstance(pod, pvcs), reason: reasonOf(pod) });
     modified = true;
   }
   return { deletes, transitions, modified };
@@ -356,7 +386,8 @@ export function planScale(input: ScaleInput): ScalePlan {
   };
 
   // 4. pods already in PreparingDelete whose hook was released
-  if (preDeleting.length > 0 && apply(planDeletes(cs, preDeleting, pvcs, now))) return plan;
+  if (preDeleting.length > 0 && apply(planDeletes(cs, preDeleting, () => 'preDelete hook released (PreparingDelete)', pvcs, now)))
+    return plan;
 
   // 5. specified deletion: not-ready pods at once, ready ones within deleteReadyLimit
   let readyLimit = diffs.deleteReadyLimit;
@@ -371,22 +402,26 @@ export function planScale(input: ScaleInput): ScalePlan {
       }
       return false;
     });
-    if (apply(planDeletes(cs, canDelete, pvcs, now))) return plan;
+    if (apply(planDeletes(cs, canDelete, () => 'specified delete (scaleStrategy.podsToDelete or specified-delete label)', pvcs, now)))
+      return plan;
   }
 
   // 6. scale in, only once planned deletions are done
   if (diffs.scaleDownNum > 0 && numToDelete === 0) {
     const { updated, notUpdated } = groupUpdated(pods, input.updateRevision.name);
     const chosen = choosePodsToDelete(cs, diffs.scaleDownNum, diffs.scaleDownNumOldRevision, notUpdated, updated, nowMs, input.nodeLabels);
-    const deletable = chosen.filter((p) => {
-      if (!isPodReady(p, nowMs)) return true;
-      if (readyLimit > 0) {
-        readyLimit--;
-        return true;
-      }
-      return false;
-    });
-    apply(planDeletes(cs, deletable, pvcs, now));
+    const reasons = new Map(chosen.map((c) => [podName(c.pod), c.reason]));
+    const deletable = chosen
+      .map((c) => c.pod)
+      .filter((p) => {
+        if (!isPodReady(p, nowMs)) return true;
+        if (readyLimit > 0) {
+          readyLimit--;
+          return true;
+        }
+        return false;
+      });
+    apply(planDeletes(cs, deletable, (p) => reasons.get(podName(p)) ?? 'scale in', pvcs, now));
   }
   return plan;
 }

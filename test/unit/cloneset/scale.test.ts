@@ -124,7 +124,10 @@ describe('planScale: deletions', () => {
   it('scale down deletes the least valuable pods, with their PVCs', () => {
     const pvcs: PersistentVolumeClaim[] = [{ metadata: { name: 'data-cs-p1', labels: { 'apps.kruise.io/cloneset-instance-id': 'p1' } } }];
     const plan = planScale(input({ replicas: 2 }, [P('cs-p0'), P('cs-p1', { ready: false }), P('cs-p2')], { pvcs }));
-    assert.deepEqual(plan.deletePods, [{ pod: 'cs-p1', pvcs: ['data-cs-p1'] }]);
+    assert.deepEqual(
+      plan.deletePods.map(({ pod, pvcs }) => ({ pod, pvcs })),
+      [{ pod: 'cs-p1', pvcs: ['data-cs-p1'] }],
+    );
   });
 
   it('pod-deletion-cost -100 is deleted before 0', () => {
@@ -241,9 +244,21 @@ describe('deletion order', () => {
   it('choosePodsToDelete takes old revision pods first as asked', () => {
     const old = [P('o1', { revision: OLD }), P('o2', { revision: OLD, ready: false })];
     const upd = [P('n1'), P('n2', { ready: false })];
-    assert.deepEqual(names(choosePodsToDelete(cs, 2, 1, old, upd, NOW)), ['o2', 'n2']);
-    assert.deepEqual(names(choosePodsToDelete(cs, 1, 2, old, upd, NOW)), ['o2']);
-    assert.deepEqual(names(choosePodsToDelete(cs, 1, 0, old, upd, NOW)), ['n2']);
+    const chosen = (...args: [number, number]) => choosePodsToDelete(cs, ...args, old, upd, NOW).map((c) => c.pod);
+    assert.deepEqual(names(chosen(2, 1)), ['o2', 'n2']);
+    assert.deepEqual(names(chosen(1, 2)), ['o2']);
+    assert.deepEqual(names(chosen(1, 0)), ['n2']);
+  });
+
+  it('choosePodsToDelete names the deletion-order rule that put each pod first', () => {
+    const pods = [P('a'), P('b', { ready: false }), P('c', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-100' } })];
+    const reasons = (n: number) => choosePodsToDelete(cs, n, 0, [], pods, NOW).map((c) => `${c.pod.metadata.name}: ${c.reason}`);
+    assert.deepEqual(reasons(2), [
+      'b: scale in: update revision, not available than a',
+      'c: scale in: update revision, lower pod-deletion-cost than a',
+    ]);
+    assert.equal(reasons(3).length, 3);
+    assert.match(reasons(3)[0], /every one goes/);
   });
 });
 

@@ -1,0 +1,106 @@
+// `kubectl kruise migrate CloneSet --from Deployment --src-name X [--dst-name Y] [--create]
+// [--copy] [--replicas N] [--max-surge N] [--timeout-seconds N]` (kruise-tools pkg/cmd/migrate):
+// creates the CloneSet from the Deployment (--create), then moves replicas step by step — up to
+// max-surge new pods at a time, waiting until they are ready before the Deployment gives up as
+// many — until the Deployment is at 0. --copy only creates the CloneSet with all the replicas.
+import { Command } from 'commander';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CloneSets, Deployments, isAlreadyExists, type KubeObject } from '../../runtime/client.ts';
+import type { PodTemplateSpec } from '../../apis/core.ts';
+import type { LabelSelectorLike } from '../../util/labelselector.ts';
+import { withSession } from './program.ts';
+import { CliError, describeError, getTarget, write, type Session } from './session.ts';
+
+interface DeploymentLike extends KubeObject {
+  spec?: {
+    replicas?: number;
+    selector?: LabelSelectorLike;
+    template?: PodTemplateSpec;
+    minReadySeconds?: number;
+    revisionHistoryLimit?: number;
+  };
+}
+interface CloneSetLike extends KubeObject {
+  spec?: { replicas?: number };
+  status?: { readyReplicas?: number; observedGeneration?: number };
+}
+
+/** The CloneSet a Deployment becomes (same selector and template; replicas as given). */
+export function cloneSetFromDeployment(d: DeploymentLike, name: string, replicas: number): KubeObject {
+  return {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'CloneSet',
+    metadata: { name, namespace: d.metadata.namespace, labels: d.metadata.labels },
+    spec: {
+      replicas,
+      selector: d.spec?.selector,
+      template: d.spec?.template,
+      ...(d.spec?.minReadySeconds ? { minReadySeconds: d.spec.minReadySeconds } : {}),
+      ...(d.spec?.revisionHistoryLimit !== undefined ? { revisionHistoryLimit: d.spec.revisionHistoryLimit } : {}),
+    },
+  } as KubeObject;
+}
+
+async function setReplicas(session: Session, kind: 'CloneSet' | 'Deployment', name: string, replicas: number): Promise<void> {
+  await session.client.patch(
+    kind === 'CloneSet' ? CloneSets : Deployments,
+    name,
+    { spec: { replicas } },
+    { namespace: session.namespace, patchType: 'application/merge-patch+json' },
+  );
+}
+
+export function migrateCommand(): Command {
+  return new Command('migrate')
+    .description('migrate a Deployment to a CloneSet, moving replicas step by step')
+    .argument('<kind>', 'CloneSet (the destination kind)')
+    .requiredOption('--from <kind>', 'Deployment (the source kind)')
+    .requiredOption('--src-name <name>', 'the Deployment to migrate')
+    .option('--dst-name <name>', 'the CloneSet (default: the Deployment name)')
+    .option('--create', 'create the CloneSet first')
+    .option('--copy', 'only create the CloneSet with all the replicas; leave the Deployment alone')
+    .option('--replicas <n>', 'replicas to migrate; -1 means all of them', '-1')
+    .option('--max-surge <n>', 'replicas moved per step', '1')
+    .option('--timeout-seconds <n>', 'give up after this long; -1 means never', '-1')
+    .action(async function (this: Command, kind: string) {
+      await withSession(this, async (session, opts) => {
+        if (kind.toLowerCase() !== 'cloneset') throw new CliError(`migrate supports CloneSet as destination only (got ${kind})`);
+        if (String(opts.from).toLowerCase() !== 'deployment')
+          throw new CliError(`migrate supports --from Deployment only (got ${opts.from})`);
+        const src = await getTarget<DeploymentLike>(session, { type: Deployments, name: opts.srcName });
+        const dstName: string = opts.dstName ?? opts.srcName;
+        const total = Number(opts.replicas) >= 0 ? Number(opts.replicas) : (src.spec?.replicas ?? 1);
+        const maxSurge = Math.max(1, Number(opts.maxSurge));
+        const deadline = Number(opts.timeoutSeconds) > 0 ? Date.now() + Number(opts.timeoutSeconds) * 1000 : Infinity;
+        if (opts.create || opts.copy) {
+          try {
+            await session.client.create(CloneSets, cloneSetFromDeployment(src, dstName, opts.copy ? total : 0), {
+              namespace: session.namespace,
+            });
+          } catch (err) {
+            if (!isAlreadyExists(err) || opts.copy) throw new CliError(describeError(err, { type: CloneSets, name: dstName }));
+          }
+          write(`cloneset.apps.kruise.io/${dstName} created${opts.copy ? ` with ${total} replicas (copy)` : ''}`);
+          if (opts.copy) return;
+        }
+        let moved = (await getTarget<CloneSetLike>(session, { type: CloneSets, name: dstName })).spec?.replicas ?? 0;
+        let srcReplicas = src.spec?.replicas ?? 1;
+        while (moved < total) {
+          const step = Math.min(maxSurge, total - moved);
+          moved += step;
+          await setReplicas(session, 'CloneSet', dstName, moved);
+          for (;;) {
+            const cs = await getTarget<CloneSetLike>(session, { type: CloneSets, name: dstName });
+            if ((cs.status?.readyReplicas ?? 0) >= moved) break;
+            if (Date.now() > deadline)
+              throw new CliError(`timed out: CloneSet ${dstName} has ${cs.status?.readyReplicas ?? 0} of ${moved} pods ready`);
+            await sleep(1000);
+          }
+          srcReplicas = Math.max(0, srcReplicas - step);
+          await setReplicas(session, 'Deployment', opts.srcName, srcReplicas);
+          write(`migrate: CloneSet ${dstName} ${moved}/${total} ready, Deployment ${opts.srcName} scaled to ${srcReplicas}`);
+        }
+        write(`migrated ${total} replicas from deployment.apps/${opts.srcName} to cloneset.apps.kruise.io/${dstName}`);
+      });
+    });
+}

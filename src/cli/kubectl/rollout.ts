@@ -1,0 +1,310 @@
+// `kubectl kruise rollout status|history|undo|pause|resume|restart|plan` (kruise-tools' rollout
+// group, behaviour spec §23) for CloneSet, Advanced StatefulSet/DaemonSet and the native
+// Deployment/StatefulSet/DaemonSet.
+import { Command, Option } from 'commander';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify as toYaml } from 'yaml';
+import { RESTARTED_AT_ANNOTATION } from '../../apis/constants.ts';
+import type { PodTemplateSpec } from '../../apis/core.ts';
+import type { KubeObject } from '../../runtime/client.ts';
+import { metaTime } from '../../util/clock.ts';
+import { revisionsOf, rollbackTarget, sameTemplate, type Revision } from './history.ts';
+import { renderFrame, podsOfWorkload, type Frame } from './liveview.ts';
+import { planCommand } from './plan.ts';
+import {
+  CliError,
+  getTarget,
+  isKruise,
+  mutate,
+  parseDryRun,
+  parseOutput,
+  parseTarget,
+  parseTargets,
+  printData,
+  table,
+  typeName,
+  write,
+  type Session,
+  type Target,
+} from './session.ts';
+import { rolloutStatus, type Workload } from './status.ts';
+import { withSession } from './program.ts';
+
+interface TemplateWorkload extends KubeObject {
+  spec?: {
+    paused?: boolean;
+    template?: PodTemplateSpec;
+    updateStrategy?: { rollingUpdate?: { paused?: boolean } };
+  };
+}
+
+const dryRunOption = () =>
+  new Option(
+    '--dry-run [strategy]',
+    'must be "none", "server", or "client": only print (client) or only validate (server) the change',
+  ).default('none');
+const outputOption = () => new Option('-o, --output <format>', 'output format: json|yaml|name');
+
+export function rolloutCommand(): Command {
+  const rollout = new Command('rollout').description(
+    'manage the rollout of a CloneSet, Advanced StatefulSet/DaemonSet, Deployment, StatefulSet or DaemonSet',
+  );
+  rollout.addCommand(statusCommand());
+  rollout.addCommand(historyCommand());
+  rollout.addCommand(undoCommand());
+  rollout.addCommand(pauseResumeCommand('pause'));
+  rollout.addCommand(pauseResumeCommand('resume'));
+  rollout.addCommand(restartCommand());
+  rollout.addCommand(planCommand());
+  return rollout;
+}
+
+/** kubectl durations: 0 (forever), 30s, 5m, 1h30m, 500ms. */
+export function parseDuration(value: string): number {
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+  let ms = 0;
+  let consumed = 0;
+  for (const m of value.matchAll(re)) {
+    ms += Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+    consumed += m[0].length;
+  }
+  if (consumed !== value.length || value === '') throw new CliError(`invalid duration "${value}" (examples: 30s, 5m, 1h)`);
+  return ms;
+}
+
+const parseBool = (v: string | boolean) => v === true || v === 'true';
+
+function statusCommand(): Command {
+  return new Command('status')
+    .description("show the status of the rollout; by default watches it until it's done (--watch=false to look once)")
+    .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
+    .option('-w, --watch [bool]', 'watch the status of the rollout until it is done', parseBool, true)
+    .option('--timeout <duration>', 'how long to wait before ending the watch (0 means never), e.g. 1s, 2m, 3h', '0s')
+    .option('--live', 'draw the live view (progress, budget, per-pod state) even when the output is not a terminal')
+    .option('--plain', 'print the status messages only, also on a terminal')
+    .addOption(new Option('-o, --output <format>', 'json: one JSON object per status change, for scripts'))
+    .action(async function (this: Command, args: string[]) {
+      await withSession(this, async (session, opts) => {
+        const target = parseTarget(args);
+        const output = parseOutput(opts.output, ['json']);
+        const timeoutMs = parseDuration(String(opts.timeout));
+        const live = !output && !opts.plain && (opts.live || process.stdout.isTTY);
+        await watchStatus(session, target, {
+          watch: opts.watch,
+          timeoutMs,
+          live: !!live,
+          json: output === 'json',
+          redraw: !!process.stdout.isTTY,
+        });
+      });
+    });
+}
+
+interface WatchOptions {
+  watch: boolean;
+  timeoutMs: number;
+  live: boolean;
+  json: boolean;
+  /** Redraw the live view in place (a terminal) instead of printing frame after frame. */
+  redraw: boolean;
+}
+
+const POLL_MS = 1000;
+
+async function watchStatus(session: Session, target: Target, o: WatchOptions): Promise<void> {
+  const deadline = o.timeoutMs > 0 ? Date.now() + o.timeoutMs : Infinity;
+  let lastMessage = '';
+  let lastFrame = '';
+  let drawnLines = 0;
+  for (;;) {
+    const obj = await getTarget<Workload & KubeObject>(session, target);
+    const status = rolloutStatus(target.type, obj);
+    if (o.json) {
+      const line = JSON.stringify({
+        kind: target.type.kind,
+        name: target.name,
+        message: status.message,
+        done: status.done,
+        status: obj.status,
+      });
+      if (status.message !== lastMessage || status.done) write(line);
+    } else if (o.live) {
+      const frame: Frame = { type: target.type, workload: obj, pods: await podsOfWorkload(session, obj), status, nowMs: Date.now() };
+      const text = renderFrame(frame, process.stdout.columns || 100);
+      if (o.redraw) {
+        if (drawnLines > 0) process.stdout.write(`\x1b[${drawnLines}F\x1b[J`);
+        process.stdout.write(`${text}\n`);
+        drawnLines = text.split('\n').length;
+      } else if (text !== lastFrame) {
+        write(`${text}\n`);
+      }
+      lastFrame = text;
+    } else if (status.message !== lastMessage) {
+      write(status.message);
+    }
+    lastMessage = status.message;
+    if (status.done || !o.watch) return;
+    if (Date.now() >= deadline) throw new CliError('timed out waiting for the condition');
+    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+  }
+}
+
+function historyCommand(): Command {
+  return new Command('history')
+    .description('view previous rollout revisions and configurations')
+    .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
+    .option('--revision <n>', 'see the details, including the pod template, of the revision specified', '0')
+    .addOption(outputOption())
+    .action(async function (this: Command, args: string[]) {
+      await withSession(this, async (session, opts) => {
+        const output = parseOutput(opts.output);
+        for (const target of parseTargets(args)) {
+          const obj = await getTarget<KubeObject>(session, target);
+          const revisions = await revisionsOf(session, target.type, obj);
+          const wanted = Number(opts.revision);
+          if (wanted > 0) {
+            const r = revisions.find((x) => x.revision === wanted);
+            if (!r) throw new CliError(`unable to find the specified revision ${wanted} of ${typeName(target.type)}/${target.name}`);
+            if (printData(r, output)) continue;
+            write(`${typeName(target.type)}/${target.name} with revision #${r.revision}\nPod Template:\n${indent(toYaml(r.template))}`);
+            continue;
+          }
+          if (printData(revisions, output)) continue;
+          write(
+            `${typeName(target.type)}/${target.name} \n${table([['REVISION', 'CHANGE-CAUSE'], ...revisions.map((r) => [String(r.revision), r.changeCause ?? '<none>'])])}\n`,
+          );
+        }
+      });
+    });
+}
+
+const indent = (text: string) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+
+function undoCommand(): Command {
+  return new Command('undo')
+    .description('roll back to a previous rollout revision (the template recorded in the revision)')
+    .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
+    .option('--to-revision <n>', 'the revision to roll back to; 0 means the previous one', '0')
+    .addOption(dryRunOption())
+    .addOption(outputOption())
+    .action(async function (this: Command, args: string[]) {
+      await withSession(this, async (session, opts) => {
+        const output = parseOutput(opts.output);
+        const dryRun = parseDryRun(opts.dryRun);
+        for (const target of parseTargets(args)) {
+          const obj = await getTarget<TemplateWorkload>(session, target);
+          const to: Revision = rollbackTarget(await revisionsOf(session, target.type, obj), Number(opts.toRevision));
+          await mutate<TemplateWorkload>(
+            session,
+            target,
+            (o) => {
+              if (target.type.kind === 'Deployment' && o.spec?.paused) {
+                throw new CliError(
+                  `you cannot rollback a paused deployment; resume it first with 'kubectl kruise rollout resume deployment/${target.name}' and try again`,
+                );
+              }
+              if (sameTemplate(o.spec?.template, to.template)) return false;
+              o.spec = { ...o.spec, template: to.template };
+            },
+            {
+              dryRun,
+              output,
+              verb: 'rolled back',
+              unchangedVerb: `skipped rollback (current template already matches revision ${to.revision})`,
+            },
+          );
+        }
+      });
+    });
+}
+
+type Pausable = 'pause' | 'resume';
+
+/** Where a kind keeps "paused": Deployment spec.paused, Kruise workloads updateStrategy.rollingUpdate.paused. */
+function pausedField(target: Target): { get(o: TemplateWorkload): boolean; set(o: TemplateWorkload, v: boolean): void } {
+  if (target.type.kind === 'Deployment' && target.type.group === 'apps') {
+    return { get: (o) => !!o.spec?.paused, set: (o, v) => void (o.spec = { ...o.spec, paused: v }) };
+  }
+  if (isKruise(target.type) && ['CloneSet', 'StatefulSet', 'DaemonSet'].includes(target.type.kind)) {
+    return {
+      get: (o) => !!o.spec?.updateStrategy?.rollingUpdate?.paused,
+      set: (o, v) => {
+        const strategy = o.spec?.updateStrategy ?? {};
+        o.spec = { ...o.spec, updateStrategy: { ...strategy, rollingUpdate: { ...strategy.rollingUpdate, paused: v } } };
+      },
+    };
+  }
+  return {
+    get: () => {
+      throw new CliError(
+        `${target.type.resource}${target.type.group ? `.${target.type.group}` : ''} "${target.name}" pausing is not supported`,
+      );
+    },
+    set: () => undefined,
+  };
+}
+
+function pauseResumeCommand(verb: Pausable): Command {
+  const pause = verb === 'pause';
+  return new Command(verb)
+    .description(pause ? 'mark the resource as paused: the controller stops updating its pods' : 'resume a paused resource')
+    .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
+    .addOption(dryRunOption())
+    .addOption(outputOption())
+    .action(async function (this: Command, args: string[]) {
+      await withSession(this, async (session, opts) => {
+        const output = parseOutput(opts.output);
+        const dryRun = parseDryRun(opts.dryRun);
+        for (const target of parseTargets(args)) {
+          const field = pausedField(target);
+          await mutate<TemplateWorkload>(
+            session,
+            target,
+            (o) => {
+              if (field.get(o) === pause) return false;
+              field.set(o, pause);
+            },
+            { dryRun, output, verb: pause ? 'paused' : 'resumed', unchangedVerb: pause ? 'already paused' : 'already resumed' },
+          );
+        }
+      });
+    });
+}
+
+const RESTARTABLE = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'CloneSet']);
+
+function restartCommand(): Command {
+  return new Command('restart')
+    .description(`restart a resource: sets the pod template annotation ${RESTARTED_AT_ANNOTATION}, so every pod is replaced`)
+    .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
+    .addOption(dryRunOption())
+    .addOption(outputOption())
+    .action(async function (this: Command, args: string[]) {
+      await withSession(this, async (session, opts) => {
+        const output = parseOutput(opts.output);
+        const dryRun = parseDryRun(opts.dryRun);
+        for (const target of parseTargets(args)) {
+          if (!RESTARTABLE.has(target.type.kind)) throw new CliError(`restarting is not supported for ${target.type.kind} ${target.name}`);
+          await mutate<TemplateWorkload>(
+            session,
+            target,
+            (o) => {
+              if (target.type.kind === 'Deployment' && o.spec?.paused) {
+                throw new CliError(`can't restart paused deployment (run rollout resume first)`);
+              }
+              const template = o.spec?.template ?? {};
+              const annotations = { ...template.metadata?.annotations, [RESTARTED_AT_ANNOTATION]: metaTime(Date.now()) };
+              o.spec = { ...o.spec, template: { ...template, metadata: { ...template.metadata, annotations } } };
+            },
+            { dryRun, output, verb: 'restarted' },
+          );
+        }
+      });
+    });
+}

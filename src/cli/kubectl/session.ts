@@ -1,0 +1,286 @@
+// What every kubectl-kruise command shares, with kubectl's conventions: the kubeconfig and context
+// (--kubeconfig, --context, $KUBECONFIG), the namespace (-n, else the context's, else "default"),
+// resource names (TYPE/NAME or TYPE NAME, short names; the native apps kinds win over Kruise's
+// for sts/ds as in kubectl), output (-o json|yaml|name|wide), --dry-run and errors that name the
+// object and what to do.
+import { KubeConfig } from '@kubernetes/client-node';
+import { stringify as toYaml } from 'yaml';
+import { resolveResource, storageGVR } from '../../apis/registry.ts';
+import {
+  DaemonSets,
+  Deployments,
+  Jobs,
+  KubeClient,
+  Pods,
+  ReplicaSets,
+  StatefulSets,
+  StatusError,
+  isConflict,
+  isNotFound,
+  type KubeObject,
+  type ResourceType,
+} from '../../runtime/client.ts';
+
+/** A failure to report as `error: <message>` with exit code 1 (kubectl's convention). */
+export class CliError extends Error {}
+
+export interface GlobalOptions {
+  namespace?: string;
+  allNamespaces?: boolean;
+  context?: string;
+  kubeconfig?: string;
+}
+
+export interface Session {
+  client: KubeClient;
+  /** The namespace commands act in: -n, else the context's, else "default". */
+  namespace: string;
+  /** Whether -n was given (create commands must not silently pick another namespace). */
+  namespaceExplicit: boolean;
+  allNamespaces: boolean;
+  close(): Promise<void>;
+}
+
+export function openSession(opts: GlobalOptions): Session {
+  const kc = new KubeConfig();
+  try {
+    if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new CliError(`cannot read the kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${(err as Error).message}`);
+  }
+  if (opts.context) {
+    if (!kc.getContextObject(opts.context)) throw new CliError(`context "${opts.context}" does not exist`);
+    kc.setCurrentContext(opts.context);
+  }
+  if (!kc.getCurrentCluster()) {
+    throw new CliError('no cluster configured: pass --kubeconfig, set $KUBECONFIG, or choose a context with --context');
+  }
+  const client = KubeClient.fromKubeConfig(kc, { userAgent: 'kubectl-kruise' });
+  const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  return {
+    client,
+    namespace: opts.namespace || contextNamespace || 'default',
+    namespaceExplicit: !!opts.namespace,
+    allNamespaces: !!opts.allNamespaces,
+    close: () => client.close(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resource types
+
+const core = (resource: string, kind: string, namespaced = true): ResourceType =>
+  Object.freeze({ group: '', version: 'v1', resource, kind, namespaced });
+const Services = core('services', 'Service');
+const CronJobs: ResourceType = Object.freeze({ group: 'batch', version: 'v1', resource: 'cronjobs', kind: 'CronJob', namespaced: true });
+
+/** Native types by every name kubectl accepts; they take precedence over Kruise short names. */
+const NATIVE: ReadonlyArray<[readonly string[], ResourceType]> = [
+  [['deployments', 'deployment', 'deploy', 'deployments.apps', 'deployment.apps'], Deployments],
+  [['statefulsets', 'statefulset', 'sts', 'statefulsets.apps', 'statefulset.apps'], StatefulSets],
+  [['daemonsets', 'daemonset', 'ds', 'daemonsets.apps', 'daemonset.apps'], DaemonSets],
+  [['replicasets', 'replicaset', 'rs', 'replicasets.apps', 'replicaset.apps'], ReplicaSets],
+  [['pods', 'pod', 'po'], Pods],
+  [['services', 'service', 'svc'], Services],
+  [['jobs', 'job', 'jobs.batch', 'job.batch'], Jobs],
+  [['cronjobs', 'cronjob', 'cj', 'cronjobs.batch', 'cronjob.batch'], CronJobs],
+];
+
+/** Kruise names kruise-tools users type that are not CRD names. */
+const KRUISE_ALIASES: Record<string, string> = {
+  advancedstatefulset: 'statefulsets.apps.kruise.io',
+  advancedstatefulsets: 'statefulsets.apps.kruise.io',
+  advanceddaemonset: 'daemonsets.apps.kruise.io',
+  advanceddaemonsets: 'daemonsets.apps.kruise.io',
+};
+
+export function resolveType(name: string): ResourceType {
+  const lower = name.toLowerCase();
+  const native = NATIVE.find(([names]) => names.includes(lower));
+  if (native) return native[1];
+  const def = resolveResource(KRUISE_ALIASES[lower] ?? lower);
+  if (!def) throw new CliError(`the server doesn't have a resource type "${name}"`);
+  const gvr = storageGVR(def);
+  return Object.freeze({
+    group: gvr.group,
+    version: gvr.version,
+    resource: gvr.resource,
+    kind: def.kind,
+    namespaced: def.scope === 'Namespaced',
+  });
+}
+
+/** kubectl's name for a type: `cloneset.apps.kruise.io`, `deployment.apps`, `pod`. */
+export function typeName(type: ResourceType): string {
+  return type.group ? `${type.kind.toLowerCase()}.${type.group}` : type.kind.toLowerCase();
+}
+
+/** The plural form kubectl uses in API errors: `clonesets.apps.kruise.io "x"`. */
+export function pluralName(type: ResourceType): string {
+  return type.group ? `${type.resource}.${type.group}` : type.resource;
+}
+
+export const isKruise = (type: ResourceType) => type.group === 'apps.kruise.io';
+
+export interface Target {
+  type: ResourceType;
+  name: string;
+}
+
+/** `TYPE/NAME [TYPE/NAME…]` or `TYPE NAME [NAME…]`, as kubectl reads resource arguments. */
+export function parseTargets(args: readonly string[]): Target[] {
+  if (args.length === 0) throw new CliError('you must specify the type of resource and its name, e.g. cloneset/web or cloneset web');
+  if (args[0]!.includes('/')) {
+    return args.map((arg) => {
+      const [type, name, ...rest] = arg.split('/');
+      if (!type || !name || rest.length)
+        throw new CliError(`arguments in resource/name form must have a single resource and name: "${arg}"`);
+      return { type: resolveType(type), name };
+    });
+  }
+  const [type, ...names] = args;
+  if (names.length === 0) throw new CliError(`you must specify the name of the ${type} (e.g. ${type}/NAME)`);
+  const rt = resolveType(type!);
+  return names.map((name) => ({ type: rt, name }));
+}
+
+export function parseTarget(args: readonly string[]): Target {
+  const targets = parseTargets(args);
+  if (targets.length !== 1) throw new CliError('exactly one resource is expected (TYPE/NAME)');
+  return targets[0]!;
+}
+
+/** Errors from the API server as kubectl words them, with what to do for the common ones. */
+export function describeError(err: unknown, target?: Target): string {
+  if (err instanceof CliError) return err.message;
+  if (isNotFound(err) && target) {
+    return `${pluralName(target.type)} "${target.name}" not found (check the name, and the namespace with -n)`;
+  }
+  if (err instanceof StatusError) {
+    if (err.code === 401) return `${err.message} (check the credentials of your kubeconfig context)`;
+    if (err.code === 403) return `${err.message} (your user lacks the RBAC permission for this)`;
+    return err.message;
+  }
+  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  const code = e?.code ?? e?.cause?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return `the connection to the server was refused (${code}) - did you specify the right host or port, and is the cluster running?`;
+  }
+  return e instanceof Error ? e.message : String(err);
+}
+
+export async function getTarget<T extends KubeObject>(session: Session, target: Target): Promise<T> {
+  try {
+    return await session.client.get<T>(target.type, target.name, { namespace: ns(session, target.type) });
+  } catch (err) {
+    throw new CliError(describeError(err, target));
+  }
+}
+
+export const ns = (session: Session, type: ResourceType) => (type.namespaced ? session.namespace : undefined);
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+export type OutputFormat = 'json' | 'yaml' | 'name' | 'wide' | '';
+
+export function parseOutput(value: string | undefined, allowed: readonly OutputFormat[] = ['json', 'yaml', 'name']): OutputFormat {
+  const v = (value ?? '') as OutputFormat;
+  if (v !== '' && !allowed.includes(v)) {
+    throw new CliError(`unable to match a printer suitable for the output format "${value}", allowed formats are: ${allowed.join(',')}`);
+  }
+  return v;
+}
+
+export type DryRun = 'none' | 'client' | 'server';
+
+export function parseDryRun(value: string | boolean | undefined): DryRun {
+  if (value === undefined || value === false || value === 'none') return 'none';
+  if (value === true || value === 'client') return 'client';
+  if (value === 'server') return 'server';
+  throw new CliError(`Invalid dry-run value (${String(value)}). Must be "none", "server", or "client".`);
+}
+
+export function write(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+/** Prints an object as -o asks, or kubectl's `kind/name <verb>` line. */
+export function printResult(obj: KubeObject, type: ResourceType, output: OutputFormat, verb: string, dryRun: DryRun = 'none'): void {
+  if (output === 'json') return write(JSON.stringify(obj, null, 4));
+  if (output === 'yaml') return write(toYaml(obj));
+  const name = `${typeName(type)}/${obj.metadata.name}`;
+  if (output === 'name') return write(name);
+  write(`${name} ${verb}${dryRun === 'none' ? '' : ` (${dryRun} dry run)`}`);
+}
+
+/** Prints data for scripts (-o json|yaml) or returns false when the caller prints text. */
+export function printData(data: unknown, output: OutputFormat): boolean {
+  if (output === 'json') write(JSON.stringify(data, null, 4));
+  else if (output === 'yaml') write(toYaml(data));
+  else return false;
+  return true;
+}
+
+/** Left-aligned columns separated by three spaces, as kubectl's tables. */
+export function table(rows: ReadonlyArray<readonly string[]>): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 3)))
+        .join('')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+
+export interface MutateOptions {
+  dryRun: DryRun;
+  output: OutputFormat;
+  /** The past-tense verb kubectl prints: "image updated", "paused"… */
+  verb: string;
+  /** Printed instead of verb when the mutation changes nothing ("already paused"). */
+  unchangedVerb?: string;
+}
+
+/**
+ * Read-modify-write of one object: `change` edits a copy and returns false when there is nothing
+ * to do. Conflicts (someone else wrote in between) are retried on a fresh read.
+ */
+export async function mutate<T extends KubeObject>(
+  session: Session,
+  target: Target,
+  change: (obj: T) => boolean | void,
+  opts: MutateOptions,
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const current = await getTarget<T>(session, target);
+    const next = structuredClone(current);
+    if (change(next) === false) {
+      printResult(current, target.type, opts.output, opts.unchangedVerb ?? `${opts.verb} (no change)`);
+      return current;
+    }
+    if (opts.dryRun === 'client') {
+      printResult(next, target.type, opts.output, opts.verb, opts.dryRun);
+      return next;
+    }
+    try {
+      const written = await session.client.update<T>(target.type, next, {
+        namespace: ns(session, target.type),
+        dryRun: opts.dryRun === 'server',
+        fieldManager: 'kubectl-kruise',
+      });
+      printResult(written, target.type, opts.output, opts.verb, opts.dryRun);
+      return written;
+    } catch (err) {
+      if (isConflict(err) && attempt < 5) continue;
+      throw new CliError(describeError(err, target));
+    }
+  }
+}
