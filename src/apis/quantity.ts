@@ -261,3 +261,26 @@ export function formatQuantity(q: Quantity): string {
 export function canonicalQuantity(str: string): string {
   return formatQuantity(parseQuantity(str));
 }
+
+/**
+ * Quantity.RoundUp(scale): the value rounded away from zero to a multiple of 10^scale. A value
+ * that already fits keeps its text; one held at a finer scale loses it (Go clears its cached
+ * string), so it marshals in canonical form.
+ */
+export function roundUpQuantity(q: Quantity, scale: number): Quantity {
+  if (q.exponent >= scale) return q;
+  const div = pow10(scale - q.exponent);
+  let unscaled = q.unscaled / div;
+  if (q.unscaled % div !== 0n) unscaled += q.unscaled < 0n ? -1n : 1n;
+  return { unscaled, exponent: scale, format: q.format };
+}
+
+/**
+ * What Kubernetes' SetDefaults_ResourceList leaves of a quantity once marshalled: rounded up to
+ * milli-units, in canonical form ("1024Mi" → "1Gi", "0.5" → "500m", "100n" → "1m"). Text that is
+ * not a quantity is returned unchanged for validation to report.
+ */
+export function defaultedResourceQuantity(str: string): string {
+  const q = tryParseQuantity(str);
+  return q ? formatQuantity(roundUpQuantity(q, -3)) : str;
+}

@@ -1,15 +1,17 @@
-// `kruise`: the Kruise TS command line (manager start-up and the local cluster).
+// `kruise`: the Kruise TS command line (manager start-up, the local cluster, storage-version migration).
 import { Command } from 'commander';
 import { clusterCommand } from './cluster.ts';
 import { daemonCommand } from './daemon.ts';
 import { startCommand } from './start.ts';
+import { storageVersionCommand } from './storage-version.ts';
 
 const program = new Command('kruise')
   .description('Kruise TS: OpenKruise workloads and policies, in TypeScript')
   .showHelpAfterError()
   .addCommand(startCommand())
   .addCommand(daemonCommand())
-  .addCommand(clusterCommand());
+  .addCommand(clusterCommand())
+  .addCommand(storageVersionCommand());
 
 // A reader that stops early (`kruise cluster status | head -1`) is not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {

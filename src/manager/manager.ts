@@ -18,6 +18,7 @@ import { registry } from '../runtime/metrics.ts';
 import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
 import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
+import { ensureCRDConversion } from '../runtime/webhook/crd-conversion.ts';
 import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { allRegistrations } from '../webhooks/index.ts';
@@ -116,6 +117,16 @@ export async function startManager(
   const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert });
   probes?.addReadyzCheck('webhook', webhookReady);
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
+
+  // Objects stored at another version can only be listed through the CRD's conversion webhook.
+  // After a takeover from OpenKruise that still names the stopped manager (or no webhook at all
+  // before our CRDs were applied), so no cache could sync and the leader, which keeps conversion
+  // in line, would never be elected. Point it at this manager first — a leader-only write, so only
+  // when no other replica holds the Lease (docs/migrate-from-openkruise.md).
+  if (await mayWriteBeforeElection(cfg, client, namespace, identity)) {
+    const updated = await ensureCRDConversion(client, clientMode, certs.caCert);
+    if (updated.length) log.info({ crds: updated }, 'pointed CRD conversion at this manager before syncing caches');
+  }
 
   const recorder = new KubeEventRecorder({
     sink: kubeEventSink(client),
@@ -225,6 +236,15 @@ export async function startManager(
     stop,
     done,
   };
+}
+
+/** Leader election off, or its Lease absent, expired or already ours. */
+async function mayWriteBeforeElection(cfg: ManagerConfig, client: KubeClient, namespace: string, identity: string): Promise<boolean> {
+  if (!cfg.enableLeaderElection) return true;
+  const lease = await new KubeLeaseStore({ client, namespace, name: cfg.leaderElectionId }).get();
+  if (!lease || !lease.holderIdentity || lease.holderIdentity === identity) return true;
+  const renewed = Date.parse(lease.renewTime);
+  return !Number.isFinite(renewed) || renewed + lease.leaseDurationSeconds * 1000 < Date.now();
 }
 
 /** Polls the webhook server's readiness until it answers, failing start-up after timeoutMs. */

@@ -7,6 +7,7 @@ import type { CloneSet } from '../apis/apps/cloneset.ts';
 import { CLONESET_VCT_HASH_ANNOTATION } from '../apis/constants.ts';
 import type { PersistentVolumeClaim, PodTemplateSpec } from '../apis/core.ts';
 import type { ControllerRevision } from '../apis/core-objects.ts';
+import { formatQuantity, tryParseQuantity } from '../apis/quantity.ts';
 import { CONTROLLER_REVISION_HASH_KEY, controllerRevisionName, fnv1a_32, hashControllerRevision, marshalGoJSON } from './revision.ts';
 
 export type { ControllerRevision };
@@ -17,9 +18,16 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 // Go's json.Marshal of a typed corev1 struct always emits struct-typed fields (omitempty has no
 // effect on structs) and non-omitempty fields. These are the ones present in ordinary templates.
+function canonicalQuantities(list: unknown): unknown {
+  return isObject(list) ? Object.fromEntries(Object.entries(list).map(([k, v]) => [k, goQuantity(v)])) : list;
+}
+
 function normaliseContainer(c: unknown): unknown {
   if (!isObject(c)) return c;
-  return { ...c, resources: isObject(c.resources) ? c.resources : {} };
+  const resources: Json = isObject(c.resources) ? { ...c.resources } : {};
+  if (resources.limits !== undefined) resources.limits = canonicalQuantities(resources.limits);
+  if (resources.requests !== undefined) resources.requests = canonicalQuantities(resources.requests);
+  return { ...c, resources };
 }
 
 function normaliseContainers(list: unknown): unknown {
@@ -29,7 +37,7 @@ function normaliseContainers(list: unknown): unknown {
 /**
  * A pod template as Go writes a decoded corev1.PodTemplateSpec: `metadata` with
  * `creationTimestamp: null`, `spec` with `containers` (null when absent), every container with
- * `resources` (`{}` when absent).
+ * `resources` (`{}` when absent), container and overhead quantities in canonical form.
  */
 export function normalisePodTemplate(template: PodTemplateSpec | undefined): Json {
   const t: Json = isObject(template) ? { ...(template as Json) } : {};
@@ -39,6 +47,7 @@ export function normalisePodTemplate(template: PodTemplateSpec | undefined): Jso
   spec.containers = spec.containers === undefined ? null : normaliseContainers(spec.containers);
   if (spec.initContainers !== undefined) spec.initContainers = normaliseContainers(spec.initContainers);
   if (spec.ephemeralContainers !== undefined) spec.ephemeralContainers = normaliseContainers(spec.ephemeralContainers);
+  if (spec.overhead !== undefined) spec.overhead = canonicalQuantities(spec.overhead);
   return { ...t, metadata, spec };
 }
 
@@ -48,17 +57,108 @@ export function cloneSetRevisionData(cs: CloneSet): string {
   return marshalGoJSON({ spec: { template } });
 }
 
+// Go's json.Marshal of a typed struct: fields in declaration order, omitempty ones dropped when
+// empty, non-pointer structs always written. Only the fields Go's types know survive a decode.
+type Field = [key: string, encoded: string | undefined];
+const goStruct = (fields: Field[]) =>
+  `{${fields
+    .filter((f): f is [string, string] => f[1] !== undefined)
+    .map(([k, v]) => `${marshalGoJSON(k)}:${v}`)
+    .join(',')}}`;
+const str = (v: unknown) => (typeof v === 'string' ? marshalGoJSON(v) : undefined);
+const omitEmptyStr = (v: unknown) => (typeof v === 'string' && v !== '' ? marshalGoJSON(v) : undefined);
+const requiredStr = (v: unknown) => marshalGoJSON(typeof v === 'string' ? v : '');
+const nonEmptyList = (v: unknown, item: (x: unknown) => string) =>
+  Array.isArray(v) && v.length > 0 ? `[${v.map(item).join(',')}]` : undefined;
+const nonEmptyMap = (v: unknown, value: (x: unknown) => unknown) =>
+  isObject(v) && Object.keys(v).length > 0
+    ? marshalGoJSON(Object.fromEntries(Object.entries(v).map(([k, x]) => [k, value(x)])))
+    : undefined;
+
+/** A quantity as Go marshals it once decoded: canonical text (invalid text is kept; Go would not have decoded it). */
+function goQuantity(v: unknown): unknown {
+  if (typeof v !== 'string' && typeof v !== 'number') return v;
+  const q = tryParseQuantity(String(v));
+  return q ? formatQuantity(q) : v;
+}
+
+function goLabelSelector(v: unknown): string | undefined {
+  if (!isObject(v)) return undefined;
+  return goStruct([
+    ['matchLabels', nonEmptyMap(v.matchLabels, (x) => x)],
+    [
+      'matchExpressions',
+      nonEmptyList(v.matchExpressions, (e) => {
+        const r = isObject(e) ? e : {};
+        return goStruct([
+          ['key', requiredStr(r.key)],
+          ['operator', requiredStr(r.operator)],
+          ['values', nonEmptyList(r.values, (x) => marshalGoJSON(x))],
+        ]);
+      }),
+    ],
+  ]);
+}
+
+function goTypedReference(v: unknown, withNamespace: boolean): string | undefined {
+  if (!isObject(v)) return undefined;
+  return goStruct([
+    ['apiGroup', str(v.apiGroup) ?? 'null'],
+    ['kind', requiredStr(v.kind)],
+    ['name', requiredStr(v.name)],
+    ...(withNamespace ? ([['namespace', str(v.namespace)]] as Field[]) : []),
+  ]);
+}
+
+/** json.Marshal of a corev1.PersistentVolumeClaimSpec (k8s.io/api v0.30, the version v1.8.2 is built with). */
+function goClaimSpec(spec: unknown): string {
+  const s = isObject(spec) ? spec : {};
+  const resources = isObject(s.resources) ? s.resources : {};
+  return goStruct([
+    ['accessModes', nonEmptyList(s.accessModes, (x) => marshalGoJSON(x))],
+    ['selector', goLabelSelector(s.selector)],
+    [
+      'resources',
+      goStruct([
+        ['limits', nonEmptyMap(resources.limits, goQuantity)],
+        ['requests', nonEmptyMap(resources.requests, goQuantity)],
+      ]),
+    ],
+    ['volumeName', omitEmptyStr(s.volumeName)],
+    ['storageClassName', str(s.storageClassName)],
+    ['volumeMode', str(s.volumeMode)],
+    ['dataSource', goTypedReference(s.dataSource, false)],
+    ['dataSourceRef', goTypedReference(s.dataSourceRef, true)],
+    ['volumeAttributesClassName', str(s.volumeAttributesClassName)],
+  ]);
+}
+
 /**
- * fnv32a over the VCTs reduced to name + spec, sorted by name; "" when there are none. The
- * bytes hashed are Kruise TS's own (Go feeds a spew dump of its JSON), so the value is only
- * comparable between revisions written by Kruise TS.
+ * The claim-template hash upstream writes to `kruise.io/cloneset-volumeclaimtemplate-hash`: the
+ * templates reduced to name + spec and sorted by name, marshalled as Go's typed
+ * []PersistentVolumeClaim, then fed to FNV-1a (32-bit) the way Kubernetes' DeepHashObject feeds a
+ * []byte — as spew's `%#v` text, `([]uint8)[123 34 …]`. "" when there are none.
  */
 export function volumeClaimTemplatesHash(templates: readonly PersistentVolumeClaim[] | undefined): string {
   if (!templates || templates.length === 0) return '';
-  const reduced = templates
-    .map((t) => ({ metadata: { name: t.metadata?.name ?? '', creationTimestamp: null }, spec: t.spec ?? {}, status: {} }))
-    .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
-  return String(fnv1a_32(marshalGoJSON(reduced)));
+  const claims = templates
+    .map((t) => ({ name: t.metadata?.name ?? '', spec: t.spec }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((t) =>
+      goStruct([
+        [
+          'metadata',
+          goStruct([
+            ['name', omitEmptyStr(t.name)],
+            ['creationTimestamp', 'null'],
+          ]),
+        ],
+        ['spec', goClaimSpec(t.spec)],
+        ['status', '{}'],
+      ]),
+    );
+  const json = Buffer.from(`[${claims.join(',')}]`, 'utf8');
+  return String(fnv1a_32(`([]uint8)[${json.join(' ')}]`));
 }
 
 /** In-place is allowed across a VCT change only when both hashes are known and equal. */

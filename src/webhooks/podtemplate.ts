@@ -19,12 +19,37 @@ import type {
 } from '../apis/core.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import { type FieldError, duplicate, forbidden, invalid, notFound, notSupported, required } from '../apis/field-errors.ts';
+import { canonicalQuantity, defaultedResourceQuantity, tryParseQuantity } from '../apis/quantity.ts';
 import { isLabelKey, isLabelValue, validateLabels } from '../util/labelselector.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Defaulting
 
 const DEFAULT_MODE = 0o644;
+
+type QuantityList = Record<string, string | number> | undefined;
+
+/**
+ * Kubernetes SetDefaults_ResourceList as it reaches the stored object through Go's decode and
+ * marshal: every value rounded up to milli-units and written in resource.Quantity's canonical
+ * form ("1024Mi" → "1Gi", "0.5" → "500m", a JSON number → its string). Upstream's patch carries
+ * these rewrites, and revision hashes cover the rewritten text, so they must match byte for byte.
+ */
+export function defaultResourceList(list: QuantityList): void {
+  for (const [name, value] of Object.entries(list ?? {})) list![name] = defaultedResourceQuantity(String(value));
+}
+
+/** A quantity field Go decodes and re-marshals without defaulting it (e.g. emptyDir.sizeLimit): canonical form only. */
+function canonicalField<K extends string>(holder: Partial<Record<K, unknown>> | undefined, key: K): void {
+  const value = holder?.[key];
+  if ((typeof value === 'string' || typeof value === 'number') && tryParseQuantity(String(value))) {
+    holder![key] = canonicalQuantity(String(value));
+  }
+}
+
+function canonicalList(list: QuantityList): void {
+  for (const name of Object.keys(list ?? {})) canonicalField(list!, name);
+}
 
 /** Kubernetes SetDefaults_Probe (and its httpGet's path and scheme). */
 export function defaultProbe(p: Probe | undefined): void {
@@ -53,6 +78,8 @@ export function defaultPullPolicyForImage(image: string | undefined): 'Always' |
 }
 
 function defaultContainer(c: Container, pullAlways: boolean): void {
+  defaultResourceList(c.resources?.limits);
+  defaultResourceList(c.resources?.requests);
   if (!c.imagePullPolicy) c.imagePullPolicy = pullAlways ? 'Always' : defaultPullPolicyForImage(c.image);
   if (!c.terminationMessagePath) c.terminationMessagePath = '/dev/termination-log';
   if (!c.terminationMessagePolicy) c.terminationMessagePolicy = 'File';
@@ -105,6 +132,8 @@ type FieldRefItem = { fieldRef?: { apiVersion?: string } };
 /** The parts of a Volume's (loosely typed) sources that defaulting fills in. */
 interface DefaultableVolume {
   [source: string]: unknown;
+  emptyDir?: { sizeLimit?: string | number };
+  ephemeral?: { volumeClaimTemplate?: { spec?: { resources?: { limits?: QuantityList; requests?: QuantityList } } } };
   hostPath?: { type?: string };
   secret?: { defaultMode?: number };
   configMap?: { defaultMode?: number };
@@ -123,6 +152,9 @@ function defaultFieldRefs(items: FieldRefItem[] | undefined): void {
 export function setDefaultPodVolumes(volumes: Volume[] | undefined): void {
   for (const v of (volumes ?? []) as DefaultableVolume[]) {
     if (!VOLUME_SOURCES.some((s) => v[s] != null)) v.emptyDir = {};
+    canonicalField(v.emptyDir, 'sizeLimit');
+    canonicalList(v.ephemeral?.volumeClaimTemplate?.spec?.resources?.limits);
+    canonicalList(v.ephemeral?.volumeClaimTemplate?.spec?.resources?.requests);
     if (v.hostPath) v.hostPath.type ??= '';
     if (v.secret) v.secret.defaultMode ??= DEFAULT_MODE;
     if (v.configMap) v.configMap.defaultMode ??= DEFAULT_MODE;
@@ -157,9 +189,12 @@ export function setDefaultPodSpec(spec: PodSpec, features: FeatureGates): void {
     }
   }
   setDefaultPodVolumes(spec.volumes);
+  defaultResourceList((spec as { overhead?: QuantityList }).overhead);
   for (const c of spec.initContainers ?? []) defaultContainer(c, false);
   for (const c of spec.containers ?? []) defaultContainer(c, true);
   for (const c of spec.ephemeralContainers ?? []) {
+    defaultResourceList(c.resources?.limits);
+    defaultResourceList(c.resources?.requests);
     for (const p of c.ports ?? []) if (!p.protocol) p.protocol = 'TCP';
     for (const e of c.env ?? []) {
       const ref = e.valueFrom?.fieldRef;
@@ -178,11 +213,17 @@ export function setDefaultPodTemplate(template: PodTemplateSpec | undefined, fea
   setDefaultPodSpec(template.spec, features);
 }
 
-/** SetDefaults_PersistentVolumeClaim for volumeClaimTemplates: Filesystem mode, phase Pending. */
+/**
+ * Kruise's defaults for volumeClaimTemplates: SetDefaults_PersistentVolumeClaim (phase Pending)
+ * and SetDefaults_ResourceList on requests, limits and capacity. Not the PVC spec defaults:
+ * upstream never sets `volumeMode` on a claim template (the API server does it on the PVC), and
+ * an added field would change the claim-template hash.
+ */
 export function setDefaultVolumeClaimTemplates(claims: PersistentVolumeClaim[] | undefined): void {
   for (const pvc of claims ?? []) {
-    pvc.spec ??= {};
-    if (!pvc.spec.volumeMode) pvc.spec.volumeMode = 'Filesystem';
+    defaultResourceList(pvc.spec?.resources?.limits);
+    defaultResourceList(pvc.spec?.resources?.requests);
+    defaultResourceList(pvc.status?.capacity);
     pvc.status ??= {};
     if (!pvc.status.phase) pvc.status.phase = 'Pending';
   }

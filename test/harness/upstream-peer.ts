@@ -23,7 +23,9 @@ export interface RunningPeer {
   webhookPort: number;
   pid: number;
   logFile: string;
-  /** Removes the webhook configurations first (upstream's pod webhook fails closed), then stops the manager and, if it started it, the cluster. */
+  /** Removes the webhook configurations first (upstream's pod webhook fails closed), then stops the manager; the cluster stays. */
+  stopManager(): Promise<void>;
+  /** stopManager, then stops the cluster if it was started here. */
   stop(): Promise<void>;
 }
 
@@ -89,11 +91,14 @@ export async function startUpstreamPeer(opts: { featureGates?: string; cluster?:
     },
   );
 
-  const stop = async () => {
+  const stopManager = async () => {
     for (const [kind, configName] of Object.entries(CONFIGURATIONS)) {
       await run(['delete', kind, configName, '--ignore-not-found']).catch(() => undefined);
     }
     await stopProcesses([manager.pid], 10_000);
+  };
+  const stop = async () => {
+    await stopManager();
     if (!reused && process.env.KRUISE_TS_KEEP_CLUSTER !== '1') await down(name, { quiet: true });
   };
 
@@ -124,7 +129,7 @@ export async function startUpstreamPeer(opts: { featureGates?: string; cluster?:
     }
     await sleep(500);
   }
-  return { cluster: state, version: peer.version, webhookPort, pid: manager.pid, logFile, stop };
+  return { cluster: state, version: peer.version, webhookPort, pid: manager.pid, logFile, stopManager, stop };
 }
 
 /** Whether the webhook server takes TLS connections and answers HTTP (any status). */

@@ -17,25 +17,91 @@ export function jobTemplate(job: ImageListPullJob): Record<string, unknown> {
   return pruneUndefined(template);
 }
 
-/** JSON with object keys sorted, so equal templates hash equally whatever their key order. */
-function canonicalJSON(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJSON).join(',')}]`;
-  if (v && typeof v === 'object') {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJSON((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
+// Upstream hashes the template with Kubernetes' DeepHashObject: FNV-1a over go-spew's `%#v` dump
+// of the typed v1alpha1.ImagePullJobTemplate (types in parentheses, struct fields in declaration
+// order, map keys sorted, strings bare, nil as <nil>). The dump below writes exactly that for the
+// fields the Go type has, so the label agrees with jobs created by OpenKruise.
+type Dumped = Record<string, unknown> | undefined;
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const field = (name: string, type: string, value: string) => `${name}:(${type})${value}`;
+const pointer = (name: string, type: string, value: string | undefined) => field(name, `*${type}`, value ?? '<nil>');
+const stringSlice = (v: unknown) => (Array.isArray(v) ? `[${v.join(' ')}]` : '<nil>');
+const stringMap = (v: unknown) =>
+  isRecord(v)
+    ? `map[${Object.keys(v)
+        .sort()
+        .map((k) => `${k}:${String(v[k])}`)
+        .join(' ')}]`
+    : '<nil>';
+const int = (v: unknown) => (typeof v === 'number' ? String(v) : undefined);
+
+function labelSelectorFields(sel: Record<string, unknown>): string {
+  const expressions = Array.isArray(sel.matchExpressions)
+    ? `[${sel.matchExpressions
+        .map(
+          (e: Record<string, unknown>) =>
+            `{${[field('Key', 'string', String(e.key ?? '')), field('Operator', 'v1.LabelSelectorOperator', String(e.operator ?? '')), field('Values', '[]string', stringSlice(e.values))].join(' ')}}`,
+        )
+        .join(' ')}]`
+    : '<nil>';
+  return field(
+    'LabelSelector',
+    'v1.LabelSelector',
+    `{${field('MatchLabels', 'map[string]string', stringMap(sel.matchLabels))} ${field('MatchExpressions', '[]v1.LabelSelectorRequirement', expressions)}}`,
+  );
 }
 
-/**
- * The controller-revision-hash label of the list job and its ImagePullJobs: FNV-1a of the template,
- * safe-encoded. (Upstream hashes Go's struct dump, which cannot be reproduced; jobs created by Go
- * Kruise therefore look changed once and are recreated.)
- */
+function intOrString(v: unknown): string | undefined {
+  if (typeof v === 'number') return `{Type:(intstr.Type)0 IntVal:(int32)${v} StrVal:(string)}`;
+  if (typeof v === 'string') return `{Type:(intstr.Type)1 IntVal:(int32)0 StrVal:(string)${v}}`;
+  return undefined;
+}
+
+/** go-spew's `%#v` of the template as a v1alpha1.ImagePullJobTemplate. */
+export function dumpTemplateForHash(t: Record<string, unknown>): string {
+  const selector = t.selector as Dumped;
+  const podSelector = t.podSelector as Dumped;
+  const pullPolicy = t.pullPolicy as Dumped;
+  const completion = (t.completionPolicy as Dumped) ?? {};
+  const sandbox = t.sandboxConfig as Dumped;
+  const fields = [
+    field('PullSecrets', '[]string', stringSlice(t.pullSecrets)),
+    pointer(
+      'Selector',
+      'v1alpha1.ImagePullJobNodeSelector',
+      selector && `{${field('Names', '[]string', stringSlice(selector.names))} ${labelSelectorFields(selector)}}`,
+    ),
+    pointer('PodSelector', 'v1alpha1.ImagePullJobPodSelector', podSelector && `{${labelSelectorFields(podSelector)}}`),
+    pointer('Parallelism', 'intstr.IntOrString', intOrString(t.parallelism)),
+    pointer(
+      'PullPolicy',
+      'v1alpha1.PullPolicy',
+      pullPolicy &&
+        `{${pointer('TimeoutSeconds', 'int32', int(pullPolicy.timeoutSeconds))} ${pointer('BackoffLimit', 'int32', int(pullPolicy.backoffLimit))}}`,
+    ),
+    field(
+      'CompletionPolicy',
+      'v1alpha1.CompletionPolicy',
+      `{${[
+        field('Type', 'v1alpha1.CompletionPolicyType', String(completion.type ?? '')),
+        pointer('ActiveDeadlineSeconds', 'int64', int(completion.activeDeadlineSeconds)),
+        pointer('TTLSecondsAfterFinished', 'int32', int(completion.ttlSecondsAfterFinished)),
+      ].join(' ')}}`,
+    ),
+    pointer(
+      'SandboxConfig',
+      'v1alpha1.SandboxConfig',
+      sandbox &&
+        `{${field('Labels', 'map[string]string', stringMap(sandbox.labels))} ${field('Annotations', 'map[string]string', stringMap(sandbox.annotations))}}`,
+    ),
+    field('ImagePullPolicy', 'v1alpha1.ImagePullPolicy', String(t.imagePullPolicy ?? '')),
+  ];
+  return `(v1alpha1.ImagePullJobTemplate){${fields.join(' ')}}`;
+}
+
+/** The controller-revision-hash label of the list job and its ImagePullJobs, as upstream computes it. */
 export function templateHash(job: ImageListPullJob): string {
-  return safeEncodeString(String(fnv1a_32(canonicalJSON(jobTemplate(job)))));
+  return safeEncodeString(String(fnv1a_32(dumpTemplateForHash(jobTemplate(job)))));
 }
 
 /** Whether a generated job still follows the list's template (by hash; unlabeled ones by content). */

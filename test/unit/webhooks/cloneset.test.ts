@@ -80,7 +80,7 @@ describe('CloneSet defaulting', () => {
       { name: 'v', emptyDir: {} },
       { name: 's', secret: { secretName: 'x', defaultMode: 420 } },
     ]);
-    assert.deepEqual(obj.spec.volumeClaimTemplates[0].spec.volumeMode, 'Filesystem');
+    assert.equal(obj.spec.volumeClaimTemplates[0].spec.volumeMode, undefined); // v1.8.2 leaves it to the API server's PVC defaulting
     assert.deepEqual(obj.spec.volumeClaimTemplates[0].status, { phase: 'Pending' });
   });
 

@@ -239,7 +239,7 @@ describe('Advanced StatefulSet update rules', () => {
     });
     const mk = (vcts: any[]) => sts({ volumeClaimTemplates: vcts, volumeClaimUpdateStrategy: { type: 'OnPodRollingUpdate' } });
     assert.deepEqual(await errors(mk([vct('a', '1Gi'), vct('b', '1Gi')]), 'UPDATE', mk([vct('a', '1Gi')]), gates), [
-      'spec.volumeClaimTemplates: Invalid value: [{"metadata":{"name":"a"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}},"volumeMode":"Filesystem"},"status":{"phase":"Pending"}},{"metadata":{"name":"b"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}},"volumeMode":"Filesystem"},"status":{"phase":"Pending"}}]: volumeClaimTemplate can not be added or deleted when OnRollingUpdate',
+      'spec.volumeClaimTemplates: Invalid value: [{"metadata":{"name":"a"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}},"status":{"phase":"Pending"}},{"metadata":{"name":"b"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}},"status":{"phase":"Pending"}}]: volumeClaimTemplate can not be added or deleted when OnRollingUpdate',
     ]);
     assert.deepEqual(await errors(mk([vct('b', '1Gi')]), 'UPDATE', mk([vct('a', '1Gi')]), gates), [
       'spec.volumeClaimTemplates[b].name: Forbidden: volumeClaimTemplate name can not be modified',

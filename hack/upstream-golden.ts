@@ -1,0 +1,116 @@
+// Regenerates test/fixtures/upstream-v1.8.2/golden.json: the objects of test/harness/dropin-workloads.ts
+// created through upstream OpenKruise v1.8.2 (its webhooks and controllers, on a local cluster of
+// its own), and what upstream stored and computed for them — defaulted specs (quantities in Go's
+// canonical form), ControllerRevision names, hash labels and claim-template hashes, pod revision
+// labels, ImageListPullJob template hashes. test/unit/golden-upstream.test.ts checks Kruise TS
+// against it. Test tooling only.
+//
+//   KRUISE_TS_TEST_CLUSTER=<name> node_modules/.bin/node --import tsx hack/upstream-golden.ts
+//
+// (The peer runs on the cluster <name>-upstream, created when missing and removed afterwards
+// unless KRUISE_TS_KEEP_CLUSTER=1.)
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { kubectl } from '../src/cluster/local-cluster.ts';
+import { DROPIN_OBJECTS } from '../test/harness/dropin-workloads.ts';
+import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
+
+const NAMESPACE = 'golden';
+const out = path.join(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/upstream-v1.8.2/golden.json');
+// As the suite runs it: ImagePullJobs are refused by upstream with the gate off.
+const FEATURE_GATES = 'ImagePullJobGate=true';
+
+type Obj = {
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: Array<{ name: string }>;
+  };
+  [k: string]: unknown;
+};
+
+const peer = await startUpstreamPeer({ featureGates: FEATURE_GATES });
+const run = (args: string[], input?: string) => kubectl(peer.cluster, args, input);
+const getJson = async <T = Obj>(args: string[]): Promise<T> => JSON.parse(await run([...args, '-o', 'json'])) as T;
+try {
+  await run(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true']);
+  await run(['create', 'namespace', NAMESPACE]);
+  for (const o of DROPIN_OBJECTS) await run(['-n', NAMESPACE, 'create', '-f', '-'], JSON.stringify(o.manifest));
+
+  const cloneSets = DROPIN_OBJECTS.filter((o) => o.resource.startsWith('clonesets.'));
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const list = await getJson<{
+      items: Array<{
+        metadata: { generation: number };
+        spec: { replicas: number };
+        status?: { observedGeneration?: number; updateRevision?: string; updatedReplicas?: number };
+      }>;
+    }>(['-n', NAMESPACE, 'get', 'clonesets.apps.kruise.io']);
+    const settled =
+      list.items.length === cloneSets.length &&
+      list.items.every(
+        (cs) =>
+          cs.status?.observedGeneration === cs.metadata.generation &&
+          !!cs.status.updateRevision &&
+          (cs.status.updatedReplicas ?? 0) === cs.spec.replicas,
+      );
+    if (settled) break;
+    if (Date.now() > deadline)
+      throw new Error(`CloneSets did not settle under upstream: ${JSON.stringify(list.items.map((i) => i.status))}`);
+    await sleep(1000);
+  }
+  const listJobs = DROPIN_OBJECTS.filter((o) => o.resource.startsWith('imagelistpulljobs.'));
+  for (;;) {
+    const jobs = await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', 'imagelistpulljobs.apps.kruise.io']);
+    if (jobs.items.every((j) => j.metadata.labels?.['controller-revision-hash'])) break;
+    if (Date.now() > deadline) throw new Error('ImageListPullJobs were not labelled with their template hash');
+    await sleep(1000);
+  }
+
+  const revisions = (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', 'controllerrevisions'])).items;
+  const pods = (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', 'pods'])).items;
+  const golden = {
+    peer: peer.version,
+    regenerate: 'KRUISE_TS_TEST_CLUSTER=<name> node_modules/.bin/node --import tsx hack/upstream-golden.ts',
+    featureGates: FEATURE_GATES,
+    cloneSets: await Promise.all(
+      cloneSets.map(async (o) => {
+        const stored = await getJson<Obj & { spec: unknown; status: unknown }>(['-n', NAMESPACE, 'get', o.resource, o.name]);
+        return {
+          input: o.manifest,
+          stored: {
+            apiVersion: 'apps.kruise.io/v1alpha1',
+            kind: 'CloneSet',
+            metadata: { name: o.name, namespace: NAMESPACE },
+            spec: stored.spec,
+          },
+          status: stored.status,
+          revisions: revisions
+            .filter((r) => r.metadata.ownerReferences?.some((ref) => ref.name === o.name))
+            .map((r) => ({
+              name: r.metadata.name,
+              labels: r.metadata.labels,
+              annotations: r.metadata.annotations,
+              data: r.data,
+              revision: r.revision,
+            })),
+          podLabels: pods.filter((p) => p.metadata.ownerReferences?.some((ref) => ref.name === o.name)).map((p) => p.metadata.labels),
+        };
+      }),
+    ),
+    imageListPullJobs: await Promise.all(
+      listJobs.map(async (o) => {
+        const stored = await getJson<Obj & { spec: unknown }>(['-n', NAMESPACE, 'get', o.resource, o.name]);
+        return { input: o.manifest, spec: stored.spec, templateHash: stored.metadata.labels?.['controller-revision-hash'] };
+      }),
+    ),
+  };
+  writeFileSync(out, JSON.stringify(golden, null, 2) + '\n');
+  process.stdout.write(`wrote ${out}\n`);
+} finally {
+  await peer.stop();
+}
