@@ -129,8 +129,16 @@ export function andSelectors(a: LabelSelector | undefined, b: LabelSelector | un
 
 const mutatingOperations = new Set<Operation>(['CREATE', 'UPDATE']);
 
+/** The registration's operations whose gate (operationGates) is on. */
+export function registeredOperations(reg: WebhookRegistration, features: FeatureGates): Operation[] {
+  return reg.operations.filter((o) => {
+    const gate = reg.operationGates?.[o];
+    return !gate || features[gate];
+  });
+}
+
 function buildWebhook(type: WebhookType, reg: WebhookRegistration, opts: BuildOptions): AdmissionWebhook | undefined {
-  const operations = type === 'mutate' ? reg.operations.filter((o) => mutatingOperations.has(o)) : [...reg.operations];
+  const operations = registeredOperations(reg, opts.features).filter((o) => type === 'validate' || mutatingOperations.has(o));
   if (!operations.length) return undefined;
   const name = webhookName(type, reg);
   const upstream = upstreamSelectors[name] ?? {};

@@ -20,6 +20,7 @@ import {
 } from '../../../src/runtime/webhook/configuration.ts';
 import { ensureCRDConversion } from '../../../src/runtime/webhook/crd-conversion.ts';
 import type { WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
+import { allRegistrations } from '../../../src/webhooks/index.ts';
 import { FakeApiServer, useFakeApiServer } from './fake-apiserver.ts';
 
 const silent = pino({ level: 'silent' });
@@ -210,6 +211,24 @@ describe('webhook configurations', () => {
     assert.equal(pod.timeoutSeconds, 30);
     assert.ok(validating.webhooks!.some((w) => w.name === 'vimagepulljob.kb.io'));
     assert.throws(() => andSelectors({ matchLabels: { a: '1' } }, { matchLabels: { a: '2' } }), /conflicting/);
+  });
+
+  it('Kruise registers DELETE only with deletion protection on (ResourcesDeletionProtection)', () => {
+    const deleting = (f: typeof features) =>
+      buildWebhookConfigurations(allRegistrations, { clientMode: urlMode, features: f })
+        .validating.webhooks!.filter((w) => w.rules.some((r) => r.operations.includes('DELETE')))
+        .map((w) => w.name);
+    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: false }), []);
+    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: true }), [
+      'vcloneset.kb.io',
+      'vstatefulset.kb.io',
+      'vuniteddeployment.kb.io',
+    ]);
+    // The webhook itself stays: CREATE and UPDATE are validated either way.
+    const vcloneset = buildWebhookConfigurations(allRegistrations, { clientMode: urlMode, features }).validating.webhooks!.find(
+      (w) => w.name === 'vcloneset.kb.io',
+    )!;
+    assert.deepEqual(vcloneset.rules[0]!.operations, ['CREATE', 'UPDATE']);
   });
 
   it('isSubset ignores server-side defaults and empty selectors', () => {
