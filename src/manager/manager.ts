@@ -13,6 +13,7 @@ import { fromDefault, fromKubeconfigFile, Namespaces, isAlreadyExists, isForbidd
 import { SharedInformerFactory } from '../runtime/informer.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
+import { leaseFence } from '../runtime/lease-fence.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { registry } from '../runtime/metrics.ts';
 import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
@@ -171,6 +172,8 @@ export async function startManager(
       secret,
       onCertsChanged: () => server.reloadCertificate(),
       logger: log,
+      watch: true,
+      beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, identity) : undefined,
     });
     const certRun = certController.run(signal);
     const runs = runners.map(({ name, runner }) =>

@@ -182,7 +182,7 @@ export async function ensureSecretCerts(
   client: KubeClient,
   secret: SecretRef,
   dnsName: string,
-  opts: { clock?: Clock; policy?: RotationPolicy; logger?: Logger } = {},
+  opts: { clock?: Clock; policy?: RotationPolicy; logger?: Logger; beforeWrite?: () => Promise<void> } = {},
 ): Promise<{ certs: CertArtifacts; changed: boolean }> {
   if (!dnsName) throw new Error('dnsName should not be empty');
   const clock = opts.clock ?? realClock;
@@ -197,6 +197,7 @@ export async function ensureSecretCerts(
     const now = clock.now();
     if (!current) {
       const certs = await generateCerts(dnsName, now, undefined, opts.policy);
+      await opts.beforeWrite?.();
       try {
         await client.create<Secret>(Secrets, { metadata: { name: secret.name, namespace: secret.namespace }, data: certsToData(certs) });
         log.info({ secret: `${secret.namespace}/${secret.name}`, dnsName }, 'created webhook certificates');
@@ -211,6 +212,7 @@ export async function ensureSecretCerts(
     if (!problem) return { certs: stored as CertArtifacts, changed: false };
     log.info({ secret: `${secret.namespace}/${secret.name}`, reason: problem }, 'cert is invalid or expiring, regenerating a new one');
     const certs = await generateCerts(dnsName, now, stored, opts.policy);
+    await opts.beforeWrite?.();
     try {
       await client.update<Secret>(Secrets, {
         ...current,
