@@ -21,6 +21,7 @@ import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
 import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
+import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
 import { clientAdmissionReader } from '../runtime/webhook/reader.ts';
 import { allControllers } from '../controllers/index.ts';
@@ -111,12 +112,19 @@ export async function startManager(
   });
   await server.start();
   closers.push(() => server.close());
-  // In url mode the API server calls this replica's actual port (--webhook-port 0 picks a free one).
-  const clientMode: ClientMode =
-    cfg.webhookClientMode === 'url' ? { mode: 'url', host: cfg.webhookHost, port: server.port() } : serviceMode;
+  // In url mode the API server calls the cluster's webhook proxy when it runs one (every replica
+  // registers behind it, so the configuration survives any replica), else this replica's own port.
+  const proxy = cfg.webhookClientMode === 'url' ? await closeOnFailure(findWebhookProxy(client)) : undefined;
+  const ownAddress = { host: cfg.webhookHost, port: server.port() };
+  const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', ...(proxy ?? ownAddress) } : serviceMode;
   const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert });
   probes?.addReadyzCheck('webhook', webhookReady);
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
+  if (proxy) {
+    // Closed before the server (closers run last first): the proxy stops sending reviews first.
+    const backend = registerWebhookBackend({ client, namespace, identity, address: ownAddress, logger: log });
+    closers.push(() => backend.stop());
+  }
 
   const recorder = new KubeEventRecorder({
     sink: kubeEventSink(client),

@@ -152,7 +152,8 @@ export async function generateCerts(
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64').toString('utf8') : undefined);
 
-function secretToCerts(secret: Secret): Partial<CertArtifacts> {
+/** The certificates a self-managed Secret holds (fields absent where the Secret lacks them). */
+export function secretToCerts(secret: Secret): Partial<CertArtifacts> {
   const d = secret.data ?? {};
   return { caCert: unb64(d[CA_CERT_NAME]), caKey: unb64(d[CA_KEY_NAME]), cert: unb64(d[SERVER_CERT_NAME]), key: unb64(d[SERVER_KEY_NAME]) };
 }
