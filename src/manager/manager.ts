@@ -106,7 +106,7 @@ export async function startManager(
     features,
     tls: { certDir },
     reader: clientAdmissionReader(client),
-    host: cfg.webhookHost,
+    host: cfg.webhookHost || undefined,
     port: cfg.webhookPort,
     logger: log,
   });
@@ -117,7 +117,7 @@ export async function startManager(
   const proxy = cfg.webhookClientMode === 'url' ? await closeOnFailure(findWebhookProxy(client)) : undefined;
   const ownAddress = { host: cfg.webhookHost, port: server.port() };
   const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', ...(proxy ?? ownAddress) } : serviceMode;
-  const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert });
+  const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost || '127.0.0.1', ca: () => certs.caCert });
   probes?.addReadyzCheck('webhook', webhookReady);
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
   if (proxy) {
