@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down } from '../src/cluster/local-cluster.ts';
-import { stopProcesses } from '../src/cluster/processes.ts';
+import { stopProcesses, tail } from '../src/cluster/processes.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import {
   CloneSets,
@@ -47,9 +47,13 @@ type CS = KubeObject & {
   status?: { observedGeneration?: number; replicas?: number; updatedReadyReplicas?: number; readyReplicas?: number };
 };
 
+/** Starts a manager and waits until it serves behind the proxy and contends for the Lease. */
 async function newManager(): Promise<ManagerProcess> {
   const m = await startManagerProcess(state, `manager-${++generation}`);
   managers.push(m);
+  for (const deadline = Date.now() + 180_000; !/attempting to acquire leader lease/.test(tail(m.proc.logFile, 400)); await sleep(200)) {
+    if (m.proc.exited || Date.now() > deadline) throw new Error(`${m.id} did not start: ${tail(m.proc.logFile, 20)}`);
+  }
   return m;
 }
 
@@ -175,7 +179,8 @@ async function scenario(kind: 'kill' | 'stop'): Promise<void> {
 try {
   await installCRDs(client);
   await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'loop' } });
-  await waitLeader(client, await newManager());
+  const first = await newManager();
+  await waitLeader(client, first);
   await newManager();
   await sleep(5_000);
   await client.create(

@@ -52,6 +52,8 @@ interface Backend {
   address: string;
   lease: Lease;
   healthy: boolean;
+  /** A health check is in flight (one at a time, or a late failure would undo a newer success). */
+  probing: boolean;
   /** Forwarding attempts in flight, aborted when the backend turns unhealthy. */
   inFlight: Set<AbortController>;
 }
@@ -150,7 +152,7 @@ export class WebhookProxy {
         return;
       }
       if (existing) this.abortInFlight(existing);
-      this.backends.set(key, { address: formatted, lease, healthy: false, inFlight: new Set() });
+      this.backends.set(key, { address: formatted, lease, healthy: false, probing: false, inFlight: new Set() });
       this.log.info({ backend: formatted, holder: lease.spec?.holderIdentity }, 'webhook backend registered');
       void this.checkHealth();
     };
@@ -197,7 +199,11 @@ export class WebhookProxy {
     if (!agent) return;
     await Promise.all(
       [...this.backends.values()].map(async (b) => {
-        const ok = await this.probe(b.address).catch(() => false);
+        if (b.probing) return;
+        b.probing = true;
+        const ok = await this.probe(b.address)
+          .catch(() => false)
+          .finally(() => (b.probing = false));
         if (ok === b.healthy) return;
         b.healthy = ok;
         this.log.info({ backend: b.address, healthy: ok }, ok ? 'webhook backend healthy' : 'webhook backend unhealthy');
