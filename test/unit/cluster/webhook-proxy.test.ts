@@ -74,7 +74,10 @@ describe('webhook proxy', () => {
   after(async () => {
     for (const r of registrations) await r.stop();
     await proxy.close();
-    for (const x of [a, b]) (x.server.closeAllConnections(), x.server.close());
+    for (const x of [a, b]) {
+      x.server.closeAllConnections();
+      x.server.close();
+    }
   });
 
   const review = (i: number) =>
