@@ -18,7 +18,7 @@ const execFileP = promisify(execFile);
 
 export const DEFAULT_CLUSTER = 'default';
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
-const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
+const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'webhook-proxy'] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 export interface ClusterState {
@@ -26,7 +26,7 @@ export interface ClusterState {
   runDir: string;
   kubeconfig: string;
   server: string;
-  ports: Record<'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok', number>;
+  ports: Record<'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok' | 'webhookProxy', number>;
   pids: Partial<Record<Component, number>>;
   /** How each component was started, so one can be restarted alone (restartComponent). */
   commands: Partial<Record<Component, { bin: string; args: string[] }>>;
@@ -308,8 +308,8 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
   mkdirSync(logs, { recursive: true });
 
   if (opts.port !== undefined) await assertPortFree(opts.port, 'kube-apiserver --port');
-  const [etcdClient, etcdPeer, apiserverFree, controllerManager, scheduler, kwok] = await freePorts(6);
-  const ports = { etcdClient, etcdPeer, apiserver: opts.port ?? apiserverFree, controllerManager, scheduler, kwok };
+  const [etcdClient, etcdPeer, apiserverFree, controllerManager, scheduler, kwok, webhookProxy] = await freePorts(7);
+  const ports = { etcdClient, etcdPeer, apiserver: opts.port ?? apiserverFree, controllerManager, scheduler, kwok, webhookProxy };
   const server = `https://127.0.0.1:${ports.apiserver}`;
   const { ca, admin } = await writePki(runDir);
   const kubeconfig = path.join(runDir, 'kubeconfig');
@@ -407,6 +407,14 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
       '--node-ip=10.0.0.1',
       `--server-address=127.0.0.1:${ports.kwok}`,
     ]);
+    // The stable address kruise-manager's webhooks are configured with (src/cluster/webhook-proxy.ts).
+    launch('webhook-proxy', process.execPath, [
+      '--import',
+      path.join(repoRoot, 'node_modules/tsx/dist/esm/index.mjs'),
+      path.join(repoRoot, 'src/cluster/webhook-proxy-main.ts'),
+      `--kubeconfig=${kubeconfig}`,
+      `--port=${ports.webhookProxy}`,
+    ]);
 
     await ensureNodes(state, nodes, log);
     await waitFor(
@@ -416,6 +424,12 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
       path.join(logs, 'kube-controller-manager.log'),
     );
     await waitFor('kube-scheduler /healthz', () => httpsHealthy(ports.scheduler), 60_000, path.join(logs, 'kube-scheduler.log'));
+    await waitFor(
+      'the webhook proxy to announce itself',
+      async () => (await apiGet(state, '/api/v1/namespaces/kube-public/configmaps/kruise-ts-webhook-proxy')).status === 200,
+      60_000,
+      path.join(logs, 'webhook-proxy.log'),
+    );
     failIfExited();
   } catch (err) {
     await stopProcesses(

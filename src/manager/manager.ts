@@ -13,6 +13,7 @@ import { fromDefault, fromKubeconfigFile, Namespaces, isAlreadyExists, isForbidd
 import { SharedInformerFactory } from '../runtime/informer.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
+import { leaseFence } from '../runtime/lease-fence.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { registry } from '../runtime/metrics.ts';
 import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
@@ -21,6 +22,7 @@ import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
 import { ensureCRDConversion } from '../runtime/webhook/crd-conversion.ts';
 import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
+import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
 import { clientAdmissionReader } from '../runtime/webhook/reader.ts';
 import { allControllers } from '../controllers/index.ts';
@@ -105,18 +107,25 @@ export async function startManager(
     features,
     tls: { certDir },
     reader: clientAdmissionReader(client),
-    host: cfg.webhookHost,
+    host: cfg.webhookHost || undefined,
     port: cfg.webhookPort,
     logger: log,
   });
   await server.start();
   closers.push(() => server.close());
-  // In url mode the API server calls this replica's actual port (--webhook-port 0 picks a free one).
-  const clientMode: ClientMode =
-    cfg.webhookClientMode === 'url' ? { mode: 'url', host: cfg.webhookHost, port: server.port() } : serviceMode;
-  const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost, ca: () => certs.caCert });
+  // In url mode the API server calls the cluster's webhook proxy when it runs one (every replica
+  // registers behind it, so the configuration survives any replica), else this replica's own port.
+  const proxy = cfg.webhookClientMode === 'url' ? await closeOnFailure(findWebhookProxy(client)) : undefined;
+  const ownAddress = { host: cfg.webhookHost, port: server.port() };
+  const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', ...(proxy ?? ownAddress) } : serviceMode;
+  const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost || '127.0.0.1', ca: () => certs.caCert });
   probes?.addReadyzCheck('webhook', webhookReady);
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
+  if (proxy) {
+    // Closed before the server (closers run last first): the proxy stops sending reviews first.
+    const backend = registerWebhookBackend({ client, namespace, identity, address: ownAddress, logger: log });
+    closers.push(() => backend.stop());
+  }
 
   // Objects stored at another version can only be listed through the CRD's conversion webhook.
   // After a takeover from OpenKruise that still names the stopped manager (or no webhook at all
@@ -182,6 +191,8 @@ export async function startManager(
       secret,
       onCertsChanged: () => server.reloadCertificate(),
       logger: log,
+      watch: true,
+      beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, identity) : undefined,
     });
     const certRun = certController.run(signal);
     const runs = runners.map(({ name, runner }) =>

@@ -138,10 +138,16 @@ export function addManagerFlags(cmd: Command): Command {
     .addOption(new Option('--api-qps <n>', 'client-side QPS to the API server').argParser(int).default(30))
     .addOption(new Option('--api-burst <n>', 'client-side burst to the API server').argParser(int).default(50))
     .addOption(new Option('--webhook-port <port>', 'port of the admission webhook server').argParser(int).default(9876))
-    .option('--webhook-host <host>', 'address the webhook server binds to and, in url mode, the host the API server calls', '127.0.0.1')
+    .option(
+      '--webhook-host <host>',
+      'address the webhook server binds to and, in url mode, the host the API server calls (default: 127.0.0.1 in url mode, all interfaces in service mode)',
+    )
     .option('--webhook-cert-dir <dir>', 'where the webhook serving certificate is written', '')
     .addOption(
-      new Option('--webhook-client-mode <mode>', 'how the API server reaches the webhooks').choices(['url', 'service']).default('url'),
+      new Option(
+        '--webhook-client-mode <mode>',
+        'how the API server reaches the webhooks (default: service in a pod without --kubeconfig, else url)',
+      ).choices(['url', 'service']),
     )
     .option('--identity <id>', 'leader election identity (default: hostname + random suffix)');
   for (const name of WORKERS_FLAGS) {
@@ -151,7 +157,8 @@ export function addManagerFlags(cmd: Command): Command {
 }
 
 /** Reads the parsed commander options back into a ManagerConfig. */
-export function managerConfig(o: OptionValues): ManagerConfig {
+export function managerConfig(o: OptionValues, env: Readonly<Record<string, string | undefined>> = process.env): ManagerConfig {
+  const clientMode: 'url' | 'service' = o.webhookClientMode ?? defaultClientMode(o.kubeconfig, env);
   const workers: Record<string, number> = {};
   for (const name of WORKERS_FLAGS) workers[name] = o[`${camel(name)}Workers`];
   return {
@@ -174,11 +181,21 @@ export function managerConfig(o: OptionValues): ManagerConfig {
     apiQps: o.apiQps,
     apiBurst: o.apiBurst,
     webhookPort: o.webhookPort,
-    webhookHost: o.webhookHost,
+    webhookHost: o.webhookHost ?? (clientMode === 'url' ? '127.0.0.1' : ''),
     webhookCertDir: o.webhookCertDir,
-    webhookClientMode: o.webhookClientMode,
+    webhookClientMode: clientMode,
     identity: o.identity,
   };
+}
+
+/**
+ * Service mode wherever the API server can reach a Service: in a pod (the kubelet sets
+ * KUBERNETES_SERVICE_HOST) using its in-cluster credentials, as upstream is deployed. A manager
+ * given a kubeconfig runs outside the cluster, where the API server cannot route to it through a
+ * Service: url mode (and the local cluster's webhook proxy when it has one).
+ */
+export function defaultClientMode(kubeconfig: string | undefined, env: Readonly<Record<string, string | undefined>>): 'url' | 'service' {
+  return !kubeconfig && !env.KUBECONFIG && env.KUBERNETES_SERVICE_HOST ? 'service' : 'url';
 }
 
 function camel(s: string): string {

@@ -5,6 +5,7 @@
 //   suite-setup.ts down <startedCluster> <managerPid> [daemonPid]
 // The manager and the daemon are detached processes logging to the cluster's
 // logs/kruise-manager.log and logs/kruise-daemon.log.
+import { findWebhookProxy, formatHostPort } from '../../src/runtime/webhook/endpoint.ts';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, readState } from '../../src/cluster/local-cluster.ts';
@@ -60,8 +61,11 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
     );
 
     // Ready when this manager leads and has pointed the webhook configuration and CRD conversion at
-    // its own port (a configuration left by an earlier manager names another port).
-    const ours = (url?: string) => !!url?.startsWith(`https://127.0.0.1:${webhookPort}/`);
+    // the cluster's webhook proxy, or without one at its own port (a configuration left by an
+    // earlier manager names another port), and the API server's webhook calls reach it.
+    const proxy = await findWebhookProxy(client);
+    const base = `https://${proxy ? formatHostPort(proxy) : `127.0.0.1:${webhookPort}`}/`;
+    const ours = (url?: string) => !!url?.startsWith(base);
     const deadline = Date.now() + 90_000;
     for (;;) {
       if (manager.exited)

@@ -5,7 +5,16 @@ import path from 'node:path';
 import type { LabelSelector } from '../../apis/core.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
-import type { KubeClient } from '../client.ts';
+import {
+  CustomResourceDefinitions,
+  MutatingWebhookConfigurations,
+  Secrets,
+  ValidatingWebhookConfigurations,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+} from '../client.ts';
+import { DeletedFinalStateUnknown, SharedIndexInformer, type InformerOptions } from '../informer.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import {
   DEFAULT_NAMESPACE,
@@ -27,7 +36,7 @@ import {
   verifyWebhookCABundles,
   type ClientMode,
 } from './configuration.ts';
-import { ensureCRDConversion } from './crd-conversion.ts';
+import { ensureCRDConversion, KRUISE_CRD_GROUPS } from './crd-conversion.ts';
 import { enabledRegistrations, webhookPath } from './server.ts';
 import type { WebhookRegistration } from './types.ts';
 
@@ -54,6 +63,17 @@ export interface WebhookCertControllerOptions {
   onCertsChanged?: (certs: CertArtifacts) => void;
   /** Resync period; default 1 min (upstream defaultResyncPeriod). */
   resyncMs?: number;
+  /**
+   * Runs right before every write (Secret, webhook configurations, CRDs) and refuses it by
+   * throwing: the manager's lease fence, so a leader that was frozen and has lost the lease
+   * without knowing it yet never overwrites the new leader's configuration.
+   */
+  beforeWrite?: () => Promise<void>;
+  /**
+   * Watch the webhook configurations, the Kruise CRDs and the certificate Secret while running,
+   * and sync as soon as one changes (drift is corrected at once, not at the next resync).
+   */
+  watch?: boolean;
   policy?: RotationPolicy;
   clock?: Clock;
   logger?: Logger;
@@ -127,19 +147,61 @@ export class WebhookCertController {
         namespaceSelector: o.namespaceSelector,
         objectSelector: o.objectSelector,
       });
-      const written = await ensureWebhookConfigurations(o.client, desired);
+      const written = await ensureWebhookConfigurations(o.client, desired, o.beforeWrite);
       if (written.length) this.log.info({ configurations: written }, 'updated webhook configurations');
     }
     if (o.manageCRDs ?? true) {
-      const updated = await ensureCRDConversion(o.client, o.clientMode, certs.caCert, o.crdGroups);
+      const updated = await ensureCRDConversion(o.client, o.clientMode, certs.caCert, o.crdGroups, o.beforeWrite);
       if (updated.length) this.log.info({ crds: updated }, 'updated CRD conversion webhooks');
     }
     this.lastCerts = certs;
     this.markReady();
   }
 
-  /** Syncs until signal aborts: every resync period, on trigger(), and with backoff after failures. */
+  /**
+   * Syncs until signal aborts: every resync period, on trigger() (with `watch`, on every change of
+   * what it owns), and with backoff after failures.
+   */
   async run(signal: AbortSignal): Promise<void> {
+    const watching = this.opts.watch ? this.watchOwned(signal) : [];
+    try {
+      await this.loop(signal);
+    } finally {
+      await Promise.all(watching);
+    }
+  }
+
+  /** Informers on what sync() writes; any event (other than the initial list) asks for a sync. */
+  private watchOwned(signal: AbortSignal): Promise<void>[] {
+    const o = this.opts;
+    const secret = o.secret ?? { namespace: DEFAULT_NAMESPACE, name: DEFAULT_SECRET_NAME };
+    const byName = (name: string) => ({ fieldSelector: `metadata.name=${name}` });
+    const groups = o.crdGroups ?? KRUISE_CRD_GROUPS;
+    type Watched = [ResourceType, InformerOptions<KubeObject>, (obj: KubeObject) => boolean];
+    const kruiseCRD = (crd: KubeObject) => groups.includes((crd as { spec?: { group?: string } }).spec?.group ?? '');
+    const watched: Watched[] = [
+      [MutatingWebhookConfigurations, byName(o.mutatingName ?? MUTATING_WEBHOOK_CONFIGURATION_NAME), () => true],
+      [ValidatingWebhookConfigurations, byName(o.validatingName ?? VALIDATING_WEBHOOK_CONFIGURATION_NAME), () => true],
+      [Secrets, { namespace: secret.namespace, ...byName(secret.name) }, () => true],
+    ];
+    if (o.manageCRDs ?? true) watched.push([CustomResourceDefinitions, {}, kruiseCRD]);
+    return watched.map(([type, options, relevant]) => {
+      const informer = new SharedIndexInformer<KubeObject>(o.client, type, { ...options, logger: this.log });
+      const changed = (obj: KubeObject) => {
+        if (relevant(obj)) this.trigger();
+      };
+      informer.addEventHandler({
+        onAdd: (obj, initial) => {
+          if (!initial) changed(obj);
+        },
+        onUpdate: (_, obj) => changed(obj),
+        onDelete: (obj) => changed(obj instanceof DeletedFinalStateUnknown ? obj.obj : obj),
+      });
+      return informer.run(signal).catch((err) => this.log.error({ err, resource: type.resource }, 'watch stopped'));
+    });
+  }
+
+  private async loop(signal: AbortSignal): Promise<void> {
     let failures = 0;
     while (!signal.aborted) {
       this.pending = false;
@@ -179,6 +241,7 @@ export class WebhookCertController {
       clock: this.clock,
       policy: o.policy,
       logger: this.log,
+      beforeWrite: o.beforeWrite,
     });
     return certs;
   }

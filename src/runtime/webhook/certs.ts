@@ -152,7 +152,8 @@ export async function generateCerts(
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64').toString('utf8') : undefined);
 
-function secretToCerts(secret: Secret): Partial<CertArtifacts> {
+/** The certificates a self-managed Secret holds (fields absent where the Secret lacks them). */
+export function secretToCerts(secret: Secret): Partial<CertArtifacts> {
   const d = secret.data ?? {};
   return { caCert: unb64(d[CA_CERT_NAME]), caKey: unb64(d[CA_KEY_NAME]), cert: unb64(d[SERVER_CERT_NAME]), key: unb64(d[SERVER_KEY_NAME]) };
 }
@@ -182,7 +183,7 @@ export async function ensureSecretCerts(
   client: KubeClient,
   secret: SecretRef,
   dnsName: string,
-  opts: { clock?: Clock; policy?: RotationPolicy; logger?: Logger } = {},
+  opts: { clock?: Clock; policy?: RotationPolicy; logger?: Logger; beforeWrite?: () => Promise<void> } = {},
 ): Promise<{ certs: CertArtifacts; changed: boolean }> {
   if (!dnsName) throw new Error('dnsName should not be empty');
   const clock = opts.clock ?? realClock;
@@ -197,6 +198,7 @@ export async function ensureSecretCerts(
     const now = clock.now();
     if (!current) {
       const certs = await generateCerts(dnsName, now, undefined, opts.policy);
+      await opts.beforeWrite?.();
       try {
         await client.create<Secret>(Secrets, { metadata: { name: secret.name, namespace: secret.namespace }, data: certsToData(certs) });
         log.info({ secret: `${secret.namespace}/${secret.name}`, dnsName }, 'created webhook certificates');
@@ -211,6 +213,7 @@ export async function ensureSecretCerts(
     if (!problem) return { certs: stored as CertArtifacts, changed: false };
     log.info({ secret: `${secret.namespace}/${secret.name}`, reason: problem }, 'cert is invalid or expiring, regenerating a new one');
     const certs = await generateCerts(dnsName, now, stored, opts.policy);
+    await opts.beforeWrite?.();
     try {
       await client.update<Secret>(Secrets, {
         ...current,

@@ -129,8 +129,16 @@ export function andSelectors(a: LabelSelector | undefined, b: LabelSelector | un
 
 const mutatingOperations = new Set<Operation>(['CREATE', 'UPDATE']);
 
+/** The registration's operations whose gate (operationGates) is on. */
+export function registeredOperations(reg: WebhookRegistration, features: FeatureGates): Operation[] {
+  return reg.operations.filter((o) => {
+    const gate = reg.operationGates?.[o];
+    return !gate || features[gate];
+  });
+}
+
 function buildWebhook(type: WebhookType, reg: WebhookRegistration, opts: BuildOptions): AdmissionWebhook | undefined {
-  const operations = type === 'mutate' ? reg.operations.filter((o) => mutatingOperations.has(o)) : [...reg.operations];
+  const operations = registeredOperations(reg, opts.features).filter((o) => type === 'validate' || mutatingOperations.has(o));
   if (!operations.length) return undefined;
   const name = webhookName(type, reg);
   const upstream = upstreamSelectors[name] ?? {};
@@ -206,8 +214,13 @@ function isEmptyObject(v: unknown): boolean {
 /**
  * Creates each configuration, or replaces its webhooks when they differ from the desired ones
  * (other metadata, e.g. labels added by others, is kept). Returns the names written.
+ * `beforeWrite` runs right before each write and may refuse it by throwing (leader fencing).
  */
-export async function ensureWebhookConfigurations(client: KubeClient, desired: WebhookConfigurationSet): Promise<string[]> {
+export async function ensureWebhookConfigurations(
+  client: KubeClient,
+  desired: WebhookConfigurationSet,
+  beforeWrite?: () => Promise<void>,
+): Promise<string[]> {
   const written: string[] = [];
   const pairs: [ResourceType, WebhookConfiguration][] = [
     [MutatingWebhookConfigurations, desired.mutating],
@@ -222,12 +235,14 @@ export async function ensureWebhookConfigurations(client: KubeClient, desired: W
       if (!isNotFound(err)) throw err;
     }
     if (!have) {
+      await beforeWrite?.();
       await client.create(type, want);
       written.push(name);
       continue;
     }
     if (isSubset(want.webhooks ?? [], have.webhooks ?? [])) continue;
     const labels = { ...have.metadata.labels, ...want.metadata.labels };
+    await beforeWrite?.();
     await client.update(type, { ...have, metadata: { ...have.metadata, labels, managedFields: undefined }, webhooks: want.webhooks });
     written.push(name);
   }

@@ -18,13 +18,16 @@ interface CRD extends KubeObject {
 
 /**
  * Points the conversion webhook of every webhook-converted CRD in `groups` at /convert with the
- * CA bundle (upstream crd.Ensure). Returns the CRDs updated.
+ * CA bundle (upstream crd.Ensure). Returns the CRDs updated. A CRD is written only when its
+ * conversion settings differ: every write makes the API server rebuild the CRD's storage and every
+ * watch on it relist. `beforeWrite` runs right before each write and may refuse it by throwing.
  */
 export async function ensureCRDConversion(
   client: KubeClient,
   mode: ClientMode,
   caBundlePem: string,
   groups: readonly string[] = KRUISE_CRD_GROUPS,
+  beforeWrite?: () => Promise<void>,
 ): Promise<string[]> {
   const want = { clientConfig: clientConfigFor(mode, '/convert', caBundlePem), conversionReviewVersions: ['v1', 'v1beta1'] };
   const crds = await client.listAll<CRD>(CustomResourceDefinitions);
@@ -37,6 +40,7 @@ export async function ensureCRDConversion(
     const next: CRD = structuredClone(crd);
     next.metadata.managedFields = undefined;
     next.spec.conversion = { ...conv, webhook: { ...want, clientConfig: { ...want.clientConfig } } };
+    await beforeWrite?.();
     await client.update(CustomResourceDefinitions, next);
     updated.push(crd.metadata.name!);
   }

@@ -620,7 +620,35 @@ export interface WebhookServerOptions extends WebhookHandlerOptions {
   port?: number;
   /** How often the certificate files are re-read besides change notifications; default 10 s. */
   certPollMs?: number;
+  /** Bounds on slow clients; default SERVING_TIMEOUTS. */
+  timeouts?: Partial<ServingTimeouts>;
 }
+
+/**
+ * How long the webhook server waits for a client. The API server sends a review at once and gives
+ * up after the webhook's timeoutSeconds (at most 30 s), so a connection that has not finished its
+ * TLS handshake, its headers or its whole request within these bounds is a broken or hostile
+ * client: it is dropped instead of holding a socket. Node checks the header and request bounds
+ * every `checkIntervalMs`, so a half-sent request is closed within its bound plus that interval.
+ * Idle keep-alive connections outlive the API server's own idle timeout (Go's 90 s), so it is
+ * always the client that closes an idle connection: a review sent on a connection the server is
+ * closing at that moment would fail.
+ */
+export interface ServingTimeouts {
+  handshakeMs: number;
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+  checkIntervalMs: number;
+}
+
+export const SERVING_TIMEOUTS: ServingTimeouts = {
+  handshakeMs: 10_000,
+  headersMs: 10_000,
+  requestMs: 30_000,
+  keepAliveMs: 95_000,
+  checkIntervalMs: 1_000,
+};
 
 export class WebhookServer {
   private readonly opts: WebhookServerOptions;
@@ -639,16 +667,18 @@ export class WebhookServer {
     this.handler = new WebhookHandler(opts);
     const { cert, key } = this.readCertificate();
     this.certDigest = digest(cert, key);
-    this.server = https.createServer({ cert, key, minVersion: 'TLSv1.2' }, (req, res) => {
+    const timeouts = { ...SERVING_TIMEOUTS, ...opts.timeouts };
+    const bounds = { handshakeTimeout: timeouts.handshakeMs, connectionsCheckingInterval: timeouts.checkIntervalMs };
+    this.server = https.createServer({ cert, key, minVersion: 'TLSv1.2', ...bounds }, (req, res) => {
       // Answers never throw; only the connection can fail (the client went away mid-body).
       this.handle(req, res).catch((err) => {
         this.log.warn({ err }, 'webhook request connection failed');
         res.destroy();
       });
     });
-    // The API server gives up after the webhook's timeoutSeconds (≤ 30 s); don't hold sockets longer.
-    this.server.requestTimeout = 60_000;
-    this.server.headersTimeout = 30_000;
+    this.server.headersTimeout = timeouts.headersMs;
+    this.server.requestTimeout = timeouts.requestMs;
+    this.server.keepAliveTimeout = timeouts.keepAliveMs;
   }
 
   /** The paths served, e.g. for building the webhook configurations. */

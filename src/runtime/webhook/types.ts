@@ -68,5 +68,11 @@ export interface WebhookRegistration {
   validate?: Validator;
   /** Feature gate that must be on for the webhook to be registered. */
   gate?: keyof FeatureGates;
+  /**
+   * Operations registered only while a gate is on, e.g. DELETE only for deletion protection: an
+   * operation registered with failurePolicy Fail needs a running manager, so one no feature needs
+   * would only block (a namespace's deletion, with the manager down).
+   */
+  operationGates?: Partial<Record<Operation, keyof FeatureGates>>;
   failurePolicy?: 'Fail' | 'Ignore';
 }

@@ -20,6 +20,7 @@ export const registrations: WebhookRegistration[] = [
     resource: 'statefulsets',
     versions: ['v1alpha1', 'v1beta1'],
     operations: ['CREATE', 'UPDATE', 'DELETE'],
+    operationGates: { DELETE: 'ResourcesDeletionProtection' },
     validate: validateStatefulSet,
     failurePolicy: 'Fail',
   },

@@ -20,6 +20,7 @@ export const registrations: WebhookRegistration[] = [
     resource: 'uniteddeployments',
     versions: ['v1alpha1', 'v1beta1'],
     operations: ['CREATE', 'UPDATE', 'DELETE'],
+    operationGates: { DELETE: 'ResourcesDeletionProtection' },
     validate: validateUnitedDeployment,
     failurePolicy: 'Fail',
   },

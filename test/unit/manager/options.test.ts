@@ -31,3 +31,23 @@ test('--<name>-workers exists for every running controller and for no other', ()
   assert.equal(cfg.workers.podreadiness, 3);
   assert.throws(() => parse(['--statefulset-workers=3']), /unknown option/);
 });
+
+test('webhook client mode: service in a pod without a kubeconfig, url outside; the bind host follows', () => {
+  const cfg = (args: string[], env: Record<string, string>) => {
+    const cmd = addManagerFlags(new Command('start').exitOverride().configureOutput({ writeErr: () => {} }));
+    cmd.parse(args, { from: 'user' });
+    return managerConfig(cmd.opts(), env);
+  };
+  const inPod = { KUBERNETES_SERVICE_HOST: '10.96.0.1' };
+  assert.deepEqual(pick(cfg([], inPod)), { webhookClientMode: 'service', webhookHost: '' });
+  assert.deepEqual(pick(cfg(['--kubeconfig', '/k'], inPod)), { webhookClientMode: 'url', webhookHost: '127.0.0.1' });
+  assert.deepEqual(pick(cfg([], { ...inPod, KUBECONFIG: '/k' })), { webhookClientMode: 'url', webhookHost: '127.0.0.1' });
+  assert.deepEqual(pick(cfg([], {})), { webhookClientMode: 'url', webhookHost: '127.0.0.1' });
+  assert.deepEqual(pick(cfg(['--webhook-client-mode=url'], inPod)), { webhookClientMode: 'url', webhookHost: '127.0.0.1' });
+  assert.deepEqual(pick(cfg(['--webhook-host=10.0.0.5'], inPod)), { webhookClientMode: 'service', webhookHost: '10.0.0.5' });
+});
+
+const pick = ({ webhookClientMode, webhookHost }: { webhookClientMode: string; webhookHost: string }) => ({
+  webhookClientMode,
+  webhookHost,
+});

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { pino } from 'pino';
-import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
+import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../../src/apis/features.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { WebhookCertController } from '../../../src/runtime/webhook/cert-controller.ts';
@@ -20,10 +20,12 @@ import {
 } from '../../../src/runtime/webhook/configuration.ts';
 import { ensureCRDConversion } from '../../../src/runtime/webhook/crd-conversion.ts';
 import type { WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
+import { allRegistrations } from '../../../src/webhooks/index.ts';
 import { FakeApiServer, useFakeApiServer } from './fake-apiserver.ts';
+import { leaseFence, leaseHeld, NotLeaseHolderError } from '../../../src/runtime/lease-fence.ts';
 
 const silent = pino({ level: 'silent' });
-const features = { ...FEATURE_GATE_DEFAULTS };
+const features: FeatureGates = { ...FEATURE_GATE_DEFAULTS };
 const SECRETS = '/v1/secrets';
 const MWC = 'admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 const VWC = 'admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
@@ -212,6 +214,24 @@ describe('webhook configurations', () => {
     assert.throws(() => andSelectors({ matchLabels: { a: '1' } }, { matchLabels: { a: '2' } }), /conflicting/);
   });
 
+  it('Kruise registers DELETE only with deletion protection on (ResourcesDeletionProtection)', () => {
+    const deleting = (f: typeof features) =>
+      buildWebhookConfigurations(allRegistrations, { clientMode: urlMode, features: f })
+        .validating.webhooks!.filter((w) => w.rules.some((r) => r.operations.includes('DELETE')))
+        .map((w) => w.name);
+    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: false }), []);
+    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: true }), [
+      'vcloneset.kb.io',
+      'vstatefulset.kb.io',
+      'vuniteddeployment.kb.io',
+    ]);
+    // The webhook itself stays: CREATE and UPDATE are validated either way.
+    const vcloneset = buildWebhookConfigurations(allRegistrations, { clientMode: urlMode, features }).validating.webhooks!.find(
+      (w) => w.name === 'vcloneset.kb.io',
+    )!;
+    assert.deepEqual(vcloneset.rules[0]!.operations, ['CREATE', 'UPDATE']);
+  });
+
   it('isSubset ignores server-side defaults and empty selectors', () => {
     assert.ok(isSubset({ a: 1, s: {}, l: [{ x: 1 }] }, { a: 1, b: 2, l: [{ x: 1, y: 2 }] }));
     assert.ok(!isSubset({ l: [1, 2] }, { l: [1] }));
@@ -327,5 +347,103 @@ describe('reconciling against the API', () => {
       /EnableExternalCerts/,
     );
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('with a fence that refuses, WebhookCertController writes nothing', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-fenced-'));
+    const before = api.requests.filter((r) => r.method !== 'GET').length;
+    const ctl = new WebhookCertController({
+      client,
+      registrations: regs,
+      features,
+      clientMode: { ...urlMode, port: 1 },
+      certDir: dir,
+      secret: { namespace: 'kruise-system', name: 'fenced-certs' },
+      mutatingName: 'fenced-m',
+      validatingName: 'fenced-v',
+      logger: silent,
+      beforeWrite: async () => {
+        throw new NotLeaseHolderError('not the holder');
+      },
+    });
+    await assert.rejects(ctl.sync(), NotLeaseHolderError);
+    assert.equal(api.requests.filter((r) => r.method !== 'GET').length, before, 'no write reached the API server');
+    assert.equal(api.getObject(MWC, 'fenced-m'), undefined);
+    assert.equal(api.getObject(SECRETS, 'kruise-system/fenced-certs'), undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('with watch on, drift in a webhook configuration or a CRD is corrected at once, not at the resync', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-watch-'));
+    const ctl = new WebhookCertController({
+      client,
+      registrations: regs,
+      features,
+      clientMode: urlMode,
+      certDir: dir,
+      secret: { namespace: 'kruise-system', name: 'watch-certs' },
+      mutatingName: 'watch-m',
+      validatingName: 'watch-v',
+      logger: silent,
+      resyncMs: 3_600_000,
+      watch: true,
+    });
+    const ac = new AbortController();
+    const running = ctl.run(ac.signal);
+    await ctl.ready;
+    const want = api.getObject(VWC, 'watch-v')!.webhooks[0].clientConfig.url;
+    const until = async (what: string, ok: () => boolean) => {
+      for (const deadline = Date.now() + 5_000; !ok(); await new Promise((r) => setTimeout(r, 20))) {
+        assert.ok(Date.now() < deadline, `${what} not corrected within 5 s`);
+      }
+    };
+    const vwc = api.getObject(VWC, 'watch-v')!;
+    api.put(VWC, {
+      ...vwc,
+      webhooks: vwc.webhooks.map((w: any) => ({ ...w, clientConfig: { ...w.clientConfig, url: 'https://127.0.0.1:1/x' } })),
+    });
+    await until('the validating configuration', () => api.getObject(VWC, 'watch-v')!.webhooks[0].clientConfig.url === want);
+    const crd = api.getObject(CRDS, 'clonesets.apps.kruise.io')!;
+    const drifted = structuredClone(crd);
+    drifted.spec.conversion.webhook.clientConfig = { url: 'https://127.0.0.1:1/convert' };
+    api.put(CRDS, drifted);
+    await until(
+      'the CRD conversion',
+      () => api.getObject(CRDS, 'clonesets.apps.kruise.io')!.spec.conversion.webhook.clientConfig.url === 'https://127.0.0.1:9876/convert',
+    );
+    ac.abort();
+    await running;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('lease fencing', () => {
+  let client: KubeClient;
+  let api: FakeApiServer;
+  useFakeApiServer((s, c) => {
+    api = s;
+    client = c;
+  });
+  const lease = { namespace: 'kruise-system', name: 'kruise-manager' };
+  const put = (holderIdentity: string, renewedAgoMs: number) =>
+    api.put('coordination.k8s.io/v1/leases', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { ...lease },
+      spec: { holderIdentity, leaseDurationSeconds: 15, renewTime: new Date(Date.now() - renewedAgoMs).toISOString() },
+    });
+
+  it('holds only as the holder with a renewal younger than the lease duration (minus a margin)', async () => {
+    assert.equal(await leaseHeld(client, lease, 'a'), false, 'no lease');
+    put('a', 1_000);
+    assert.equal(await leaseHeld(client, lease, 'a'), true);
+    assert.equal(await leaseHeld(client, lease, 'b'), false, 'another holder');
+    put('a', 14_000);
+    assert.equal(await leaseHeld(client, lease, 'a'), false, 'within the margin of expiry');
+    put('a', 25_000);
+    assert.equal(await leaseHeld(client, lease, 'a'), false, 'a frozen leader’s lease has expired');
+    await assert.rejects(leaseFence(client, lease, 'a')(), /lease kruise-system\/kruise-manager is no longer held by a/);
+    put('a', 0);
+    await leaseFence(client, lease, 'a')();
   });
 });

@@ -2,6 +2,7 @@
 // informer tests: lists with pagination and resourceVersions, NDJSON watch streams (with bookmarks,
 // 410 ERROR events, clean and abrupt closes) and CRUD with optimistic concurrency.
 
+import { parseSelector } from '../../../src/util/labelselector.ts';
 import http from 'node:http';
 import { before, after } from 'node:test';
 import { KubeClient } from '../../../src/runtime/client.ts';
@@ -445,10 +446,7 @@ function keyOf(o: Obj): string {
 
 function selects(o: Obj, ns: string | undefined, labels: string | null, fields: string | null): boolean {
   if (ns && o.metadata.namespace !== ns) return false;
-  for (const term of (labels ?? '').split(',').filter(Boolean)) {
-    const [k, v] = term.split('=');
-    if (o.metadata.labels?.[k!] !== v) return false;
-  }
+  if (labels && !parseSelector(labels).matches(o.metadata.labels ?? {})) return false;
   for (const term of (fields ?? '').split(',').filter(Boolean)) {
     const [k, v] = term.split('=');
     const actual =

@@ -12,6 +12,7 @@ import { createCA, issueCert } from '../../../src/util/pki.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
 import {
   INTERNAL_ERROR_MESSAGE,
+  SERVING_TIMEOUTS,
   WebhookServer,
   admit,
   webhookName,
@@ -443,4 +444,80 @@ test('a Kruise object with a wrongly typed field is refused before any handler r
   assert.equal(res.allowed, false);
   assert.equal(res.status?.code, 400);
   assert.equal(res.status?.message, 'spec.containers: Invalid value: "string": spec.containers in body must be of type array: "string"');
+});
+
+describe('WebhookServer drops slow clients', () => {
+  let dir: string;
+  let server: WebhookServer;
+  let port: number;
+  const timeouts = { handshakeMs: 800, headersMs: 600, requestMs: 1_200, checkIntervalMs: 200 };
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whs-slow-'));
+    const ca = await createCA('test-ca');
+    const serving = await issueCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+    fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
+    fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
+    server = new WebhookServer({
+      registrations: [cloneset],
+      features,
+      tls: { certDir: dir },
+      host: '127.0.0.1',
+      port: 0,
+      logger: silent,
+      timeouts,
+    });
+    await server.start();
+    port = server.port();
+  });
+  after(async () => {
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Opens a TLS connection, writes `sent`, and resolves with the ms until the server closed it. */
+  async function heldFor(sent: string): Promise<number> {
+    const tlsMod = await import('node:tls');
+    return new Promise((resolve, reject) => {
+      const started = Date.now();
+      const socket = tlsMod.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => socket.write(sent));
+      socket.on('data', () => undefined);
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(Date.now() - started));
+      setTimeout(() => reject(new Error('the server kept the connection open for 10 s')), 10_000).unref();
+    });
+  }
+
+  it('a request whose headers never finish is disconnected within the header bound', async () => {
+    const ms = await heldFor('POST /validate-apps-kruise-io-cloneset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n');
+    assert.ok(ms >= timeouts.headersMs - 100 && ms < timeouts.headersMs + timeouts.checkIntervalMs + 1_000, `closed after ${ms} ms`);
+  });
+
+  it('a request whose body never finishes is disconnected within the request bound', async () => {
+    const ms = await heldFor(
+      'POST /validate-apps-kruise-io-cloneset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"kind":',
+    );
+    assert.ok(ms >= timeouts.requestMs - 100 && ms < timeouts.requestMs + timeouts.checkIntervalMs + 1_000, `closed after ${ms} ms`);
+  });
+
+  it('a connection that never starts TLS is dropped within the handshake bound', async () => {
+    const net = await import('node:net');
+    const ms = await new Promise<number>((resolve) => {
+      const started = Date.now();
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(Date.now() - started));
+    });
+    assert.ok(ms >= timeouts.handshakeMs - 100 && ms < timeouts.handshakeMs + 1_000, `closed after ${ms} ms`);
+  });
+
+  it('defaults: 10 s for the handshake and the headers, 30 s for a whole request (the API server’s longest webhook timeout)', () => {
+    assert.deepEqual(SERVING_TIMEOUTS, {
+      handshakeMs: 10_000,
+      headersMs: 10_000,
+      requestMs: 30_000,
+      keepAliveMs: 95_000,
+      checkIntervalMs: 1_000,
+    });
+  });
 });
