@@ -93,8 +93,8 @@ export function renderFrame(f: Frame, columns = 100): string {
   lines.push(`desired ${replicas}   updated ${updated}   ready ${ready}   available ${available}`);
   if (f.type.kind !== 'DaemonSet') {
     const budget = unavailableBudget(f.type, w, replicas);
-    const unavailable =
-      f.pods.filter((p) => !p.metadata.deletionTimestamp && !isPodReady(p)).length + Math.max(0, replicas - f.pods.length);
+    // Unavailable as the controller counts it: desired pods not available (minReadySeconds included).
+    const unavailable = Math.max(0, replicas - available);
     lines.push(`budget maxUnavailable ${budget}: ${Math.min(unavailable, budget)} in use, ${Math.max(0, budget - unavailable)} left`);
   }
   if (w.spec?.updateStrategy?.rollingUpdate?.paused || w.spec?.paused)
