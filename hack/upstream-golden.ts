@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { format } from 'prettier';
 import { kubectl } from '../src/cluster/local-cluster.ts';
 import { DROPIN_OBJECTS } from '../test/harness/dropin-workloads.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
@@ -109,7 +110,8 @@ try {
       }),
     ),
   };
-  writeFileSync(out, JSON.stringify(golden, null, 2) + '\n');
+  // Formatted as `./run.sh lint` checks it.
+  writeFileSync(out, await format(JSON.stringify(golden), { parser: 'json', filepath: out }));
   process.stdout.write(`wrote ${out}\n`);
 } finally {
   await peer.stop();
