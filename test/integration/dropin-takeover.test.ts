@@ -219,13 +219,16 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     return m;
   }
 
-  /** Kruise TS's own webhook configurations go first, then the process (its pod webhook must not outlive it). */
+  /**
+   * The process first, then its webhook configurations at once: a running Kruise TS restores a deleted
+   * configuration immediately (its configuration owner corrects drift), so deleting first does nothing.
+   */
   async function stopKruiseTS(): Promise<void> {
+    if (manager) await stopProcesses([manager.pid], 15_000);
+    manager = undefined;
     for (const kind of ['mutatingwebhookconfiguration', 'validatingwebhookconfiguration']) {
       await kubectl(['delete', kind, `kruise-${kind.replace('webhookconfiguration', '')}-webhook-configuration`, '--ignore-not-found']);
     }
-    if (manager) await stopProcesses([manager.pid], 15_000);
-    manager = undefined;
   }
 
   /** Rolls IMAGE_V2 into every CloneSet of the namespace and returns, per CloneSet, what happened to its pods. */
