@@ -83,8 +83,9 @@ export function planImagePreDownload(input: PreDownloadInput): PreDownloadPlan {
   if (input.partition === 0 && input.maxUnavailable >= input.replicas) return ignore();
   if (!input.canUpdateInPlace) return ignore();
 
-  // Pods name their revision by full name, or by the bare hash (CloneSetShortHash).
-  const hash = input.update.metadata.labels?.[CONTROLLER_REVISION_HASH_KEY] ?? '';
+  // Pods name their revision by full name, or by the bare hash (CloneSetShortHash; Advanced
+  // DaemonSet revisions carry it as controller-revision-hash).
+  const hash = labels[CONTROLLER_REVISION_HASH_KEY] ?? labels[CONTROLLER_REVISION_HASH_LABEL] ?? '';
   // Only the nodes of pods still at an old revision need the new image.
   const podSelector = {
     ...(input.selector.matchLabels ? { matchLabels: { ...input.selector.matchLabels } } : {}),

@@ -12,7 +12,6 @@ import {
   isConflict,
   isNamespaceTerminating,
   CloneSets,
-  ImagePullJobs,
   isNotFound,
   PatchType,
   PersistentVolumeClaims,
@@ -27,8 +26,7 @@ import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import type { PodCondition } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { equalRevision, type ControllerRevision } from '../../util/revision-data.ts';
-import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
-import type { PreDownloadPlan } from '../../util/imagepredownload.ts';
+import { applyPreDownload } from '../imagejobs/predownload.ts';
 import type { CloneSetPlan } from './plan.ts';
 import { podName, type Pod } from './pods.ts';
 import { computeStatus } from './status.ts';
@@ -103,7 +101,14 @@ export class CloneSetExecutor {
     }
 
     // 1b. image pre-download: best effort, as upstream; a failure must not hold the rollout
-    if (plan.preDownload) await this.preDownload(cs, plan.preDownload);
+    if (plan.preDownload) {
+      await applyPreDownload(
+        { client: this.deps.client, log: this.deps.log, resourceVersions: this.deps.resourceVersions },
+        cs,
+        plan.preDownload,
+        (type, reason, note) => this.event(cs, type, reason, note),
+      );
+    }
 
     // 2. PVCs of gone pods
     const podByName = new Map(observed.pods.map((p) => [podName(p), p]));
@@ -181,43 +186,6 @@ export class CloneSetExecutor {
       await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
     return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
-  }
-
-  private async preDownload(cs: Stored<CloneSet>, pd: PreDownloadPlan): Promise<void> {
-    const ns = cs.metadata?.namespace ?? '';
-    for (const job of pd.createJobs) {
-      const name = job.metadata?.name ?? '';
-      try {
-        await this.deps.client.create(ImagePullJobs, job as Stored<ImagePullJob>);
-        this.event(cs, 'Normal', 'CreatedImagePullJob', `created ImagePullJob ${name} for image: ${job.spec?.image}`);
-      } catch (err) {
-        if (isAlreadyExists(err)) continue;
-        this.event(cs, 'Normal', 'FailedCreateImagePullJob', `failed to create ImagePullJob ${name}: ${errMessage(err)}`);
-        // Without the jobs, the revision must not be marked as handled: retry next round.
-        return;
-      }
-    }
-    for (const name of pd.deleteJobs) {
-      try {
-        await ignoreNotFound(this.deps.client.delete(ImagePullJobs, name, { namespace: ns }));
-      } catch (err) {
-        this.deps.log.error({ err: errMessage(err), job: name }, 'failed to delete ImagePullJob');
-      }
-    }
-    if (pd.labelRevision) {
-      const { name, key } = pd.labelRevision;
-      try {
-        const updated = await this.deps.client.patch<ControllerRevision>(
-          ControllerRevisions,
-          name,
-          { metadata: { labels: { [key]: 'true' } } },
-          { namespace: ns, patchType: PatchType.Merge },
-        );
-        this.deps.resourceVersions.expect(updated);
-      } catch (err) {
-        this.deps.log.error({ err: errMessage(err), revision: name }, 'failed to label ControllerRevision for image pre-download');
-      }
-    }
   }
 
   /** The round failed half-way: record FailedScale / FailedUpdate on the status, best effort. */

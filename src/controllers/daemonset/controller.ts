@@ -7,7 +7,7 @@
 import type { DaemonSet } from '../../apis/apps/daemonset.ts';
 import type { Node, OwnerReference, Pod } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
-import { AdvancedDaemonSets, ControllerRevisions, Nodes, Pods, type KubeObject, type Stored } from '../../runtime/client.ts';
+import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods, type KubeObject, type Stored } from '../../runtime/client.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
@@ -30,6 +30,8 @@ export interface DaemonSetCache {
   ownedPods(ds: DaemonSet): Pod[];
   ownedRevisions(ds: DaemonSet): ControllerRevision[];
   nodes(): Node[];
+  /** Names of the ImagePullJobs the DaemonSet controls; undefined when image pre-download is off. */
+  ownedImagePullJobs?(ds: DaemonSet): string[] | undefined;
 }
 
 const FAILED_POD_BACKOFF_INITIAL_MS = 1000;
@@ -147,6 +149,7 @@ export class DaemonSetReconciler {
         features: this.deps.features,
         failedPodBackoff: (node) => this.backoff.remaining(`${ds.metadata.uid}/${node}`),
         randomSuffix: this.deps.randomSuffix,
+        imagePullJobs: this.deps.cache.ownedImagePullJobs?.(ds),
       });
     } catch (err) {
       // A malformed object must not take the controller down or hot-loop it.
@@ -307,6 +310,7 @@ class InformerCache implements DaemonSetCache {
     private readonly pods: SharedIndexInformer<Pod>,
     private readonly revisions: SharedIndexInformer<ControllerRevision>,
     private readonly nodeInformer: SharedIndexInformer<Node>,
+    private readonly imagePullJobs?: SharedIndexInformer<KubeObject>,
   ) {}
 
   getDaemonSet(namespace: string, name: string) {
@@ -330,6 +334,10 @@ class InformerCache implements DaemonSetCache {
   nodes() {
     return this.nodeInformer.lister.list();
   }
+
+  ownedImagePullJobs(ds: DaemonSet) {
+    return this.imagePullJobs && this.owned(this.imagePullJobs, ds).map((j) => j.metadata.name ?? '');
+  }
 }
 
 export const daemonSetController: ControllerSetup = {
@@ -341,7 +349,11 @@ export const daemonSetController: ControllerSetup = {
     const pods = deps.informers.informerFor<Pod>(Pods, scope);
     const revisions = deps.informers.informerFor<ControllerRevision>(ControllerRevisions, scope);
     const nodes = deps.informers.informerFor<Node>(Nodes, {});
-    const cache = new InformerCache(daemonSets, pods, revisions, nodes);
+    // Pre-download jobs are read (to delete them once revisions converge) only with the gate on and
+    // the ImagePullJob CRD installed.
+    const preDownload = deps.features.PreDownloadImageForDaemonSetUpdate && deps.served('ImagePullJob');
+    const imagePullJobs = preDownload ? deps.informers.informerFor<KubeObject>(ImagePullJobs, scope) : undefined;
+    const cache = new InformerCache(daemonSets, pods, revisions, nodes, imagePullJobs);
 
     const expectationOptions = { timeout: deps.expectationTimeoutMs };
     const scaleExpectations = new ScaleExpectations(expectationOptions);
@@ -372,6 +384,9 @@ export const daemonSetController: ControllerSetup = {
     revisions.addEventHandler(handlers.revision);
     nodes.addEventHandler(handlers.node);
 
-    return { run: (signal: AbortSignal) => controller.runAfterSync(signal, [daemonSets, pods, revisions, nodes]) };
+    return {
+      run: (signal: AbortSignal) =>
+        controller.runAfterSync(signal, [daemonSets, pods, revisions, nodes, ...(imagePullJobs ? [imagePullJobs] : [])]),
+    };
   },
 };

@@ -26,6 +26,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { equalRevision, type ControllerRevision } from '../../util/revision-data.ts';
 import type { Pod } from '../../apis/core-objects.ts';
+import { applyPreDownload } from '../imagejobs/predownload.ts';
 import { changedConditions, podUpdatePatch, slowStartBatches } from '../podwrites.ts';
 import type { DaemonSetPlan } from './plan.ts';
 
@@ -74,6 +75,16 @@ export class DaemonSetExecutor {
         { namespace: ns, patchType: PatchType.Merge },
       );
       this.deps.resourceVersions.expect(updated);
+    }
+
+    // Best effort, as upstream: a failed pre-download never holds the rollout.
+    if (plan.preDownload) {
+      await applyPreDownload(
+        { client: this.deps.client, log: this.deps.log, resourceVersions: this.deps.resourceVersions },
+        ds,
+        plan.preDownload,
+        (type, reason, note) => this.event(ds, type, reason, note),
+      );
     }
 
     const podByName = new Map(pods.map((p) => [p.metadata.name ?? '', p]));

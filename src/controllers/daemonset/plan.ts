@@ -14,7 +14,8 @@ import {
 import type { Node, Pod, PodCondition } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { metaTime } from '../../util/clock.ts';
-import { planInPlaceRefresh, planInPlaceUpdate } from '../../util/inplaceupdate.ts';
+import { planImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
+import { canUpdateInPlace, planInPlaceRefresh, planInPlaceUpdate } from '../../util/inplaceupdate.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import {
@@ -52,6 +53,11 @@ export interface PlanInput {
   failedPodBackoff?: (node: string) => number | undefined;
   /** 5-character pod name suffixes (random by default, as the API server's generateName). */
   randomSuffix?: () => string;
+  /**
+   * Names of the ImagePullJobs this DaemonSet controls; given only when image pre-download is on
+   * (gate PreDownloadImageForDaemonSetUpdate).
+   */
+  imagePullJobs?: readonly string[];
 }
 
 export interface InPlaceUpdateAction {
@@ -87,6 +93,8 @@ export interface DaemonSetPlan {
   status: DaemonSetStatus;
   statusChanged: boolean;
   revisionsToDelete: string[];
+  /** Image pre-download for the update revision's new images. */
+  preDownload?: PreDownloadPlan;
   requeueAfterMs?: number;
 }
 
@@ -537,6 +545,10 @@ export function planDaemonSet(input: PlanInput): DaemonSetPlan {
   const placements = new Map(input.nodes.map((n) => [n.metadata.name ?? '', nodeShouldRunDaemonPod(templateSpec, n)]));
   const byNode = nodeToDaemonPods(input.pods);
 
+  if (input.imagePullJobs && !ds.metadata?.deletionTimestamp) {
+    plan.preDownload = preDownloadFor(ds, rev.current, rev.old, input.pods, input.imagePullJobs, input.features);
+  }
+
   if (!ds.metadata?.deletionTimestamp) {
     // In-place updates in flight: finish grace periods, next container batches, InPlaceUpdateReady.
     const now = metaTime(input.now);
@@ -616,4 +628,46 @@ export function planDaemonSet(input: PlanInput): DaemonSetPlan {
   plan.statusChanged = s.changed;
   requeue(s.requeueAfterMs);
   return plan;
+}
+
+/**
+ * Image pre-download (gate PreDownloadImageForDaemonSetUpdate, spec §5.2 / §12.4): the nodes still
+ * running an older revision pull the update revision's new images ahead of an in-place rollout.
+ * The revision compared against is the newest one that live pods still run.
+ */
+function preDownloadFor(
+  ds: DaemonSet,
+  update: ControllerRevision,
+  old: readonly ControllerRevision[],
+  pods: readonly Pod[],
+  jobs: readonly string[],
+  features: PlanInput['features'],
+): PreDownloadPlan {
+  const live = new Set(pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL]));
+  const current = [...old].sort((a, b) => b.revision - a.revision).find((r) => live.has(revisionHash(r))) ?? update;
+  const desired = ds.status?.desiredNumberScheduled ?? 0;
+  const ru = rollingUpdateOf(ds);
+  const hash = revisionHash(update);
+  return planImagePreDownload({
+    owner: {
+      apiVersion: ds.apiVersion ?? 'apps.kruise.io/v1beta1',
+      kind: 'DaemonSet',
+      name: ds.metadata?.name ?? '',
+      uid: ds.metadata?.uid ?? '',
+      namespace: ds.metadata?.namespace ?? '',
+      annotations: ds.metadata?.annotations,
+    },
+    current,
+    update,
+    replicas: desired,
+    partition: partitionOf(ds, desired),
+    maxUnavailable: getScaledValueFromIntOrPercent(ru?.maxUnavailable ?? 1, desired, false),
+    recreate: ru?.rollingUpdateType !== 'InPlaceIfPossible',
+    canUpdateInPlace: canUpdateInPlace(current, update, { envFromMetadata: features.InPlaceUpdateEnvFromMetadata }),
+    selector: ds.spec?.selector ?? {},
+    templateLabels: ds.spec?.template?.metadata?.labels,
+    pullSecrets: (ds.spec?.template?.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter(Boolean),
+    updatedReadyReplicas: ds.status?.updateRevision === hash ? ds.status.updatedNumberScheduled : 0,
+    ownedJobs: [...jobs],
+  });
 }

@@ -498,3 +498,47 @@ describe('planDaemonSet: rolling update', () => {
     assert.deepEqual(plan(ds, nodes(2), pods, [oldRev]).deletePods, ['dup']);
   });
 });
+
+describe('planDaemonSet: image pre-download (PreDownloadImageForDaemonSetUpdate)', () => {
+  const inPlace = (over: object = {}) => ({
+    updateStrategy: {
+      type: 'RollingUpdate' as const,
+      rollingUpdate: { rollingUpdateType: 'InPlaceIfPossible' as const, maxUnavailable: 1, ...over },
+    },
+  });
+  test('an in-place rollout over more than 3 nodes pulls the new image on nodes still at the old revision', () => {
+    const { ds, oldRev, oldHash, newHash } = rolled(inPlace(), { desiredNumberScheduled: 5 });
+    const pods = Array.from({ length: 5 }, (_, i) => pod(`p${i}`, `node-${i}`, oldHash, { inPlaceGate: true }));
+    const p = plan(ds, nodes(5), pods, [oldRev], { imagePullJobs: [] });
+    const job = p.preDownload?.createJobs[0];
+    assert.equal(p.preDownload?.createJobs.length, 1);
+    assert.equal(job?.spec?.image, 'nginx:2.0');
+    assert.equal(job?.metadata?.name, `ds-${newHash}-main`);
+    assert.deepEqual(job?.spec?.podSelector?.matchExpressions, [
+      { key: 'controller-revision-hash', operator: 'NotIn', values: [`ds-${newHash}`, newHash] },
+    ]);
+    assert.deepEqual(p.preDownload?.labelRevision, { name: `ds-${newHash}`, key: 'apps.kruise.io/pre-predownload-created' });
+  });
+  test('Standard (recreate), few nodes, or everything in one batch: the revision is marked ignored', () => {
+    const pods = (hash: string, n: number) => Array.from({ length: n }, (_, i) => pod(`p${i}`, `node-${i}`, hash));
+    const standard = rolled({}, { desiredNumberScheduled: 5 });
+    assert.equal(
+      plan(standard.ds, nodes(5), pods(standard.oldHash, 5), [standard.oldRev], { imagePullJobs: [] }).preDownload?.labelRevision?.key,
+      'apps.kruise.io/image-predownload-ignored',
+    );
+    const few = rolled(inPlace(), { desiredNumberScheduled: 3 });
+    assert.equal(plan(few.ds, nodes(3), pods(few.oldHash, 3), [few.oldRev], { imagePullJobs: [] }).preDownload?.createJobs.length, 0);
+    const oneBatch = rolled(inPlace({ maxUnavailable: '100%' }), { desiredNumberScheduled: 5 });
+    assert.equal(
+      plan(oneBatch.ds, nodes(5), pods(oneBatch.oldHash, 5), [oneBatch.oldRev], { imagePullJobs: [] }).preDownload?.createJobs.length,
+      0,
+    );
+  });
+  test('without the gate (no job list) nothing is planned; once converged the jobs are deleted', () => {
+    const { ds, oldRev, oldHash } = rolled(inPlace(), { desiredNumberScheduled: 5 });
+    const pods = Array.from({ length: 5 }, (_, i) => pod(`p${i}`, `node-${i}`, oldHash, { inPlaceGate: true }));
+    assert.equal(plan(ds, nodes(5), pods, [oldRev]).preDownload, undefined);
+    const done = Array.from({ length: 5 }, (_, i) => pod(`p${i}`, `node-${i}`, hashOf(ds), { inPlaceGate: true }));
+    assert.deepEqual(plan(ds, nodes(5), done, [oldRev], { imagePullJobs: ['old-job'] }).preDownload?.deleteJobs, ['old-job']);
+  });
+});
