@@ -127,7 +127,13 @@ export class StatefulSetReconciler {
     const message = err instanceof Error ? err.message : String(err);
     this.deps.recorder.event(set, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile StatefulSet: ${message}`);
     const conditions = (set.status?.conditions ?? []).filter((c) => c.type !== 'FailedUpdatePod');
-    conditions.push({ type: 'FailedUpdatePod', status: 'True', reason: 'FailedSync', message, lastTransitionTime: metaTime(this.clock.now()) });
+    conditions.push({
+      type: 'FailedUpdatePod',
+      status: 'True',
+      reason: 'FailedSync',
+      message,
+      lastTransitionTime: metaTime(this.clock.now()),
+    });
     try {
       await this.deps.client.updateStatus(AdvancedStatefulSets, {
         ...set,

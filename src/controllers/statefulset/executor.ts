@@ -137,7 +137,10 @@ export class StatefulSetExecutor {
     return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
   }
 
-  private async createRevision(set: Stored<StatefulSet>, rev: ControllerRevision): Promise<'created' | 'collision' | 'namespaceTerminating'> {
+  private async createRevision(
+    set: Stored<StatefulSet>,
+    rev: ControllerRevision,
+  ): Promise<'created' | 'collision' | 'namespaceTerminating'> {
     const key = keyOf(set);
     const name = rev.metadata.name ?? '';
     this.deps.revisionExpectations.expectScale(key, 'create', name);
@@ -218,7 +221,12 @@ export class StatefulSetExecutor {
       } catch (err) {
         if (isNotFound(err)) continue;
         if (!isConflict(err))
-          this.event(set, 'Warning', 'FailedUpdatePodInPlace', `failed to update pod ${u.pod} in-place(revision ${u.revision}): ${errMessage(err)}`);
+          this.event(
+            set,
+            'Warning',
+            'FailedUpdatePodInPlace',
+            `failed to update pod ${u.pod} in-place(revision ${u.revision}): ${errMessage(err)}`,
+          );
         throw err;
       }
     }
@@ -265,7 +273,12 @@ export class StatefulSetExecutor {
       } catch (err) {
         this.deps.scaleExpectations.observeScale(key, 'delete', name);
         if (isNotFound(err)) continue;
-        this.event(set, 'Warning', 'FailedDelete', `delete Pod ${name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`);
+        this.event(
+          set,
+          'Warning',
+          'FailedDelete',
+          `delete Pod ${name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`,
+        );
         throw err;
       }
       this.event(set, 'Normal', 'SuccessfulDelete', `delete Pod ${name} in StatefulSet ${set.metadata.name} successful`);

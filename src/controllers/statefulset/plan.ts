@@ -163,7 +163,9 @@ function retentionRefs(set: StatefulSet, pvc: PersistentVolumeClaim, pod: Pod, c
   const out = refs.filter((r) => !isSetRef(r) && !isPodRef(r));
   const controlled = refs.some((r) => r.kind === 'StatefulSet' && r.uid === uid && r.controller);
   if (policy?.whenDeleted === 'Delete' && !controlled) {
-    out.push(refs.find(isSetRef) ?? { apiVersion: set.apiVersion ?? 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: setName(set), uid });
+    out.push(
+      refs.find(isSetRef) ?? { apiVersion: set.apiVersion ?? 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: setName(set), uid },
+    );
   }
   if (condemned && policy?.whenScaled === 'Delete' && pod.metadata.uid) {
     out.push({ apiVersion: 'v1', kind: 'Pod', name: podName(pod), uid: pod.metadata.uid });
@@ -240,7 +242,8 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
   for (const p of [...slots.filter((p, i): p is Pod => !!p && created.has(i)), ...condemned]) {
     if (isTerminating(p) || isFailedOrSucceeded(p)) continue;
     const { refresh, transition } = refreshPodState(lifecycle, p, updateName, now, isPodAtRevision);
-    if (refresh.pod || refresh.conditions) plan.refreshes.push({ pod: podName(p), updatedPod: refresh.pod, conditions: refresh.conditions });
+    if (refresh.pod || refresh.conditions)
+      plan.refreshes.push({ pod: podName(p), updatedPod: refresh.pod, conditions: refresh.conditions });
     requeue(refresh.delaySeconds);
     if (transition) {
       plan.lifecycleTransitions.push(transition);
@@ -272,12 +275,22 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
   }
 
   // 9. status
-  if ((set.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate' && status.updatedReplicas === status.replicas && status.readyReplicas === status.replicas) {
+  if (
+    (set.spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate' &&
+    status.updatedReplicas === status.replicas &&
+    status.readyReplicas === status.replicas
+  ) {
     status.currentRevision = status.updateRevision;
     status.currentReplicas = status.updatedReplicas;
   }
   if (plan.updateError) {
-    status.conditions = withCondition(status.conditions, { type: 'FailedUpdatePod', status: 'True', reason: 'FailedUpdatePod', message: plan.updateError, lastTransitionTime: now });
+    status.conditions = withCondition(status.conditions, {
+      type: 'FailedUpdatePod',
+      status: 'True',
+      reason: 'FailedUpdatePod',
+      message: plan.updateError,
+      lastTransitionTime: now,
+    });
   }
   plan.status = status;
   plan.statusChanged = JSON.stringify(normaliseStatus(status)) !== JSON.stringify(normaliseStatus(set.status));
@@ -298,7 +311,11 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
       if (created.has(i) && isFailedOrSucceeded(p)) {
         if (!isTerminating(p)) {
           plan.deletePods.push(podName(p));
-          plan.events.push({ type: 'Normal', reason: 'RecreatingFailedPod', message: `StatefulSet ${set.metadata?.namespace}/${name} is recreating failed Pod ${podName(p)}` });
+          plan.events.push({
+            type: 'Normal',
+            reason: 'RecreatingFailedPod',
+            message: `StatefulSet ${set.metadata?.namespace}/${name} is recreating failed Pod ${podName(p)}`,
+          });
         }
         if (monotonic) return true;
         if (consume()) return false;
@@ -307,7 +324,9 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
       if (!created.has(i)) {
         const claims = claimsFor(set, ord, setRefForNewClaims);
         // A claim still owned by a former pod of this ordinal is about to be garbage collected.
-        const stale = claims.some((c) => pvcByName.get(c.metadata?.name ?? '')?.metadata?.ownerReferences?.some((r) => r.kind === 'Pod' && r.name === podName(p)));
+        const stale = claims.some((c) =>
+          pvcByName.get(c.metadata?.name ?? '')?.metadata?.ownerReferences?.some((r) => r.kind === 'Pod' && r.name === podName(p)),
+        );
         if (stale) {
           requeue(1);
           if (monotonic) return true;
@@ -339,7 +358,12 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
         for (const c of claimsFor(set, ord, [])) {
           const pvc = pvcByName.get(c.metadata?.name ?? '');
           const refs = pvc && retentionRefs(set, pvc, p, false);
-          if (pvc && refs) plan.pvcOwnerUpdates.push({ pvc: pvc.metadata?.name ?? '', resourceVersion: pvc.metadata?.resourceVersion, ownerReferences: refs });
+          if (pvc && refs)
+            plan.pvcOwnerUpdates.push({
+              pvc: pvc.metadata?.name ?? '',
+              resourceVersion: pvc.metadata?.resourceVersion,
+              ownerReferences: refs,
+            });
         }
       }
     }
@@ -353,7 +377,12 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
       for (const t of set.spec?.volumeClaimTemplates ?? []) {
         const pvc = pvcByName.get(claimName(t.metadata?.name ?? '', name, ord));
         const refs = pvc && retentionRefs(set, pvc, p, true);
-        if (pvc && refs) plan.pvcOwnerUpdates.push({ pvc: pvc.metadata?.name ?? '', resourceVersion: pvc.metadata?.resourceVersion, ownerReferences: refs });
+        if (pvc && refs)
+          plan.pvcOwnerUpdates.push({
+            pvc: pvc.metadata?.name ?? '',
+            resourceVersion: pvc.metadata?.resourceVersion,
+            ownerReferences: refs,
+          });
       }
     }
   }
@@ -426,7 +455,11 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
             if (step.kind === 'transition' && step.transition) plan.lifecycleTransitions.push(step.transition);
             if (step.kind === 'proceed') {
               plan.inPlaceUpdates.push({ pod: podName(p), revision: updateName, updatedPod: ip.pod, conditions: ip.conditions });
-              plan.events.push({ type: 'Normal', reason: 'SuccessfulUpdatePodInPlace', message: `successfully update pod ${podName(p)} in-place(revision ${updateName})` });
+              plan.events.push({
+                type: 'Normal',
+                reason: 'SuccessfulUpdatePodInPlace',
+                message: `successfully update pod ${podName(p)} in-place(revision ${updateName})`,
+              });
               requeue(ip.delaySeconds);
             }
           } else if (policy === 'InPlaceOnly') {
@@ -514,7 +547,11 @@ export function computeStatus(
 }
 
 /** Per template: pods whose claim holds at least the template's storage request (and of those, the ready ones). */
-function volumeClaimStatus(set: StatefulSet, pods: readonly Pod[], pvcs: readonly PersistentVolumeClaim[]): StatefulSetStatus['volumeClaims'] {
+function volumeClaimStatus(
+  set: StatefulSet,
+  pods: readonly Pod[],
+  pvcs: readonly PersistentVolumeClaim[],
+): StatefulSetStatus['volumeClaims'] {
   const name = setName(set);
   const byName = new Map(pvcs.map((p) => [p.metadata?.name ?? '', p]));
   const storageOf = (x: unknown) => (x === undefined ? undefined : tryParseQuantity(String(x)));

@@ -36,7 +36,8 @@ function sts(spec: Partial<Spec> = {}, image = 'nginx:1.0'): StatefulSet {
   };
 }
 
-const revisionFor = (set: StatefulSet, n = 1): ControllerRevision => chooseRevisions(set, []).update && { ...chooseRevisions(set, []).update, revision: n };
+const revisionFor = (set: StatefulSet, n = 1): ControllerRevision =>
+  chooseRevisions(set, []).update && { ...chooseRevisions(set, []).update, revision: n };
 
 interface PodOpts {
   ready?: boolean;
@@ -66,8 +67,12 @@ function pod(set: StatefulSet, rev: ControllerRevision, ord: number, o: PodOpts 
   return p;
 }
 
-const plan = (set: StatefulSet, revisions: ControllerRevision[], pods: Pod[], o: { pvcs?: PersistentVolumeClaim[]; features?: Partial<FeatureGates> } = {}) =>
-  planStatefulSet({ set, revisions, pods, pvcs: o.pvcs ?? [], now: NOW, features: gates(o.features) });
+const plan = (
+  set: StatefulSet,
+  revisions: ControllerRevision[],
+  pods: Pod[],
+  o: { pvcs?: PersistentVolumeClaim[]; features?: Partial<FeatureGates> } = {},
+) => planStatefulSet({ set, revisions, pods, pvcs: o.pvcs ?? [], now: NOW, features: gates(o.features) });
 
 const names = (l: Array<{ pod: Pod } | string | { pod: string }>) =>
   l.map((x) => (typeof x === 'string' ? x : typeof x.pod === 'string' ? x.pod : x.pod.metadata.name));
@@ -152,7 +157,14 @@ describe('scale (§4.3 step 5, 7)', () => {
     assert.deepEqual(plan(set, [rev], terminating).deletePods, []);
     const par = sts({ replicas: 3, podManagementPolicy: 'Parallel' });
     const prev = revisionFor(par);
-    assert.deepEqual(plan(par, [prev], [0, 1, 2, 3, 4].map((o) => pod(par, prev, o))).deletePods, ['web-4', 'web-3']);
+    assert.deepEqual(
+      plan(
+        par,
+        [prev],
+        [0, 1, 2, 3, 4].map((o) => pod(par, prev, o)),
+      ).deletePods,
+      ['web-4', 'web-3'],
+    );
   });
   it('OrderedReady: an unready condemned pod waits unless it is the first unhealthy pod', () => {
     const set = sts({ replicas: 2 });
@@ -169,7 +181,11 @@ describe('scale (§4.3 step 5, 7)', () => {
   it('reserving an existing ordinal condemns its pod', () => {
     const set = sts({ replicas: 3, podManagementPolicy: 'Parallel', reserveOrdinals: [1] });
     const rev = revisionFor(set);
-    const p = plan(set, [rev], [0, 1, 2].map((o) => pod(set, rev, o)));
+    const p = plan(
+      set,
+      [rev],
+      [0, 1, 2].map((o) => pod(set, rev, o)),
+    );
     assert.deepEqual(p.deletePods, ['web-1']);
     assert.deepEqual(names(p.createPods), ['web-3']);
   });
@@ -204,7 +220,9 @@ describe('PVCs', () => {
     const set = sts({ replicas: 1, volumeClaimTemplates: [vct] });
     const [c] = plan(set, [], []).createPods;
     assert.deepEqual(names(c.pvcs.map((x) => x.metadata!.name!)), ['data-web-0']);
-    assert.deepEqual((c.pod.spec as { volumes?: unknown[] }).volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-web-0' } }]);
+    assert.deepEqual((c.pod.spec as { volumes?: unknown[] }).volumes, [
+      { name: 'data', persistentVolumeClaim: { claimName: 'data-web-0' } },
+    ]);
   });
   it('a Pending pod whose claim was deleted gets it again', () => {
     const set = sts({ replicas: 1, volumeClaimTemplates: [vct] });
@@ -235,7 +253,9 @@ describe('PVCs', () => {
   it('whenDeleted=Delete: claims reference the set', () => {
     const set = sts({ replicas: 1, volumeClaimTemplates: [vct], persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete' } });
     const [c] = plan(set, [], []).createPods;
-    assert.deepEqual(c.pvcs[0].metadata?.ownerReferences, [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'web', uid: 'set-uid' }]);
+    assert.deepEqual(c.pvcs[0].metadata?.ownerReferences, [
+      { apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'web', uid: 'set-uid' },
+    ]);
   });
   it('a claim still owned by a former pod of the ordinal holds the creation', () => {
     const set = sts({ replicas: 1, volumeClaimTemplates: [vct] });
@@ -252,7 +272,8 @@ describe('isCurrentRevisionNeeded (§4.3)', () => {
     status: { currentReplicas } as never,
   });
   const slots = (n: number) => Array.from({ length: n }, () => ({ metadata: { labels: { 'controller-revision-hash': 'old' } } }) as Pod);
-  it('OnDelete ⇒ update revision', () => assert.equal(isCurrentRevisionNeeded(set({ partition: 5 }, 'OnDelete'), 'new', 0, 0, slots(3)), false));
+  it('OnDelete ⇒ update revision', () =>
+    assert.equal(isCurrentRevisionNeeded(set({ partition: 5 }, 'OnDelete'), 'new', 0, 0, slots(3)), false));
   it('no rollingUpdate ⇒ ordinal < start + currentReplicas', () => {
     assert.equal(isCurrentRevisionNeeded(set(undefined, 'RollingUpdate', 2), 'new', 1, 0, slots(3)), true);
     assert.equal(isCurrentRevisionNeeded(set(undefined, 'RollingUpdate', 2), 'new', 2, 0, slots(3)), false);
@@ -270,7 +291,8 @@ describe('isCurrentRevisionNeeded (§4.3)', () => {
 });
 
 describe('sortPodsToUpdate (§4.3)', () => {
-  const mk = (rev: string, lbl: Record<string, string> = {}) => ({ metadata: { labels: { 'controller-revision-hash': rev, ...lbl } } }) as Pod;
+  const mk = (rev: string, lbl: Record<string, string> = {}) =>
+    ({ metadata: { labels: { 'controller-revision-hash': rev, ...lbl } } }) as Pod;
   const f = { PreparingUpdateAsUpdate: false };
   it('ordered: highest ordinals first down to the partition, skipping reserved slots', () => {
     const s = [mk('a'), undefined, mk('a'), mk('a'), mk('a')];
@@ -288,7 +310,11 @@ describe('sortPodsToUpdate (§4.3)', () => {
 
 describe('rolling update (§4.3 step 8)', () => {
   const base = (ru: object, replicas = 6) =>
-    sts({ replicas, podManagementPolicy: 'Parallel', updateStrategy: { type: 'RollingUpdate', rollingUpdate: ru } as Spec['updateStrategy'] });
+    sts({
+      replicas,
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: ru } as Spec['updateStrategy'],
+    });
   function rollout(ru: object, replicas = 6, podOpts: (o: number) => PodOpts = () => ({})) {
     const old = base(ru, replicas);
     const r1 = revisionFor(old, 1);
@@ -316,7 +342,10 @@ describe('rolling update (§4.3 step 8)', () => {
   it('unavailable pods use the budget: with web-5 updating only web-4 goes next', () => {
     const { set, revisions, pods, r2 } = rollout({ podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: 2, partition: 2 });
     pods[5].metadata.labels!['controller-revision-hash'] = r2.metadata.name!;
-    pods[5].status!.conditions = [{ type: 'Ready', status: 'False' }, { type: 'InPlaceUpdateReady', status: 'False' }];
+    pods[5].status!.conditions = [
+      { type: 'Ready', status: 'False' },
+      { type: 'InPlaceUpdateReady', status: 'False' },
+    ];
     pods[5].metadata.labels!['lifecycle.apps.kruise.io/state'] = 'Normal';
     const p = plan(set, revisions, pods);
     assert.deepEqual(names(p.inPlaceUpdates), ['web-4']);
@@ -394,9 +423,15 @@ describe('rolling update (§4.3 step 8)', () => {
     });
     p5.spec!.containers[0].image = 'nginx:2.0';
     p5.status!.containerStatuses = [{ name: 'main', image: 'nginx:2.0', imageID: 'id-2', ready: true } as never];
-    p5.status!.conditions = [{ type: 'Ready', status: 'False' }, { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' }];
+    p5.status!.conditions = [
+      { type: 'Ready', status: 'False' },
+      { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate' },
+    ];
     const p = plan(set, revisions, pods);
-    assert.deepEqual(p.refreshes.map((r) => [r.pod, r.conditions?.find((c) => c.type === 'InPlaceUpdateReady')?.status]), [['web-5', 'True']]);
+    assert.deepEqual(
+      p.refreshes.map((r) => [r.pod, r.conditions?.find((c) => c.type === 'InPlaceUpdateReady')?.status]),
+      [['web-5', 'True']],
+    );
     assert.deepEqual(
       p.lifecycleTransitions.map((t) => [t.pod, t.to]),
       [['web-5', 'Normal']],
