@@ -91,6 +91,16 @@ export class StatefulSetExecutor {
         );
       }
       for (const pvc of plan.createPVCs) await this.createClaim(ns, pvc);
+      for (const r of plan.pvcResizes) {
+        await ignoreNotFound(
+          this.deps.client.patch(
+            PersistentVolumeClaims,
+            r.pvc,
+            { spec: { resources: { requests: { storage: r.storage } } } },
+            { namespace: ns, patchType: PatchType.Merge },
+          ),
+        );
+      }
 
       // 3. pod writes
       await this.writePods(set, plan, podByName);

@@ -100,6 +100,8 @@ export interface StatefulSetPlan {
   createPVCs: PersistentVolumeClaim[];
   deletePods: string[];
   pvcOwnerUpdates: PvcOwnerUpdate[];
+  /** volumeClaimUpdateStrategy OnPodRollingUpdate: claims whose storage request grows to the template's. */
+  pvcResizes: Array<{ pvc: string; storage: string }>;
   labelPatches: Array<{ pod: string; labels: Record<string, string> }>;
   lifecycleTransitions: LifecycleTransition[];
   refreshes: PodRefresh[];
@@ -199,6 +201,7 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
     createPVCs: [],
     deletePods: [],
     pvcOwnerUpdates: [],
+    pvcResizes: [],
     labelPatches: [],
     lifecycleTransitions: [],
     refreshes: [],
@@ -405,10 +408,14 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
   function rollingUpdate(): void {
     if (rolling?.paused) return;
     const maxUnavailable = Math.max(1, getScaledValueFromIntOrPercent(rolling?.maxUnavailable ?? 1, replicas, false));
+    const resizeClaims = features.StatefulSetAutoResizePVCGate && set.spec?.volumeClaimUpdateStrategy?.type === 'OnPodRollingUpdate';
+    const claimState = (i: number) => (resizeClaims ? claimsToResize(set, range.start + i, pvcByName) : { grow: [], resizing: false });
     const unavailable = new Set<string>();
     slots.forEach((p, i) => {
       if (!p) return;
+      const claims = claimState(i);
       if (!created.has(i) || !isHealthy(p) || checkInPlaceUpdateCompleted(p) !== undefined) unavailable.add(podName(p));
+      else if (claims.resizing) unavailable.add(podName(p));
       else if (!isRunningAndAvailable(p, minReadySeconds, nowMs)) {
         unavailable.add(podName(p));
         requeue(secondsUntilAvailable(p, minReadySeconds, nowMs));
@@ -429,8 +436,17 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
     const policy = rolling?.podUpdatePolicy ?? 'ReCreate';
     for (const i of sortPodsToUpdate(rolling, updateName, replicas, slots, features)) {
       const p = slots[i]!;
-      if (!created.has(i) || isPodAtRevision(p, updateName)) continue;
+      const claims = claimState(i);
+      const claimsCompatible = claims.grow.length === 0 && !claims.resizing;
+      if (!created.has(i) || (isPodAtRevision(p, updateName) && claimsCompatible)) continue;
       if (unavailable.size >= maxUnavailable && !unavailable.has(podName(p))) break;
+      if (!claimsCompatible) {
+        // OnPodRollingUpdate: grow the pod's claims first; the pod is updated once they are resized.
+        plan.pvcResizes.push(...claims.grow);
+        unavailable.add(podName(p));
+        continue;
+      }
+      if (isPodAtRevision(p, updateName)) continue;
       if (!specified.has(podName(p)) && !isTerminating(p)) {
         let inPlace = false;
         if (policy !== 'ReCreate') {
@@ -473,6 +489,33 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
       unavailable.add(podName(p));
     }
   }
+}
+
+/**
+ * OnPodRollingUpdate: the claims of `ordinal` whose storage request is below the template's (to
+ * grow), and whether one has been grown but its capacity does not show it yet.
+ */
+export function claimsToResize(
+  set: StatefulSet,
+  ordinal: number,
+  pvcs: ReadonlyMap<string, PersistentVolumeClaim>,
+): { grow: Array<{ pvc: string; storage: string }>; resizing: boolean } {
+  const grow: Array<{ pvc: string; storage: string }> = [];
+  let resizing = false;
+  for (const t of set.spec?.volumeClaimTemplates ?? []) {
+    const want = t.spec?.resources?.requests?.storage;
+    const wantQ = want === undefined ? undefined : tryParseQuantity(String(want));
+    const pvc = pvcs.get(claimName(t.metadata?.name ?? '', setName(set), ordinal));
+    if (!wantQ || !pvc) continue;
+    const requested = tryParseQuantity(String(pvc.spec?.resources?.requests?.storage ?? '0'));
+    if (!requested || compareQuantity(requested, wantQ) < 0) {
+      grow.push({ pvc: pvc.metadata?.name ?? '', storage: String(want) });
+      continue;
+    }
+    const capacity = tryParseQuantity(String(pvc.status?.capacity?.storage ?? '0'));
+    if (!capacity || compareQuantity(capacity, wantQ) < 0) resizing = true;
+  }
+  return { grow, resizing };
 }
 
 type Condition = NonNullable<StatefulSetStatus['conditions']>[number];

@@ -439,6 +439,49 @@ describe('rolling update (§4.3 step 8)', () => {
   });
 });
 
+describe('volumeClaimUpdateStrategy OnPodRollingUpdate (gate StatefulSetAutoResizePVCGate)', () => {
+  const vct = (storage: string) => ({ metadata: { name: 'data' }, spec: { resources: { requests: { storage } } } });
+  const claim = (o: number, requested: string, capacity: string) => ({
+    metadata: { name: `data-web-${o}` },
+    spec: { resources: { requests: { storage: requested } } },
+    status: { capacity: { storage: capacity } },
+  });
+  function setup() {
+    const old = sts({ replicas: 2, podManagementPolicy: 'Parallel', volumeClaimTemplates: [vct('1Gi')] });
+    const r1 = revisionFor(old, 1);
+    const set = sts(
+      {
+        replicas: 2,
+        podManagementPolicy: 'Parallel',
+        volumeClaimTemplates: [vct('2Gi')],
+        volumeClaimUpdateStrategy: { type: 'OnPodRollingUpdate' },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: 1 } },
+      },
+      'nginx:2.0',
+    );
+    const r2 = revisionFor(set, 2);
+    return { set, revisions: [r1, r2], pods: [pod(old, r1, 0), pod(old, r1, 1)] };
+  }
+  const on = { StatefulSetAutoResizePVCGate: true };
+  it('grows the target claim first, and updates the pod only once the capacity shows it', () => {
+    const { set, revisions, pods } = setup();
+    let p = plan(set, revisions, pods, { pvcs: [claim(0, '1Gi', '1Gi'), claim(1, '1Gi', '1Gi')], features: on });
+    assert.deepEqual(p.pvcResizes, [{ pvc: 'data-web-1', storage: '2Gi' }]);
+    assert.deepEqual(p.inPlaceUpdates, []);
+    p = plan(set, revisions, pods, { pvcs: [claim(0, '1Gi', '1Gi'), claim(1, '2Gi', '1Gi')], features: on });
+    assert.deepEqual(p.pvcResizes, []);
+    assert.deepEqual(p.inPlaceUpdates, [], 'web-1 waits for its resize and holds the budget');
+    p = plan(set, revisions, pods, { pvcs: [claim(0, '1Gi', '1Gi'), claim(1, '2Gi', '2Gi')], features: on });
+    assert.deepEqual(names(p.inPlaceUpdates), ['web-1']);
+  });
+  it('without the gate claims are left alone', () => {
+    const { set, revisions, pods } = setup();
+    const p = plan(set, revisions, pods, { pvcs: [claim(0, '1Gi', '1Gi'), claim(1, '1Gi', '1Gi')] });
+    assert.deepEqual(p.pvcResizes, []);
+    assert.deepEqual(names(p.inPlaceUpdates), ['web-1']);
+  });
+});
+
 describe('status (§4.3 step 9)', () => {
   it('counts replicas, ready, available, current, updated; completes the rollout when all are updated and ready', () => {
     const set = sts({ replicas: 2 });
