@@ -192,4 +192,42 @@ describe('Advanced StatefulSet', { concurrency: 3 }, () => {
     await client.delete(PersistentVolumeClaims, 'data-claims-1', { namespace: ns });
     await waitFor('data-claims-1 recreated', async () => JSON.stringify(await claimNames()) === '["data-claims-1"]', 30_000);
   });
+
+  test('preDelete hook holds a scaled-away pod in PreparingDelete until released; specified-delete recreates a pod under its name', async () => {
+    const manifest = stsManifest('hooks', {
+      replicas: 2,
+      podManagementPolicy: 'Parallel',
+      lifecycle: { preDelete: { labelsHandler: { hold: 'true' } } },
+    });
+    (manifest.spec.template.metadata as { labels: Record<string, string> }).labels.hold = 'true';
+    await apply(manifest, ns);
+    await waitOrdinals(client, ns, 'hooks', [0, 1]);
+
+    await patchSpec('hooks', { replicas: 1 });
+    await waitFor('hooks-1 in PreparingDelete', async () => {
+      const p = (await allPods(client, ns, 'hooks')).find((x) => x.metadata.name === 'hooks-1');
+      return p?.metadata.labels?.['lifecycle.apps.kruise.io/state'] === 'PreparingDelete' && !p.metadata.deletionTimestamp;
+    });
+    await sleep(1500);
+    assert.ok(
+      (await podsOf(client, ns, 'hooks')).some((p) => p.metadata.name === 'hooks-1'),
+      'a hooked pod is not deleted',
+    );
+    await kubectl(['-n', ns, 'label', 'pod', 'hooks-1', 'hold-']);
+    await waitOrdinals(client, ns, 'hooks', [0]);
+
+    const before = (await podsOf(client, ns, 'hooks'))[0];
+    await kubectl(['-n', ns, 'label', 'pod', 'hooks-0', 'hold-', 'apps.kruise.io/specified-delete=true']);
+    await waitFor(
+      'hooks-0 recreated',
+      async () => {
+        const pods = await podsOf(client, ns, 'hooks');
+        return pods.length === 1 && pods[0].metadata.uid !== before.metadata.uid && isReady(pods[0]);
+      },
+      60_000,
+    );
+    const [after] = await podsOf(client, ns, 'hooks');
+    assert.equal(after.metadata.name, 'hooks-0');
+    assert.equal(after.metadata.labels?.['apps.kruise.io/specified-delete'], undefined);
+  });
 });
