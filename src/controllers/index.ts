@@ -7,11 +7,13 @@ import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
+import { statefulSetController } from './statefulset/controller.ts';
 import type { ControllerSetup } from './types.ts';
 
 export const allControllers: readonly ControllerSetup[] = [
   cloneSetController,
   daemonSetController,
+  statefulSetController,
   nodeImageController,
   imagePullJobController,
   imageListPullJobController,

@@ -1,4 +1,4 @@
-// Pod writes shared by the workload controllers (CloneSet, Advanced DaemonSet, …): the
+// Pod writes shared by the workload controllers (CloneSet, Advanced StatefulSet, Advanced DaemonSet, …): the
 // strategic-merge patches for in-place updates and pod conditions, and slow-start creation batches.
 
 import type { Pod, PodCondition } from '../apis/core-objects.ts';

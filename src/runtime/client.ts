@@ -117,6 +117,7 @@ export function kruiseResource(kind: string, group: string = APPS_GROUP): Resour
 export const CloneSets = kruiseResource('CloneSet');
 /** apps.kruise.io DaemonSet (`DaemonSets` is apps/v1's). */
 export const AdvancedDaemonSets = kruiseResource('DaemonSet');
+export const AdvancedStatefulSets = kruiseResource('StatefulSet');
 export const ContainerRecreateRequests = kruiseResource('ContainerRecreateRequest');
 export const ImagePullJobs = kruiseResource('ImagePullJob');
 export const ImageListPullJobs = kruiseResource('ImageListPullJob');

@@ -222,3 +222,43 @@ export function templateFromRevision(rev: ControllerRevision): PodTemplateSpec {
   delete template.$patch;
   return template as PodTemplateSpec;
 }
+
+/** A workload that records its pod template in ControllerRevisions (Advanced StatefulSet, …). */
+export interface TemplateOwner {
+  apiVersion?: string;
+  kind: string;
+  metadata?: { name?: string; namespace?: string; uid?: string; annotations?: Record<string, string> };
+  template?: PodTemplateSpec;
+}
+
+/**
+ * history.NewControllerRevision as upstream StatefulSet's newRevision: the data is the template as a
+ * "replace" patch (the same bytes as CloneSet's), labels = template labels + hash, annotations = the
+ * owner's annotations, controller ownerReference, name `<owner>-<hash>`.
+ */
+export function newTemplateRevision(owner: TemplateOwner, revision: number, collisionCount?: number | null): ControllerRevision {
+  const data = marshalGoJSON({ spec: { template: { ...normalisePodTemplate(owner.template), $patch: 'replace' } } });
+  const name = owner.metadata?.name ?? '';
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ControllerRevision',
+    metadata: {
+      name: controllerRevisionName(name, data, collisionCount),
+      namespace: owner.metadata?.namespace,
+      labels: { ...(owner.template?.metadata?.labels ?? {}), [CONTROLLER_REVISION_HASH_KEY]: hashControllerRevision(data, collisionCount) },
+      annotations: { ...(owner.metadata?.annotations ?? {}) },
+      ownerReferences: [
+        {
+          apiVersion: owner.apiVersion ?? 'apps.kruise.io/v1beta1',
+          kind: owner.kind,
+          name,
+          uid: owner.metadata?.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    data: JSON.parse(data),
+    revision,
+  };
+}

@@ -6,12 +6,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pods, CloneSets } from '../../src/runtime/client.ts';
-import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
-import type { Pod } from '../../src/controllers/cloneset/pods.ts';
+import { CloneSets } from '../../src/runtime/client.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
+import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
 
 // 3 nodes: room for 200 pods plus surge at 110 pods a node.
 const cluster = new OwnCluster(`${TEST_CLUSTER}-cs-restart`, 3);
@@ -89,70 +88,6 @@ test('a manager SIGKILLed mid-rollout is restarted and completes it with no extr
   assert.equal(all.trim().split('\n').length, 12, `pods in the API (terminating included): ${all}`);
 });
 
-/**
- * Every state of the CloneSet's pods, event by event, as a pod watch sees them: a violation of the
- * rollout bounds at any moment is recorded with what was seen.
- */
-class PodBoundsWatcher {
-  private readonly pods = new Map<string, Pod>();
-  readonly violations: string[] = [];
-  events = 0;
-  maxActive = 0;
-  minReady = Number.MAX_SAFE_INTEGER;
-  maxNotReady = 0;
-  private readonly abort = new AbortController();
-  private factory: SharedInformerFactory;
-
-  constructor(
-    ns: string,
-    selector: string,
-    private readonly bounds: { maxActive: number; minReady: number; maxNotReady: number },
-  ) {
-    this.factory = new SharedInformerFactory(client, {});
-    const informer = this.factory.informerFor<Pod>(Pods, { namespace: ns, labelSelector: selector });
-    const seen = (p: Pod, initial = false) => {
-      this.pods.set(p.metadata.name!, p);
-      // The initial list arrives one pod at a time: only the whole of it is a state.
-      if (!initial) this.check(`${p.metadata.name} rv ${p.metadata.resourceVersion}`);
-    };
-    informer.addEventHandler({
-      onAdd: (p, initial) => seen(p, initial),
-      onUpdate: (_old, p) => seen(p),
-      onDelete: (o) => {
-        const p = unwrapDeleted(o);
-        this.pods.delete(p.metadata.name!);
-        this.check(`${p.metadata.name} deleted`);
-      },
-    });
-  }
-
-  async start(): Promise<void> {
-    this.factory.start(this.abort.signal);
-    await this.factory.waitForCacheSync(this.abort.signal);
-    await waitFor('the pod watch to deliver the initial list', async () => this.pods.size > 0, 10_000, 20);
-    this.check('the initial list');
-  }
-
-  private check(what: string): void {
-    this.events++;
-    const active = [...this.pods.values()].filter((p) => !p.metadata.deletionTimestamp);
-    const ready = active.filter(isReady).length;
-    const notReady = active.length - ready;
-    this.maxActive = Math.max(this.maxActive, active.length);
-    this.minReady = Math.min(this.minReady, ready);
-    this.maxNotReady = Math.max(this.maxNotReady, notReady);
-    const b = this.bounds;
-    if (active.length > b.maxActive || ready < b.minReady || notReady > b.maxNotReady) {
-      if (this.violations.length < 20)
-        this.violations.push(`after ${what}: ${active.length} active, ${ready} ready, ${notReady} not ready`);
-    }
-  }
-
-  stop(): void {
-    this.abort.abort();
-  }
-}
-
 test(
   '200-pod ReCreate rollout with maxSurge/maxUnavailable 10% survives several SIGKILLs: bounds hold throughout, no extra or missing pods',
   { timeout: 300_000 },
@@ -167,7 +102,7 @@ test(
     await waitSettled(client, ns, 'chaos', replicas, { timeoutMs: 120_000 });
     const oldNames = new Set((await podsOf(client, ns, 'chaos')).map((p) => p.metadata.name!));
 
-    const watcher = new PodBoundsWatcher(ns, 'app=chaos', {
+    const watcher = new PodBoundsWatcher(client, ns, 'app=chaos', {
       maxActive: replicas + surge,
       minReady: replicas - unavailable,
       maxNotReady: unavailable + surge,

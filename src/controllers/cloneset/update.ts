@@ -3,7 +3,7 @@
 // marking them specified-delete so that Scale replaces them.
 
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
-import type { UpdatePriorityStrategy, UpdateScatterStrategy } from '../../apis/apps/pub.ts';
+import type { UpdateScatterStrategy } from '../../apis/apps/pub.ts';
 import {
   CONTROLLER_REVISION_HASH_LABEL,
   LIFECYCLE_STATE_LABEL,
@@ -13,22 +13,11 @@ import {
   SPECIFIED_DELETE_LABEL,
 } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
-import {
-  checkInPlaceUpdateCompleted,
-  getInPlaceUpdateGrace,
-  planInPlaceRefresh,
-  planInPlaceUpdate,
-  type InPlaceRefreshPlan,
-} from '../../util/inplaceupdate.ts';
-import {
-  getPodLifecycleState,
-  isPodAllHooked,
-  isPodHooked,
-  planLifecycleTransition,
-  type LifecycleTransition,
-} from '../../util/lifecycle.ts';
+import { getInPlaceUpdateGrace, planInPlaceUpdate } from '../../util/inplaceupdate.ts';
+import { getPodLifecycleState, type LifecycleTransition } from '../../util/lifecycle.ts';
+import { inPlaceHookStep, refreshPodState } from '../../util/workload-lifecycle.ts';
+import { sortByPriority } from '../../util/update-priority.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
-import { matchesLabelSelector } from '../../util/labelselector.ts';
 import { compareActivePods } from '../../util/pod.ts';
 import { shortHash } from '../../util/revision.ts';
 import { canVolumeClaimTemplatesUpdateInPlace, type ControllerRevision } from '../../util/revision-data.ts';
@@ -86,44 +75,7 @@ export interface UpdateInput {
 // ---------------------------------------------------------------------------------------------
 // Ordering
 
-const trailingInt = (v: string): number => {
-  const m = /(\d+)$/.exec(v);
-  return m ? Number(m[1]) : 0;
-};
-
-/** priorityStrategy: weight (sum of matching terms) descending, or orderPriority; ties by pod index descending. */
-export function sortByPriority(strategy: UpdatePriorityStrategy | undefined, pods: readonly Pod[], indexes: number[]): number[] {
-  const weights = strategy?.weightPriority ?? [];
-  const orders = strategy?.orderPriority ?? [];
-  if (weights.length === 0 && orders.length === 0) return indexes;
-  const weightOf = (p: Pod) =>
-    weights.reduce((w, term) => {
-      try {
-        return matchesLabelSelector(term.matchSelector, p.metadata.labels) ? w + term.weight : w;
-      } catch {
-        return w;
-      }
-    }, 0);
-  const orderOf = (p: Pod): [number, number] => {
-    for (let i = 0; i < orders.length; i++) {
-      const v = p.metadata.labels?.[orders[i].orderedKey];
-      if (v !== undefined) return [i, trailingInt(v)];
-    }
-    return [-1, 0];
-  };
-  return [...indexes].sort((a, b) => {
-    if (weights.length > 0) {
-      const d = weightOf(pods[b]) - weightOf(pods[a]);
-      if (d !== 0) return d;
-    } else {
-      const [la, oa] = orderOf(pods[a]);
-      const [lb, ob] = orderOf(pods[b]);
-      if (la !== lb) return la - lb;
-      if (oa !== ob) return ob - oa;
-    }
-    return b - a;
-  });
-}
+export { sortByPriority };
 
 function scatterGroup(matched: number, unmatched: number) {
   const groupNum = Math.min(matched, unmatched);
@@ -258,37 +210,8 @@ function writeRevisionLabels(features: FeatureGates) {
 }
 
 /** refreshPodState: in-place progress plus the lifecycle transition it allows. */
-function refreshPod(
-  cs: CloneSet,
-  pod: Pod,
-  updateRevision: string,
-  now: string,
-): { refresh: InPlaceRefreshPlan; transition?: LifecycleTransition } {
-  const refresh = planInPlaceRefresh(pod, { now, isPodAtRevision });
-  const lifecycle = cs.spec?.lifecycle;
-  const inPlaceHook = lifecycle?.inPlaceUpdate;
-  const afterUpdate = () => (lifecycle && !isPodAllHooked(inPlaceHook, pod) ? LifecycleState.Updated : LifecycleState.Normal);
-  let state: LifecycleState | undefined;
-  switch (getPodLifecycleState(pod)) {
-    case LifecycleState.PreparingNormal:
-      if (lifecycle?.preNormal) {
-        if (isPodAllHooked(lifecycle.preNormal, pod)) state = LifecycleState.Normal;
-      } else if (pod.spec?.nodeName || pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True')) {
-        state = LifecycleState.Normal;
-      }
-      break;
-    case LifecycleState.PreparingUpdate:
-      if (isPodAtRevision(pod, updateRevision)) state = afterUpdate();
-      break;
-    case LifecycleState.Updating:
-      if (checkInPlaceUpdateCompleted(pod) === undefined) state = afterUpdate();
-      break;
-    case LifecycleState.Updated:
-      if (!inPlaceHook || isPodAllHooked(inPlaceHook, pod)) state = LifecycleState.Normal;
-      break;
-  }
-  const transition = state ? planLifecycleTransition(pod, state, { now, markPodNotReady: !!inPlaceHook?.markPodNotReady }) : undefined;
-  return { refresh, transition };
+function refreshPod(cs: CloneSet, pod: Pod, updateRevision: string, now: string) {
+  return refreshPodState(cs.spec?.lifecycle, pod, updateRevision, now, isPodAtRevision);
 }
 
 type PodUpdateOutcome =
@@ -322,32 +245,8 @@ function updatePod(input: UpdateInput, pod: Pod, target: ControllerRevision, now
         })
       : undefined;
     if (plan) {
-      const hook = cs.spec?.lifecycle?.inPlaceUpdate;
-      const state = getPodLifecycleState(pod);
-      switch (state) {
-        case '':
-        case LifecycleState.PreparingNormal:
-        case LifecycleState.Normal:
-          if (hook && isPodHooked(hook, pod)) {
-            return {
-              kind: 'transition',
-              transition: planLifecycleTransition(pod, LifecycleState.PreparingUpdate, { now, markPodNotReady: !!hook.markPodNotReady }),
-            };
-          }
-          break;
-        case LifecycleState.Updated:
-          return {
-            kind: 'transition',
-            transition: hook ? planLifecycleTransition(pod, LifecycleState.PreparingUpdate, { now, handler: hook }) : undefined,
-          };
-        case LifecycleState.PreparingUpdate:
-          if (hook && isPodHooked(hook, pod)) return { kind: 'wait' };
-          break;
-        case LifecycleState.Updating:
-          break;
-        default:
-          return { kind: 'error', message: `not allowed to in-place update pod ${podName(pod)} in state ${state}` };
-      }
+      const step = inPlaceHookStep(cs.spec?.lifecycle?.inPlaceUpdate, pod, now);
+      if (step.kind !== 'proceed') return step;
       return {
         kind: 'inPlace',
         action: { pod: podName(pod), revision: target.metadata.name ?? '', updatedPod: plan.pod, conditions: plan.conditions },

@@ -68,10 +68,19 @@ test('servedKruiseKinds: a kind counts when its CRD is Established and serves th
 });
 
 test('every controller names the kinds it needs; with all CRDs served and default gates the ungated ones run', () => {
-  const served = new Set(['CloneSet', 'DaemonSet', 'ContainerRecreateRequest', 'ImagePullJob', 'ImageListPullJob', 'NodeImage']);
+  const served = new Set([
+    'CloneSet',
+    'StatefulSet',
+    'DaemonSet',
+    'ContainerRecreateRequest',
+    'ImagePullJob',
+    'ImageListPullJob',
+    'NodeImage',
+  ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
   assert.ok(sel.run.some((c) => c.name === 'daemonset'));
+  assert.ok(sel.run.some((c) => c.name === 'statefulset'));
   assert.ok(
     sel.skipped.every((s) => s.reason.startsWith('feature gate')),
     JSON.stringify(sel.skipped),

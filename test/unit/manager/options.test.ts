@@ -24,12 +24,13 @@ test('sync period, cache-sync and webhook-initialize timeouts: defaults and Go d
 });
 
 test('--<name>-workers exists for every running controller and for no other', () => {
-  const cfg = parse(['--cloneset-workers=7', '--crr-workers', '2']);
+  const cfg = parse(['--cloneset-workers=7', '--crr-workers', '2', '--statefulset-workers=4']);
   assert.deepEqual(Object.keys(cfg.workers).sort(), allControllers.map((c) => c.workersFlag ?? c.name).sort());
   assert.equal(cfg.workers.cloneset, 7);
   assert.equal(cfg.workers.crr, 2);
   assert.equal(cfg.workers.podreadiness, 3);
-  assert.throws(() => parse(['--statefulset-workers=3']), /unknown option/);
+  assert.equal(cfg.workers.statefulset, 4);
+  assert.throws(() => parse(['--uniteddeployment-workers=3']), /unknown option/);
 });
 
 test('webhook client mode: service in a pod without a kubeconfig, url outside; the bind host follows', () => {

@@ -1,0 +1,34 @@
+// Measurements the workload benchmarks share: a process's CPU seconds and RSS from /proc, and the
+// API server's write counters (apiserver_request_total) by verb and resource.
+import { readFileSync } from 'node:fs';
+import { kubectl, type ClusterState } from '../src/cluster/local-cluster.ts';
+
+const CLK_TCK = 100;
+
+export function cpuSeconds(pid: number): number {
+  // Fields after the parenthesised command: utime and stime are fields 14 and 15 of the whole line.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+}
+
+export function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+export type Writes = Map<string, number>;
+
+/** Write requests so far, keyed `VERB resource[/subresource]`. */
+export async function writes(s: ClusterState): Promise<Writes> {
+  const text = await kubectl(s, ['get', '--raw', '/metrics']);
+  const out: Writes = new Map();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (!['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY'].includes(labels.verb)) continue;
+    const key = `${labels.verb} ${labels.group ? labels.group + '/' : ''}${labels.resource}${labels.subresource ? '/' + labels.subresource : ''}`;
+    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
+}

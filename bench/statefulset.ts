@@ -1,0 +1,250 @@
+// Advanced StatefulSet benchmark (figures printed, never asserted), on a dedicated local cluster
+// with a Kruise TS manager child process, Parallel pod management:
+//   - scale-up 0 → N (default 500) until every pod is Ready and the status says so;
+//   - in-place image rollout (InPlaceIfPossible, maxUnavailable 10%);
+//   - with --chaos K: a ReCreate rollout (maxUnavailable 10%) during which the manager is SIGKILLed
+//     K times at random moments and restarted; polled every 100 ms for the budget (ready pods
+//     never below N − 10%) and, at the end, for exactly ordinals 0..N−1.
+// For each phase: wall time, manager CPU seconds (summed over restarts) and API writes per pod
+// (apiserver_request_total deltas; pods POST/PATCH, statefulsets, controllerrevisions are the
+// manager's alone; pods/status PATCH and pods DELETE are shared with KWOK, events with the scheduler).
+// Usage: node --import tsx bench/statefulset.ts [--replicas 500] [--nodes 6] [--chaos 0]
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
+import { startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
+import { repoRoot } from '../src/cluster/binaries.ts';
+import { installCRDs } from '../src/manager/crds.ts';
+import { AdvancedStatefulSets, fromKubeconfigFile, Pods, type KubeObject } from '../src/runtime/client.ts';
+import { cpuSeconds, rssMiB, writes, type Writes } from './measure.ts';
+
+const { values } = parseArgs({
+  options: {
+    replicas: { type: 'string', default: '500' },
+    nodes: { type: 'string', default: '6' },
+    chaos: { type: 'string', default: '0' },
+  },
+});
+const replicas = Number(values.replicas);
+const kills = Number(values.chaos);
+const name = `bench-asts-${process.pid}`;
+const ns = 'default';
+
+const { state } = await up({ name, nodes: Number(values.nodes), log: () => undefined });
+const client = fromKubeconfigFile(state.kubeconfig, { qps: 1000, burst: 1000 });
+const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
+let manager: Started | undefined;
+let cpuOfDeadManagers = 0;
+
+const MANAGER_ONLY =
+  /^(POST|PATCH) pods$|^(PUT|PATCH|POST) apps\.kruise\.io\/statefulsets|^POST apps\/controllerrevisions$|^(POST|PATCH) persistentvolumeclaims$/;
+const EVENTS = /^(POST|PATCH) events\.k8s\.io\/events$/;
+const SHARED = /^PATCH pods\/status$|^DELETE pods$/;
+
+function delta(before: Writes, after: Writes) {
+  const d = new Map<string, number>();
+  for (const [k, v] of after) if (v - (before.get(k) ?? 0) > 0) d.set(k, v - (before.get(k) ?? 0));
+  const sum = (re: RegExp) => [...d].filter(([k]) => re.test(k)).reduce((a, [, v]) => a + v, 0);
+  return { manager: sum(MANAGER_ONLY), shared: sum(SHARED), events: sum(EVENTS), detail: d };
+}
+
+function startManager(): Started {
+  manager = startProcess(
+    'kruise-manager',
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(repoRoot, 'src/cli/kruise.ts'),
+      'start',
+      '--kubeconfig',
+      state.kubeconfig,
+      '--webhook-port',
+      '0',
+      '--enable-leader-election=false',
+      '--metrics-addr',
+      '0',
+      '--health-probe-addr',
+      '0',
+    ],
+    logFile,
+    { ...process.env, KRUISE_LOG_LEVEL: 'warn' },
+  );
+  return manager;
+}
+
+const managerCpu = () => cpuOfDeadManagers + (manager ? cpuSeconds(manager.pid) : 0);
+
+interface Status {
+  observedGeneration?: number;
+  replicas?: number;
+  readyReplicas?: number;
+  updatedReadyReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+}
+type PodLike = KubeObject & {
+  spec: { containers: Array<{ image: string }> };
+  status?: { conditions?: Array<{ type: string; status: string }> };
+};
+const isReady = (p: PodLike) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+async function listPods(): Promise<PodLike[]> {
+  return (await client.list<PodLike>(Pods, { namespace: ns, labelSelector: 'app=bench' })).items;
+}
+
+async function settled(image: string): Promise<void> {
+  for (;;) {
+    const set = await client.get<KubeObject & { status?: Status }>(AdvancedStatefulSets, 'bench', { namespace: ns });
+    const s = set.status ?? {};
+    if (
+      s.observedGeneration === set.metadata.generation &&
+      s.replicas === replicas &&
+      s.readyReplicas === replicas &&
+      s.updatedReadyReplicas === replicas &&
+      s.currentRevision === s.updateRevision
+    ) {
+      const pods = await listPods();
+      const names = new Set(pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name));
+      const expected = Array.from({ length: replicas }, (_, i) => `bench-${i}`);
+      if (pods.length === replicas && expected.every((n) => names.has(n)) && pods.every((p) => p.spec.containers[0].image === image))
+        return;
+    }
+    if (manager?.exited) throw new Error(`manager exited: ${tail(logFile, 20)}`);
+    await sleep(250);
+  }
+}
+
+const rows: Array<{
+  phase: string;
+  seconds: number;
+  cpu: number;
+  manager: number;
+  shared: number;
+  events: number;
+  detail: Map<string, number>;
+  note?: string;
+}> = [];
+
+async function phase(label: string, image: string, change: () => Promise<unknown>, during?: () => Promise<string>): Promise<void> {
+  const before = await writes(state);
+  const cpu0 = managerCpu();
+  const t0 = performance.now();
+  await change();
+  const note = during ? await during() : undefined;
+  await settled(image);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = managerCpu() - cpu0;
+  rows.push({ phase: label, seconds, cpu, ...delta(before, await writes(state)), note });
+  process.stderr.write(`${label}: ${seconds.toFixed(1)} s\n`);
+}
+
+try {
+  await installCRDs(client);
+  startManager();
+  const budget = Math.max(1, Math.floor(replicas / 10));
+  const manifest = (image: string, policy: string, n: number) =>
+    JSON.stringify({
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'StatefulSet',
+      metadata: { name: 'bench', namespace: ns },
+      spec: {
+        replicas: n,
+        serviceName: 'bench',
+        podManagementPolicy: 'Parallel',
+        selector: { matchLabels: { app: 'bench' } },
+        template: {
+          metadata: { labels: { app: 'bench' } },
+          spec: { readinessGates: [{ conditionType: 'InPlaceUpdateReady' }], containers: [{ name: 'main', image }] },
+        },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: policy, maxUnavailable: '10%' } },
+      },
+    });
+  // Only once the API server runs the defaulting webhook (an undefaulted first revision would make
+  // the in-place rollout differ in more than the image).
+  for (;;) {
+    try {
+      const out = await kubectl(
+        state,
+        ['apply', '--dry-run=server', '-o', 'json', '-f', '-'],
+        manifest('nginx:1.0', 'InPlaceIfPossible', 0),
+      );
+      if (JSON.parse(out).spec.template.spec.containers[0].imagePullPolicy === 'Always') break;
+    } catch {
+      if (manager?.exited) throw new Error(`manager exited: ${tail(logFile, 20)}`);
+    }
+    await sleep(250);
+  }
+  await kubectl(state, ['apply', '-f', '-'], manifest('nginx:1.0', 'InPlaceIfPossible', 0));
+  await sleep(1000);
+  const patch = (spec: object) =>
+    client.patch(AdvancedStatefulSets, 'bench', { spec }, { namespace: ns, patchType: 'application/merge-patch+json' });
+  await phase(`scale-up 0 → ${replicas} (Parallel)`, 'nginx:1.0', () => patch({ replicas }));
+  await phase('in-place rollout (maxUnavailable 10%)', 'nginx:2.0', () =>
+    patch({ template: { spec: { containers: [{ name: 'main', image: 'nginx:2.0' }] } } }),
+  );
+  if (kills > 0) {
+    await phase(
+      `recreate rollout (maxUnavailable 10%), ${kills} SIGKILLs`,
+      'nginx:3.0',
+      () =>
+        patch({
+          template: { spec: { containers: [{ name: 'main', image: 'nginx:3.0' }] } },
+          updateStrategy: { rollingUpdate: { podUpdatePolicy: 'ReCreate' } },
+        }),
+      async () => {
+        let minReady = replicas;
+        let maxActive = 0;
+        let polling = true;
+        const poller = (async () => {
+          while (polling) {
+            const active = (await listPods()).filter((p) => !p.metadata.deletionTimestamp);
+            minReady = Math.min(minReady, active.filter(isReady).length);
+            maxActive = Math.max(maxActive, active.length);
+            await sleep(100);
+          }
+        })();
+        for (let i = 0; i < kills; i++) {
+          await sleep(1000 + Math.floor(Math.random() * 4000));
+          const m = manager!;
+          cpuOfDeadManagers += cpuSeconds(m.pid);
+          process.kill(-m.pid, 'SIGKILL');
+          manager = undefined;
+          await sleep(500);
+          startManager();
+        }
+        await settled('nginx:3.0');
+        polling = false;
+        await poller;
+        return `min ready ${minReady} (budget floor ${replicas - budget}), max active ${maxActive}`;
+      },
+    );
+  }
+  const rss = rssMiB(manager!.pid);
+
+  console.log(`\nAdvanced StatefulSet benchmark: ${replicas} replicas on ${values.nodes} KWOK nodes (${process.version})\n`);
+  console.log(
+    '| phase | wall s | manager CPU s | manager writes/pod | pods/status PATCH + pods DELETE /pod (manager + KWOK) | events/pod (manager + scheduler) |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(
+      `| ${r.phase} | ${r.seconds.toFixed(1)} | ${r.cpu.toFixed(1)} | ${(r.manager / replicas).toFixed(2)} | ${(r.shared / replicas).toFixed(2)} | ${(r.events / replicas).toFixed(2)} |`,
+    );
+  }
+  console.log(`\nmanager RSS at the end: ${rss.toFixed(0)} MiB`);
+  for (const r of rows) {
+    if (r.note) console.log(`\n${r.phase}: ${r.note}`);
+    console.log(
+      `\n${r.phase} writes: ${[...r.detail]
+        .sort()
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}`,
+    );
+  }
+} finally {
+  if (manager) await stopProcesses([manager.pid], 5000);
+  await client.close();
+  await down(name, { quiet: true });
+}

@@ -1,0 +1,343 @@
+// The Advanced StatefulSet controller (upstream pkg/controller/statefulset): reads the set, its pods,
+// claims and ControllerRevisions from informer caches, waits while expectations say the cache is
+// behind our own writes, claims pods (adopting orphans the selector matches), asks planStatefulSet
+// for the round and hands the plan to the executor. All state lives in the API server.
+
+import type { StatefulSet } from '../../apis/apps/statefulset.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import type { PersistentVolumeClaim } from '../../apis/core.ts';
+import {
+  AdvancedStatefulSets,
+  ControllerRevisions,
+  PersistentVolumeClaims,
+  Pods,
+  type KubeObject,
+  type OwnerReference,
+  type Stored,
+} from '../../runtime/client.ts';
+import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
+import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import { metaTime, realClock, type Clock } from '../../util/clock.ts';
+import { labelSelectorAsSelector } from '../../util/labelselector.ts';
+import type { ControllerRevision } from '../../util/revision-data.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { StatefulSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
+import { ordinalOf } from './ordinals.ts';
+import { planStatefulSet } from './plan.ts';
+import { controllerRef, type Pod } from './pods.ts';
+
+/** What one reconcile reads; informer caches in production, plain objects in unit tests. */
+export interface StatefulSetCache {
+  getSet(namespace: string, name: string): Stored<StatefulSet> | undefined;
+  /** Pods the set controls, plus orphans of its namespace (candidates for adoption). */
+  candidatePods(set: StatefulSet): Pod[];
+  /** Claims of the namespace named `<vct>-<set>-<ordinal>`. */
+  claims(set: StatefulSet): PersistentVolumeClaim[];
+  ownedRevisions(set: StatefulSet): ControllerRevision[];
+}
+
+export interface ReconcilerDeps {
+  cache: StatefulSetCache;
+  client: ExecutorClient;
+  recorder: EventRecorder;
+  features: FeatureGates;
+  log: Logger;
+  scaleExpectations: ScaleExpectations;
+  revisionExpectations: ScaleExpectations;
+  resourceVersions: ResourceVersionExpectations;
+  clock?: Clock;
+}
+
+export class StatefulSetReconciler {
+  private readonly executor: StatefulSetExecutor;
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.executor = new StatefulSetExecutor({ ...deps, now: () => this.clock.now() });
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { namespace = '', name } = splitKey(key);
+    const set = this.deps.cache.getSet(namespace, name);
+    const { scaleExpectations, revisionExpectations, resourceVersions } = this.deps;
+    if (!set) {
+      scaleExpectations.deleteExpectations(key);
+      revisionExpectations.deleteExpectations(key);
+      return {};
+    }
+    let requeue = expectationGate([scaleExpectations.check(key, 'scale'), revisionExpectations.check(key, 'revision')], this.deps.log);
+    if (requeue !== undefined) return { requeueAfter: requeue };
+
+    const candidates = this.deps.cache.candidatePods(set);
+    const revisions = this.deps.cache.ownedRevisions(set);
+    requeue = expectationGate(
+      ([...revisions, ...candidates] as KubeObject[]).map((o): ExpectationCheck => resourceVersions.check(o, 'resourceVersion')),
+      this.deps.log,
+    );
+    if (requeue !== undefined) return { requeueAfter: requeue };
+
+    let selector;
+    try {
+      selector = labelSelectorAsSelector(set.spec?.selector);
+    } catch (err) {
+      await this.reportBadObject(set, err);
+      throw new TerminalError(`cannot plan StatefulSet ${key}`, { cause: err });
+    }
+    const refs = new ControllerRefManager({
+      client: this.deps.client,
+      owner: set,
+      ownerType: AdvancedStatefulSets,
+      ownerRef: controllerRef(set),
+      selector,
+    });
+    let pods: Pod[];
+    try {
+      pods = await refs.claim(Pods, candidates, (written) => resourceVersions.expect(written));
+    } catch (err) {
+      if (!(err instanceof ClaimError && err.onlyConflicts())) throw err;
+      return { requeueAfter: CONFLICT_REQUEUE_MS };
+    }
+
+    let plan;
+    try {
+      plan = planStatefulSet({
+        set,
+        revisions,
+        pods,
+        pvcs: this.deps.cache.claims(set),
+        now: this.clock.now(),
+        features: this.deps.features,
+      });
+    } catch (err) {
+      // A malformed object must not take the controller down or hot-loop it.
+      await this.reportBadObject(set, err);
+      throw new TerminalError(`cannot plan StatefulSet ${key}`, { cause: err });
+    }
+    return this.executor.execute(set, plan, pods);
+  }
+
+  private async reportBadObject(set: Stored<StatefulSet>, err: unknown): Promise<void> {
+    const message = err instanceof Error ? err.message : String(err);
+    this.deps.recorder.event(set, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile StatefulSet: ${message}`);
+    const conditions = (set.status?.conditions ?? []).filter((c) => c.type !== 'FailedUpdatePod');
+    conditions.push({
+      type: 'FailedUpdatePod',
+      status: 'True',
+      reason: 'FailedSync',
+      message,
+      lastTransitionTime: metaTime(this.clock.now()),
+    });
+    try {
+      await this.deps.client.updateStatus(AdvancedStatefulSets, {
+        ...set,
+        status: { replicas: 0, readyReplicas: 0, availableReplicas: 0, currentReplicas: 0, updatedReplicas: 0, ...set.status, conditions },
+      });
+    } catch (e) {
+      this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
+    }
+  }
+}
+
+/** The Advanced StatefulSet controllerRef of an object, if it has one. */
+export function statefulSetRef(obj: KubeObject): OwnerReference | undefined {
+  const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
+  if (!ref || ref.kind !== 'StatefulSet' || !ref.apiVersion.startsWith('apps.kruise.io/')) return undefined;
+  return ref;
+}
+
+class InformerCache implements StatefulSetCache {
+  constructor(
+    private readonly sets: SharedIndexInformer<Stored<StatefulSet>>,
+    private readonly pods: SharedIndexInformer<Pod>,
+    private readonly pvcs: SharedIndexInformer<Stored<PersistentVolumeClaim>>,
+    private readonly revisions: SharedIndexInformer<ControllerRevision>,
+  ) {}
+
+  getSet(namespace: string, name: string) {
+    return this.sets.lister.get(namespace, name);
+  }
+
+  private owned<T extends KubeObject>(informer: SharedIndexInformer<T>, set: StatefulSet): T[] {
+    const uid = set.metadata?.uid;
+    if (!uid) return [];
+    return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === set.metadata?.namespace);
+  }
+
+  candidatePods(set: StatefulSet) {
+    const name = set.metadata?.name ?? '';
+    const orphans = this.pods.lister
+      .list(set.metadata?.namespace)
+      .filter((p) => !p.metadata.ownerReferences?.some((r) => r.controller) && ordinalOf(name, p.metadata.name ?? '') >= 0);
+    return [...this.owned(this.pods, set), ...orphans];
+  }
+
+  claims(set: StatefulSet) {
+    const name = set.metadata?.name ?? '';
+    const prefixes = (set.spec?.volumeClaimTemplates ?? []).map((t) => `${t.metadata?.name ?? ''}-${name}-`);
+    if (!prefixes.length) return [];
+    return this.pvcs.lister.list(set.metadata?.namespace).filter((c) => prefixes.some((p) => (c.metadata.name ?? '').startsWith(p)));
+  }
+
+  ownedRevisions(set: StatefulSet) {
+    return this.owned(this.revisions, set);
+  }
+}
+
+export interface HandlerDeps {
+  queue: { add(key: string, opts?: { priority?: number }): void };
+  scaleExpectations: ScaleExpectations;
+  revisionExpectations: ScaleExpectations;
+  resourceVersions: ResourceVersionExpectations;
+  getSet(namespace: string, name: string): StatefulSet | undefined;
+  listSets(namespace: string): StatefulSet[];
+}
+
+/** Event handlers: observe expectations and enqueue the owning set (or, for an orphan, the sets that may adopt it). */
+export function makeHandlers(deps: HandlerDeps) {
+  const keyFor = (obj: KubeObject, ref: OwnerReference) => `${obj.metadata.namespace ?? ''}/${ref.name}`;
+  const enqueueOwner = (obj: KubeObject, ref: OwnerReference | undefined, initial = false) => {
+    if (!ref) return;
+    const set = deps.getSet(obj.metadata.namespace ?? '', ref.name);
+    if (!set || set.metadata?.uid !== ref.uid) return;
+    deps.queue.add(keyFor(obj, ref), initial ? { priority: LowPriority } : {});
+  };
+  const enqueueAdopters = (p: Pod) => {
+    for (const set of deps.listSets(p.metadata.namespace ?? '')) {
+      try {
+        const selector = labelSelectorAsSelector(set.spec?.selector);
+        if (selector.requirements.length > 0 && selector.matches(p.metadata.labels)) deps.queue.add(keyOf(set));
+      } catch {
+        // a set with a bad selector adopts nothing
+      }
+    }
+  };
+  const podGone = (p: Pod) => {
+    const ref = statefulSetRef(p);
+    if (!ref) return;
+    deps.scaleExpectations.observeScale(keyFor(p, ref), 'delete', p.metadata.name ?? '');
+    enqueueOwner(p, ref);
+  };
+
+  const set: EventHandler<Stored<StatefulSet>> = {
+    onAdd: (s, initial) => deps.queue.add(keyOf(s), initial ? { priority: LowPriority } : {}),
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion !== cur.metadata.resourceVersion) deps.queue.add(keyOf(cur));
+    },
+    onDelete: (obj) => {
+      const s = unwrapDeleted(obj);
+      deps.scaleExpectations.deleteExpectations(keyOf(s));
+      deps.revisionExpectations.deleteExpectations(keyOf(s));
+      deps.queue.add(keyOf(s));
+    },
+  };
+
+  const pod: EventHandler<Pod> = {
+    onAdd: (p, initial) => {
+      deps.resourceVersions.observe(p);
+      if (p.metadata.deletionTimestamp) return podGone(p);
+      const ref = statefulSetRef(p);
+      if (!ref) {
+        if (!p.metadata.ownerReferences?.some((r) => r.controller)) enqueueAdopters(p);
+        return;
+      }
+      deps.scaleExpectations.observeScale(keyFor(p, ref), 'create', p.metadata.name ?? '');
+      enqueueOwner(p, ref, initial);
+    },
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+      deps.resourceVersions.observe(cur);
+      if (cur.metadata.deletionTimestamp) return podGone(cur);
+      const ref = statefulSetRef(cur);
+      const oldRef = statefulSetRef(old);
+      if (oldRef && oldRef.uid !== ref?.uid) enqueueOwner(old, oldRef);
+      if (ref) enqueueOwner(cur, ref);
+      else if (!cur.metadata.ownerReferences?.some((r) => r.controller)) enqueueAdopters(cur);
+    },
+    onDelete: (obj) => {
+      const p = unwrapDeleted(obj);
+      deps.resourceVersions.delete(p);
+      podGone(p);
+    },
+  };
+
+  // Claims are not owned by the set (unless whenDeleted=Delete): a change enqueues the set its name points at.
+  const claim: EventHandler<Stored<PersistentVolumeClaim>> = {
+    onAdd: (c, initial) => enqueueClaimSets(c, initial),
+    onUpdate: (_old, cur) => enqueueClaimSets(cur),
+    onDelete: (obj) => enqueueClaimSets(unwrapDeleted(obj)),
+  };
+  function enqueueClaimSets(c: KubeObject, initial = false) {
+    const name = c.metadata.name ?? '';
+    for (const s of deps.listSets(c.metadata.namespace ?? '')) {
+      const setName = s.metadata?.name ?? '';
+      if ((s.spec?.volumeClaimTemplates ?? []).some((t) => ordinalOf(`${t.metadata?.name ?? ''}-${setName}`, name) >= 0)) {
+        deps.queue.add(keyOf(s), initial ? { priority: LowPriority } : {});
+      }
+    }
+  }
+
+  const revision: EventHandler<ControllerRevision> = {
+    onAdd: (r, initial) => {
+      deps.resourceVersions.observe(r);
+      const ref = statefulSetRef(r);
+      if (!ref) return;
+      deps.revisionExpectations.observeScale(keyFor(r, ref), 'create', r.metadata.name ?? '');
+      enqueueOwner(r, ref, initial);
+    },
+    onUpdate: (old, cur) => {
+      if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+      deps.resourceVersions.observe(cur);
+      enqueueOwner(cur, statefulSetRef(cur));
+    },
+    onDelete: (obj) => deps.resourceVersions.delete(unwrapDeleted(obj)),
+  };
+
+  return { set, pod, claim, revision };
+}
+
+export const statefulSetController: ControllerSetup = {
+  name: 'statefulset',
+  kinds: ['StatefulSet'],
+  setup(deps: ControllerDeps) {
+    const scope = deps.namespace ? { namespace: deps.namespace } : {};
+    const sets = deps.informers.informerFor<Stored<StatefulSet>>(AdvancedStatefulSets, scope);
+    const pods = deps.informers.informerFor<Pod>(Pods, scope);
+    const pvcs = deps.informers.informerFor<Stored<PersistentVolumeClaim>>(PersistentVolumeClaims, scope);
+    const revisions = deps.informers.informerFor<ControllerRevision>(ControllerRevisions, scope);
+    const options = { timeout: deps.expectationTimeoutMs };
+    const scaleExpectations = new ScaleExpectations(options);
+    const revisionExpectations = new ScaleExpectations(options);
+    const resourceVersions = new ResourceVersionExpectations(options);
+    const reconciler = new StatefulSetReconciler({
+      cache: new InformerCache(sets, pods, pvcs, revisions),
+      client: deps.client,
+      recorder: deps.recorder,
+      features: deps.features,
+      log: deps.logger,
+      scaleExpectations,
+      revisionExpectations,
+      resourceVersions,
+    });
+    const controller = managerController('statefulset', deps, (key) => reconciler.reconcile(key));
+    const handlers = makeHandlers({
+      queue: controller.queue,
+      scaleExpectations,
+      revisionExpectations,
+      resourceVersions,
+      getSet: (ns, name) => sets.lister.get(ns, name),
+      listSets: (ns) => sets.lister.list(ns),
+    });
+    sets.addEventHandler(handlers.set);
+    pods.addEventHandler(handlers.pod);
+    pvcs.addEventHandler(handlers.claim);
+    revisions.addEventHandler(handlers.revision);
+    return { run: (signal: AbortSignal) => controller.runAfterSync(signal, [sets, pods, pvcs, revisions]) };
+  },
+};
