@@ -1,15 +1,16 @@
-// A small Kubernetes REST client. @kubernetes/client-node is used only to read kubeconfigs and to run
-// its authenticators (exec, token file, OIDC…); requests go through our own undici Agent so that all
-// requests and watches to a cluster share one keep-alive connection pool with the cluster's TLS
-// material, and watch streams are not cut by body timeouts.
+// A small Kubernetes REST client. Kubeconfigs are read by ./kubeconfig.ts; requests go through our own
+// undici Agent so that all requests and watches to a cluster share one keep-alive connection pool
+// with the cluster's TLS material, and watch streams are not cut by body timeouts.
 
-import { KubeConfig, bufferFromFileOrString, type Cluster, type User } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
 import { APPS_GROUP } from '../apis/constants.ts';
 import type { KubeObject } from '../apis/core-objects.ts';
 import { kindFor, storageGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
+import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
+
+export type { AuthHeaders, TLSOptions } from './kubeconfig.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Object shapes: the stored objects are src/apis's; what follows is only the API machinery's own.
@@ -235,18 +236,6 @@ export function isTooManyRequests(err: unknown): boolean {
 // ---------------------------------------------------------------------------------------------
 // Options
 
-export interface TLSOptions {
-  ca?: Buffer | string;
-  cert?: Buffer | string;
-  key?: Buffer | string;
-  /** SNI / name to verify, when it differs from the server's host. */
-  servername?: string;
-  insecureSkipVerify?: boolean;
-}
-
-/** Returns the headers (Authorization, Impersonate-User…) to send with one request. */
-export type AuthHeaders = () => Promise<Record<string, string>> | Record<string, string>;
-
 export interface KubeClientOptions {
   /** Base URL, e.g. https://127.0.0.1:6443 (http:// is accepted, for tests and local proxies). */
   server: string;
@@ -391,20 +380,6 @@ export class KubeClient {
         keepAlive: true,
         keepAliveInitialDelay: 30_000,
       },
-    });
-  }
-
-  /** Client for the current context of an already loaded KubeConfig. */
-  static fromKubeConfig(kc: KubeConfig, opts: Partial<KubeClientOptions> = {}): KubeClient {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    if (cluster.proxyUrl) throw new Error('kubeconfig proxy-url is not supported');
-    const user = kc.getCurrentUser();
-    return new KubeClient({
-      server: cluster.server,
-      tls: tlsFromKubeConfig(cluster, user),
-      auth: authFromKubeConfig(kc, user),
-      ...opts,
     });
   }
 
@@ -735,44 +710,11 @@ function parseWatchEvent<T extends KubeObject>(line: string): WatchEvent<T> {
 // ---------------------------------------------------------------------------------------------
 // Kubeconfig
 
-function tlsFromKubeConfig(cluster: Cluster, user: User | null): TLSOptions {
-  return {
-    ca: bufferFromFileOrString(cluster.caFile, cluster.caData) ?? undefined,
-    cert: (user && bufferFromFileOrString(user.certFile, user.certData)) ?? undefined,
-    key: (user && bufferFromFileOrString(user.keyFile, user.keyData)) ?? undefined,
-    servername: cluster.tlsServerName,
-    insecureSkipVerify: cluster.skipTLSVerify,
-  };
-}
-
-function authFromKubeConfig(kc: KubeConfig, user: User | null): AuthHeaders | undefined {
-  if (!user) return undefined;
-  if (user.exec || user.authProvider) {
-    // Plugins (exec, token file, OIDC…) refresh credentials themselves; ask them on every request.
-    return async () => {
-      const opts: { headers?: Record<string, string> } = {};
-      await kc.applyToHTTPSOptions(opts);
-      return { ...opts.headers };
-    };
-  }
-  const headers: Record<string, string> = {};
-  if (user.token) headers.authorization = `Bearer ${user.token}`;
-  else if (user.username) {
-    headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
-  }
-  if (user.impersonateUser) headers['impersonate-user'] = user.impersonateUser;
-  return () => headers;
-}
-
 export function fromKubeconfigFile(path: string, opts: Partial<KubeClientOptions> = {}): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromFile(path);
-  return KubeClient.fromKubeConfig(kc, opts);
+  return new KubeClient({ ...accessFromKubeconfigFile(path), ...opts });
 }
 
 /** $KUBECONFIG, then ~/.kube/config, then the in-cluster service account. */
 export function fromDefault(opts: Partial<KubeClientOptions> = {}): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return KubeClient.fromKubeConfig(kc, opts);
+  return new KubeClient({ ...accessFromDefault(), ...opts });
 }
