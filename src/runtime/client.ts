@@ -253,6 +253,14 @@ export interface KubeClientOptions {
   maxRetries?: number;
 }
 
+/** What a client derived with KubeClient.withOwnLimit changes: who it says it is and its own budget. */
+export interface ClientIdentity {
+  userAgent: string;
+  /** qps <= 0 disables the limit. */
+  qps: number;
+  burst: number;
+}
+
 export interface RequestOptions {
   signal?: AbortSignal;
 }
@@ -349,14 +357,18 @@ interface RawResponse {
 export class KubeClient {
   private readonly base: URL;
   private readonly agent: Agent;
+  /** Derived clients share their parent's connection pool; only the parent closes it. */
+  private readonly ownsAgent: boolean;
   private readonly limiter: BucketRateLimiter | undefined;
   private readonly auth: AuthHeaders | undefined;
   private readonly clock: Clock;
   private readonly userAgent: string;
   private readonly requestTimeoutMs: number;
   private readonly maxRetries: number;
+  private readonly options: KubeClientOptions;
 
-  constructor(opts: KubeClientOptions) {
+  constructor(opts: KubeClientOptions, sharedAgent?: Agent) {
+    this.options = opts;
     this.base = new URL(opts.server);
     if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
       throw new Error(`unsupported server URL ${opts.server}`);
@@ -369,23 +381,35 @@ export class KubeClient {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
     this.maxRetries = opts.maxRetries ?? 5;
     const tls = opts.tls ?? {};
-    this.agent = new Agent({
-      connect: {
-        ca: tls.ca,
-        cert: tls.cert,
-        key: tls.key,
-        servername: tls.servername,
-        rejectUnauthorized: !tls.insecureSkipVerify,
-        // Detects dead peers behind load balancers well before their idle timeouts (often 60 s).
-        keepAlive: true,
-        keepAliveInitialDelay: 30_000,
-      },
-    });
+    this.ownsAgent = !sharedAgent;
+    this.agent =
+      sharedAgent ??
+      new Agent({
+        connect: {
+          ca: tls.ca,
+          cert: tls.cert,
+          key: tls.key,
+          servername: tls.servername,
+          rejectUnauthorized: !tls.insecureSkipVerify,
+          // Detects dead peers behind load balancers well before their idle timeouts (often 60 s).
+          keepAlive: true,
+          keepAliveInitialDelay: 30_000,
+        },
+      });
   }
 
-  /** Releases the connection pool; in-flight watches are torn down. */
+  /**
+   * A client over this one's connections with its own user agent and rate limit: upstream gives each
+   * controller such a client (`kruise-manager/<controller>`), so the QPS/burst flags are a budget
+   * per controller and one busy controller does not starve the others.
+   */
+  withOwnLimit(identity: ClientIdentity): KubeClient {
+    return new KubeClient({ ...this.options, ...identity }, this.agent);
+  }
+
+  /** Releases the connection pool (a client from withOwnLimit leaves it to its parent); in-flight watches are torn down. */
   async close(): Promise<void> {
-    await this.agent.destroy();
+    if (this.ownsAgent) await this.agent.destroy();
   }
 
   // --- reads -----------------------------------------------------------------------------------
