@@ -101,16 +101,26 @@ async function uninstall(): Promise<void> {
   await run(['delete', 'secrets,leases', '--all', '-n', UPSTREAM_NS, '--ignore-not-found']).catch(() => '');
 }
 
+/** `kubectl create` of every document, the ones that exist already (e.g. the webhook Service) left as they are. */
+async function createMissing(docs: string): Promise<void> {
+  await run(['create', '-f', '-'], docs).catch((e: Error & { stderr?: string }) => {
+    const problems = (e.stderr ?? e.message)
+      .split('\n')
+      .filter((l) => l.trim() && !/AlreadyExists|already exists/.test(l) && !l.startsWith('Command failed'));
+    if (problems.length) throw e;
+  });
+}
+
 async function installUpstream(): Promise<void> {
   await run(['create', 'namespace', UPSTREAM_NS]).catch((e: Error) => {
     if (!/AlreadyExists/.test(e.message)) throw e;
   });
-  await run(['create', '-f', '-'], await run(['kustomize', path.join(peer.moduleDir, 'config/crd')]));
+  await createMissing(await run(['kustomize', path.join(peer.moduleDir, 'config/crd')]));
   const webhooks = (await run(['kustomize', path.join(peer.moduleDir, 'config/webhook')])).replace(
     /^ {2}name: (mutating|validating)-webhook-configuration$/gm,
     '  name: kruise-$1-webhook-configuration',
   );
-  await run(['create', '-f', '-'], webhooks);
+  await createMissing(webhooks);
   await run(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
 }
 
@@ -354,7 +364,12 @@ try {
   await backgroundPods(Number(values['background-pods']));
   const turns: Turn[] = [];
   for (let round = 1; round <= Number(values.rounds); round++) {
-    for (const m of managers) turns.push(await turn(m, round));
+    for (const m of managers) {
+      const t = await turn(m, round);
+      turns.push(t);
+      // Each turn as it ends: a failure later keeps what was measured.
+      process.stderr.write(`${JSON.stringify({ ...t, phases: t.phases.map((p) => ({ ...p, writes: Object.fromEntries(p.writes) })) })}\n`);
+    }
   }
   const f = (n: number | undefined, d = 1) => (n === undefined || Number.isNaN(n) ? '–' : n.toFixed(d));
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? (a / b).toFixed(2) : '–');

@@ -5,14 +5,19 @@
 # maps. dist/ mirrors src/ at the same depth, so paths relative to a module (config/crd/bases,
 # the CRI proto) resolve the same from both.
 # `--if-stale`: only when dist/ is missing or a file under src/ is newer than the last build.
+# Concurrent callers (tests starting several `bin/kruise` at once) take turns on a lock, and the new
+# tree replaces the old one by rename, so a starting process never sees a half-written dist/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [[ ${1:-} == --if-stale && -f dist/.built && -z $(find src tsconfig.build.json -newer dist/.built -print -quit) ]]; then
-  exit 0
-fi
-rm -rf dist.tmp
-node_modules/.bin/node node_modules/typescript/bin/tsc -p tsconfig.build.json --outDir dist.tmp
-(cd src && find . -type f ! -name '*.ts' -exec cp --parents {} ../dist.tmp/ \;)
-touch dist.tmp/.built
-rm -rf dist
-mv dist.tmp dist
+stale() { [[ ! -f dist/.built || -n $(find src tsconfig.build.json -newer dist/.built -print -quit) ]]; }
+exec 9>.build.lock
+flock 9
+if [[ ${1:-} == --if-stale ]] && ! stale; then exit 0; fi
+out=$(mktemp -d dist.new.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+node_modules/.bin/node node_modules/typescript/bin/tsc -p tsconfig.build.json --outDir "$out"
+(cd src && find . -type f ! -name '*.ts' -exec cp --parents {} "../$out/" \;)
+touch "$out/.built"
+if [[ -d dist ]]; then mv dist "$out.old"; fi
+mv "$out" dist
+rm -rf "$out.old"
