@@ -183,3 +183,37 @@ function pluginAuth(files: string[], extra: Record<string, string>): AuthHeaders
     return { ...opts.headers, ...extra };
   };
 }
+
+/**
+ * The current context of a KubeConfig its caller already loaded with @kubernetes/client-node (the
+ * kubectl plugin does, for --context and the context's namespace); type-only here, so nothing else
+ * loads the package.
+ */
+export function accessFromKubeConfig(kc: import('@kubernetes/client-node').KubeConfig): ClusterAccess {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  if (cluster.proxyUrl) throw new Error('kubeconfig proxy-url is not supported');
+  const user = kc.getCurrentUser();
+  const fileOrBase64 = (file?: string, data?: string) => fileOrData('.', file, data);
+  const tls: TLSOptions = {
+    ca: fileOrBase64(cluster.caFile, cluster.caData),
+    cert: user ? fileOrBase64(user.certFile, user.certData) : undefined,
+    key: user ? fileOrBase64(user.keyFile, user.keyData) : undefined,
+    servername: cluster.tlsServerName,
+    insecureSkipVerify: cluster.skipTLSVerify,
+  };
+  if (!user) return { server: cluster.server, tls };
+  const extra: Record<string, string> = user.impersonateUser ? { 'impersonate-user': user.impersonateUser } : {};
+  let auth: AuthHeaders | undefined;
+  if (user.exec || user.authProvider) {
+    auth = async () => {
+      const opts: { headers?: Record<string, string> } = {};
+      await kc.applyToHTTPSOptions(opts);
+      return { ...opts.headers, ...extra };
+    };
+  } else if (user.token) auth = constant({ authorization: `Bearer ${user.token}`, ...extra });
+  else if (user.username) {
+    auth = constant({ authorization: `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`, ...extra });
+  } else if (Object.keys(extra).length) auth = constant(extra);
+  return { server: cluster.server, tls, auth };
+}
