@@ -21,8 +21,11 @@ fi
 node=node_modules/.bin/node
 
 case "${1:-}" in
+  # The developer path: TypeScript run through tsx, no build step. bin/kruise runs the compiled dist/.
   start) shift; exec "$node" --import tsx src/cli/kruise.ts start "$@" ;;
-  test)  shift; exec "$node" --import tsx hack/test.ts "$@" ;;
+  build) shift; exec hack/build.sh "$@" ;;
+  # Tests run src/ through tsx; the few that run bin/kruise need dist/ (built once here, not per test).
+  test)  shift; hack/build.sh --if-stale; exec "$node" --import tsx hack/test.ts "$@" ;;
   lint)  shift
          "$node" node_modules/typescript/bin/tsc --noEmit -p .
          "$node" node_modules/eslint/bin/eslint.js --max-warnings=0 .

@@ -9,7 +9,7 @@ import { logger } from '../runtime/log.ts';
 import { installCRDs } from '../manager/crds.ts';
 import { startManager, type RunningManager } from '../manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../manager/options.ts';
-import { startDaemon, type RunningDaemon } from '../daemon/daemon.ts';
+import type { RunningDaemon } from '../daemon/daemon.ts';
 import { DEFAULT_SIMULATED_NODE_SELECTOR } from '../daemon/options.ts';
 
 export function startCommand(): Command {
@@ -71,6 +71,8 @@ export function startCommand(): Command {
         // The embedded cluster's nodes are simulated: kruise-daemon runs in this process for all of
         // them (its metrics show on the manager's endpoint, which shares the registry).
         if (embedded) {
+          // Imported only here: a manager on a real cluster does not load the daemon at all.
+          const { startDaemon } = await import('../daemon/daemon.ts');
           daemon = await startDaemon({
             kubeconfig: cfg.kubeconfig,
             addr: '0',

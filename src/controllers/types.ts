@@ -9,6 +9,7 @@ import type { SharedInformerFactory } from '../runtime/informer.ts';
 import type { Logger } from '../runtime/log.ts';
 
 export interface ControllerDeps {
+  /** This controller's own client: user agent kruise-manager/<controller>, its own QPS/burst budget. */
   client: KubeClient;
   informers: SharedInformerFactory;
   recorder: EventRecorder;
@@ -46,6 +47,11 @@ export interface ControllerSetup {
   name: string;
   /** Upstream's spelling of the workers flag when it differs from name (`crr` → --crr-workers). */
   workersFlag?: string;
+  /**
+   * Upstream's name for the controller's API client (user agent `kruise-manager/<clientName>`, own
+   * rate limit) when it is not `<name>-controller`.
+   */
+  clientName?: string;
   /** Feature gate that must be on, if any. */
   gate?: keyof FeatureGates;
   /**

@@ -18,7 +18,6 @@ import { containerMetaController } from './containermeta/controller.ts';
 import { containerRecreateController } from './containerrecreate/controller.ts';
 import { imagePullerController } from './imagepuller/controller.ts';
 import type { DaemonConfig } from './options.ts';
-import { CriRuntime } from './runtime/cri-runtime.ts';
 import { RuntimeUnavailableError, type ContainerRuntime, type PodRef } from './runtime/types.ts';
 import { selectedNodesScope, singleNodeScope } from './scope.ts';
 import { SimulatedNodes } from './simulated/runtime.ts';
@@ -47,7 +46,10 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
   if (!cfg.simulated) {
     // Fail before touching the API: a daemon without its runtime can do nothing for the node.
     try {
-      runtime = await (opts.connectRuntime ?? ((endpoint) => CriRuntime.connect({ endpoint })))(cfg.runtimeEndpoint);
+      // Loaded here, not at start-up: the gRPC stack and the CRI proto are ≈25 MiB the simulated daemon never needs.
+      const connect =
+        opts.connectRuntime ?? (async (endpoint?: string) => (await import('./runtime/cri-runtime.ts')).CriRuntime.connect({ endpoint }));
+      runtime = await connect(cfg.runtimeEndpoint);
       const v = await runtime.version();
       log.info({ runtime: v }, 'connected to the container runtime');
     } catch (err) {
@@ -57,7 +59,9 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
       );
     }
   }
-  const client = cfg.kubeconfig ? fromKubeconfigFile(cfg.kubeconfig) : fromDefault();
+  const client = cfg.kubeconfig
+    ? fromKubeconfigFile(cfg.kubeconfig, { userAgent: 'kruise-daemon' })
+    : fromDefault({ userAgent: 'kruise-daemon' });
   const clock = realClock;
   const stopAll = new AbortController();
   const informers = new SharedInformerFactory(client, { logger: log });

@@ -32,6 +32,9 @@ import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
 import { parseAddr } from '../util/addr.ts';
 
+/** Upstream's user agent; controllers' clients add `/<controller>-controller`. */
+export const MANAGER_USER_AGENT = 'kruise-manager';
+
 export interface RunningManager {
   client: KubeClient;
   features: FeatureGates;
@@ -52,9 +55,15 @@ export async function startManager(
 ): Promise<RunningManager> {
   const log = opts.logger ?? rootLogger;
   const features = resolveFeatureGates(cfg.featureGates, process.env);
+  // As upstream: --rest-config-qps/--rest-config-burst is the budget of each client, and every
+  // controller, the event recorder and leader election have their own (so equal flags mean equal
+  // budgets, and a controller's burst of writes cannot delay a lease renewal). This one (user agent
+  // kruise-manager) lists for the informers and serves start-up and the webhooks.
+  const limits = { qps: cfg.apiQps, burst: cfg.apiBurst };
   const client = cfg.kubeconfig
-    ? fromKubeconfigFile(cfg.kubeconfig, { qps: cfg.apiQps, burst: cfg.apiBurst })
-    : fromDefault({ qps: cfg.apiQps, burst: cfg.apiBurst });
+    ? fromKubeconfigFile(cfg.kubeconfig, { ...limits, userAgent: MANAGER_USER_AGENT })
+    : fromDefault({ ...limits, userAgent: MANAGER_USER_AGENT });
+  const clientFor = (name: string) => client.withOwnLimit({ ...limits, userAgent: `${MANAGER_USER_AGENT}/${name}` });
   const identity = cfg.identity ?? `${os.hostname()}_${randomBytes(4).toString('hex')}`;
   const namespace = cfg.leaderElectionNamespace;
   const stopController = new AbortController();
@@ -138,7 +147,7 @@ export async function startManager(
   }
 
   const recorder = new KubeEventRecorder({
-    sink: kubeEventSink(client),
+    sink: kubeEventSink(client.withOwnLimit({ ...limits, userAgent: MANAGER_USER_AGENT })),
     reportingInstance: `kruise-manager-${identity}`.slice(0, 128),
     logger: log,
   });
@@ -151,7 +160,7 @@ export async function startManager(
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
   const runners = selection.run.map((c) => {
     const deps: ControllerDeps = {
-      client,
+      client: clientFor(c.clientName ?? `${c.name}-controller`),
       informers,
       recorder,
       features,
@@ -204,7 +213,7 @@ export async function startManager(
   let stopping = false;
   if (cfg.enableLeaderElection) {
     const elector = new LeaderElector({
-      store: new KubeLeaseStore({ client, namespace, name: cfg.leaderElectionId }),
+      store: new KubeLeaseStore({ client: clientFor('leader-election'), namespace, name: cfg.leaderElectionId }),
       identity,
       name: cfg.leaderElectionId,
       releaseOnCancel: true,

@@ -40,7 +40,9 @@ export interface ManagerConfig {
   nodeimageCreationDelay: number;
   /** --default-ttlseconds-for-always-nodeimage: extra seconds NodeImage tags of Always-type ImagePullJobs live. */
   defaultTtlsecondsForAlwaysNodeimage: number;
+  /** --rest-config-qps: the QPS of each client (one per controller, as upstream). */
   apiQps: number;
+  /** --rest-config-burst. */
   apiBurst: number;
   webhookPort: number;
   webhookHost: string;
@@ -135,8 +137,14 @@ export function addManagerFlags(cmd: Command): Command {
         .argParser(ttlSeconds)
         .default(300),
     )
-    .addOption(new Option('--api-qps <n>', 'client-side QPS to the API server').argParser(int).default(30))
-    .addOption(new Option('--api-burst <n>', 'client-side burst to the API server').argParser(int).default(50))
+    .addOption(
+      new Option('--rest-config-qps <n>', 'client-side QPS of each API client (every controller has its own)').argParser(int).default(30),
+    )
+    .addOption(
+      new Option('--rest-config-burst <n>', 'client-side burst of each API client (every controller has its own)')
+        .argParser(int)
+        .default(50),
+    )
     .addOption(new Option('--webhook-port <port>', 'port of the admission webhook server').argParser(int).default(9876))
     .option(
       '--webhook-host <host>',
@@ -178,8 +186,8 @@ export function managerConfig(o: OptionValues, env: Readonly<Record<string, stri
     clonesetScalingExcludePreparingDelete: o.clonesetScalingExcludePreparingDelete,
     nodeimageCreationDelay: o.nodeimageCreationDelay,
     defaultTtlsecondsForAlwaysNodeimage: o.defaultTtlsecondsForAlwaysNodeimage,
-    apiQps: o.apiQps,
-    apiBurst: o.apiBurst,
+    apiQps: o.restConfigQps,
+    apiBurst: o.restConfigBurst,
     webhookPort: o.webhookPort,
     webhookHost: o.webhookHost ?? (clientMode === 'url' ? '127.0.0.1' : ''),
     webhookCertDir: o.webhookCertDir,

@@ -1,15 +1,16 @@
-// A small Kubernetes REST client. @kubernetes/client-node is used only to read kubeconfigs and to run
-// its authenticators (exec, token file, OIDC…); requests go through our own undici Agent so that all
-// requests and watches to a cluster share one keep-alive connection pool with the cluster's TLS
-// material, and watch streams are not cut by body timeouts.
+// A small Kubernetes REST client. Kubeconfigs are read by ./kubeconfig.ts; requests go through our own
+// undici Agent so that all requests and watches to a cluster share one keep-alive connection pool
+// with the cluster's TLS material, and watch streams are not cut by body timeouts.
 
-import { KubeConfig, bufferFromFileOrString, type Cluster, type User } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
 import { APPS_GROUP } from '../apis/constants.ts';
 import type { KubeObject } from '../apis/core-objects.ts';
 import { kindFor, storageGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
+import { accessFromDefault, accessFromKubeConfig, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
+
+export type { AuthHeaders, TLSOptions } from './kubeconfig.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Object shapes: the stored objects are src/apis's; what follows is only the API machinery's own.
@@ -236,18 +237,6 @@ export function isTooManyRequests(err: unknown): boolean {
 // ---------------------------------------------------------------------------------------------
 // Options
 
-export interface TLSOptions {
-  ca?: Buffer | string;
-  cert?: Buffer | string;
-  key?: Buffer | string;
-  /** SNI / name to verify, when it differs from the server's host. */
-  servername?: string;
-  insecureSkipVerify?: boolean;
-}
-
-/** Returns the headers (Authorization, Impersonate-User…) to send with one request. */
-export type AuthHeaders = () => Promise<Record<string, string>> | Record<string, string>;
-
 export interface KubeClientOptions {
   /** Base URL, e.g. https://127.0.0.1:6443 (http:// is accepted, for tests and local proxies). */
   server: string;
@@ -263,6 +252,14 @@ export interface KubeClientOptions {
   requestTimeoutMs?: number;
   /** How often a 429 carrying Retry-After is retried (API priority and fairness). Default 5. */
   maxRetries?: number;
+}
+
+/** What a client derived with KubeClient.withOwnLimit changes: who it says it is and its own budget. */
+export interface ClientIdentity {
+  userAgent: string;
+  /** qps <= 0 disables the limit. */
+  qps: number;
+  burst: number;
 }
 
 export interface RequestOptions {
@@ -361,14 +358,18 @@ interface RawResponse {
 export class KubeClient {
   private readonly base: URL;
   private readonly agent: Agent;
+  /** Derived clients share their parent's connection pool; only the parent closes it. */
+  private readonly ownsAgent: boolean;
   private readonly limiter: BucketRateLimiter | undefined;
   private readonly auth: AuthHeaders | undefined;
   private readonly clock: Clock;
   private readonly userAgent: string;
   private readonly requestTimeoutMs: number;
   private readonly maxRetries: number;
+  private readonly options: KubeClientOptions;
 
-  constructor(opts: KubeClientOptions) {
+  constructor(opts: KubeClientOptions, sharedAgent?: Agent) {
+    this.options = opts;
     this.base = new URL(opts.server);
     if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
       throw new Error(`unsupported server URL ${opts.server}`);
@@ -381,37 +382,40 @@ export class KubeClient {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
     this.maxRetries = opts.maxRetries ?? 5;
     const tls = opts.tls ?? {};
-    this.agent = new Agent({
-      connect: {
-        ca: tls.ca,
-        cert: tls.cert,
-        key: tls.key,
-        servername: tls.servername,
-        rejectUnauthorized: !tls.insecureSkipVerify,
-        // Detects dead peers behind load balancers well before their idle timeouts (often 60 s).
-        keepAlive: true,
-        keepAliveInitialDelay: 30_000,
-      },
-    });
+    this.ownsAgent = !sharedAgent;
+    this.agent =
+      sharedAgent ??
+      new Agent({
+        connect: {
+          ca: tls.ca,
+          cert: tls.cert,
+          key: tls.key,
+          servername: tls.servername,
+          rejectUnauthorized: !tls.insecureSkipVerify,
+          // Detects dead peers behind load balancers well before their idle timeouts (often 60 s).
+          keepAlive: true,
+          keepAliveInitialDelay: 30_000,
+        },
+      });
   }
 
-  /** Client for the current context of an already loaded KubeConfig. */
-  static fromKubeConfig(kc: KubeConfig, opts: Partial<KubeClientOptions> = {}): KubeClient {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    if (cluster.proxyUrl) throw new Error('kubeconfig proxy-url is not supported');
-    const user = kc.getCurrentUser();
-    return new KubeClient({
-      server: cluster.server,
-      tls: tlsFromKubeConfig(cluster, user),
-      auth: authFromKubeConfig(kc, user),
-      ...opts,
-    });
+  /** Client for the current context of a KubeConfig already loaded with @kubernetes/client-node. */
+  static fromKubeConfig(kc: import('@kubernetes/client-node').KubeConfig, opts: Partial<KubeClientOptions> = {}): KubeClient {
+    return new KubeClient({ ...accessFromKubeConfig(kc), ...opts });
   }
 
-  /** Releases the connection pool; in-flight watches are torn down. */
+  /**
+   * A client over this one's connections with its own user agent and rate limit: upstream gives each
+   * controller such a client (`kruise-manager/<controller>`), so the QPS/burst flags are a budget
+   * per controller and one busy controller does not starve the others.
+   */
+  withOwnLimit(identity: ClientIdentity): KubeClient {
+    return new KubeClient({ ...this.options, ...identity }, this.agent);
+  }
+
+  /** Releases the connection pool (a client from withOwnLimit leaves it to its parent); in-flight watches are torn down. */
   async close(): Promise<void> {
-    await this.agent.destroy();
+    if (this.ownsAgent) await this.agent.destroy();
   }
 
   // --- reads -----------------------------------------------------------------------------------
@@ -736,44 +740,11 @@ function parseWatchEvent<T extends KubeObject>(line: string): WatchEvent<T> {
 // ---------------------------------------------------------------------------------------------
 // Kubeconfig
 
-function tlsFromKubeConfig(cluster: Cluster, user: User | null): TLSOptions {
-  return {
-    ca: bufferFromFileOrString(cluster.caFile, cluster.caData) ?? undefined,
-    cert: (user && bufferFromFileOrString(user.certFile, user.certData)) ?? undefined,
-    key: (user && bufferFromFileOrString(user.keyFile, user.keyData)) ?? undefined,
-    servername: cluster.tlsServerName,
-    insecureSkipVerify: cluster.skipTLSVerify,
-  };
-}
-
-function authFromKubeConfig(kc: KubeConfig, user: User | null): AuthHeaders | undefined {
-  if (!user) return undefined;
-  if (user.exec || user.authProvider) {
-    // Plugins (exec, token file, OIDC…) refresh credentials themselves; ask them on every request.
-    return async () => {
-      const opts: { headers?: Record<string, string> } = {};
-      await kc.applyToHTTPSOptions(opts);
-      return { ...opts.headers };
-    };
-  }
-  const headers: Record<string, string> = {};
-  if (user.token) headers.authorization = `Bearer ${user.token}`;
-  else if (user.username) {
-    headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
-  }
-  if (user.impersonateUser) headers['impersonate-user'] = user.impersonateUser;
-  return () => headers;
-}
-
 export function fromKubeconfigFile(path: string, opts: Partial<KubeClientOptions> = {}): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromFile(path);
-  return KubeClient.fromKubeConfig(kc, opts);
+  return new KubeClient({ ...accessFromKubeconfigFile(path), ...opts });
 }
 
 /** $KUBECONFIG, then ~/.kube/config, then the in-cluster service account. */
 export function fromDefault(opts: Partial<KubeClientOptions> = {}): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return KubeClient.fromKubeConfig(kc, opts);
+  return new KubeClient({ ...accessFromDefault(), ...opts });
 }

@@ -112,8 +112,10 @@ export class CloneSetReconciler {
     const owned = this.deps.cache.ownedPods(cs);
     const pvcs = this.deps.cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
     const revisions = this.deps.cache.ownedRevisions(cs);
+    // The CloneSet itself too: a round started before the watch brought our last status write
+    // would write the next status from the stale copy and only earn a 409.
     requeue = expectationGate(
-      ([...revisions, ...owned] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')),
+      ([cs, ...revisions, ...owned] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')),
       this.deps.log,
     );
     if (requeue !== undefined) return { requeueAfter: requeue };

@@ -162,13 +162,13 @@ export class CloneSetExecutor {
     }
     let resourceVersion = cs.metadata?.resourceVersion;
     if (plan.statusChanged) {
-      const w = await writeStatus(this.deps.client, CloneSets, cs as Stored<CloneSet>, plan.status);
+      const w = await writeStatus(this.deps.client, CloneSets, cs as Stored<CloneSet>, plan.status, this.deps.resourceVersions);
       if (w.ended) return w.ended;
       resourceVersion = w.written?.metadata.resourceVersion;
     }
     if (plan.podsToDelete) {
       try {
-        await this.deps.client.patch(
+        const patched = await this.deps.client.patch<Stored<CloneSet>>(
           CloneSets,
           cs.metadata?.name ?? '',
           {
@@ -177,6 +177,7 @@ export class CloneSetExecutor {
           },
           { namespace: ns, patchType: PatchType.Merge },
         );
+        this.deps.resourceVersions.expect(patched);
       } catch (err) {
         if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
         if (!isNotFound(err)) throw err;

@@ -52,6 +52,7 @@ const wantsCondition = (pod: Pod) => planPodReadiness(pod, 0) !== undefined;
 
 export const podReadinessController: ControllerSetup = {
   name: 'podreadiness',
+  clientName: 'pod-readiness-controller',
   kinds: [],
   setup(deps: ControllerDeps) {
     const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});

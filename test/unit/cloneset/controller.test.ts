@@ -260,6 +260,32 @@ describe('CloneSet reconcile', () => {
     assert.equal(env2.client.calls[0].body.status.observedGeneration, 2);
   });
 
+  test('after a status write, a round on the stale cached CloneSet waits for the watch instead of writing (no 409)', async () => {
+    const { cs, rev, pods } = settled({ replicas: 2 }, (r) => [pod('cs-a', { revision: r }), pod('cs-b', { revision: r })]);
+    const opts = { cs: { ...cs, metadata: { ...cs.metadata, generation: 2 } } as Stored<CloneSet>, revisions: [rev], pods };
+    const env = setup(opts);
+    await env.reconciler.reconcile('default/cs');
+    assert.deepEqual(
+      env.client.calls.map((c) => c.verb),
+      ['updateStatus'],
+    );
+    const written = env.client.calls[0].body as Stored<CloneSet>;
+
+    // A pod event re-queues the key before the CloneSet's watch event: the cache still has the old copy.
+    opts.cs = { ...opts.cs, metadata: { ...opts.cs.metadata, generation: 3 } } as Stored<CloneSet>;
+    const waited = await env.reconciler.reconcile('default/cs');
+    assert.ok((waited.requeueAfter ?? 0) > 0, 'requeued');
+    assert.equal(env.client.calls.length, 1, 'no status written from the stale copy');
+
+    // The watch brings the written version: the next round writes again.
+    opts.cs = { ...opts.cs, metadata: { ...opts.cs.metadata, resourceVersion: String(env.client.rv) }, status: written.status };
+    await env.reconciler.reconcile('default/cs');
+    assert.deepEqual(
+      env.client.calls.map((c) => c.verb),
+      ['updateStatus', 'updateStatus'],
+    );
+  });
+
   test('a new template creates its ControllerRevision first; in-place updates write the condition, then a CAS patch', async () => {
     const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
     const { cs, rev, pods } = settled(spec, (r) => [

@@ -66,3 +66,44 @@ describe('manager start-up', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
+
+describe('manager API clients', () => {
+  let server: FakeApiServer;
+  useFakeApiServer((s) => {
+    server = s;
+  });
+
+  test('leader election writes through its own client (kruise-manager/leader-election), start-up through kruise-manager', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        'current-context': 'fake',
+        clusters: [{ name: 'fake', cluster: { server: server.url } }],
+        users: [{ name: 'u', user: {} }],
+        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
+      }),
+    );
+    const cmd = addManagerFlags(new Command('start'));
+    cmd.parse(['--kubeconfig', kubeconfig, '--metrics-addr=0', '--health-probe-addr=0', '--webhook-port=0', '--webhook-cert-dir', dir], {
+      from: 'user',
+    });
+    const manager = await startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }), exitOnLeadershipLoss: false });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!manager.isLeader() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(manager.isLeader());
+      const agents = (re: RegExp) => new Set(server.requests.filter((r) => re.test(r.path)).map((r) => r.headers['user-agent']));
+      // Lease writes (acquire, renew); leader-only writers may read the lease with their own client.
+      const leaseWriters = new Set(
+        server.requests.filter((r) => /\/leases/.test(r.path) && r.method !== 'GET').map((r) => r.headers['user-agent']),
+      );
+      assert.deepEqual([...leaseWriters], ['kruise-manager/leader-election']);
+      assert.deepEqual([...agents(/^\/api\/v1\/namespaces$/)], ['kruise-manager']);
+    } finally {
+      await manager.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

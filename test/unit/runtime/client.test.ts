@@ -440,6 +440,33 @@ describe('rate limiting and retries', () => {
   });
   after(() => server.close());
 
+  test('withOwnLimit: each derived client has its own budget and user agent over the shared connections', async () => {
+    const clock = new FakeClock();
+    const parent = new KubeClient({ server: server.url, qps: 1, burst: 1, clock, userAgent: 'kruise-manager' });
+    const a = parent.withOwnLimit({ userAgent: 'kruise-manager/a-controller', qps: 1, burst: 1 });
+    const b = parent.withOwnLimit({ userAgent: 'kruise-manager/b-controller', qps: 1, burst: 1 });
+    try {
+      const before = server.requests.length;
+      // One token each: three requests at once, none waits for another's budget.
+      await Promise.all([parent, a, b].map((c) => c.get(ConfigMaps, 'c', { namespace: 'default' })));
+      const agents = server.requests.slice(before).map((r) => r.headers['user-agent']);
+      assert.deepEqual(agents.sort(), ['kruise-manager', 'kruise-manager/a-controller', 'kruise-manager/b-controller']);
+      // A's budget is spent: its next request waits for A's own next token.
+      const held = a.get(ConfigMaps, 'c', { namespace: 'default' });
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal(server.requests.length - before, 3, "a's second request waits for a's own token");
+      await clock.advance(1000);
+      await held;
+      // Closing a derived client leaves the parent's connections open.
+      await a.close();
+      const next = parent.get(ConfigMaps, 'c', { namespace: 'default' });
+      await clock.advance(1000);
+      await next;
+    } finally {
+      await parent.close();
+    }
+  });
+
   test('requests beyond the burst wait for tokens; watches are not limited', async () => {
     const clock = new FakeClock();
     const client = new KubeClient({ server: server.url, qps: 1, burst: 2, clock });

@@ -317,6 +317,30 @@ describe('WebhookServer over HTTPS', () => {
     assert.deepEqual(v.response.status, { code: 422, message: 'spec.replicas: Invalid value: -2: must be greater than or equal to 0' });
   });
 
+  it('keeps an idle connection open longer than the 5 s Node default (the API server reuses them for 90 s; a POST on a closed one fails)', async () => {
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    const post = () =>
+      new Promise<boolean>((resolve, reject) => {
+        const req = https.request(
+          { host: '127.0.0.1', port, path: '/validate-apps-kruise-io-cloneset', method: 'POST', ca: caPem, agent },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(req.reusedSocket));
+          },
+        );
+        req.setHeader('content-type', 'application/json');
+        req.on('error', reject);
+        req.end(review(request()));
+      });
+    try {
+      assert.equal(await post(), false);
+      await new Promise((r) => setTimeout(r, 6000));
+      assert.equal(await post(), true, 'the second review went over the idle connection');
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('bad requests are answered inside an AdmissionReview like controller-runtime', async () => {
     const empty = JSON.parse((await call('/validate-apps-kruise-io-cloneset', '')).text);
     assert.deepEqual(empty.response.status, { code: 400, message: 'request body is empty' });

@@ -1,0 +1,417 @@
+// Kruise TS side by side with OpenKruise v1.8.2's kruise-manager (figures printed, never asserted).
+// One local cluster (KWOK nodes); the two managers take turns on it, interleaved (ts, go, ts, go…
+// for --rounds), with the same flags (QPS/burst, leader election off, webhooks by URL on 127.0.0.1).
+// Each turn installs that manager's CRDs and webhook configurations (the CRD names are the same, so
+// the other's are removed first), starts the manager and measures:
+//   - start-up with the pods already in the cluster: process start → webhook answers TLS, → the
+//     CloneSet controller's caches synced ("Starting workers" controller=cloneset in its log), →
+//     first reconcile (a CloneSet created once the webhook answers has status.observedGeneration);
+//   - RSS once synced (before any CloneSet pod), and at the end of the 1000-pod run;
+//   - scale-up 0 → N, in-place rollout, recreate rollout (maxUnavailable 10%), scale-down N → 0:
+//     wall, manager CPU-seconds (/proc utime+stime), API writes per pod by verb and resource
+//     (apiserver_request_total deltas; no client label, so KWOK's pod status writes and the
+//     scheduler's events are counted too — the same for both).
+// --background-pods N first creates N bare pods bound to a node nobody runs (no kubelet, no KWOK
+// work), which both managers cache: start-up and RSS at N + replicas pods.
+// Usage: node --import tsx bench/vs-upstream.ts [--replicas 1000] [--nodes 20] [--rounds 1]
+//        [--background-pods 0] [--qps 30 --burst 50] [--phases scale-up,in-place,recreate,scale-down]
+//        [--managers ts,go]
+import { readFileSync, mkdirSync, existsSync } from 'node:fs';
+import { request } from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
+import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
+import { ensureUpstreamPeer, repoRoot } from '../src/cluster/binaries.ts';
+import { installCRDs } from '../src/manager/crds.ts';
+import { fromKubeconfigFile, Pods, type KubeObject, CloneSets as CloneSetsStorage, isNotFound } from '../src/runtime/client.ts';
+
+// v1alpha1: the version both managers serve (v1.8.2 has no v1beta1 CloneSet).
+const CloneSets = { ...CloneSetsStorage, version: 'v1alpha1' };
+
+const { values } = parseArgs({
+  options: {
+    replicas: { type: 'string', default: '1000' },
+    nodes: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '1' },
+    'background-pods': { type: 'string', default: '0' },
+    qps: { type: 'string', default: '30' },
+    burst: { type: 'string', default: '50' },
+    phases: { type: 'string', default: 'scale-up,in-place,recreate,scale-down' },
+    managers: { type: 'string', default: 'ts,go' },
+    cluster: { type: 'string' },
+  },
+});
+const replicas = Number(values.replicas);
+const phasesWanted = values.phases.split(',');
+const managers = values.managers.split(',') as Array<'ts' | 'go'>;
+const name = values.cluster ?? `bench-vs-${process.pid}`;
+const ns = 'default';
+const CLK_TCK = 100;
+const UPSTREAM_NS = 'kruise-system';
+
+const { state, reused } = await up({ name, nodes: Number(values.nodes), log: () => undefined });
+const client = fromKubeconfigFile(state.kubeconfig, { qps: 2000, burst: 2000 });
+const run = (args: string[], input?: string) => kubectl(state, args, input);
+const peer = await ensureUpstreamPeer();
+const load = () => os.loadavg()[0].toFixed(1);
+
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+}
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+type Writes = Map<string, number>;
+async function writes(): Promise<Writes> {
+  const text = await run(['get', '--raw', '/metrics']);
+  const out: Writes = new Map();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (!['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY'].includes(labels.verb)) continue;
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? '/' + labels.subresource : ''}${labels.code === '409' ? ' (409)' : ''}`;
+    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
+}
+function delta(before: Writes, after: Writes): Writes {
+  const d: Writes = new Map();
+  for (const [k, v] of after) if (v - (before.get(k) ?? 0) > 0) d.set(k, v - (before.get(k) ?? 0));
+  return d;
+}
+
+// --- switching the cluster between the two managers' installations --------------------------------
+
+const CONFIGURATIONS = [
+  'mutatingwebhookconfiguration/kruise-mutating-webhook-configuration',
+  'validatingwebhookconfiguration/kruise-validating-webhook-configuration',
+];
+
+async function uninstall(): Promise<void> {
+  for (const c of CONFIGURATIONS) await run(['delete', c, '--ignore-not-found']);
+  const crds = (await run(['get', 'crd', '-o', 'name'])).split('\n').filter((l) => l.includes('kruise.io'));
+  if (crds.length) await run(['delete', '--wait=true', ...crds]);
+  await run(['delete', 'secrets,leases', '--all', '-n', UPSTREAM_NS, '--ignore-not-found']).catch(() => '');
+}
+
+/** `kubectl create` of every document, the ones that exist already (e.g. the webhook Service) left as they are. */
+async function createMissing(docs: string): Promise<void> {
+  await run(['create', '-f', '-'], docs).catch((e: Error & { stderr?: string }) => {
+    const problems = (e.stderr ?? e.message)
+      .split('\n')
+      .filter((l) => l.trim() && !/AlreadyExists|already exists/.test(l) && !l.startsWith('Command failed'));
+    if (problems.length) throw e;
+  });
+}
+
+async function installUpstream(): Promise<void> {
+  await run(['create', 'namespace', UPSTREAM_NS]).catch((e: Error) => {
+    if (!/AlreadyExists/.test(e.message)) throw e;
+  });
+  await createMissing(await run(['kustomize', path.join(peer.moduleDir, 'config/crd')]));
+  const webhooks = (await run(['kustomize', path.join(peer.moduleDir, 'config/webhook')])).replace(
+    /^ {2}name: (mutating|validating)-webhook-configuration$/gm,
+    '  name: kruise-$1-webhook-configuration',
+  );
+  await createMissing(webhooks);
+  await run(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
+}
+
+// --- one manager's turn ------------------------------------------------------------------------------
+
+interface Turn {
+  manager: 'ts' | 'go';
+  load: string[];
+  webhookReady: number;
+  synced: number;
+  firstReconcile: number;
+  rssSynced: number;
+  rssEnd?: number;
+  podsAtStart: number;
+  phases: Array<{ phase: string; seconds: number; cpu: number; writes: Writes }>;
+}
+
+async function startManager(kind: 'ts' | 'go', logFile: string): Promise<{ proc: Started; webhookPort: number; t0: number }> {
+  const [webhookPort, metrics, probes, pprof] = await freePorts(4);
+  const t0 = performance.now();
+  if (kind === 'ts') {
+    const proc = startProcess(
+      'kruise-ts-manager',
+      process.execPath,
+      [
+        path.join(repoRoot, 'dist/cli/kruise.js'),
+        'start',
+        '--kubeconfig',
+        state.kubeconfig,
+        `--webhook-port=${webhookPort}`,
+        '--enable-leader-election=false',
+        `--metrics-addr=127.0.0.1:${metrics}`,
+        `--health-probe-addr=127.0.0.1:${probes}`,
+        `--rest-config-qps=${values.qps}`,
+        `--rest-config-burst=${values.burst}`,
+      ],
+      logFile,
+      { ...process.env, KRUISE_LOG_LEVEL: 'info' },
+    );
+    return { proc, webhookPort, t0 };
+  }
+  const certDir = path.join(state.runDir, `kruise-peer-certs-${webhookPort}`);
+  mkdirSync(certDir, { recursive: true });
+  const proc = startProcess(
+    'kruise-peer',
+    peer.kruiseManager,
+    [
+      `--kubeconfig=${state.kubeconfig}`,
+      `--metrics-addr=127.0.0.1:${metrics}`,
+      `--health-probe-addr=127.0.0.1:${probes}`,
+      `--pprof-addr=127.0.0.1:${pprof}`,
+      '--enable-leader-election=false',
+      `--rest-config-qps=${values.qps}`,
+      `--rest-config-burst=${values.burst}`,
+    ],
+    logFile,
+    {
+      ...process.env,
+      KUBECONFIG: state.kubeconfig,
+      POD_NAMESPACE: UPSTREAM_NS,
+      WEBHOOK_HOST: '127.0.0.1',
+      WEBHOOK_PORT: String(webhookPort),
+      WEBHOOK_CERT_DIR: certDir,
+    },
+  );
+  return { proc, webhookPort, t0 };
+}
+
+async function answersTLS(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/healthz', rejectUnauthorized: false, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(true);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+const manifest = (image: string, policy: string, n: number) =>
+  JSON.stringify({
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'CloneSet',
+    metadata: { name: 'bench', namespace: ns },
+    spec: {
+      replicas: n,
+      selector: { matchLabels: { app: 'bench' } },
+      template: { metadata: { labels: { app: 'bench' } }, spec: { containers: [{ name: 'main', image }] } },
+      updateStrategy: { type: policy, maxUnavailable: '10%' },
+    },
+  });
+
+interface Status {
+  observedGeneration?: number;
+  replicas?: number;
+  readyReplicas?: number;
+  updatedReadyReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+}
+
+async function settled(image: string, n: number, proc: Started): Promise<void> {
+  for (;;) {
+    const cs = await client.get<KubeObject & { status?: Status }>(CloneSets, 'bench', { namespace: ns });
+    const s = cs.status ?? {};
+    if (
+      s.observedGeneration === cs.metadata.generation &&
+      s.replicas === n &&
+      (s.readyReplicas ?? 0) === n &&
+      (s.updatedReadyReplicas ?? 0) === n &&
+      s.currentRevision === s.updateRevision
+    ) {
+      const pods = await client.list<KubeObject & { spec: { containers: Array<{ image: string }> } }>(Pods, {
+        namespace: ns,
+        labelSelector: 'app=bench',
+      });
+      if (pods.items.length === n && pods.items.every((p) => !p.metadata.deletionTimestamp && p.spec.containers[0].image === image)) return;
+    }
+    if (proc.exited) throw new Error(`manager exited: ${tail(proc.logFile, 20)}`);
+    await sleep(250);
+  }
+}
+
+async function turn(kind: 'ts' | 'go', round: number): Promise<Turn> {
+  const loads = [load()];
+  await uninstall();
+  if (kind === 'ts') await installCRDs(client);
+  else await installUpstream();
+  const podsAtStart = await podCount();
+  const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${process.pid}.log`);
+  const { proc, webhookPort, t0 } = await startManager(kind, logFile);
+  const since = () => (performance.now() - t0) / 1000;
+  let webhookReady = NaN;
+  let synced = NaN;
+  let firstReconcile = NaN;
+  let created = false;
+  let lastError = '';
+  const started = performance.now();
+  try {
+    while (Number.isNaN(webhookReady) || Number.isNaN(synced) || Number.isNaN(firstReconcile)) {
+      if (proc.exited) throw new Error(`${kind} manager exited: ${tail(logFile, 30)}`);
+      if (performance.now() - started > 300_000)
+        throw new Error(`${kind} manager not up within 300 s (${lastError}): ${tail(logFile, 30)}`);
+      if (Number.isNaN(webhookReady) && (await answersTLS(webhookPort))) webhookReady = since();
+      if (
+        Number.isNaN(synced) &&
+        existsSync(logFile) &&
+        /Starting workers.*cloneset|cloneset.*Starting workers/.test(readFileSync(logFile, 'utf8'))
+      )
+        synced = since();
+      if (!Number.isNaN(webhookReady) && !created) {
+        // Accepted once the API server calls this manager's webhooks (their configuration points here).
+        created = await run(['apply', '-f', '-'], manifest('nginx:1.0', 'InPlaceIfPossible', 0)).then(
+          () => true,
+          (e: Error) => {
+            lastError = e.message;
+            return false;
+          },
+        );
+      }
+      if (created && Number.isNaN(firstReconcile)) {
+        const cs = await client.get<KubeObject & { status?: Status }>(CloneSets, 'bench', { namespace: ns }).catch((e) => {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        });
+        if (cs?.status?.observedGeneration) firstReconcile = since();
+      }
+      await sleep(50);
+    }
+    await sleep(2000);
+    const rssSynced = rssMiB(proc.pid);
+    loads.push(load());
+    const t: Turn = { manager: kind, load: loads, webhookReady, synced, firstReconcile, rssSynced, podsAtStart, phases: [] };
+    const patch = (spec: object) =>
+      client.patch(CloneSets, 'bench', { spec }, { namespace: ns, patchType: 'application/merge-patch+json' });
+    const phase = async (label: string, image: string, n: number, change: () => Promise<unknown>) => {
+      if (!phasesWanted.includes(label)) return;
+      const before = await writes();
+      const cpu0 = cpuSeconds(proc.pid);
+      const t1 = performance.now();
+      await change();
+      await settled(image, n, proc);
+      t.phases.push({
+        phase: label,
+        seconds: (performance.now() - t1) / 1000,
+        cpu: cpuSeconds(proc.pid) - cpu0,
+        writes: delta(before, await writes()),
+      });
+      loads.push(load());
+      process.stderr.write(`${kind} round ${round}: ${label} ${t.phases.at(-1)!.seconds.toFixed(1)} s (load ${load()})\n`);
+    };
+    await phase('scale-up', 'nginx:1.0', replicas, () => patch({ replicas }));
+    await phase('in-place', 'nginx:2.0', replicas, () =>
+      patch({ template: { spec: { containers: [{ name: 'main', image: 'nginx:2.0' }] } } }),
+    );
+    await phase('recreate', 'nginx:3.0', replicas, () =>
+      patch({
+        template: { spec: { containers: [{ name: 'main', image: 'nginx:3.0' }] } },
+        updateStrategy: { type: 'ReCreate' },
+      }),
+    );
+    t.rssEnd = rssMiB(proc.pid);
+    await phase('scale-down', 'nginx:3.0', 0, () => patch({ replicas: 0 }));
+    return t;
+  } finally {
+    // Upstream's pod webhook fails closed: its configurations go before the manager does.
+    for (const c of CONFIGURATIONS) await run(['delete', c, '--ignore-not-found']).catch(() => '');
+    await stopProcesses([proc.pid], 10_000);
+    await run(['delete', 'clonesets.apps.kruise.io', 'bench', '-n', ns, '--ignore-not-found', '--wait=false']).catch(() => '');
+    await run(['delete', 'pods', '-n', ns, '-l', 'app=bench', '--grace-period=0', '--force', '--wait=true']).catch(() => '');
+  }
+}
+
+/** Pods in the cluster (remainingItemCount of a one-item page, so not a 50k-pod list). */
+async function podCount(namespace?: string): Promise<number> {
+  const page = await client.list(Pods, { namespace, limit: 1 });
+  return page.items.length + ((page.metadata as { remainingItemCount?: number }).remainingItemCount ?? 0);
+}
+
+async function backgroundPods(n: number): Promise<void> {
+  await run(['create', 'namespace', 'bench-background']).catch(() => '');
+  let existing = await podCount('bench-background');
+  const queue: Array<Promise<unknown>> = [];
+  for (let i = existing; i < n; i++) {
+    queue.push(
+      client.create(Pods, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `bg-${i}`, namespace: 'bench-background', labels: { app: 'background' } },
+        spec: { nodeName: 'no-such-node', containers: [{ name: 'main', image: 'nginx:1.0' }] },
+      }),
+    );
+    if (queue.length >= 64) await Promise.all(queue.splice(0));
+    existing++;
+  }
+  await Promise.all(queue);
+}
+
+try {
+  await backgroundPods(Number(values['background-pods']));
+  const turns: Turn[] = [];
+  for (let round = 1; round <= Number(values.rounds); round++) {
+    for (const m of managers) {
+      const t = await turn(m, round);
+      turns.push(t);
+      // Each turn as it ends: a failure later keeps what was measured.
+      process.stderr.write(`${JSON.stringify({ ...t, phases: t.phases.map((p) => ({ ...p, writes: Object.fromEntries(p.writes) })) })}\n`);
+    }
+  }
+  const f = (n: number | undefined, d = 1) => (n === undefined || Number.isNaN(n) ? '–' : n.toFixed(d));
+  const ratio = (a: number | undefined, b: number | undefined) => (a && b ? (a / b).toFixed(2) : '–');
+  console.log(
+    `\nKruise TS vs OpenKruise ${peer.version}: ${replicas} replicas, ${values.nodes} KWOK nodes, QPS ${values.qps} / burst ${values.burst}, ${values['background-pods']} background pods (${process.version}, ${os.cpus().length} CPUs)\n`,
+  );
+  for (let round = 1; round <= Number(values.rounds); round++) {
+    const ts = turns.find((t) => t.manager === 'ts' && turns.indexOf(t) >= (round - 1) * managers.length);
+    const go = turns.find((t) => t.manager === 'go' && turns.indexOf(t) >= (round - 1) * managers.length);
+    console.log(`round ${round} (load average 1 min, ts: ${ts?.load.join(' → ')}; go: ${go?.load.join(' → ')})\n`);
+    console.log('| figure | Kruise TS | OpenKruise | ratio |');
+    console.log('|---|---|---|---|');
+    console.log(`| pods in the cluster at start | ${ts?.podsAtStart ?? '–'} | ${go?.podsAtStart ?? '–'} | |`);
+    for (const [label, key] of [
+      ['start → webhook ready (s)', 'webhookReady'],
+      ['start → caches synced (s)', 'synced'],
+      ['start → first reconcile (s)', 'firstReconcile'],
+      ['RSS once synced (MiB)', 'rssSynced'],
+      [`RSS after the rollouts, ${replicas} pods (MiB)`, 'rssEnd'],
+    ] as const)
+      console.log(`| ${label} | ${f(ts?.[key], 2)} | ${f(go?.[key], 2)} | ${ratio(ts?.[key], go?.[key])} |`);
+    for (const p of phasesWanted) {
+      const a = ts?.phases.find((x) => x.phase === p);
+      const b = go?.phases.find((x) => x.phase === p);
+      const total = (w?: Writes) => (w ? [...w.values()].reduce((x, y) => x + y, 0) / replicas : undefined);
+      console.log(`| ${p}: wall (s) | ${f(a?.seconds)} | ${f(b?.seconds)} | ${ratio(a?.seconds, b?.seconds)} |`);
+      console.log(`| ${p}: manager CPU (s) | ${f(a?.cpu)} | ${f(b?.cpu)} | ${ratio(a?.cpu, b?.cpu)} |`);
+      console.log(
+        `| ${p}: writes / pod (all clients) | ${f(total(a?.writes), 2)} | ${f(total(b?.writes), 2)} | ${ratio(total(a?.writes), total(b?.writes))} |`,
+      );
+    }
+    for (const p of phasesWanted) {
+      const a = ts?.phases.find((x) => x.phase === p)?.writes ?? new Map();
+      const b = go?.phases.find((x) => x.phase === p)?.writes ?? new Map();
+      const keys = [...new Set([...a.keys(), ...b.keys()])].sort();
+      console.log(`\n${p}, writes per pod by verb and resource: | write | Kruise TS | OpenKruise |`);
+      for (const k of keys)
+        console.log(`| ${k} | ${((a.get(k) ?? 0) / replicas).toFixed(3)} | ${((b.get(k) ?? 0) / replicas).toFixed(3)} |`);
+    }
+    console.log('');
+  }
+} finally {
+  await client.close();
+  if (!reused && !values.cluster) await down(name, { quiet: true });
+}
