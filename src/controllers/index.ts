@@ -6,6 +6,7 @@ import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
+import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import type { ControllerSetup } from './types.ts';
 
@@ -18,4 +19,5 @@ export const allControllers: readonly ControllerSetup[] = [
   containerRecreateRequestController,
   podReadinessController,
   sidecarTerminatorController,
+  sidecarSetController,
 ];

@@ -111,7 +111,8 @@ export async function startManager(
     syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
     serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
   });
-  if (features.PodWebhook) for (const { apiVersion, kind } of POD_WEBHOOK_CACHED_KINDS) void admissionCache.list(apiVersion, kind).catch(() => {});
+  if (features.PodWebhook)
+    for (const { apiVersion, kind } of POD_WEBHOOK_CACHED_KINDS) void admissionCache.list(apiVersion, kind).catch(() => {});
 
   const server = new WebhookServer({
     registrations: allRegistrations,
@@ -170,6 +171,7 @@ export async function startManager(
       expectationTimeoutMs: cfg.expectationTimeoutMs,
       cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
       namespace: cfg.namespace,
+      managerNamespace: namespace,
       flags: cfg,
       served: (kind) => served.has(kind),
     };

@@ -75,7 +75,13 @@ export function clientAdmissionReader(client: KubeClient): AdmissionReader {
  */
 export function informerAdmissionCache(
   informers: SharedInformerFactory,
-  opts: { syncTimeoutMs: number; /** Kinds the API server does not serve (CRD not installed) read as empty, never wait. */ serves?: (apiVersion: string, kind: string) => boolean },
+  opts: {
+    syncTimeoutMs: number;
+    /** Kinds the API server does not serve (CRD not installed) read as empty, never wait. */ serves?: (
+      apiVersion: string,
+      kind: string,
+    ) => boolean;
+  },
 ): AdmissionCache {
   const { syncTimeoutMs } = opts;
   const synced = async (apiVersion: string, kind: string) => {

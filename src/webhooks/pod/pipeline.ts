@@ -45,9 +45,7 @@ async function injectSidecarSetsFromCache(pod: Pod, req: PodAdmission): Promise<
   const sidecarSets = await req.cache.list<StoredSidecarSet>(`${APPS_GROUP}/v1beta1`, 'SidecarSet');
   if (!sidecarSets.length) return false;
   const ns = pod.metadata.namespace ?? 'default';
-  const namespace = sidecarSets.some((s) => s.spec?.namespaceSelector)
-    ? await req.cache.get<Namespace>('v1', 'Namespace', ns)
-    : undefined;
+  const namespace = sidecarSets.some((s) => s.spec?.namespaceSelector) ? await req.cache.get<Namespace>('v1', 'Namespace', ns) : undefined;
   let revisions: ControllerRevision[] = [];
   if (sidecarSets.some((s) => s.spec?.injectionStrategy?.revision)) {
     revisions = await req.cache.list<ControllerRevision>('apps/v1', 'ControllerRevision');
@@ -87,7 +85,11 @@ export const podMutatingHandlers: readonly PodMutatingHandler[] = [
 ];
 
 /** Runs the mutating handlers on a pod being created; returns the names of those that changed it. */
-export async function mutatePod(pod: Pod, req: PodAdmission, handlers: readonly PodMutatingHandler[] = podMutatingHandlers): Promise<string[]> {
+export async function mutatePod(
+  pod: Pod,
+  req: PodAdmission,
+  handlers: readonly PodMutatingHandler[] = podMutatingHandlers,
+): Promise<string[]> {
   const changed: string[] = [];
   for (const h of handlers) {
     if (!h.enabled(req.features)) continue;

@@ -86,7 +86,9 @@ function historyRevision(
   info: { revisionName?: string; customVersion?: string },
   inputs: SidecarSetInjectionInputs,
 ): StoredSidecarSet {
-  const revisions = inputs.revisionsOf(s.metadata.name).filter((r) => r.metadata.labels?.[SIDECARSET_NAME_REVISION_LABEL] === s.metadata.name);
+  const revisions = inputs
+    .revisionsOf(s.metadata.name)
+    .filter((r) => r.metadata.labels?.[SIDECARSET_NAME_REVISION_LABEL] === s.metadata.name);
   let revision: ControllerRevision | undefined;
   if (info.revisionName != null) {
     revision = revisions.find((r) => r.metadata.name === info.revisionName);
@@ -113,7 +115,11 @@ interface InjectedContainer {
  * Injects the SidecarSets into the pod (sidecarsetMutatingPod for CREATE). Returns whether the pod
  * changed.
  */
-export function injectSidecarSets(pod: Pod, matched: readonly StoredSidecarSet[], inputs: Pick<SidecarSetInjectionInputs, 'now' | 'sortByName'>): boolean {
+export function injectSidecarSets(
+  pod: Pod,
+  matched: readonly StoredSidecarSet[],
+  inputs: Pick<SidecarSetInjectionInputs, 'now' | 'sortByName'>,
+): boolean {
   if (!matched.length) return false;
   const annotations = (pod.metadata.annotations ??= {});
   const before = JSON.stringify(annotations);
@@ -295,7 +301,10 @@ function hotUpgradeContainers(c: SidecarContainer, workInfo: Record<string, stri
     image,
     env: [
       ...(c.env ?? []),
-      { name: ENV_SIDECARSET_VERSION, valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${SIDECARSET_VERSION_ANNOTATION_PREFIX}${name}']` } } },
+      {
+        name: ENV_SIDECARSET_VERSION,
+        valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${SIDECARSET_VERSION_ANNOTATION_PREFIX}${name}']` } },
+      },
       {
         name: ENV_SIDECARSET_VERSION_ALT,
         valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${SIDECARSET_VERSION_ALT_ANNOTATION_PREFIX}${name}']` } },

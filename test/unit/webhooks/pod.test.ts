@@ -18,7 +18,13 @@ import {
   type SidecarSetInjectionInputs,
 } from '../../../src/webhooks/pod/index.ts';
 import { mutateSidecarSet } from '../../../src/webhooks/sidecarset/index.ts';
-import { formatUpgradeSpecs, parseUpgradeSpecs, sidecarSetRevisionData, sidecarSetRevisionName, type StoredSidecarSet } from '../../../src/util/sidecarset.ts';
+import {
+  formatUpgradeSpecs,
+  parseUpgradeSpecs,
+  sidecarSetRevisionData,
+  sidecarSetRevisionName,
+  type StoredSidecarSet,
+} from '../../../src/util/sidecarset.ts';
 
 const features: FeatureGates = { ...FEATURE_GATE_DEFAULTS };
 const NOW = new Date('2026-11-23T10:00:00.123Z');
@@ -91,7 +97,10 @@ describe('SidecarSet injection', () => {
     assert.equal(other.metadata.annotations, undefined);
 
     const paused = pod();
-    assert.equal(inject(paused, [sidecarSet('s', { containers: [{ name: 'c', image: 'c:1' }], injectionStrategy: { paused: true } })]), false);
+    assert.equal(
+      inject(paused, [sidecarSet('s', { containers: [{ name: 'c', image: 'c:1' }], injectionStrategy: { paused: true } })]),
+      false,
+    );
 
     const empty = pod();
     assert.equal(inject(empty, [sidecarSet('s', { selector: {}, containers: [{ name: 'c', image: 'c:1' }] })]), false);
@@ -105,7 +114,16 @@ describe('SidecarSet injection', () => {
   });
 
   test('hash annotations: a map per SidecarSet, bit-exact with Go (sorted keys, field order, whole-second time)', () => {
-    const s = sidecarSet('log', { containers: [{ name: 'b', image: 'b:1' }, { name: 'a', image: 'a:1' }] }, { status: { matchedPods: 0, updatedPods: 0, readyPods: 0, latestRevision: 'log-7c5b9d' } });
+    const s = sidecarSet(
+      'log',
+      {
+        containers: [
+          { name: 'b', image: 'b:1' },
+          { name: 'a', image: 'a:1' },
+        ],
+      },
+      { status: { matchedPods: 0, updatedPods: 0, readyPods: 0, latestRevision: 'log-7c5b9d' } },
+    );
     const s2 = sidecarSet('agent', { containers: [{ name: 'x', image: 'x:1' }] });
     const p = pod();
     inject(p, [s, s2]);
@@ -118,7 +136,12 @@ describe('SidecarSet injection', () => {
         `"log":{"updateTimestamp":"2026-11-23T10:00:00Z","hash":"${hash}","sidecarSetName":"log","sidecarList":["a","b"],"controllerRevision":"log-7c5b9d"}}`,
     );
     const without = s.metadata.annotations!['kruise.io/sidecarset-hash-without-image'];
-    assert.match(a['kruise.io/sidecarset-hash-without-image']!, new RegExp(`"log":\\{"updateTimestamp":"2026-11-23T10:00:00Z","hash":"${without}","sidecarSetName":"log","sidecarList":\\["a","b"\\]\\}`));
+    assert.match(
+      a['kruise.io/sidecarset-hash-without-image']!,
+      new RegExp(
+        `"log":\\{"updateTimestamp":"2026-11-23T10:00:00Z","hash":"${without}","sidecarSetName":"log","sidecarList":\\["a","b"\\]\\}`,
+      ),
+    );
     assert.equal(a['kruise.io/sidecarset-injected-list'], 'agent,log');
     // The SidecarSet order decides the before-app order.
     assert.deepEqual(names(p), ['b', 'a', 'x', 'main']);
@@ -133,27 +156,53 @@ describe('SidecarSet injection', () => {
   test('init containers sorted by name after the pod’s, native sidecars listed; volumes and pull secrets merged', () => {
     const p = pod({}, [{ name: 'main', image: 'nginx:1', volumeMounts: [{ name: 'data', mountPath: '/data' }] }]);
     p.spec!.initContainers = [{ name: 'app-init', image: 'i:1' }];
-    p.spec!.volumes = [{ name: 'data', emptyDir: {} }, { name: 'shared', emptyDir: {} }];
+    p.spec!.volumes = [
+      { name: 'data', emptyDir: {} },
+      { name: 'shared', emptyDir: {} },
+    ];
     p.spec!.imagePullSecrets = [{ name: 'mine' }];
     const s = sidecarSet('s', {
       initContainers: [
         { name: 'z-init', image: 'z:1' },
         { name: 'a-native', image: 'n:1', restartPolicy: 'Always' },
       ],
-      containers: [{ name: 'c', image: 'c:1', volumeMounts: [{ name: 'shared', mountPath: '/s' }, { name: 'cfg', mountPath: '/cfg' }] }],
-      volumes: [{ name: 'shared', hostPath: { path: '/x' } }, { name: 'cfg', configMap: { name: 'cfg' } }, { name: 'unused', emptyDir: {} }],
+      containers: [
+        {
+          name: 'c',
+          image: 'c:1',
+          volumeMounts: [
+            { name: 'shared', mountPath: '/s' },
+            { name: 'cfg', mountPath: '/cfg' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'shared', hostPath: { path: '/x' } },
+        { name: 'cfg', configMap: { name: 'cfg' } },
+        { name: 'unused', emptyDir: {} },
+      ],
       imagePullSecrets: [{ name: 'mine' }, { name: 'sidecar-registry' }],
     });
     inject(p, [s]);
-    assert.deepEqual(p.spec!.initContainers!.map((c) => c.name), ['app-init', 'a-native', 'z-init']);
+    assert.deepEqual(
+      p.spec!.initContainers!.map((c) => c.name),
+      ['app-init', 'a-native', 'z-init'],
+    );
     // The pod's volume of the same name wins; unreferenced SidecarSet volumes are not injected.
-    assert.deepEqual(p.spec!.volumes, [{ name: 'data', emptyDir: {} }, { name: 'shared', emptyDir: {} }, { name: 'cfg', configMap: { name: 'cfg', defaultMode: 420 } }]);
+    assert.deepEqual(p.spec!.volumes, [
+      { name: 'data', emptyDir: {} },
+      { name: 'shared', emptyDir: {} },
+      { name: 'cfg', configMap: { name: 'cfg', defaultMode: 420 } },
+    ]);
     assert.deepEqual(p.spec!.imagePullSecrets, [{ name: 'mine' }, { name: 'sidecar-registry' }]);
     assert.match(p.metadata.annotations!['kruise.io/sidecarset-hash']!, /"sidecarList":\["a-native","c"\]/);
   });
 
   test('a sidecar named like an existing container replaces it in place', () => {
-    const p = pod({}, [{ name: 'main', image: 'nginx:1' }, { name: 'proxy', image: 'old:1' }]);
+    const p = pod({}, [
+      { name: 'main', image: 'nginx:1' },
+      { name: 'proxy', image: 'old:1' },
+    ]);
     inject(p, [sidecarSet('s', { containers: [{ name: 'proxy', image: 'new:1' }] })]);
     assert.deepEqual(names(p), ['main', 'proxy']);
     assert.equal(p.spec!.containers[1]!.image, 'new:1');
@@ -161,7 +210,18 @@ describe('SidecarSet injection', () => {
 
   test('EnableSortSidecarContainerByName sorts the before-app sidecars', () => {
     const p = pod();
-    inject(p, [sidecarSet('s', { containers: [{ name: 'zz', image: 'z:1' }, { name: 'aa', image: 'a:1' }] })], { sortByName: true });
+    inject(
+      p,
+      [
+        sidecarSet('s', {
+          containers: [
+            { name: 'zz', image: 'z:1' },
+            { name: 'aa', image: 'a:1' },
+          ],
+        }),
+      ],
+      { sortByName: true },
+    );
     assert.deepEqual(names(p), ['aa', 'zz', 'main']);
   });
 
@@ -215,8 +275,14 @@ describe('SidecarSet injection', () => {
     assert.equal(p.spec!.containers[0]!.image, 'envoy:1');
     assert.equal(p.spec!.containers[1]!.image, 'empty:1');
     assert.deepEqual(p.spec!.containers[1]!.env!.slice(-2), [
-      { name: 'SIDECARSET_VERSION', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['version.sidecarset.kruise.io/envoy-2']" } } },
-      { name: 'SIDECARSET_VERSION_ALT', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['versionalt.sidecarset.kruise.io/envoy-2']" } } },
+      {
+        name: 'SIDECARSET_VERSION',
+        valueFrom: { fieldRef: { fieldPath: "metadata.annotations['version.sidecarset.kruise.io/envoy-2']" } },
+      },
+      {
+        name: 'SIDECARSET_VERSION_ALT',
+        valueFrom: { fieldRef: { fieldPath: "metadata.annotations['versionalt.sidecarset.kruise.io/envoy-2']" } },
+      },
     ]);
     const a = p.metadata.annotations!;
     assert.equal(a['version.sidecarset.kruise.io/envoy-1'], '1');
@@ -253,7 +319,12 @@ describe('SidecarSet injection', () => {
     const revision: any = {
       apiVersion: 'apps/v1',
       kind: 'ControllerRevision',
-      metadata: { name: revisionName, namespace: 'kruise-system', labels: { 'kruise.io/sidecarset-name': 's', 'apps.kruise.io/sidecarset-custom-version': 'v1' }, annotations: { ...old.metadata.annotations } },
+      metadata: {
+        name: revisionName,
+        namespace: 'kruise-system',
+        labels: { 'kruise.io/sidecarset-name': 's', 'apps.kruise.io/sidecarset-custom-version': 'v1' },
+        annotations: { ...old.metadata.annotations },
+      },
       data: sidecarSetRevisionData(old),
       revision: 1,
     };
@@ -261,9 +332,15 @@ describe('SidecarSet injection', () => {
     const p = pod();
     inject(p, [latest], { revisionsOf: () => [revision] });
     assert.equal(p.spec!.containers[0]!.image, 'c:1');
-    assert.match(p.metadata.annotations!['kruise.io/sidecarset-hash']!, new RegExp(`"hash":"${old.metadata.annotations!['kruise.io/sidecarset-hash']}".*"controllerRevision":"${revisionName}"`));
+    assert.match(
+      p.metadata.annotations!['kruise.io/sidecarset-hash']!,
+      new RegExp(`"hash":"${old.metadata.annotations!['kruise.io/sidecarset-hash']}".*"controllerRevision":"${revisionName}"`),
+    );
 
-    const byVersion = sidecarSet('s', { containers: [{ name: 'c', image: 'c:2' }], injectionStrategy: { revision: { customVersion: 'v1' } } });
+    const byVersion = sidecarSet('s', {
+      containers: [{ name: 'c', image: 'c:2' }],
+      injectionStrategy: { revision: { customVersion: 'v1' } },
+    });
     const p2 = pod();
     inject(p2, [byVersion], { revisionsOf: () => [revision] });
     assert.equal(p2.spec!.containers[0]!.image, 'c:1');
@@ -285,21 +362,32 @@ describe('SidecarSet injection', () => {
 });
 
 describe('container launch priority', () => {
-  const two = () => pod({}, [{ name: 'a', image: 'a' }, { name: 'b', image: 'b' }]);
-  const barrier = (p: Pod) => p.spec!.containers.map((c) => c.env?.find((e) => e.name === 'KRUISE_CONTAINER_BARRIER')?.valueFrom?.configMapKeyRef);
+  const two = () =>
+    pod({}, [
+      { name: 'a', image: 'a' },
+      { name: 'b', image: 'b' },
+    ]);
+  const barrier = (p: Pod) =>
+    p.spec!.containers.map((c) => c.env?.find((e) => e.name === 'KRUISE_CONTAINER_BARRIER')?.valueFrom?.configMapKeyRef);
 
   test('Ordered: 0, -1, … in container order', () => {
     const p = two();
     p.metadata.annotations = { 'apps.kruise.io/container-launch-priority': 'Ordered' };
     assert.equal(initializeContainerLaunchPriority(p, Math.random), true);
-    assert.deepEqual(barrier(p), [{ name: 'web-1-barrier', key: 'p_0' }, { name: 'web-1-barrier', key: 'p_-1' }]);
+    assert.deepEqual(barrier(p), [
+      { name: 'web-1-barrier', key: 'p_0' },
+      { name: 'web-1-barrier', key: 'p_-1' },
+    ]);
   });
 
   test('from KRUISE_CONTAINER_PRIORITY; equal or absent priorities and single containers change nothing; invalid ones are refused', () => {
     const p = two();
     p.spec!.containers[1]!.env = [{ name: 'KRUISE_CONTAINER_PRIORITY', value: '10' }];
     assert.equal(initializeContainerLaunchPriority(p, Math.random), true);
-    assert.deepEqual(barrier(p), [{ name: 'web-1-barrier', key: 'p_0' }, { name: 'web-1-barrier', key: 'p_10' }]);
+    assert.deepEqual(barrier(p), [
+      { name: 'web-1-barrier', key: 'p_0' },
+      { name: 'web-1-barrier', key: 'p_10' },
+    ]);
 
     assert.equal(initializeContainerLaunchPriority(two(), Math.random), false);
     const equal = two();
@@ -330,23 +418,35 @@ describe('pod mutating pipeline', () => {
   };
 
   test('handlers run in upstream order: readiness gate, SidecarSet injection, launch priority, enhanced liveness', async () => {
-    const p = owned(pod({ annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered', 'apps.kruise.io/using-enhanced-liveness': 'true' } }));
+    const p = owned(
+      pod({ annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered', 'apps.kruise.io/using-enhanced-liveness': 'true' } }),
+    );
     p.spec!.containers[0]!.livenessProbe = { tcpSocket: { port: 80 } } as any;
     const cache = fakeCache({ SidecarSet: [sidecarSet('s', { containers: [{ name: 'c', image: 'c:1' }] })] });
     const changed = await mutatePod(p, { features: { ...features, EnhancedLivenessProbe: true }, cache, now: NOW, random: Math.random });
-    assert.deepEqual(changed, ['KruisePodReady readiness gate', 'SidecarSet injection', 'container launch priority', 'enhanced liveness probe']);
+    assert.deepEqual(changed, [
+      'KruisePodReady readiness gate',
+      'SidecarSet injection',
+      'container launch priority',
+      'enhanced liveness probe',
+    ]);
     assert.deepEqual(p.spec!.readinessGates, [{ conditionType: 'KruisePodReady' }]);
     // Launch priority numbers the injected sidecar first.
     assert.equal(p.spec!.containers[0]!.env!.at(-1)!.valueFrom!.configMapKeyRef!.key, 'p_0');
     assert.equal(p.spec!.containers[1]!.env!.at(-1)!.valueFrom!.configMapKeyRef!.key, 'p_-1');
     assert.equal(p.spec!.containers[1]!.livenessProbe, undefined);
-    assert.equal(p.metadata.annotations!['apps.kruise.io/container-probe-context'], '[{"name":"main","livenessProbe":{"tcpSocket":{"port":80}}}]');
+    assert.equal(
+      p.metadata.annotations!['apps.kruise.io/container-probe-context'],
+      '[{"name":"main","livenessProbe":{"tcpSocket":{"port":80}}}]',
+    );
   });
 
   test('readiness gate: only pods of Kruise workloads, or all with KruisePodReadinessGate', async () => {
     const bare = pod();
     assert.deepEqual(await mutatePod(bare, { features, now: NOW, random: Math.random }), []);
-    assert.deepEqual(await mutatePod(bare, { features: { ...features, KruisePodReadinessGate: true }, now: NOW, random: Math.random }), ['KruisePodReady readiness gate']);
+    assert.deepEqual(await mutatePod(bare, { features: { ...features, KruisePodReadinessGate: true }, now: NOW, random: Math.random }), [
+      'KruisePodReady readiness gate',
+    ]);
     const deployment = pod({ ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'r', uid: 'u', controller: true }] });
     assert.deepEqual(await mutatePod(deployment, { features, now: NOW, random: Math.random }), []);
   });
@@ -368,7 +468,14 @@ describe('pod mutating pipeline', () => {
     const res = await admit('mutate', regs, review(pod()), { features, cache });
     assert.equal(res.allowed, true);
     const ops = JSON.parse(Buffer.from(res.patch!, 'base64').toString()) as Array<{ op: string; path: string; value: any }>;
-    assert.ok(ops.some((o) => o.op === 'add' && o.path === '/spec/containers/1' || (o.path === '/spec/containers/0' && o.value?.name === 'c') || o.path === '/spec/containers'));
+    assert.ok(
+      ops.some(
+        (o) =>
+          (o.op === 'add' && o.path === '/spec/containers/1') ||
+          (o.path === '/spec/containers/0' && o.value?.name === 'c') ||
+          o.path === '/spec/containers',
+      ),
+    );
     assert.ok(ops.some((o) => o.path === '/metadata/annotations'));
   });
 
@@ -430,7 +537,13 @@ describe('pod webhook configuration', () => {
   });
 
   test('off with the PodWebhook gate', () => {
-    const off = buildWebhookConfigurations(allRegistrations, { clientMode: { mode: 'url', host: '127.0.0.1', port: 1 }, features: { ...features, PodWebhook: false } });
-    assert.equal(off.mutating.webhooks!.some((w) => w.name === 'mpod.kb.io'), false);
+    const off = buildWebhookConfigurations(allRegistrations, {
+      clientMode: { mode: 'url', host: '127.0.0.1', port: 1 },
+      features: { ...features, PodWebhook: false },
+    });
+    assert.equal(
+      off.mutating.webhooks!.some((w) => w.name === 'mpod.kb.io'),
+      false,
+    );
   });
 });
