@@ -160,9 +160,8 @@ describe('SidecarSet', { concurrency: 1 }, () => {
     // Watch the rollout: a pod is unavailable from its image patch until it runs the new image and is ready.
     let maxUnavailableSeen = 0;
     const deadline = Date.now() + 120_000;
-    let pods: Pod[] = [];
     for (;;) {
-      pods = await list();
+      const pods = await list();
       const unavailable = pods.filter((p) => !isReady(p) || image(p, 'agent') !== statusImage(p, 'agent')).length;
       maxUnavailableSeen = Math.max(maxUnavailableSeen, unavailable);
       const s = await client.get<SidecarSetObj>(SidecarSets, name);
@@ -172,7 +171,7 @@ describe('SidecarSet', { concurrency: 1 }, () => {
     }
     // Nothing more moves past the partition.
     await sleep(2000);
-    pods = await list();
+    const pods = await list();
     assert.ok(maxUnavailableSeen <= 2, `at most maxUnavailable=2 pods unavailable at once, saw ${maxUnavailableSeen}`);
     assert.equal(pods.filter((p) => image(p, 'agent') === 'busybox:1.37').length, 6);
     assert.equal(pods.filter((p) => image(p, 'agent') === 'busybox:1.36').length, 4);
