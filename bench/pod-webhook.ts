@@ -7,6 +7,7 @@
 // "Added" latency is a phase's percentile minus the baseline's. The manager's CPU time per 1000
 // admissions comes from /proc/<pid>/stat across each phase. Pods are bound to a node that does not
 // exist, so nothing schedules or runs them, and are removed (grace 0) after each phase.
+// First, the same handler in process (no API server), for its own cost.
 // Usage: node --import tsx bench/pod-webhook.ts [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,11 @@ import { up, down } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail } from '../src/cluster/processes.ts';
 import { repoRoot } from '../src/cluster/binaries.ts';
 import { installCRDs } from '../src/manager/crds.ts';
+import { resolveFeatureGates } from '../src/apis/features.ts';
+import { admit } from '../src/runtime/webhook/server.ts';
+import type { AdmissionCache } from '../src/runtime/webhook/types.ts';
+import { registrations as podRegistrations } from '../src/webhooks/pod/index.ts';
+import { mutateSidecarSet } from '../src/webhooks/sidecarset/index.ts';
 import {
   fromKubeconfigFile,
   Namespaces,
@@ -43,6 +49,51 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' ');
 const loadBefore = load();
+
+// The handler alone, in process: admit() on /mutate-pod reviews with the 50 SidecarSets in a cache.
+{
+  const features = resolveFeatureGates('');
+  const sidecarSets = Array.from({ length: 50 }, (_, i) => {
+    const s: Record<string, unknown> & { spec: unknown } = {
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'SidecarSet',
+      metadata: { name: `bench-${i}` },
+      spec: { selector: { matchLabels: { [`bench-sidecar-${i}`]: 'on' } }, containers: [{ name: `sidecar-${i}`, image: 'busybox:1.36' }] },
+    };
+    mutateSidecarSet(s as never, { operation: 'CREATE', apiVersion: 'apps.kruise.io/v1beta1', userInfo: {}, dryRun: false, features });
+    return s;
+  });
+  const cache: AdmissionCache = { list: async () => sidecarSets as never[], get: async () => undefined };
+  const regs = podRegistrations.filter((r) => r.mutate);
+  for (const [label, labels] of [
+    ['fast path', {}],
+    ['injecting', { 'bench-sidecar-7': 'on' }],
+  ] as const) {
+    const times: number[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const review = {
+        uid: String(i),
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        namespace: 'default',
+        operation: 'CREATE',
+        userInfo: {},
+        object: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `p-${i}`, namespace: 'default', labels: { app: 'bench', ...labels } },
+          spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
+        },
+      };
+      const t0 = performance.now();
+      await admit('mutate', regs, review, { features, cache });
+      if (i >= 500) times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    const q = (p: number) => times[Math.floor((p / 100) * times.length)]!.toFixed(3);
+    process.stdout.write(`in process, ${label}: /mutate-pod handler p50 ${q(50)} ms p99 ${q(99)} ms (50 SidecarSets cached)\n`);
+  }
+}
 
 const { state, reused } = await up({ name: values.cluster, nodes: 1, log: () => undefined });
 const client = fromKubeconfigFile(state.kubeconfig, { qps: 5000, burst: 5000 });

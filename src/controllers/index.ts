@@ -1,5 +1,6 @@
 // Every controller the manager runs on the leader.
 import { cloneSetController } from './cloneset/controller.ts';
+import { containerLaunchPriorityController } from './containerlaunchpriority/controller.ts';
 import { daemonSetController } from './daemonset/controller.ts';
 import { containerRecreateRequestController } from './containerrecreaterequest/controller.ts';
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
@@ -20,4 +21,5 @@ export const allControllers: readonly ControllerSetup[] = [
   podReadinessController,
   sidecarTerminatorController,
   sidecarSetController,
+  containerLaunchPriorityController,
 ];
