@@ -68,7 +68,15 @@ test('servedKruiseKinds: a kind counts when its CRD is Established and serves th
 });
 
 test('every controller names the kinds it needs; with all CRDs served and default gates the ungated ones run', () => {
-  const served = new Set(['CloneSet', 'DaemonSet', 'ContainerRecreateRequest', 'ImagePullJob', 'ImageListPullJob', 'NodeImage', 'SidecarSet']);
+  const served = new Set([
+    'CloneSet',
+    'DaemonSet',
+    'ContainerRecreateRequest',
+    'ImagePullJob',
+    'ImageListPullJob',
+    'NodeImage',
+    'SidecarSet',
+  ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
   assert.ok(sel.run.some((c) => c.name === 'daemonset'));
