@@ -1,11 +1,13 @@
 // Every controller the manager runs on the leader.
 import { cloneSetController } from './cloneset/controller.ts';
+import { containerLaunchPriorityController } from './containerlaunchpriority/controller.ts';
 import { daemonSetController } from './daemonset/controller.ts';
 import { containerRecreateRequestController } from './containerrecreaterequest/controller.ts';
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
+import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
 import type { ControllerSetup } from './types.ts';
@@ -20,4 +22,6 @@ export const allControllers: readonly ControllerSetup[] = [
   containerRecreateRequestController,
   podReadinessController,
   sidecarTerminatorController,
+  sidecarSetController,
+  containerLaunchPriorityController,
 ];

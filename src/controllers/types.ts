@@ -26,6 +26,8 @@ export interface ControllerDeps {
   cacheSyncTimeoutMs: number;
   /** Restrict to one namespace ('' = all), from --namespace. */
   namespace: string;
+  /** The manager's own namespace (--leader-election-namespace): where cluster-scoped kinds keep namespaced history. */
+  managerNamespace: string;
   /** Controller-specific manager flags. */
   flags: Readonly<ControllerFlags>;
   /** Whether the API server serves a Kruise kind (same naming as ControllerSetup.kinds). */

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { handleConversionReview } from '../apis/conversion/index.ts';
-import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts';
+import { APPS_GROUP, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts';
 import { fromDefault, fromKubeconfigFile, Namespaces, isAlreadyExists, isForbidden, type KubeClient } from '../runtime/client.ts';
 import { SharedInformerFactory } from '../runtime/informer.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
@@ -24,7 +24,9 @@ import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runt
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
-import { clientAdmissionReader } from '../runtime/webhook/reader.ts';
+import { clientAdmissionReader, informerAdmissionCache } from '../runtime/webhook/reader.ts';
+import { POD_WEBHOOK_CACHED_KINDS, POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS } from '../webhooks/pod/index.ts';
+import { parseApiVersion } from '../apis/registry.ts';
 import { allControllers } from '../controllers/index.ts';
 import type { ControllerDeps } from '../controllers/types.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
@@ -110,12 +112,24 @@ export async function startManager(
   const { certs } = await ensureSecretCerts(client, secret, servingName, { logger: log });
   writeCertsToDir(certDir, certs);
 
+  // Informers are made before the webhook server, which reads them on the hot path (pods); they
+  // start, with the controllers', before leader election so a new leader acts on warm caches.
+  const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
+  const served = await servedKruiseKinds(client);
+  const admissionCache = informerAdmissionCache(informers, {
+    syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
+    serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
+  });
+  if (features.PodWebhook)
+    for (const { apiVersion, kind } of POD_WEBHOOK_CACHED_KINDS) void admissionCache.list(apiVersion, kind).catch(() => {});
+
   const server = new WebhookServer({
     registrations: allRegistrations,
     convert: (review) => handleConversionReview(review).response!,
     features,
     tls: { certDir },
     reader: clientAdmissionReader(client),
+    cache: admissionCache,
     host: cfg.webhookHost || undefined,
     port: cfg.webhookPort,
     logger: log,
@@ -153,9 +167,6 @@ export async function startManager(
   });
   closers.push(() => recorder.close());
 
-  // Informers start before leader election so a new leader acts on warm caches.
-  const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
-  const served = await servedKruiseKinds(client);
   const selection = selectControllers(allControllers, features, served);
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
   const runners = selection.run.map((c) => {
@@ -169,6 +180,7 @@ export async function startManager(
       expectationTimeoutMs: cfg.expectationTimeoutMs,
       cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
       namespace: cfg.namespace,
+      managerNamespace: namespace,
       flags: cfg,
       served: (kind) => served.has(kind),
     };
@@ -196,6 +208,7 @@ export async function startManager(
       registrations: allRegistrations,
       features,
       clientMode,
+      managerNamespace: namespace,
       certDir,
       secret,
       onCertsChanged: () => server.reloadCertificate(),

@@ -123,6 +123,7 @@ export const ContainerRecreateRequests = kruiseResource('ContainerRecreateReques
 export const ImagePullJobs = kruiseResource('ImagePullJob');
 export const ImageListPullJobs = kruiseResource('ImageListPullJob');
 export const NodeImages = kruiseResource('NodeImage');
+export const SidecarSets = kruiseResource('SidecarSet');
 
 export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 

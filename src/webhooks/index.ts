@@ -11,6 +11,7 @@ import { registrations as imagelistpulljob } from './imagelistpulljob/index.ts';
 import { registrations as imagepulljob } from './imagepulljob/index.ts';
 import { registrations as nodeimage } from './nodeimage/index.ts';
 import { registrations as persistentpodstate } from './persistentpodstate/index.ts';
+import { registrations as pod } from './pod/index.ts';
 import { registrations as podprobemarker } from './podprobemarker/index.ts';
 import { registrations as podunavailablebudget } from './podunavailablebudget/index.ts';
 import { registrations as resourcedistribution } from './resourcedistribution/index.ts';
@@ -30,6 +31,7 @@ export const allRegistrations: readonly WebhookRegistration[] = [
   ...imagepulljob,
   ...nodeimage,
   ...persistentpodstate,
+  ...pod,
   ...podprobemarker,
   ...podunavailablebudget,
   ...resourcedistribution,

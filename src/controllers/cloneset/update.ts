@@ -3,7 +3,7 @@
 // marking them specified-delete so that Scale replaces them.
 
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
-import type { UpdateScatterStrategy } from '../../apis/apps/pub.ts';
+import { sortByPriority, sortByScatter } from '../../util/updatesort.ts';
 import {
   CONTROLLER_REVISION_HASH_LABEL,
   LIFECYCLE_STATE_LABEL,
@@ -16,7 +16,6 @@ import type { FeatureGates } from '../../apis/features.ts';
 import { getInPlaceUpdateGrace, planInPlaceUpdate } from '../../util/inplaceupdate.ts';
 import { getPodLifecycleState, type LifecycleTransition } from '../../util/lifecycle.ts';
 import { inPlaceHookStep, refreshPodState } from '../../util/workload-lifecycle.ts';
-import { sortByPriority } from '../../util/update-priority.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
 import { compareActivePods } from '../../util/pod.ts';
 import { shortHash } from '../../util/revision.ts';
@@ -74,88 +73,6 @@ export interface UpdateInput {
 
 // ---------------------------------------------------------------------------------------------
 // Ordering
-
-export { sortByPriority };
-
-function scatterGroup(matched: number, unmatched: number) {
-  const groupNum = Math.min(matched, unmatched);
-  return {
-    groupNum,
-    matchedGroupSize: Math.round(matched / groupNum),
-    unmatchedGroupSize: Math.round(unmatched / groupNum),
-    unmatchedRemainder: 0,
-  };
-}
-
-function groupByDensity(totalMatched: number, totalUnmatched: number, updateMatched: number, updateUnmatched: number) {
-  const total = scatterGroup(totalMatched, totalUnmatched);
-  const update = scatterGroup(updateMatched, updateUnmatched);
-  if (Math.fround(totalUnmatched / totalMatched) >= Math.fround(updateUnmatched / updateMatched)) return update;
-  const g = { ...total, groupNum: 0, unmatchedRemainder: 0 };
-  const a = Math.trunc(updateMatched / g.matchedGroupSize);
-  const b = Math.trunc(updateUnmatched / g.unmatchedGroupSize);
-  g.groupNum = a < b ? a : b;
-  g.unmatchedRemainder = updateUnmatched - g.groupNum * g.unmatchedGroupSize;
-  return g;
-}
-
-function scatterByTerm(term: { key: string; value: string }, pods: readonly Pod[], indexes: number[]): number[] {
-  const matches = (p: Pod) => (p.metadata.labels?.[term.key] ?? '') === term.value;
-  let matched = indexes.filter((i) => matches(pods[i]));
-  let unmatched = indexes.filter((i) => !matches(pods[i]));
-  if (matched.length <= 1 || unmatched.length <= 1) return indexes;
-  let totalMatched = pods.filter(matches).length;
-  const totalUnmatched = pods.length - totalMatched;
-  const last = matched[matched.length - 1];
-  matched = matched.slice(0, -1);
-  totalMatched--;
-  const g = groupByDensity(totalMatched, totalUnmatched, matched.length, unmatched.length);
-  const out: number[] = [];
-  if (g.unmatchedRemainder > 0) {
-    out.push(...unmatched.slice(0, g.unmatchedRemainder));
-    unmatched = unmatched.slice(g.unmatchedRemainder);
-  }
-  const migrate = (src: number[], size: number): number[] => {
-    if (src.length === 0) return src;
-    if (src.length < size) {
-      out.push(...src);
-      return [];
-    }
-    out.push(...src.slice(0, size));
-    return src.slice(size);
-  };
-  for (let i = 0; i < g.groupNum; i++) {
-    matched = migrate(matched, g.matchedGroupSize);
-    unmatched = migrate(unmatched, g.unmatchedGroupSize);
-  }
-  out.push(...matched, ...unmatched, last);
-  return out;
-}
-
-/** scatterStrategy: spread pods matching each term evenly over the update order. */
-export function sortByScatter(strategy: UpdateScatterStrategy | undefined, pods: readonly Pod[], indexes: number[]): number[] {
-  if (!strategy || strategy.length === 0 || indexes.length <= 1) return indexes;
-  let terms = strategy;
-  if (strategy.length > 1) {
-    const counts = new Map<string, number>();
-    const found: Array<{ key: string; value: string }> = [];
-    for (const term of strategy) {
-      for (const i of indexes) {
-        if (pods[i].metadata.labels?.[term.key] !== term.value) continue;
-        const id = `${term.key}:${term.value}`;
-        if (!counts.has(id)) found.push({ key: term.key, value: term.value });
-        counts.set(id, (counts.get(id) ?? 0) + 1);
-      }
-    }
-    terms = found
-      .map((t, i) => ({ t, i }))
-      .sort((a, b) => counts.get(`${b.t.key}:${b.t.value}`)! - counts.get(`${a.t.key}:${a.t.value}`)! || a.i - b.i)
-      .map(({ t }) => t);
-  }
-  let out = indexes;
-  for (const term of terms) out = scatterByTerm(term, pods, out);
-  return out;
-}
 
 /** SortUpdateIndexes: ActivePods order, priority, scatter, then PreparingUpdate pods first. */
 export function sortUpdateIndexes(cs: CloneSet, pods: readonly Pod[], indexes: number[]): number[] {

@@ -5,7 +5,7 @@ import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import { LifecycleState } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { getPodLifecycleState } from '../../util/lifecycle.ts';
-import { sortByPriority } from '../../util/update-priority.ts';
+import { sortByPriority } from '../../util/updatesort.ts';
 import { isPodAtRevision, isTerminating, type Pod } from './pods.ts';
 
 type RollingUpdate = NonNullable<NonNullable<StatefulSet['spec']>['updateStrategy']>['rollingUpdate'];

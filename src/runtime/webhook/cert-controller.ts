@@ -56,6 +56,8 @@ export interface WebhookCertControllerOptions {
   timeoutSeconds?: number;
   namespaceSelector?: LabelSelector;
   objectSelector?: LabelSelector;
+  /** The manager's namespace (kept out of the pod webhooks); default the certificate Secret's. */
+  managerNamespace?: string;
   /** Whether to point the kruise CRDs' conversion webhooks at /convert; default true. */
   manageCRDs?: boolean;
   crdGroups?: readonly string[];
@@ -146,6 +148,7 @@ export class WebhookCertController {
         timeoutSeconds: o.timeoutSeconds,
         namespaceSelector: o.namespaceSelector,
         objectSelector: o.objectSelector,
+        managerNamespace: o.managerNamespace ?? o.secret?.namespace,
       });
       const written = await ensureWebhookConfigurations(o.client, desired, o.beforeWrite);
       if (written.length) this.log.info({ configurations: written }, 'updated webhook configurations');

@@ -96,6 +96,8 @@ export interface BuildOptions {
   namespaceSelector?: LabelSelector;
   objectSelector?: LabelSelector;
   labels?: Record<string, string>;
+  /** The manager's namespace, kept out of webhooks registered with excludeSystemNamespaces. */
+  managerNamespace?: string;
 }
 
 // config/webhook/patch_manifests.yaml: pod webhooks skip the control plane's namespaces, and
@@ -112,6 +114,12 @@ const upstreamSelectors: Record<string, { namespaceSelector?: LabelSelector; obj
   'vcustomresourcedefinition.kb.io': { objectSelector: deleteProtectionOnly },
   'vnamespace.kb.io': { objectSelector: deleteProtectionOnly },
 };
+
+/** kube-system and the manager's namespace, by the label the API server sets on every namespace. */
+function systemNamespacesExcluded(managerNamespace: string | undefined): LabelSelector {
+  const names = [...new Set(['kube-system', ...(managerNamespace ? [managerNamespace] : [])])];
+  return { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: names }] };
+}
 
 /** Both selectors must hold: labels and expressions are concatenated. */
 export function andSelectors(a: LabelSelector | undefined, b: LabelSelector | undefined): LabelSelector {
@@ -142,16 +150,17 @@ function buildWebhook(type: WebhookType, reg: WebhookRegistration, opts: BuildOp
   if (!operations.length) return undefined;
   const name = webhookName(type, reg);
   const upstream = upstreamSelectors[name] ?? {};
+  const excluded = reg.excludeSystemNamespaces ? systemNamespacesExcluded(opts.managerNamespace) : undefined;
   const wh: AdmissionWebhook = {
     name,
     clientConfig: clientConfigFor(opts.clientMode, webhookPath(type, reg), opts.caBundle),
     rules: [{ apiGroups: [reg.group], apiVersions: [...reg.versions], operations, resources: [reg.resource], scope: '*' }],
     failurePolicy: reg.failurePolicy ?? 'Fail',
     matchPolicy: 'Equivalent',
-    namespaceSelector: andSelectors(upstream.namespaceSelector, opts.namespaceSelector),
+    namespaceSelector: andSelectors(andSelectors(upstream.namespaceSelector, excluded), opts.namespaceSelector),
     objectSelector: andSelectors(upstream.objectSelector, opts.objectSelector),
     sideEffects: 'None',
-    timeoutSeconds: opts.timeoutSeconds ?? 10,
+    timeoutSeconds: reg.timeoutSeconds ?? opts.timeoutSeconds ?? 10,
     admissionReviewVersions: ['v1'],
   };
   if (type === 'mutate') wh.reinvocationPolicy = 'Never';

@@ -21,7 +21,8 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../client.ts';
-import type { AdmissionReader } from './types.ts';
+import type { SharedInformerFactory } from '../informer.ts';
+import type { AdmissionCache, AdmissionReader } from './types.ts';
 
 const builtIn: readonly ResourceType[] = [
   ConfigMaps,
@@ -63,6 +64,48 @@ export function clientAdmissionReader(client: KubeClient): AdmissionReader {
     async list<T>(apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }): Promise<T[]> {
       const list = await client.listAll<KubeObject>(resourceTypeFor(apiVersion, kind), opts);
       return list.items as T[];
+    },
+  };
+}
+
+/**
+ * Reads from the manager's shared informers (one per resource type, shared with the controllers).
+ * A kind's first read waits at most syncTimeoutMs for the initial list, then fails: the webhook
+ * answers an error rather than deciding on an empty cache.
+ */
+export function informerAdmissionCache(
+  informers: SharedInformerFactory,
+  opts: {
+    syncTimeoutMs: number;
+    /** Kinds the API server does not serve (CRD not installed) read as empty, never wait. */ serves?: (
+      apiVersion: string,
+      kind: string,
+    ) => boolean;
+  },
+): AdmissionCache {
+  const { syncTimeoutMs } = opts;
+  const synced = async (apiVersion: string, kind: string) => {
+    const informer = informers.informerFor<KubeObject>(resourceTypeFor(apiVersion, kind));
+    if (!informer.hasSynced()) {
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), syncTimeoutMs);
+      try {
+        if (!(await informer.waitForSync(stop.signal))) throw new Error(`the cache of ${kind} has not synced yet`);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return informer.lister;
+  };
+  return {
+    async list<T>(apiVersion: string, kind: string, listOpts: { namespace?: string } = {}): Promise<T[]> {
+      if (opts.serves && !opts.serves(apiVersion, kind)) return [];
+      return (await synced(apiVersion, kind)).list(listOpts.namespace) as T[];
+    },
+    async get<T>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
+      if (opts.serves && !opts.serves(apiVersion, kind)) return undefined;
+      const lister = await synced(apiVersion, kind);
+      return (namespace ? lister.get(namespace, name) : lister.get(name)) as T | undefined;
     },
   };
 }

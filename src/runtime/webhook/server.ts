@@ -39,6 +39,7 @@ import { aggregateMessage, fieldErrorsMessage } from '../../apis/field-errors.ts
 import { kinds, parseApiVersion, type KindDefinition } from '../../apis/registry.ts';
 import {
   AdmissionDenied,
+  type AdmissionCache,
   type AdmissionContext,
   type AdmissionReader,
   type Operation,
@@ -210,6 +211,8 @@ const requestInFlight = new Gauge({
 export interface AdmissionOptions {
   features: FeatureGates;
   reader?: AdmissionReader;
+  /** Informer-backed reads for hot-path webhooks (pods). */
+  cache?: AdmissionCache;
   /** ms a handler may take before the request is answered with an error; default 10 s. */
   timeoutMs?: number;
   logger?: Logger;
@@ -266,6 +269,7 @@ function contextOf(req: AdmissionRequest, opts: AdmissionOptions): AdmissionCont
     dryRun: req.dryRun === true,
     features: opts.features,
     reader: opts.reader,
+    cache: opts.cache,
   };
 }
 

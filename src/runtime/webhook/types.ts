@@ -24,6 +24,20 @@ export interface AdmissionContext {
   features: FeatureGates;
   /** Reads other objects (e.g. the pod a CRR targets); absent in pure unit tests. */
   reader?: AdmissionReader;
+  /**
+   * Reads objects from the manager's informer caches: what hot-path webhooks (pods) use, so that
+   * admitting a pod never waits on a live API call. Absent in pure unit tests.
+   */
+  cache?: AdmissionCache;
+}
+
+/**
+ * Informer-backed reads. The first read of a kind opens (or joins) its informer and waits, at most
+ * a bounded time, for its initial list; later reads are in-memory.
+ */
+export interface AdmissionCache {
+  list<T = unknown>(apiVersion: string, kind: string, opts?: { namespace?: string }): Promise<T[]>;
+  get<T = unknown>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined>;
 }
 
 export interface AdmissionReader {
@@ -75,4 +89,12 @@ export interface WebhookRegistration {
    */
   operationGates?: Partial<Record<Operation, keyof FeatureGates>>;
   failurePolicy?: 'Fail' | 'Ignore';
+  /** The API server's wait for an answer before failurePolicy applies; default BuildOptions.timeoutSeconds. */
+  timeoutSeconds?: number;
+  /**
+   * Requests from kube-system and the manager's own namespace never reach this webhook
+   * (namespaceSelector on kubernetes.io/metadata.name): the control plane and Kruise itself can
+   * always start pods, even when the webhook is down.
+   */
+  excludeSystemNamespaces?: boolean;
 }

@@ -1,15 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { calculateDiffsWithExpectation } from '../../../src/controllers/cloneset/diff.ts';
-import {
-  limitUpdateIndexes,
-  planUpdate,
-  sortByPriority,
-  sortByScatter,
-  sortUpdateIndexes,
-  type UpdateInput,
-} from '../../../src/controllers/cloneset/update.ts';
+import { limitUpdateIndexes, planUpdate, sortUpdateIndexes, type UpdateInput } from '../../../src/controllers/cloneset/update.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
+import { sortByPriority, sortByScatter } from '../../../src/util/updatesort.ts';
 import type { UpdatePriorityStrategy } from '../../../src/apis/apps/pub.ts';
 import { cloneSet, gates, NOW, pod, revisionOf, template, type CloneSetSpec, type PodOpts } from './fixtures.ts';
 

@@ -155,6 +155,7 @@ describe('admit', () => {
         dryRun: true,
         features: undefined,
         reader: undefined,
+        cache: undefined,
       },
     );
   });

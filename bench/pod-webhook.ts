@@ -1,0 +1,228 @@
+// Pod webhook latency through the real API server (figures printed, never asserted; recorded in
+// docs/benchmarks.md). A local cluster and a Kruise TS manager (child process, webhooks by URL)
+// take pod creations at a steady rate in three phases:
+//   baseline   – a namespace labelled control-plane, outside the pod webhook (API server alone);
+//   fast path  – 50 SidecarSets installed, none matching the pods;
+//   injecting  – the same 50, one of which matches every pod (one sidecar injected).
+// "Added" latency is a phase's percentile minus the baseline's. The manager's CPU time per 1000
+// admissions comes from /proc/<pid>/stat across each phase. Pods are bound to a node that does not
+// exist, so nothing schedules or runs them, and are removed (grace 0) after each phase.
+// First, the same handler in process (no API server), for its own cost.
+// Usage: node --import tsx bench/pod-webhook.ts [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import { up, down } from '../src/cluster/local-cluster.ts';
+import { freePorts, startProcess, stopProcesses, tail } from '../src/cluster/processes.ts';
+import { repoRoot } from '../src/cluster/binaries.ts';
+import { installCRDs } from '../src/manager/crds.ts';
+import { resolveFeatureGates } from '../src/apis/features.ts';
+import { admit } from '../src/runtime/webhook/server.ts';
+import type { AdmissionCache } from '../src/runtime/webhook/types.ts';
+import { registrations as podRegistrations } from '../src/webhooks/pod/index.ts';
+import { mutateSidecarSet } from '../src/webhooks/sidecarset/index.ts';
+import {
+  fromKubeconfigFile,
+  Namespaces,
+  Pods,
+  SidecarSets,
+  MutatingWebhookConfigurations,
+  type KubeObject,
+} from '../src/runtime/client.ts';
+
+const { values } = parseArgs({
+  options: {
+    cluster: { type: 'string', default: 'h-sidecarset-bench' },
+    rate: { type: 'string', default: '200' },
+    duration: { type: 'string', default: '10' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const rate = Number(values.rate);
+const duration = Number(values.duration);
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+const loadBefore = load();
+
+// The handler alone, in process: admit() on /mutate-pod reviews with the 50 SidecarSets in a cache.
+{
+  const features = resolveFeatureGates('');
+  const sidecarSets = Array.from({ length: 50 }, (_, i) => {
+    const s: Record<string, unknown> & { spec: unknown } = {
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'SidecarSet',
+      metadata: { name: `bench-${i}` },
+      spec: { selector: { matchLabels: { [`bench-sidecar-${i}`]: 'on' } }, containers: [{ name: `sidecar-${i}`, image: 'busybox:1.36' }] },
+    };
+    mutateSidecarSet(s as never, { operation: 'CREATE', apiVersion: 'apps.kruise.io/v1beta1', userInfo: {}, dryRun: false, features });
+    return s;
+  });
+  const cache: AdmissionCache = { list: async () => sidecarSets as never[], get: async () => undefined };
+  const regs = podRegistrations.filter((r) => r.mutate);
+  for (const [label, labels] of [
+    ['fast path', {}],
+    ['injecting', { 'bench-sidecar-7': 'on' }],
+  ] as const) {
+    const times: number[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const review = {
+        uid: String(i),
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        namespace: 'default',
+        operation: 'CREATE',
+        userInfo: {},
+        object: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `p-${i}`, namespace: 'default', labels: { app: 'bench', ...labels } },
+          spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
+        },
+      };
+      const t0 = performance.now();
+      await admit('mutate', regs, review, { features, cache });
+      if (i >= 500) times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    const q = (p: number) => times[Math.floor((p / 100) * times.length)]!.toFixed(3);
+    process.stdout.write(`in process, ${label}: /mutate-pod handler p50 ${q(50)} ms p99 ${q(99)} ms (50 SidecarSets cached)\n`);
+  }
+}
+
+const { state, reused } = await up({ name: values.cluster, nodes: 1, log: () => undefined });
+const client = fromKubeconfigFile(state.kubeconfig, { qps: 5000, burst: 5000 });
+await installCRDs(client);
+const [webhookPort] = await freePorts(1);
+const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
+const manager = startProcess(
+  'kruise-manager',
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    path.join(repoRoot, 'src/cli/kruise.ts'),
+    'start',
+    '--kubeconfig',
+    state.kubeconfig,
+    '--webhook-port',
+    String(webhookPort),
+    '--enable-leader-election=false',
+    '--metrics-addr',
+    '0',
+    '--health-probe-addr',
+    '0',
+  ],
+  logFile,
+  { ...process.env, KRUISE_LOG_LEVEL: 'warn' },
+);
+
+const cpuSeconds = (pid: number): number => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime (fields 14 and 15 of stat; 12 and 13 after the command name).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
+try {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (manager.exited) throw new Error(`manager exited: ${tail(logFile, 20)}`);
+    const cfg = await client
+      .get<KubeObject & { webhooks?: Array<{ name: string; clientConfig: { url?: string } }> }>(
+        MutatingWebhookConfigurations,
+        'kruise-mutating-webhook-configuration',
+      )
+      .catch(() => undefined);
+    if (cfg?.webhooks?.some((w) => w.name === 'mpod.kb.io' && w.clientConfig.url?.includes(`:${webhookPort}/`))) break;
+    if (Date.now() > deadline) throw new Error('the manager did not register its webhooks in 90s');
+    await sleep(250);
+  }
+
+  for (const [name, labels] of [
+    ['bench-excluded', { 'control-plane': 'bench' }],
+    ['bench-pods', {}],
+  ] as const) {
+    await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }).catch(() => undefined);
+  }
+  for (let i = 0; i < 50; i++) {
+    await client
+      .create(SidecarSets, {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'SidecarSet',
+        metadata: { name: `bench-${i}` },
+        spec: {
+          selector: { matchLabels: { [`bench-sidecar-${i}`]: 'on' } },
+          containers: [{ name: `sidecar-${i}`, image: 'busybox:1.36' }],
+        },
+      })
+      .catch(() => undefined);
+  }
+  // The webhook reads SidecarSets from the manager's cache; give it a moment to see all 50.
+  await sleep(3000);
+
+  const pod = (name: string, namespace: string, labels: Record<string, string>) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, labels: { app: 'bench', ...labels } },
+    spec: { nodeName: 'no-such-node', containers: [{ name: 'main', image: 'nginx:1.0' }] },
+  });
+
+  async function phase(label: string, namespace: string, labels: Record<string, string>) {
+    const latencies: number[] = [];
+    let failed = 0;
+    const total = rate * duration;
+    const cpuBefore = cpuSeconds(manager.pid);
+    const began = performance.now();
+    const inflight: Promise<void>[] = [];
+    for (let i = 0; i < total; i++) {
+      const due = began + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const t0 = performance.now();
+      inflight.push(
+        client.create(Pods, pod(`${label}-${i}`, namespace, labels)).then(
+          () => void latencies.push(performance.now() - t0),
+          () => void failed++,
+        ),
+      );
+    }
+    await Promise.all(inflight);
+    const elapsed = (performance.now() - began) / 1000;
+    const cpu = cpuSeconds(manager.pid) - cpuBefore;
+    await client.deleteCollection(Pods, { namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+    return {
+      label,
+      sent: total,
+      ok: latencies.length,
+      failed,
+      achievedRate: latencies.length / elapsed,
+      p50: pct(50),
+      p99: pct(99),
+      cpuPer1000: (cpu / Math.max(1, latencies.length)) * 1000,
+    };
+  }
+
+  await phase('warmup', 'bench-pods', {});
+  const baseline = await phase('baseline', 'bench-excluded', {});
+  const fast = await phase('fastpath', 'bench-pods', {});
+  const injecting = await phase('inject', 'bench-pods', { 'bench-sidecar-7': 'on' });
+  const show = (r: typeof baseline) =>
+    `${r.label.padEnd(9)} ok ${r.ok}/${r.sent} (${r.achievedRate.toFixed(0)}/s) p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms` +
+    (r === baseline ? '' : ` | added p50 ${(r.p50 - baseline.p50).toFixed(2)} ms p99 ${(r.p99 - baseline.p99).toFixed(2)} ms`) +
+    ` | manager CPU ${r.cpuPer1000.toFixed(3)} s per 1000`;
+  process.stdout.write(
+    `pod creations at ${rate}/s for ${duration}s per phase, 50 SidecarSets installed; load before ${loadBefore}, after ${load()}, ${os.cpus().length} CPUs\n`,
+  );
+  for (const r of [baseline, fast, injecting]) process.stdout.write(show(r) + '\n');
+} finally {
+  await stopProcesses([manager.pid], 5000);
+  await client.close();
+  if (!reused && !values.keep) await down(values.cluster, { quiet: true });
+}

@@ -1,0 +1,256 @@
+// The SidecarSet controller (upstream pkg/controller/sidecarset; spec §6.3): reads the SidecarSet,
+// the pods its selector picks, their Namespaces and its ControllerRevisions from informer caches,
+// waits while expectations say the cache is behind its own pod writes, asks planSidecarSet for
+// the round and applies it: revision first, then status, then the in-place upgrades. All state is
+// in the API server (the pods' hash annotations say what each runs), so a restarted manager
+// resumes where the pods are.
+import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
+import { SIDECARSET_NAME_REVISION_LABEL } from '../../apis/constants.ts';
+import {
+  ControllerRevisions,
+  Namespaces,
+  PatchType,
+  Pods,
+  SidecarSets,
+  isAlreadyExists,
+  isNotFound,
+  type KubeClient,
+} from '../../runtime/client.ts';
+import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
+import { unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import { applyWrites, writeStatus, CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
+import { labelSelectorAsSelector } from '../../util/labelselector.ts';
+import { injectedSidecarSetNames, podMatchesSidecarSet, type StoredSidecarSet } from '../../util/sidecarset.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { planSidecarSet, type SidecarSetPlan } from './plan.ts';
+
+/** What one reconcile reads; informer caches in production, plain objects in unit tests. */
+export interface SidecarSetCache {
+  getSidecarSet(name: string): StoredSidecarSet | undefined;
+  listSidecarSets(): StoredSidecarSet[];
+  /** Pods in every namespace whose labels match the selector. */
+  selectedPods(s: StoredSidecarSet): Pod[];
+  namespace(name: string): Namespace | undefined;
+  revisions(s: StoredSidecarSet): ControllerRevision[];
+}
+
+export interface SidecarSetReconcilerDeps {
+  cache: SidecarSetCache;
+  client: Pick<KubeClient, 'create' | 'update' | 'updateStatus' | 'patch' | 'delete'>;
+  recorder: EventRecorder;
+  log: Logger;
+  /** Where revisions live (the manager's namespace). */
+  revisionNamespace: string;
+  podVersions: ResourceVersionExpectations;
+  clock?: Clock;
+}
+
+export class SidecarSetReconciler {
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: SidecarSetReconcilerDeps) {
+    this.clock = deps.clock ?? realClock;
+  }
+
+  async reconcile(name: string): Promise<ReconcileResult> {
+    const s = this.deps.cache.getSidecarSet(name);
+    if (!s) return {};
+    let selected: Pod[];
+    try {
+      selected = this.deps.cache.selectedPods(s);
+    } catch (err) {
+      // A selector the webhook would refuse (an object stored before it): say so, do not crash or hot-loop.
+      const message = err instanceof Error ? err.message : String(err);
+      this.deps.recorder.event(s, 'Warning', 'FailedSync', 'Reconcile', `invalid selector: ${message}`);
+      throw new TerminalError(`cannot plan SidecarSet ${name}`, { cause: err });
+    }
+    const requeue = expectationGate(
+      selected.map((p) => this.deps.podVersions.check(p, 'pod resourceVersion')),
+      this.deps.log,
+    );
+    if (requeue !== undefined) return { requeueAfter: requeue };
+
+    const namespaces = new Map<string, Namespace>();
+    if (s.spec?.namespaceSelector) {
+      for (const p of selected) {
+        const ns = p.metadata.namespace ?? '';
+        const obj = this.deps.cache.namespace(ns);
+        if (obj) namespaces.set(ns, obj);
+      }
+    }
+    const plan = planSidecarSet(
+      {
+        sidecarSet: s,
+        pods: selected,
+        namespaces,
+        revisions: this.deps.cache.revisions(s),
+        revisionNamespace: this.deps.revisionNamespace,
+        now: new Date(this.clock.now()),
+      },
+      (pod) => this.matchingSidecarSetNames(pod),
+    );
+    return applyWrites(() => this.execute(s, plan));
+  }
+
+  private matchingSidecarSetNames(pod: Pod): string[] {
+    const ns = this.deps.cache.namespace(pod.metadata.namespace ?? '');
+    return this.deps.cache
+      .listSidecarSets()
+      .filter((x) => podMatchesSidecarSet(pod, x, ns))
+      .map((x) => x.metadata.name);
+  }
+
+  private async execute(s: StoredSidecarSet, plan: SidecarSetPlan): Promise<ReconcileResult> {
+    const { client } = this.deps;
+    const ns = this.deps.revisionNamespace;
+    const r = plan.revision;
+    if (r.create) {
+      try {
+        await client.create(ControllerRevisions, r.create);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        // Same name, other content (a hash collision): the next name comes from a bumped collisionCount.
+        const status = { matchedPods: 0, updatedPods: 0, readyPods: 0, ...s.status, collisionCount: (s.status?.collisionCount ?? 0) + 1 };
+        const { ended } = await writeStatus(client, SidecarSets, s, status);
+        return ended ?? { requeueAfter: CONFLICT_REQUEUE_MS };
+      }
+    }
+    if (r.renumber) {
+      await client.patch(
+        ControllerRevisions,
+        r.renumber.name,
+        { revision: r.renumber.revision },
+        { namespace: ns, patchType: PatchType.Merge },
+      );
+    }
+    if (r.customVersionLabel) {
+      await client.patch(
+        ControllerRevisions,
+        r.latestName,
+        { metadata: { labels: { 'apps.kruise.io/sidecarset-custom-version': r.customVersionLabel } } },
+        { namespace: ns, patchType: PatchType.Merge },
+      );
+    }
+    for (const name of r.delete) {
+      try {
+        await client.delete(ControllerRevisions, name, { namespace: ns });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    const { ended } = await writeStatus(client, SidecarSets, s, plan.status);
+    if (ended) return ended;
+
+    if (plan.notUpgradable) {
+      this.deps.recorder.event(
+        s,
+        'Normal',
+        'NotUpgradablePods',
+        'Upgrade',
+        `SidecarSet in-place update detected ${plan.notUpgradable} not upgradable pod(s) in this round, will skip them.`,
+      );
+    }
+    for (const { updated } of plan.upgrades) {
+      const written = await client.update<Pod>(Pods, updated, { namespace: updated.metadata.namespace });
+      this.deps.podVersions.expect(written);
+    }
+    for (const { pod, conditions } of plan.conditions) {
+      const written = await client.patch<Pod>(
+        Pods,
+        pod.metadata.name!,
+        { status: { conditions: conditions.filter((c) => c.type === 'SidecarSetUpgradable') } },
+        { namespace: pod.metadata.namespace, patchType: PatchType.StrategicMerge, subresource: 'status' },
+      );
+      this.deps.podVersions.expect(written);
+    }
+    // Pods being upgraded report back through their events; nothing else to wait for.
+    return {};
+  }
+}
+
+/** Informer-backed cache. */
+class InformerCache implements SidecarSetCache {
+  constructor(
+    private readonly sidecarSets: SharedIndexInformer<StoredSidecarSet>,
+    private readonly pods: SharedIndexInformer<Pod>,
+    private readonly namespaces: SharedIndexInformer<Namespace>,
+    private readonly revisionInformer: SharedIndexInformer<ControllerRevision>,
+    private readonly revisionNamespace: string,
+  ) {}
+
+  getSidecarSet(name: string) {
+    return this.sidecarSets.lister.get(name);
+  }
+
+  listSidecarSets() {
+    return this.sidecarSets.lister.list();
+  }
+
+  selectedPods(s: StoredSidecarSet) {
+    return this.pods.lister.list(undefined, labelSelectorAsSelector(s.spec?.selector));
+  }
+
+  namespace(name: string) {
+    return this.namespaces.lister.get(name);
+  }
+
+  revisions(s: StoredSidecarSet) {
+    return this.revisionInformer.lister
+      .list(this.revisionNamespace)
+      .filter((r) => r.metadata.labels?.[SIDECARSET_NAME_REVISION_LABEL] === s.metadata.name);
+  }
+}
+
+export const sidecarSetController: ControllerSetup = {
+  name: 'sidecarset',
+  kinds: ['SidecarSet'],
+  setup(deps: ControllerDeps) {
+    const sidecarSets = deps.informers.informerFor<StoredSidecarSet>(SidecarSets);
+    const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
+    const namespaces = deps.informers.informerFor<Namespace>(Namespaces);
+    const revisions = deps.informers.informerFor<ControllerRevision>(ControllerRevisions);
+    const podVersions = new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs });
+    const reconciler = new SidecarSetReconciler({
+      cache: new InformerCache(sidecarSets, pods, namespaces, revisions, deps.managerNamespace),
+      client: deps.client,
+      recorder: deps.recorder,
+      log: deps.logger,
+      revisionNamespace: deps.managerNamespace,
+      podVersions,
+    });
+    const controller = managerController('sidecarset', deps, (key) => reconciler.reconcile(key));
+
+    const sidecarSetHandler: EventHandler<StoredSidecarSet> = {
+      onAdd: (s, initial) => controller.queue.add(s.metadata.name, initial ? { priority: LowPriority } : {}),
+      onUpdate: (old, cur) => {
+        if (old.metadata.resourceVersion !== cur.metadata.resourceVersion) controller.queue.add(cur.metadata.name);
+      },
+    };
+    // A pod concerns the SidecarSets injected into it (the only pods they manage).
+    const enqueueFor = (p: Pod) => {
+      for (const name of injectedSidecarSetNames(p)) controller.queue.add(name);
+    };
+    const podHandler: EventHandler<Pod> = {
+      onAdd: (p, initial) => {
+        if (!initial) enqueueFor(p);
+      },
+      onUpdate: (old, cur) => {
+        podVersions.observe(cur);
+        if (old.metadata.resourceVersion !== cur.metadata.resourceVersion) enqueueFor(cur);
+      },
+      onDelete: (obj) => {
+        const p = unwrapDeleted(obj);
+        podVersions.delete(p);
+        enqueueFor(p);
+      },
+    };
+    sidecarSets.addEventHandler(sidecarSetHandler);
+    pods.addEventHandler(podHandler);
+    return { run: (signal: AbortSignal) => controller.runAfterSync(signal, [sidecarSets, pods, namespaces, revisions]) };
+  },
+};

@@ -1,0 +1,509 @@
+// The SidecarSet controller's decisions (upstream pkg/controller/sidecarset: processor + strategy;
+// spec §6.3), as a pure function of what the caches show: which pods it manages, the
+// ControllerRevision of its current spec (and the history to trim), its status, and which pods get
+// their sidecars upgraded in place this round (partition, maxUnavailable, selector, priority,
+// scatter, paused, NotUpdate).
+import type { SidecarSet, SidecarSetStatus } from '../../apis/apps/sidecarset.ts';
+import type { UpdateScatterStrategy } from '../../apis/apps/pub.ts';
+import type { ControllerRevision, Namespace, Pod, PodCondition } from '../../apis/core-objects.ts';
+import {
+  CONDITION_SIDECARSET_UPGRADABLE,
+  SIDECARSET_CUSTOM_VERSION_LABEL,
+  SIDECARSET_HASH_ANNOTATION,
+  SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
+  SIDECARSET_INJECTED_LIST_ANNOTATION,
+  SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION,
+} from '../../apis/constants.ts';
+import { calculatePartitionReplicas, getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
+import { matchesLabelSelector } from '../../util/labelselector.ts';
+import { compareActivePods, isPodActive, isPodReady } from '../../util/pod.ts';
+import { marshalGoJSON } from '../../util/revision.ts';
+import {
+  formatUpgradeSpecs,
+  hotUpgradeContainerNames,
+  hotUpgradeWorkInfo,
+  injectedSidecarSetNames,
+  isHotUpgradeContainer,
+  isPodSidecarUpdated,
+  metaTime,
+  parseUpgradeSpecs,
+  podMatchesSidecarSet,
+  podSidecarSetControllerRevision,
+  podSidecarSetHashWithoutImage,
+  revisionLabels,
+  sidecarContainerNamesInPod,
+  sidecarListOf,
+  sidecarSetHashOf,
+  sidecarSetHashWithoutImageOf,
+  sidecarSetRevisionData,
+  sidecarSetRevisionName,
+  type StoredSidecarSet,
+} from '../../util/sidecarset.ts';
+import { sortByPriority, sortByScatter } from '../../util/updatesort.ts';
+
+export interface SidecarSetObserved {
+  sidecarSet: StoredSidecarSet;
+  /** Pods the selector picks, in every namespace (the planner applies namespaceSelector). */
+  pods: readonly Pod[];
+  namespaces: ReadonlyMap<string, Pick<Namespace, 'metadata'>>;
+  /** Revisions labelled kruise.io/sidecarset-name=<name> in the manager's namespace. */
+  revisions: readonly ControllerRevision[];
+  /** The manager's namespace, where revisions live. */
+  revisionNamespace: string;
+  now: Date;
+}
+
+export interface RevisionPlan {
+  /** The revision of the current spec: an existing one (maybe renumbered) or one to create. */
+  latestName: string;
+  create?: ControllerRevision;
+  /** An equal older revision to renumber as the newest. */
+  renumber?: { name: string; revision: number };
+  /** customVersion label to set on the latest revision. */
+  customVersionLabel?: string;
+  /** Old revisions past revisionHistoryLimit that no pod uses. */
+  delete: string[];
+}
+
+export interface PodUpgrade {
+  pod: Pod;
+  /** The pod with new sidecar images and annotations (PUT with its resourceVersion). */
+  updated: Pod;
+}
+
+export interface SidecarSetPlan {
+  revision: RevisionPlan;
+  /** undefined: unchanged. */
+  status?: SidecarSetStatus;
+  upgrades: PodUpgrade[];
+  /** Pods whose SidecarSetUpgradable condition changes, with the new conditions. */
+  conditions: Array<{ pod: Pod; conditions: PodCondition[] }>;
+  /** Pods that cannot be upgraded in place this round (non-image fields changed). */
+  notUpgradable: number;
+}
+
+/** The pods the SidecarSet manages: active, injected by it, still carrying its sidecars. */
+export function managedPods(o: Pick<SidecarSetObserved, 'sidecarSet' | 'pods' | 'namespaces'>): Pod[] {
+  const s = o.sidecarSet;
+  return o.pods.filter(
+    (p) =>
+      isPodActive(p) &&
+      podMatchesSidecarSet(p, s, o.namespaces.get(p.metadata.namespace ?? '')) &&
+      injectedSidecarSetNames(p).includes(s.metadata.name) &&
+      isPodConsistentWithSidecarSet(p, s),
+  );
+}
+
+function isPodConsistentWithSidecarSet(pod: Pod, s: SidecarSet): boolean {
+  const names = new Set(pod.spec?.containers.map((c) => c.name));
+  const work = hotUpgradeWorkInfo(pod);
+  return (s.spec?.containers ?? []).every((c) =>
+    isHotUpgradeContainer(c) ? c.name in work && hotUpgradeContainerNames(c.name).every((n) => names.has(n)) : names.has(c.name),
+  );
+}
+
+/** Ready, and every idle hot-upgrade container runs the empty image (commonControl.IsPodReady). */
+export function isSidecarPodReady(pod: Pod, s: SidecarSet): boolean {
+  if (!isPodReady(pod)) return false;
+  const work = hotUpgradeWorkInfo(pod);
+  for (const c of s.spec?.containers ?? []) {
+    if (!isHotUpgradeContainer(c)) continue;
+    const idle = hotUpgradeContainerNames(c.name).find((n) => n !== work[c.name]);
+    const empty = c.upgradeStrategy?.hotUpgradeEmptyImage;
+    if (empty && pod.spec?.containers.find((x) => x.name === idle)?.image !== empty) return false;
+  }
+  return true;
+}
+
+const DIGEST = /@sha256:[a-f0-9]{64}$/;
+
+/**
+ * Whether the sidecar containers run what the spec says (IsPodStateConsistent): every container
+ * has a status, and each sidecar either runs its digest image or has left the imageID recorded
+ * when its image was last changed (kruise.io/sidecarset-inplace-update-state).
+ */
+export function isPodStateConsistent(pod: Pod, s: StoredSidecarSet, only?: ReadonlySet<string>): boolean {
+  const statuses = pod.status?.containerStatuses ?? [];
+  if ((pod.spec?.containers.length ?? 0) !== statuses.length) return false;
+  const sidecars = only?.size ? only : sidecarContainerNamesInPod(s);
+  const byName = new Map(statuses.map((cs) => [cs.name, cs]));
+  let allDigests = true;
+  for (const c of pod.spec?.containers ?? []) {
+    if (!sidecars.has(c.name)) continue;
+    if (!c.image || !DIGEST.test(c.image)) {
+      allDigests = false;
+      break;
+    }
+    const cs = byName.get(c.name);
+    if (!cs || !cs.imageID?.endsWith(c.image.slice(c.image.indexOf('@') + 1))) return false;
+  }
+  if (allDigests) return true;
+  const states = parseUpdateStates(pod);
+  const last = states[s.metadata.name]?.lastContainerStatuses ?? {};
+  const images = new Map(pod.spec?.containers.map((c) => [c.name, c.image]));
+  for (const cs of statuses) {
+    if (!sidecars.has(cs.name)) continue;
+    const old = last[cs.name];
+    if (old && (old.imageID ?? '') === (cs.imageID ?? '') && images.get(cs.name) !== cs.image) return false;
+  }
+  return true;
+}
+
+interface SidecarUpdateState {
+  revision: string;
+  updateTimestamp: string | null;
+  lastContainerStatuses: Record<string, { imageID?: string }> | null;
+}
+
+function parseUpdateStates(pod: Pod): Record<string, SidecarUpdateState> {
+  const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION];
+  if (!raw) return {};
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, SidecarUpdateState>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** map[string]*InPlaceUpdateState as Go marshals it (sorted names; revision, updateTimestamp, lastContainerStatuses). */
+function formatUpdateStates(states: Record<string, SidecarUpdateState>): string {
+  const out: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(states)) {
+    out[name] = { revision: s.revision, updateTimestamp: s.updateTimestamp, lastContainerStatuses: s.lastContainerStatuses };
+  }
+  // marshalGoJSON sorts every object's keys; the state's own fields must keep Go's order.
+  const names = Object.keys(out).sort();
+  return `{${names
+    .map((n) => {
+      const s = states[n]!;
+      return `${marshalGoJSON(n)}:{"revision":${marshalGoJSON(s.revision)},"updateTimestamp":${marshalGoJSON(s.updateTimestamp)},"lastContainerStatuses":${marshalGoJSON(s.lastContainerStatuses)}}`;
+    })
+    .join(',')}}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Revisions
+
+function sortRevisions(revisions: readonly ControllerRevision[]): ControllerRevision[] {
+  return [...revisions].sort((a, b) => a.revision - b.revision || ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
+}
+
+/** registerLatestRevision + truncateHistory (spec §6.3 step 1). */
+export function planRevisions(o: SidecarSetObserved, pods: readonly Pod[]): RevisionPlan {
+  const s = o.sidecarSet;
+  const revisions = sortRevisions(o.revisions);
+  const data = marshalGoJSON(sidecarSetRevisionData(s));
+  const next = (revisions.at(-1)?.revision ?? 0) + 1;
+  const equal = revisions.filter((r) => marshalGoJSON(r.data) === data);
+  const plan: RevisionPlan = { latestName: '', delete: [] };
+  let kept = revisions;
+  if (equal.length && equal.at(-1) === revisions.at(-1)) {
+    plan.latestName = revisions.at(-1)!.metadata.name!;
+  } else if (equal.length) {
+    const reuse = equal.at(-1)!;
+    plan.latestName = reuse.metadata.name!;
+    plan.renumber = { name: plan.latestName, revision: next };
+    kept = [...revisions.filter((r) => r !== reuse), { ...reuse, revision: next }];
+  } else {
+    const name = sidecarSetRevisionName(s, s.status?.collisionCount);
+    plan.latestName = name;
+    const annotations: Record<string, string> = { ...s.metadata.annotations };
+    plan.create = {
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: {
+        name,
+        namespace: o.revisionNamespace,
+        labels: revisionLabels(s),
+        annotations,
+        ownerReferences: [
+          {
+            apiVersion: 'apps.kruise.io/v1beta1',
+            kind: 'SidecarSet',
+            name: s.metadata.name,
+            uid: s.metadata.uid ?? '',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      data: sidecarSetRevisionData(s),
+      revision: next,
+    };
+    kept = [...revisions, plan.create];
+  }
+  const customVersion = s.spec?.customVersion;
+  const latest = kept.find((r) => r.metadata.name === plan.latestName);
+  if (customVersion && latest && latest !== plan.create && latest.metadata.labels?.[SIDECARSET_CUSTOM_VERSION_LABEL] !== customVersion) {
+    plan.customVersionLabel = customVersion;
+  }
+
+  const limit = Math.max(1, s.spec?.revisionHistoryLimit ?? 10);
+  let excess = kept.length - limit;
+  if (excess > 0) {
+    const active = activeRevisions(s, pods, kept);
+    for (let i = 0; i < kept.length - 1 && excess > 0; i++) {
+      const name = kept[i]!.metadata.name!;
+      if (active.has(name)) continue;
+      plan.delete.push(name);
+      excess--;
+    }
+  }
+  return plan;
+}
+
+/** Revisions pods still record, or that injectionStrategy.revision names. */
+function activeRevisions(
+  s: SidecarSet & { metadata: { name: string } },
+  pods: readonly Pod[],
+  revisions: readonly ControllerRevision[],
+): Set<string> {
+  const active = new Set<string>();
+  for (const p of pods) {
+    const r = podSidecarSetControllerRevision(s.metadata.name, p);
+    if (r) active.add(r);
+  }
+  const info = s.spec?.injectionStrategy?.revision;
+  if (info?.revisionName) active.add(info.revisionName);
+  if (info?.customVersion) {
+    const withVersion = revisions.filter((r) => r.metadata.labels?.[SIDECARSET_CUSTOM_VERSION_LABEL] === info.customVersion);
+    const newest = withVersion.at(-1);
+    if (newest?.metadata.name) active.add(newest.metadata.name);
+  }
+  return active;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status
+
+export function calculateStatus(s: StoredSidecarSet, pods: readonly Pod[], latestRevision: string): SidecarSetStatus {
+  let updated = 0;
+  let ready = 0;
+  let updatedReady = 0;
+  for (const p of pods) {
+    const u = isPodSidecarUpdated(s, p);
+    if (u) updated++;
+    if (isPodStateConsistent(p, s) && isSidecarPodReady(p, s)) {
+      ready++;
+      if (u) updatedReady++;
+    }
+  }
+  return {
+    observedGeneration: s.metadata.generation,
+    matchedPods: pods.length,
+    updatedPods: updated,
+    readyPods: ready,
+    updatedReadyPods: updatedReady,
+    latestRevision,
+    collisionCount: s.status?.collisionCount ?? 0,
+  };
+}
+
+function statusChanged(old: SidecarSetStatus | undefined, next: SidecarSetStatus): boolean {
+  return (
+    (next.observedGeneration ?? 0) > (old?.observedGeneration ?? 0) ||
+    next.matchedPods !== old?.matchedPods ||
+    next.updatedPods !== old?.updatedPods ||
+    next.readyPods !== old?.readyPods ||
+    next.updatedReadyPods !== (old?.updatedReadyPods ?? 0) ||
+    next.latestRevision !== old?.latestRevision ||
+    next.collisionCount !== old?.collisionCount
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upgrade
+
+/** IsSidecarSetUpgradable: only images changed, and no ready sidecar is still mid-update. */
+function upgradability(pod: Pod, s: StoredSidecarSet): { canUpgrade: boolean; consistent: boolean } {
+  if (podSidecarSetHashWithoutImage(s.metadata.name, pod) !== sidecarSetHashWithoutImageOf(s))
+    return { canUpgrade: false, consistent: false };
+  const ready = new Map((pod.status?.containerStatuses ?? []).map((cs) => [cs.name, cs.ready]));
+  for (const name of [...sidecarContainerNamesInPod(s)].sort()) {
+    if (ready.get(name) && !isPodStateConsistent(pod, s, new Set([name]))) return { canUpgrade: true, consistent: false };
+  }
+  return { canUpgrade: true, consistent: true };
+}
+
+/** `value: "*"` in a scatter term stands for every value the pods carry. */
+function expandScatter(scatter: UpdateScatterStrategy | undefined, pods: readonly Pod[]): UpdateScatterStrategy | undefined {
+  if (!scatter) return undefined;
+  const out: UpdateScatterStrategy = [];
+  const add = (t: { key: string; value: string }) => {
+    if (!out.some((x) => x.key === t.key && x.value === t.value)) out.push(t);
+  };
+  for (const term of scatter) {
+    if (term.value !== '*') add(term);
+    else for (const p of pods) if (p.metadata.labels?.[term.key] !== undefined) add({ key: term.key, value: p.metadata.labels[term.key]! });
+  }
+  return out;
+}
+
+/** GetNextUpgradePods: which pods to upgrade now, and which cannot be. */
+export function nextUpgradePods(s: StoredSidecarSet, pods: readonly Pod[]): { upgrade: Pod[]; notUpgradable: Pod[] } {
+  const strategy = s.spec?.updateStrategy ?? {};
+  const selected = (p: Pod) => {
+    if (!strategy.selector) return true;
+    try {
+      return matchesLabelSelector(strategy.selector, p.metadata.labels);
+    } catch {
+      return false;
+    }
+  };
+  let wait: number[] = [];
+  const notUpgradable: Pod[] = [];
+  pods.forEach((p, i) => {
+    if (isPodSidecarUpdated(s, p) || !selected(p)) return;
+    const { canUpgrade, consistent } = upgradability(p, s);
+    if (canUpgrade && consistent) wait.push(i);
+    else if (!canUpgrade) notUpgradable.push(p);
+  });
+  wait.sort((a, b) => compareActivePods(pods[a]!, pods[b]!) || 0);
+  wait = sortByPriority(strategy.priorityStrategy, pods, wait);
+  wait = sortByScatter(expandScatter(strategy.scatterStrategy, pods), pods, wait);
+  const count = upgradeCount(s, wait, pods);
+  return { upgrade: wait.slice(0, count).map((i) => pods[i]!), notUpgradable };
+}
+
+/** calculateUpgradeCount (spec §6.3 step 4). */
+export function upgradeCount(s: StoredSidecarSet, wait: readonly number[], pods: readonly Pod[]): number {
+  const strategy = s.spec?.updateStrategy ?? {};
+  const partition = strategy.partition != null ? calculatePartitionReplicas(strategy.partition, pods.length) : 0;
+  if (wait.length - partition <= 0) return 0;
+  const candidates = wait.slice(0, wait.length - partition);
+  const maxUnavailable = getScaledValueFromIntOrPercent(strategy.maxUnavailable ?? 1, pods.length, true);
+  let unavailable = pods.filter((p) => isPodSidecarUpdated(s, p) && (!isPodStateConsistent(p, s) || !isSidecarPodReady(p, s))).length;
+  let count = 0;
+  for (const i of candidates) {
+    if (!isSidecarPodReady(pods[i]!, s)) {
+      count++;
+      continue;
+    }
+    if (unavailable >= maxUnavailable) break;
+    unavailable++;
+    count++;
+  }
+  return count;
+}
+
+/**
+ * The pod after a cold in-place upgrade (updatePodSidecarAndHash): new sidecar images, this
+ * SidecarSet's hash record, the imageIDs the sidecars ran before (to tell when they restarted),
+ * the injected list if missing, and patchPodMetadata.
+ */
+export function upgradedPod(pod: Pod, s: StoredSidecarSet, now: Date, matchingSidecarSetNames: () => string[]): Pod {
+  const out = structuredClone(pod);
+  const timestamp = metaTime(now);
+  const changed: string[] = [];
+  for (const sidecar of s.spec?.containers ?? []) {
+    // Hot-upgrade sidecars are switched by their own flow, not by an image patch.
+    if (isHotUpgradeContainer(sidecar)) continue;
+    const c = out.spec?.containers.find((x) => x.name === sidecar.name);
+    if (!c || c.image === sidecar.image) continue;
+    c.image = sidecar.image;
+    changed.push(c.name);
+  }
+  const annotations = (out.metadata.annotations ??= {});
+  const hashes = parseUpgradeSpecs(annotations[SIDECARSET_HASH_ANNOTATION]);
+  hashes[s.metadata.name] = {
+    updateTimestamp: timestamp,
+    hash: sidecarSetHashOf(s),
+    sidecarSetName: s.metadata.name,
+    sidecarList: sidecarListOf(s),
+    ...(s.status?.latestRevision ? { controllerRevision: s.status.latestRevision } : {}),
+  };
+  annotations[SIDECARSET_HASH_ANNOTATION] = formatUpgradeSpecs(hashes);
+  if (!annotations[SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION]) {
+    annotations[SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION] = formatUpgradeSpecs({
+      [s.metadata.name]: {
+        updateTimestamp: timestamp,
+        hash: sidecarSetHashWithoutImageOf(s),
+        sidecarSetName: s.metadata.name,
+        sidecarList: sidecarListOf(s),
+      },
+    });
+  }
+  const states = parseUpdateStates(out);
+  const state = states[s.metadata.name] ?? { revision: sidecarSetHashOf(s), updateTimestamp: timestamp, lastContainerStatuses: null };
+  const imageIDs = new Map((out.status?.containerStatuses ?? []).map((cs) => [cs.name, cs.imageID ?? '']));
+  const last = { ...state.lastContainerStatuses };
+  for (const name of changed) last[name] = { imageID: imageIDs.get(name) ?? '' };
+  states[s.metadata.name] = { ...state, lastContainerStatuses: last };
+  annotations[SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION] = formatUpdateStates(states);
+  if (!annotations[SIDECARSET_INJECTED_LIST_ANNOTATION])
+    annotations[SIDECARSET_INJECTED_LIST_ANNOTATION] = matchingSidecarSetNames().join(',');
+  for (const patch of s.spec?.patchPodMetadata ?? []) {
+    for (const [k, v] of Object.entries(patch.annotations ?? {})) {
+      if (patch.patchPolicy === 'Overwrite' || !(k in annotations)) annotations[k] = v;
+    }
+  }
+  delete out.status;
+  return out;
+}
+
+/**
+ * SidecarSetUpgradable on a pod: its message is a JSON map SidecarSet name → upgradable; True
+ * (AllSidecarsetUpgradable) when every entry is, else False (UpdateImmutableField). Undefined when
+ * nothing changes.
+ */
+export function upgradableCondition(pod: Pod, sidecarSetName: string, upgradable: boolean, now: Date): PodCondition[] | undefined {
+  const conditions = pod.status?.conditions ?? [];
+  const old = conditions.find((c) => c.type === CONDITION_SIDECARSET_UPGRADABLE);
+  let kv: Record<string, unknown> = {};
+  if (old?.message) {
+    try {
+      const parsed = JSON.parse(old.message) as unknown;
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) kv = parsed as Record<string, unknown>;
+    } catch {
+      kv = {};
+    }
+  }
+  kv[sidecarSetName] = upgradable;
+  const all = Object.values(kv).every((v) => v !== false);
+  const status = all ? 'True' : 'False';
+  const reason = all ? 'AllSidecarsetUpgradable' : 'UpdateImmutableField';
+  const message = marshalGoJSON(kv);
+  if (old && old.status === status && old.reason === reason && old.message === message) return undefined;
+  const next: PodCondition = {
+    type: CONDITION_SIDECARSET_UPGRADABLE,
+    status,
+    reason,
+    message,
+    lastProbeTime: null,
+    lastTransitionTime: old && old.status === status ? old.lastTransitionTime : metaTime(now),
+  } as PodCondition;
+  return [...conditions.filter((c) => c !== old), next];
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** One round (UpdateSidecarSet): revisions, status, then the upgrades the strategy allows. */
+export function planSidecarSet(o: SidecarSetObserved, matchingSidecarSetNames: (pod: Pod) => string[] = () => []): SidecarSetPlan {
+  const s = o.sidecarSet;
+  const pods = managedPods(o);
+  const revision = planRevisions(o, pods);
+  const status = calculateStatus(s, pods, revision.latestName);
+  const plan: SidecarSetPlan = {
+    revision,
+    status: statusChanged(s.status, status) ? status : undefined,
+    upgrades: [],
+    conditions: [],
+    notUpgradable: 0,
+  };
+  const strategy = s.spec?.updateStrategy ?? {};
+  if (strategy.type === 'NotUpdate' || status.updatedPods >= status.matchedPods || strategy.paused) return plan;
+  const current: StoredSidecarSet = { ...s, status: { ...status } };
+  const { upgrade, notUpgradable } = nextUpgradePods(current, pods);
+  plan.notUpgradable = notUpgradable.length;
+  for (const p of notUpgradable) {
+    const conditions = upgradableCondition(p, s.metadata.name, false, o.now);
+    if (conditions) plan.conditions.push({ pod: p, conditions });
+  }
+  for (const p of upgrade) {
+    plan.upgrades.push({ pod: p, updated: upgradedPod(p, current, o.now, () => matchingSidecarSetNames(p)) });
+    const conditions = upgradableCondition(p, s.metadata.name, true, o.now);
+    if (conditions) plan.conditions.push({ pod: p, conditions });
+  }
+  return plan;
+}

@@ -1,0 +1,63 @@
+// The pod webhooks (spec §19). Safety choices, since a pod webhook that is slow or down can stop
+// pod creation cluster-wide (docs/pod-webhook.md):
+//   - /mutate-pod: failurePolicy Fail, as upstream: a pod silently created without its sidecar
+//     (mesh proxy, log agent) is worse than a retried creation; workload controllers retry.
+//   - /validate-pod: failurePolicy Ignore while its handlers are hooks only (PodUnavailableBudget
+//     and WorkloadSpread land later and switch it to upstream's Fail), so a down manager never
+//     blocks pod deletion or eviction for nothing.
+//   - both skip kube-system and the manager's own namespace (namespaceSelector), besides
+//     upstream's `control-plane` namespaces: the control plane and Kruise itself can always start.
+//   - timeoutSeconds 10 (the API server's default): the handlers are in-memory; only a cache's
+//     first sync may wait, at most 5 s.
+import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
+import { mutatePodWebhook, validatePodWebhook } from './pipeline.ts';
+
+export * from './handlers.ts';
+export * from './pipeline.ts';
+export * from './sidecarset.ts';
+
+/** How long a pod admission waits for a cache's initial list (the manager's first seconds). */
+export const POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS = 5_000;
+
+/** The kinds the pod webhook reads, whose informers the manager opens at start-up. */
+export const POD_WEBHOOK_CACHED_KINDS: ReadonlyArray<{ apiVersion: string; kind: string }> = [
+  { apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet' },
+  { apiVersion: 'v1', kind: 'Namespace' },
+  { apiVersion: 'apps/v1', kind: 'ControllerRevision' },
+];
+
+export const registrations: WebhookRegistration[] = [
+  {
+    group: '',
+    resource: 'pods',
+    versions: ['v1'],
+    operations: ['CREATE'],
+    mutate: mutatePodWebhook,
+    gate: 'PodWebhook',
+    failurePolicy: 'Fail',
+    timeoutSeconds: 10,
+    excludeSystemNamespaces: true,
+  },
+  {
+    group: '',
+    resource: 'pods',
+    versions: ['v1'],
+    operations: ['UPDATE', 'DELETE'],
+    validate: validatePodWebhook,
+    gate: 'PodWebhook',
+    failurePolicy: 'Ignore',
+    timeoutSeconds: 10,
+    excludeSystemNamespaces: true,
+  },
+  {
+    group: '',
+    resource: 'pods/eviction',
+    versions: ['v1'],
+    operations: ['CREATE'],
+    validate: validatePodWebhook,
+    gate: 'PodWebhook',
+    failurePolicy: 'Ignore',
+    timeoutSeconds: 10,
+    excludeSystemNamespaces: true,
+  },
+];

@@ -1,0 +1,166 @@
+// The pod admission webhook as a pipeline of small handlers, in upstream's order (spec §19):
+//   /mutate-pod (CREATE): KruisePodReady readiness gate → WorkloadSpread → SidecarSet injection →
+//     container launch priority (must follow injection: it numbers the injected sidecars too) →
+//     PodUnavailableBudget related-pub → PersistentPodState → enhanced liveness probe →
+//     PodProbeMarker on serverless;
+//   /validate-pod (pods UPDATE/DELETE, pods/eviction CREATE): WorkloadSpread → PodUnavailableBudget.
+// The hooks of kinds whose controllers have not landed yet are explicit no-ops, so that each of
+// them lands by filling in its handler, not by re-plumbing the webhook.
+//
+// Every read is from the manager's informer caches (AdmissionContext.cache), never the API server:
+// admitting a pod costs in-memory work only, and a pod nothing applies to (no Kruise owner, no
+// matching SidecarSet, one container, no annotations asking for anything) is answered without a
+// patch.
+import type { FeatureGates } from '../../apis/features.ts';
+import type { FieldError } from '../../apis/field-errors.ts';
+import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
+import { APPS_GROUP } from '../../apis/constants.ts';
+import type { AdmissionCache, AdmissionContext } from '../../runtime/webhook/types.ts';
+import type { StoredSidecarSet } from '../../util/sidecarset.ts';
+import { injectPodReadinessGate, initializeContainerLaunchPriority, moveLivenessProbesToContext } from './handlers.ts';
+import { injectSidecarSets, sidecarSetsToInject } from './sidecarset.ts';
+
+/** What a pod handler knows besides the pod. */
+export interface PodAdmission {
+  features: FeatureGates;
+  /** Informer-backed reads; without it (pure unit tests of other handlers) nothing is read. */
+  cache?: AdmissionCache;
+  now: Date;
+  random: () => number;
+}
+
+export interface PodMutatingHandler {
+  name: string;
+  enabled(features: FeatureGates): boolean;
+  /** Mutates the new pod in place; true when it changed it. */
+  mutate(pod: Pod, req: PodAdmission): boolean | Promise<boolean>;
+}
+
+const always = () => true;
+const notYet = () => false;
+
+/** SidecarSet injection from the caches: the SidecarSets, the pod's Namespace (only for namespaceSelector), revisions (only for injectionStrategy.revision). */
+async function injectSidecarSetsFromCache(pod: Pod, req: PodAdmission): Promise<boolean> {
+  if (!req.cache) return false;
+  const sidecarSets = await req.cache.list<StoredSidecarSet>(`${APPS_GROUP}/v1beta1`, 'SidecarSet');
+  if (!sidecarSets.length) return false;
+  const ns = pod.metadata.namespace ?? 'default';
+  const namespace = sidecarSets.some((s) => s.spec?.namespaceSelector) ? await req.cache.get<Namespace>('v1', 'Namespace', ns) : undefined;
+  let revisions: ControllerRevision[] = [];
+  if (sidecarSets.some((s) => s.spec?.injectionStrategy?.revision)) {
+    revisions = await req.cache.list<ControllerRevision>('apps/v1', 'ControllerRevision');
+  }
+  const inputs = {
+    sidecarSets,
+    namespace,
+    revisionsOf: (name: string) => revisions.filter((r) => r.metadata.labels?.['kruise.io/sidecarset-name'] === name),
+    sortByName: req.features.EnableSortSidecarContainerByName,
+    now: req.now,
+    random: req.random,
+  };
+  return injectSidecarSets(pod, sidecarSetsToInject(pod, inputs), inputs);
+}
+
+export const podMutatingHandlers: readonly PodMutatingHandler[] = [
+  {
+    name: 'KruisePodReady readiness gate',
+    enabled: always,
+    mutate: (pod, req) => injectPodReadinessGate(pod, req.features.KruisePodReadinessGate),
+  },
+  // Injects the matched-workloadspread annotation and subset patch; lands with WorkloadSpread.
+  { name: 'WorkloadSpread', enabled: (f) => f.WorkloadSpread, mutate: notYet },
+  { name: 'SidecarSet injection', enabled: always, mutate: injectSidecarSetsFromCache },
+  { name: 'container launch priority', enabled: always, mutate: (pod, req) => initializeContainerLaunchPriority(pod, req.random) },
+  // Writes pub.kruise.io/related-pub; lands with PodUnavailableBudget.
+  {
+    name: 'PodUnavailableBudget related-pub',
+    enabled: (f) => f.PodUnavailableBudgetDeleteGate || f.PodUnavailableBudgetUpdateGate,
+    mutate: notYet,
+  },
+  // Injects the recorded node affinity; lands with PersistentPodState.
+  { name: 'PersistentPodState', enabled: always, mutate: notYet },
+  { name: 'enhanced liveness probe', enabled: (f) => f.EnhancedLivenessProbe, mutate: moveLivenessProbesToContext },
+  // Serverless probe conditions; lands with PodProbeMarker.
+  { name: 'PodProbeMarker on serverless', enabled: (f) => f.EnablePodProbeMarkerOnServerless, mutate: notYet },
+];
+
+/** Runs the mutating handlers on a pod being created; returns the names of those that changed it. */
+export async function mutatePod(
+  pod: Pod,
+  req: PodAdmission,
+  handlers: readonly PodMutatingHandler[] = podMutatingHandlers,
+): Promise<string[]> {
+  const changed: string[] = [];
+  for (const h of handlers) {
+    if (!h.enabled(req.features)) continue;
+    if (await h.mutate(pod, req)) changed.push(h.name);
+  }
+  return changed;
+}
+
+/** The Defaulter of /mutate-pod. */
+export async function mutatePodWebhook(pod: Pod, ctx: AdmissionContext): Promise<void> {
+  if (ctx.operation !== 'CREATE') return;
+  // A pod as sent may leave its namespace to the request.
+  pod.metadata ??= {};
+  const hadNamespace = !!pod.metadata.namespace;
+  if (!hadNamespace) pod.metadata.namespace = ctx.namespace;
+  // Pods already being deleted or finished are never injected (IsActivePod).
+  if (pod.metadata.deletionTimestamp || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return;
+  await mutatePod(pod, { features: ctx.features, cache: ctx.cache, now: new Date(), random: Math.random });
+  if (!hadNamespace) delete pod.metadata.namespace;
+}
+
+export type PodOperation = 'UPDATE' | 'DELETE' | 'EVICT';
+
+/** What a validating pod handler is asked: the operation and, except for evictions, the pods. */
+export interface PodValidation {
+  operation: PodOperation;
+  namespace: string;
+  name: string;
+  /** The new pod (UPDATE). */
+  pod?: Pod;
+  /** The pod before the change (UPDATE) or being deleted (DELETE); evictions name the pod only. */
+  oldPod?: Pod;
+  ctx: AdmissionContext;
+}
+
+export interface PodValidatingHandler {
+  name: string;
+  enabled(features: FeatureGates, operation: PodOperation): boolean;
+  validate(req: PodValidation): FieldError[] | Promise<FieldError[]>;
+}
+
+const allowAll = () => [];
+
+export const podValidatingHandlers: readonly PodValidatingHandler[] = [
+  // Accounts deletions and evictions against WorkloadSpread subsets; lands with WorkloadSpread.
+  { name: 'WorkloadSpread', enabled: (f, op) => f.WorkloadSpread && op !== 'UPDATE', validate: allowAll },
+  // Refuses what would take more pods out of service than a PodUnavailableBudget allows; lands with PodUnavailableBudget.
+  {
+    name: 'PodUnavailableBudget',
+    enabled: (f, op) => (op === 'UPDATE' ? f.PodUnavailableBudgetUpdateGate : f.PodUnavailableBudgetDeleteGate),
+    validate: allowAll,
+  },
+];
+
+/**
+ * The Validator of /validate-pod (pods UPDATE/DELETE; pods/eviction CREATE, whose object is the
+ * Eviction): the first handler that refuses decides.
+ */
+export async function validatePodWebhook(obj: unknown, old: unknown, ctx: AdmissionContext): Promise<FieldError[]> {
+  const operation: PodOperation = ctx.operation === 'CREATE' ? 'EVICT' : ctx.operation === 'UPDATE' ? 'UPDATE' : 'DELETE';
+  const req: PodValidation = {
+    operation,
+    namespace: ctx.namespace ?? '',
+    name: ctx.name ?? '',
+    ...(operation === 'UPDATE' ? { pod: obj as Pod, oldPod: old as Pod } : operation === 'DELETE' ? { oldPod: obj as Pod } : {}),
+    ctx,
+  };
+  for (const h of podValidatingHandlers) {
+    if (!h.enabled(ctx.features, operation)) continue;
+    const errs = await h.validate(req);
+    if (errs.length) return errs;
+  }
+  return [];
+}

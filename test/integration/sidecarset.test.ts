@@ -1,0 +1,203 @@
+// SidecarSet and the pod webhook end to end on the suite's manager (spec §6, §19): injection at pod
+// creation into a Deployment's, a CloneSet's and a bare pod's pods, kube-system and non-matching
+// pods untouched, and an in-place sidecar upgrade of 10 pods under maxUnavailable and partition.
+// SidecarSets are cluster-scoped: each one here also selects this test's namespace only (or a
+// label no other test uses), so concurrent tests never see these sidecars.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Pod } from '../../src/apis/core-objects.ts';
+import { fromKubeconfigFile, Pods, SidecarSets, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
+import { cloneSetManifest } from './cloneset-helpers.ts';
+
+let client: KubeClient;
+let ns: string;
+const sidecarSetsToDelete: string[] = [];
+
+before(async () => {
+  client = fromKubeconfigFile(testCluster().kubeconfig);
+  ns = await createNamespace('ss');
+});
+
+after(async () => {
+  for (const name of sidecarSetsToDelete) await client.delete(SidecarSets, name).catch(() => undefined);
+  await client.delete(Pods, `kube-system-${ns}`, { namespace: 'kube-system', gracePeriodSeconds: 0 }).catch(() => undefined);
+  await deleteNamespace(ns);
+  await client.close();
+});
+
+type SidecarSetObj = KubeObject & { spec?: any; status?: any };
+
+async function createSidecarSet(name: string, spec: Record<string, unknown>): Promise<void> {
+  await client.create(SidecarSets, { apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet', metadata: { name }, spec });
+  sidecarSetsToDelete.push(name);
+  // The pod webhook reads SidecarSets from the manager's cache: wait until the controller saw it.
+  await waitFor(`SidecarSet ${name} observed`, async () => {
+    const s = await client.get<SidecarSetObj>(SidecarSets, name);
+    return s.status?.observedGeneration === s.metadata.generation && s.status?.latestRevision;
+  });
+}
+
+const bare = (name: string, labels: Record<string, string>, namespace = ns) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace, labels },
+  spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
+});
+
+const containerNames = (p: Pod) => p.spec!.containers.map((c) => c.name);
+const image = (p: Pod, c: string) => p.spec!.containers.find((x) => x.name === c)?.image;
+const statusImage = (p: Pod, c: string) => p.status?.containerStatuses?.find((x) => x.name === c)?.image;
+const isReady = (p: Pod) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+describe('SidecarSet', { concurrency: 1 }, () => {
+  test('injects into the pods of a Deployment, a CloneSet and a bare pod, in place; non-matching and kube-system pods are untouched', async () => {
+    const name = `web-${ns}`;
+    await createSidecarSet(name, {
+      selector: { matchLabels: { app: 'web' } },
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+      containers: [
+        { name: 'log-agent', image: 'busybox:1.36', podInjectPolicy: 'BeforeAppContainer' },
+        { name: 'metrics', image: 'busybox:1.36', podInjectPolicy: 'AfterAppContainer' },
+      ],
+    });
+    // The same SidecarSet shape, but matching every namespace by a label unique to this test.
+    const everywhere = `all-${ns}`;
+    await createSidecarSet(everywhere, {
+      selector: { matchLabels: { 'sidecar-test': ns } },
+      containers: [{ name: 'probe', image: 'busybox:1.36' }],
+    });
+
+    await client.create(Pods, bare('bare', { app: 'web' }));
+    await client.create(Pods, bare('other', { app: 'db' }));
+    await client.create(Pods, bare(`kube-system-${ns}`, { 'sidecar-test': ns }, 'kube-system'));
+    await client.create(Pods, bare('labelled', { 'sidecar-test': ns }));
+    await apply(
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web-deploy' },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'web', via: 'deployment' } },
+          template: {
+            metadata: { labels: { app: 'web', via: 'deployment' } },
+            spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
+          },
+        },
+      },
+      ns,
+    );
+    const cs = cloneSetManifest('web-cs', { replicas: 2 });
+    cs.spec.selector.matchLabels = { app: 'web', via: 'cloneset' } as never;
+    cs.spec.template.metadata.labels = { app: 'web', via: 'cloneset' } as never;
+    await apply(cs, ns);
+
+    const pods = await waitFor('2 Deployment pods and 2 CloneSet pods', async () => {
+      const list = (await client.list<Pod>(Pods, { namespace: ns, labelSelector: 'app=web' })).items;
+      return list.length === 5 && list;
+    });
+    for (const p of pods) {
+      assert.deepEqual(containerNames(p), ['log-agent', 'main', 'metrics'], p.metadata.name);
+      assert.deepEqual(p.spec!.containers[0]!.env, [{ name: 'IS_INJECTED', value: 'true' }]);
+      assert.equal(p.metadata.annotations?.['kruise.io/sidecarset-injected-list'], name);
+      const hash = JSON.parse(p.metadata.annotations!['kruise.io/sidecarset-hash']!);
+      assert.equal(hash[name].sidecarSetName, name);
+      assert.deepEqual(hash[name].sidecarList, ['log-agent', 'metrics']);
+    }
+    // CloneSet pods also carry the KruisePodReady readiness gate (pods of Kruise workloads only).
+    const csPod = pods.find((p) => p.metadata.labels?.via === 'cloneset')!;
+    assert.ok(csPod.spec!.readinessGates?.some((g) => g.conditionType === 'KruisePodReady'));
+    assert.ok(!pods.find((p) => p.metadata.name === 'bare')!.spec!.readinessGates);
+
+    const other = await client.get<Pod>(Pods, 'other', { namespace: ns });
+    assert.deepEqual(containerNames(other), ['main']);
+    assert.equal(other.metadata.annotations?.['kruise.io/sidecarset-hash'], undefined);
+    const system = await client.get<Pod>(Pods, `kube-system-${ns}`, { namespace: 'kube-system' });
+    assert.deepEqual(containerNames(system), ['main'], 'kube-system is outside the pod webhook');
+    const labelled = await client.get<Pod>(Pods, 'labelled', { namespace: ns });
+    assert.deepEqual(containerNames(labelled), ['probe', 'main']);
+
+    // Injected pods run: the simulated kubelet starts the sidecars too.
+    await waitFor('CloneSet pods ready', async () => {
+      const list = (await client.list<Pod>(Pods, { namespace: ns, labelSelector: 'via=cloneset' })).items;
+      return list.length === 2 && list.every(isReady);
+    });
+    const s = await waitFor('status counts the 5 pods', async () => {
+      const obj = await client.get<SidecarSetObj>(SidecarSets, name);
+      return obj.status?.matchedPods === 5 && obj.status.readyPods === 5 && obj;
+    });
+    assert.equal(s.status.updatedPods, 5);
+  });
+
+  test('an image change upgrades 10 pods in place, never more than maxUnavailable at once; partition 4 keeps 4 on the old image', async () => {
+    const name = `upgrade-${ns}`;
+    await createSidecarSet(name, {
+      selector: { matchLabels: { app: 'upgrade' } },
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+      containers: [{ name: 'agent', image: 'busybox:1.36' }],
+      updateStrategy: { maxUnavailable: 2, partition: 4 },
+    });
+    for (let i = 0; i < 10; i++) await client.create(Pods, bare(`up-${i}`, { app: 'upgrade' }));
+    const list = () => client.list<Pod>(Pods, { namespace: ns, labelSelector: 'app=upgrade' }).then((l) => l.items);
+    const before = await waitFor('10 ready pods with the sidecar', async () => {
+      const pods = await list();
+      return pods.length === 10 && pods.every((p) => isReady(p) && image(p, 'agent') === 'busybox:1.36') && pods;
+    });
+    await waitFor('status: 10 matched, ready', async () => {
+      const s = await client.get<SidecarSetObj>(SidecarSets, name);
+      return s.status?.matchedPods === 10 && s.status.readyPods === 10;
+    });
+
+    await client.patch(
+      SidecarSets,
+      name,
+      { spec: { containers: [{ name: 'agent', image: 'busybox:1.37' }] } },
+      { patchType: 'application/merge-patch+json' },
+    );
+
+    // Watch the rollout: a pod is unavailable from its image patch until it runs the new image and is ready.
+    let maxUnavailableSeen = 0;
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const pods = await list();
+      const unavailable = pods.filter((p) => !isReady(p) || image(p, 'agent') !== statusImage(p, 'agent')).length;
+      maxUnavailableSeen = Math.max(maxUnavailableSeen, unavailable);
+      const s = await client.get<SidecarSetObj>(SidecarSets, name);
+      if (s.status?.updatedPods === 6 && s.status.updatedReadyPods === 6 && s.status.observedGeneration === s.metadata.generation) break;
+      if (Date.now() > deadline) throw new Error(`rollout did not reach 6 updated: ${JSON.stringify(s.status)}`);
+      await sleep(150);
+    }
+    // Nothing more moves past the partition.
+    await sleep(2000);
+    const pods = await list();
+    assert.ok(maxUnavailableSeen <= 2, `at most maxUnavailable=2 pods unavailable at once, saw ${maxUnavailableSeen}`);
+    assert.equal(pods.filter((p) => image(p, 'agent') === 'busybox:1.37').length, 6);
+    assert.equal(pods.filter((p) => image(p, 'agent') === 'busybox:1.36').length, 4);
+    const byName = new Map(before.map((p) => [p.metadata.name, p]));
+    for (const p of pods) {
+      const old = byName.get(p.metadata.name)!;
+      assert.equal(p.metadata.uid, old.metadata.uid, 'upgraded in place');
+      assert.deepEqual(
+        p.spec!.containers.find((c) => c.name === 'main'),
+        old.spec!.containers.find((c) => c.name === 'main'),
+      );
+      assert.equal(p.status!.containerStatuses!.find((c) => c.name === 'main')!.restartCount, 0);
+    }
+    const upgradable = pods.find((p) => image(p, 'agent') === 'busybox:1.37')!;
+    const cond = upgradable.status!.conditions!.find((c) => c.type === 'SidecarSetUpgradable');
+    assert.equal(cond?.status, 'True');
+
+    // partition 0: the rest follow.
+    await client.patch(SidecarSets, name, { spec: { updateStrategy: { partition: 0 } } }, { patchType: 'application/merge-patch+json' });
+    await waitFor(
+      'all 10 upgraded and ready',
+      async () => {
+        const s = await client.get<SidecarSetObj>(SidecarSets, name);
+        return s.status?.updatedReadyPods === 10 && s.status.matchedPods === 10;
+      },
+      120_000,
+    );
+  });
+});

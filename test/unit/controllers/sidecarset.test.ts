@@ -1,0 +1,262 @@
+// SidecarSet controller decisions (spec §6.3): managed pods, revisions and history, status,
+// calculateUpgradeCount term for term, partition / maxUnavailable / selector / paused / NotUpdate,
+// the upgraded pod and the SidecarSetUpgradable condition.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { ControllerRevision, Pod } from '../../../src/apis/core-objects.ts';
+import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
+import { injectSidecarSets } from '../../../src/webhooks/pod/index.ts';
+import { mutateSidecarSet } from '../../../src/webhooks/sidecarset/index.ts';
+import { planRevisions, planSidecarSet, upgradableCondition, type SidecarSetObserved } from '../../../src/controllers/sidecarset/plan.ts';
+import { sidecarSetRevisionData, type StoredSidecarSet } from '../../../src/util/sidecarset.ts';
+
+const NOW = new Date('2026-11-23T12:00:00Z');
+
+function sidecarSet(image: string, strategy: Record<string, any> = {}, extra: Record<string, any> = {}): StoredSidecarSet {
+  const s: any = {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'SidecarSet',
+    metadata: { name: 'log', uid: 'ss-uid', generation: 2, resourceVersion: '10' },
+    spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'agent', image }], updateStrategy: strategy, ...extra },
+  };
+  mutateSidecarSet(s, {
+    operation: 'UPDATE',
+    apiVersion: 'apps.kruise.io/v1beta1',
+    userInfo: {},
+    dryRun: false,
+    features: FEATURE_GATE_DEFAULTS,
+  });
+  return s;
+}
+
+/** A running pod injected with `injectedFrom`, its status reflecting its spec (the simulated kubelet). */
+function pod(i: number, injectedFrom: StoredSidecarSet, o: { ready?: boolean; labels?: Record<string, string> } = {}): Pod {
+  const p: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `web-${i}`,
+      namespace: 'default',
+      uid: `uid-${i}`,
+      resourceVersion: String(100 + i),
+      creationTimestamp: `2026-11-23T11:00:${String(i).padStart(2, '0')}Z`,
+      labels: { app: 'web', ...o.labels },
+    },
+    spec: { containers: [{ name: 'main', image: 'nginx:1' }] },
+  } as Pod;
+  injectSidecarSets(p, [injectedFrom], { now: NOW, sortByName: false });
+  running(p, o.ready ?? true);
+  return p;
+}
+
+function running(p: Pod, ready: boolean): void {
+  p.spec!.nodeName = 'node-1';
+  p.status = {
+    phase: 'Running',
+    conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+    containerStatuses: p.spec!.containers.map((c) => ({
+      name: c.name,
+      image: c.image,
+      imageID: `docker.io/${c.image}@sha256:${c.image}`,
+      ready,
+      restartCount: 0,
+      started: true,
+      state: { running: { startedAt: '2026-11-23T11:00:00Z' } },
+    })),
+  } as Pod['status'];
+}
+
+function observed(s: StoredSidecarSet, pods: Pod[], revisions: ControllerRevision[] = []): SidecarSetObserved {
+  return { sidecarSet: s, pods, namespaces: new Map(), revisions, revisionNamespace: 'kruise-system', now: NOW };
+}
+
+const agentImage = (p: Pod) => p.spec!.containers.find((c) => c.name === 'agent')!.image;
+
+describe('SidecarSet controller plan', () => {
+  const v1 = sidecarSet('agent:1');
+  const tenPods = () => Array.from({ length: 10 }, (_, i) => pod(i, v1));
+
+  test('status of an unchanged SidecarSet: all matched pods updated and ready; the first revision is created', () => {
+    const plan = planSidecarSet(observed(v1, tenPods()));
+    assert.equal(plan.revision.create?.metadata.name, plan.revision.latestName);
+    assert.equal(plan.revision.create?.metadata.namespace, 'kruise-system');
+    assert.equal(plan.revision.create?.metadata.labels?.['kruise.io/sidecarset-name'], 'log');
+    assert.equal(plan.revision.create?.revision, 1);
+    assert.deepEqual(plan.status, {
+      observedGeneration: 2,
+      matchedPods: 10,
+      updatedPods: 10,
+      readyPods: 10,
+      updatedReadyPods: 10,
+      latestRevision: plan.revision.latestName,
+      collisionCount: 0,
+    });
+    assert.equal(plan.upgrades.length, 0);
+  });
+
+  test('pods not injected by the SidecarSet, or terminating, are not managed', () => {
+    const foreign = pod(1, sidecarSet('agent:1'));
+    foreign.metadata.annotations!['kruise.io/sidecarset-injected-list'] = 'other';
+    const gone = pod(2, v1);
+    gone.metadata.deletionTimestamp = '2026-11-23T11:59:00Z';
+    const plan = planSidecarSet(observed(v1, [foreign, gone, pod(3, v1)]));
+    assert.equal(plan.status?.matchedPods, 1);
+  });
+
+  test('an image change upgrades at most maxUnavailable pods per round, in place, keeping everything else', () => {
+    const v2 = sidecarSet('agent:2', { maxUnavailable: 2 });
+    const pods = tenPods();
+    const plan = planSidecarSet(observed(v2, pods));
+    assert.equal(plan.status?.updatedPods, 0);
+    assert.equal(plan.upgrades.length, 2);
+    const { pod: before, updated } = plan.upgrades[0]!;
+    assert.equal(agentImage(updated), 'agent:2');
+    assert.equal(updated.metadata.uid, before.metadata.uid);
+    assert.deepEqual(
+      updated.spec!.containers.find((c) => c.name === 'main'),
+      before.spec!.containers.find((c) => c.name === 'main'),
+    );
+    const hash = JSON.parse(updated.metadata.annotations!['kruise.io/sidecarset-hash']!);
+    assert.equal(hash.log.hash, v2.metadata.annotations!['kruise.io/sidecarset-hash']);
+    assert.equal(hash.log.controllerRevision, plan.revision.latestName);
+    assert.equal(
+      updated.metadata.annotations!['kruise.io/sidecarset-inplace-update-state'],
+      `{"log":{"revision":"${v2.metadata.annotations!['kruise.io/sidecarset-hash']}","updateTimestamp":"2026-11-23T12:00:00Z","lastContainerStatuses":{"agent":{"imageID":"docker.io/agent:1@sha256:agent:1"}}}}`,
+    );
+    assert.deepEqual(
+      plan.conditions.map((c) => c.conditions.at(-1)),
+      plan.upgrades.map(() => ({
+        type: 'SidecarSetUpgradable',
+        status: 'True',
+        reason: 'AllSidecarsetUpgradable',
+        message: '{"log":true}',
+        lastProbeTime: null,
+        lastTransitionTime: '2026-11-23T12:00:00Z',
+      })),
+    );
+  });
+
+  test('upgraded pods not yet running the new image count against maxUnavailable; not-ready pods are upgraded for free', () => {
+    const v2 = sidecarSet('agent:2', { maxUnavailable: 2 });
+    const pods = tenPods();
+    // Two pods already got the new image in spec; their containers still run the old one.
+    const first = planSidecarSet(observed(v2, pods)).upgrades;
+    for (const { updated } of first) {
+      const i = pods.findIndex((p) => p.metadata.uid === updated.metadata.uid);
+      pods[i] = { ...updated, status: pods[i]!.status };
+    }
+    const old = pods.find((p) => !first.some((u) => u.pod.metadata.uid === p.metadata.uid))!;
+    let plan = planSidecarSet(observed(v2, pods));
+    assert.equal(plan.status?.updatedPods, 2);
+    assert.equal(plan.status?.updatedReadyPods, 0);
+    assert.equal(plan.upgrades.length, 0);
+    // One old pod goes not-ready: it is upgraded although the budget is spent.
+    running(old, false);
+    plan = planSidecarSet(observed(v2, pods));
+    assert.deepEqual(
+      plan.upgrades.map((u) => u.pod.metadata.name),
+      [old.metadata.name],
+    );
+  });
+
+  test('partition 4 leaves 4 pods on the old sidecar', () => {
+    const v2 = sidecarSet('agent:2', { maxUnavailable: 10, partition: 4 });
+    const plan = planSidecarSet(observed(v2, tenPods()));
+    assert.equal(plan.upgrades.length, 6);
+    const half = sidecarSet('agent:2', { maxUnavailable: '100%', partition: '50%' });
+    assert.equal(planSidecarSet(observed(half, tenPods())).upgrades.length, 5);
+  });
+
+  test('updateStrategy.selector picks the pods; paused and NotUpdate upgrade none', () => {
+    const pods = tenPods();
+    pods[3]!.metadata.labels!.canary = 'true';
+    const selected = sidecarSet('agent:2', { maxUnavailable: 10, selector: { matchLabels: { canary: 'true' } } });
+    assert.deepEqual(
+      planSidecarSet(observed(selected, pods)).upgrades.map((u) => u.pod.metadata.name),
+      ['web-3'],
+    );
+    assert.equal(planSidecarSet(observed(sidecarSet('agent:2', { paused: true }), tenPods())).upgrades.length, 0);
+    assert.equal(planSidecarSet(observed(sidecarSet('agent:2', { type: 'NotUpdate' }), tenPods())).upgrades.length, 0);
+  });
+
+  test('priority: higher weight first', () => {
+    const pods = tenPods();
+    pods[7]!.metadata.labels!.tier = 'first';
+    const s = sidecarSet('agent:2', {
+      priorityStrategy: { weightPriority: [{ weight: 50, matchSelector: { matchLabels: { tier: 'first' } } }] },
+    });
+    assert.deepEqual(
+      planSidecarSet(observed(s, pods)).upgrades.map((u) => u.pod.metadata.name),
+      ['web-7'],
+    );
+  });
+
+  test('a change of more than images is not upgradable: SidecarSetUpgradable=False, an event count', () => {
+    const changed = sidecarSet('agent:1', {}, { containers: [{ name: 'agent', image: 'agent:1', args: ['--new'] }] });
+    const plan = planSidecarSet(observed(changed, tenPods()));
+    assert.equal(plan.upgrades.length, 0);
+    assert.equal(plan.notUpgradable, 10);
+    assert.deepEqual(plan.conditions[0]!.conditions.at(-1), {
+      type: 'SidecarSetUpgradable',
+      status: 'False',
+      reason: 'UpdateImmutableField',
+      message: '{"log":false}',
+      lastProbeTime: null,
+      lastTransitionTime: '2026-11-23T12:00:00Z',
+    });
+  });
+
+  test('the upgradable condition keeps other SidecarSets’ entries and changes nothing when already right', () => {
+    const p = pod(1, v1);
+    p.status!.conditions!.push({
+      type: 'SidecarSetUpgradable',
+      status: 'False',
+      reason: 'UpdateImmutableField',
+      message: '{"other":false}',
+    } as any);
+    const c = upgradableCondition(p, 'log', true, NOW)!.at(-1)!;
+    assert.equal(c.status, 'False');
+    assert.equal(c.message, '{"log":true,"other":false}');
+    p.status!.conditions = [c];
+    assert.equal(upgradableCondition(p, 'log', true, NOW), undefined);
+  });
+});
+
+describe('SidecarSet revisions', () => {
+  const rev = (s: StoredSidecarSet, n: number, name = `log-${n}`): ControllerRevision =>
+    ({
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: { name, namespace: 'kruise-system', labels: {} },
+      data: sidecarSetRevisionData(s),
+      revision: n,
+    }) as ControllerRevision;
+
+  test('the latest equal revision is reused; an older equal one is renumbered', () => {
+    const a = sidecarSet('agent:1');
+    const b = sidecarSet('agent:2');
+    assert.deepEqual(planRevisions(observed(a, [], [rev(b, 1), rev(a, 2)]), []), { latestName: 'log-2', delete: [] });
+    assert.deepEqual(planRevisions(observed(a, [], [rev(a, 1), rev(b, 2)]), []), {
+      latestName: 'log-1',
+      renumber: { name: 'log-1', revision: 3 },
+      delete: [],
+    });
+  });
+
+  test('history is cut to revisionHistoryLimit, keeping revisions pods still record', () => {
+    const revisions = Array.from({ length: 12 }, (_, i) => rev(sidecarSet(`agent:${i}`), i + 1));
+    const s = sidecarSet('agent:11', {}, { revisionHistoryLimit: 10 });
+    const used = pod(0, s);
+    used.metadata.annotations!['kruise.io/sidecarset-hash'] =
+      `{"log":{"updateTimestamp":null,"hash":"x","sidecarSetName":"log","sidecarList":["agent"],"controllerRevision":"log-1"}}`;
+    const plan = planRevisions(observed(s, [], revisions), [used]);
+    assert.equal(plan.latestName, 'log-12');
+    assert.deepEqual(plan.delete, ['log-2', 'log-3']);
+  });
+
+  test('customVersion labels the latest revision', () => {
+    const s = sidecarSet('agent:1', {}, { customVersion: 'v7' });
+    assert.equal(planRevisions(observed(s, [], [rev(s, 1)]), []).customVersionLabel, 'v7');
+    assert.equal(planRevisions(observed(s, [], []), []).create?.metadata.labels?.['apps.kruise.io/sidecarset-custom-version'], 'v7');
+  });
+});
