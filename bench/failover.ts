@@ -7,6 +7,9 @@
 // failed client calls, configuration/CRD writes after the first take-over, and the pods: at most
 // N at any sample (no extra), exactly N Ready on the final revision at the end (none missing).
 // Usage: node --import tsx bench/failover.ts [--replicas 200] [--kills 5] [--stop-seconds 25] [--scenario kill|stop|both]
+//        [--keep-logs DIR]
+import { cpSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down } from '../src/cluster/local-cluster.ts';
@@ -31,6 +34,8 @@ const { values } = parseArgs({
     'stop-seconds': { type: 'string', default: '25' },
     scenario: { type: 'string', default: 'both' },
     nodes: { type: 'string', default: '5' },
+    /** Copy the cluster's and managers' logs here before tearing the cluster down. */
+    'keep-logs': { type: 'string' },
   },
 });
 const replicas = Number(values.replicas);
@@ -208,5 +213,6 @@ try {
     5000,
   );
   await client.close();
+  if (values['keep-logs']) cpSync(path.join(state.runDir, 'logs'), values['keep-logs'], { recursive: true });
   await down(name, { quiet: true, purge: true });
 }
