@@ -12,6 +12,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { containsReadinessGate, getCondition } from '../../util/lifecycle.ts';
+import { access, READ } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 
 /** The KruisePodReady condition to add, or undefined when the pod needs none. */
@@ -53,6 +54,7 @@ const wantsCondition = (pod: Pod) => planPodReadiness(pod, 0) !== undefined;
 export const podReadinessController: ControllerSetup = {
   name: 'podreadiness',
   kinds: [],
+  access: [access(Pods, READ), access(Pods, ['update', 'patch'], 'status')],
   setup(deps: ControllerDeps) {
     const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
     const controller = managerController('podreadiness', deps, (key) =>
