@@ -1,10 +1,27 @@
-// `kruise cluster up|down|status|env`: the embedded local cluster from the command line.
-import { Command, InvalidArgumentError } from 'commander';
-import { up, down, status, readState, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
+// `kruise cluster up|down|status|env|restart`: the embedded local cluster from the command line.
+import { Argument, Command, InvalidArgumentError } from 'commander';
+import {
+  up,
+  down,
+  status,
+  readState,
+  envLines,
+  restartComponent,
+  CLUSTER_COMPONENTS,
+  DEFAULT_CLUSTER,
+  type Component,
+} from '../cluster/local-cluster.ts';
 
 export function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number >= 1');
+  return n;
+}
+
+/** Seconds as a whole number >= 0. */
+export function seconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number of seconds >= 0');
   return n;
 }
 
@@ -47,6 +64,21 @@ export function clusterCommand(): Command {
         if (s.kubeconfig) process.stdout.write(`  kubeconfig               ${s.kubeconfig}\n`);
       }
       process.exitCode = s.running ? 0 : 1;
+    });
+
+  cmd
+    .command('restart')
+    .description('stop one component and start it again with the same flags; waits until the API server is ready')
+    .addArgument(new Argument('<component>', 'the component').choices(CLUSTER_COMPONENTS))
+    .option(...name)
+    .option('--down-for <seconds>', 'keep it stopped this long first (an outage)', seconds, 0)
+    .option('--kill', 'SIGKILL instead of SIGTERM (a crash)', false)
+    .action(async (component: Component, o: { name: string; downFor: number; kill: boolean }) => {
+      await restartComponent(o.name, component, {
+        downForMs: o.downFor * 1000,
+        signal: o.kill ? 'SIGKILL' : 'SIGTERM',
+        log: (line) => process.stderr.write(line + '\n'),
+      });
     });
 
   cmd

@@ -556,11 +556,22 @@ export async function ensureNodes(state: ClusterState, count: number, log: (l: s
   log(`cluster "${state.name}": ${count} nodes Ready in ${((Date.now() - began) / 1000).toFixed(1)}s`);
 }
 
+export const CLUSTER_COMPONENTS: readonly Component[] = COMPONENTS;
+
+export interface RestartOptions {
+  /** SIGKILL instead of SIGTERM (a crash rather than a shutdown). */
+  signal?: NodeJS.Signals;
+  /** How long the component stays down before it starts again (an outage), in ms. */
+  downForMs?: number;
+  log?: (line: string) => void;
+}
+
 /**
  * Stops one component of a running cluster and starts it again with the same command line (for
- * tests of what survives an API server or etcd restart). Resolves once the API server is ready.
+ * tests of what survives an API server or etcd outage). Resolves once the API server is ready.
  */
-export async function restartComponent(name: string, component: Component, opts: { signal?: NodeJS.Signals } = {}): Promise<ClusterState> {
+export async function restartComponent(name: string, component: Component, opts: RestartOptions = {}): Promise<ClusterState> {
+  const log = opts.log ?? (() => {});
   const state = readState(name);
   const command = state?.commands?.[component];
   if (!state || !command) throw new Error(`cluster "${name}" is not running (or was started before restarts were supported)`);
@@ -569,6 +580,8 @@ export async function restartComponent(name: string, component: Component, opts:
     if (opts.signal === 'SIGKILL') process.kill(-pid, 'SIGKILL');
     await stopProcesses([pid]);
   }
+  log(`cluster "${name}": ${component} stopped`);
+  if (opts.downForMs) await sleep(opts.downForMs);
   const s = startProcess(component, command.bin, command.args, path.join(state.runDir, 'logs', `${component}.log`));
   state.pids[component] = s.pid;
   writeFileSync(stateFile(state.runDir), JSON.stringify(state, null, 2));
@@ -583,6 +596,7 @@ export async function restartComponent(name: string, component: Component, opts:
     if (Date.now() > deadline) throw new ClusterStartError(`API server not ready 60s after restarting ${component}`);
     await sleep(150);
   }
+  log(`cluster "${name}": ${component} running again (pid ${s.pid}); API server ready`);
   return state;
 }
 

@@ -6,6 +6,7 @@ import type { KubeClient } from '../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { SharedInformerFactory } from '../runtime/informer.ts';
+import type { Access } from '../runtime/rbac.ts';
 import type { Logger } from '../runtime/log.ts';
 
 export interface ControllerDeps {
@@ -62,6 +63,11 @@ export interface ControllerSetup {
    * upstream's discovery check does.
    */
   kinds: readonly string[];
+  /**
+   * Every API access the controller makes (its informers and its writes): config/rbac/ is generated
+   * from these, and the RBAC integration test runs the manager under exactly that role.
+   */
+  access: readonly Access[];
   /** Asks for informers and registers event handlers (which only enqueue); returns the runner. */
   setup(deps: ControllerDeps): ControllerRunner;
 }

@@ -11,6 +11,7 @@ import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { registry } from '../runtime/metrics.ts';
 import { ProbeServer } from '../runtime/probes.ts';
 import { parseAddr } from '../util/addr.ts';
+import { delegatedAuthorizer, servingCertificate } from '../runtime/secure-serving.ts';
 import { realClock } from '../util/clock.ts';
 import type { Pod } from '../apis/core-objects.ts';
 import type { DaemonContext, NodeScope, SubController } from './context.ts';
@@ -66,7 +67,7 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
   const stopAll = new AbortController();
   const informers = new SharedInformerFactory(client, { logger: log });
   const recorder = new KubeEventRecorder({
-    sink: kubeEventSink(client),
+    sink: kubeEventSink(client, log),
     reportingController: 'kruise-daemon',
     reportingInstance: `kruise-daemon-${cfg.simulated ? 'simulated' : cfg.nodeName}`.slice(0, 128),
     logger: log,
@@ -112,7 +113,13 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
 
   // /healthz (caches synced, runtime answering) and /metrics on one port, as upstream's --addr.
   let synced = false;
-  const server = addr ? new ProbeServer({ port: addr.port, host: addr.host, logger: log, metrics: registry }) : undefined;
+  const secureMetrics = cfg.metricsSecure
+    ? {
+        tls: await servingCertificate({ certDir: cfg.metricsCertPath, certName: cfg.metricsCertName, keyName: cfg.metricsCertKey }),
+        authorize: delegatedAuthorizer(client),
+      }
+    : undefined;
+  const server = addr ? new ProbeServer({ port: addr.port, host: addr.host, logger: log, metrics: registry, secureMetrics }) : undefined;
   server?.addHealthzCheck('informers', () => {
     if (!synced) throw new Error('caches not synced yet');
   });

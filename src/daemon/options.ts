@@ -11,6 +11,12 @@ export interface DaemonConfig {
   runtimeEndpoint?: string;
   /** healthz + metrics, upstream :10221; `0` disables. */
   addr: string;
+  /** HTTPS on --addr, /metrics only to callers a TokenReview + SubjectAccessReview allow. */
+  metricsSecure?: boolean;
+  /** Directory with the serving certificate (--metrics-cert-path); unset = self-signed at start-up. */
+  metricsCertPath?: string;
+  metricsCertName?: string;
+  metricsCertKey?: string;
   /** Concurrent pulls per node; -1 = unbounded (upstream default). */
   maxWorkersForPullImage: number;
   featureGates: string;
@@ -42,6 +48,10 @@ export function addDaemonFlags(cmd: Command): Command {
     .option('--runtime-endpoint <endpoint>', 'CRI socket, e.g. unix:///run/containerd/containerd.sock (default: probe the usual ones)')
     .option('--socket-file <path>', 'upstream name of --runtime-endpoint')
     .option('--addr <addr>', 'address for /healthz and /metrics', ':10221')
+    .option('--metrics-secure', 'serve --addr over HTTPS; /metrics only to callers allowed to get it (TokenReview + SubjectAccessReview)')
+    .option('--metrics-cert-path <dir>', 'directory of the serving certificate for --metrics-secure (default: self-signed)')
+    .option('--metrics-cert-name <file>', 'certificate file in --metrics-cert-path', 'tls.crt')
+    .option('--metrics-cert-key <file>', 'key file in --metrics-cert-path', 'tls.key')
     .option('--max-workers-for-pull-image <n>', 'concurrent image pulls; -1 is unbounded', workers, -1)
     .option('--feature-gates <gates>', 'feature gates, e.g. InPlaceUpdateEnvFromMetadata=true', gates, '')
     .option('--simulated', "serve the local cluster's simulated (KWOK) nodes: one process, no container runtime")
@@ -54,6 +64,10 @@ export function daemonConfig(o: Record<string, unknown>, env: NodeJS.ProcessEnv 
     nodeName: (o.nodeName as string | undefined) ?? (env.NODE_NAME || undefined),
     runtimeEndpoint: (o.runtimeEndpoint as string | undefined) ?? (o.socketFile as string | undefined),
     addr: o.addr as string,
+    metricsSecure: !!o.metricsSecure,
+    metricsCertPath: o.metricsCertPath as string | undefined,
+    metricsCertName: (o.metricsCertName as string) ?? 'tls.crt',
+    metricsCertKey: (o.metricsCertKey as string) ?? 'tls.key',
     maxWorkersForPullImage: o.maxWorkersForPullImage as number,
     featureGates: (o.featureGates as string) ?? '',
     simulated: !!o.simulated,

@@ -1,6 +1,7 @@
 // kruise-manager: metrics, health probes and admission/conversion webhooks on every replica;
 // controllers only on the elected leader, whose caches are warmed before it leads. Losing the lease
-// ends the process (as controller-runtime does), so a stale leader never keeps writing.
+// stops the controllers and drops their caches before the replica campaigns again, so a stale
+// leader never keeps writing and the process never needs a restart.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,14 +10,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { handleConversionReview } from '../apis/conversion/index.ts';
 import { APPS_GROUP, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts';
-import { fromDefault, fromKubeconfigFile, Namespaces, isAlreadyExists, isForbidden, type KubeClient } from '../runtime/client.ts';
+import {
+  fromDefault,
+  fromKubeconfigFile,
+  Namespaces,
+  isAlreadyExists,
+  isForbidden,
+  isNotFound,
+  type KubeClient,
+} from '../runtime/client.ts';
 import { SharedInformerFactory } from '../runtime/informer.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
 import { leaseFence } from '../runtime/lease-fence.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
-import { registry } from '../runtime/metrics.ts';
+import { leadershipLost, registry } from '../runtime/metrics.ts';
 import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
+import { delegatedAuthorizer, servingCertificate } from '../runtime/secure-serving.ts';
 import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
 import { ensureCRDConversion } from '../runtime/webhook/crd-conversion.ts';
@@ -28,7 +38,7 @@ import { clientAdmissionReader, informerAdmissionCache } from '../runtime/webhoo
 import { POD_WEBHOOK_CACHED_KINDS, POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS } from '../webhooks/pod/index.ts';
 import { parseApiVersion } from '../apis/registry.ts';
 import { allControllers } from '../controllers/index.ts';
-import type { ControllerDeps } from '../controllers/types.ts';
+import type { ControllerDeps, ControllerRunner } from '../controllers/types.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
@@ -47,14 +57,11 @@ export interface RunningManager {
   isLeader(): boolean;
   /** Graceful stop: releases the lease, closes servers. */
   stop(): Promise<void>;
-  /** Resolves when the manager has stopped (after stop(), or when leadership was lost). */
+  /** Resolves when the manager has stopped (after stop()). */
   done: Promise<void>;
 }
 
-export async function startManager(
-  cfg: ManagerConfig,
-  opts: { logger?: Logger; exitOnLeadershipLoss?: boolean } = {},
-): Promise<RunningManager> {
+export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger } = {}): Promise<RunningManager> {
   const log = opts.logger ?? rootLogger;
   const features = resolveFeatureGates(cfg.featureGates, process.env);
   // As upstream: --rest-config-qps/--rest-config-burst is the budget of each client, and every
@@ -90,7 +97,17 @@ export async function startManager(
   const metricsAddr = parseAddr(cfg.metricsAddr);
   let metricsPort: number | undefined;
   if (metricsAddr) {
-    const metrics = new MetricsServer({ port: metricsAddr.port, host: metricsAddr.host, registry, logger: log });
+    const secure = cfg.metricsSecure
+      ? {
+          tls: await servingCertificate({
+            certDir: cfg.metricsCertPath || undefined,
+            certName: cfg.metricsCertName,
+            keyName: cfg.metricsCertKey,
+          }),
+          authorize: delegatedAuthorizer(client),
+        }
+      : undefined;
+    const metrics = new MetricsServer({ port: metricsAddr.port, host: metricsAddr.host, registry, logger: log, secure });
     await metrics.start();
     metricsPort = metrics.port();
     closers.push(() => metrics.close());
@@ -112,11 +129,18 @@ export async function startManager(
   const { certs } = await ensureSecretCerts(client, secret, servingName, { logger: log });
   writeCertsToDir(certDir, certs);
 
-  // Informers are made before the webhook server, which reads them on the hot path (pods); they
-  // start, with the controllers', before leader election so a new leader acts on warm caches.
-  const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
+  // The pod webhook reads informers on its hot path. They serve every replica for the whole process
+  // (admission never depends on leadership); the controllers' informers live for one leadership term
+  // (below).
+  const webhookInformers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
+  const stopWebhookInformers = new AbortController();
+  webhookInformers.start(stopWebhookInformers.signal);
+  closers.push(async () => {
+    stopWebhookInformers.abort();
+    await webhookInformers.whenStopped();
+  });
   const served = await servedKruiseKinds(client);
-  const admissionCache = informerAdmissionCache(informers, {
+  const admissionCache = informerAdmissionCache(webhookInformers, {
     syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
     serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
   });
@@ -161,43 +185,55 @@ export async function startManager(
   }
 
   const recorder = new KubeEventRecorder({
-    sink: kubeEventSink(client.withOwnLimit({ ...limits, userAgent: MANAGER_USER_AGENT })),
+    sink: kubeEventSink(client.withOwnLimit({ ...limits, userAgent: MANAGER_USER_AGENT }), log),
     reportingInstance: `kruise-manager-${identity}`.slice(0, 128),
     logger: log,
   });
   closers.push(() => recorder.close());
 
+  // The controllers, their informers, workqueues and expectations live for one leadership term:
+  // they are built (and their caches start filling) before the election, so a new leader acts on
+  // warm caches, and are thrown away when leadership is lost, so a leader elected again starts from
+  // what the API server says now, not from a cache that missed the outage.
   const selection = selectControllers(allControllers, features, served);
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
-  const runners = selection.run.map((c) => {
-    const deps: ControllerDeps = {
-      client: clientFor(c.clientName ?? `${c.name}-controller`),
+  const newTerm = (): ControllerTerm => {
+    const stopTerm = new AbortController();
+    const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
+    const runners = selection.run.map((c) => {
+      const deps: ControllerDeps = {
+        client: clientFor(c.clientName ?? `${c.name}-controller`),
+        informers,
+        recorder,
+        features,
+        logger: log.child({ controller: c.name }),
+        workers: cfg.workers[c.workersFlag ?? c.name] ?? 1,
+        expectationTimeoutMs: cfg.expectationTimeoutMs,
+        cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
+        namespace: cfg.namespace,
+        managerNamespace: namespace,
+        flags: cfg,
+        served: (kind) => served.has(kind),
+      };
+      return { name: c.name, runner: c.setup(deps) };
+    });
+    informers.start(stopTerm.signal);
+    return {
       informers,
-      recorder,
-      features,
-      logger: log.child({ controller: c.name }),
-      workers: cfg.workers[c.workersFlag ?? c.name] ?? 1,
-      expectationTimeoutMs: cfg.expectationTimeoutMs,
-      cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
-      namespace: cfg.namespace,
-      managerNamespace: namespace,
-      flags: cfg,
-      served: (kind) => served.has(kind),
+      runners,
+      async stop() {
+        stopTerm.abort();
+        await informers.whenStopped();
+      },
     };
-    return { name: c.name, runner: c.setup(deps) };
-  });
-  informers.start(stopController.signal);
+  };
+  let term = newTerm();
+  closers.push(() => term.stop());
   // Every cache a controller declared fills before start-up goes on (controller-runtime's
   // CacheSyncTimeout): one that cannot (a missing resource, no RBAC) fails start-up, naming it.
-  closers.push(async () => {
-    stopController.abort();
-    await informers.whenStopped();
-  });
-  await closeOnFailure(informers.waitForCacheSync(stopController.signal, cfg.controllerCacheSyncTimeoutMs));
+  await closeOnFailure(term.informers.waitForCacheSync(stopController.signal, cfg.controllerCacheSyncTimeoutMs));
 
   let leading = false;
-  let resolveDone!: () => void;
-  const done = new Promise<void>((r) => (resolveDone = r));
   const runControllers = async (signal: AbortSignal) => {
     leading = true;
     log.info({ identity }, 'became leader; starting controllers');
@@ -217,36 +253,51 @@ export async function startManager(
       beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, identity) : undefined,
     });
     const certRun = certController.run(signal);
-    const runs = runners.map(({ name, runner }) =>
+    const runs = term.runners.map(({ name, runner }) =>
       runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')),
     );
-    await Promise.all([certRun, ...runs]);
+    try {
+      await Promise.all([certRun, ...runs]);
+    } finally {
+      leading = false;
+    }
   };
 
   let stopping = false;
+  let done: Promise<void>;
   if (cfg.enableLeaderElection) {
-    const elector = new LeaderElector({
-      store: new KubeLeaseStore({ client: clientFor('leader-election'), namespace, name: cfg.leaderElectionId }),
-      identity,
-      name: cfg.leaderElectionId,
-      releaseOnCancel: true,
-      logger: log,
-      callbacks: {
-        onStartedLeading: runControllers,
-        onStoppedLeading: () => {
-          leading = false;
-          if (!stopping) {
-            log.error({ identity }, 'leader election lost');
-            if (opts.exitOnLeadershipLoss ?? true) process.exit(1);
-            void stop();
-          }
+    const campaign = () =>
+      new LeaderElector({
+        store: new KubeLeaseStore({ client: clientFor('leader-election'), namespace, name: cfg.leaderElectionId }),
+        identity,
+        name: cfg.leaderElectionId,
+        leaseDuration: cfg.leaderElectionLeaseDurationMs,
+        renewDeadline: cfg.leaderElectionRenewDeadlineMs,
+        retryPeriod: cfg.leaderElectionRetryPeriodMs,
+        releaseOnCancel: true,
+        logger: log,
+        callbacks: {
+          onStartedLeading: runControllers,
+          onStoppedLeading: () => {},
+          onNewLeader: (leader) => log.info({ leader }, 'new leader elected'),
         },
-        onNewLeader: (leader) => log.info({ leader }, 'new leader elected'),
-      },
-    });
-    void elector.run(stopController.signal).finally(resolveDone);
+      });
+    // Upstream exits on a lost lease and relies on the kubelet to restart it; outside Kubernetes
+    // nothing would. Instead: the term's controllers have stopped (the elector awaits them before
+    // returning), its caches and expectations are dropped, and a new term campaigns again.
+    leadershipLost.inc({ name: cfg.leaderElectionId }, 0);
+    done = (async () => {
+      for (;;) {
+        await campaign().run(stopController.signal);
+        if (stopping || stopController.signal.aborted) return;
+        leadershipLost.inc({ name: cfg.leaderElectionId });
+        log.error({ identity }, 'leader election lost; controllers stopped, caches dropped, re-entering the election');
+        await term.stop();
+        term = newTerm();
+      }
+    })();
   } else {
-    void runControllers(stopController.signal).finally(resolveDone);
+    done = runControllers(stopController.signal);
   }
 
   const stop = async () => {
@@ -278,6 +329,14 @@ async function mayWriteBeforeElection(cfg: ManagerConfig, client: KubeClient, na
   if (!lease || !lease.holderIdentity || lease.holderIdentity === identity) return true;
   const renewed = Date.parse(lease.renewTime);
   return !Number.isFinite(renewed) || renewed + lease.leaseDurationSeconds * 1000 < Date.now();
+}
+
+/** One leadership term's controllers and the informer caches they read. */
+interface ControllerTerm {
+  informers: SharedInformerFactory;
+  runners: Array<{ name: string; runner: ControllerRunner }>;
+  /** Stops the informers and waits for them; the controllers stop with the leadership signal. */
+  stop(): Promise<void>;
 }
 
 /** Polls the webhook server's readiness until it answers, failing start-up after timeoutMs. */
@@ -314,26 +373,29 @@ export function privateCertDir(closers: Array<() => Promise<void> | void>): stri
 }
 
 /**
- * Creates the namespace unless it exists. Where RBAC forbids creating namespaces (an external
- * cluster), an existing one is enough; a missing one fails start-up when `required`, and is logged
- * as what the installation lacks otherwise.
+ * Creates the namespace unless it exists. It is looked up first, so a least-privilege role that
+ * may read but not create namespaces (upstream's installation creates them) is never refused: a
+ * missing one fails start-up when `required`, and is logged as what the installation lacks
+ * otherwise.
  */
 export async function ensureNamespace(client: KubeClient, name: string, log: Logger, opts: { required: boolean }): Promise<void> {
   let failure: unknown;
   try {
-    await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    log.info({ namespace: name }, 'created namespace');
+    await client.get(Namespaces, name);
     return;
   } catch (err) {
-    if (isAlreadyExists(err)) return;
-    failure = err;
+    // Forbidden to read: creating may still be allowed, and answers AlreadyExists if it exists.
+    if (!isNotFound(err) && !isForbidden(err)) failure = err;
   }
-  if (isForbidden(failure)) {
-    const exists = await client.get(Namespaces, name).then(
-      () => true,
-      () => false,
-    );
-    if (exists) return;
+  if (!failure) {
+    try {
+      await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      log.info({ namespace: name }, 'created namespace');
+      return;
+    } catch (err) {
+      if (isAlreadyExists(err)) return;
+      failure = err;
+    }
   }
   const message = `namespace ${name} does not exist and could not be created: ${failure instanceof Error ? failure.message : String(failure)}`;
   if (opts.required) throw new Error(message);

@@ -19,10 +19,20 @@ const DEFAULT_WORKERS = 3;
 export interface ManagerConfig {
   kubeconfig?: string;
   metricsAddr: string;
+  /** HTTPS metrics, only to callers a TokenReview + SubjectAccessReview allow (kubebuilder's --metrics-secure). */
+  metricsSecure: boolean;
+  /** Directory with the metrics serving certificate; unset = self-signed at start-up. */
+  metricsCertPath: string;
+  metricsCertName: string;
+  metricsCertKey: string;
   healthProbeAddr: string;
   enableLeaderElection: boolean;
   leaderElectionNamespace: string;
   leaderElectionId: string;
+  /** Lease timing in ms (client-go's defaults 15 s / 10 s / 2 s). */
+  leaderElectionLeaseDurationMs: number;
+  leaderElectionRenewDeadlineMs: number;
+  leaderElectionRetryPeriodMs: number;
   /** Restrict watches to one namespace ('' = all). */
   namespace: string;
   /** Informer resync: every watched object is reconciled at least this often (upstream: controller-runtime's 10h). */
@@ -89,6 +99,17 @@ export function addManagerFlags(cmd: Command): Command {
   cmd
     .option('--kubeconfig <path>', 'kubeconfig of the cluster to manage (default: $KUBECONFIG, else the embedded local cluster)')
     .option('--metrics-addr <addr>', 'address the metrics endpoint binds to', ':8080')
+    .addOption(
+      new Option(
+        '--metrics-secure <bool>',
+        'serve metrics over HTTPS to callers allowed to get /metrics (TokenReview + SubjectAccessReview)',
+      )
+        .argParser(bool)
+        .default(false),
+    )
+    .option('--metrics-cert-path <dir>', 'directory of the metrics serving certificate (default: self-signed)', '')
+    .option('--metrics-cert-name <file>', 'certificate file in --metrics-cert-path', 'tls.crt')
+    .option('--metrics-cert-key <file>', 'key file in --metrics-cert-path', 'tls.key')
     .option('--health-probe-addr <addr>', 'address the health probes bind to', ':8000')
     .addOption(new Option('--enable-leader-election <bool>', 'elect a leader among replicas').argParser(bool).default(true))
     .option(
@@ -97,6 +118,21 @@ export function addManagerFlags(cmd: Command): Command {
       process.env.POD_NAMESPACE || KRUISE_NAMESPACE_DEFAULT,
     )
     .option('--leader-election-id <name>', 'name of the leader election Lease', 'kruise-manager')
+    .addOption(
+      new Option('--leader-election-lease-duration <duration>', 'how long a standby waits on an unrenewed lease before taking it')
+        .argParser(duration)
+        .default(15_000, '15s'),
+    )
+    .addOption(
+      new Option('--leader-election-renew-deadline <duration>', 'how long the leader retries renewing before it steps down')
+        .argParser(duration)
+        .default(10_000, '10s'),
+    )
+    .addOption(
+      new Option('--leader-election-retry-period <duration>', 'interval between leader election attempts')
+        .argParser(duration)
+        .default(2_000, '2s'),
+    )
     .option('--namespace <ns>', "only watch this namespace ('' = all)", '')
     .addOption(
       new Option('--sync-period <duration>', 'minimum frequency at which watched resources are reconciled (informer resync)')
@@ -172,10 +208,17 @@ export function managerConfig(o: OptionValues, env: Readonly<Record<string, stri
   return {
     kubeconfig: o.kubeconfig,
     metricsAddr: o.metricsAddr,
+    metricsSecure: o.metricsSecure,
+    metricsCertPath: o.metricsCertPath,
+    metricsCertName: o.metricsCertName,
+    metricsCertKey: o.metricsCertKey,
     healthProbeAddr: o.healthProbeAddr,
     enableLeaderElection: o.enableLeaderElection,
     leaderElectionNamespace: o.leaderElectionNamespace,
     leaderElectionId: o.leaderElectionId,
+    leaderElectionLeaseDurationMs: o.leaderElectionLeaseDuration,
+    leaderElectionRenewDeadlineMs: o.leaderElectionRenewDeadline,
+    leaderElectionRetryPeriodMs: o.leaderElectionRetryPeriod,
     namespace: o.namespace,
     syncPeriodMs: o.syncPeriod,
     expectationTimeoutMs: o.expectationTimeout,

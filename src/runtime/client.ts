@@ -83,6 +83,10 @@ export const ConfigMaps = rt('', 'v1', 'configmaps', 'ConfigMap', true);
 export const Secrets = rt('', 'v1', 'secrets', 'Secret', true);
 export const PersistentVolumeClaims = rt('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true);
 export const Events = rt('events.k8s.io', 'v1', 'events', 'Event', true);
+export const TokenReviews = rt('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false);
+export const SubjectAccessReviews = rt('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false);
+/** Core v1 Events: where events go when events.k8s.io is not permitted (upstream's RBAC grants only these). */
+export const CoreEvents = rt('', 'v1', 'events', 'Event', true);
 export const Leases = rt('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
 export const ControllerRevisions = rt('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true);
 export const Deployments = rt('apps', 'v1', 'deployments', 'Deployment', true);

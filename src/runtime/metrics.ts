@@ -203,3 +203,11 @@ export const leaderElectionSlowpath = new Counter({
   labelNames: ['name'] as const,
   registers: [registry],
 });
+
+/** Kruise TS's own: how often this replica lost the lease and went back to campaigning. */
+export const leadershipLost = new Counter({
+  name: 'kruise_manager_leadership_lost_total',
+  help: "Times this replica lost the leader lease, stopped its controllers, dropped their caches and re-entered the election. 'name' is the lease.",
+  labelNames: ['name'] as const,
+  registers: [registry],
+});

@@ -1,15 +1,50 @@
-// The manager's plain-HTTP side servers: health probes (/healthz, /readyz, default :8000) and
-// Prometheus metrics (/metrics, default :8080), as controller-runtime's manager serves them.
+// The manager's side servers: health probes (/healthz, /readyz, default :8000, always plain HTTP)
+// and Prometheus metrics (/metrics, default :8080), as controller-runtime's manager serves them;
+// metrics optionally secure (HTTPS + TokenReview/SubjectAccessReview, see secure-serving.ts).
 //
 // Checks are named and answered like controller-runtime's healthz handler: 200 "ok" when all pass,
 // 500 listing "[-]name failed: reason" otherwise; `?verbose` lists every check, `/readyz/<name>`
 // runs one, and `?exclude=<name>` skips some.
 
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import type { KeyPair } from '../util/pki.ts';
 import { logger as rootLogger, type Logger } from './log.ts';
 import { registry as defaultRegistry } from './metrics.ts';
+import type { RequestAuthorizer } from './secure-serving.ts';
+
+/** Secure serving of /metrics (--metrics-secure): HTTPS, and only authorised callers get metrics. */
+export interface SecureMetrics {
+  tls: KeyPair;
+  authorize: RequestAuthorizer;
+}
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+function createServer(handler: Handler, secure: SecureMetrics | undefined): http.Server {
+  return secure ? https.createServer({ cert: secure.tls.certPem, key: secure.tls.keyPem }, handler) : http.createServer(handler);
+}
+
+/** Serves the registry, after the secure mode's authorisation when there is one. */
+async function serveMetricsTo(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  reg: Registry,
+  secure: SecureMetrics | undefined,
+  log: Logger,
+): Promise<void> {
+  if (secure) {
+    const decision = await secure.authorize(req.headers.authorization, '/metrics');
+    if (decision.status !== 200) {
+      if (decision.status === 500) log.error({ reason: decision.message }, 'metrics authorization failed');
+      res.writeHead(decision.status, { 'content-type': 'text/plain' }).end(`${decision.message}\n`);
+      return;
+    }
+  }
+  await serveMetrics(reg, res, log);
+}
 
 /** Resolves when healthy; throws (or rejects) with the reason otherwise. */
 export type Check = () => void | Promise<void>;
@@ -26,6 +61,8 @@ export interface ProbeServerOptions {
   logger?: Logger;
   /** Also serve this registry at /metrics (kruise-daemon's --addr serves both on one port). */
   metrics?: Registry;
+  /** HTTPS for the whole port; /metrics only to authorised callers, the probes stay open. */
+  secureMetrics?: SecureMetrics;
 }
 
 export class ProbeServer {
@@ -38,12 +75,12 @@ export class ProbeServer {
   constructor(opts: ProbeServerOptions = {}) {
     this.opts = opts;
     this.log = (opts.logger ?? rootLogger).child({ component: 'probes' });
-    this.server = http.createServer((req, res) => {
+    this.server = createServer((req, res) => {
       this.handle(req, res).catch((err) => {
         this.log.error({ err }, 'probe request failed');
         if (!res.headersSent) res.writeHead(500).end();
       });
-    });
+    }, opts.secureMetrics);
   }
 
   addHealthzCheck(name: string, check: Check): void {
@@ -68,7 +105,9 @@ export class ProbeServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
-    if (this.opts.metrics && url.pathname === '/metrics') return serveMetrics(this.opts.metrics, res, this.log);
+    if (this.opts.metrics && url.pathname === '/metrics') {
+      return serveMetricsTo(req, res, this.opts.metrics, this.opts.secureMetrics, this.log);
+    }
     const [, root, one] = url.pathname.split('/');
     const checks = root === 'healthz' ? this.healthChecks : root === 'readyz' ? this.readyChecks : undefined;
     if (!checks || url.pathname.split('/').length > 3) {
@@ -137,9 +176,10 @@ export interface MetricsServerOptions {
   host?: string;
   registry?: Registry;
   logger?: Logger;
+  secure?: SecureMetrics;
 }
 
-/** Serves the Prometheus registry at /metrics. */
+/** Serves the Prometheus registry at /metrics (over HTTPS to authorised callers in secure mode). */
 export class MetricsServer {
   private readonly server: http.Server;
   private readonly opts: MetricsServerOptions;
@@ -148,14 +188,14 @@ export class MetricsServer {
     this.opts = opts;
     const reg = opts.registry ?? defaultRegistry;
     const log = (opts.logger ?? rootLogger).child({ component: 'metrics' });
-    this.server = http.createServer((req, res) => {
+    this.server = createServer((req, res) => {
       const pathname = new URL(req.url ?? '/', 'http://x').pathname;
       if (pathname !== '/metrics') {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
         return;
       }
-      void serveMetrics(reg, res, log);
-    });
+      void serveMetricsTo(req, res, reg, opts.secure, log);
+    }, opts.secure);
   }
 
   async start(): Promise<void> {

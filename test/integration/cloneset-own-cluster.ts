@@ -19,7 +19,7 @@ export class OwnCluster {
   constructor(
     readonly name: string,
     private readonly nodes: number,
-    private readonly managerArgs: string[] = [],
+    readonly managerArgs: string[] = [],
   ) {}
 
   async up(): Promise<void> {

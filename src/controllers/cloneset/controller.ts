@@ -27,6 +27,7 @@ import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector, type Labels } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
+import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { makeHandlers } from './event-handler.ts';
 import { CloneSetExecutor, type ExecutorClient } from './executor.ts';
@@ -242,6 +243,16 @@ class InformerCache implements CloneSetCache {
 export const cloneSetController: ControllerSetup = {
   name: 'cloneset',
   kinds: ['CloneSet'],
+  access: [
+    access(CloneSets, READ),
+    access(CloneSets, ['update', 'patch'], 'status'),
+    access(Pods, [...READ, ...WRITE]),
+    access(Pods, ['update', 'patch'], 'status'),
+    access(PersistentVolumeClaims, [...READ, 'create', 'delete']),
+    access(ControllerRevisions, [...READ, ...WRITE]),
+    access(ImagePullJobs, [...READ, 'create', 'delete']),
+    access(Nodes, READ),
+  ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const cloneSets = deps.informers.informerFor<Stored<CloneSet>>(CloneSets, scope);

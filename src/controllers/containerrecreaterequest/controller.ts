@@ -12,6 +12,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { CRR_POD_UID_LABEL } from '../../apis/constants.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
+import { access, READ } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { CRRExecutor, type ExecutorClient } from './executor.ts';
 import { planContainerRecreateRequest, type CRR } from './plan.ts';
@@ -118,6 +119,11 @@ export const containerRecreateRequestController: ControllerSetup = {
   kinds: ['ContainerRecreateRequest'],
   workersFlag: 'crr',
   gate: 'KruiseDaemon',
+  access: [
+    access(ContainerRecreateRequests, [...READ, 'update', 'patch', 'delete']),
+    access(ContainerRecreateRequests, ['update', 'patch'], 'status'),
+    access(Pods, [...READ, 'update', 'patch']),
+  ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const crrs = deps.informers.informerFor<CRR>(ContainerRecreateRequests, scope);

@@ -19,6 +19,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
+import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { DaemonSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
 import { planDaemonSet } from './plan.ts';
@@ -343,6 +344,14 @@ class InformerCache implements DaemonSetCache {
 export const daemonSetController: ControllerSetup = {
   name: 'daemonset',
   kinds: ['DaemonSet'],
+  access: [
+    access(AdvancedDaemonSets, READ),
+    access(AdvancedDaemonSets, ['update', 'patch'], 'status'),
+    access(Pods, [...READ, ...WRITE]),
+    access(Pods, ['update', 'patch'], 'status'),
+    access(ControllerRevisions, [...READ, ...WRITE]),
+    access(Nodes, READ),
+  ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const daemonSets = deps.informers.informerFor<Stored<DaemonSet>>(AdvancedDaemonSets, scope);

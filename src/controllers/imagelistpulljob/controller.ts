@@ -11,6 +11,7 @@ import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../..
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
+import { access, READ } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import type { ImagePullJob } from '../imagejobs/resources.ts';
 import { ImageListPullJobExecutor } from './executor.ts';
@@ -120,6 +121,11 @@ export const imageListPullJobController: ControllerSetup = {
   name: 'imagelistpulljob',
   kinds: ['ImageListPullJob', 'ImagePullJob'],
   gate: 'ImagePullJobGate',
+  access: [
+    access(ImageListPullJobs, [...READ, 'update', 'patch', 'delete']),
+    access(ImageListPullJobs, ['update', 'patch'], 'status'),
+    access(ImagePullJobs, [...READ, 'create', 'delete']),
+  ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const lists = deps.informers.informerFor<ImageListPullJob>(ImageListPullJobs, scope);

@@ -1,3 +1,4 @@
+import { Nodes } from '../../runtime/client.ts';
 // The ImagePullJob controller (upstream pkg/controller/imagepulljob): reads the job, its NodeImages,
 // pods and secrets from informer caches, waits while expectations say the cache is behind its own
 // writes, asks planImagePullJob for the round (pull-secret copies, the status from the NodeImages'
@@ -13,6 +14,7 @@ import { NodeNameIndex, splitKey } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
+import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { isActiveJob, type ImagePullJob, type NodeImage } from '../imagejobs/resources.ts';
 import type { Secret } from '../../apis/core-objects.ts';
@@ -131,6 +133,15 @@ export const imagePullJobController: ControllerSetup = {
   name: 'imagepulljob',
   kinds: ['ImagePullJob', 'NodeImage'],
   gate: 'ImagePullJobGate',
+  access: [
+    access(ImagePullJobs, [...READ, 'update', 'patch', 'delete']),
+    access(ImagePullJobs, ['update', 'patch'], 'status'),
+    access(NodeImages, [...READ, 'update', 'patch']),
+    access(Nodes, READ),
+    access(Pods, READ),
+    access(Namespaces, READ),
+    access(Secrets, [...READ, ...WRITE]),
+  ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const jobs = deps.informers.informerFor<ImagePullJob>(ImagePullJobs, scope);

@@ -25,6 +25,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
+import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import type { ImagePullJob, NodeImage } from '../imagejobs/resources.ts';
 import { NodeImageExecutor, type NodeImageClient } from './executor.ts';
@@ -154,6 +155,13 @@ export const nodeImageController: ControllerSetup = {
   name: 'nodeimage',
   kinds: ['NodeImage', 'ImagePullJob'],
   gate: 'KruiseDaemon',
+  access: [
+    access(NodeImages, [...READ, ...WRITE]),
+    access(NodeImages, ['update', 'patch'], 'status'),
+    access(ImagePullJobs, READ),
+    access(Nodes, READ),
+    access(Secrets, READ),
+  ],
   setup(deps: ControllerDeps) {
     const nodes = deps.informers.informerFor<Node>(Nodes);
     const nodeImages = deps.informers.informerFor<NodeImage>(NodeImages);

@@ -12,6 +12,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { containsReadinessGate, getCondition } from '../../util/lifecycle.ts';
+import { access, READ } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 
 /** The KruisePodReady condition to add, or undefined when the pod needs none. */
@@ -54,6 +55,7 @@ export const podReadinessController: ControllerSetup = {
   name: 'podreadiness',
   clientName: 'pod-readiness-controller',
   kinds: [],
+  access: [access(Pods, READ), access(Pods, ['update', 'patch'], 'status')],
   setup(deps: ControllerDeps) {
     const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
     const controller = managerController('podreadiness', deps, (key) =>

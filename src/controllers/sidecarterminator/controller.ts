@@ -10,6 +10,7 @@ import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
+import { access, READ } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { executeSidecarActions, type ExecutorClient } from './executor.ts';
 import { crrNameFor, isInterestingPod, planSidecarTermination } from './plan.ts';
@@ -49,6 +50,12 @@ export const sidecarTerminatorController: ControllerSetup = {
   name: 'sidecarterminator',
   kinds: ['ContainerRecreateRequest'],
   gate: 'SidecarTerminator',
+  access: [
+    access(Pods, READ),
+    access(Pods, ['update', 'patch'], 'status'),
+    access(Nodes, READ),
+    access(ContainerRecreateRequests, [...READ, 'create']),
+  ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const pods = deps.informers.informerFor<Pod>(Pods, scope);

@@ -10,6 +10,7 @@ import { StatusError } from '../../../src/runtime/client.ts';
 const setup = (name: string, kinds: string[], gate?: ControllerSetup['gate']): ControllerSetup => ({
   name,
   kinds,
+  access: [],
   gate,
   setup: () => {
     throw new Error('not called');

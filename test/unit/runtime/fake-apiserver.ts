@@ -70,6 +70,8 @@ export class FakeApiServer {
   expireContinueTokens = false;
   /** Lists answer everything in one response whatever the limit, as the watch cache does at resourceVersion "0". */
   ignoreLimit = false;
+  /** Every request is answered 503, as by a load balancer in front of a stopped API server (see outage()). */
+  private unavailable = false;
 
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
@@ -169,6 +171,12 @@ export class FakeApiServer {
     this.watchers.clear();
   }
 
+  /** Starts (true) or ends (false) an outage: open watches are cut and every request gets 503. */
+  outage(on: boolean): void {
+    this.unavailable = on;
+    if (on) this.dropWatches();
+  }
+
   /** Open watch streams, optionally only those on one namespace. */
   watcherCount(namespace?: string): number {
     return [...this.watchers].filter((w) => namespace === undefined || w.namespace === namespace).length;
@@ -193,6 +201,7 @@ export class FakeApiServer {
     const url = new URL(req.url!, 'http://x');
     const rec: RecordedRequest = { method: req.method!, path: url.pathname, query: url.searchParams, headers: req.headers, body };
     this.requests.push(rec);
+    if (this.unavailable) return this.reply(res, 503, status(503, 'ServiceUnavailable', 'the API server is down'));
     const inj = this.injected.findIndex((i) => i.match(rec));
     if (inj >= 0) {
       const [i] = this.injected.splice(inj, 1);

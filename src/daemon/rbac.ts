@@ -1,0 +1,23 @@
+// kruise-daemon's RBAC, next to the sub-controllers that need it (config/rbac/daemon.yaml is
+// generated from this by hack/gen-rbac.ts).
+import { ContainerRecreateRequests, Events, NodeImages, Nodes, Pods, Secrets } from '../runtime/client.ts';
+import { access, READ, type Access } from '../runtime/rbac.ts';
+
+export const daemonAccess: readonly Access[] = [
+  // Node scope: which nodes this daemon serves (simulated mode: every KWOK node).
+  access(Nodes, READ),
+  // Pods on its nodes (CRR targets, container meta); the simulated runtime writes pod status.
+  access(Pods, READ),
+  access(Pods, ['update', 'patch'], 'status'),
+  // ContainerRecreateRequest executor: reads them, writes their status.
+  access(ContainerRecreateRequests, READ),
+  access(ContainerRecreateRequests, ['update', 'patch'], 'status'),
+  // Image puller: its node's NodeImage, pull secrets it names (in kruise-daemon-config).
+  access(NodeImages, READ),
+  access(NodeImages, ['update', 'patch'], 'status'),
+  access(Secrets, ['get']),
+  access(Events, ['create', 'patch']),
+  // --metrics-secure on :10221.
+  { group: 'authentication.k8s.io', resources: ['tokenreviews'], verbs: ['create'] },
+  { group: 'authorization.k8s.io', resources: ['subjectaccessreviews'], verbs: ['create'] },
+];
