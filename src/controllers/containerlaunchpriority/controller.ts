@@ -6,6 +6,7 @@
 // apps.kruise.io/container-launch-priority-completed.
 import type { ConfigMap, Pod } from '../../apis/core-objects.ts';
 import { CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION, ENV_CONTAINER_BARRIER } from '../../apis/constants.ts';
+import { access, READ } from '../../runtime/rbac.ts';
 import { ConfigMaps, PatchType, Pods, isAlreadyExists, isNotFound, type KubeClient } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
@@ -117,6 +118,7 @@ const wantsBarrier = (p: Pod) =>
 export const containerLaunchPriorityController: ControllerSetup = {
   name: 'containerlaunchpriority',
   kinds: [],
+  access: [access(Pods, [...READ, 'patch']), access(ConfigMaps, ['get', 'create', 'patch'])],
   setup(deps: ControllerDeps) {
     const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
     const controller = managerController('containerlaunchpriority', deps, (key) =>

@@ -26,6 +26,7 @@ import { applyWrites, writeStatus, CONFLICT_REQUEUE_MS } from '../../runtime/wri
 import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { injectedSidecarSetNames, podMatchesSidecarSet, type StoredSidecarSet } from '../../util/sidecarset.ts';
+import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { planSidecarSet, type SidecarSetPlan } from './plan.ts';
 
@@ -209,6 +210,13 @@ class InformerCache implements SidecarSetCache {
 export const sidecarSetController: ControllerSetup = {
   name: 'sidecarset',
   kinds: ['SidecarSet'],
+  access: [
+    access(SidecarSets, READ),
+    access(SidecarSets, ['update', 'patch'], 'status'),
+    access(Pods, [...READ, 'update', 'patch']),
+    access(Namespaces, READ),
+    access(ControllerRevisions, [...READ, ...WRITE]),
+  ],
   setup(deps: ControllerDeps) {
     const sidecarSets = deps.informers.informerFor<StoredSidecarSet>(SidecarSets);
     const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});

@@ -26,6 +26,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
+import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { StatefulSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
 import { ordinalOf } from './ordinals.ts';
@@ -305,6 +306,14 @@ export function makeHandlers(deps: HandlerDeps) {
 export const statefulSetController: ControllerSetup = {
   name: 'statefulset',
   kinds: ['StatefulSet'],
+  access: [
+    access(AdvancedStatefulSets, READ),
+    access(AdvancedStatefulSets, ['update', 'patch'], 'status'),
+    access(Pods, [...READ, ...WRITE]),
+    access(Pods, ['update', 'patch'], 'status'),
+    access(PersistentVolumeClaims, [...READ, 'create', 'patch', 'delete']),
+    access(ControllerRevisions, [...READ, ...WRITE]),
+  ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const sets = deps.informers.informerFor<Stored<StatefulSet>>(AdvancedStatefulSets, scope);

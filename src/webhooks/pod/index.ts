@@ -43,6 +43,8 @@ export const registrations: WebhookRegistration[] = [
     resource: 'pods',
     versions: ['v1'],
     operations: ['UPDATE', 'DELETE'],
+    // Registered per operation only when a feature that judges it is on (docs/operations.md).
+    operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: 'PodUnavailableBudgetDeleteGate' },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Ignore',
@@ -54,6 +56,7 @@ export const registrations: WebhookRegistration[] = [
     resource: 'pods/eviction',
     versions: ['v1'],
     operations: ['CREATE'],
+    operationGates: { CREATE: 'PodUnavailableBudgetDeleteGate' },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Ignore',

@@ -89,7 +89,7 @@ describe('manager API clients', () => {
     cmd.parse(['--kubeconfig', kubeconfig, '--metrics-addr=0', '--health-probe-addr=0', '--webhook-port=0', '--webhook-cert-dir', dir], {
       from: 'user',
     });
-    const manager = await startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }), exitOnLeadershipLoss: false });
+    const manager = await startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }) });
     try {
       const deadline = Date.now() + 10_000;
       while (!manager.isLeader() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

@@ -219,8 +219,10 @@ describe('webhook configurations', () => {
       buildWebhookConfigurations(allRegistrations, { clientMode: urlMode, features: f })
         .validating.webhooks!.filter((w) => w.rules.some((r) => r.operations.includes('DELETE')))
         .map((w) => w.name);
-    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: false }), []);
-    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: true }), [
+    // vpod.kb.io judges pod DELETE for PodUnavailableBudget (its own gate).
+    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: false, PodUnavailableBudgetDeleteGate: false }), []);
+    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: false, PodUnavailableBudgetDeleteGate: true }), ['vpod.kb.io']);
+    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: true, PodUnavailableBudgetDeleteGate: false }), [
       'vcloneset.kb.io',
       'vstatefulset.kb.io',
       'vuniteddeployment.kb.io',
