@@ -351,6 +351,7 @@ export const daemonSetController: ControllerSetup = {
     access(Pods, ['update', 'patch'], 'status'),
     access(ControllerRevisions, [...READ, ...WRITE]),
     access(Nodes, READ),
+    access(ImagePullJobs, [...READ, 'create', 'delete']),
   ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};

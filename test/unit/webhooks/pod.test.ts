@@ -527,9 +527,14 @@ describe('pod webhook configuration', () => {
     });
   });
 
-  test('/validate-pod: pods UPDATE/DELETE and pods/eviction CREATE, Ignore while its handlers are hooks', () => {
+  test('/validate-pod: pods DELETE and pods/eviction CREATE (UPDATE only with PodUnavailableBudgetUpdateGate), Ignore while its handlers are hooks', () => {
     assert.equal(vpod.clientConfig.url, 'https://127.0.0.1:9876/validate-pod');
-    assert.deepEqual(vpod.rules[0]!.operations, ['UPDATE', 'DELETE']);
+    assert.deepEqual(vpod.rules[0]!.operations, ['DELETE']);
+    const withUpdate = buildWebhookConfigurations(allRegistrations, {
+      clientMode: { mode: 'url', host: '127.0.0.1', port: 9876 },
+      features: { ...features, PodUnavailableBudgetUpdateGate: true },
+    }).validating.webhooks!.find((w) => w.name === 'vpod.kb.io')!;
+    assert.deepEqual(withUpdate.rules[0]!.operations, ['UPDATE', 'DELETE']);
     assert.deepEqual(evict.rules[0]!.resources, ['pods/eviction']);
     assert.equal(vpod.failurePolicy, 'Ignore');
     assert.equal(evict.failurePolicy, 'Ignore');
