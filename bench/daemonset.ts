@@ -8,11 +8,11 @@
 // apps.kruise.io daemonsets (+status) and controllerrevisions are the manager's alone; pods/status
 // PATCH and pods DELETE are shared with KWOK; events with the scheduler.
 // Usage: node --import tsx bench/daemonset.ts [--nodes 200]
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { up, down, kubectl, type ClusterState } from '../src/cluster/local-cluster.ts';
+import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
+import { cpuSeconds, rssMiB, writes, type Writes } from './measure.ts';
 import { startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { repoRoot } from '../src/cluster/binaries.ts';
 import { installCRDs } from '../src/manager/crds.ts';
@@ -26,39 +26,10 @@ const { values } = parseArgs({
 const replicas = Number(values.nodes);
 const name = `bench-ads-${process.pid}`;
 const ns = 'default';
-const CLK_TCK = 100;
 
 const { state } = await up({ name, nodes: Number(values.nodes), log: () => undefined });
 const client = fromKubeconfigFile(state.kubeconfig, { qps: 1000, burst: 1000 });
 let manager: Started | undefined;
-
-function cpuSeconds(pid: number): number {
-  // Fields after the parenthesised command: utime and stime are fields 14 and 15 of the whole line.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-}
-
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-type Writes = Map<string, number>;
-
-/** Write requests so far, keyed `VERB resource[/subresource]`. */
-async function writes(s: ClusterState): Promise<Writes> {
-  const text = await kubectl(s, ['get', '--raw', '/metrics']);
-  const out: Writes = new Map();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (!['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY'].includes(labels.verb)) continue;
-    const key = `${labels.verb} ${labels.group ? labels.group + '/' : ''}${labels.resource}${labels.subresource ? '/' + labels.subresource : ''}`;
-    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
-  }
-  return out;
-}
 
 const MANAGER_ONLY = /^(POST|PATCH) pods$|^(PUT|PATCH|POST) apps\.kruise\.io\/daemonsets|^POST apps\/controllerrevisions$/;
 // events.k8s.io events come from the manager (aggregated) and the scheduler (one "Scheduled" per pod).

@@ -9,7 +9,6 @@
 // exist, so nothing schedules or runs them, and are removed (grace 0) after each phase.
 // First, the same handler in process (no API server), for its own cost.
 // Usage: node --import tsx bench/pod-webhook.ts [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +20,7 @@ import { repoRoot } from '../src/cluster/binaries.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { admit } from '../src/runtime/webhook/server.ts';
+import { cpuSeconds } from './measure.ts';
 import type { AdmissionCache } from '../src/runtime/webhook/types.ts';
 import { registrations as podRegistrations } from '../src/webhooks/pod/index.ts';
 import { mutateSidecarSet } from '../src/webhooks/sidecarset/index.ts';
@@ -121,12 +121,6 @@ const manager = startProcess(
   logFile,
   { ...process.env, KRUISE_LOG_LEVEL: 'warn' },
 );
-
-const cpuSeconds = (pid: number): number => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime (fields 14 and 15 of stat; 12 and 13 after the command name).
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 
 try {
   const deadline = Date.now() + 90_000;

@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { cpuSeconds, rssMiB } from './measure.ts';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { ensureUpstreamPeer, repoRoot } from '../src/cluster/binaries.ts';
@@ -49,7 +50,6 @@ const phasesWanted = values.phases.split(',');
 const managers = values.managers.split(',') as Array<'ts' | 'go'>;
 const name = values.cluster ?? `bench-vs-${process.pid}`;
 const ns = 'default';
-const CLK_TCK = 100;
 const UPSTREAM_NS = 'kruise-system';
 
 const { state, reused } = await up({ name, nodes: Number(values.nodes), log: () => undefined });
@@ -57,16 +57,6 @@ const client = fromKubeconfigFile(state.kubeconfig, { qps: 2000, burst: 2000 });
 const run = (args: string[], input?: string) => kubectl(state, args, input);
 const peer = await ensureUpstreamPeer();
 const load = () => os.loadavg()[0].toFixed(1);
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-}
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 type Writes = Map<string, number>;
 async function writes(): Promise<Writes> {
