@@ -72,7 +72,17 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const client = cfg.kubeconfig
     ? fromKubeconfigFile(cfg.kubeconfig, { ...limits, userAgent: MANAGER_USER_AGENT })
     : fromDefault({ ...limits, userAgent: MANAGER_USER_AGENT });
-  const clientFor = (name: string) => client.withOwnLimit({ ...limits, userAgent: `${MANAGER_USER_AGENT}/${name}` });
+  const clientFor = (name: string, writeFence?: () => void) =>
+    client.withOwnLimit({ ...limits, userAgent: `${MANAGER_USER_AGENT}/${name}`, writeFence });
+  // Leader-only writes check the lease first: a controller's client refuses to write once this
+  // replica's own clock says its lease may have passed on (e.g. woken from a freeze longer than the
+  // renew deadline), before its elector has even tried to renew.
+  let elector: LeaderElector | undefined;
+  const leaderFence = cfg.enableLeaderElection
+    ? () => {
+        if (!elector?.holdsLease()) throw new Error('write refused: this replica no longer holds the leader lease');
+      }
+    : undefined;
   const identity = cfg.identity ?? `${os.hostname()}_${randomBytes(4).toString('hex')}`;
   const namespace = cfg.leaderElectionNamespace;
   const stopController = new AbortController();
@@ -202,7 +212,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
     const runners = selection.run.map((c) => {
       const deps: ControllerDeps = {
-        client: clientFor(c.clientName ?? `${c.name}-controller`),
+        client: clientFor(c.clientName ?? `${c.name}-controller`, leaderFence),
         informers,
         recorder,
         features,
@@ -267,7 +277,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   let done: Promise<void>;
   if (cfg.enableLeaderElection) {
     const campaign = () =>
-      new LeaderElector({
+      (elector = new LeaderElector({
         store: new KubeLeaseStore({ client: clientFor('leader-election'), namespace, name: cfg.leaderElectionId }),
         identity,
         name: cfg.leaderElectionId,
@@ -281,7 +291,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
           onStoppedLeading: () => {},
           onNewLeader: (leader) => log.info({ leader }, 'new leader elected'),
         },
-      });
+      }));
     // Upstream exits on a lost lease and relies on the kubelet to restart it; outside Kubernetes
     // nothing would. Instead: the term's controllers have stopped (the elector awaits them before
     // returning), its caches and expectations are dropped, and a new term campaigns again.

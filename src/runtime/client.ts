@@ -255,6 +255,8 @@ export interface KubeClientOptions {
   userAgent?: string;
   /** Time allowed for headers and for the body of a non-watch request. Default 60 s. */
   requestTimeoutMs?: number;
+  /** Called before every write (after any rate-limit wait); throwing refuses the write. */
+  writeFence?: () => void;
   /** How often a 429 carrying Retry-After is retried (API priority and fairness). Default 5. */
   maxRetries?: number;
 }
@@ -265,6 +267,8 @@ export interface ClientIdentity {
   /** qps <= 0 disables the limit. */
   qps: number;
   burst: number;
+  /** Called before every write (after any rate-limit wait); throwing refuses the write. */
+  writeFence?: () => void;
 }
 
 export interface RequestOptions {
@@ -666,6 +670,7 @@ export class KubeClient {
       // Reservation semantics: every request takes a token now and waits off any debt.
       const wait = this.limiter?.when() ?? 0;
       if (wait > 0) await this.clock.sleep(wait, signal);
+      if (method !== 'GET') this.options.writeFence?.();
       const res = await request(url, {
         dispatcher: this.agent,
         method,

@@ -148,6 +148,16 @@ export class LeaderElector {
     return this.observedRecord?.holderIdentity === this.identity;
   }
 
+  /**
+   * Whether this replica may still act as leader by its own clock: the last record it wrote or read
+   * names it, no longer ago than the renew deadline (after which it gives leadership up anyway).
+   * A process frozen past that (SIGSTOP, a long GC pause) answers false at once on waking, before its
+   * next renewal attempt has failed, so a write fenced by it never comes from a stale leader.
+   */
+  holdsLease(): boolean {
+    return this.isLeader() && this.clock.now() - this.observedTime < this.renewDeadline;
+  }
+
   /** The last observed holder ('' if none). */
   getLeader(): string {
     return this.observedRecord?.holderIdentity ?? '';

@@ -467,6 +467,37 @@ describe('rate limiting and retries', () => {
     }
   });
 
+  test('writeFence: a refused write never reaches the API server; reads pass', async () => {
+    const parent = new KubeClient({ server: server.url, qps: 0 });
+    let held = true;
+    const fenced = parent.withOwnLimit({
+      userAgent: 'kruise-manager/fenced-controller',
+      qps: 0,
+      burst: 0,
+      writeFence: () => {
+        if (!held) throw new Error('write refused: this replica no longer holds the leader lease');
+      },
+    });
+    try {
+      const before = server.requests.length;
+      await fenced.patch(ConfigMaps, 'c', { data: { a: '1' } }, { namespace: 'default', patchType: PatchType.Merge });
+      held = false;
+      await assert.rejects(
+        fenced.patch(ConfigMaps, 'c', { data: { a: '2' } }, { namespace: 'default', patchType: PatchType.Merge }),
+        /no longer holds the leader lease/,
+      );
+      await assert.rejects(fenced.delete(ConfigMaps, 'c', { namespace: 'default' }), /no longer holds/);
+      const cm = await fenced.get<KubeObject & { data?: Record<string, string> }>(ConfigMaps, 'c', { namespace: 'default' });
+      assert.equal(cm.data?.a, '1');
+      assert.deepEqual(
+        server.requests.slice(before).map((r) => r.method),
+        ['PATCH', 'GET'],
+      );
+    } finally {
+      await parent.close();
+    }
+  });
+
   test('requests beyond the burst wait for tokens; watches are not limited', async () => {
     const clock = new FakeClock();
     const client = new KubeClient({ server: server.url, qps: 1, burst: 2, clock });

@@ -141,6 +141,22 @@ describe('LeaderElector', () => {
     await c.done;
   });
 
+  it('holdsLease (the write fence): only while the last renewal is younger than the renew deadline', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    const c = candidate(store, clock, 'me');
+    await clock.advance(0);
+    assert.equal(c.elector.holdsLease(), true);
+    // The API server stops answering: every renewal after the acquisition at 0 fails.
+    store.failing = new Error('apiserver unreachable');
+    await clock.advance(9_000);
+    assert.equal(c.elector.holdsLease(), true, '9 s after the last renewal');
+    await clock.advance(1_500);
+    assert.equal(c.elector.holdsLease(), false, '10.5 s after: past the 10 s renew deadline');
+    c.abort.abort();
+    await c.done;
+  });
+
   it('falls back to the slow path when its resourceVersion is stale', async () => {
     const clock = new FakeClock();
     const store = new MemoryLeaseStore();
