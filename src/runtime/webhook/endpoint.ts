@@ -92,9 +92,11 @@ export function registerWebhookBackend(opts: {
       );
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      await client.create<Lease>(Leases, { metadata, spec }, { signal: abort.signal }).catch((e: unknown) => {
-        if (!isAlreadyExists(e)) throw e;
-      });
+      await client
+        .create<Lease>(Leases, { metadata, spec: { ...spec, acquireTime: spec.renewTime } }, { signal: abort.signal })
+        .catch((e: unknown) => {
+          if (!isAlreadyExists(e)) throw e;
+        });
     }
   };
   const loop = (async () => {
