@@ -178,7 +178,8 @@ describe('ImagePullJob', { concurrency: 4 }, () => {
       const tag = ownedTag(await nodeImage(pending), image, uid)!;
       assert.equal(tag.imagePullPolicy, 'IfNotPresent');
       assert.ok(tag.createdAt && tag.pullPolicy?.ttlSecondsAfterFinished, 'tag carries createdAt and a TTL');
-      assert.equal((await getJob('seq')).status?.desired, 3);
+      // The job's status is written after the NodeImage tag: wait for it rather than race it.
+      await waitFor('status.desired 3', async () => (await getJob('seq')).status?.desired === 3 || undefined, 30_000, 100);
       assert.equal(await settle(pending, image, 'Succeeded', uid), 'Succeeded');
       done.add(pending);
     }
