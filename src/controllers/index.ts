@@ -6,6 +6,7 @@ import { containerRecreateRequestController } from './containerrecreaterequest/c
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
+import { persistentPodStateController } from './persistentpodstate/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
 import { resourceDistributionController } from './resourcedistribution/controller.ts';
 import { sidecarSetController } from './sidecarset/controller.ts';
@@ -26,4 +27,5 @@ export const allControllers: readonly ControllerSetup[] = [
   sidecarSetController,
   containerLaunchPriorityController,
   resourceDistributionController,
+  persistentPodStateController,
 ];
