@@ -3,7 +3,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { pino } from 'pino';
 import type { Namespace } from '../../../src/apis/core-objects.ts';
+import { StatusError } from '../../../src/runtime/client.ts';
+import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
+import { CONFLICT_REQUEUE_MS } from '../../../src/runtime/writes.ts';
+import { ResourceDistributionReconciler } from '../../../src/controllers/resourcedistribution/controller.ts';
 import {
   CONDITION_TYPES,
   CONFLICT_MESSAGE,
@@ -277,5 +282,89 @@ describe('namespaceConcerns', () => {
     assert.equal(namespaceConcerns(d, ns('n', { team: 'a' })), true);
     assert.equal(namespaceConcerns(d, ns('listed')), true);
     assert.equal(namespaceConcerns(d, ns('n', { team: 'b' })), false);
+  });
+});
+
+describe('ResourceDistributionReconciler', () => {
+  const log = pino({ level: 'silent' });
+  const forbidden = (msg: string) => new StatusError({ code: 403, reason: 'Forbidden', message: msg });
+  const conflict = () => new StatusError({ code: 409, reason: 'Conflict', message: 'the object has been modified' });
+
+  function setup(opts: { failCreateIn?: string; conflictOnUpdate?: boolean; copies?: Record<string, DistributedResource> } = {}) {
+    const d = rd({ namespaceSelector: { matchLabels: { team: 'a' } } });
+    const calls: string[] = [];
+    const statuses: ResourceDistribution['status'][] = [];
+    const client = {
+      async create(t: { resource: string }, o: DistributedResource) {
+        if (o.metadata.namespace === opts.failCreateIn) throw forbidden('secrets is forbidden');
+        calls.push(`create ${t.resource} ${o.metadata.namespace}`);
+        return o;
+      },
+      async update(t: { resource: string }, o: DistributedResource) {
+        if (opts.conflictOnUpdate) throw conflict();
+        calls.push(`update ${t.resource} ${o.metadata.namespace}`);
+        return { ...o, metadata: { ...o.metadata, resourceVersion: '8' } };
+      },
+      async delete(t: { resource: string }, name: string, o: { namespace?: string }) {
+        calls.push(`delete ${t.resource} ${o.namespace}/${name}`);
+        return {};
+      },
+      async updateStatus(_t: unknown, o: ResourceDistribution) {
+        statuses.push(o.status);
+        return o;
+      },
+    };
+    const scaleExpectations = new ScaleExpectations();
+    const r = new ResourceDistributionReconciler({
+      cache: {
+        getDistribution: (name) => (name === 'dist' ? d : undefined),
+        listDistributions: () => [d],
+        listNamespaces: () => NAMESPACES,
+        getObject: (kind, ns, name) => (kind === 'Secret' && name === 'creds' ? opts.copies?.[ns] : undefined),
+      },
+      client: client as never,
+      recorder: { event() {} },
+      log,
+      scaleExpectations,
+      resourceVersions: new ResourceVersionExpectations(),
+      clock: { now: () => NOW } as never,
+    });
+    return { r, calls, statuses, scaleExpectations };
+  }
+
+  test('creates the copies, then waits for them to be seen before planning again', async () => {
+    const { r, calls, statuses, scaleExpectations } = setup();
+    assert.deepEqual(await r.reconcile('dist'), {});
+    assert.deepEqual(calls, ['create secrets team-a1', 'create secrets team-a2']);
+    assert.deepEqual([statuses[0]?.desired, statuses[0]?.succeeded], [2, 2]);
+    const again = await r.reconcile('dist');
+    assert.ok((again.requeueAfter ?? 0) > 0, 'gated on the creations not yet observed');
+    assert.equal(calls.length, 2);
+    scaleExpectations.observeScale('dist', 'create', 'team-a1');
+    scaleExpectations.observeScale('dist', 'create', 'team-a2');
+    // Seen: the next round plans again (nothing in the cache yet, so it would create again).
+    assert.deepEqual(await r.reconcile('dist'), {});
+    assert.equal(calls.length, 4);
+  });
+
+  test('a failed create is CreateResourceFailed for that namespace and fails the round (retried with backoff)', async () => {
+    const { r, calls, statuses } = setup({ failCreateIn: 'team-a2' });
+    await assert.rejects(r.reconcile('dist'), /CreateResourceFailed in namespace team-a2: secrets is forbidden/);
+    assert.deepEqual(calls, ['create secrets team-a1']);
+    const created = statuses[0]!.conditions![1]!;
+    assert.deepEqual(
+      [created.type, created.status, created.reason, created.failedNamespaces],
+      ['CreateResourceFailed', 'True', 'secrets is forbidden', ['team-a2']],
+    );
+    assert.deepEqual([statuses[0]!.desired, statuses[0]!.succeeded, statuses[0]!.failed], [2, 1, 1]);
+  });
+
+  test('a copy update that loses a race (409) requeues shortly, not a failure', async () => {
+    const d = rd({ namespaceSelector: { matchLabels: { team: 'a' } } });
+    const stale = copyIn('team-a1', d, (c) => (c.metadata.annotations![HASH_KEY] = 'old'));
+    const fresh = copyIn('team-a2', d);
+    const { r, statuses } = setup({ conflictOnUpdate: true, copies: { 'team-a1': stale, 'team-a2': fresh } });
+    assert.deepEqual(await r.reconcile('dist'), { requeueAfter: CONFLICT_REQUEUE_MS });
+    assert.equal(statuses[0]!.conditions![2]!.status, 'False');
   });
 });
