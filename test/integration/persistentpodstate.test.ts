@@ -14,6 +14,7 @@ import {
   PatchType,
   PersistentPodStates,
   Pods,
+  StatefulSets,
   type KubeClient,
   type KubeObject,
 } from '../../src/runtime/client.ts';
@@ -75,7 +76,7 @@ async function recreate(previousUid: string): Promise<Obj> {
 
 const recordedState = (node: string, zone: string) => ({ nodeName: node, nodeTopologyLabels: { [HOST]: node, [ZONE]: zone } });
 
-describe('PersistentPodState', () => {
+describe('PersistentPodState', { concurrency: 2 }, () => {
   test(
     'a recreated Advanced StatefulSet pod prefers its recorded node and is held to its recorded zone',
     { timeout: 120_000 },
@@ -123,7 +124,9 @@ describe('PersistentPodState', () => {
       // The generated PersistentPodState, controlled by the set, records where web-0 runs (the only schedulable node, A).
       const generated = await waitFor('the generated PersistentPodState recording web-0', async () => {
         const pps = await client.get<Obj>(PersistentPodStates, 'web', { namespace: ns }).catch(() => undefined);
-        return pps?.status?.podStates?.['web-0'] ? pps : undefined;
+        if (pps?.status?.podStates?.['web-0']) return pps;
+        const pod = await client.get<Obj>(Pods, 'web-0', { namespace: ns }).catch(() => undefined);
+        throw new Error(`status ${JSON.stringify(pps?.status)}; web-0 on ${pod?.spec?.nodeName}, ready ${pod && isReady(pod)}`);
       });
       assert.deepEqual(generated.spec, {
         targetRef: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'web' },
@@ -171,4 +174,44 @@ describe('PersistentPodState', () => {
       );
     },
   );
+
+  test('an apps/v1 StatefulSet: generated PersistentPodState, and the recreated pod is held to its zone', { timeout: 90_000 }, async () => {
+    await client.create(StatefulSets, {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: {
+        name: 'native',
+        namespace: ns,
+        annotations: { 'kruise.io/auto-generate-persistent-pod-state': 'true', 'kruise.io/required-persistent-topology': ZONE },
+      },
+      spec: {
+        replicas: 1,
+        serviceName: 'native',
+        selector: { matchLabels: { app: 'native' } },
+        template: { metadata: { labels: { app: 'native' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] } },
+      },
+    } as KubeObject);
+    const recorded = await waitFor('the apps/v1 StatefulSet pod recorded', async () => {
+      const pps = await client.get<Obj>(PersistentPodStates, 'native', { namespace: ns }).catch(() => undefined);
+      return pps?.status?.podStates?.['native-0'];
+    });
+    assert.deepEqual(Object.keys(recorded.nodeTopologyLabels), [ZONE]);
+    const first = await client.get<Obj>(Pods, 'native-0', { namespace: ns });
+    await client.delete(Pods, 'native-0', { namespace: ns, gracePeriodSeconds: 0 });
+    const second = await waitFor('native-0 recreated and scheduled', async () => {
+      const p = await client.get<Obj>(Pods, 'native-0', { namespace: ns }).catch(() => undefined);
+      return p && p.metadata.uid !== first.metadata.uid && p.spec.nodeName ? p : undefined;
+    });
+    assert.deepEqual(second.spec.nodeSelector, { [ZONE]: recorded.nodeTopologyLabels[ZONE] });
+    assert.equal(second.metadata.annotations?.['kruise.io/injected-persistent-pod-state'], 'native');
+    const placed = await client.get<Obj>(Nodes, second.spec.nodeName);
+    assert.equal(placed.metadata.labels?.[ZONE], recorded.nodeTopologyLabels[ZONE]);
+
+    // The workload goes (its pods orphaned): so do its recorded states.
+    await client.delete(StatefulSets, 'native', { namespace: ns, propagationPolicy: 'Orphan' });
+    await waitFor('states cleared once the StatefulSet is gone', async () => {
+      const pps = await client.get<Obj>(PersistentPodStates, 'native', { namespace: ns }).catch(() => undefined);
+      return !pps || !pps.status?.podStates;
+    });
+  });
 });

@@ -142,7 +142,8 @@ export function makePersistentPodStateHandlers(deps: {
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
       resourceVersions.observe(cur);
-      if (old.metadata.generation !== cur.metadata.generation) queue.add(`${cur.metadata.namespace}/${cur.metadata.name}`);
+      // Also status writes: a round gated on our own write must run once the cache shows it.
+      queue.add(`${cur.metadata.namespace}/${cur.metadata.name}`);
     },
     onDelete: (obj) => resourceVersions.delete(unwrapDeleted(obj)),
   };

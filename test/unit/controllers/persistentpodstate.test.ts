@@ -13,6 +13,8 @@ import {
   type AnnotatedWorkload,
   type TargetWorkload,
 } from '../../../src/controllers/persistentpodstate/plan.ts';
+import { makePersistentPodStateHandlers } from '../../../src/controllers/persistentpodstate/controller.ts';
+import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 import { replicasRange } from '../../../src/util/ordinals.ts';
 import { persistentNodeAffinity, type StoredPersistentPodState } from '../../../src/util/persistentpodstate.ts';
 import { injectPersistentPodState } from '../../../src/webhooks/pod/persistentpodstate.ts';
@@ -242,5 +244,48 @@ describe('pod webhook: PersistentPodState injection', () => {
     );
     assert.deepEqual(nodeSelector, { [ZONE]: 'z1' });
     assert.deepEqual(preferred, [{ weight: 10, preference: {} }]);
+  });
+});
+
+describe('PersistentPodState event handlers', () => {
+  test('a status write seen in the cache re-runs the PersistentPodState (a round gated on it must not wait for the expectation timeout)', () => {
+    const queued: string[] = [];
+    const resourceVersions = new ResourceVersionExpectations();
+    const handlers = makePersistentPodStateHandlers({
+      queue: { add: (k) => queued.push(k) },
+      cache: { listStates: () => [] },
+      resourceVersions,
+    });
+    const before = pps();
+    before.metadata.uid = 'pps-uid';
+    resourceVersions.expect({ metadata: { uid: 'pps-uid', resourceVersion: '6' } });
+    const written = { ...before, metadata: { ...before.metadata, resourceVersion: '6' } };
+    handlers.state.onUpdate!(before, written);
+    assert.deepEqual(queued, ['ns/web']);
+    assert.equal(resourceVersions.isSatisfied(written).satisfied, true);
+  });
+
+  test('pods: becoming ready or deleted re-runs the PersistentPodState of their StatefulSet', () => {
+    const queued: string[] = [];
+    const states = [pps()];
+    const handlers = makePersistentPodStateHandlers({
+      queue: { add: (k) => queued.push(k) },
+      cache: { listStates: () => states },
+      resourceVersions: new ResourceVersionExpectations(),
+    });
+    const owned = (ready: boolean, rv: string): Pod => ({
+      ...pod('web-0', 'n1', ready),
+      metadata: {
+        name: 'web-0',
+        namespace: 'ns',
+        resourceVersion: rv,
+        ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'web', uid: 'u', controller: true }],
+      },
+    });
+    handlers.pod.onUpdate!(owned(false, '1'), owned(false, '2'));
+    assert.deepEqual(queued, []);
+    handlers.pod.onUpdate!(owned(false, '2'), owned(true, '3'));
+    handlers.pod.onDelete!(owned(true, '3'));
+    assert.deepEqual(queued, ['ns/web', 'ns/web']);
   });
 });
