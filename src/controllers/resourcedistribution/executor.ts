@@ -97,8 +97,9 @@ export class ResourceDistributionExecutor {
       try {
         await client.delete(type, copy.metadata.name ?? '', { namespace, preconditions: { uid: copy.metadata.uid } });
       } catch (err) {
-        if (isNotFound(err)) return;
+        // Already gone (its delete event may have come and gone): nothing more to wait for.
         scaleExpectations.observeScale(key, 'delete', namespace);
+        if (isNotFound(err)) return;
         if (isConflict(err)) raced = true;
         else failures.push({ type: 'DeleteResourceFailed', namespace, message: message(err) });
       }
