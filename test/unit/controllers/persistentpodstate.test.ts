@@ -13,7 +13,12 @@ import {
   type AnnotatedWorkload,
   type TargetWorkload,
 } from '../../../src/controllers/persistentpodstate/plan.ts';
-import { makePersistentPodStateHandlers } from '../../../src/controllers/persistentpodstate/controller.ts';
+import { pino } from 'pino';
+import {
+  makePersistentPodStateHandlers,
+  PersistentPodStateReconciler,
+  type Workload,
+} from '../../../src/controllers/persistentpodstate/controller.ts';
 import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 import { replicasRange } from '../../../src/util/ordinals.ts';
 import { persistentNodeAffinity, type StoredPersistentPodState } from '../../../src/util/persistentpodstate.ts';
@@ -287,5 +292,53 @@ describe('PersistentPodState event handlers', () => {
     handlers.pod.onUpdate!(owned(false, '2'), owned(true, '3'));
     handlers.pod.onDelete!(owned(true, '3'));
     assert.deepEqual(queued, ['ns/web', 'ns/web']);
+  });
+});
+
+describe('PersistentPodStateReconciler', () => {
+  function setup(state: StoredPersistentPodState, workloads: Record<string, Workload> = {}, pods: Pod[] = []) {
+    const statuses: unknown[] = [];
+    const events: string[] = [];
+    const r = new PersistentPodStateReconciler({
+      cache: {
+        getState: (_ns, name) => (name === state.metadata.name ? state : undefined),
+        listStates: () => [state],
+        getWorkload: (group, _ns, name) => workloads[`${group}/${name}`],
+        podsOf: () => pods,
+        getNode: (n) => NODES[n],
+      },
+      client: {
+        updateStatus: async (_t: unknown, o: StoredPersistentPodState) => {
+          statuses.push(o.status);
+          return o;
+        },
+      } as never,
+      recorder: { event: (_o: unknown, _t: string, reason: string) => events.push(reason) },
+      log: pino({ level: 'silent' }),
+      resourceVersions: new ResourceVersionExpectations(),
+      startOrdinal: false,
+    });
+    return { r, statuses, events };
+  }
+  const sts: Workload = { metadata: { name: 'web', namespace: 'ns', uid: 'sts' }, spec: { replicas: 2 } };
+
+  test('an Advanced StatefulSet target: ready pods recorded', async () => {
+    const { r, statuses } = setup(pps(), { 'apps.kruise.io/web': sts }, [pod('web-0', 'n1', true)]);
+    assert.deepEqual(await r.reconcile('ns/web'), {});
+    assert.deepEqual(Object.keys((statuses[0] as { podStates: object }).podStates), ['web-0']);
+  });
+
+  test('an apps/v1 target is looked up in the apps group', async () => {
+    const native = pps({ targetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web' } });
+    const { r, statuses } = setup(native, { 'apps/web': sts }, [pod('web-0', 'n1', true)]);
+    await r.reconcile('ns/web');
+    assert.equal(statuses.length, 1);
+  });
+
+  test('a whitelisted custom workload is not followed: Event, no status write', async () => {
+    const custom = pps({ targetRef: { apiVersion: 'example.io/v1', kind: 'GameServerSet', name: 'web' } });
+    const { r, statuses, events } = setup(custom);
+    assert.deepEqual(await r.reconcile('ns/web'), {});
+    assert.deepEqual([statuses, events], [[], ['UnsupportedWorkload']]);
   });
 });
