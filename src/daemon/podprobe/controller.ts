@@ -65,6 +65,12 @@ export function podProbeController(ctx: DaemonContext, opts: PodProbeOptions = {
     return w.ended ?? {};
   }
 
+  /** The state the node's NodePodProbe status holds for the target, if any. */
+  function storedState(t: ProbeTarget): string | undefined {
+    const ps = informer.lister.get(t.node)?.status?.podProbeStatuses?.find((s) => s.uid === t.podUID);
+    return ps?.probeStates?.find((s) => s.name === t.probeName)?.state;
+  }
+
   function report(target: ProbeTarget, state: ProbeResult['state'], message: string): void {
     const key = targetKey(target);
     const prev = results.get(key);
@@ -135,9 +141,13 @@ export function podProbeController(ctx: DaemonContext, opts: PodProbeOptions = {
       const c = containers.find((x) => x.name === t.containerName);
       if (!c || this.stopped) return;
       if (c.containerID !== this.containerID) {
+        // A new container's state starts over at Unknown (upstream). On first sight after a daemon
+        // restart the state already stored stands until this worker's first result instead, so a
+        // restarted daemon does not flip every probed pod's marks and conditions for a period.
+        const firstSight = this.containerID === undefined;
         this.containerID = c.containerID;
         this.run = { count: 0 };
-        report(t, 'Unknown', '');
+        if (!firstSight || !storedState(t)) report(t, 'Unknown', '');
       }
       if (c.state !== 'running') {
         report(t, 'Failed', `Container(${t.containerName}) is Non-running`);

@@ -211,14 +211,7 @@ describe('sub-controller', () => {
     stop = undefined;
   });
 
-  test('runs the listed exec probe, reports Succeeded, flips to Failed, and writes status only on change', async () => {
-    const rt = new FakeRuntime();
-    rt.containers = [{ containerID: 'containerd://c1', name: 'main', restartCount: 0, state: 'running', startedAt: Date.now() - 60_000 }];
-    let exitCode = 0;
-    rt.exec = async () => ({ exitCode, stdout: '', stderr: '' });
-    server.put(NPPS, npp([{ name: 'm#a', probe: { ...exec, periodSeconds: 1 } }]));
-    const writes: string[] = [];
-    const events: string[] = [];
+  async function startProber(rt: FakeRuntime, writes: string[], events: string[]): Promise<void> {
     const abort = new AbortController();
     const informers = new SharedInformerFactory(client, {});
     const sub = podProbeController(
@@ -246,6 +239,21 @@ describe('sub-controller', () => {
       abort.abort();
       await sub.stop();
     };
+  }
+
+  const running = () => [
+    { containerID: 'containerd://c1', name: 'main', restartCount: 0, state: 'running' as const, startedAt: Date.now() - 60_000 },
+  ];
+
+  test('runs the listed exec probe, reports Succeeded, flips to Failed, and writes status only on change', async () => {
+    const rt = new FakeRuntime();
+    rt.containers = running();
+    let exitCode = 0;
+    rt.exec = async () => ({ exitCode, stdout: '', stderr: '' });
+    server.put(NPPS, npp([{ name: 'm#a', probe: { ...exec, periodSeconds: 1 } }]));
+    const writes: string[] = [];
+    const events: string[] = [];
+    await startProber(rt, writes, events);
     const stateOf = () => server.getObject(NPPS, 'n1')?.status?.podProbeStatuses?.[0]?.probeStates?.[0]?.state;
     await waitFor(() => stateOf() === 'Succeeded', 'Succeeded reported');
     exitCode = 1;
@@ -262,5 +270,32 @@ describe('sub-controller', () => {
     const runs = rt.calls.length;
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(rt.calls.length, runs, 'no more probe runs');
+  });
+
+  test('a restarted daemon keeps the stored state until its first result (no Unknown blip)', async () => {
+    const rt = new FakeRuntime();
+    rt.containers = running();
+    rt.exec = async () => ({ exitCode: 0, stdout: '', stderr: '' });
+    const stored = {
+      podProbeStatuses: [
+        {
+          name: 'pod',
+          namespace: 'ns',
+          uid: 'u1',
+          probeStates: [
+            { name: 'm#a', state: 'Succeeded' as const, lastProbeTime: '2025-01-01T00:00:00Z', lastTransitionTime: '2025-01-01T00:00:00Z' },
+          ],
+        },
+      ],
+    };
+    server.put(NPPS, npp([{ name: 'm#a', probe: { ...exec, periodSeconds: 1 } }], stored));
+    const writes: string[] = [];
+    await startProber(rt, writes, []);
+    await waitFor(
+      () => server.getObject(NPPS, 'n1')?.status?.podProbeStatuses?.[0]?.probeStates?.[0]?.lastProbeTime !== '2025-01-01T00:00:00Z',
+      'a fresh result',
+    );
+    assert.deepEqual(writes, ['["Succeeded"]']);
+    assert.equal(server.getObject(NPPS, 'n1')?.status?.podProbeStatuses?.[0]?.probeStates?.[0]?.lastTransitionTime, '2025-01-01T00:00:00Z');
   });
 });
