@@ -4,6 +4,9 @@ import type { Node, Pod } from '../../../src/apis/core-objects.ts';
 import type { PodProbeMarker } from '../../../src/apis/apps/podprobemarker.ts';
 import type { Stored } from '../../../src/apis/core-objects.ts';
 import { planNodePodProbe, planPodMarks, wantsNodePodProbe, type StoredNPP } from '../../../src/controllers/nodepodprobe/plan.ts';
+import { reconcileNodePodProbe } from '../../../src/controllers/nodepodprobe/controller.ts';
+import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
+import { logger } from '../../../src/runtime/log.ts';
 
 type PPM = Stored<PodProbeMarker>;
 const T1 = '2025-01-01T00:00:01Z';
@@ -186,5 +189,41 @@ describe('planNodePodProbe', () => {
       getPod: () => settled,
     });
     assert.deepEqual(plan, { action: 'sync', pods: [] });
+  });
+});
+
+describe('reconcileNodePodProbe (executor)', () => {
+  test('one strategic-merge patch of pods/status per pod, holding only what differs', async () => {
+    const calls: unknown[] = [];
+    const client = {
+      patch: async (_t: unknown, name: string, body: unknown, opts: unknown) => void calls.push({ name, body, opts }),
+    };
+    const p = pod({ labels: { failing: 'true' } });
+    const res = await reconcileNodePodProbe('n1', {
+      cache: {
+        getNode: () => readyNode('n1'),
+        getNodePodProbe: () => ({
+          metadata: { name: 'n1', uid: 'x', resourceVersion: '3' },
+          spec: { podProbes: [{ name: 'pod', namespace: 'ns', uid: 'u1', IP: '', probes: [] }] },
+          status: { podProbeStatuses: [status(['m#p', 'Succeeded'])] },
+        }),
+        getPod: () => p,
+        getMarker,
+      },
+      client: client as never,
+      log: logger.child({}, { level: 'silent' }),
+      resourceVersions: new ResourceVersionExpectations(),
+    });
+    assert.deepEqual(res, {});
+    assert.deepEqual(calls, [
+      {
+        name: 'pod',
+        body: {
+          metadata: { labels: { failing: null, state: 'ok', shared: 'yes' }, annotations: { since: 'x' } },
+          status: { conditions: [{ type: 'game/ok', status: 'True', lastProbeTime: T2, lastTransitionTime: T2 }] },
+        },
+        opts: { namespace: 'ns', patchType: 'application/strategic-merge-patch+json', subresource: 'status' },
+      },
+    ]);
   });
 });

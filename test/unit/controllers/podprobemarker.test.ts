@@ -9,6 +9,10 @@ import {
   type StoredNPP,
   type StoredPPM,
 } from '../../../src/controllers/podprobemarker/plan.ts';
+import { reconcilePodProbeMarker } from '../../../src/controllers/podprobemarker/controller.ts';
+import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
+import { StatusError } from '../../../src/runtime/client.ts';
+import { logger } from '../../../src/runtime/log.ts';
 
 const FINALIZER = 'kruise.io/node-pod-probe-cleanup';
 const exec = { exec: { command: ['test', '-f', 'ready'] } };
@@ -209,5 +213,60 @@ describe('planPodProbeMarker', () => {
   test('deleting without our finalizer: nothing', () => {
     const plan = planPodProbeMarker(input(ppm({ deleting: true, finalizer: false })));
     assert.deepEqual(plan, { addFinalizer: false, removeFinalizer: false, nodeProbes: [], errors: [] });
+  });
+});
+
+describe('reconcilePodProbeMarker (executor)', () => {
+  const log = logger.child({}, { level: 'silent' });
+  const setup = (m: StoredPPM, npps: StoredNPP[], conflictOn?: string) => {
+    const calls: string[] = [];
+    let rv = 10;
+    const answer = (what: string, obj: { metadata?: object }) => {
+      calls.push(what);
+      if (conflictOn && what.startsWith(conflictOn))
+        throw new StatusError(
+          { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 409, reason: 'Conflict', message: 'x' } as never,
+          409,
+        );
+      return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++rv) } };
+    };
+    const client = {
+      patch: async (_t: unknown, name: string, body: { metadata: { finalizers: string[] } }) =>
+        answer(`patch ${name} finalizers=${body.metadata.finalizers.join(',')}`, {
+          ...m,
+          metadata: { ...m.metadata, finalizers: body.metadata.finalizers },
+        }),
+      update: async (_t: unknown, obj: StoredNPP) =>
+        answer(`update npp ${obj.metadata.name} ${obj.spec?.podProbes?.map((e) => e.name).join(',')}`, obj),
+      updateStatus: async (_t: unknown, obj: StoredPPM) => answer(`status ${JSON.stringify(obj.status)}`, obj),
+    };
+    const deps = {
+      cache: {
+        getMarker: () => m,
+        listPods: () => [pod('a')],
+        getNode,
+        listNodePodProbes: () => npps,
+      },
+      client: client as never,
+      recorder: { event() {} },
+      log,
+      resourceVersions: new ResourceVersionExpectations(),
+    };
+    return { calls, run: () => reconcilePodProbeMarker('ns/m', deps) };
+  };
+  test('finalizer, then the NodePodProbe, then status', async () => {
+    const { calls, run } = setup(ppm({ finalizer: false }), [npp('n1')]);
+    assert.deepEqual(await run(), {});
+    assert.deepEqual(calls, [`patch m finalizers=${FINALIZER}`, 'update npp n1 a', 'status {"observedGeneration":1,"matchedPods":1}']);
+  });
+  test('a NodePodProbe write that loses a race ends the round with a requeue', async () => {
+    const { calls, run } = setup(ppm(), [npp('n1')], 'update');
+    assert.deepEqual(await run(), { requeueAfter: 1000 });
+    assert.deepEqual(calls, ['update npp n1 a']);
+  });
+  test('deleting: probes out, then the finalizer released', async () => {
+    const { calls, run } = setup(ppm({ deleting: true }), [npp('n1', [entry(pod('a'), [{ name: 'm#p' }])])]);
+    assert.deepEqual(await run(), {});
+    assert.deepEqual(calls, ['update npp n1 ', 'patch m finalizers=']);
   });
 });
