@@ -9,7 +9,7 @@ import {
   type StoredNPP,
   type StoredPPM,
 } from '../../../src/controllers/podprobemarker/plan.ts';
-import { reconcilePodProbeMarker } from '../../../src/controllers/podprobemarker/controller.ts';
+import { makePodProbeMarkerHandlers, reconcilePodProbeMarker } from '../../../src/controllers/podprobemarker/controller.ts';
 import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
 import { logger } from '../../../src/runtime/log.ts';
@@ -268,5 +268,49 @@ describe('reconcilePodProbeMarker (executor)', () => {
     const { calls, run } = setup(ppm({ deleting: true }), [npp('n1', [entry(pod('a'), [{ name: 'm#p' }])])]);
     assert.deepEqual(await run(), {});
     assert.deepEqual(calls, ['update npp n1 ', 'patch m finalizers=']);
+  });
+});
+
+describe('makePodProbeMarkerHandlers', () => {
+  const setup = () => {
+    const queued: string[] = [];
+    const other = { ...ppm({ name: 'other' }), spec: { selector: { matchLabels: { app: 'b' } }, probes: [] } };
+    const h = makePodProbeMarkerHandlers({
+      queue: { add: (k) => void queued.push(k) },
+      resourceVersions: new ResourceVersionExpectations(),
+      listMarkers: () => [ppm(), other],
+    });
+    return { queued, h };
+  };
+  const labelled = (p: Pod, app: string): Pod => ({ ...p, metadata: { ...p.metadata, labels: { app } } });
+  test('a pod becoming Initialized enqueues the markers selecting it', () => {
+    const { queued, h } = setup();
+    h.pod.onUpdate!(labelled(pod('a', { initialized: false }), 'a'), labelled(pod('a'), 'a'));
+    assert.deepEqual(queued, ['ns/m']);
+  });
+  test('relabelled from one marker to another: both look again', () => {
+    const { queued, h } = setup();
+    h.pod.onUpdate!(labelled(pod('a'), 'a'), labelled(pod('a'), 'b'));
+    assert.deepEqual(queued, ['ns/m', 'ns/other']);
+  });
+  test('an IP change counts; a status change that matters to no marker does not', () => {
+    const { queued, h } = setup();
+    h.pod.onUpdate!(labelled(pod('a'), 'a'), labelled(pod('a', { ip: '10.9.9.9' }), 'a'));
+    h.pod.onUpdate!(labelled(pod('a'), 'a'), labelled(pod('a'), 'a'));
+    h.pod.onUpdate!(labelled(pod('u', { node: '' }), 'a'), labelled(pod('u', { node: '' }), 'a'));
+    assert.deepEqual(queued, ['ns/m']);
+  });
+  test('a pod finishing or deleted: its markers recount', () => {
+    const { queued, h } = setup();
+    h.pod.onUpdate!(labelled(pod('a'), 'a'), labelled(pod('a', { phase: 'Succeeded' }), 'a'));
+    h.pod.onDelete!(labelled(pod('a'), 'a'));
+    assert.deepEqual(queued, ['ns/m', 'ns/m']);
+  });
+  test('a NodePodProbe appearing (not at start-up) enqueues every marker', () => {
+    const { queued, h } = setup();
+    h.nodePodProbe.onAdd!(npp('n9'), true);
+    assert.deepEqual(queued, []);
+    h.nodePodProbe.onAdd!(npp('n9'), false);
+    assert.deepEqual(queued, ['ns/m', 'ns/other']);
   });
 });
