@@ -7,6 +7,8 @@ import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
 import { persistentPodStateController } from './persistentpodstate/controller.ts';
+import { nodePodProbeController } from './nodepodprobe/controller.ts';
+import { podProbeMarkerController } from './podprobemarker/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
 import { resourceDistributionController } from './resourcedistribution/controller.ts';
 import { sidecarSetController } from './sidecarset/controller.ts';
@@ -28,4 +30,6 @@ export const allControllers: readonly ControllerSetup[] = [
   containerLaunchPriorityController,
   resourceDistributionController,
   persistentPodStateController,
+  podProbeMarkerController,
+  nodePodProbeController,
 ];
