@@ -29,6 +29,16 @@ export interface AdmissionContext {
    * admitting a pod never waits on a live API call. Absent in pure unit tests.
    */
   cache?: AdmissionCache;
+  /**
+   * Status writes with optimistic concurrency, for the webhooks that keep books on another object
+   * (WorkloadSpread reserves a subset slot per pod). Absent in pure unit tests.
+   */
+  writer?: AdmissionWriter;
+}
+
+export interface AdmissionWriter {
+  /** PUT …/status carrying obj's resourceVersion: a stale one fails with a 409 Conflict. */
+  updateStatus<T>(apiVersion: string, kind: string, obj: T): Promise<T>;
 }
 
 /**
