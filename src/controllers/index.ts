@@ -11,6 +11,7 @@ import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
 import type { ControllerSetup } from './types.ts';
+import { workloadSpreadController } from './workloadspread/controller.ts';
 
 export const allControllers: readonly ControllerSetup[] = [
   cloneSetController,
@@ -24,4 +25,5 @@ export const allControllers: readonly ControllerSetup[] = [
   sidecarTerminatorController,
   sidecarSetController,
   containerLaunchPriorityController,
+  workloadSpreadController,
 ];
