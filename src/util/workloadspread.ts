@@ -126,7 +126,7 @@ export function subsetMaxReplicas(maxReplicas: IntOrString | undefined, workload
 /** Fresh statuses for a version no pod has been recorded in yet (initializedSubsetStatuses). */
 export function initialSubsetStatuses(ws: Pick<SpreadView, 'spec'>, workloadReplicas: number): SubsetStatus[] {
   return ws.spec.subsets.map((s) => {
-    let missing = -1;
+    let missing: number;
     try {
       missing = subsetMaxReplicas(s.maxReplicas, workloadReplicas);
     } catch {

@@ -23,7 +23,7 @@ import {
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { applyWrites, writeStatus } from '../../runtime/writes.ts';

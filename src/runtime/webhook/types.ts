@@ -97,7 +97,7 @@ export interface WebhookRegistration {
    * operation registered with failurePolicy Fail needs a running manager, so one no feature needs
    * would only block (a namespace's deletion, with the manager down).
    */
-  operationGates?: Partial<Record<Operation, keyof FeatureGates>>;
+  operationGates?: Partial<Record<Operation, keyof FeatureGates | ReadonlyArray<keyof FeatureGates>>>;
   failurePolicy?: 'Fail' | 'Ignore';
   /** The API server's wait for an answer before failurePolicy applies; default BuildOptions.timeoutSeconds. */
   timeoutSeconds?: number;

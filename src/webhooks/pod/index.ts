@@ -45,7 +45,7 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1'],
     operations: ['UPDATE', 'DELETE'],
     // Registered per operation only when a feature that judges it is on (docs/operations.md).
-    operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: 'PodUnavailableBudgetDeleteGate' },
+    operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Ignore',
@@ -57,7 +57,7 @@ export const registrations: WebhookRegistration[] = [
     resource: 'pods/eviction',
     versions: ['v1'],
     operations: ['CREATE'],
-    operationGates: { CREATE: 'PodUnavailableBudgetDeleteGate' },
+    operationGates: { CREATE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Ignore',
