@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import type { OwnerReference, Pod } from '../../apis/core-objects.ts';
 import { isConflict } from '../../runtime/client.ts';
-import type { Logger } from '../../runtime/log.ts';
 import type { AdmissionCache, AdmissionReader, AdmissionWriter } from '../../runtime/webhook/types.ts';
 import {
   BUILTIN_WORKLOADS,
@@ -45,7 +44,6 @@ export interface SpreadAccess {
   dryRun?: boolean;
   now: () => number;
   newUID?: () => string;
-  logger?: Pick<Logger, 'info'>;
 }
 
 /** How many times a reservation is tried again after a 409 (client-go retry.DefaultBackoff has 4 steps). */
@@ -192,10 +190,6 @@ export async function injectWorkloadSpread(pod: Pod, access: SpreadAccess): Prom
     for (const k of Object.keys(pod)) delete (pod as unknown as Record<string, unknown>)[k];
     Object.assign(pod, out);
   }
-  access.logger?.info(
-    { pod: pod.metadata.name || pod.metadata.generateName, workloadSpread: ws.metadata.name, subset },
-    'pod matched a WorkloadSpread subset',
-  );
   return true;
 }
 
