@@ -21,7 +21,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../runtime/client.ts';
-import type { ReconcileResult } from '../../runtime/controller.ts';
+import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
@@ -129,15 +129,29 @@ export class WorkloadSpreadReconciler {
       );
       return {};
     }
-    const plan = planWorkloadSpread({
-      ws,
-      pods,
-      workloadReplicas,
-      latestVersion,
-      deletionCost: DELETION_COST_KINDS.has(ref.kind),
-      node: (n) => cache.node(n),
-      now: this.clock.now(),
-    });
+    let plan;
+    try {
+      plan = planWorkloadSpread({
+        ws,
+        pods,
+        workloadReplicas,
+        latestVersion,
+        deletionCost: DELETION_COST_KINDS.has(ref.kind),
+        node: (n) => cache.node(n),
+        now: this.clock.now(),
+      });
+    } catch (err) {
+      // A malformed object must not take the controller down or hot-loop it: report it where
+      // users look and wait for the next change.
+      recorder.event(
+        ws,
+        'Warning',
+        'FailedSync',
+        'Reconcile',
+        `failed to reconcile WorkloadSpread: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      throw new TerminalError(`cannot plan WorkloadSpread ${key}`, { cause: err });
+    }
     for (const e of plan.events) recorder.event(ws, e.type, e.reason, 'Reconcile', e.message);
 
     return applyWrites(async () => {

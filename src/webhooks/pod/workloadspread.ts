@@ -82,23 +82,20 @@ function newest(fromCache: StoredWS): StoredWS {
   return mine && rvNumber(mine) > rvNumber(fromCache) ? mine : fromCache;
 }
 
-/** Whether the WorkloadSpread targets the pod's owner, directly or through it (ReplicaSet → Deployment). */
+/**
+ * Whether the WorkloadSpread targets the pod's owner, directly or through it. Among the built-in
+ * targets only a ReplicaSet has a workload owner (its Deployment), so only that chain is followed:
+ * no other pod makes the webhook open the ReplicaSet cache.
+ */
 async function targetsOwner(ws: StoredWS, owner: OwnerReference, namespace: string, cache: AdmissionCache): Promise<boolean> {
   const target = ws.spec.targetRef;
-  let ref: OwnerReference | undefined = owner;
-  // An owner chain is at most workload → workload (ReplicaSet → Deployment); the bound guards cycles.
-  for (let depth = 0; ref && depth < 3; depth++) {
-    if (groupOf(target.apiVersion) === groupOf(ref.apiVersion) && target.kind === ref.kind && target.name === ref.name) return true;
-    if (!isWorkloadRef(ref, BUILTIN_WORKLOADS)) return false;
-    const obj: { metadata?: Pod['metadata'] } | undefined = await cache.get<{ metadata?: Pod['metadata'] }>(
-      workloadApiVersion(ref),
-      ref.kind,
-      ref.name,
-      namespace,
-    );
-    ref = obj ? controllerOf(obj) : undefined;
-  }
-  return false;
+  const names = (ref: OwnerReference) =>
+    groupOf(target.apiVersion) === groupOf(ref.apiVersion) && target.kind === ref.kind && target.name === ref.name;
+  if (names(owner)) return true;
+  if (target.kind !== 'Deployment' || owner.kind !== 'ReplicaSet' || groupOf(owner.apiVersion) !== 'apps') return false;
+  const rs = await cache.get<{ metadata?: Pod['metadata'] }>('apps/v1', 'ReplicaSet', owner.name, namespace);
+  const deployment = rs ? controllerOf(rs) : undefined;
+  return !!deployment && names(deployment);
 }
 
 /** The WorkloadSpread (at most one) whose targetRef is the pod's owner and whose targetFilter selects it. */

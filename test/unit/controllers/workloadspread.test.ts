@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Node, Pod } from '../../../src/apis/core-objects.ts';
 import { planWorkloadSpread, type SpreadInputs } from '../../../src/controllers/workloadspread/plan.ts';
+import { WorkloadSpreadReconciler } from '../../../src/controllers/workloadspread/controller.ts';
+import { StatusError } from '../../../src/runtime/client.ts';
 import type { SpreadView, SubsetStatus } from '../../../src/util/workloadspread.ts';
 
 const NOW = Date.parse('2026-01-02T03:04:05Z');
@@ -252,5 +254,64 @@ describe('WorkloadSpread planner: adaptive rescheduling', () => {
     );
     assert.equal(p.status!.subsetStatuses![0]!.conditions, undefined);
     assert.deepEqual(p.podsToDelete, []);
+  });
+});
+
+describe('WorkloadSpread reconciler (executor)', () => {
+  const cs = {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'CloneSet',
+    metadata: { name: 'cs', namespace: 'default', uid: 'cs-uid' },
+    spec: { replicas: 4 },
+  };
+  function setup(opts: { conflict?: boolean } = {}) {
+    const w = adaptiveWs();
+    const pods = [pod('a0', { subset: 'a', unschedulable: true, created: 30 }), pod('c0', { subset: 'c' })];
+    const calls: string[] = [];
+    const events: string[] = [];
+    const reconciler = new WorkloadSpreadReconciler({
+      cache: {
+        getWorkloadSpread: () => w as any,
+        getWorkload: (group, kind) => (group === 'apps.kruise.io' && kind === 'CloneSet' ? (cs as any) : undefined),
+        ownedBy: (kind, uid) => (kind === 'Pod' && uid === 'cs-uid' ? (pods as any) : []),
+        node: () => undefined,
+      },
+      client: {
+        async patch(_t: any, name: string, body: any) {
+          calls.push(`patch ${name} ${JSON.stringify(body.metadata.annotations)}`);
+          return {} as any;
+        },
+        async updateStatus(_t: any, obj: any) {
+          if (opts.conflict) throw new StatusError({ kind: 'Status', reason: 'Conflict', code: 409, message: 'conflict' } as any);
+          calls.push(`status ${obj.status.subsetStatuses.map((s: any) => `${s.name}:${s.replicas}/${s.missingReplicas}`).join(',')}`);
+          return obj;
+        },
+        async delete(_t: any, name: string) {
+          calls.push(`delete ${name}`);
+          return {} as any;
+        },
+      },
+      recorder: { event: (_o: any, type: string, reason: string) => events.push(`${type} ${reason}`) },
+      log: { info() {}, debug() {}, warn() {}, error() {} } as any,
+      clock: { now: () => NOW } as any,
+    });
+    return { reconciler, calls, events };
+  }
+  const adaptiveWs = () => ws(ZONES, undefined, { scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 10 } } });
+
+  test('patches deletion costs, writes the status, then deletes the pods stuck unschedulable', async () => {
+    const { reconciler, calls } = setup();
+    assert.deepEqual(await reconciler.reconcile('default/ws'), {});
+    assert.deepEqual(calls, [
+      'patch a0 {"controller.kubernetes.io/pod-deletion-cost":"300"}',
+      'patch c0 {"controller.kubernetes.io/pod-deletion-cost":"100"}',
+      'status a:1/1,b:0/2,c:1/-1',
+      'delete a0',
+    ]);
+  });
+  test('a status write lost to the webhook requeues and deletes nothing', async () => {
+    const { reconciler, calls } = setup({ conflict: true });
+    assert.deepEqual(await reconciler.reconcile('default/ws'), { requeueAfter: 1000 });
+    assert.ok(!calls.some((c) => c.startsWith('delete')));
   });
 });
