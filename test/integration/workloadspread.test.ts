@@ -45,6 +45,8 @@ const inZone = (zone: string) => ({ matchExpressions: [{ key: ZONE, operator: 'I
 const subsetOf = (p: Pod) => (JSON.parse(p.metadata.annotations?.[ANNOTATION] ?? '{}') as { subset?: string }).subset;
 const zonesOf = (pods: Pod[]) => pods.map((p) => zoneOf.get(p.spec?.nodeName ?? '') ?? 'unscheduled').sort();
 const running = (pods: Pod[]) => pods.every((p) => p.status?.phase === 'Running' && p.spec?.nodeName);
+// Scale-down ranks not-ready pods before pod-deletion-cost: compare costs among ready pods only.
+const ready = (pods: Pod[]) => pods.every((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 
 async function createSpread(name: string, target: string, spec: Record<string, unknown>): Promise<void> {
   await client.create(WorkloadSpreads, {
@@ -72,9 +74,9 @@ describe('WorkloadSpread', { concurrency: 1 }, () => {
     });
     await client.create(CloneSets, { ...cloneSetManifest('spread', { replicas: 6 }), metadata: { name: 'spread', namespace: ns } });
 
-    const pods = await waitFor('6 running pods', async () => {
+    const pods = await waitFor('6 running, ready pods', async () => {
       const ps = await podsOf(client, ns, 'spread');
-      return ps.length === 6 && running(ps) && ps;
+      return ps.length === 6 && running(ps) && ready(ps) && ps;
     });
     assert.deepEqual(zonesOf(pods), ['zone-a', 'zone-a', 'zone-b', 'zone-b', 'zone-c', 'zone-c']);
     for (const p of pods)
@@ -106,6 +108,15 @@ describe('WorkloadSpread', { concurrency: 1 }, () => {
       return ps.length === 4 && ps;
     });
     assert.deepEqual(zonesOf(left), ['zone-a', 'zone-a', 'zone-b', 'zone-b'], 'zone c emptied first');
+
+    // An evicted pod (kubectl drain's request) frees its subset's slot: its replacement goes back to zone a.
+    const victim = left.find((p) => subsetOf(p) === 'a')!;
+    await client.evict(ns, victim.metadata.name!);
+    const refilled = await waitFor('the evicted pod replaced and running', async () => {
+      const ps = await podsOf(client, ns, 'spread');
+      return ps.length === 4 && running(ps) && !ps.some((p) => p.metadata.name === victim.metadata.name) && ps;
+    });
+    assert.deepEqual(zonesOf(refilled), ['zone-a', 'zone-a', 'zone-b', 'zone-b']);
   });
 
   test('Adaptive: a subset whose pods stay unschedulable past rescheduleCriticalSeconds is skipped and its pods recreated elsewhere', async () => {
