@@ -21,6 +21,7 @@ import { injectPodReadinessGate, initializeContainerLaunchPriority, moveLiveness
 import { injectSidecarSets, sidecarSetsToInject } from './sidecarset.ts';
 import { injectWorkloadSpread, recordPodDeletion } from './workloadspread.ts';
 import { logger } from '../../runtime/log.ts';
+import { injectPersistentPodState } from './persistentpodstate.ts';
 
 /** What a pod handler knows besides the pod. */
 export interface PodAdmission {
@@ -94,8 +95,7 @@ export const podMutatingHandlers: readonly PodMutatingHandler[] = [
     enabled: (f) => f.PodUnavailableBudgetDeleteGate || f.PodUnavailableBudgetUpdateGate,
     mutate: notYet,
   },
-  // Injects the recorded node affinity; lands with PersistentPodState.
-  { name: 'PersistentPodState', enabled: always, mutate: notYet },
+  { name: 'PersistentPodState', enabled: always, mutate: injectPersistentPodState },
   { name: 'enhanced liveness probe', enabled: (f) => f.EnhancedLivenessProbe, mutate: moveLivenessProbesToContext },
   // Serverless probe conditions; lands with PodProbeMarker.
   { name: 'PodProbeMarker on serverless', enabled: (f) => f.EnablePodProbeMarkerOnServerless, mutate: notYet },
