@@ -15,6 +15,7 @@ import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
 import type { ControllerSetup } from './types.ts';
+import { workloadSpreadController } from './workloadspread/controller.ts';
 
 export const allControllers: readonly ControllerSetup[] = [
   cloneSetController,
@@ -32,4 +33,5 @@ export const allControllers: readonly ControllerSetup[] = [
   persistentPodStateController,
   podProbeMarkerController,
   nodePodProbeController,
+  workloadSpreadController,
 ];

@@ -34,7 +34,7 @@ import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runt
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
-import { clientAdmissionReader, informerAdmissionCache } from '../runtime/webhook/reader.ts';
+import { clientAdmissionReader, clientAdmissionWriter, informerAdmissionCache } from '../runtime/webhook/reader.ts';
 import { POD_WEBHOOK_CACHED_KINDS, POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS } from '../webhooks/pod/index.ts';
 import { parseApiVersion } from '../apis/registry.ts';
 import { allControllers } from '../controllers/index.ts';
@@ -164,6 +164,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     tls: { certDir },
     reader: clientAdmissionReader(client),
     cache: admissionCache,
+    writer: clientAdmissionWriter(client),
     host: cfg.webhookHost || undefined,
     port: cfg.webhookPort,
     logger: log,

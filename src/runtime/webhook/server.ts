@@ -40,6 +40,7 @@ import { kinds, parseApiVersion, type KindDefinition } from '../../apis/registry
 import {
   AdmissionDenied,
   type AdmissionCache,
+  type AdmissionWriter,
   type AdmissionContext,
   type AdmissionReader,
   type Operation,
@@ -213,6 +214,8 @@ export interface AdmissionOptions {
   reader?: AdmissionReader;
   /** Informer-backed reads for hot-path webhooks (pods). */
   cache?: AdmissionCache;
+  /** Status writes (WorkloadSpread's subset bookkeeping). */
+  writer?: AdmissionWriter;
   /** ms a handler may take before the request is answered with an error; default 10 s. */
   timeoutMs?: number;
   logger?: Logger;
@@ -270,6 +273,7 @@ function contextOf(req: AdmissionRequest, opts: AdmissionOptions): AdmissionCont
     features: opts.features,
     reader: opts.reader,
     cache: opts.cache,
+    writer: opts.writer,
   };
 }
 

@@ -25,6 +25,7 @@ export const POD_WEBHOOK_CACHED_KINDS: ReadonlyArray<{ apiVersion: string; kind:
   { apiVersion: 'v1', kind: 'Namespace' },
   { apiVersion: 'apps/v1', kind: 'ControllerRevision' },
   { apiVersion: 'apps.kruise.io/v1beta1', kind: 'PersistentPodState' },
+  { apiVersion: 'apps.kruise.io/v1beta1', kind: 'WorkloadSpread' },
 ];
 
 export const registrations: WebhookRegistration[] = [
@@ -45,7 +46,7 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1'],
     operations: ['UPDATE', 'DELETE'],
     // Registered per operation only when a feature that judges it is on (docs/operations.md).
-    operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: 'PodUnavailableBudgetDeleteGate' },
+    operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Ignore',
@@ -57,7 +58,7 @@ export const registrations: WebhookRegistration[] = [
     resource: 'pods/eviction',
     versions: ['v1'],
     operations: ['CREATE'],
-    operationGates: { CREATE: 'PodUnavailableBudgetDeleteGate' },
+    operationGates: { CREATE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Ignore',

@@ -82,6 +82,7 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'PersistentPodState',
     'PodProbeMarker',
     'NodePodProbe',
+    'WorkloadSpread',
   ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
