@@ -128,6 +128,8 @@ export const ImagePullJobs = kruiseResource('ImagePullJob');
 export const ImageListPullJobs = kruiseResource('ImageListPullJob');
 export const NodeImages = kruiseResource('NodeImage');
 export const SidecarSets = kruiseResource('SidecarSet');
+export const BroadcastJobs = kruiseResource('BroadcastJob');
+export const AdvancedCronJobs = kruiseResource('AdvancedCronJob');
 
 export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 
