@@ -76,6 +76,12 @@ function ownerKey(pod: KubeObject): string | undefined {
   return `${pod.metadata.namespace ?? ''}/${ref.name}`;
 }
 
+/** Whether a node changed in what fitness reads (heartbeats change nothing of it). */
+function fitnessInputsChanged(old: Node, cur: Node): boolean {
+  const inputs = (n: Node) => JSON.stringify([n.metadata.labels, n.spec?.taints, n.spec?.unschedulable, n.status?.allocatable]);
+  return inputs(old) !== inputs(cur);
+}
+
 /** Whether a job's pod would fit the node (upstream's node handler enqueues only those jobs). */
 function jobFits(job: BroadcastJob, node: Node): boolean {
   return nodeFitFailure({ containers: [], ...job.spec?.template?.spec, nodeName: node.metadata.name }, node) === undefined;
@@ -132,6 +138,7 @@ export function makeHandlers(deps: {
       for (const j of deps.listJobs()) if (jobFits(j, n)) enqueue(jobKeyOf(j));
     },
     onUpdate: (old, cur) => {
+      if (!fitnessInputsChanged(old, cur)) return;
       for (const j of deps.listJobs()) if (jobFits(j, old) !== jobFits(j, cur)) enqueue(jobKeyOf(j));
     },
     onDelete: () => {},

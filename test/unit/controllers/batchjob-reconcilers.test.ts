@@ -180,3 +180,26 @@ describe('AdvancedCronJobReconciler', () => {
     assert.deepEqual(d.scaleExpectations.getExpectations('ns/acj')?.create ?? new Set(), new Set());
   });
 });
+
+test('BroadcastJob node handler: a node that starts or stops fitting requeues the job; heartbeats do not', () => {
+  const queue: string[] = [];
+  const job: BroadcastJob = {
+    metadata: { name: 'bcj', namespace: 'ns', uid: 'u' },
+    spec: { template: { spec: { containers: [], nodeSelector: { role: 'batch' } } } },
+  };
+  const handlers = makeHandlers({ queue: { add: (k) => queue.push(k) }, ...deps(), listJobs: () => [job] });
+  const node = (labels: Record<string, string>, heartbeat: string): Node =>
+    ({
+      metadata: { name: 'n', labels },
+      status: { allocatable: { pods: '10' }, conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: heartbeat }] },
+    }) as Node;
+  handlers.node.onUpdate!(node({}, 't1'), node({}, 't2'));
+  assert.deepEqual(queue, []);
+  handlers.node.onUpdate!(node({}, 't2'), node({ role: 'batch' }, 't2'));
+  assert.deepEqual(queue, ['ns/bcj']);
+  handlers.node.onUpdate!(node({ role: 'batch' }, 't2'), node({ role: 'batch', other: 'x' }, 't2'));
+  assert.deepEqual(queue, ['ns/bcj']);
+  handlers.node.onAdd!(node({ role: 'batch' }, 't'), false);
+  handlers.node.onAdd!(node({}, 't'), false);
+  assert.deepEqual(queue, ['ns/bcj', 'ns/bcj']);
+});
