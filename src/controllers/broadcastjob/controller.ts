@@ -32,6 +32,8 @@ export interface BroadcastJobReconcilerDeps {
   scaleExpectations: ScaleExpectations;
   resourceVersions: ResourceVersionExpectations;
   clock?: Clock;
+  /** --assign-bcj-pods-by-scheduler. */
+  bindByScheduler?: boolean;
 }
 
 export class BroadcastJobReconciler {
@@ -58,7 +60,13 @@ export class BroadcastJobReconciler {
     if (requeue !== undefined) return { requeueAfter: requeue };
     let plan;
     try {
-      plan = planBroadcastJob({ job, pods: this.deps.cache.ownedPods(job), nodes: this.deps.cache.nodes(), nowMs: this.clock.now() });
+      plan = planBroadcastJob({
+        job,
+        pods: this.deps.cache.ownedPods(job),
+        nodes: this.deps.cache.nodes(),
+        nowMs: this.clock.now(),
+        bindByScheduler: this.deps.bindByScheduler,
+      });
     } catch (err) {
       // A malformed object must not take the controller down or hot-loop it.
       const message = err instanceof Error ? err.message : String(err);
@@ -177,6 +185,7 @@ export const broadcastJobController: ControllerSetup = {
       log: deps.logger,
       scaleExpectations,
       resourceVersions,
+      bindByScheduler: deps.flags.assignBcjPodsByScheduler,
     });
     const controller = managerController('broadcastjob', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({ queue: controller.queue, scaleExpectations, resourceVersions, listJobs: () => jobs.lister.list() });

@@ -44,6 +44,8 @@ export interface BroadcastJobPlanInput {
   pods: readonly Pod[];
   nodes: readonly Node[];
   nowMs: number;
+  /** --assign-bcj-pods-by-scheduler (default true). */
+  bindByScheduler?: boolean;
 }
 
 /** The labels that tie a pod to its job (upstream labelsAsMap). */
@@ -94,11 +96,15 @@ function mockPodSpec(job: BroadcastJob, node: string) {
   return { containers: [], ...job.spec?.template?.spec, nodeName: node };
 }
 
-/** The pod created for a node (GetPodFromTemplate, then the node-name affinity the scheduler binds by). */
-export function newPod(job: BroadcastJob, node: string): Pod {
+/**
+ * The pod created for a node (GetPodFromTemplate), bound by a node-name affinity the scheduler
+ * honours, or (--assign-bcj-pods-by-scheduler=false) by spec.nodeName directly.
+ */
+export function newPod(job: BroadcastJob, node: string, bindByScheduler = true): Pod {
   const template = structuredClone(job.spec?.template ?? {});
   const spec = { containers: [], ...template.spec };
-  spec.affinity = withNodeNameAffinity(spec.affinity, node);
+  if (bindByScheduler) spec.affinity = withNodeNameAffinity(spec.affinity, node);
+  else spec.nodeName = node;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -151,7 +157,7 @@ function pruned<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
-export function planBroadcastJob({ job, pods, nodes, nowMs }: BroadcastJobPlanInput): BroadcastJobPlan {
+export function planBroadcastJob({ job, pods, nodes, nowMs, bindByScheduler = true }: BroadcastJobPlanInput): BroadcastJobPlan {
   const plan: BroadcastJobPlan = { deleteJob: false, pauseJob: false, createPods: [], deletePods: [], events: [] };
   const ns = job.metadata.namespace ?? '';
   const name = job.metadata.name ?? '';
@@ -285,7 +291,7 @@ export function planBroadcastJob({ job, pods, nodes, nowMs }: BroadcastJobPlanIn
         plan.events.push({ type: 'Warning', reason: 'TooManyActivePods', message: 'Number of active pods exceed parallelism limit' });
       } else if (active < parallelism) {
         const toCreate = placement.rest.slice(0, parallelism - active);
-        plan.createPods = toCreate.map((node) => newPod(job, node));
+        plan.createPods = toCreate.map((node) => newPod(job, node, bindByScheduler));
         active += toCreate.length;
       }
     }

@@ -116,6 +116,12 @@ describe('node fitness and placement', () => {
     });
   });
 
+  test('--assign-bcj-pods-by-scheduler=false: pods are bound by spec.nodeName, the template affinity kept', () => {
+    const p = planBroadcastJob({ job: job(), pods: [], nodes: [node('n0')], nowMs: NOW, bindByScheduler: false }).createPods[0]!;
+    assert.equal(p.spec?.nodeName, 'n0');
+    assert.equal(p.spec?.affinity, undefined);
+  });
+
   test('a pod on a node it no longer fits is deleted (and counted failed, as upstream)', () => {
     const j = job({}, { ...running, startTime: ago(10) });
     const ns = [node('n0'), node('n1', { taints: [{ key: 'x', effect: 'NoExecute' }] })];
