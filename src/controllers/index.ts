@@ -8,7 +8,9 @@ import { containerRecreateRequestController } from './containerrecreaterequest/c
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
+import { persistentPodStateController } from './persistentpodstate/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
+import { resourceDistributionController } from './resourcedistribution/controller.ts';
 import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
@@ -28,4 +30,6 @@ export const allControllers: readonly ControllerSetup[] = [
   containerLaunchPriorityController,
   broadcastJobController,
   advancedCronJobController,
+  resourceDistributionController,
+  persistentPodStateController,
 ];

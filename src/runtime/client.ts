@@ -130,6 +130,8 @@ export const NodeImages = kruiseResource('NodeImage');
 export const SidecarSets = kruiseResource('SidecarSet');
 export const BroadcastJobs = kruiseResource('BroadcastJob');
 export const AdvancedCronJobs = kruiseResource('AdvancedCronJob');
+export const ResourceDistributions = kruiseResource('ResourceDistribution');
+export const PersistentPodStates = kruiseResource('PersistentPodState');
 
 export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 
