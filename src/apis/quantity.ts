@@ -204,6 +204,13 @@ export function compareQuantity(a: Quantity, b: Quantity): number {
   return sa < 0 ? -m : m;
 }
 
+/** a + b (Quantity.Add), exact; the sum keeps a's format. */
+export function addQuantity(a: Quantity, b: Quantity): Quantity {
+  const exponent = Math.min(a.exponent, b.exponent);
+  const unscaled = a.unscaled * pow10(a.exponent - exponent) + b.unscaled * pow10(b.exponent - exponent);
+  return { unscaled, exponent, format: a.format };
+}
+
 /** Parses both texts and compares them; throws QuantityError when either is invalid. */
 export function compareQuantityStrings(a: string, b: string): number {
   return compareQuantity(parseQuantity(a), parseQuantity(b));

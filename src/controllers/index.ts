@@ -1,4 +1,6 @@
 // Every controller the manager runs on the leader.
+import { advancedCronJobController } from './advancedcronjob/controller.ts';
+import { broadcastJobController } from './broadcastjob/controller.ts';
 import { cloneSetController } from './cloneset/controller.ts';
 import { containerLaunchPriorityController } from './containerlaunchpriority/controller.ts';
 import { daemonSetController } from './daemonset/controller.ts';
@@ -29,6 +31,8 @@ export const allControllers: readonly ControllerSetup[] = [
   sidecarTerminatorController,
   sidecarSetController,
   containerLaunchPriorityController,
+  broadcastJobController,
+  advancedCronJobController,
   resourceDistributionController,
   persistentPodStateController,
   podProbeMarkerController,

@@ -41,6 +41,8 @@ export interface ControllerFlags {
   clonesetScalingExcludePreparingDelete: boolean;
   /** --nodeimage-creation-delay in ms. */
   nodeimageCreationDelay: number;
+  /** --assign-bcj-pods-by-scheduler: BroadcastJob pods are bound by node-name affinity (else by spec.nodeName). */
+  assignBcjPodsByScheduler: boolean;
   /** --default-ttlseconds-for-always-nodeimage. */
   defaultTtlsecondsForAlwaysNodeimage: number;
 }

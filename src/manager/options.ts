@@ -48,6 +48,8 @@ export interface ManagerConfig {
   clonesetScalingExcludePreparingDelete: boolean;
   /** --nodeimage-creation-delay in ms: how long a Node must have been Ready before its NodeImage is created. */
   nodeimageCreationDelay: number;
+  /** --assign-bcj-pods-by-scheduler: BroadcastJob pods go through the scheduler (node-name affinity), else get spec.nodeName. */
+  assignBcjPodsByScheduler: boolean;
   /** --default-ttlseconds-for-always-nodeimage: extra seconds NodeImage tags of Always-type ImagePullJobs live. */
   defaultTtlsecondsForAlwaysNodeimage: number;
   /** --rest-config-qps: the QPS of each client (one per controller, as upstream). */
@@ -161,6 +163,11 @@ export function addManagerFlags(cmd: Command): Command {
         .default(false),
     )
     .addOption(
+      new Option('--assign-bcj-pods-by-scheduler <bool>', 'bind BroadcastJob pods through the scheduler (false: set spec.nodeName)')
+        .argParser(bool)
+        .default(true),
+    )
+    .addOption(
       new Option('--nodeimage-creation-delay <duration>', 'delay NodeImage creation after the Node is Ready')
         .argParser(duration)
         .default(30_000, '30s'),
@@ -228,6 +235,7 @@ export function managerConfig(o: OptionValues, env: Readonly<Record<string, stri
     workers,
     clonesetScalingExcludePreparingDelete: o.clonesetScalingExcludePreparingDelete,
     nodeimageCreationDelay: o.nodeimageCreationDelay,
+    assignBcjPodsByScheduler: o.assignBcjPodsByScheduler,
     defaultTtlsecondsForAlwaysNodeimage: o.defaultTtlsecondsForAlwaysNodeimage,
     apiQps: o.restConfigQps,
     apiBurst: o.restConfigBurst,

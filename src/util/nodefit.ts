@@ -1,9 +1,11 @@
 // Whether a pod fits a node the way Kubernetes' DaemonSet controller judges it (k8s
 // pkg/controller/daemon: Predicates = node name, required node affinity incl. nodeSelector, and
 // NoSchedule/NoExecute taints against tolerations), plus the node-name affinity and default
-// tolerations daemon pods carry. Shared by every controller that places one pod per node.
+// tolerations daemon pods carry; and the fuller check BroadcastJob makes (checkNodeFitness: the same
+// plus `spec.unschedulable` and resource fit). Shared by every controller that places one pod per node.
 
-import type { Affinity, NodeSelectorTerm, PodSpec, Toleration } from '../apis/core.ts';
+import type { Affinity, NodeSelectorTerm, PodSpec, ResourceRequirements, Toleration } from '../apis/core.ts';
+import { addQuantity, compareQuantity, tryParseQuantity, type Quantity } from '../apis/quantity.ts';
 import type { Node, PodView } from '../apis/core-objects.ts';
 import { newRequirement, requirementMatches, type Labels, type Operator } from './labelselector.ts';
 
@@ -154,4 +156,83 @@ export function targetNodeName(pod: PodView<never, 'nodeName' | 'affinity'>): st
     }
   }
   return undefined;
+}
+
+type Requests = Map<string, Quantity>;
+
+function addRequests(into: Requests, resources: ResourceRequirements | undefined): void {
+  for (const [name, text] of Object.entries(resources?.requests ?? {})) {
+    const q = tryParseQuantity(String(text));
+    if (!q) continue;
+    const had = into.get(name);
+    into.set(name, had ? addQuantity(had, q) : q);
+  }
+}
+
+function maxRequests(into: Requests, other: Requests): void {
+  for (const [name, q] of other) {
+    const had = into.get(name);
+    if (!had || compareQuantity(q, had) > 0) into.set(name, q);
+  }
+}
+
+/**
+ * resourcehelper.PodRequests: the app containers' requests (with sidecar init containers, which
+ * keep running) or, when larger, what an init container needs while the sidecars started before it
+ * run. Pod overhead is set by RuntimeClass admission on created pods, never on a template.
+ */
+export function podRequests(spec: Pick<PodSpec, 'containers' | 'initContainers'> | undefined): Requests {
+  const requests: Requests = new Map();
+  for (const c of spec?.containers ?? []) addRequests(requests, c.resources);
+  const sidecars: Requests = new Map();
+  const initPeak: Requests = new Map();
+  for (const c of spec?.initContainers ?? []) {
+    const during: Requests = new Map(sidecars);
+    addRequests(during, c.resources);
+    if (c.restartPolicy === 'Always') {
+      addRequests(requests, c.resources);
+      addRequests(sidecars, c.resources);
+    }
+    maxRequests(initPeak, during);
+  }
+  maxRequests(requests, initPeak);
+  return requests;
+}
+
+const UNSCHEDULABLE_TAINT: Taint = { key: 'node.kubernetes.io/unschedulable', effect: NO_SCHEDULE };
+
+/**
+ * The scheduler's NodeResourcesFit filter against an empty node (upstream BroadcastJob builds its
+ * NodeInfo from the node alone): the one pod must fit the node's allocatable pods, and each
+ * non-zero request its allocatable amount. Returns the failure reasons, empty when it fits.
+ */
+export function insufficientResources(spec: Pick<PodSpec, 'containers' | 'initContainers'> | undefined, node: Node): string[] {
+  const allocatable = node.status?.allocatable ?? {};
+  const reasons: string[] = [];
+  const allowedPods = tryParseQuantity(allocatable.pods ?? '0');
+  if (!allowedPods || compareQuantity(allowedPods, { unscaled: 1n, exponent: 0, format: 'DecimalSI' }) < 0) reasons.push('Too many pods');
+  for (const [name, request] of podRequests(spec)) {
+    if (request.unscaled <= 0n) continue;
+    const available = tryParseQuantity(allocatable[name] ?? '0') ?? { unscaled: 0n, exponent: 0, format: 'DecimalSI' };
+    if (compareQuantity(request, available) > 0) reasons.push(`Insufficient ${name}`);
+  }
+  return reasons;
+}
+
+/**
+ * BroadcastJob's checkNodeFitness: the reason a pod with this spec cannot run on the node, or
+ * undefined when it can — node name, required node affinity and nodeSelector, untolerated
+ * NoSchedule/NoExecute taints, `spec.unschedulable` (unless the unschedulable taint is tolerated),
+ * resources.
+ */
+export function nodeFitFailure(spec: PodSpec | undefined, node: Node): string | undefined {
+  const name = node.metadata.name ?? '';
+  if (spec?.nodeName && spec.nodeName !== name) return "node(s) didn't match the requested node name";
+  if (!podMatchesNodeAffinity(spec, node)) return "node(s) didn't match Pod's node affinity/selector";
+  const taint = findUntoleratedTaint(node.spec?.taints, spec?.tolerations, (t) => t.effect === NO_SCHEDULE || t.effect === NO_EXECUTE);
+  if (taint) return `node(s) had taint {${taint.key}: ${taint.value ?? ''}}, that the pod didn't tolerate`;
+  if (node.spec?.unschedulable && !(spec?.tolerations ?? []).some((t) => toleratesTaint(t, UNSCHEDULABLE_TAINT)))
+    return 'node(s) were unschedulable';
+  const resources = insufficientResources(spec, node);
+  return resources.length ? resources.join(', ') : undefined;
 }

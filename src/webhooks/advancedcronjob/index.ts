@@ -3,7 +3,7 @@ import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { mutateAdvancedCronJob } from './mutating.ts';
 import { validateAdvancedCronJob } from './validating.ts';
 
-export * from './cron.ts';
+export * from '../../util/cron.ts';
 export * from './mutating.ts';
 export * from './validating.ts';
 

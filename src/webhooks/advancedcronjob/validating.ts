@@ -5,7 +5,7 @@ import { type FieldError, forbidden, invalid } from '../../apis/field-errors.ts'
 import { jobNameValidator } from '../workload.ts';
 import { defaultedTemplateCopy, semanticEqual, validateNonnegative, validateObjectMeta, validatePodTemplateSpec } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
-import { isValidTimeZone, parseStandardCron } from './cron.ts';
+import { isValidTimeZone, parseStandardCron } from '../../util/cron.ts';
 import { imageReferenceError } from '../../util/imageref.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 

@@ -78,6 +78,8 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'ImageListPullJob',
     'NodeImage',
     'SidecarSet',
+    'BroadcastJob',
+    'AdvancedCronJob',
     'ResourceDistribution',
     'PersistentPodState',
     'PodProbeMarker',

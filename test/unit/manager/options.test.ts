@@ -33,6 +33,13 @@ test('--<name>-workers exists for every running controller and for no other', ()
   assert.throws(() => parse(['--uniteddeployment-workers=3']), /unknown option/);
 });
 
+test('--assign-bcj-pods-by-scheduler: true by default, as upstream; --broadcastjob-workers and --advancedcronjob-workers exist', () => {
+  assert.equal(parse([]).assignBcjPodsByScheduler, true);
+  assert.equal(parse(['--assign-bcj-pods-by-scheduler=false']).assignBcjPodsByScheduler, false);
+  const cfg = parse(['--broadcastjob-workers=5', '--advancedcronjob-workers', '2']);
+  assert.deepEqual([cfg.workers.broadcastjob, cfg.workers.advancedcronjob], [5, 2]);
+});
+
 test('webhook client mode: service in a pod without a kubeconfig, url outside; the bind host follows', () => {
   const cfg = (args: string[], env: Record<string, string>) => {
     const cmd = addManagerFlags(new Command('start').exitOverride().configureOutput({ writeErr: () => {} }));

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Node } from '../../../src/apis/core-objects.ts';
 import type { PodSpec } from '../../../src/apis/core.ts';
 import {
+  nodeFitFailure,
   nodeShouldRunDaemonPod,
   podMatchesNodeAffinity,
   targetNodeName,
@@ -141,4 +142,46 @@ test('withNodeNameAffinity replaces the required terms, keeps the rest; targetNo
   assert.equal(targetNodeName({ spec: { affinity: a } }), 'n7');
   assert.equal(targetNodeName({ spec: { nodeName: 'bound', affinity: a } }), 'bound');
   assert.equal(targetNodeName({ spec: {} }), undefined);
+});
+
+describe('BroadcastJob node fitness (nodeFitFailure)', () => {
+  const n = (extra: Record<string, unknown> = {}, allocatable: Record<string, string> = { cpu: '2', memory: '4Gi', pods: '110' }) =>
+    ({ metadata: { name: 'n', labels: { zone: 'a' } }, spec: { ...extra }, status: { allocatable } }) as Node;
+  const spec = (requests?: Record<string, string>, more: Record<string, unknown> = {}) => ({
+    containers: [{ name: 'c', ...(requests ? { resources: { requests } } : {}) }],
+    ...more,
+  });
+  test('fits', () => assert.equal(nodeFitFailure(spec({ cpu: '2', memory: '4Gi' }), n()), undefined));
+  test('node name', () => assert.match(nodeFitFailure(spec(undefined, { nodeName: 'other' }), n()) ?? '', /node name/));
+  test('node selector', () =>
+    assert.match(nodeFitFailure(spec(undefined, { nodeSelector: { zone: 'b' } }), n()) ?? '', /affinity\/selector/));
+  test('untolerated taint', () =>
+    assert.equal(
+      nodeFitFailure(spec(), n({ taints: [{ key: 'k', value: 'v', effect: 'NoSchedule' }] })),
+      "node(s) had taint {k: v}, that the pod didn't tolerate",
+    ));
+  test('PreferNoSchedule taints do not count', () =>
+    assert.equal(nodeFitFailure(spec(), n({ taints: [{ key: 'k', effect: 'PreferNoSchedule' }] })), undefined));
+  test('unschedulable unless tolerated', () => {
+    assert.equal(nodeFitFailure(spec(), n({ unschedulable: true })), 'node(s) were unschedulable');
+    const tolerations = [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists' }];
+    assert.equal(nodeFitFailure(spec(undefined, { tolerations }), n({ unschedulable: true })), undefined);
+  });
+  test('resources: cpu, memory, extended, pods', () => {
+    assert.equal(nodeFitFailure(spec({ cpu: '2001m' }), n()), 'Insufficient cpu');
+    assert.equal(nodeFitFailure(spec({ memory: '5Gi', 'example.com/gpu': '1' }), n()), 'Insufficient memory, Insufficient example.com/gpu');
+    assert.equal(nodeFitFailure(spec(), n({}, { cpu: '2' })), 'Too many pods');
+  });
+  test('init containers: the largest of (app containers + sidecars) and (each init + sidecars before it)', () => {
+    const s = {
+      containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }],
+      initContainers: [
+        { name: 'side', restartPolicy: 'Always', resources: { requests: { cpu: '500m' } } },
+        { name: 'init', resources: { requests: { cpu: '1600m' } } },
+      ],
+    };
+    assert.equal(nodeFitFailure(s, n()), 'Insufficient cpu'); // 500m + 1600m > 2
+    s.initContainers[1]!.resources.requests.cpu = '1500m';
+    assert.equal(nodeFitFailure(s, n()), undefined); // max(1 + 0.5, 0.5 + 1.5) = 2
+  });
 });
