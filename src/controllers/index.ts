@@ -10,6 +10,7 @@ import { podReadinessController } from './podreadiness/controller.ts';
 import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
+import { unitedDeploymentController } from './uniteddeployment/controller.ts';
 import type { ControllerSetup } from './types.ts';
 
 export const allControllers: readonly ControllerSetup[] = [
@@ -24,4 +25,5 @@ export const allControllers: readonly ControllerSetup[] = [
   sidecarTerminatorController,
   sidecarSetController,
   containerLaunchPriorityController,
+  unitedDeploymentController,
 ];
