@@ -78,6 +78,7 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'ImageListPullJob',
     'NodeImage',
     'SidecarSet',
+    'UnitedDeployment',
   ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
