@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CloneSets, fromKubeconfigFile, Nodes, Pods, UnitedDeployments, type KubeClient } from '../../src/runtime/client.ts';
 import type { Pod } from '../../src/apis/core-objects.ts';
-import { apply, componentLogs, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
+import { apply, componentLogs, createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;
 let ns: string;
@@ -175,6 +175,19 @@ describe('UnitedDeployment', { concurrency: 2 }, () => {
         return u.status?.updatedReplicas === 5 ? u : undefined;
       });
       assert.notEqual(status.status!.currentRevision, status.status!.updatedRevision, 'not every pod is updated yet');
+
+      // The scale subresource: 8 replicas → a 4, b 3, c 1.
+      await kubectl(['-n', ns, 'scale', 'ud/web', '--replicas=8']);
+      const scaled = await waitFor('subsets scaled to 8', async () => {
+        const m = await workloads('web');
+        return m.get('c')?.spec.replicas === 1 ? m : undefined;
+      });
+      assert.deepEqual(replicasOf(scaled), { a: 4, b: 3, c: 1 });
+      const scale = JSON.parse(
+        await kubectl(['-n', ns, 'get', '--raw', `/apis/apps.kruise.io/v1beta1/namespaces/${ns}/uniteddeployments/web/scale`]),
+      );
+      assert.equal(scale.spec.replicas, 8);
+      assert.equal(scale.status.selector, 'app=web');
     } catch (err) {
       console.error(componentLogs(40));
       throw err;
