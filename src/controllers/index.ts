@@ -2,6 +2,7 @@
 import { cloneSetController } from './cloneset/controller.ts';
 import { containerLaunchPriorityController } from './containerlaunchpriority/controller.ts';
 import { daemonSetController } from './daemonset/controller.ts';
+import { ephemeralJobController } from './ephemeraljob/controller.ts';
 import { containerRecreateRequestController } from './containerrecreaterequest/controller.ts';
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
@@ -26,4 +27,5 @@ export const allControllers: readonly ControllerSetup[] = [
   sidecarSetController,
   containerLaunchPriorityController,
   unitedDeploymentController,
+  ephemeralJobController,
 ];

@@ -129,6 +129,7 @@ export const ImageListPullJobs = kruiseResource('ImageListPullJob');
 export const NodeImages = kruiseResource('NodeImage');
 export const SidecarSets = kruiseResource('SidecarSet');
 export const UnitedDeployments = kruiseResource('UnitedDeployment');
+export const EphemeralJobs = kruiseResource('EphemeralJob');
 
 export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 

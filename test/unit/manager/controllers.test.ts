@@ -79,6 +79,7 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'NodeImage',
     'SidecarSet',
     'UnitedDeployment',
+    'EphemeralJob',
   ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
