@@ -135,11 +135,11 @@ export const ephemeralJobController: ControllerSetup = {
     // A pod change matters to the jobs of its namespace whose selector matches it.
     const podChanged = (pod: Pod) => {
       for (const job of jobs.lister.list(pod.metadata.namespace)) {
-        let matches = false;
+        let matches: boolean;
         try {
           matches = labelSelectorAsSelector(job.spec?.selector).matches(pod.metadata.labels);
         } catch {
-          matches = false;
+          matches = false; // a selector that does not parse is reported by the planner
         }
         if (matches) enqueueJob(job);
       }
