@@ -23,9 +23,8 @@ import {
   type ResourceType,
   type Stored,
 } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown, type SharedIndexInformer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
@@ -34,8 +33,10 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector, Selector } from '../../util/labelselector.ts';
 import type { ControllerRevision, Pod } from '../../apis/core-objects.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { planUnitedDeployment, type UnitedDeploymentPlan } from './plan.ts';
-import { subsetKindOf, type SubsetKind, type SubsetWorkload } from './subset.ts';
+import { subsetKindOf, udControllerRef, type SubsetKind, type SubsetWorkload } from './subset.ts';
+import type { ScaleExpectations } from '../../runtime/expectations.ts';
 
 export const WORKLOAD_RESOURCE: Record<SubsetKind, ResourceType> = {
   StatefulSet: StatefulSets,
@@ -51,7 +52,7 @@ export function generatedName(prefix: string, random: () => Buffer = () => rando
   return prefix + [...random()].map((b) => RANDOM_ALPHABET[b % RANDOM_ALPHABET.length]).join('');
 }
 
-export type UnitedDeploymentClient = Pick<KubeClient, 'create' | 'update' | 'patch' | 'delete' | 'updateStatus'>;
+export type UnitedDeploymentClient = Pick<KubeClient, 'create' | 'get' | 'update' | 'patch' | 'delete' | 'updateStatus'>;
 
 /** What one reconcile reads: informer caches in production, plain objects in unit tests. */
 export interface UnitedDeploymentCache {
@@ -67,70 +68,74 @@ export interface ReconcilerDeps {
   client: UnitedDeploymentClient;
   recorder: EventRecorder;
   log: Logger;
-  /** Subset workloads and revisions created / deleted, per UD key. */
-  scaleExpectations: ScaleExpectations;
-  resourceVersions: ResourceVersionExpectations;
+  /** Subset workloads (as `scale`) and revisions created / deleted, and our writes, per UD key. */
+  expectations: WorkloadExpectations;
   clock?: Clock;
 }
 
+/** The shared workload step's view of a UD: failures are recorded under SubsetFailure. */
+const UNITED_DEPLOYMENT_KIND: WorkloadKind<UnitedDeployment> = {
+  type: UnitedDeployments,
+  failureCondition: 'SubsetFailure',
+  emptyStatus: { replicas: 0, updatedReplicas: 0, currentRevision: '' },
+  controllerRef: udControllerRef,
+};
+
 export class UnitedDeploymentReconciler {
   private readonly clock: Clock;
+  private readonly step: WorkloadStep<UnitedDeployment>;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
+    this.step = new WorkloadStep(UNITED_DEPLOYMENT_KIND, {
+      client: deps.client,
+      recorder: deps.recorder,
+      log: deps.log,
+      resourceVersions: deps.expectations.resourceVersions,
+      now: () => this.clock.now(),
+    });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
     const ud = this.deps.cache.get(namespace, name);
     if (!ud) {
-      this.deps.scaleExpectations.deleteExpectations(key);
+      this.deps.expectations.forget(key);
       return {};
     }
     if (ud.metadata.deletionTimestamp) return {};
 
     const kind = subsetKindOf(ud);
-    let requeue = expectationGate([this.deps.scaleExpectations.check(key, 'subset scale')], this.deps.log);
-    if (requeue !== undefined) return { requeueAfter: requeue };
     const revisions = this.deps.cache.revisions(ud);
     const workloads = kind ? this.deps.cache.workloads(ud, kind) : [];
-    requeue = expectationGate(
-      ([ud, ...revisions, ...workloads] as KubeObject[]).map((o): ExpectationCheck =>
-        this.deps.resourceVersions.check(o, 'resourceVersion'),
-      ),
-      this.deps.log,
-    );
+    const requeue = this.deps.expectations.wait(key, [ud, ...revisions, ...workloads], this.deps.log);
     if (requeue !== undefined) return { requeueAfter: requeue };
 
-    let plan: UnitedDeploymentPlan;
-    try {
+    // A malformed object is reported (Event + SubsetFailure condition) instead of hot-looping.
+    const plan = await this.step.orReport(ud, () => {
       if (!kind)
         throw new Error(
           'no subset template: one of statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, deploymentTemplate is required',
         );
-      plan = planUnitedDeployment({ ud, kind, revisions, workloads, pods: this.deps.cache.pods(ud), now: this.clock.now() });
-    } catch (err) {
-      // A malformed object must not take the controller down or hot-loop it.
-      const message = err instanceof Error ? err.message : String(err);
-      this.deps.recorder.event(ud, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile UnitedDeployment: ${message}`);
-      throw new TerminalError(`cannot plan UnitedDeployment ${key}`, { cause: err });
-    }
+      return planUnitedDeployment({ ud, kind, revisions, workloads, pods: this.deps.cache.pods(ud), now: this.clock.now() });
+    });
     return applyWrites(() => this.execute(ud, kind!, plan));
   }
 
   private async execute(ud: Stored<UnitedDeployment>, kind: SubsetKind, plan: UnitedDeploymentPlan): Promise<ReconcileResult> {
     const key = `${ud.metadata.namespace}/${ud.metadata.name}`;
     const ns = ud.metadata.namespace ?? '';
-    const { client, scaleExpectations, resourceVersions } = this.deps;
+    const { client } = this.deps;
+    const { scale: scaleExpectations, revisions: revisionExpectations, resourceVersions } = this.deps.expectations;
 
     // 1. revisions
     if (plan.newRevision) {
       const revName = plan.newRevision.metadata.name ?? '';
-      scaleExpectations.expectScale(key, 'create', revName);
+      revisionExpectations.expectScale(key, 'create', revName);
       try {
         resourceVersions.expect(await client.create(ControllerRevisions, plan.newRevision));
       } catch (err) {
-        scaleExpectations.observeScale(key, 'create', revName);
+        revisionExpectations.observeScale(key, 'create', revName);
         if (!isAlreadyExists(err)) throw err;
         // Taken by a different revision (ours would be in the cache): a hash collision.
         const collisionCount = plan.collisionCount + 1;
@@ -301,16 +306,14 @@ export const unitedDeploymentController: ControllerSetup = {
       CloneSet: deps.informers.informerFor<SubsetWorkload>(CloneSets, scope),
       Deployment: deps.informers.informerFor<SubsetWorkload>(Deployments, scope),
     };
-    const expectationOptions = { timeout: deps.expectationTimeoutMs };
-    const scaleExpectations = new ScaleExpectations(expectationOptions);
-    const resourceVersions = new ResourceVersionExpectations(expectationOptions);
+    const expectations = new WorkloadExpectations({ timeout: deps.expectationTimeoutMs });
+    const { resourceVersions } = expectations;
     const reconciler = new UnitedDeploymentReconciler({
       cache: new InformerCache(uds, revisions, workloads, pods),
       client: deps.client,
       recorder: deps.recorder,
       log: deps.logger,
-      scaleExpectations,
-      resourceVersions,
+      expectations,
     });
     const controller = managerController('uniteddeployment', deps, (key) => reconciler.reconcile(key));
     const enqueue = (key: string | undefined): void => {
@@ -329,10 +332,10 @@ export const unitedDeploymentController: ControllerSetup = {
       },
     });
     // Owned children: observe our own writes, then look at the owner again.
-    const childHandler = <T extends KubeObject>() => ({
+    const childHandler = <T extends KubeObject>(created: ScaleExpectations) => ({
       onAdd: (o: T) => {
         const key = udOwner(o);
-        if (key) scaleExpectations.observeScale(key, 'create', o.metadata.name ?? '');
+        if (key) created.observeScale(key, 'create', o.metadata.name ?? '');
         enqueue(key);
       },
       onUpdate: (_old: T, o: T) => {
@@ -342,12 +345,12 @@ export const unitedDeploymentController: ControllerSetup = {
       onDelete: (obj: T | DeletedFinalStateUnknown<T>) => {
         const o = unwrapDeleted(obj);
         const key = udOwner(o);
-        if (key) scaleExpectations.observeScale(key, 'delete', o.metadata.name ?? '');
+        if (key) created.observeScale(key, 'delete', o.metadata.name ?? '');
         enqueue(key);
       },
     });
-    revisions.addEventHandler(childHandler<ControllerRevision>());
-    for (const informer of Object.values(workloads)) informer.addEventHandler(childHandler<SubsetWorkload>());
+    revisions.addEventHandler(childHandler<ControllerRevision>(expectations.revisions));
+    for (const informer of Object.values(workloads)) informer.addEventHandler(childHandler<SubsetWorkload>(expectations.scale));
     // Pods of subsets (owned by the subset workloads): pending and readiness changes drive adaptive
     // scheduling and the updated counts, so the UDs selecting them look again.
     const podChanged = (pod: Pod) => {
