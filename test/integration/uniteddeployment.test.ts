@@ -221,9 +221,13 @@ describe('UnitedDeployment', { concurrency: 2 }, () => {
         45_000,
       );
       assert.deepEqual(replicasOf(moved), { here: 5, nowhere: 0 });
-      const ud = await getUD('adapt');
-      const cond = ud.status?.subsetStatuses?.find((s) => s.name === 'nowhere')?.conditions?.find((c) => c.type === 'Schedulable');
-      assert.deepEqual([cond?.status, cond?.reason], ['False', 'reschedule']);
+      // The status is written after the workloads in the same round: wait for it.
+      const cond = await waitFor('subset nowhere Schedulable=False', async () => {
+        const ud = await getUD('adapt');
+        const c = ud.status?.subsetStatuses?.find((s) => s.name === 'nowhere')?.conditions?.find((x) => x.type === 'Schedulable');
+        return c?.status === 'False' ? c : undefined;
+      });
+      assert.equal(cond.reason, 'reschedule');
       await waitFor('5 ready pods in zone-a', async () => ((await readyPods('adapt')).length === 5 ? true : undefined), 45_000);
     } catch (err) {
       console.error(componentLogs(40));
