@@ -7,7 +7,11 @@ import { containerRecreateRequestController } from './containerrecreaterequest/c
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
+import { persistentPodStateController } from './persistentpodstate/controller.ts';
+import { nodePodProbeController } from './nodepodprobe/controller.ts';
+import { podProbeMarkerController } from './podprobemarker/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
+import { resourceDistributionController } from './resourcedistribution/controller.ts';
 import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
@@ -28,4 +32,8 @@ export const allControllers: readonly ControllerSetup[] = [
   containerLaunchPriorityController,
   unitedDeploymentController,
   ephemeralJobController,
+  resourceDistributionController,
+  persistentPodStateController,
+  podProbeMarkerController,
+  nodePodProbeController,
 ];

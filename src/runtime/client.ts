@@ -130,6 +130,10 @@ export const NodeImages = kruiseResource('NodeImage');
 export const SidecarSets = kruiseResource('SidecarSet');
 export const UnitedDeployments = kruiseResource('UnitedDeployment');
 export const EphemeralJobs = kruiseResource('EphemeralJob');
+export const ResourceDistributions = kruiseResource('ResourceDistribution');
+export const PersistentPodStates = kruiseResource('PersistentPodState');
+export const PodProbeMarkers = kruiseResource('PodProbeMarker');
+export const NodePodProbes = kruiseResource('NodePodProbe');
 
 export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 

@@ -80,11 +80,18 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'SidecarSet',
     'UnitedDeployment',
     'EphemeralJob',
+    'ResourceDistribution',
+    'PersistentPodState',
+    'PodProbeMarker',
+    'NodePodProbe',
   ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
   assert.ok(sel.run.some((c) => c.name === 'daemonset'));
   assert.ok(sel.run.some((c) => c.name === 'statefulset'));
+  assert.ok(sel.run.some((c) => c.name === 'persistentpodstate'));
+  assert.ok(sel.run.some((c) => c.name === 'podprobemarker'));
+  assert.ok(sel.run.some((c) => c.name === 'nodepodprobe'));
   assert.ok(
     sel.skipped.every((s) => s.reason.startsWith('feature gate')),
     JSON.stringify(sel.skipped),
