@@ -4,6 +4,7 @@ import { broadcastJobController } from './broadcastjob/controller.ts';
 import { cloneSetController } from './cloneset/controller.ts';
 import { containerLaunchPriorityController } from './containerlaunchpriority/controller.ts';
 import { daemonSetController } from './daemonset/controller.ts';
+import { ephemeralJobController } from './ephemeraljob/controller.ts';
 import { containerRecreateRequestController } from './containerrecreaterequest/controller.ts';
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
@@ -16,6 +17,7 @@ import { resourceDistributionController } from './resourcedistribution/controlle
 import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
+import { unitedDeploymentController } from './uniteddeployment/controller.ts';
 import type { ControllerSetup } from './types.ts';
 import { workloadSpreadController } from './workloadspread/controller.ts';
 
@@ -33,6 +35,8 @@ export const allControllers: readonly ControllerSetup[] = [
   containerLaunchPriorityController,
   broadcastJobController,
   advancedCronJobController,
+  unitedDeploymentController,
+  ephemeralJobController,
   resourceDistributionController,
   persistentPodStateController,
   podProbeMarkerController,

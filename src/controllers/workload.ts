@@ -28,9 +28,10 @@ export interface WorkloadObject {
   status?: { conditions?: readonly WorkloadCondition[] };
 }
 
+// type/status optional: some kinds' schemas (UnitedDeployment's) declare them so.
 interface WorkloadCondition {
-  type: string;
-  status: string;
+  type?: string;
+  status?: string;
   reason?: string;
   message?: string;
   lastTransitionTime?: string;

@@ -3,7 +3,8 @@
 // `patchStrategy:"merge"` merge element-wise by their `patchMergeKey` (a patch element with
 // `"$patch": "delete"` removes the match), primitive merge lists (finalizers) take the union, every
 // other list is replaced; `"$patch": "replace"` in a map replaces it whole. Used where upstream
-// applies a user's patch to a pod (WorkloadSpread subset `patch`).
+// applies a user's patch to a pod or a pod template (same paths): WorkloadSpread and UnitedDeployment
+// subset `patch`.
 
 type JsonMap = Record<string, unknown>;
 

@@ -80,6 +80,8 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'SidecarSet',
     'BroadcastJob',
     'AdvancedCronJob',
+    'UnitedDeployment',
+    'EphemeralJob',
     'ResourceDistribution',
     'PersistentPodState',
     'PodProbeMarker',
