@@ -24,6 +24,8 @@ case "${1:-}" in
   # The developer path: TypeScript run through tsx, no build step. bin/kruise runs the compiled dist/.
   start) shift; exec "$node" --import tsx src/cli/kruise.ts start "$@" ;;
   build) shift; exec hack/build.sh "$@" ;;
+  # The OCI image (build/image), without a container engine: hack/build-image.sh.
+  image) shift; exec hack/build-image.sh "$@" ;;
   # Tests run src/ through tsx; the few that run bin/kruise need dist/ (built once here, not per test).
   test)  shift; hack/build.sh --if-stale; exec "$node" --import tsx hack/test.ts "$@" ;;
   lint)  shift

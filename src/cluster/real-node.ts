@@ -12,6 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { issueCert, loadCA } from '../util/pki.ts';
+import { repoRoot } from './binaries.ts';
 import {
   cachedImageLayout,
   commandPath,
@@ -51,6 +52,7 @@ export interface RealNodeState {
   dir: string;
   /** containerd's socket path (the CRI endpoint is unix://<socket>). */
   socket: string;
+  snapshotter: string;
   kubeletPort: number;
   pids: { containerd?: number; kubelet?: number };
 }
@@ -217,6 +219,7 @@ async function startRealNode(
     })),
     path.join(dir, 'images'),
   );
+  if (kruiseImageReference()) importKruiseImage({ dir, socket, snapshotter });
 
   // A least-privilege identity: the Node authorizer lets system:node:<name> touch only its own
   // node, its pods and what they reference.
@@ -299,7 +302,17 @@ async function startRealNode(
     path.join(dir, 'logs/kubelet.log'),
   );
   started.push(kubeletProcess);
-  return { name, ip, podCidr, bridge, dir, socket, kubeletPort, pids: { containerd: containerd.pid, kubelet: kubeletProcess.pid } };
+  return {
+    name,
+    ip,
+    podCidr,
+    bridge,
+    dir,
+    socket,
+    snapshotter,
+    kubeletPort,
+    pids: { containerd: containerd.pid, kubelet: kubeletProcess.pid },
+  };
 }
 
 async function waitNodeReady(cluster: ClusterRef, node: RealNodeState, started: Started[]): Promise<void> {
@@ -411,6 +424,28 @@ function addressOwner(ip: string): string | undefined {
     if (m && m[2] === ip) return m[1];
   }
   return undefined;
+}
+
+/** The OCI layout `./run.sh image` writes (hack/build-image.sh). */
+export const KRUISE_IMAGE_LAYOUT = path.join(repoRoot, 'build', 'image');
+
+/** `kruise-ts.local/kruise-ts:<version>` when `./run.sh image` has built the image, else undefined. */
+export function kruiseImageReference(): string | undefined {
+  const index = path.join(KRUISE_IMAGE_LAYOUT, 'index.json');
+  if (!existsSync(index)) return undefined;
+  const tags = (JSON.parse(readFileSync(index, 'utf8')) as { manifests: Array<{ annotations?: Record<string, string> }> }).manifests
+    .map((m) => m.annotations?.['org.opencontainers.image.ref.name'])
+    .filter((t): t is string => !!t && t !== 'latest');
+  return tags[0] && `kruise-ts.local/kruise-ts:${tags[0]}`;
+}
+
+/** Imports the image `./run.sh image` built into a real node's containerd; returns its reference. */
+export function importKruiseImage(node: Pick<RealNodeState, 'dir' | 'socket' | 'snapshotter'>): string {
+  const reference = kruiseImageReference();
+  if (!reference) throw new Error(`no Kruise TS image in ${KRUISE_IMAGE_LAYOUT}: build it with ./run.sh image`);
+  const tag = reference.split(':').pop()!;
+  importImages(node.socket, node.snapshotter, [{ source: `oci:${KRUISE_IMAGE_LAYOUT}:${tag}`, reference }], path.join(node.dir, 'images'));
+  return reference;
 }
 
 /** Whether a recorded real node's processes are still running. */

@@ -11,13 +11,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { down, kubectl as clusterKubectl, up, type ClusterState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
 import { LOCAL_IMAGES, mountsUnder } from '../../src/cluster/node-runtime.ts';
-import { nodeIpInterfaceOf, realNodesUnavailableReason } from '../../src/cluster/real-node.ts';
+import { importKruiseImage, nodeIpInterfaceOf, realNodesUnavailableReason } from '../../src/cluster/real-node.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import { SUITE_FEATURE_GATES, TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
@@ -358,6 +358,63 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       started.second - started.first >= 3000,
       `second started ${started.second - started.first} ms after first: the barrier held it until first was ready`,
     );
+  });
+
+  test('the Kruise TS image (./run.sh image) runs the manager as a non-root pod on the real node', async () => {
+    const build = spawnSync(path.join(repoRoot, 'hack/build-image.sh'), { encoding: 'utf8' });
+    assert.equal(build.status, 0, `./run.sh image failed:\n${build.stderr}`);
+    const node = state.realNodes![0]!;
+    const image = importKruiseImage(node);
+    // The pod reaches the API server on the host's loopback (host network); the kubeconfig comes
+    // from the host, readable by the image's user.
+    const kubeconfig = path.join(hostDir, 'kubeconfig');
+    copyFileSync(state.kubeconfig, kubeconfig);
+    chmodSync(kubeconfig, 0o644);
+    const [webhookPort, metricsPort, healthPort] = await freePorts(3);
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'image-manager', labels: { app: 'image-manager' } },
+        spec: {
+          nodeSelector: { type: 'real' },
+          hostNetwork: true,
+          terminationGracePeriodSeconds: 5,
+          volumes: [{ name: 'kubeconfig', hostPath: { path: kubeconfig, type: 'File' } }],
+          containers: [
+            {
+              name: 'manager',
+              image,
+              imagePullPolicy: 'Never',
+              args: [
+                'start',
+                '--kubeconfig=/etc/kruise/kubeconfig',
+                '--identity=image-manager',
+                `--webhook-port=${webhookPort}`,
+                `--metrics-addr=127.0.0.1:${metricsPort}`,
+                `--health-probe-addr=127.0.0.1:${healthPort}`,
+              ],
+              volumeMounts: [{ name: 'kubeconfig', mountPath: '/etc/kruise/kubeconfig', readOnly: true }],
+              readinessProbe: { httpGet: { host: '127.0.0.1', port: healthPort, path: '/healthz' }, periodSeconds: 1 },
+            },
+          ],
+        },
+      }),
+    );
+    const pod = await waitFor(
+      'the manager pod from the image Ready',
+      async () => {
+        const p = await json<PodView>(['get', 'pod', 'image-manager']);
+        return p.status.containerStatuses?.[0]?.ready ? p : undefined;
+      },
+      120_000,
+    ).catch(async (err: Error) => assert.fail(`${err.message}\n${await kubectl(['logs', 'image-manager']).catch(() => '')}\n${logs()}`));
+    assert.equal(pod.status.containerStatuses![0]!.restartCount, 0);
+    // The container's process runs as the image's user, not root.
+    const pid = execFileSync('pgrep', ['-f', 'identity=image-manager'], { encoding: 'utf8' }).trim().split('\n')[0]!;
+    assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), /^Uid:\s+65532\s/m);
+    await kubectl(['delete', 'pod', 'image-manager', '--wait=true']);
   });
 
   test(
