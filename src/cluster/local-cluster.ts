@@ -12,7 +12,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { createCA, issueCert, generateKeyPairPem } from '../util/pki.ts';
 import { ensureBinaries, ensureKubelet, repoRoot, type Binaries } from './binaries.ts';
-import { realNodeAlive, realNodesUnavailableReason, startRealNodes, stopRealNodes, type RealNodeState } from './real-node.ts';
+import {
+  MAX_REAL_NODES,
+  realNodeAlive,
+  realNodesUnavailableReason,
+  startRealNodes,
+  stopRealNodes,
+  type RealNodeState,
+} from './real-node.ts';
 import { startProcess, stopProcesses, processesMentioning, freePorts, assertPortFree, isAlive, tail, type Started } from './processes.ts';
 
 const execFileP = promisify(execFile);
@@ -293,7 +300,12 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
   const realNodes = opts.realNodes ?? 0;
   const runDir = runDirOf(name);
   // Fail before anything starts when real nodes cannot run here (one message naming what is missing).
-  const realNodesProblem = realNodes ? realNodesUnavailableReason() : undefined;
+  const realNodesProblem =
+    realNodes > MAX_REAL_NODES
+      ? `at most ${MAX_REAL_NODES} real nodes per cluster (asked for ${realNodes})`
+      : realNodes
+        ? realNodesUnavailableReason()
+        : undefined;
   if (realNodesProblem) throw new ClusterStartError(realNodesProblem);
   const addRealNodes = async (state: ClusterState) => {
     const have = state.realNodes?.length ?? 0;
