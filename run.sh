@@ -2,7 +2,8 @@
 # The two commands of the README:
 #   ./run.sh start   run Kruise TS (with no KUBECONFIG: on the embedded local cluster)
 #   ./run.sh test    run the whole test suite (unit + integration on the local cluster)
-# and for development: ./run.sh lint (types, ESLint, Prettier; CI runs it before the tests).
+# and for development: ./run.sh lint (types, ESLint, Prettier; CI runs it before the tests),
+# ./run.sh image (the OCI image, docs/install.md).
 # Both install what they need first: npm dependencies (which include the Node 24 runtime, from the
 # pinned `node` package) and, once, the Go-built control plane (cached in ~/.cache/kruise-ts).
 set -euo pipefail
