@@ -2,7 +2,8 @@
 # The two commands of the README:
 #   ./run.sh start   run Kruise TS (with no KUBECONFIG: on the embedded local cluster)
 #   ./run.sh test    run the whole test suite (unit + integration on the local cluster)
-# and for development: ./run.sh lint (types, ESLint, Prettier; CI runs it before the tests).
+# and for development: ./run.sh lint (types, ESLint, Prettier; CI runs it before the tests),
+# ./run.sh image (the OCI image, docs/install.md).
 # Both install what they need first: npm dependencies (which include the Node 24 runtime, from the
 # pinned `node` package) and, once, the Go-built control plane (cached in ~/.cache/kruise-ts).
 set -euo pipefail
@@ -24,6 +25,8 @@ case "${1:-}" in
   # The developer path: TypeScript run through tsx, no build step. bin/kruise runs the compiled dist/.
   start) shift; exec "$node" --import tsx src/cli/kruise.ts start "$@" ;;
   build) shift; exec hack/build.sh "$@" ;;
+  # The OCI image (build/image), without a container engine: hack/build-image.sh.
+  image) shift; exec hack/build-image.sh "$@" ;;
   # Tests run src/ through tsx; the few that run bin/kruise need dist/ (built once here, not per test).
   test)  shift; hack/build.sh --if-stale; exec "$node" --import tsx hack/test.ts "$@" ;;
   lint)  shift

@@ -4,6 +4,9 @@
 #
 #   hack/build-binaries.sh            build what is missing, print the bin dir per component
 #   hack/build-binaries.sh --print    only print the cache dirs (exit 1 if any is missing)
+#   hack/build-binaries.sh --kubelet [--print]
+#                                     the kubelet of the same k8s.io/kubernetes version, for real nodes
+#                                     (`kruise cluster up --real-nodes N`); built on demand
 #   hack/build-binaries.sh --peer [--print]
 #                                     the same for OpenKruise's kruise-manager (hack/kruise-peer), the
 #                                     upstream peer of differential tests; test-only, built on demand
@@ -30,8 +33,18 @@ complete() { # dir binaries...
   for b in "$@"; do [[ -x "$dir/$b" ]] || return 1; done
 }
 
+kubelet_dir="$cache/bin/kubelet-$k8s_version"
+
 peer=0
 if [[ "${1:-}" == "--peer" ]]; then peer=1; shift; fi
+kubelet=0
+if [[ "${1:-}" == "--kubelet" ]]; then kubelet=1; shift; fi
+
+if [[ $kubelet == 1 && "${1:-}" == "--print" ]]; then
+  echo "kubelet=$kubelet_dir"
+  complete "$kubelet_dir" kubelet
+  exit $?
+fi
 
 if [[ $peer == 1 && "${1:-}" == "--print" ]]; then
   complete "$kruise_dir" kruise-manager || { echo "kruise=$kruise_dir"; exit 1; }
@@ -76,6 +89,25 @@ build() {
 
 total_start=$SECONDS
 
+k8s_ldflags() {
+  local minor ld="-s -w"
+  minor=$(echo "$k8s_version" | cut -d. -f2)
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ld="$ld -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  echo "$ld"
+}
+
+if [[ $kubelet == 1 ]]; then
+  if ! complete "$kubelet_dir" kubelet; then
+    build "kubelet $k8s_version" "$here/k8s" "$kubelet_dir" "$(k8s_ldflags)" k8s.io/kubernetes/cmd/kubelet
+  fi
+  log "kubelet ready in $((SECONDS - total_start)) s"
+  echo "kubelet=$kubelet_dir"
+  exit 0
+fi
+
 if [[ $peer == 1 ]]; then
   if ! complete "$kruise_dir" kruise-manager; then
     build "kruise-manager $kruise_version" "$here/kruise-peer" "$kruise_dir" "-s -w" github.com/openkruise/kruise
@@ -88,13 +120,7 @@ if [[ $peer == 1 ]]; then
 fi
 
 if ! complete "$k8s_dir" kube-apiserver kube-controller-manager kube-scheduler kubectl; then
-  minor=$(echo "$k8s_version" | cut -d. -f2)
-  ld="-s -w"
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ld="$ld -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-    ld="$ld -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-  done
-  build "kubernetes $k8s_version" "$here/k8s" "$k8s_dir" "$ld" \
+  build "kubernetes $k8s_version" "$here/k8s" "$k8s_dir" "$(k8s_ldflags)" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the containerd integration tests run on: containerd + runc (the node runtime),
-# docker-registry (a local OCI registry), skopeo + umoci (to build and push test images) and
-# busybox-static (the images' only binary). Idempotent: does nothing when all are present.
+# Installs what the containerd integration tests and real nodes (`kruise cluster up --real-nodes`,
+# the real-node tests) run on: containerd + runc (the node runtime), docker-registry (a local OCI
+# registry), skopeo + umoci (to build, push and import test images), busybox-static (the images'
+# only binary), the CNI plugins (pod networking on real nodes) and iproute2 (their interfaces).
+# Idempotent: does nothing when all are present.
 # Needs root (apt-get) only when something is missing.
 set -euo pipefail
 
@@ -14,6 +16,7 @@ declare -A packages=(
   [skopeo]=skopeo
   [umoci]=umoci
   [busybox]=busybox-static
+  [ip]=iproute2
 )
 
 missing=()
@@ -25,13 +28,17 @@ done
 if command -v busybox >/dev/null 2>&1 && ldd "$(command -v busybox)" >/dev/null 2>&1; then
   missing+=(busybox-static)
 fi
+# Real nodes' pod network: Debian puts the plugins in /usr/lib/cni.
+for plugin in bridge host-local loopback; do
+  [[ -x /usr/lib/cni/$plugin ]] || missing+=(containernetworking-plugins)
+done
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 
 if [[ $(id -u) -ne 0 ]]; then
-  echo "error: the containerd integration tests need these Debian packages, which are not installed: ${missing[*]}" >&2
+  echo "error: the containerd and real-node tests need these Debian packages, which are not installed: ${missing[*]}" >&2
   echo "       install them as root: apt-get install -y --no-install-recommends ${missing[*]}" >&2
   echo "       (the tests themselves also run containerd, so they need root as well)" >&2
   exit 1

@@ -28,12 +28,16 @@ if (!files.length) {
   process.stderr.write(`no test files match ${JSON.stringify(filters)}\n`);
   process.exit(1);
 }
-const needsCluster = files.some((f) => f.startsWith('test/integration/'));
+// Files that bring up a cluster of their own (real-node: a cluster with a real kubelet) need no
+// shared suite cluster when they run alone.
+const OWN_CLUSTER = ['test/integration/real-node.test.ts'];
+const needsCluster = files.some((f) => f.startsWith('test/integration/') && !OWN_CLUSTER.includes(f));
 
 const began = Date.now();
 if (needsCluster) await ensureBinaries();
-// Tests that run a real containerd (and a local registry) need its Debian packages on the machine.
-if (files.some((f) => f.startsWith('test/integration/') && path.basename(f).includes('containerd'))) {
+// Tests that run a real containerd (and a local registry) or a real kubelet node need the Debian
+// packages of a node runtime on the machine.
+if (files.some((f) => f.startsWith('test/integration/') && /containerd|real-node/.test(path.basename(f)))) {
   const install = spawnSync(path.join(repoRoot, 'hack/install-node-runtime.sh'), { stdio: 'inherit' });
   if (install.status !== 0) process.exit(1); // the script said what is missing
 }

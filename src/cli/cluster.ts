@@ -18,6 +18,12 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+export function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number >= 0');
+  return n;
+}
+
 /** Seconds as a whole number >= 0. */
 export function seconds(value: string): number {
   const n = Number(value);
@@ -34,9 +40,10 @@ export function clusterCommand(): Command {
     .description('start the cluster (or reuse it when already running) and print its kubeconfig path')
     .option(...name)
     .option('--nodes <n>', 'number of simulated nodes, spread over 3 zones', positiveInt, 3)
+    .option('--real-nodes <n>', 'real kubelet nodes with their own containerd, real-0 … (Linux, root)', wholeNumber, 0)
     .option('--port <port>', 'kube-apiserver port on 127.0.0.1 (default: a free port)', positiveInt)
-    .action(async (o: { name: string; nodes: number; port?: number }) => {
-      const { state } = await up({ name: o.name, nodes: o.nodes, port: o.port });
+    .action(async (o: { name: string; nodes: number; realNodes: number; port?: number }) => {
+      const { state } = await up({ name: o.name, nodes: o.nodes, realNodes: o.realNodes, port: o.port });
       process.stdout.write(envLines(state).join('\n') + '\n');
     });
 
@@ -61,6 +68,10 @@ export function clusterCommand(): Command {
         process.stdout.write(`cluster "${s.name}": ${s.running ? 'running' : 'not running'}${s.server ? ` at ${s.server}` : ''}\n`);
         for (const c of s.components) process.stdout.write(`  ${c.name.padEnd(24)} ${c.alive ? `running (pid ${c.pid})` : 'stopped'}\n`);
         if (s.nodesReady !== undefined) process.stdout.write(`  nodes Ready              ${s.nodesReady}\n`);
+        for (const n of s.realNodes)
+          process.stdout.write(
+            `  ${`real node ${n.name}`.padEnd(24)} ${n.alive ? `running at ${n.ip} (kubelet :${n.kubeletPort})` : 'stopped'}\n`,
+          );
         if (s.kubeconfig) process.stdout.write(`  kubeconfig               ${s.kubeconfig}\n`);
       }
       process.exitCode = s.running ? 0 : 1;

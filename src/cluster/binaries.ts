@@ -89,3 +89,16 @@ export async function ensureUpstreamPeer(): Promise<UpstreamPeer> {
   if (dl.status !== 0) throw new Error(`go mod download github.com/openkruise/kruise@${version} failed: ${dl.stderr || dl.stdout}`);
   return { version, kruiseManager: path.join(dir, 'kruise-manager'), moduleDir: (JSON.parse(dl.stdout) as { Dir: string }).Dir };
 }
+
+/** The kubelet of the control plane's Kubernetes version (real nodes), building it first when missing. */
+export function ensureKubelet(log: (line: string) => void): string {
+  let r = spawnSync('bash', [buildScript, '--kubelet', '--print'], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    log('Building the kubelet from the Go module proxy (first real node only; cached in ~/.cache/kruise-ts)');
+    r = spawnSync('bash', [buildScript, '--kubelet'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status === 127) throw new Error('the Go toolchain is not installed; it is needed once to build the kubelet for real nodes');
+    if (r.status !== 0) throw new Error(`building the kubelet failed (exit ${r.status}); see the build output above`);
+  }
+  const dir = r.stdout.trim().split('\n').pop()!.split('=', 2)[1]!;
+  return path.join(dir, 'kubelet');
+}

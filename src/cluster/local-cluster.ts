@@ -11,7 +11,15 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { createCA, issueCert, generateKeyPairPem } from '../util/pki.ts';
-import { ensureBinaries, repoRoot, type Binaries } from './binaries.ts';
+import { ensureBinaries, ensureKubelet, repoRoot, type Binaries } from './binaries.ts';
+import {
+  MAX_REAL_NODES,
+  realNodeAlive,
+  realNodesUnavailableReason,
+  startRealNodes,
+  stopRealNodes,
+  type RealNodeState,
+} from './real-node.ts';
 import { startProcess, stopProcesses, processesMentioning, freePorts, assertPortFree, isAlive, tail, type Started } from './processes.ts';
 
 const execFileP = promisify(execFile);
@@ -31,6 +39,8 @@ export interface ClusterState {
   /** How each component was started, so one can be restarted alone (restartComponent). */
   commands: Partial<Record<Component, { bin: string; args: string[] }>>;
   nodes: number;
+  /** Real kubelet nodes (`--real-nodes`), real-0 … */
+  realNodes?: RealNodeState[];
   kubectl: string;
   startedAt: string;
 }
@@ -38,6 +48,8 @@ export interface ClusterState {
 export interface UpOptions {
   name?: string;
   nodes?: number;
+  /** Real kubelet nodes beside the simulated ones (Linux, root; see real-node.ts). */
+  realNodes?: number;
   /** kube-apiserver's port; a free one when unset. */
   port?: number;
   /** Extra flags per component, appended to ours (e.g. feature gates for kube-apiserver). */
@@ -207,6 +219,7 @@ function apiGet(
 
 async function healthy(state: ClusterState): Promise<boolean> {
   if (!COMPONENTS.every((c) => state.pids[c] !== undefined && isAlive(state.pids[c]!))) return false;
+  if (!(state.realNodes ?? []).every(realNodeAlive)) return false;
   try {
     return (await apiGet(state, '/readyz')).status === 200;
   } catch {
@@ -284,7 +297,24 @@ export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; r
 
 async function bringUp(name: string, opts: UpOptions, log: (l: string) => void): Promise<{ state: ClusterState; reused: boolean }> {
   const nodes = opts.nodes ?? 3;
+  const realNodes = opts.realNodes ?? 0;
   const runDir = runDirOf(name);
+  // Fail before anything starts when real nodes cannot run here (one message naming what is missing).
+  const realNodesProblem =
+    realNodes > MAX_REAL_NODES
+      ? `at most ${MAX_REAL_NODES} real nodes per cluster (asked for ${realNodes})`
+      : realNodes
+        ? realNodesUnavailableReason()
+        : undefined;
+  if (realNodesProblem) throw new ClusterStartError(realNodesProblem);
+  const addRealNodes = async (state: ClusterState) => {
+    const have = state.realNodes?.length ?? 0;
+    if (realNodes <= have) return;
+    const kubelet = ensureKubelet(log);
+    const added = await startRealNodes(state, kubelet, have, realNodes, log);
+    state.realNodes = [...(state.realNodes ?? []), ...added];
+    writeFileSync(stateFile(runDir), JSON.stringify(state, null, 2));
+  };
 
   const existing = readState(name);
   if (existing && (await healthy(existing))) {
@@ -293,6 +323,7 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
       existing.nodes = nodes;
       writeFileSync(stateFile(runDir), JSON.stringify(existing, null, 2));
     }
+    await addRealNodes(existing);
     log(`cluster "${name}" is already running (${existing.server}); reusing it`);
     return { state: existing, reused: true };
   }
@@ -431,7 +462,9 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
       path.join(logs, 'webhook-proxy.log'),
     );
     failIfExited();
+    await addRealNodes(state);
   } catch (err) {
+    await stopRealNodes(state);
     await stopProcesses(
       started.map((s) => s.pid),
       3000,
@@ -439,7 +472,11 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
     rmSync(stateFile(runDir), { force: true });
     throw err;
   }
-  log(`cluster "${name}": up in ${((Date.now() - began) / 1000).toFixed(1)}s with ${nodes} nodes; KUBECONFIG=${kubeconfig}`);
+  log(
+    `cluster "${name}": up in ${((Date.now() - began) / 1000).toFixed(1)}s with ${nodes} nodes` +
+      (realNodes ? ` and ${realNodes} real node(s)` : '') +
+      `; KUBECONFIG=${kubeconfig}`,
+  );
   return { state, reused: false };
 }
 
@@ -475,6 +512,11 @@ function launchControlPlane(state: ClusterState, bins: Binaries, launch: (c: Com
     '--service-cluster-ip-range=10.96.0.0/16',
     '--allow-privileged=true',
     `--cert-dir=${path.join(runDir, 'apiserver-certs')}`,
+    // How the API server authenticates to real nodes' kubelets (logs, exec, port-forward).
+    `--kubelet-client-certificate=${pki('admin.crt')}`,
+    `--kubelet-client-key=${pki('admin.key')}`,
+    // Node names do not resolve here; real nodes report their IP.
+    '--kubelet-preferred-address-types=InternalIP,Hostname',
     // Raised so benchmarks and 1000-replica tests measure our code, not the default inflight caps.
     '--max-requests-inflight=1600',
     '--max-mutating-requests-inflight=800',
@@ -619,7 +661,10 @@ async function stopCluster(name: string, opts: DownOptions): Promise<{ stopped: 
   const mentioning = processesMentioning(runDirMarker(runDir));
   const recorded = Object.values(state?.pids ?? {}).filter((p) => isAlive(p) && mentioning.includes(p));
   const pids = [...new Set([...recorded, ...mentioning])];
-  await stopProcesses(pids);
+  // Real nodes first: their kubelets would restart what is stopped, their containers outlive
+  // containerd, and their mounts and interfaces are not processes.
+  await stopRealNodes({ name, runDir });
+  await stopProcesses(pids.filter(isAlive));
   if (opts.purge) {
     rmSync(runDir, { recursive: true, force: true });
   } else if (existsSync(runDir)) {
@@ -638,6 +683,7 @@ export interface StatusReport {
   components: Array<{ name: Component; pid?: number; alive: boolean }>;
   apiserverReady: boolean;
   nodesReady?: number;
+  realNodes: Array<{ name: string; ip: string; kubeletPort: number; alive: boolean }>;
 }
 
 export async function status(name: string): Promise<StatusReport> {
@@ -663,12 +709,13 @@ export async function status(name: string): Promise<StatusReport> {
   }
   return {
     name,
-    running: !!state && apiserverReady && components.every((c) => c.alive),
+    running: !!state && apiserverReady && components.every((c) => c.alive) && (state.realNodes ?? []).every(realNodeAlive),
     server: state?.server,
     kubeconfig: state?.kubeconfig,
     components,
     apiserverReady,
     nodesReady,
+    realNodes: (state?.realNodes ?? []).map((n) => ({ name: n.name, ip: n.ip, kubeletPort: n.kubeletPort, alive: realNodeAlive(n) })),
   };
 }
 

@@ -1,0 +1,438 @@
+// The `real-node` group: Kruise TS against a real kubelet. A cluster of its own (`<test cluster>-real`,
+// `kruise cluster up --real-nodes 1`: one KWOK node and real-0, a kubelet with a private containerd),
+// a manager, and a kruise-daemon for real-0 on that containerd, as a node of a real cluster runs it.
+// What only a real node shows: the kubelet restarting a container for an in-place image update
+// (restartCount, imageID, pod UID and IP kept), the daemon restarting a container whose env comes
+// from a changed annotation, a ContainerRecreateRequest executed through CRI with the kubelet
+// bringing the container back, preStop hooks run by the kubelet and the daemon, the Job sidecar
+// terminator ending a Job whose sidecar never exits, and container launch priority held by a real
+// `configMapKeyRef` barrier. Needs Linux and root; skipped with the reason otherwise.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { down, kubectl as clusterKubectl, up, type ClusterState } from '../../src/cluster/local-cluster.ts';
+import { freePorts, processesMentioning, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
+import { repoRoot } from '../../src/cluster/binaries.ts';
+import { LOCAL_IMAGES, mountsUnder } from '../../src/cluster/node-runtime.ts';
+import { importKruiseImage, nodeIpInterfaceOf, realNodesUnavailableReason } from '../../src/cluster/real-node.ts';
+import { installCRDs } from '../../src/manager/crds.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { SUITE_FEATURE_GATES, TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
+import { startManagerProcess, waitLeader, type ManagerProcess } from '../harness/managers.ts';
+import { defaultedByWebhook } from '../harness/webhook-ready.ts';
+
+const skip = realNodesUnavailableReason();
+const CLUSTER = `${TEST_CLUSTER}-real`;
+const NODE = 'real-0';
+// A namespace per run, so a kept cluster (KRUISE_TS_KEEP_CLUSTER=1) can be reused.
+const NS = `real-${randomBytes(3).toString('hex')}`;
+// Exits 0 on SIGTERM, like a well-behaved server; `sleep 1` keeps it responsive to the signal.
+const SERVE_MARKER = 'kruise-ts-real-node-test';
+const SERVE = `trap "exit 0" TERM; while :; do sleep 1; done # ${SERVE_MARKER}`;
+
+interface ContainerStatus {
+  name: string;
+  restartCount: number;
+  imageID: string;
+  image: string;
+  ready: boolean;
+  containerID?: string;
+  state?: { running?: { startedAt: string }; waiting?: { reason?: string } };
+}
+interface PodView {
+  metadata: { name: string; uid: string; annotations?: Record<string, string> };
+  spec: { nodeName?: string };
+  status: { phase?: string; podIP?: string; containerStatuses?: ContainerStatus[] };
+}
+
+describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` }, () => {
+  let state: ClusterState;
+  let client: KubeClient;
+  let manager: ManagerProcess | undefined;
+  let daemon: Started | undefined;
+  let hostDir: string;
+  const kubectl = (args: string[], input?: string) => clusterKubectl(state, ['-n', NS, ...args], input);
+  const json = async <T>(args: string[]) => JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
+  const podsOf = async (app: string) => (await json<{ items: PodView[] }>(['get', 'pods', '-l', `app=${app}`])).items;
+  const onePod = async (app: string) => {
+    const pods = await podsOf(app);
+    return pods.length === 1 ? pods[0] : undefined;
+  };
+  /** An env var as the running container sees it (busybox-static has no printenv applet). */
+  const envIn = async (pod: string, name: string) => (await kubectl(['exec', pod, '--', 'sh', '-c', `echo "$${name}"`])).trim();
+  const main = (pod: PodView | undefined) => pod?.status.containerStatuses?.find((c) => c.name === 'main');
+  const logs = () =>
+    [manager?.proc.logFile, daemon?.logFile, path.join(state.realNodes![0]!.dir, 'logs/kubelet.log')]
+      .filter((f): f is string => !!f)
+      .map((f) => `--- ${f} ---\n${tail(f, 25)}`)
+      .join('\n');
+
+  before(async () => {
+    ({ state } = await up({ name: CLUSTER, nodes: 1, realNodes: 1 }));
+    client = fromKubeconfigFile(state.kubeconfig);
+    await installCRDs(client);
+    manager = await startManagerProcess(state, 'real-node-manager', ['--feature-gates', SUITE_FEATURE_GATES]);
+    await waitLeader(client, manager);
+    await waitFor('the webhooks to answer', () => defaultedByWebhook(client), 90_000);
+
+    // kruise-daemon for real-0 exactly as its DaemonSet would run it: the node's CRI socket.
+    const node = state.realNodes![0]!;
+    const [port] = await freePorts(1);
+    daemon = startProcess(
+      'kruise-daemon',
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(repoRoot, 'src/cli/kruise.ts'),
+        'daemon',
+        '--node-name',
+        NODE,
+        '--runtime-endpoint',
+        `unix://${node.socket}`,
+        '--kubeconfig',
+        state.kubeconfig,
+        '--addr',
+        `127.0.0.1:${port}`,
+      ],
+      path.join(state.runDir, 'logs', `kruise-daemon-${NODE}.log`),
+    );
+    await waitFor(
+      'the daemon of real-0 to be healthy',
+      async () => {
+        if (daemon!.exited) throw new Error(`kruise-daemon exited: ${tail(daemon!.logFile, 20)}`);
+        return (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok;
+      },
+      60_000,
+    );
+    hostDir = path.join(node.dir, 'host');
+    mkdirSync(hostDir, { recursive: true });
+    await clusterKubectl(state, ['create', 'namespace', NS]);
+    await waitFor('the default ServiceAccount', () => kubectl(['get', 'serviceaccount', 'default', '-o', 'name']), 60_000);
+  });
+
+  const keep = process.env.KRUISE_TS_KEEP_CLUSTER === '1';
+  after(async () => {
+    await stopProcesses(
+      [daemon?.pid, manager?.proc.pid].filter((p): p is number => p !== undefined),
+      10_000,
+    );
+    await client?.close();
+    if (!keep) await down(CLUSTER, { quiet: true });
+  });
+
+  test('CloneSet in place on the kubelet: image update, env-from-annotation restart, CRR, preStop hooks', async () => {
+    const hooks = path.join(hostDir, 'web-hooks');
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'CloneSet',
+        metadata: { name: 'web' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'web' } },
+          updateStrategy: { type: 'InPlaceIfPossible' },
+          template: {
+            metadata: { labels: { app: 'web' }, annotations: { greeting: 'hello' } },
+            spec: {
+              nodeSelector: { type: 'real' },
+              terminationGracePeriodSeconds: 5,
+              volumes: [{ name: 'host', hostPath: { path: hostDir } }],
+              containers: [
+                {
+                  name: 'main',
+                  image: LOCAL_IMAGES.busybox,
+                  imagePullPolicy: 'IfNotPresent',
+                  command: ['sh', '-c', SERVE],
+                  env: [{ name: 'GREETING', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['greeting']" } } }],
+                  volumeMounts: [{ name: 'host', mountPath: '/host' }],
+                  lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo stop >> /host/web-hooks'] } } },
+                },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    const first = await waitFor(
+      'the web pod Running on real-0',
+      async () => {
+        const pod = await onePod('web');
+        return pod?.spec.nodeName === NODE && main(pod)?.ready ? pod : undefined;
+      },
+      90_000,
+    );
+    const firstMain = main(first)!;
+    assert.equal(firstMain.restartCount, 0);
+    assert.equal(await envIn(first.metadata.name, 'GREETING'), 'hello');
+    const hookLines = () => (existsSync(hooks) ? readFileSync(hooks, 'utf8').split('\n').filter(Boolean).length : 0);
+
+    // 1. In-place image update: the manager patches the pod, the kubelet kills and restarts main
+    //    with the new image (its preStop hook first); same pod, same sandbox IP.
+    await kubectl([
+      'patch',
+      'cloneset',
+      'web',
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: LOCAL_IMAGES['busybox-2'] }]),
+    ]);
+    const updated = await waitFor(
+      'main restarted by the kubelet with busybox:2.0',
+      async () => {
+        const pod = await onePod('web');
+        const c = main(pod);
+        return c && c.restartCount === 1 && c.ready && c.image === LOCAL_IMAGES['busybox-2'] ? pod : undefined;
+      },
+      90_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${logs()}`));
+    assert.equal(updated.metadata.uid, first.metadata.uid, 'same pod');
+    assert.equal(updated.status.podIP, first.status.podIP, 'same pod IP');
+    assert.notEqual(main(updated)!.imageID, firstMain.imageID, 'imageID of the new image');
+    assert.notEqual(main(updated)!.containerID, firstMain.containerID);
+    assert.equal(await envIn(first.metadata.name, 'IMAGE_VERSION'), '2');
+    assert.ok(hookLines() >= 1, 'the kubelet ran preStop before the in-place restart');
+    await waitFor(
+      'CloneSet status: 1 updated ready',
+      async () => {
+        const cs = await json<{
+          status?: { updatedReadyReplicas?: number; observedGeneration?: number };
+          metadata: { generation: number };
+        }>(['get', 'cloneset', 'web']);
+        return cs.status?.observedGeneration === cs.metadata.generation && cs.status.updatedReadyReplicas === 1;
+      },
+      60_000,
+    );
+
+    // 2. Env from metadata: only the annotation changes; the kubelet would never restart for that,
+    //    the daemon restarts main so it reads the new value.
+    await kubectl([
+      'patch',
+      'cloneset',
+      'web',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { template: { metadata: { annotations: { greeting: 'bonjour' } } } } }),
+    ]);
+    await waitFor(
+      'main restarted with GREETING=bonjour',
+      async () => {
+        const pod = await onePod('web');
+        const c = main(pod);
+        if (!pod || pod.metadata.uid !== first.metadata.uid || !c?.ready || c.restartCount < 2) return undefined;
+        return (await envIn(pod.metadata.name, 'GREETING')) === 'bonjour';
+      },
+      90_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${logs()}`));
+
+    // 3. A ContainerRecreateRequest: the daemon runs preStop and stops main through CRI, the
+    //    kubelet starts it again, the CRR completes.
+    const before = hookLines();
+    const restarts = main(await onePod('web'))!.restartCount;
+    await kubectl(
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ContainerRecreateRequest',
+        metadata: { name: 'web-crr' },
+        spec: { podName: first.metadata.name, containers: [{ name: 'main' }], strategy: { failurePolicy: 'Fail' } },
+      }),
+    );
+    await waitFor(
+      'the CRR Completed and main running again',
+      async () => {
+        const crr = await json<{ status?: { phase?: string; containerRecreateStates?: Array<{ phase: string }> } }>([
+          'get',
+          'crr',
+          'web-crr',
+        ]);
+        if (crr.status?.phase !== 'Completed') return undefined;
+        assert.equal(crr.status.containerRecreateStates?.[0]?.phase, 'Succeeded');
+        const c = main(await onePod('web'));
+        return c && c.restartCount === restarts + 1 && c.ready;
+      },
+      90_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${logs()}`));
+    assert.ok(hookLines() > before, 'the daemon ran preStop before recreating main');
+    assert.equal((await onePod('web'))!.metadata.uid, first.metadata.uid);
+
+    // 4. Scale to zero: the kubelet runs preStop while deleting the pod.
+    const beforeDelete = hookLines();
+    await kubectl(['scale', 'cloneset', 'web', '--replicas=0']);
+    await waitFor('the web pod gone', async () => (await podsOf('web')).length === 0, 60_000);
+    assert.ok(hookLines() > beforeDelete, 'the kubelet ran preStop on deletion');
+  });
+
+  test('Job sidecar terminator: the sidecar is stopped through a CRR and the Job completes', async () => {
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'with-sidecar' },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            metadata: { labels: { app: 'with-sidecar' } },
+            spec: {
+              nodeSelector: { type: 'real' },
+              restartPolicy: 'Never',
+              terminationGracePeriodSeconds: 5,
+              containers: [
+                { name: 'main', image: LOCAL_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'sleep 2'] },
+                {
+                  name: 'sidecar',
+                  image: LOCAL_IMAGES.busybox,
+                  imagePullPolicy: 'IfNotPresent',
+                  command: ['sh', '-c', SERVE],
+                  env: [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }],
+                },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    await waitFor(
+      'the Job to succeed',
+      async () =>
+        (await json<{ status?: { succeeded?: number; failed?: number } }>(['get', 'job', 'with-sidecar'])).status?.succeeded === 1,
+      120_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${logs()}`));
+    const pod = (await podsOf('with-sidecar'))[0]!;
+    assert.equal(pod.status.phase, 'Succeeded');
+    const crrs = await json<{ items: Array<{ metadata: { name: string } }> }>(['get', 'crr']);
+    assert.ok(
+      crrs.items.some((c) => c.metadata.name === `sidecar-termination-${pod.metadata.uid}`),
+      'the terminator went through a CRR',
+    );
+  });
+
+  test('container launch priority: a real configMapKeyRef barrier holds the later container', async () => {
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'ordered', labels: { app: 'ordered' }, annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered' } },
+        spec: {
+          nodeSelector: { type: 'real' },
+          terminationGracePeriodSeconds: 2,
+          containers: [
+            // The first container becomes ready only after 4 s: until then the second one must wait.
+            {
+              name: 'first',
+              image: LOCAL_IMAGES.busybox,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['sh', '-c', `sleep 4; touch /tmp/ready; ${SERVE}`],
+              readinessProbe: { exec: { command: ['test', '-f', '/tmp/ready'] }, periodSeconds: 1 },
+            },
+            { name: 'second', image: LOCAL_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', SERVE] },
+          ],
+        },
+      }),
+    );
+    const pod = await json<{
+      spec: {
+        containers: Array<{ name: string; env?: Array<{ name: string; valueFrom?: { configMapKeyRef?: { name: string; key: string } } }> }>;
+      };
+    }>(['get', 'pod', 'ordered']);
+    const barrier = pod.spec.containers.find((c) => c.name === 'second')?.env?.find((e) => e.name === 'KRUISE_CONTAINER_BARRIER');
+    assert.ok(barrier?.valueFrom?.configMapKeyRef, 'the webhook injected the barrier env');
+    const started = await waitFor(
+      'both containers running',
+      async () => {
+        const p = await json<PodView>(['get', 'pod', 'ordered']);
+        const byName = Object.fromEntries((p.status.containerStatuses ?? []).map((c) => [c.name, c]));
+        const first = byName.first?.state?.running?.startedAt;
+        const second = byName.second?.state?.running?.startedAt;
+        return first && second ? { first: Date.parse(first), second: Date.parse(second) } : undefined;
+      },
+      90_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${logs()}`));
+    assert.ok(
+      started.second - started.first >= 3000,
+      `second started ${started.second - started.first} ms after first: the barrier held it until first was ready`,
+    );
+  });
+
+  test('the Kruise TS image (./run.sh image) runs the manager as a non-root pod on the real node', async () => {
+    const build = spawnSync(path.join(repoRoot, 'hack/build-image.sh'), { encoding: 'utf8' });
+    assert.equal(build.status, 0, `./run.sh image failed:\n${build.stderr}`);
+    const node = state.realNodes![0]!;
+    const image = importKruiseImage(node);
+    // The pod reaches the API server on the host's loopback (host network); the kubeconfig comes
+    // from the host, readable by the image's user.
+    const kubeconfig = path.join(hostDir, 'kubeconfig');
+    copyFileSync(state.kubeconfig, kubeconfig);
+    chmodSync(kubeconfig, 0o644);
+    const [webhookPort, metricsPort, healthPort] = await freePorts(3);
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'image-manager', labels: { app: 'image-manager' } },
+        spec: {
+          nodeSelector: { type: 'real' },
+          hostNetwork: true,
+          terminationGracePeriodSeconds: 5,
+          volumes: [{ name: 'kubeconfig', hostPath: { path: kubeconfig, type: 'File' } }],
+          containers: [
+            {
+              name: 'manager',
+              image,
+              imagePullPolicy: 'Never',
+              args: [
+                'start',
+                '--kubeconfig=/etc/kruise/kubeconfig',
+                '--identity=image-manager',
+                `--webhook-port=${webhookPort}`,
+                `--metrics-addr=127.0.0.1:${metricsPort}`,
+                `--health-probe-addr=127.0.0.1:${healthPort}`,
+              ],
+              volumeMounts: [{ name: 'kubeconfig', mountPath: '/etc/kruise/kubeconfig', readOnly: true }],
+              readinessProbe: { httpGet: { host: '127.0.0.1', port: healthPort, path: '/healthz' }, periodSeconds: 1 },
+            },
+          ],
+        },
+      }),
+    );
+    const pod = await waitFor(
+      'the manager pod from the image Ready',
+      async () => {
+        const p = await json<PodView>(['get', 'pod', 'image-manager']);
+        return p.status.containerStatuses?.[0]?.ready ? p : undefined;
+      },
+      120_000,
+    ).catch(async (err: Error) => assert.fail(`${err.message}\n${await kubectl(['logs', 'image-manager']).catch(() => '')}\n${logs()}`));
+    assert.equal(pod.status.containerStatuses![0]!.restartCount, 0);
+    // The container's process runs as the image's user, not root.
+    const pid = execFileSync('pgrep', ['-f', 'identity=image-manager'], { encoding: 'utf8' }).trim().split('\n')[0]!;
+    assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), /^Uid:\s+65532\s/m);
+    await kubectl(['delete', 'pod', 'image-manager', '--wait=true']);
+  });
+
+  test(
+    'cluster down removes the real node: processes, containers, mounts, network namespaces, interfaces',
+    { skip: keep && 'KRUISE_TS_KEEP_CLUSTER=1' },
+    async () => {
+      const node = state.realNodes![0]!;
+      const netnsBefore = existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : [];
+      await stopProcesses([daemon!.pid, manager!.proc.pid], 10_000);
+      await down(CLUSTER, { quiet: true });
+      assert.deepEqual(processesMentioning(state.runDir + path.sep), [], 'no process of the cluster left');
+      assert.deepEqual(mountsUnder(state.runDir), [], 'no mount left under the run dir');
+      const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' });
+      assert.ok(!links.includes(node.bridge) && !links.includes(nodeIpInterfaceOf(CLUSTER)), `interfaces left:\n${links}`);
+      const netnsAfter = existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : [];
+      assert.ok(netnsAfter.length < netnsBefore.length || netnsBefore.length === 0, `network namespaces left: ${netnsAfter.join(', ')}`);
+      // The pods' processes went with their containers.
+      assert.equal(spawnSync('pgrep', ['-f', SERVE_MARKER]).status, 1, 'no container process left');
+    },
+  );
+});
