@@ -31,7 +31,7 @@ test('--<name>-workers exists for every running controller and for no other', ()
   assert.equal(cfg.workers.podreadiness, 3);
   assert.equal(cfg.workers.statefulset, 4);
   assert.equal(parse(['--uniteddeployment-workers=5']).workers.uniteddeployment, 5);
-  assert.throws(() => parse(['--workloadspread-workers=3']), /unknown option/);
+  assert.throws(() => parse(['--nosuchkind-workers=3']), /unknown option/);
 });
 
 test('--assign-bcj-pods-by-scheduler: true by default, as upstream; --broadcastjob-workers and --advancedcronjob-workers exist', () => {
