@@ -215,6 +215,41 @@ export function equalRevision(a: ControllerRevision, b: ControllerRevision): boo
   return revisionDataBytes(a) === revisionDataBytes(b);
 }
 
+/** Where the current template's revision comes from (see chooseUpdateRevision). */
+export interface UpdateRevisionChoice {
+  /** The revision of the current template, with the number it has after this round. */
+  update: ControllerRevision;
+  collisionCount: number;
+  /** A new revision to create (no stored one is equal). */
+  newRevision?: ControllerRevision;
+  /** An older equal revision brought back (a rollback): as stored, to be renumbered to update.revision. */
+  renumbered?: ControllerRevision;
+}
+
+/**
+ * The history step every workload shares (upstream's constructHistory / getUpdateRevision): the
+ * newest stored revision equal to the current template's is the update revision; an older equal one
+ * is renumbered to be the newest; none equal means a new one, whose name skips those taken (each
+ * skip bumps collisionCount). `make(revision, collisionCount)` builds the candidate.
+ */
+export function chooseUpdateRevision(
+  revisions: readonly ControllerRevision[],
+  collisionCount: number,
+  make: (revision: number, collisionCount: number) => ControllerRevision,
+): UpdateRevisionChoice {
+  const sorted = [...revisions].sort((a, b) => a.revision - b.revision);
+  const newest = sorted.at(-1);
+  const next = newest ? newest.revision + 1 : 1;
+  const candidate = make(next, collisionCount);
+  const equal = sorted.filter((r) => equalRevision(r, candidate)).at(-1);
+  if (equal && equal === newest) return { update: equal, collisionCount };
+  if (equal) return { update: { ...equal, revision: next }, collisionCount, renumbered: equal };
+  const names = new Set(sorted.map((r) => r.metadata.name));
+  let update = candidate;
+  while (names.has(update.metadata.name)) update = make(next, ++collisionCount);
+  return { update, collisionCount, newRevision: update };
+}
+
 /** The pod template a revision records (GetTemplateFromRevision), without the `$patch` marker. */
 export function templateFromRevision(rev: ControllerRevision): PodTemplateSpec {
   const data = typeof rev.data === 'string' ? JSON.parse(rev.data) : rev.data;

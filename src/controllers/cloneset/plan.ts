@@ -15,7 +15,7 @@ import type { LifecycleTransition } from '../../util/lifecycle.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { shortHash } from '../../util/revision.ts';
 import {
-  equalRevision,
+  chooseUpdateRevision,
   newCloneSetRevision,
   templateFromRevision,
   volumeClaimTemplatesHash,
@@ -98,29 +98,18 @@ interface RevisionChoice {
 
 /** Step 6 of doReconcile: find or make the update revision; the current one follows status. */
 export function chooseRevisions(cs: CloneSet, revisions: readonly ControllerRevision[]): RevisionChoice {
-  const sorted = [...revisions].sort((a, b) => a.revision - b.revision);
-  const next = sorted.length ? sorted[sorted.length - 1].revision + 1 : 1;
-  let collisionCount = cs.status?.collisionCount ?? 0;
-  let update = newCloneSetRevision(cs, next, collisionCount);
-  const equal = sorted.filter((r) => equalRevision(r, update));
-  let newRevision: ControllerRevision | undefined;
+  const choice = chooseUpdateRevision(revisions, cs.status?.collisionCount ?? 0, (n, c) => newCloneSetRevision(cs, n, c));
+  let { update } = choice;
   let revisionUpdate: CloneSetPlan['revisionUpdate'];
-  if (equal.length > 0 && equalRevision(sorted[sorted.length - 1], equal[equal.length - 1])) {
-    update = sorted[sorted.length - 1];
-  } else if (equal.length > 0) {
-    const eq = equal[equal.length - 1];
-    const annotations = { ...eq.metadata.annotations };
-    const vct = volumeClaimTemplatesHash(cs.spec?.volumeClaimTemplates);
-    if (annotations[CLONESET_VCT_HASH_ANNOTATION] !== vct) annotations[CLONESET_VCT_HASH_ANNOTATION] = vct;
-    revisionUpdate = { name: eq.metadata.name ?? '', revision: next, annotations };
-    update = { ...eq, metadata: { ...eq.metadata, annotations }, revision: next };
-  } else {
-    const names = new Set(sorted.map((r) => r.metadata.name));
-    while (names.has(update.metadata.name)) update = newCloneSetRevision(cs, next, ++collisionCount);
-    newRevision = update;
+  if (choice.renumbered) {
+    // Brought back: it also takes the current volumeClaimTemplates hash.
+    const annotations = { ...choice.renumbered.metadata.annotations };
+    annotations[CLONESET_VCT_HASH_ANNOTATION] = volumeClaimTemplatesHash(cs.spec?.volumeClaimTemplates);
+    revisionUpdate = { name: choice.renumbered.metadata.name ?? '', revision: update.revision, annotations };
+    update = { ...update, metadata: { ...update.metadata, annotations } };
   }
-  const current = sorted.find((r) => r.metadata.name === cs.status?.currentRevision) ?? update;
-  return { current, update, collisionCount, newRevision, revisionUpdate };
+  const current = revisions.find((r) => r.metadata.name === cs.status?.currentRevision) ?? update;
+  return { current, update, collisionCount: choice.collisionCount, newRevision: choice.newRevision, revisionUpdate };
 }
 
 /** cleanupPVCs (enablePVCReuse=false): keep PVCs of active pods; others follow their inactive pod or go. */

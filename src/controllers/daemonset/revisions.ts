@@ -8,7 +8,7 @@ import type { DaemonSet } from '../../apis/apps/daemonset.ts';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
 import type { OwnerReference } from '../../apis/core-objects.ts';
 import { hashControllerRevision, marshalGoJSON } from '../../util/revision.ts';
-import { equalRevision, normalisePodTemplate, type ControllerRevision } from '../../util/revision-data.ts';
+import { chooseUpdateRevision, normalisePodTemplate, type ControllerRevision } from '../../util/revision-data.ts';
 
 export const DEFAULT_REVISION_HISTORY_LIMIT = 10;
 
@@ -65,28 +65,17 @@ export interface RevisionChoice {
 
 /** constructHistory: find (or make) the revision of the current template. */
 export function chooseRevisions(ds: DaemonSet, revisions: readonly ControllerRevision[]): RevisionChoice {
-  const sorted = [...revisions].sort((a, b) => a.revision - b.revision);
-  const max = sorted.length ? sorted[sorted.length - 1].revision : 0;
-  let collisionCount = ds.status?.collisionCount ?? 0;
-  let wanted = newDaemonSetRevision(ds, max + 1, collisionCount);
-  const equal = sorted.filter((r) => equalRevision(r, wanted));
-  if (equal.length > 0) {
-    const current = equal[equal.length - 1];
-    const old = sorted.filter((r) => r !== current);
-    if (current.revision < max) {
-      return {
-        current: { ...current, revision: max + 1 },
-        hash: revisionHash(current),
-        collisionCount,
-        revisionBump: { name: current.metadata.name ?? '', revision: max + 1 },
-        old,
-      };
-    }
-    return { current, hash: revisionHash(current), collisionCount, old };
-  }
-  const names = new Set(sorted.map((r) => r.metadata.name));
-  while (names.has(wanted.metadata.name)) wanted = newDaemonSetRevision(ds, max + 1, ++collisionCount);
-  return { current: wanted, hash: revisionHash(wanted), collisionCount, newRevision: wanted, old: sorted };
+  const choice = chooseUpdateRevision(revisions, ds.status?.collisionCount ?? 0, (n, c) => newDaemonSetRevision(ds, n, c));
+  const current = choice.update;
+  const stored = choice.renumbered ?? (choice.newRevision ? undefined : current);
+  return {
+    current,
+    hash: revisionHash(current),
+    collisionCount: choice.collisionCount,
+    newRevision: choice.newRevision,
+    revisionBump: choice.renumbered && { name: choice.renumbered.metadata.name ?? '', revision: current.revision },
+    old: revisions.filter((r) => r !== stored).sort((a, b) => a.revision - b.revision),
+  };
 }
 
 /** cleanupHistory: old revisions no live pod uses, oldest first, beyond revisionHistoryLimit. */

@@ -22,7 +22,7 @@ import { getScaledValueFromIntOrPercent, type IntOrString } from '../../util/int
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { getPodLifecycleState, isPodHooked, planLifecycleTransition, type LifecycleTransition } from '../../util/lifecycle.ts';
 import { shortHash } from '../../util/revision.ts';
-import { equalRevision, newTemplateRevision, templateFromRevision, type ControllerRevision } from '../../util/revision-data.ts';
+import { chooseUpdateRevision, newTemplateRevision, templateFromRevision, type ControllerRevision } from '../../util/revision-data.ts';
 import { inPlaceHookStep, refreshPodState } from '../../util/workload-lifecycle.ts';
 import { ordinalOf, replicasOf, replicasRange, slotPods } from './ordinals.ts';
 import {
@@ -110,26 +110,15 @@ const DEFAULT_HISTORY_LIMIT = 10;
 
 /** Upstream StatefulSet revisions: reuse an equal one (the newest, or bump an older one: rollback). */
 export function chooseRevisions(set: StatefulSet, revisions: readonly ControllerRevision[]) {
-  const sorted = [...revisions].sort((a, b) => a.revision - b.revision);
-  const next = sorted.length ? sorted[sorted.length - 1].revision + 1 : 1;
-  let collisionCount = set.status?.collisionCount ?? 0;
   const owner = { apiVersion: set.apiVersion, kind: 'StatefulSet', metadata: set.metadata, template: set.spec?.template };
-  let update = newTemplateRevision(owner, next, collisionCount);
-  const equal = sorted.filter((r) => equalRevision(r, update));
-  let newRevision: ControllerRevision | undefined;
-  let revisionUpdate: StatefulSetPlan['revisionUpdate'];
-  if (equal.length > 0 && equalRevision(sorted[sorted.length - 1], equal[equal.length - 1])) {
-    update = sorted[sorted.length - 1];
-  } else if (equal.length > 0) {
-    const eq = equal[equal.length - 1];
-    revisionUpdate = { name: eq.metadata.name ?? '', revision: next };
-    update = { ...eq, revision: next };
-  } else {
-    const names = new Set(sorted.map((r) => r.metadata.name));
-    while (names.has(update.metadata.name)) update = newTemplateRevision(owner, next, ++collisionCount);
-    newRevision = update;
-  }
-  const current = sorted.find((r) => r.metadata.name === set.status?.currentRevision) ?? update;
+  const { update, collisionCount, newRevision, renumbered } = chooseUpdateRevision(revisions, set.status?.collisionCount ?? 0, (n, c) =>
+    newTemplateRevision(owner, n, c),
+  );
+  const revisionUpdate: StatefulSetPlan['revisionUpdate'] = renumbered && {
+    name: renumbered.metadata.name ?? '',
+    revision: update.revision,
+  };
+  const current = revisions.find((r) => r.metadata.name === set.status?.currentRevision) ?? update;
   return { current, update, collisionCount, newRevision, revisionUpdate };
 }
 

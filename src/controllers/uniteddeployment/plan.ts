@@ -16,7 +16,7 @@ import { metaTime } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { isPodReady, timeMillis } from '../../util/pod.ts';
 import { CONTROLLER_REVISION_HASH_KEY, controllerRevisionName, hashControllerRevision, marshalGoJSON } from '../../util/revision.ts';
-import { equalRevision } from '../../util/revision-data.ts';
+import { chooseUpdateRevision } from '../../util/revision-data.ts';
 import { AllocationError, allocateReplicas, type ObservedSubset } from './allocator.ts';
 import {
   desiredSubsetWorkload,
@@ -105,23 +105,13 @@ export function newUnitedDeploymentRevision(ud: Stored<UnitedDeployment>, revisi
 /** constructUnitedDeploymentRevisions: the update revision is found (or made) from the template; current follows status. */
 export function chooseRevisions(ud: Stored<UnitedDeployment>, revisions: readonly ControllerRevision[]) {
   const sorted = [...revisions].sort((a, b) => a.revision - b.revision);
-  const next = sorted.length ? sorted[sorted.length - 1].revision + 1 : 1;
-  let collisionCount = ud.status?.collisionCount ?? 0;
-  let update = newUnitedDeploymentRevision(ud, next, collisionCount);
-  const equal = sorted.filter((r) => equalRevision(r, update));
-  let newRevision: ControllerRevision | undefined;
-  let revisionUpdate: UnitedDeploymentPlan['revisionUpdate'];
-  if (equal.length > 0 && equalRevision(sorted[sorted.length - 1], equal[equal.length - 1])) {
-    update = sorted[sorted.length - 1];
-  } else if (equal.length > 0) {
-    const eq = equal[equal.length - 1];
-    revisionUpdate = { name: eq.metadata.name ?? '', revision: next };
-    update = { ...eq, revision: next };
-  } else {
-    const names = new Set(sorted.map((r) => r.metadata.name));
-    while (names.has(update.metadata.name)) update = newUnitedDeploymentRevision(ud, next, ++collisionCount);
-    newRevision = update;
-  }
+  const { update, collisionCount, newRevision, renumbered } = chooseUpdateRevision(sorted, ud.status?.collisionCount ?? 0, (n, c) =>
+    newUnitedDeploymentRevision(ud, n, c),
+  );
+  const revisionUpdate: UnitedDeploymentPlan['revisionUpdate'] = renumbered && {
+    name: renumbered.metadata.name ?? '',
+    revision: update.revision,
+  };
   const current = sorted.find((r) => r.metadata.name === ud.status?.currentRevision) ?? update;
   // cleanExpiredRevision: the oldest beyond the history limit, except the live ones.
   const exceed = sorted.length - (ud.spec?.revisionHistoryLimit ?? DEFAULT_HISTORY_LIMIT);
