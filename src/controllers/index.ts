@@ -7,6 +7,7 @@ import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
+import { podUnavailableBudgetController } from './podunavailablebudget/controller.ts';
 import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
@@ -24,4 +25,5 @@ export const allControllers: readonly ControllerSetup[] = [
   sidecarTerminatorController,
   sidecarSetController,
   containerLaunchPriorityController,
+  podUnavailableBudgetController,
 ];

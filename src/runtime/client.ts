@@ -3,7 +3,7 @@
 // with the cluster's TLS material, and watch streams are not cut by body timeouts.
 
 import { Agent, request, type Dispatcher } from 'undici';
-import { APPS_GROUP } from '../apis/constants.ts';
+import { APPS_GROUP, POLICY_GROUP } from '../apis/constants.ts';
 import type { KubeObject } from '../apis/core-objects.ts';
 import { kindFor, storageGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
@@ -128,6 +128,8 @@ export const ImagePullJobs = kruiseResource('ImagePullJob');
 export const ImageListPullJobs = kruiseResource('ImageListPullJob');
 export const NodeImages = kruiseResource('NodeImage');
 export const SidecarSets = kruiseResource('SidecarSet');
+export const UnitedDeployments = kruiseResource('UnitedDeployment');
+export const PodUnavailableBudgets = kruiseResource('PodUnavailableBudget', POLICY_GROUP);
 
 export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 

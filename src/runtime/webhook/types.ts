@@ -3,6 +3,7 @@
 // src/runtime's webhook server turns AdmissionReviews into calls and JSON patches.
 import type { FeatureGates } from '../../apis/features.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
+import type { PubBudgetGuard } from '../pub-budget.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -29,6 +30,11 @@ export interface AdmissionContext {
    * admitting a pod never waits on a live API call. Absent in pure unit tests.
    */
   cache?: AdmissionCache;
+  /**
+   * Takes PodUnavailableBudget for pod disruptions (shared with the workload controllers of this
+   * process); absent when neither PUB gate is on, and in pure unit tests.
+   */
+  pubBudget?: PubBudgetGuard;
 }
 
 /**

@@ -2,9 +2,12 @@
 // pod creation cluster-wide (docs/pod-webhook.md):
 //   - /mutate-pod: failurePolicy Fail, as upstream: a pod silently created without its sidecar
 //     (mesh proxy, log agent) is worse than a retried creation; workload controllers retry.
-//   - /validate-pod: failurePolicy Ignore while its handlers are hooks only (PodUnavailableBudget
-//     and WorkloadSpread land later and switch it to upstream's Fail), so a down manager never
-//     blocks pod deletion or eviction for nothing.
+//   - /validate-pod: failurePolicy Fail, as upstream, and registered per operation only while a
+//     PodUnavailableBudget gate needs it (DELETE and pods/eviction with the delete gate, UPDATE with
+//     the update gate): a budget that lapsed whenever no manager answered would let a node drain
+//     during a manager restart take every replica at once. Every replica serves it (leader or not),
+//     so only a manager with no replica up blocks pod deletion; turning both gates off removes the
+//     registration.
 //   - both skip kube-system and the manager's own namespace (namespaceSelector), besides
 //     upstream's `control-plane` namespaces: the control plane and Kruise itself can always start.
 //   - timeoutSeconds 10 (the API server's default): the handlers are in-memory; only a cache's
@@ -15,6 +18,7 @@ import { mutatePodWebhook, validatePodWebhook } from './pipeline.ts';
 export * from './handlers.ts';
 export * from './pipeline.ts';
 export * from './sidecarset.ts';
+export * from './pub.ts';
 
 /** How long a pod admission waits for a cache's initial list (the manager's first seconds). */
 export const POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS = 5_000;
@@ -24,6 +28,9 @@ export const POD_WEBHOOK_CACHED_KINDS: ReadonlyArray<{ apiVersion: string; kind:
   { apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet' },
   { apiVersion: 'v1', kind: 'Namespace' },
   { apiVersion: 'apps/v1', kind: 'ControllerRevision' },
+  // PodUnavailableBudget: budgets (related-pub at creation) and pods (an eviction names its pod only).
+  { apiVersion: 'policy.kruise.io/v1beta1', kind: 'PodUnavailableBudget' },
+  { apiVersion: 'v1', kind: 'Pod' },
 ];
 
 export const registrations: WebhookRegistration[] = [
@@ -47,7 +54,7 @@ export const registrations: WebhookRegistration[] = [
     operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: 'PodUnavailableBudgetDeleteGate' },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
-    failurePolicy: 'Ignore',
+    failurePolicy: 'Fail',
     timeoutSeconds: 10,
     excludeSystemNamespaces: true,
   },
@@ -59,7 +66,7 @@ export const registrations: WebhookRegistration[] = [
     operationGates: { CREATE: 'PodUnavailableBudgetDeleteGate' },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
-    failurePolicy: 'Ignore',
+    failurePolicy: 'Fail',
     timeoutSeconds: 10,
     excludeSystemNamespaces: true,
   },

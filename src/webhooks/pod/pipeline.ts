@@ -19,6 +19,7 @@ import type { AdmissionCache, AdmissionContext } from '../../runtime/webhook/typ
 import type { StoredSidecarSet } from '../../util/sidecarset.ts';
 import { injectPodReadinessGate, initializeContainerLaunchPriority, moveLivenessProbesToContext } from './handlers.ts';
 import { injectSidecarSets, sidecarSetsToInject } from './sidecarset.ts';
+import { annotateRelatedPub, validatePodUnavailableBudget } from './pub.ts';
 
 /** What a pod handler knows besides the pod. */
 export interface PodAdmission {
@@ -71,11 +72,10 @@ export const podMutatingHandlers: readonly PodMutatingHandler[] = [
   { name: 'WorkloadSpread', enabled: (f) => f.WorkloadSpread, mutate: notYet },
   { name: 'SidecarSet injection', enabled: always, mutate: injectSidecarSetsFromCache },
   { name: 'container launch priority', enabled: always, mutate: (pod, req) => initializeContainerLaunchPriority(pod, req.random) },
-  // Writes pub.kruise.io/related-pub; lands with PodUnavailableBudget.
   {
     name: 'PodUnavailableBudget related-pub',
     enabled: (f) => f.PodUnavailableBudgetDeleteGate || f.PodUnavailableBudgetUpdateGate,
-    mutate: notYet,
+    mutate: annotateRelatedPub,
   },
   // Injects the recorded node affinity; lands with PersistentPodState.
   { name: 'PersistentPodState', enabled: always, mutate: notYet },
@@ -136,11 +136,11 @@ const allowAll = () => [];
 export const podValidatingHandlers: readonly PodValidatingHandler[] = [
   // Accounts deletions and evictions against WorkloadSpread subsets; lands with WorkloadSpread.
   { name: 'WorkloadSpread', enabled: (f, op) => f.WorkloadSpread && op !== 'UPDATE', validate: allowAll },
-  // Refuses what would take more pods out of service than a PodUnavailableBudget allows; lands with PodUnavailableBudget.
+  // Refuses what would take more pods out of service than a PodUnavailableBudget allows.
   {
     name: 'PodUnavailableBudget',
     enabled: (f, op) => (op === 'UPDATE' ? f.PodUnavailableBudgetUpdateGate : f.PodUnavailableBudgetDeleteGate),
-    validate: allowAll,
+    validate: validatePodUnavailableBudget,
   },
 ];
 
