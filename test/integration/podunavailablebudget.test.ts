@@ -1,16 +1,12 @@
 // PodUnavailableBudget end to end on the local control plane (issue #14's acceptance, spec §16):
 // a budget of maxUnavailable 2 over a 10-pod CloneSet admits exactly 2 of 20 concurrent evictions
 // (as `kubectl drain` sends them) and refuses 18 with upstream's message; once the replacements are
-// Ready the next 2 pass. The same for plain DELETE.
+// Ready the next 2 pass. The same for plain DELETE. An in-place rollout of the CloneSet allowing
+// 100% unavailable still never has more than 2 pods updating at once (the suite runs with
+// PodUnavailableBudgetUpdateGate on).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  fromKubeconfigFile,
-  PodUnavailableBudgets,
-  Pods,
-  StatusError,
-  type KubeClient,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PodUnavailableBudgets, Pods, StatusError, type KubeClient } from '../../src/runtime/client.ts';
 import type { Pod } from '../../src/apis/core-objects.ts';
 import type { StoredPub } from '../../src/util/pub.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
@@ -37,7 +33,7 @@ const cloneSet = (name: string, replicas: number) => ({
     replicas,
     selector: { matchLabels: { app: name } },
     template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] } },
-    updateStrategy: { type: 'InPlaceIfPossible', maxUnavailable: '100%' },
+    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: '100%' } },
   },
 });
 
@@ -91,7 +87,7 @@ async function burst(pods: Pod[], disrupt: (p: Pod) => Promise<unknown>): Promis
 
 const PUB_MESSAGE = /podunavailablebudget\.policy\.kruise\.io "(web|del)-pub" is forbidden: pub unavailable allowed is negative/;
 
-describe('PodUnavailableBudget', { concurrency: 2 }, () => {
+describe('PodUnavailableBudget', { concurrency: 3 }, () => {
   test('20 concurrent evictions over 10 pods with maxUnavailable 2: exactly 2 admitted, 18 refused; then 2 more once Ready', async () => {
     await apply(cloneSet('web', 10), ns);
     await apply(budget('web-pub', 'web', 2), ns);
@@ -126,5 +122,37 @@ describe('PodUnavailableBudget', { concurrency: 2 }, () => {
     const again = await settled('del', 'del-pub');
     const second = await burst(again, (p) => client.delete(Pods, p.metadata.name!, { namespace: ns }));
     assert.equal(second.admitted, 2);
+  });
+
+  test('an in-place rollout with maxUnavailable 100% never has more than 2 of 10 pods updating at once', async () => {
+    await apply(cloneSet('roll', 10), ns);
+    await apply(budget('roll-pub', 'roll', 2), ns);
+    await settled('roll', 'roll-pub');
+    const updated = (p: Pod) => p.spec?.containers[0]?.image === 'nginx:2.0';
+    let maxUpdating = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        const pods = await livePods('roll');
+        maxUpdating = Math.max(maxUpdating, pods.filter((p) => !isReady(p)).length);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const rolled = cloneSet('roll', 10);
+    rolled.spec.template.spec.containers[0]!.image = 'nginx:2.0';
+    await apply(rolled, ns);
+    await waitFor(
+      'all 10 pods updated in place and Ready',
+      async () => {
+        const pods = await livePods('roll');
+        return pods.length === 10 && pods.every((p) => updated(p) && isReady(p));
+      },
+      150_000,
+      500,
+    );
+    watching = false;
+    await watcher;
+    assert.ok(maxUpdating <= 2, `${maxUpdating} pods were updating at once`);
+    assert.ok(maxUpdating >= 1, 'the sampler never saw a pod updating');
   });
 });

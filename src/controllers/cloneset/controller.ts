@@ -22,6 +22,7 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { registry } from '../../runtime/metrics.ts';
 import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
 import { metaTime, realClock, type Clock } from '../../util/clock.ts';
@@ -70,6 +71,7 @@ export interface ReconcilerDeps {
   revisionExpectations: ScaleExpectations;
   resourceVersions: ResourceVersionExpectations;
   scalingExcludePreparingDelete?: boolean;
+  pubBudget?: PubBudgetGuard;
   clock?: Clock;
   randomId?: () => string;
 }
@@ -88,6 +90,8 @@ export class CloneSetReconciler {
       resourceVersions: deps.resourceVersions,
       log: deps.log,
       now: () => this.clock.now(),
+      pubBudget: deps.pubBudget,
+      features: deps.features,
     });
   }
 
@@ -279,6 +283,7 @@ export const cloneSetController: ControllerSetup = {
       revisionExpectations,
       resourceVersions,
       scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete,
+      pubBudget: deps.pubBudget,
     });
     const controller = managerController('cloneset', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({

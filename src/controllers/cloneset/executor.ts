@@ -31,7 +31,9 @@ import type { CloneSetPlan } from './plan.ts';
 import { podName, type Pod } from './pods.ts';
 import { computeStatus } from './status.ts';
 import type { PodCreation, PodDeletion } from './scale.ts';
-import { changedConditions, podUpdatePatch, slowStartBatches } from '../podwrites.ts';
+import { changedConditions, podUpdatePatch, pubAllowsInPlaceUpdate, PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
 
@@ -45,6 +47,9 @@ export interface ExecutorDeps {
   resourceVersions: ResourceVersionExpectations;
   log: Logger;
   now: () => number;
+  /** PodUnavailableBudget consulted before each in-place update (gate PodUnavailableBudgetUpdateGate). */
+  pubBudget?: PubBudgetGuard;
+  features?: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>;
 }
 
 export interface Observed {
@@ -133,8 +138,9 @@ export class CloneSetExecutor {
     }
 
     // 3. pod writes (lifecycle, in-place refreshes, label patches, in-place updates)
+    let heldByBudget = 0;
     try {
-      await this.writePods(cs, plan, podByName);
+      heldByBudget = await this.writePods(cs, plan, podByName);
     } catch (err) {
       if (isConflict(err)) {
         this.deps.log.info({ err: errMessage(err) }, 'pod changed while being updated; requeueing');
@@ -186,7 +192,12 @@ export class CloneSetExecutor {
     for (const name of plan.revisionsToDelete) {
       await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
-    return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
+    const requeues = [
+      plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined,
+      heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined,
+    ];
+    const soonest = requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0];
+    return { requeueAfter: soonest };
   }
 
   /** The round failed half-way: record FailedScale / FailedUpdate on the status, best effort. */
@@ -255,7 +266,9 @@ export class CloneSetExecutor {
     return this.patchPod(ns, podName(pod), { status: { conditions: changed } }, true);
   }
 
-  private async writePods(cs: Stored<CloneSet>, plan: CloneSetPlan, pods: Map<string, Pod>): Promise<void> {
+  /** Returns how many in-place updates a PodUnavailableBudget held back. */
+  private async writePods(cs: Stored<CloneSet>, plan: CloneSetPlan, pods: Map<string, Pod>): Promise<number> {
+    let held = 0;
     const ns = cs.metadata?.namespace ?? '';
     for (const t of plan.lifecycleTransitions) {
       const pod = pods.get(t.pod);
@@ -282,6 +295,10 @@ export class CloneSetExecutor {
     for (const u of plan.inPlaceUpdates) {
       const pod = pods.get(u.pod);
       if (!pod) continue;
+      if (!(await pubAllowsInPlaceUpdate(pod, this.deps.pubBudget, this.deps.features ?? { PodUnavailableBudgetUpdateGate: false }))) {
+        held++;
+        continue;
+      }
       try {
         // InPlaceUpdateReady=False goes first so the pod leaves endpoints before its containers restart.
         const afterConditions = await this.patchConditions(ns, pod, u.conditions);
@@ -300,6 +317,7 @@ export class CloneSetExecutor {
         throw err;
       }
     }
+    return held;
   }
 
   /** Slow-start batches; a failing batch stops the rest (their expectations are withdrawn). */

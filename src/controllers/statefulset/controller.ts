@@ -20,6 +20,7 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
@@ -52,6 +53,7 @@ export interface ReconcilerDeps {
   scaleExpectations: ScaleExpectations;
   revisionExpectations: ScaleExpectations;
   resourceVersions: ResourceVersionExpectations;
+  pubBudget?: PubBudgetGuard;
   clock?: Clock;
 }
 
@@ -333,6 +335,7 @@ export const statefulSetController: ControllerSetup = {
       scaleExpectations,
       revisionExpectations,
       resourceVersions,
+      pubBudget: deps.pubBudget,
     });
     const controller = managerController('statefulset', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({

@@ -30,7 +30,9 @@ import { metaTime } from '../../util/clock.ts';
 import { equalRevision, type ControllerRevision } from '../../util/revision-data.ts';
 import { podName, type Pod } from './pods.ts';
 import type { PodCreation, StatefulSetPlan } from './plan.ts';
-import { changedConditions, podUpdatePatch, slowStartBatches } from '../podwrites.ts';
+import { changedConditions, podUpdatePatch, pubAllowsInPlaceUpdate, PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
 
@@ -44,6 +46,9 @@ export interface ExecutorDeps {
   resourceVersions: ResourceVersionExpectations;
   log: Logger;
   now: () => number;
+  /** PodUnavailableBudget consulted before each in-place update (gate PodUnavailableBudgetUpdateGate). */
+  pubBudget?: PubBudgetGuard;
+  features?: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>;
 }
 
 export const keyOf = (set: StatefulSet) => `${set.metadata?.namespace ?? ''}/${set.metadata?.name ?? ''}`;
@@ -78,6 +83,7 @@ export class StatefulSetExecutor {
     }
 
     let failure: { type: 'FailedCreatePod' | 'FailedUpdatePod'; message: string } | undefined;
+    let heldByBudget = 0;
     try {
       // 2. claims: retention ownerRefs, claims a user deleted under a Pending pod
       for (const u of plan.pvcOwnerUpdates) {
@@ -103,7 +109,7 @@ export class StatefulSetExecutor {
       }
 
       // 3. pod writes
-      await this.writePods(set, plan, podByName);
+      heldByBudget = await this.writePods(set, plan, podByName);
     } catch (err) {
       if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
       failure = { type: 'FailedUpdatePod', message: errMessage(err) };
@@ -144,7 +150,11 @@ export class StatefulSetExecutor {
     for (const name of plan.revisionsToDelete) {
       await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
-    return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
+    const requeues = [
+      plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined,
+      heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined,
+    ];
+    return { requeueAfter: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
   }
 
   private async createRevision(
@@ -198,8 +208,10 @@ export class StatefulSetExecutor {
     return this.patchPod(ns, podName(pod), { status: { conditions: changed } }, true);
   }
 
-  private async writePods(set: Stored<StatefulSet>, plan: StatefulSetPlan, pods: Map<string, Pod>): Promise<void> {
+  /** Returns how many in-place updates a PodUnavailableBudget held back. */
+  private async writePods(set: Stored<StatefulSet>, plan: StatefulSetPlan, pods: Map<string, Pod>): Promise<number> {
     const ns = set.metadata.namespace ?? '';
+    let held = 0;
     for (const r of plan.refreshes) {
       const pod = pods.get(r.pod);
       if (!pod) continue;
@@ -223,6 +235,10 @@ export class StatefulSetExecutor {
     for (const u of plan.inPlaceUpdates) {
       const pod = pods.get(u.pod);
       if (!pod) continue;
+      if (!(await pubAllowsInPlaceUpdate(pod, this.deps.pubBudget, this.deps.features ?? { PodUnavailableBudgetUpdateGate: false }))) {
+        held++;
+        continue;
+      }
       try {
         // InPlaceUpdateReady=False first, so the pod leaves endpoints before its containers restart.
         const afterConditions = await this.patchConditions(ns, pod, u.conditions);
@@ -240,6 +256,7 @@ export class StatefulSetExecutor {
         throw err;
       }
     }
+    return held;
   }
 
   private async createPods(set: Stored<StatefulSet>, key: string, creations: readonly PodCreation[], monotonic: boolean): Promise<void> {
