@@ -4,6 +4,7 @@
 import type { FeatureGates } from '../../apis/features.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import type { PubBudgetGuard } from '../pub-budget.ts';
+import type { ResourceType } from '../client.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -49,6 +50,8 @@ export interface AdmissionCache {
 export interface AdmissionReader {
   get<T = unknown>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | null>;
   list<T = unknown>(apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }): Promise<T[]>;
+  /** Lists any served resource, e.g. the objects of a CustomResourceDefinition (all namespaces when none is given). */
+  listResource?<T = unknown>(type: ResourceType, opts: { namespace?: string }): Promise<T[]>;
 }
 
 /**
