@@ -47,7 +47,8 @@ export function selectControllers(
   for (const c of all) {
     const missing = c.kinds.filter((k) => !served.has(k));
     const gates = c.gate === undefined ? [] : typeof c.gate === 'string' ? [c.gate] : c.gate;
-    if (gates.length && !gates.some((g) => features[g])) out.skipped.push({ name: c.name, reason: `feature gate ${gates.join(' or ')} is off` });
+    if (gates.length && !gates.some((g) => features[g]))
+      out.skipped.push({ name: c.name, reason: `feature gate ${gates.join(' or ')} is off` });
     else if (missing.length)
       out.skipped.push({ name: c.name, reason: `the API server does not serve ${missing.join(', ')} (CRD not installed)` });
     else out.run.push(c);

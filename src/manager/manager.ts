@@ -164,7 +164,8 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
 
   // PodUnavailableBudget: one guard per process, shared by the pod webhook (every replica) and the
   // controllers (leader), so budget taken here is serialised and starts from the newest version.
-  let recordPubDenial: ((pod: Pod, pubName: string) => void) | undefined;
+  // Events need the recorder, made further down.
+  const pubDenials: { record?: (pod: Pod) => void } = {};
   const pubClient = clientFor('podunavailablebudget-webhook');
   const pubBudget =
     features.PodUnavailableBudgetDeleteGate || features.PodUnavailableBudgetUpdateGate
@@ -175,7 +176,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
             writeStatus: (pub) => pubClient.updateStatus<StoredPub>(PodUnavailableBudgets, pub),
           },
           inPlacePodVerticalScaling: features.InPlacePodVerticalScaling,
-          onDenied: (pod, pubName) => recordPubDenial?.(pod, pubName),
+          onDenied: (pod) => pubDenials.record?.(pod),
         })
       : undefined;
 
@@ -223,7 +224,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     logger: log,
   });
   closers.push(() => recorder.close());
-  recordPubDenial = (pod) => recorder.event(pod, 'Warning', 'PubPreventPodDeletion', 'Admit', 'openkruise pub prevents pod deletion');
+  pubDenials.record = (pod) => recorder.event(pod, 'Warning', 'PubPreventPodDeletion', 'Admit', 'openkruise pub prevents pod deletion');
 
   // The controllers, their informers, workqueues and expectations live for one leadership term:
   // they are built (and their caches start filling) before the election, so a new leader acts on

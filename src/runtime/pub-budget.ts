@@ -63,7 +63,8 @@ export class PubBudgetGuard {
     const namespace = pod.metadata.namespace ?? 'default';
     const podName = pod.metadata.name ?? '';
     const key = `${namespace}/${pubName}`;
-    const pub = await this.opts.store.cached(namespace, pubName);
+    const cachedPub = await this.opts.store.cached(namespace, pubName);
+    const pub = cachedPub && this.newest(key, cachedPub);
     const exempt = pubExemption(pod, pub, operation, this.opts.inPlacePodVerticalScaling);
     if (exempt) return { allowed: true, exempt, pub: pubName };
     const attempts = this.opts.attempts ?? 4;

@@ -87,7 +87,11 @@ export function pubProtectOperations(pub: Pick<StoredPub, 'metadata' | 'spec'>):
 }
 
 /** Whether the budget protects the operation; with InPlacePodVerticalScaling off a protected UPDATE covers RESIZE. */
-export function isPubProtecting(pub: Pick<StoredPub, 'metadata' | 'spec'>, operation: PubOperation, inPlacePodVerticalScaling: boolean): boolean {
+export function isPubProtecting(
+  pub: Pick<StoredPub, 'metadata' | 'spec'>,
+  operation: PubOperation,
+  inPlacePodVerticalScaling: boolean,
+): boolean {
   const ops = pubProtectOperations(pub);
   if (!inPlacePodVerticalScaling && ops.has('UPDATE')) ops.add('RESIZE');
   return ops.has(operation);
@@ -306,7 +310,9 @@ export function takePubBudget(
   }
   if (operation === 'UPDATE') unavailable[podName] = metaTime(now);
   else disrupted[podName] = metaTime(now);
-  return { status: { ...status, unavailableAllowed: status.unavailableAllowed - 1, disruptedPods: disrupted, unavailablePods: unavailable } };
+  return {
+    status: { ...status, unavailableAllowed: status.unavailableAllowed - 1, disruptedPods: disrupted, unavailablePods: unavailable },
+  };
 }
 
 /** Whether a PUB's selector (non-empty, valid) matches the pod's labels. */

@@ -94,7 +94,10 @@ describe('deletion protection', { concurrency: 4 }, () => {
     const team = await createNamespace('dp-ns');
     extraNamespaces.push(team);
     await apply(deployment('web', 2, 'Cascading'), team);
-    await waitFor('2 pods', async () => (await kubectl(['-n', team, 'get', 'pods', '-o', 'name'])).trim().split('\n').filter(Boolean).length === 2);
+    await waitFor(
+      '2 pods',
+      async () => (await kubectl(['-n', team, 'get', 'pods', '-o', 'name'])).trim().split('\n').filter(Boolean).length === 2,
+    );
     await kubectl(['label', 'namespace', team, 'policy.kruise.io/delete-protection=Cascading']);
     assert.match(await refused(['delete', 'namespace', team, '--wait=false']), new RegExp(`${PREFIX}Cascading and active pods 2>0`));
     await kubectl(['-n', team, 'scale', 'deployment', 'web', '--replicas=0']);

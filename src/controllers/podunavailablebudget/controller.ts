@@ -64,10 +64,15 @@ export async function reconcilePub(key: string, deps: PubReconcilerDeps): Promis
     for (const pod of targets.pods) {
       if (relatedPubName(pod)) continue;
       try {
-        await deps.client.patch(Pods, pod.metadata.name ?? '', { metadata: { annotations: relatedPubAnnotations(name) } }, {
-          namespace,
-          patchType: PatchType.Merge,
-        });
+        await deps.client.patch(
+          Pods,
+          pod.metadata.name ?? '',
+          { metadata: { annotations: relatedPubAnnotations(name) } },
+          {
+            namespace,
+            patchType: PatchType.Merge,
+          },
+        );
       } catch (err) {
         const ended = writeRaceResult(err);
         if (!ended) throw err;
@@ -81,12 +86,25 @@ export async function reconcilePub(key: string, deps: PubReconcilerDeps): Promis
     try {
       plan = planPubStatus({ pub, pods: targets.pods, totalReplicas: targets.totalReplicas, now });
     } catch (err) {
-      deps.recorder.event(pub, 'Warning', 'CalculateExpectedPodCountFailed', 'Sync', `Failed to calculate the number of expected pods: ${(err as Error).message}`);
+      deps.recorder.event(
+        pub,
+        'Warning',
+        'CalculateExpectedPodCountFailed',
+        'Sync',
+        `Failed to calculate the number of expected pods: ${(err as Error).message}`,
+      );
       return {};
     }
     for (const podName of plan.notDeleted) {
       const pod = targets.pods.find((p) => p.metadata.name === podName);
-      if (pod) deps.recorder.event(pod, 'Warning', 'NotDeleted', 'Sync', `Pod was expected by PUB ${namespace}/${name} to be deleted but it wasn't`);
+      if (pod)
+        deps.recorder.event(
+          pod,
+          'Warning',
+          'NotDeleted',
+          'Sync',
+          `Pod was expected by PUB ${namespace}/${name} to be deleted but it wasn't`,
+        );
     }
     const { written, ended } = await writeStatus(deps.client, PodUnavailableBudgets, pub, plan.status);
     if (ended) return ended;

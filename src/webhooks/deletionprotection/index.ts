@@ -34,7 +34,8 @@ export function validateBuiltinWorkloadDeletion(obj: Labelled, _old: unknown, ct
 
 /** Service, Ingress: Always refuses; Cascading has no effect. */
 export function validateAlwaysOnlyDeletion(obj: Labelled, _old: unknown, ctx: AdmissionContext): FieldError[] {
-  if (ctx.operation === 'DELETE' && protection(obj, ctx) === DeletionProtection.Always) throw new AdmissionDenied(prefix(DeletionProtection.Always), 403);
+  if (ctx.operation === 'DELETE' && protection(obj, ctx) === DeletionProtection.Always)
+    throw new AdmissionDenied(prefix(DeletionProtection.Always), 403);
   return [];
 }
 

@@ -27,13 +27,27 @@ function fakeServer(allowed: number, lagMs = 5) {
         throw new StatusError({ kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
       }
       writes++;
-      stored = { ...structuredClone(pub), metadata: { ...pub.metadata, resourceVersion: String(Number(stored.metadata.resourceVersion) + 1) } };
+      stored = {
+        ...structuredClone(pub),
+        metadata: { ...pub.metadata, resourceVersion: String(Number(stored.metadata.resourceVersion) + 1) },
+      };
       const seen = structuredClone(stored);
       setTimeout(() => (informer = seen), lagMs);
       return structuredClone(stored);
     },
   };
-  return { store, get stored() { return stored; }, get writes() { return writes; }, get conflicts() { return conflicts; } };
+  return {
+    store,
+    get stored() {
+      return stored;
+    },
+    get writes() {
+      return writes;
+    },
+    get conflicts() {
+      return conflicts;
+    },
+  };
 }
 
 const pod = (name: string): Pod => ({
@@ -54,7 +68,10 @@ describe('PubBudgetGuard', () => {
     assert.equal(Object.keys(server.stored.status?.disruptedPods ?? {}).length, 2);
     assert.equal(server.conflicts, 0);
     const denied = decisions.find((d) => !d.allowed);
-    assert.equal(denied && !denied.allowed && denied.message, 'podunavailablebudget.policy.kruise.io "pub" is forbidden: pub unavailable allowed is negative');
+    assert.equal(
+      denied && !denied.allowed && denied.message,
+      'podunavailablebudget.policy.kruise.io "pub" is forbidden: pub unavailable allowed is negative',
+    );
   });
 
   test('two replicas racing on the same budget: still exactly 2, conflicts resolved by re-reading', async () => {

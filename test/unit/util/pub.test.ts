@@ -18,7 +18,10 @@ import {
 const T0 = new Date('2026-11-24T03:00:00Z');
 const at = (sec: number) => new Date(T0.getTime() + sec * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-function pod(name: string, opts: { ready?: boolean; deleting?: boolean; labels?: Record<string, string>; annotations?: Record<string, string> } = {}): Pod {
+function pod(
+  name: string,
+  opts: { ready?: boolean; deleting?: boolean; labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+): Pod {
   return {
     metadata: {
       name,
@@ -143,7 +146,10 @@ describe('protected operations', () => {
 });
 
 describe('pubExemption', () => {
-  const p = pub({ maxUnavailable: 2, ignoredPodSelector: { matchLabels: { canary: 'true' } } }, { desiredAvailable: 8, unavailableAllowed: 2, disruptedPods: { rec: at(0) } });
+  const p = pub(
+    { maxUnavailable: 2, ignoredPodSelector: { matchLabels: { canary: 'true' } } },
+    { desiredAvailable: 8, unavailableAllowed: 2, disruptedPods: { rec: at(0) } },
+  );
   const cases: Array<[string, Pod, StoredPub | undefined, string | undefined]> = [
     ['no-protect', pod('a', { annotations: { 'pub.kruise.io/no-protect': 'true' } }), p, 'pod opts out (pub.kruise.io/no-protect)'],
     ['not ready', pod('a', { ready: false }), p, 'pod already unavailable'],
@@ -168,7 +174,10 @@ describe('takePubBudget', () => {
   });
   test('refuses with upstream Forbidden message at 0', () => {
     const p = pub({ maxUnavailable: 2 }, { unavailableAllowed: 0 });
-    assert.equal(takePubBudget(p, 'a', 'DELETE', T0).denied, 'podunavailablebudget.policy.kruise.io "pub" is forbidden: pub unavailable allowed is negative');
+    assert.equal(
+      takePubBudget(p, 'a', 'DELETE', T0).denied,
+      'podunavailablebudget.policy.kruise.io "pub" is forbidden: pub unavailable allowed is negative',
+    );
   });
   test('refuses past 2000 recorded pods', () => {
     const many = Object.fromEntries(Array.from({ length: 2001 }, (_, i) => [`p${i}`, at(0)]));

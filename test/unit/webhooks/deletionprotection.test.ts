@@ -11,7 +11,10 @@ import {
 import { admission, fakeReader } from './nonworkload-helpers.ts';
 
 const on = { ResourcesDeletionProtection: true };
-const labelled = (value: string, extra: object = {}) => ({ metadata: { name: 'x', labels: { 'policy.kruise.io/delete-protection': value } }, ...extra });
+const labelled = (value: string, extra: object = {}) => ({
+  metadata: { name: 'x', labels: { 'policy.kruise.io/delete-protection': value } },
+  ...extra,
+});
 
 async function refusal(run: () => unknown): Promise<string | undefined> {
   try {
@@ -27,13 +30,22 @@ async function refusal(run: () => unknown): Promise<string | undefined> {
 describe('deletion protection', () => {
   test('Deployment: Always refuses, Cascading while replicas > 0; nothing with the gate off or while already deleting', async () => {
     const ctx = admission('apps/v1', 'DELETE', { gates: on });
-    assert.equal(await refusal(() => validateBuiltinWorkloadDeletion(labelled('Always') as never, undefined, ctx)), 'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always');
+    assert.equal(
+      await refusal(() => validateBuiltinWorkloadDeletion(labelled('Always') as never, undefined, ctx)),
+      'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always',
+    );
     assert.equal(
       await refusal(() => validateBuiltinWorkloadDeletion(labelled('Cascading', { spec: { replicas: 3 } }) as never, undefined, ctx)),
       'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 3>0',
     );
-    assert.equal(await refusal(() => validateBuiltinWorkloadDeletion(labelled('Cascading', { spec: { replicas: 0 } }) as never, undefined, ctx)), undefined);
-    assert.equal(await refusal(() => validateBuiltinWorkloadDeletion(labelled('Always') as never, undefined, admission('apps/v1', 'DELETE'))), undefined);
+    assert.equal(
+      await refusal(() => validateBuiltinWorkloadDeletion(labelled('Cascading', { spec: { replicas: 0 } }) as never, undefined, ctx)),
+      undefined,
+    );
+    assert.equal(
+      await refusal(() => validateBuiltinWorkloadDeletion(labelled('Always') as never, undefined, admission('apps/v1', 'DELETE'))),
+      undefined,
+    );
     const deleting = labelled('Always');
     (deleting.metadata as Record<string, unknown>).deletionTimestamp = '2026-11-24T00:00:00Z';
     assert.equal(await refusal(() => validateBuiltinWorkloadDeletion(deleting as never, undefined, ctx)), undefined);
@@ -56,11 +68,19 @@ describe('deletion protection', () => {
     });
     const ctx = (objects: object[]) => admission('v1', 'DELETE', { gates: on, reader: fakeReader(objects) });
     assert.equal(
-      await refusal(() => validateNamespaceDeletion(ns as never, undefined, ctx([pod('a', 'Running'), pod('b', 'Succeeded'), pvc('c', 'Bound')]))),
+      await refusal(() =>
+        validateNamespaceDeletion(ns as never, undefined, ctx([pod('a', 'Running'), pod('b', 'Succeeded'), pvc('c', 'Bound')])),
+      ),
       'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and active pods 1>0',
     );
     assert.equal(
-      await refusal(() => validateNamespaceDeletion(ns as never, undefined, ctx([pod('b', 'Failed'), pvc('c', 'Bound'), pvc('d', 'Bound', true), pvc('e', 'Pending')]))),
+      await refusal(() =>
+        validateNamespaceDeletion(
+          ns as never,
+          undefined,
+          ctx([pod('b', 'Failed'), pvc('c', 'Bound'), pvc('d', 'Bound', true), pvc('e', 'Pending')]),
+        ),
+      ),
       'forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and "Bound" status pvc 1>0',
     );
     assert.equal(await refusal(() => validateNamespaceDeletion(ns as never, undefined, ctx([pvc('d', 'Bound', true)]))), undefined);
@@ -68,7 +88,12 @@ describe('deletion protection', () => {
 
   test('CRD Cascading needs DeletionProtectionForCRDCascadingGate, then refuses while CRs are active', async () => {
     const crd = labelled('Cascading', {
-      spec: { group: 'example.com', names: { plural: 'widgets', kind: 'Widget' }, scope: 'Namespaced', versions: [{ name: 'v1', storage: true }] },
+      spec: {
+        group: 'example.com',
+        names: { plural: 'widgets', kind: 'Widget' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', storage: true }],
+      },
     });
     assert.equal(
       await refusal(() => validateCRDDeletion(crd as never, undefined, admission('apiextensions.k8s.io/v1', 'DELETE', { gates: on }))),
