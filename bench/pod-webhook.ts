@@ -10,13 +10,12 @@
 // First, the same handler in process (no API server), for its own cost.
 // Usage: node --import tsx bench/pod-webhook.ts [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
 import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { up, down } from '../src/cluster/local-cluster.ts';
-import { freePorts, startProcess, stopProcesses, tail } from '../src/cluster/processes.ts';
-import { repoRoot } from '../src/cluster/binaries.ts';
+import { freePorts, stopProcesses, tail } from '../src/cluster/processes.ts';
+import { startBenchManager } from './workload.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { admit } from '../src/runtime/webhook/server.ts';
@@ -99,33 +98,12 @@ const { state, reused } = await up({ name: values.cluster, nodes: 1, log: () => 
 const client = fromKubeconfigFile(state.kubeconfig, { qps: 5000, burst: 5000 });
 await installCRDs(client);
 const [webhookPort] = await freePorts(1);
-const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
-const manager = startProcess(
-  'kruise-manager',
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    path.join(repoRoot, 'src/cli/kruise.ts'),
-    'start',
-    '--kubeconfig',
-    state.kubeconfig,
-    '--webhook-port',
-    String(webhookPort),
-    '--enable-leader-election=false',
-    '--metrics-addr',
-    '0',
-    '--health-probe-addr',
-    '0',
-  ],
-  logFile,
-  { ...process.env, KRUISE_LOG_LEVEL: 'warn' },
-);
+const manager = startBenchManager(state, webhookPort);
 
 try {
   const deadline = Date.now() + 90_000;
   for (;;) {
-    if (manager.exited) throw new Error(`manager exited: ${tail(logFile, 20)}`);
+    if (manager.exited) throw new Error(`manager exited: ${tail(manager.logFile, 20)}`);
     const cfg = await client
       .get<KubeObject & { webhooks?: Array<{ name: string; clientConfig: { url?: string } }> }>(
         MutatingWebhookConfigurations,

@@ -234,3 +234,5 @@ export const DEFAULT_KRUISE_NAMESPACE = 'kruise-system';
 export const KRUISE_DAEMON_CONFIG_NAMESPACE = 'kruise-daemon-config';
 /** ConfigMap (in the kruise namespace) with runtime configuration whitelists. */
 export const KRUISE_CONFIGURATION_NAME = 'kruise-configuration';
+/** Key of kruise-configuration listing custom workloads PersistentPodState may target. */
+export const PPS_CUSTOM_WORKLOAD_WHITELIST_KEY = 'PPS_Watch_Custom_Workload_WhiteList';

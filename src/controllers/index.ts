@@ -6,8 +6,10 @@ import { containerRecreateRequestController } from './containerrecreaterequest/c
 import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
+import { persistentPodStateController } from './persistentpodstate/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
 import { podUnavailableBudgetController } from './podunavailablebudget/controller.ts';
+import { resourceDistributionController } from './resourcedistribution/controller.ts';
 import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
@@ -26,4 +28,6 @@ export const allControllers: readonly ControllerSetup[] = [
   sidecarSetController,
   containerLaunchPriorityController,
   podUnavailableBudgetController,
+  resourceDistributionController,
+  persistentPodStateController,
 ];

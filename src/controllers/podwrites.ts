@@ -25,6 +25,25 @@ export async function pubAllowsInPlaceUpdate(
   return (await guard.admit(pod, 'UPDATE', false)).allowed;
 }
 
+/** In-place progress of one pod: grace finished, next container batch, InPlaceUpdateReady=True. */
+export interface PodRefresh {
+  pod: string;
+  /** Pod write from the in-place engine (grace finished / next container batch). */
+  updatedPod?: Pod;
+  conditions?: PodCondition[];
+}
+
+/** One in-place update: the conditions go first (InPlaceUpdateReady=False), then the pod. */
+export interface InPlaceUpdateAction {
+  pod: string;
+  /** The revision the pod moves to. */
+  revision: string;
+  /** Pod to write (metadata + spec). */
+  updatedPod: Pod;
+  /** status.conditions to write before the pod (InPlaceUpdateReady=False). */
+  conditions?: PodCondition[];
+}
+
 function mapDiff(
   old: Record<string, string> | undefined,
   updated: Record<string, string> | undefined,

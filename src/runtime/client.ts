@@ -130,6 +130,8 @@ export const NodeImages = kruiseResource('NodeImage');
 export const SidecarSets = kruiseResource('SidecarSet');
 export const UnitedDeployments = kruiseResource('UnitedDeployment');
 export const PodUnavailableBudgets = kruiseResource('PodUnavailableBudget', POLICY_GROUP);
+export const ResourceDistributions = kruiseResource('ResourceDistribution');
+export const PersistentPodStates = kruiseResource('PersistentPodState');
 
 export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 

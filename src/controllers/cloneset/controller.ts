@@ -3,6 +3,7 @@
 // is behind our own writes, asks planCloneSet for the whole round and hands the plan to the
 // executor. All state lives in the API server; expectations only bridge cache lag.
 
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { Counter } from 'prom-client';
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
@@ -17,26 +18,23 @@ import {
   CloneSets,
   ImagePullJobs,
 } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { registry } from '../../runtime/metrics.ts';
-import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
-import { metaTime, realClock, type Clock } from '../../util/clock.ts';
-import { labelSelectorAsSelector, type Labels } from '../../util/labelselector.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
+import type { Labels } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { makeHandlers } from './event-handler.ts';
 import { CloneSetExecutor, type ExecutorClient } from './executor.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { planCloneSet } from './plan.ts';
 import type { Pod } from './pods.ts';
 import { controllerRef } from './scale.ts';
-import { setCondition } from './status.ts';
 
 export const scaleExpectationLeakage = new Counter({
   name: 'cloneset_scale_expectation_leakage',
@@ -67,92 +65,47 @@ export interface ReconcilerDeps {
   recorder: EventRecorder;
   features: FeatureGates;
   log: Logger;
-  scaleExpectations: ScaleExpectations;
-  revisionExpectations: ScaleExpectations;
-  resourceVersions: ResourceVersionExpectations;
-  scalingExcludePreparingDelete?: boolean;
+  expectations: WorkloadExpectations;
   pubBudget?: PubBudgetGuard;
+  scalingExcludePreparingDelete?: boolean;
   clock?: Clock;
   randomId?: () => string;
 }
 
 export class CloneSetReconciler {
   private readonly executor: CloneSetExecutor;
+  private readonly step: WorkloadStep<CloneSet>;
   private readonly clock: Clock;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
-    this.executor = new CloneSetExecutor({
-      client: deps.client,
-      recorder: deps.recorder,
-      scaleExpectations: deps.scaleExpectations,
-      revisionExpectations: deps.revisionExpectations,
-      resourceVersions: deps.resourceVersions,
-      log: deps.log,
-      now: () => this.clock.now(),
-      pubBudget: deps.pubBudget,
-      features: deps.features,
-    });
+    const now = () => this.clock.now();
+    this.executor = new CloneSetExecutor({ ...deps, now });
+    this.step = new WorkloadStep(cloneSetKind, { ...deps, resourceVersions: deps.expectations.resourceVersions, now });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
-    const cs = this.deps.cache.getCloneSet(namespace, name);
+    const { expectations, cache, log } = this.deps;
+    const cs = cache.getCloneSet(namespace, name);
     if (!cs) {
-      this.deps.scaleExpectations.deleteExpectations(key);
-      this.deps.revisionExpectations.deleteExpectations(key);
+      expectations.forget(key);
       return {};
     }
+    const owned = cache.ownedPods(cs);
+    const pvcs = cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
+    const revisions = cache.ownedRevisions(cs);
+    const wait = expectations.wait(key, [cs, ...revisions, ...owned], log, () => scaleExpectationLeakage.inc({ namespace, name }));
+    if (wait !== undefined) return { requeueAfter: wait };
 
-    const { scaleExpectations, revisionExpectations, resourceVersions } = this.deps;
-    let requeue = expectationGate(
-      [
-        scaleExpectations.check(key, 'scale', () => scaleExpectationLeakage.inc({ namespace, name })),
-        revisionExpectations.check(key, 'revision'),
-      ],
-      this.deps.log,
-    );
-    if (requeue !== undefined) return { requeueAfter: requeue };
-
-    const owned = this.deps.cache.ownedPods(cs);
-    const pvcs = this.deps.cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
-    const revisions = this.deps.cache.ownedRevisions(cs);
-    // The CloneSet itself too: a round started before the watch brought our last status write
-    // would write the next status from the stale copy and only earn a 409.
-    requeue = expectationGate(
-      ([cs, ...revisions, ...owned] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')),
-      this.deps.log,
-    );
-    if (requeue !== undefined) return { requeueAfter: requeue };
-
-    let selector;
-    try {
-      selector = labelSelectorAsSelector(cs.spec?.selector);
-    } catch (err) {
-      await this.reportBadObject(cs, err);
-      throw new TerminalError(`cannot plan CloneSet ${key}`, { cause: err });
-    }
     // Upstream hands claimPods only the pods it already owns: those whose labels stopped matching
     // are released (they live on, unmanaged, and are replaced); orphans are never adopted.
-    const refs = new ControllerRefManager({
-      client: this.deps.client,
-      owner: cs as Stored<CloneSet>,
-      ownerType: CloneSets,
-      ownerRef: controllerRef(cs),
-      selector,
-    });
-    let pods: Pod[];
-    try {
-      pods = await refs.claim(Pods, owned, (written) => this.deps.resourceVersions.expect(written));
-    } catch (err) {
-      if (!(err instanceof ClaimError && err.onlyConflicts())) throw err;
-      return { requeueAfter: CONFLICT_REQUEUE_MS };
-    }
-    if (hasSpreadConstraints(cs)) await this.deps.cache.syncNodes?.();
+    const pods = await this.step.claimPods(cs, owned);
+    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    if (hasSpreadConstraints(cs)) await cache.syncNodes?.();
 
-    let plan;
-    try {
-      plan = planCloneSet({
+    const plan = await this.step.orReport(cs, () =>
+      planCloneSet({
         cloneSet: cs,
         revisions,
         pods,
@@ -161,36 +114,16 @@ export class CloneSetReconciler {
         features: this.deps.features,
         randomId: this.deps.randomId,
         scalingExcludePreparingDelete: this.deps.scalingExcludePreparingDelete,
-        nodeLabels: this.deps.cache.nodeLabels?.bind(this.deps.cache),
-        imagePullJobs: this.deps.cache.ownedImagePullJobs?.(cs),
-      });
-    } catch (err) {
-      // A malformed object (CloneSet or pod) must not take the controller down or hot-loop it:
-      // report it where users look and wait for the next change.
-      await this.reportBadObject(cs, err);
-      throw new TerminalError(`cannot plan CloneSet ${key}`, { cause: err });
-    }
+        nodeLabels: cache.nodeLabels?.bind(cache),
+        imagePullJobs: cache.ownedImagePullJobs?.(cs),
+      }),
+    );
     return this.executor.execute(cs, plan, { pods, pvcs });
   }
-
-  private async reportBadObject(cs: Stored<CloneSet>, err: unknown): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
-    this.deps.recorder.event(cs, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile CloneSet: ${message}`);
-    const now = metaTime(this.clock.now());
-    const conditions = setCondition(cs.status?.conditions, {
-      type: 'FailedScale',
-      status: 'True',
-      reason: 'FailedSync',
-      message,
-      lastTransitionTime: now,
-    });
-    try {
-      await this.deps.client.updateStatus(CloneSets, { ...cs, status: { ...cs.status, conditions } });
-    } catch (e) {
-      this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
-    }
-  }
 }
+
+/** What the shared workload step needs to know about CloneSets (FailedScale: upstream's condition for a failed round). */
+const cloneSetKind: WorkloadKind<CloneSet> = { type: CloneSets, failureCondition: 'FailedScale', controllerRef };
 
 const hasSpreadConstraints = (cs: CloneSet) => (cs.spec?.template?.spec?.topologySpreadConstraints?.length ?? 0) > 0;
 
@@ -269,28 +202,21 @@ export const cloneSetController: ControllerSetup = {
     const imagePullJobs = preDownload ? deps.informers.informerFor<KubeObject>(ImagePullJobs, scope) : undefined;
     const cache = new InformerCache(deps.informers, cloneSets, pods, pvcs, revisions, deps.cacheSyncTimeoutMs, imagePullJobs);
 
-    const expectationOptions = { timeout: deps.expectationTimeoutMs };
-    const scaleExpectations = new ScaleExpectations(expectationOptions);
-    const revisionExpectations = new ScaleExpectations(expectationOptions);
-    const resourceVersions = new ResourceVersionExpectations(expectationOptions);
+    const expectations = new WorkloadExpectations({ timeout: deps.expectationTimeoutMs });
     const reconciler = new CloneSetReconciler({
       cache,
       client: deps.client,
       recorder: deps.recorder,
       features: deps.features,
       log: deps.logger,
-      scaleExpectations,
-      revisionExpectations,
-      resourceVersions,
+      expectations,
       scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete,
       pubBudget: deps.pubBudget,
     });
     const controller = managerController('cloneset', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({
       queue: controller.queue,
-      scaleExpectations,
-      revisionExpectations,
-      resourceVersions,
+      expectations,
       getCloneSet: (ns, name) => cloneSets.lister.get(ns, name),
       listCloneSets: (ns) => cloneSets.lister.list(ns),
       filterPodUpdates: deps.features.CloneSetEventHandlerOptimization,

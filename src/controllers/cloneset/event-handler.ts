@@ -7,7 +7,7 @@ import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import type { KubeObject, OwnerReference, Stored } from '../../runtime/client.ts';
-import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
+import type { WorkloadExpectations } from '../workload.ts';
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { checkContainersUpdateCompleted, getInPlaceUpdateState } from '../../util/inplaceupdate.ts';
@@ -23,9 +23,7 @@ export interface Enqueuer {
 
 export interface HandlerDeps {
   queue: Enqueuer;
-  scaleExpectations: ScaleExpectations;
-  revisionExpectations: ScaleExpectations;
-  resourceVersions: ResourceVersionExpectations;
+  expectations: WorkloadExpectations;
   /** The cached CloneSet, to check that a controllerRef still points at it (same UID). */
   getCloneSet(namespace: string, name: string): CloneSet | undefined;
   /** The cached CloneSets of a namespace, to find those that may adopt an orphan pod. */
@@ -114,8 +112,7 @@ export function makeHandlers(deps: HandlerDeps) {
     onDelete: (obj) => {
       const cs = unwrapDeleted(obj);
       const key = `${cs.metadata.namespace}/${cs.metadata.name}`;
-      deps.scaleExpectations.deleteExpectations(key);
-      deps.revisionExpectations.deleteExpectations(key);
+      deps.expectations.forget(key);
       deps.queue.add(key);
     },
   };
@@ -123,7 +120,7 @@ export function makeHandlers(deps: HandlerDeps) {
   // A pod with a deletionTimestamp counts as deleted at once (as upstream), so replacements are
   // created without waiting for the grace period.
   const observePodDeleted = (pod: Pod, ref: OwnerReference) =>
-    deps.scaleExpectations.observeScale(ownerKey(pod, ref), 'delete', pod.metadata.name ?? '');
+    deps.expectations.scale.observeScale(ownerKey(pod, ref), 'delete', pod.metadata.name ?? '');
 
   // No expectation is observed for an orphan: no CloneSet waits for one.
   const enqueueAdopters = (p: Pod, initial = false) => {
@@ -141,19 +138,19 @@ export function makeHandlers(deps: HandlerDeps) {
 
   const pod: EventHandler<Pod> = {
     onAdd: (p, initial) => {
-      deps.resourceVersions.observe(p);
+      deps.expectations.resourceVersions.observe(p);
       if (p.metadata.deletionTimestamp) return podDeleted(p);
       const ref = cloneSetRef(p);
       if (!ref) {
         if (!p.metadata.ownerReferences?.some((r) => r.controller)) enqueueAdopters(p, initial);
         return;
       }
-      deps.scaleExpectations.observeScale(ownerKey(p, ref), 'create', p.metadata.name ?? '');
+      deps.expectations.scale.observeScale(ownerKey(p, ref), 'create', p.metadata.name ?? '');
       enqueueOwner(p, ref, initial);
     },
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
-      deps.resourceVersions.observe(cur);
+      deps.expectations.resourceVersions.observe(cur);
       const labelsChanged = !sameLabels(old, cur);
       if (cur.metadata.deletionTimestamp) {
         podDeleted(cur);
@@ -177,7 +174,7 @@ export function makeHandlers(deps: HandlerDeps) {
     },
     onDelete: (obj) => {
       const p = unwrapDeleted(obj);
-      deps.resourceVersions.delete(p);
+      deps.expectations.resourceVersions.delete(p);
       podDeleted(p);
     },
   };
@@ -186,7 +183,7 @@ export function makeHandlers(deps: HandlerDeps) {
     onAdd: (c, initial) => {
       const ref = cloneSetRef(c);
       if (!ref) return;
-      deps.scaleExpectations.observeScale(ownerKey(c, ref), 'create', c.metadata.name ?? '');
+      deps.expectations.scale.observeScale(ownerKey(c, ref), 'create', c.metadata.name ?? '');
       enqueueOwner(c, ref, initial);
     },
     onDelete: (obj) => {
@@ -197,18 +194,18 @@ export function makeHandlers(deps: HandlerDeps) {
 
   const revision: EventHandler<ControllerRevision> = {
     onAdd: (r, initial) => {
-      deps.resourceVersions.observe(r);
+      deps.expectations.resourceVersions.observe(r);
       const ref = cloneSetRef(r);
       if (!ref) return;
-      deps.revisionExpectations.observeScale(ownerKey(r, ref), 'create', r.metadata.name ?? '');
+      deps.expectations.revisions.observeScale(ownerKey(r, ref), 'create', r.metadata.name ?? '');
       enqueueOwner(r, ref, initial);
     },
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
-      deps.resourceVersions.observe(cur);
+      deps.expectations.resourceVersions.observe(cur);
       enqueueOwner(cur, cloneSetRef(cur));
     },
-    onDelete: (obj) => deps.resourceVersions.delete(unwrapDeleted(obj)),
+    onDelete: (obj) => deps.expectations.resourceVersions.delete(unwrapDeleted(obj)),
   };
 
   return { cloneSet, pod, pvc, revision };

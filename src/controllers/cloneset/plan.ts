@@ -25,7 +25,8 @@ import { DEFAULT_MAX_UNAVAILABLE, EMPTY_DIFFS, type ExpectationDiffs } from './d
 import { podName, replicasOf, type Pod } from './pods.ts';
 import { planScale, type PodCreation, type PodDeletion } from './scale.ts';
 import { computeStatus } from './status.ts';
-import { planUpdate, type InPlaceUpdateAction, type LabelPatch, type PodRefresh } from './update.ts';
+import { planUpdate, type LabelPatch } from './update.ts';
+import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
 
 export interface PlanInput {
   cloneSet: CloneSet;

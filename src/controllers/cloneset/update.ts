@@ -16,7 +16,7 @@ import type { FeatureGates } from '../../apis/features.ts';
 import { getInPlaceUpdateGrace, planInPlaceUpdate } from '../../util/inplaceupdate.ts';
 import { getPodLifecycleState, type LifecycleTransition } from '../../util/lifecycle.ts';
 import { inPlaceHookStep, refreshPodState } from '../../util/workload-lifecycle.ts';
-import type { Pod, PodCondition } from '../../apis/core-objects.ts';
+import type { Pod } from '../../apis/core-objects.ts';
 import { compareActivePods } from '../../util/pod.ts';
 import { shortHash } from '../../util/revision.ts';
 import { canVolumeClaimTemplatesUpdateInPlace, type ControllerRevision } from '../../util/revision-data.ts';
@@ -24,22 +24,7 @@ import { calculateDiffsWithExpectation, EMPTY_DIFFS, type ExpectationDiffs } fro
 import { isPodAtRevision, isPodAvailable, minReadySecondsOf, podName } from './pods.ts';
 import { revisionLabelValue } from './scale.ts';
 import { metaTime } from '../../util/clock.ts';
-
-export interface InPlaceUpdateAction {
-  pod: string;
-  revision: string;
-  /** Pod to write (metadata + spec). */
-  updatedPod: Pod;
-  /** status.conditions to write before the pod (InPlaceUpdateReady=False). */
-  conditions?: PodCondition[];
-}
-
-export interface PodRefresh {
-  pod: string;
-  /** Pod write from the in-place engine (grace finished / next container batch). */
-  updatedPod?: Pod;
-  conditions?: PodCondition[];
-}
+import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
 
 export interface LabelPatch {
   pod: string;

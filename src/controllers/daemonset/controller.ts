@@ -8,19 +8,17 @@ import type { DaemonSet } from '../../apis/apps/daemonset.ts';
 import type { Node, OwnerReference, Pod } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods, type KubeObject, type Stored } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { metaTime, realClock, type Clock } from '../../util/clock.ts';
-import { labelSelectorAsSelector } from '../../util/labelselector.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { DaemonSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
 import { planDaemonSet } from './plan.ts';
 import { daemonSetControllerRef } from './revisions.ts';
@@ -71,15 +69,14 @@ export interface ReconcilerDeps {
   recorder: EventRecorder;
   features: FeatureGates;
   log: Logger;
-  scaleExpectations: ScaleExpectations;
-  revisionExpectations: ScaleExpectations;
-  resourceVersions: ResourceVersionExpectations;
+  expectations: WorkloadExpectations;
   clock?: Clock;
   randomSuffix?: () => string;
 }
 
 export class DaemonSetReconciler {
   private readonly executor: DaemonSetExecutor;
+  private readonly step: WorkloadStep<DaemonSet>;
   private readonly clock: Clock;
   readonly backoff: FailedPodBackoff;
 
@@ -87,102 +84,53 @@ export class DaemonSetReconciler {
     this.clock = deps.clock ?? realClock;
     this.backoff = new FailedPodBackoff(this.clock);
     this.executor = new DaemonSetExecutor({
-      client: deps.client,
-      recorder: deps.recorder,
-      scaleExpectations: deps.scaleExpectations,
-      revisionExpectations: deps.revisionExpectations,
-      resourceVersions: deps.resourceVersions,
-      log: deps.log,
+      ...deps,
       failedPodDeleted: (ds, node) => this.backoff.next(`${ds.metadata?.uid}/${node}`),
     });
+    const now = () => this.clock.now();
+    this.step = new WorkloadStep(daemonSetKind, { ...deps, resourceVersions: deps.expectations.resourceVersions, now });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
-    const ds = this.deps.cache.getDaemonSet(namespace, name);
-    const { scaleExpectations, revisionExpectations, resourceVersions } = this.deps;
+    const { expectations, cache, log } = this.deps;
+    const ds = cache.getDaemonSet(namespace, name);
     if (!ds) {
-      scaleExpectations.deleteExpectations(key);
-      revisionExpectations.deleteExpectations(key);
+      expectations.forget(key);
       return {};
     }
-    let requeue = expectationGate([scaleExpectations.check(key, 'scale'), revisionExpectations.check(key, 'revision')], this.deps.log);
-    if (requeue !== undefined) return { requeueAfter: requeue };
-    const owned = this.deps.cache.ownedPods(ds);
-    const revisions = this.deps.cache.ownedRevisions(ds);
-    requeue = expectationGate(
-      ([...revisions, ...owned] as KubeObject[]).map((obj): ExpectationCheck => resourceVersions.check(obj, 'resourceVersion')),
-      this.deps.log,
-    );
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    const owned = cache.ownedPods(ds);
+    const revisions = cache.ownedRevisions(ds);
+    const wait = expectations.wait(key, [...revisions, ...owned], log);
+    if (wait !== undefined) return { requeueAfter: wait };
 
-    let selector;
-    try {
-      selector = labelSelectorAsSelector(ds.spec?.selector);
-    } catch (err) {
-      await this.reportBadObject(ds, err);
-      throw new TerminalError(`cannot plan DaemonSet ${key}`, { cause: err });
-    }
     // Owned pods whose labels stopped matching are released (they live on, unmanaged).
-    const refs = new ControllerRefManager({
-      client: this.deps.client,
-      owner: ds,
-      ownerType: AdvancedDaemonSets,
-      ownerRef: daemonSetControllerRef(ds),
-      selector,
-    });
-    let pods: Pod[];
-    try {
-      pods = await refs.claim(Pods, owned, (written) => resourceVersions.expect(written));
-    } catch (err) {
-      if (!(err instanceof ClaimError && err.onlyConflicts())) throw err;
-      return { requeueAfter: CONFLICT_REQUEUE_MS };
-    }
-
-    let plan;
-    try {
-      plan = planDaemonSet({
+    const pods = await this.step.claimPods(ds, owned);
+    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    const plan = await this.step.orReport(ds, () =>
+      planDaemonSet({
         daemonSet: ds,
         revisions,
         pods,
-        nodes: this.deps.cache.nodes(),
+        nodes: cache.nodes(),
         now: this.clock.now(),
         features: this.deps.features,
         failedPodBackoff: (node) => this.backoff.remaining(`${ds.metadata.uid}/${node}`),
         randomSuffix: this.deps.randomSuffix,
-        imagePullJobs: this.deps.cache.ownedImagePullJobs?.(ds),
-      });
-    } catch (err) {
-      // A malformed object must not take the controller down or hot-loop it.
-      await this.reportBadObject(ds, err);
-      throw new TerminalError(`cannot plan DaemonSet ${key}`, { cause: err });
-    }
+        imagePullJobs: cache.ownedImagePullJobs?.(ds),
+      }),
+    );
     return this.executor.execute(ds, plan, pods);
   }
-
-  private async reportBadObject(ds: Stored<DaemonSet>, err: unknown): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
-    this.deps.recorder.event(ds, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile DaemonSet: ${message}`);
-    const others = (ds.status?.conditions ?? []).filter((c) => c.type !== 'FailedSync');
-    const condition = { type: 'FailedSync', status: 'True', reason: 'FailedSync', message, lastTransitionTime: metaTime(this.clock.now()) };
-    try {
-      await this.deps.client.updateStatus(AdvancedDaemonSets, {
-        ...ds,
-        status: {
-          currentNumberScheduled: 0,
-          numberMisscheduled: 0,
-          desiredNumberScheduled: 0,
-          numberReady: 0,
-          updatedNumberScheduled: 0,
-          ...ds.status,
-          conditions: [...others, condition],
-        },
-      });
-    } catch (e) {
-      this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
-    }
-  }
 }
+
+/** What the shared workload step needs to know about Advanced DaemonSets. */
+const daemonSetKind: WorkloadKind<DaemonSet> = {
+  type: AdvancedDaemonSets,
+  failureCondition: 'FailedSync',
+  emptyStatus: { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0, updatedNumberScheduled: 0 },
+  controllerRef: daemonSetControllerRef,
+};
 
 /** The controlling ownerReference when it is an Advanced DaemonSet. */
 export function daemonSetRef(obj: KubeObject): OwnerReference | undefined {
@@ -198,15 +146,14 @@ export function nodePlacementChanged(old: Node, cur: Node): boolean {
 
 interface HandlerDeps {
   queue: { add(key: string, opts?: { priority?: number }): void };
-  scaleExpectations: ScaleExpectations;
-  revisionExpectations: ScaleExpectations;
-  resourceVersions: ResourceVersionExpectations;
+  expectations: WorkloadExpectations;
   getDaemonSet(namespace: string, name: string): DaemonSet | undefined;
   listDaemonSets(): DaemonSet[];
   forgetBackoff(uid: string): void;
 }
 
 export function makeHandlers(deps: HandlerDeps) {
+  const { scale: scaleExpectations, resourceVersions, revisions: revisionExpectations } = deps.expectations;
   const enqueue = (ds: DaemonSet, initial = false) => deps.queue.add(keyOf(ds), initial ? { priority: LowPriority } : {});
   const ownerOf = (obj: KubeObject) => {
     const ref = daemonSetRef(obj);
@@ -220,7 +167,7 @@ export function makeHandlers(deps: HandlerDeps) {
     const ref = daemonSetRef(p);
     if (!ref) return;
     // A pod with a deletionTimestamp counts as deleted at once, as upstream.
-    deps.scaleExpectations.observeScale(ownerKey(p, ref), 'delete', p.metadata.name ?? '');
+    scaleExpectations.observeScale(ownerKey(p, ref), 'delete', p.metadata.name ?? '');
     const ds = ownerOf(p);
     if (ds) enqueue(ds);
   };
@@ -232,8 +179,7 @@ export function makeHandlers(deps: HandlerDeps) {
     },
     onDelete: (obj) => {
       const ds = unwrapDeleted(obj);
-      deps.scaleExpectations.deleteExpectations(keyOf(ds));
-      deps.revisionExpectations.deleteExpectations(keyOf(ds));
+      deps.expectations.forget(keyOf(ds));
       deps.forgetBackoff(ds.metadata.uid ?? '');
       enqueue(ds);
     },
@@ -241,17 +187,17 @@ export function makeHandlers(deps: HandlerDeps) {
 
   const pod: EventHandler<Pod> = {
     onAdd: (p, initial) => {
-      deps.resourceVersions.observe(p);
+      resourceVersions.observe(p);
       if (p.metadata.deletionTimestamp) return podDeleted(p);
       const ref = daemonSetRef(p);
       if (!ref) return;
-      deps.scaleExpectations.observeScale(ownerKey(p, ref), 'create', p.metadata.name ?? '');
+      scaleExpectations.observeScale(ownerKey(p, ref), 'create', p.metadata.name ?? '');
       const ds = ownerOf(p);
       if (ds) enqueue(ds, initial);
     },
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
-      deps.resourceVersions.observe(cur);
+      resourceVersions.observe(cur);
       if (cur.metadata.deletionTimestamp) return podDeleted(cur);
       const oldOwner = ownerOf(old);
       const owner = ownerOf(cur);
@@ -260,28 +206,28 @@ export function makeHandlers(deps: HandlerDeps) {
     },
     onDelete: (obj) => {
       const p = unwrapDeleted(obj);
-      deps.resourceVersions.delete(p);
+      resourceVersions.delete(p);
       podDeleted(p);
     },
   };
 
   const revision: EventHandler<ControllerRevision> = {
     onAdd: (r, initial) => {
-      deps.resourceVersions.observe(r);
+      resourceVersions.observe(r);
       const ref = daemonSetRef(r);
       if (!ref) return;
-      deps.revisionExpectations.observeScale(ownerKey(r, ref), 'create', r.metadata.name ?? '');
+      revisionExpectations.observeScale(ownerKey(r, ref), 'create', r.metadata.name ?? '');
       const ds = ownerOf(r);
       if (ds) enqueue(ds, initial);
     },
     onUpdate: (_old, cur) => {
-      deps.resourceVersions.observe(cur);
+      resourceVersions.observe(cur);
       const ds = ownerOf(cur);
       if (ds) enqueue(ds);
     },
     onDelete: (obj) => {
       const r = unwrapDeleted(obj);
-      deps.resourceVersions.delete(r);
+      resourceVersions.delete(r);
       const ds = ownerOf(r);
       if (ds) enqueue(ds);
     },
@@ -365,26 +311,19 @@ export const daemonSetController: ControllerSetup = {
     const imagePullJobs = preDownload ? deps.informers.informerFor<KubeObject>(ImagePullJobs, scope) : undefined;
     const cache = new InformerCache(daemonSets, pods, revisions, nodes, imagePullJobs);
 
-    const expectationOptions = { timeout: deps.expectationTimeoutMs };
-    const scaleExpectations = new ScaleExpectations(expectationOptions);
-    const revisionExpectations = new ScaleExpectations(expectationOptions);
-    const resourceVersions = new ResourceVersionExpectations(expectationOptions);
+    const expectations = new WorkloadExpectations({ timeout: deps.expectationTimeoutMs });
     const reconciler = new DaemonSetReconciler({
       cache,
       client: deps.client,
       recorder: deps.recorder,
       features: deps.features,
       log: deps.logger,
-      scaleExpectations,
-      revisionExpectations,
-      resourceVersions,
+      expectations,
     });
     const controller = managerController('daemonset', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({
       queue: controller.queue,
-      scaleExpectations,
-      revisionExpectations,
-      resourceVersions,
+      expectations,
       getDaemonSet: (ns, name) => daemonSets.lister.get(ns, name),
       listDaemonSets: () => daemonSets.lister.list(),
       forgetBackoff: (uid) => reconciler.backoff.forget(uid),

@@ -11,7 +11,7 @@ import {
   LifecycleState,
   SPECIFIED_DELETE_LABEL,
 } from '../../apis/constants.ts';
-import type { Node, Pod, PodCondition } from '../../apis/core-objects.ts';
+import type { Node, Pod } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { metaTime } from '../../util/clock.ts';
 import { planImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
@@ -35,6 +35,7 @@ import {
 import { isPodAvailable, isPodReady, timeMillis } from '../../util/pod.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { chooseRevisions, daemonSetControllerRef, revisionHash, revisionsToTruncate } from './revisions.ts';
+import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
 
 /** Upstream BurstReplicas: pods created (and deleted) per reconcile unless spec.burstReplicas says. */
 export const DEFAULT_BURST_REPLICAS = 250;
@@ -58,20 +59,6 @@ export interface PlanInput {
    * (gate PreDownloadImageForDaemonSetUpdate).
    */
   imagePullJobs?: readonly string[];
-}
-
-export interface InPlaceUpdateAction {
-  pod: string;
-  /** Pod to write (metadata + images). */
-  updatedPod: Pod;
-  /** status.conditions to write first (InPlaceUpdateReady=False). */
-  conditions?: PodCondition[];
-}
-
-export interface PodRefresh {
-  pod: string;
-  updatedPod?: Pod;
-  conditions?: PodCondition[];
 }
 
 export interface DaemonSetPlan {
@@ -445,7 +432,7 @@ function inPlaceUpdateOf(
     now: metaTime(input.now),
   });
   if (!plan) return undefined;
-  return { pod: podName(pod), updatedPod: plan.pod, conditions: plan.conditions };
+  return { pod: podName(pod), revision: revisionHash(current), updatedPod: plan.pod, conditions: plan.conditions };
 }
 
 /** updateDaemonSetStatus over the observed pods. */

@@ -3,6 +3,7 @@
 // behind our own writes, claims pods (adopting orphans the selector matches), asks planStatefulSet
 // for the round and hands the plan to the executor. All state lives in the API server.
 
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
@@ -15,20 +16,18 @@ import {
   type OwnerReference,
   type Stored,
 } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { expectationGate, ResourceVersionExpectations, ScaleExpectations, type ExpectationCheck } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
-import { ClaimError, ControllerRefManager } from '../../runtime/refmanager.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { metaTime, realClock, type Clock } from '../../util/clock.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { StatefulSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
 import { ordinalOf } from './ordinals.ts';
 import { planStatefulSet } from './plan.ts';
@@ -50,103 +49,52 @@ export interface ReconcilerDeps {
   recorder: EventRecorder;
   features: FeatureGates;
   log: Logger;
-  scaleExpectations: ScaleExpectations;
-  revisionExpectations: ScaleExpectations;
-  resourceVersions: ResourceVersionExpectations;
+  expectations: WorkloadExpectations;
   pubBudget?: PubBudgetGuard;
   clock?: Clock;
 }
 
 export class StatefulSetReconciler {
   private readonly executor: StatefulSetExecutor;
+  private readonly step: WorkloadStep<StatefulSet>;
   private readonly clock: Clock;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
-    this.executor = new StatefulSetExecutor({ ...deps, now: () => this.clock.now() });
+    const now = () => this.clock.now();
+    this.executor = new StatefulSetExecutor({ ...deps, now });
+    this.step = new WorkloadStep(statefulSetKind, { ...deps, resourceVersions: deps.expectations.resourceVersions, now });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
-    const set = this.deps.cache.getSet(namespace, name);
-    const { scaleExpectations, revisionExpectations, resourceVersions } = this.deps;
+    const { expectations, cache, log } = this.deps;
+    const set = cache.getSet(namespace, name);
     if (!set) {
-      scaleExpectations.deleteExpectations(key);
-      revisionExpectations.deleteExpectations(key);
+      expectations.forget(key);
       return {};
     }
-    let requeue = expectationGate([scaleExpectations.check(key, 'scale'), revisionExpectations.check(key, 'revision')], this.deps.log);
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    const candidates = cache.candidatePods(set);
+    const revisions = cache.ownedRevisions(set);
+    const wait = expectations.wait(key, [...revisions, ...candidates], log);
+    if (wait !== undefined) return { requeueAfter: wait };
 
-    const candidates = this.deps.cache.candidatePods(set);
-    const revisions = this.deps.cache.ownedRevisions(set);
-    requeue = expectationGate(
-      ([...revisions, ...candidates] as KubeObject[]).map((o): ExpectationCheck => resourceVersions.check(o, 'resourceVersion')),
-      this.deps.log,
+    const pods = await this.step.claimPods(set, candidates);
+    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    const plan = await this.step.orReport(set, () =>
+      planStatefulSet({ set, revisions, pods, pvcs: cache.claims(set), now: this.clock.now(), features: this.deps.features }),
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
-
-    let selector;
-    try {
-      selector = labelSelectorAsSelector(set.spec?.selector);
-    } catch (err) {
-      await this.reportBadObject(set, err);
-      throw new TerminalError(`cannot plan StatefulSet ${key}`, { cause: err });
-    }
-    const refs = new ControllerRefManager({
-      client: this.deps.client,
-      owner: set,
-      ownerType: AdvancedStatefulSets,
-      ownerRef: controllerRef(set),
-      selector,
-    });
-    let pods: Pod[];
-    try {
-      pods = await refs.claim(Pods, candidates, (written) => resourceVersions.expect(written));
-    } catch (err) {
-      if (!(err instanceof ClaimError && err.onlyConflicts())) throw err;
-      return { requeueAfter: CONFLICT_REQUEUE_MS };
-    }
-
-    let plan;
-    try {
-      plan = planStatefulSet({
-        set,
-        revisions,
-        pods,
-        pvcs: this.deps.cache.claims(set),
-        now: this.clock.now(),
-        features: this.deps.features,
-      });
-    } catch (err) {
-      // A malformed object must not take the controller down or hot-loop it.
-      await this.reportBadObject(set, err);
-      throw new TerminalError(`cannot plan StatefulSet ${key}`, { cause: err });
-    }
     return this.executor.execute(set, plan, pods);
   }
-
-  private async reportBadObject(set: Stored<StatefulSet>, err: unknown): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
-    this.deps.recorder.event(set, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile StatefulSet: ${message}`);
-    const conditions = (set.status?.conditions ?? []).filter((c) => c.type !== 'FailedUpdatePod');
-    conditions.push({
-      type: 'FailedUpdatePod',
-      status: 'True',
-      reason: 'FailedSync',
-      message,
-      lastTransitionTime: metaTime(this.clock.now()),
-    });
-    try {
-      await this.deps.client.updateStatus(AdvancedStatefulSets, {
-        ...set,
-        status: { replicas: 0, readyReplicas: 0, availableReplicas: 0, currentReplicas: 0, updatedReplicas: 0, ...set.status, conditions },
-      });
-    } catch (e) {
-      this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
-    }
-  }
 }
+
+/** What the shared workload step needs to know about Advanced StatefulSets. */
+const statefulSetKind: WorkloadKind<StatefulSet> = {
+  type: AdvancedStatefulSets,
+  failureCondition: 'FailedUpdatePod',
+  emptyStatus: { replicas: 0, readyReplicas: 0, availableReplicas: 0, currentReplicas: 0, updatedReplicas: 0 },
+  controllerRef,
+};
 
 /** The Advanced StatefulSet controllerRef of an object, if it has one. */
 export function statefulSetRef(obj: KubeObject): OwnerReference | undefined {
@@ -195,15 +143,14 @@ class InformerCache implements StatefulSetCache {
 
 export interface HandlerDeps {
   queue: { add(key: string, opts?: { priority?: number }): void };
-  scaleExpectations: ScaleExpectations;
-  revisionExpectations: ScaleExpectations;
-  resourceVersions: ResourceVersionExpectations;
+  expectations: WorkloadExpectations;
   getSet(namespace: string, name: string): StatefulSet | undefined;
   listSets(namespace: string): StatefulSet[];
 }
 
 /** Event handlers: observe expectations and enqueue the owning set (or, for an orphan, the sets that may adopt it). */
 export function makeHandlers(deps: HandlerDeps) {
+  const { scale: scaleExpectations, resourceVersions, revisions: revisionExpectations } = deps.expectations;
   const keyFor = (obj: KubeObject, ref: OwnerReference) => `${obj.metadata.namespace ?? ''}/${ref.name}`;
   const enqueueOwner = (obj: KubeObject, ref: OwnerReference | undefined, initial = false) => {
     if (!ref) return;
@@ -224,7 +171,7 @@ export function makeHandlers(deps: HandlerDeps) {
   const podGone = (p: Pod) => {
     const ref = statefulSetRef(p);
     if (!ref) return;
-    deps.scaleExpectations.observeScale(keyFor(p, ref), 'delete', p.metadata.name ?? '');
+    scaleExpectations.observeScale(keyFor(p, ref), 'delete', p.metadata.name ?? '');
     enqueueOwner(p, ref);
   };
 
@@ -235,27 +182,26 @@ export function makeHandlers(deps: HandlerDeps) {
     },
     onDelete: (obj) => {
       const s = unwrapDeleted(obj);
-      deps.scaleExpectations.deleteExpectations(keyOf(s));
-      deps.revisionExpectations.deleteExpectations(keyOf(s));
+      deps.expectations.forget(keyOf(s));
       deps.queue.add(keyOf(s));
     },
   };
 
   const pod: EventHandler<Pod> = {
     onAdd: (p, initial) => {
-      deps.resourceVersions.observe(p);
+      resourceVersions.observe(p);
       if (p.metadata.deletionTimestamp) return podGone(p);
       const ref = statefulSetRef(p);
       if (!ref) {
         if (!p.metadata.ownerReferences?.some((r) => r.controller)) enqueueAdopters(p);
         return;
       }
-      deps.scaleExpectations.observeScale(keyFor(p, ref), 'create', p.metadata.name ?? '');
+      scaleExpectations.observeScale(keyFor(p, ref), 'create', p.metadata.name ?? '');
       enqueueOwner(p, ref, initial);
     },
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
-      deps.resourceVersions.observe(cur);
+      resourceVersions.observe(cur);
       if (cur.metadata.deletionTimestamp) return podGone(cur);
       const ref = statefulSetRef(cur);
       const oldRef = statefulSetRef(old);
@@ -265,7 +211,7 @@ export function makeHandlers(deps: HandlerDeps) {
     },
     onDelete: (obj) => {
       const p = unwrapDeleted(obj);
-      deps.resourceVersions.delete(p);
+      resourceVersions.delete(p);
       podGone(p);
     },
   };
@@ -288,18 +234,18 @@ export function makeHandlers(deps: HandlerDeps) {
 
   const revision: EventHandler<ControllerRevision> = {
     onAdd: (r, initial) => {
-      deps.resourceVersions.observe(r);
+      resourceVersions.observe(r);
       const ref = statefulSetRef(r);
       if (!ref) return;
-      deps.revisionExpectations.observeScale(keyFor(r, ref), 'create', r.metadata.name ?? '');
+      revisionExpectations.observeScale(keyFor(r, ref), 'create', r.metadata.name ?? '');
       enqueueOwner(r, ref, initial);
     },
     onUpdate: (old, cur) => {
       if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
-      deps.resourceVersions.observe(cur);
+      resourceVersions.observe(cur);
       enqueueOwner(cur, statefulSetRef(cur));
     },
-    onDelete: (obj) => deps.resourceVersions.delete(unwrapDeleted(obj)),
+    onDelete: (obj) => resourceVersions.delete(unwrapDeleted(obj)),
   };
 
   return { set, pod, claim, revision };
@@ -322,27 +268,20 @@ export const statefulSetController: ControllerSetup = {
     const pods = deps.informers.informerFor<Pod>(Pods, scope);
     const pvcs = deps.informers.informerFor<Stored<PersistentVolumeClaim>>(PersistentVolumeClaims, scope);
     const revisions = deps.informers.informerFor<ControllerRevision>(ControllerRevisions, scope);
-    const options = { timeout: deps.expectationTimeoutMs };
-    const scaleExpectations = new ScaleExpectations(options);
-    const revisionExpectations = new ScaleExpectations(options);
-    const resourceVersions = new ResourceVersionExpectations(options);
+    const expectations = new WorkloadExpectations({ timeout: deps.expectationTimeoutMs });
     const reconciler = new StatefulSetReconciler({
       cache: new InformerCache(sets, pods, pvcs, revisions),
       client: deps.client,
       recorder: deps.recorder,
       features: deps.features,
       log: deps.logger,
-      scaleExpectations,
-      revisionExpectations,
-      resourceVersions,
+      expectations,
       pubBudget: deps.pubBudget,
     });
     const controller = managerController('statefulset', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({
       queue: controller.queue,
-      scaleExpectations,
-      revisionExpectations,
-      resourceVersions,
+      expectations,
       getSet: (ns, name) => sets.lister.get(ns, name),
       listSets: (ns) => sets.lister.list(ns),
     });

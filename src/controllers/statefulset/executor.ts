@@ -6,81 +6,70 @@
 
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import type { PodCondition } from '../../apis/core-objects.ts';
 import {
   AdvancedStatefulSets,
   ControllerRevisions,
   ignoreNotFound,
   isAlreadyExists,
   isConflict,
-  isNamespaceTerminating,
-  isNotFound,
   PatchType,
   PersistentVolumeClaims,
-  Pods,
-  type KubeClient,
   type Stored,
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
-import type { EventRecorder } from '../../runtime/events.ts';
-import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { metaTime } from '../../util/clock.ts';
-import { equalRevision, type ControllerRevision } from '../../util/revision-data.ts';
 import { podName, type Pod } from './pods.ts';
-import type { PodCreation, StatefulSetPlan } from './plan.ts';
-import { changedConditions, podUpdatePatch, pubAllowsInPlaceUpdate, PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
-import type { FeatureGates } from '../../apis/features.ts';
-import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
+import type { StatefulSetPlan } from './plan.ts';
+import { PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
+import {
+  COLLISION_REQUEUE_MS,
+  errMessage,
+  WorkloadWriter,
+  type ExecutorClient,
+  type WorkloadEventNotes,
+  type WorkloadWriterDeps,
+} from '../workload-writes.ts';
 
-export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
+export type { ExecutorClient };
 
-export interface ExecutorDeps {
-  client: ExecutorClient;
-  recorder: EventRecorder;
-  /** Pods and PVCs created / deleted, per set key. */
-  scaleExpectations: ScaleExpectations;
-  /** ControllerRevisions created, per set key. */
-  revisionExpectations: ScaleExpectations;
-  resourceVersions: ResourceVersionExpectations;
-  log: Logger;
+export interface ExecutorDeps extends WorkloadWriterDeps {
   now: () => number;
-  /** PodUnavailableBudget consulted before each in-place update (gate PodUnavailableBudgetUpdateGate). */
-  pubBudget?: PubBudgetGuard;
-  features?: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>;
 }
 
 export const keyOf = (set: StatefulSet) => `${set.metadata?.namespace ?? ''}/${set.metadata?.name ?? ''}`;
-const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Upstream StatefulSet's event notes. */
+const notes: WorkloadEventNotes = {
+  created: (pod, set) => `create Pod ${pod} in StatefulSet ${set} successful`,
+  createFailed: (pod, set, err) => `create Pod ${pod} in StatefulSet ${set} failed error: ${err}`,
+  deleted: (pod, set) => `delete Pod ${pod} in StatefulSet ${set} successful`,
+  deleteFailed: (pod, set, err) => `delete Pod ${pod} in StatefulSet ${set} failed error: ${err}`,
+  inPlaceFailed: (u, err) => `failed to update pod ${u.pod} in-place(revision ${u.revision}): ${err}`,
+};
 
 export class StatefulSetExecutor {
-  constructor(private readonly deps: ExecutorDeps) {}
+  private readonly writer: WorkloadWriter<StatefulSet>;
+
+  constructor(private readonly deps: ExecutorDeps) {
+    this.writer = new WorkloadWriter({ type: AdvancedStatefulSets, notes, pubGuarded: true }, deps);
+  }
 
   private event(set: Stored<StatefulSet>, type: 'Normal' | 'Warning', reason: string, note: string): void {
-    this.deps.recorder.event(set, type, reason, reason, note);
+    this.writer.event(set, type, reason, note);
   }
 
   async execute(set: Stored<StatefulSet>, plan: StatefulSetPlan, pods: readonly Pod[]): Promise<ReconcileResult> {
-    const key = keyOf(set);
     const ns = set.metadata.namespace ?? '';
     const podByName = new Map(pods.map((p) => [podName(p), p]));
 
     // 1. revisions
     if (plan.newRevision) {
-      const outcome = await this.createRevision(set, plan.newRevision);
-      if (outcome === 'collision') return { requeueAfter: 100 };
+      const outcome = await this.writer.createRevision(set, plan.newRevision);
+      if (outcome === 'collision') return { requeueAfter: COLLISION_REQUEUE_MS };
       if (outcome === 'namespaceTerminating') return {};
     }
-    if (plan.revisionUpdate) {
-      const updated = await this.deps.client.patch<ControllerRevision>(
-        ControllerRevisions,
-        plan.revisionUpdate.name,
-        { revision: plan.revisionUpdate.revision },
-        { namespace: ns, patchType: PatchType.Merge },
-      );
-      this.deps.resourceVersions.expect(updated);
-    }
+    if (plan.revisionUpdate) await this.writer.renumberRevision(ns, plan.revisionUpdate);
 
     let failure: { type: 'FailedCreatePod' | 'FailedUpdatePod'; message: string } | undefined;
     let heldByBudget = 0;
@@ -118,10 +107,10 @@ export class StatefulSetExecutor {
     // 4. creations and deletions
     if (!failure) {
       try {
-        await this.createPods(set, key, plan.createPods, plan.monotonic);
-        await this.deletePods(set, key, plan.deletePods, podByName);
+        const batches = plan.monotonic ? plan.createPods.map(() => 1) : slowStartBatches(plan.createPods.length);
+        if ((await this.writer.createPods(set, plan.createPods, batches)) === 'namespaceTerminating') return {};
+        for (const name of plan.deletePods) await this.writer.deletePod(set, name, podByName.get(name)?.metadata.uid);
       } catch (err) {
-        if (isNamespaceTerminating(err)) return {};
         failure = { type: 'FailedCreatePod', message: errMessage(err) };
       }
     }
@@ -139,7 +128,7 @@ export class StatefulSetExecutor {
     }
     if (plan.statusChanged || failure) {
       try {
-        const w = await writeStatus(this.deps.client, AdvancedStatefulSets, set, status, this.deps.resourceVersions);
+        const w = await writeStatus(this.deps.client, AdvancedStatefulSets, set, status, this.deps.expectations.resourceVersions);
         if (w.ended) return w.ended;
       } catch (err) {
         this.deps.log.info({ err: errMessage(err) }, 'could not write the status');
@@ -157,33 +146,6 @@ export class StatefulSetExecutor {
     return { requeueAfter: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
   }
 
-  private async createRevision(
-    set: Stored<StatefulSet>,
-    rev: ControllerRevision,
-  ): Promise<'created' | 'collision' | 'namespaceTerminating'> {
-    const key = keyOf(set);
-    const name = rev.metadata.name ?? '';
-    this.deps.revisionExpectations.expectScale(key, 'create', name);
-    try {
-      const created = await this.deps.client.create<ControllerRevision>(ControllerRevisions, rev);
-      this.deps.resourceVersions.expect(created);
-      return 'created';
-    } catch (err) {
-      if (isNamespaceTerminating(err)) return 'namespaceTerminating';
-      if (!isAlreadyExists(err)) {
-        this.deps.revisionExpectations.observeScale(key, 'create', name);
-        throw err;
-      }
-    }
-    const live = await this.deps.client.get<ControllerRevision>(ControllerRevisions, name, { namespace: set.metadata.namespace });
-    const ours = live.metadata.ownerReferences?.some((r) => r.controller && r.uid === set.metadata.uid);
-    if (ours && equalRevision(live, rev)) return 'created';
-    this.deps.revisionExpectations.observeScale(key, 'create', name);
-    const collisionCount = (set.status?.collisionCount ?? 0) + 1;
-    await this.deps.client.updateStatus(AdvancedStatefulSets, { ...set, status: { ...set.status!, collisionCount } });
-    return 'collision';
-  }
-
   private async createClaim(ns: string, pvc: PersistentVolumeClaim): Promise<void> {
     try {
       await this.deps.client.create(PersistentVolumeClaims, pvc as Stored<PersistentVolumeClaim>, { namespace: ns });
@@ -192,123 +154,12 @@ export class StatefulSetExecutor {
     }
   }
 
-  private async patchPod(ns: string, name: string, patch: unknown, status = false): Promise<Pod> {
-    const pod = await this.deps.client.patch<Pod>(Pods, name, patch, {
-      namespace: ns,
-      patchType: PatchType.StrategicMerge,
-      ...(status ? { subresource: 'status' } : {}),
-    });
-    this.deps.resourceVersions.expect(pod);
-    return pod;
-  }
-
-  private async patchConditions(ns: string, pod: Pod, conditions: readonly PodCondition[] | undefined): Promise<Pod | undefined> {
-    const changed = changedConditions(pod, conditions ?? []);
-    if (changed.length === 0) return undefined;
-    return this.patchPod(ns, podName(pod), { status: { conditions: changed } }, true);
-  }
-
   /** Returns how many in-place updates a PodUnavailableBudget held back. */
   private async writePods(set: Stored<StatefulSet>, plan: StatefulSetPlan, pods: Map<string, Pod>): Promise<number> {
     const ns = set.metadata.namespace ?? '';
-    let held = 0;
-    for (const r of plan.refreshes) {
-      const pod = pods.get(r.pod);
-      if (!pod) continue;
-      if (r.conditions) await ignoreNotFound(this.patchConditions(ns, pod, r.conditions));
-      if (r.updatedPod) {
-        const patch = podUpdatePatch(pod, r.updatedPod, pod.metadata.resourceVersion);
-        if (patch) await ignoreNotFound(this.patchPod(ns, r.pod, patch));
-      }
-    }
-    for (const t of plan.lifecycleTransitions) {
-      const pod = pods.get(t.pod);
-      if (!pod) continue;
-      if (t.stateChanged || Object.keys(t.labels).length || t.addFinalizers.length) {
-        const metadata: Record<string, unknown> = { labels: t.labels, annotations: t.annotations };
-        if (t.addFinalizers.length) metadata.finalizers = t.addFinalizers;
-        await ignoreNotFound(this.patchPod(ns, t.pod, { metadata }));
-      }
-      if (t.readinessCondition) await ignoreNotFound(this.patchConditions(ns, pod, [t.readinessCondition]));
-    }
-    for (const l of plan.labelPatches) await ignoreNotFound(this.patchPod(ns, l.pod, { metadata: { labels: l.labels } }));
-    for (const u of plan.inPlaceUpdates) {
-      const pod = pods.get(u.pod);
-      if (!pod) continue;
-      if (!(await pubAllowsInPlaceUpdate(pod, this.deps.pubBudget, this.deps.features ?? { PodUnavailableBudgetUpdateGate: false }))) {
-        held++;
-        continue;
-      }
-      try {
-        // InPlaceUpdateReady=False first, so the pod leaves endpoints before its containers restart.
-        const afterConditions = await this.patchConditions(ns, pod, u.conditions);
-        const patch = podUpdatePatch(pod, u.updatedPod, afterConditions?.metadata.resourceVersion ?? pod.metadata.resourceVersion);
-        if (patch) await this.patchPod(ns, u.pod, patch);
-      } catch (err) {
-        if (isNotFound(err)) continue;
-        if (!isConflict(err))
-          this.event(
-            set,
-            'Warning',
-            'FailedUpdatePodInPlace',
-            `failed to update pod ${u.pod} in-place(revision ${u.revision}): ${errMessage(err)}`,
-          );
-        throw err;
-      }
-    }
-    return held;
-  }
-
-  private async createPods(set: Stored<StatefulSet>, key: string, creations: readonly PodCreation[], monotonic: boolean): Promise<void> {
-    const batches = monotonic ? creations.map(() => 1) : slowStartBatches(creations.length);
-    let next = 0;
-    for (const size of batches) {
-      const batch = creations.slice(next, next + size);
-      next += size;
-      for (const c of batch) this.deps.scaleExpectations.expectScale(key, 'create', podName(c.pod));
-      const results = await Promise.allSettled(batch.map((c) => this.createOne(set, key, c)));
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) {
-        for (const c of creations.slice(next)) this.deps.scaleExpectations.observeScale(key, 'create', podName(c.pod));
-        throw failed.reason;
-      }
-    }
-  }
-
-  private async createOne(set: Stored<StatefulSet>, key: string, c: PodCreation): Promise<void> {
-    const ns = set.metadata.namespace ?? '';
-    const name = podName(c.pod);
-    try {
-      for (const pvc of c.pvcs) await this.createClaim(ns, pvc);
-      await this.deps.client.create(Pods, c.pod as Stored<Pod>, { namespace: ns });
-    } catch (err) {
-      if (isNamespaceTerminating(err)) throw err;
-      this.deps.scaleExpectations.observeScale(key, 'create', name);
-      this.event(set, 'Warning', 'FailedCreate', `create Pod ${name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`);
-      throw err;
-    }
-    this.event(set, 'Normal', 'SuccessfulCreate', `create Pod ${name} in StatefulSet ${set.metadata.name} successful`);
-  }
-
-  private async deletePods(set: Stored<StatefulSet>, key: string, names: readonly string[], pods: Map<string, Pod>): Promise<void> {
-    const ns = set.metadata.namespace ?? '';
-    for (const name of names) {
-      const uid = pods.get(name)?.metadata.uid;
-      this.deps.scaleExpectations.expectScale(key, 'delete', name);
-      try {
-        await this.deps.client.delete(Pods, name, { namespace: ns, preconditions: uid ? { uid } : undefined });
-      } catch (err) {
-        this.deps.scaleExpectations.observeScale(key, 'delete', name);
-        if (isNotFound(err)) continue;
-        this.event(
-          set,
-          'Warning',
-          'FailedDelete',
-          `delete Pod ${name} in StatefulSet ${set.metadata.name} failed error: ${errMessage(err)}`,
-        );
-        throw err;
-      }
-      this.event(set, 'Normal', 'SuccessfulDelete', `delete Pod ${name} in StatefulSet ${set.metadata.name} successful`);
-    }
+    await this.writer.refreshPods(ns, plan.refreshes, pods);
+    await this.writer.applyLifecycleTransitions(ns, plan.lifecycleTransitions, pods);
+    await this.writer.patchLabels(ns, plan.labelPatches);
+    return this.writer.updateInPlace(set, plan.inPlaceUpdates, pods);
   }
 }

@@ -13,11 +13,11 @@ import {
   SPECIFIED_DELETE_LABEL,
 } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import type { OwnerReference, PodCondition } from '../../apis/core-objects.ts';
+import type { OwnerReference } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { compareQuantity, tryParseQuantity } from '../../apis/quantity.ts';
 import { metaTime } from '../../util/clock.ts';
-import { checkInPlaceUpdateCompleted, planInPlaceUpdate, type InPlaceRefreshPlan } from '../../util/inplaceupdate.ts';
+import { checkInPlaceUpdateCompleted, planInPlaceUpdate } from '../../util/inplaceupdate.ts';
 import { getScaledValueFromIntOrPercent, type IntOrString } from '../../util/intstr.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { getPodLifecycleState, isPodHooked, planLifecycleTransition, type LifecycleTransition } from '../../util/lifecycle.ts';
@@ -42,6 +42,7 @@ import {
   type Pod,
 } from './pods.ts';
 import { isCurrentRevisionNeeded, sortPodsToUpdate } from './update.ts';
+import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
 
 export interface PlanInput {
   set: StatefulSet;
@@ -60,19 +61,6 @@ export interface PodCreation {
   pod: Pod;
   /** Claims that do not exist yet, created before the pod. */
   pvcs: PersistentVolumeClaim[];
-}
-
-export interface InPlaceUpdateAction {
-  pod: string;
-  revision: string;
-  updatedPod: Pod;
-  conditions?: PodCondition[];
-}
-
-export interface PodRefresh {
-  pod: string;
-  updatedPod?: Pod;
-  conditions?: InPlaceRefreshPlan['conditions'];
 }
 
 export interface PvcOwnerUpdate {

@@ -1,16 +1,13 @@
 // PersistentPodState validating webhook (upstream pkg/webhook/persistentpodstate/validating): a
 // StatefulSet (or whitelisted) target, at least one topology, a fixed target and one PPS per workload.
 import type { PersistentPodState, PersistentPodStateV1alpha1 } from '../../apis/apps/persistentpodstate.ts';
-import { APPS_GROUP } from '../../apis/constants.ts';
+import { APPS_GROUP, PPS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/constants.ts';
 import { type FieldError, forbidden, invalid } from '../../apis/field-errors.ts';
 import { semanticEqual } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 import { type CustomWorkload, customWorkloadWhitelist, groupOf, isWhitelisted } from '../workload.ts';
 
 type AnyPPS = PersistentPodState | PersistentPodStateV1alpha1;
-
-/** Key of kruise-configuration listing custom workloads PersistentPodState may target. */
-export const PPS_CUSTOM_WORKLOAD_WHITELIST_KEY = 'PPS_Watch_Custom_Workload_WhiteList';
 
 // Upstream's (master, v1beta1) words for both served versions: it converts v1alpha1 before validating.
 export function validatePersistentPodStateSpec(obj: AnyPPS, whitelist: readonly CustomWorkload[] = []): FieldError[] {

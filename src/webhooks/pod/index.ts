@@ -28,6 +28,7 @@ export const POD_WEBHOOK_CACHED_KINDS: ReadonlyArray<{ apiVersion: string; kind:
   { apiVersion: 'apps.kruise.io/v1beta1', kind: 'SidecarSet' },
   { apiVersion: 'v1', kind: 'Namespace' },
   { apiVersion: 'apps/v1', kind: 'ControllerRevision' },
+  { apiVersion: 'apps.kruise.io/v1beta1', kind: 'PersistentPodState' },
   // PodUnavailableBudget: budgets (related-pub at creation) and pods (an eviction names its pod only).
   { apiVersion: 'policy.kruise.io/v1beta1', kind: 'PodUnavailableBudget' },
   { apiVersion: 'v1', kind: 'Pod' },

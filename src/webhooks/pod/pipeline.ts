@@ -19,6 +19,7 @@ import type { AdmissionCache, AdmissionContext } from '../../runtime/webhook/typ
 import type { StoredSidecarSet } from '../../util/sidecarset.ts';
 import { injectPodReadinessGate, initializeContainerLaunchPriority, moveLivenessProbesToContext } from './handlers.ts';
 import { injectSidecarSets, sidecarSetsToInject } from './sidecarset.ts';
+import { injectPersistentPodState } from './persistentpodstate.ts';
 import { annotateRelatedPub, validatePodUnavailableBudget } from './pub.ts';
 
 /** What a pod handler knows besides the pod. */
@@ -77,8 +78,7 @@ export const podMutatingHandlers: readonly PodMutatingHandler[] = [
     enabled: (f) => f.PodUnavailableBudgetDeleteGate || f.PodUnavailableBudgetUpdateGate,
     mutate: annotateRelatedPub,
   },
-  // Injects the recorded node affinity; lands with PersistentPodState.
-  { name: 'PersistentPodState', enabled: always, mutate: notYet },
+  { name: 'PersistentPodState', enabled: always, mutate: injectPersistentPodState },
   { name: 'enhanced liveness probe', enabled: (f) => f.EnhancedLivenessProbe, mutate: moveLivenessProbesToContext },
   // Serverless probe conditions; lands with PodProbeMarker.
   { name: 'PodProbeMarker on serverless', enabled: (f) => f.EnablePodProbeMarkerOnServerless, mutate: notYet },

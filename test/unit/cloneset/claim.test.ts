@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { CloneSetReconciler, type CloneSetCache } from '../../../src/controllers/cloneset/controller.ts';
 import type { Pod } from '../../../src/controllers/cloneset/pods.ts';
 import { StatusError, type KubeObject, type ResourceType, type Stored } from '../../../src/runtime/client.ts';
-import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
+import { WorkloadExpectations } from '../../../src/controllers/workload.ts';
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import { cloneSet, gates, NOW, pod, revisionOf, template } from './fixtures.ts';
 
@@ -54,16 +54,15 @@ function setup(cs: CloneSet, pods: Pod[], opts: { failPatch?: () => Error | unde
     ownedRevisions: () => [revision],
     ...opts.cache,
   };
-  const resourceVersions = new ResourceVersionExpectations();
+  const expectations = new WorkloadExpectations();
+  const { resourceVersions } = expectations;
   const reconciler = new CloneSetReconciler({
     cache,
     client: client as any,
     recorder: { event() {} } as any,
     features: gates(),
     log: pino({ level: 'silent' }),
-    scaleExpectations: new ScaleExpectations(),
-    revisionExpectations: new ScaleExpectations(),
-    resourceVersions,
+    expectations,
     clock: { now: () => NOW, setTimer: () => ({ cancel() {} }), sleep: async () => {} },
     randomId: (() => {
       let i = 0;

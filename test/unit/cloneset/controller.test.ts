@@ -12,7 +12,7 @@ import { planCloneSet } from '../../../src/controllers/cloneset/plan.ts';
 import type { Pod } from '../../../src/controllers/cloneset/pods.ts';
 import { StatusError, type KubeObject, type ResourceType, type Stored } from '../../../src/runtime/client.ts';
 import { isTerminalError } from '../../../src/runtime/controller.ts';
-import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
+import { WorkloadExpectations } from '../../../src/controllers/workload.ts';
 import { DeletedFinalStateUnknown } from '../../../src/runtime/informer.ts';
 import { LowPriority } from '../../../src/runtime/workqueue.ts';
 import type { ControllerRevision } from '../../../src/util/revision-data.ts';
@@ -98,9 +98,8 @@ function setup(opts: { cs: Stored<CloneSet>; pods?: Pod[]; revisions?: Controlle
     event: (_o: unknown, type: string, reason: string, _a: string, note: string) => void events.push({ type, reason, note }),
   };
   const exp = { clock, timeout: opts.timeout ?? 60_000 };
-  const scaleExpectations = new ScaleExpectations(exp);
-  const revisionExpectations = new ScaleExpectations(exp);
-  const resourceVersions = new ResourceVersionExpectations(exp);
+  const expectations = new WorkloadExpectations(exp);
+  const { scale: scaleExpectations, revisions: revisionExpectations, resourceVersions } = expectations;
   let ids = 0;
   const reconciler = new CloneSetReconciler({
     cache,
@@ -108,9 +107,7 @@ function setup(opts: { cs: Stored<CloneSet>; pods?: Pod[]; revisions?: Controlle
     recorder: recorder as any,
     features: gates(),
     log: pino({ level: 'silent' }),
-    scaleExpectations,
-    revisionExpectations,
-    resourceVersions,
+    expectations,
     clock,
     randomId: () => `id${String(ids++).padStart(3, '0')}`,
   });
@@ -354,13 +351,11 @@ describe('CloneSet event handlers', () => {
   };
   function handlers() {
     const added: Array<{ key: string; priority?: number }> = [];
-    const scale = new ScaleExpectations();
-    const revs = new ScaleExpectations();
+    const expectations = new WorkloadExpectations();
+    const { scale, revisions: revs } = expectations;
     const h = makeHandlers({
       queue: { add: (key, opts) => void added.push({ key, priority: opts?.priority }) },
-      scaleExpectations: scale,
-      revisionExpectations: revs,
-      resourceVersions: new ResourceVersionExpectations(),
+      expectations,
       getCloneSet: (ns, name) => (ns === 'default' && name === 'cs' ? cloneSet() : undefined),
       listCloneSets: (ns) => (ns === 'default' ? [cloneSet()] : []),
     });

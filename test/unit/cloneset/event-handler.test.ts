@@ -1,8 +1,8 @@
 // CloneSetEventHandlerOptimization: which pod updates may skip the CloneSet's reconcile.
 import assert from 'node:assert/strict';
+import { WorkloadExpectations } from '../../../src/controllers/workload.ts';
 import { describe, test } from 'node:test';
 import { cloneSetsSelecting, makeHandlers, podUpdateCannotChangeDecision } from '../../../src/controllers/cloneset/event-handler.ts';
-import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { cloneSet, pod } from './fixtures.ts';
@@ -131,9 +131,7 @@ describe('pod update handler with the gate', () => {
     const added: string[] = [];
     const h = makeHandlers({
       queue: { add: (key) => void added.push(key) },
-      scaleExpectations: new ScaleExpectations(),
-      revisionExpectations: new ScaleExpectations(),
-      resourceVersions: new ResourceVersionExpectations(),
+      expectations: new WorkloadExpectations(),
       getCloneSet: () => cloneSet(),
       listCloneSets: () => [cloneSet()],
       filterPodUpdates,
@@ -207,12 +205,11 @@ describe('pod event handler: upstream cases', () => {
 
   function handlers(sets: CloneSet[]) {
     const queue = new Set<string>();
-    const scale = new ScaleExpectations();
+    const expectations = new WorkloadExpectations();
+    const scale = expectations.scale;
     const h = makeHandlers({
       queue: { add: (key) => void queue.add(key) },
-      scaleExpectations: scale,
-      revisionExpectations: new ScaleExpectations(),
-      resourceVersions: new ResourceVersionExpectations(),
+      expectations,
       getCloneSet: (ns, name) => sets.find((s) => s.metadata?.namespace === ns && s.metadata?.name === name),
       listCloneSets: (ns) => sets.filter((s) => s.metadata?.namespace === ns),
       filterPodUpdates: true,

@@ -79,6 +79,8 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'NodeImage',
     'SidecarSet',
     'PodUnavailableBudget.policy.kruise.io',
+    'ResourceDistribution',
+    'PersistentPodState',
   ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(
@@ -88,6 +90,7 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
   assert.ok(sel.run.some((c) => c.name === 'daemonset'));
   assert.ok(sel.run.some((c) => c.name === 'statefulset'));
+  assert.ok(sel.run.some((c) => c.name === 'persistentpodstate'));
   assert.ok(
     sel.skipped.every((s) => s.reason.startsWith('feature gate')),
     JSON.stringify(sel.skipped),

@@ -10,7 +10,7 @@ import { StatefulSetReconciler } from '../../../src/controllers/statefulset/cont
 import type { Pod } from '../../../src/controllers/statefulset/pods.ts';
 import { StatusError, type KubeObject, type ResourceType, type Stored } from '../../../src/runtime/client.ts';
 import { isTerminalError } from '../../../src/runtime/controller.ts';
-import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
+import { WorkloadExpectations } from '../../../src/controllers/workload.ts';
 import type { Clock } from '../../../src/util/clock.ts';
 import type { ControllerRevision } from '../../../src/util/revision-data.ts';
 
@@ -77,7 +77,8 @@ function setup(set: Stored<StatefulSet>, pods: Pod[] = [], revisions: Controller
   const client = new FakeClient();
   const events: Array<{ type: string; reason: string; note: string }> = [];
   const clock = { now: () => NOW } as unknown as Clock;
-  const scaleExpectations = new ScaleExpectations({ clock });
+  const expectations = new WorkloadExpectations({ clock });
+  const scaleExpectations = expectations.scale;
   const reconciler = new StatefulSetReconciler({
     cache: { getSet: () => set, candidatePods: () => pods, claims: () => [], ownedRevisions: () => revisions },
     client: client as any,
@@ -86,9 +87,7 @@ function setup(set: Stored<StatefulSet>, pods: Pod[] = [], revisions: Controller
     } as any,
     features: FEATURE_GATE_DEFAULTS,
     log: pino({ level: 'silent' }),
-    scaleExpectations,
-    revisionExpectations: new ScaleExpectations({ clock }),
-    resourceVersions: new ResourceVersionExpectations({ clock }),
+    expectations,
     clock,
   });
   return { reconciler, client, events, scaleExpectations };

@@ -1,0 +1,312 @@
+// The writes every workload executor makes (CloneSet, Advanced StatefulSet, Advanced DaemonSet and
+// the kinds that follow), each with its expectation: ControllerRevisions (with collision handling),
+// pod patches (lifecycle, in-place refreshes and updates, labels), creations in batches and
+// deletions. Creations and deletions are expected before the call and withdrawn when the call
+// fails; every write's result is a resourceVersion expectation, so the next round waits for the
+// cache instead of acting on a copy older than our own writes. The order of the phases and what a
+// failure means for the round stay with each kind's executor.
+
+import type { PersistentVolumeClaim } from '../apis/core.ts';
+import type { Pod, PodCondition } from '../apis/core-objects.ts';
+import {
+  ControllerRevisions,
+  ignoreNotFound,
+  isAlreadyExists,
+  isConflict,
+  isNamespaceTerminating,
+  isNotFound,
+  PatchType,
+  PersistentVolumeClaims,
+  Pods,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+  type Stored,
+} from '../runtime/client.ts';
+import type { EventRecorder } from '../runtime/events.ts';
+import type { Logger } from '../runtime/log.ts';
+import type { LifecycleTransition } from '../util/lifecycle.ts';
+import { equalRevision, type ControllerRevision } from '../util/revision-data.ts';
+import { changedConditions, podUpdatePatch, pubAllowsInPlaceUpdate, type InPlaceUpdateAction, type PodRefresh } from './podwrites.ts';
+import type { FeatureGates } from '../apis/features.ts';
+import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
+import type { WorkloadExpectations } from './workload.ts';
+
+export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
+
+export const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** The key of a namespaced object in the workqueue and in expectations. */
+export const keyOf = (obj: KubeObject) => `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+
+/** A pod to create, with the claims it needs first. */
+export interface PodCreation {
+  pod: Pod;
+  pvcs?: readonly PersistentVolumeClaim[];
+}
+
+/** Event notes in each kind's upstream wording. */
+export interface WorkloadEventNotes {
+  created(pod: string, workload: string): string;
+  createFailed(pod: string, workload: string, err: string): string;
+  deleted(pod: string, workload: string): string;
+  deleteFailed(pod: string, workload: string, err: string): string;
+  inPlaceFailed(u: InPlaceUpdateAction, err: string): string;
+  /** Upstream Advanced DaemonSet also reports each successful in-place update. */
+  inPlaceUpdated?(u: InPlaceUpdateAction): string;
+}
+
+export interface WorkloadWriterDeps {
+  client: ExecutorClient;
+  recorder: EventRecorder;
+  expectations: WorkloadExpectations;
+  log: Logger;
+  /** PodUnavailableBudget taken before each in-place update of a kind with pubGuarded (gate PodUnavailableBudgetUpdateGate). */
+  pubBudget?: PubBudgetGuard;
+  features?: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>;
+}
+
+export interface WorkloadWriterKind {
+  type: ResourceType;
+  notes: WorkloadEventNotes;
+  /** Claims created with a pod are scale expectations too (CloneSet watches its claims). */
+  expectClaims?: boolean;
+  /** In-place updates take PodUnavailableBudget first, as upstream CloneSet and Advanced StatefulSet. */
+  pubGuarded?: boolean;
+}
+
+export type RevisionOutcome = 'created' | 'collision' | 'namespaceTerminating';
+
+/** How soon a round looks again after a revision name collision (status.collisionCount was bumped). */
+export const COLLISION_REQUEUE_MS = 100;
+
+interface WorkloadWithCollisions {
+  status?: { collisionCount?: number };
+}
+
+export class WorkloadWriter<W extends WorkloadWithCollisions> {
+  constructor(
+    private readonly kind: WorkloadWriterKind,
+    private readonly deps: WorkloadWriterDeps,
+  ) {}
+
+  event(workload: Stored<W>, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
+    this.deps.recorder.event(workload, type, reason, action, note);
+  }
+
+  /**
+   * 'created', 'collision' when the name belongs to a different revision (status.collisionCount
+   * bumped, so the next round hashes anew), or 'namespaceTerminating' when the namespace refuses new
+   * objects (the revision stays expected).
+   */
+  async createRevision(workload: Stored<W>, rev: ControllerRevision): Promise<RevisionOutcome> {
+    const key = keyOf(workload);
+    const name = rev.metadata.name ?? '';
+    const expected = this.deps.expectations.revisions;
+    expected.expectScale(key, 'create', name);
+    try {
+      const created = await this.deps.client.create<ControllerRevision>(ControllerRevisions, rev);
+      this.deps.expectations.resourceVersions.expect(created);
+      return 'created';
+    } catch (err) {
+      if (isNamespaceTerminating(err)) return 'namespaceTerminating';
+      if (!isAlreadyExists(err)) {
+        expected.observeScale(key, 'create', name);
+        throw err;
+      }
+    }
+    // Already there: ours with equal data means our cache lags; anything else is a hash collision.
+    const live = await this.deps.client.get<ControllerRevision>(ControllerRevisions, name, { namespace: workload.metadata.namespace });
+    const ours = live.metadata.ownerReferences?.some((r) => r.controller && r.uid === workload.metadata.uid);
+    if (ours && equalRevision(live, rev)) return 'created';
+    expected.observeScale(key, 'create', name);
+    const collisionCount = (workload.status?.collisionCount ?? 0) + 1;
+    this.deps.log.info({ revision: name, collisionCount }, 'controller revision name collision');
+    await this.deps.client.updateStatus(this.kind.type, { ...workload, status: { ...workload.status, collisionCount } });
+    return 'collision';
+  }
+
+  /** Renumbers an existing revision (a rollback to it makes it the newest), with annotations to merge. */
+  async renumberRevision(
+    namespace: string,
+    update: { name: string; revision: number; annotations?: Record<string, string | null> },
+  ): Promise<void> {
+    const { name, revision, annotations } = update;
+    const updated = await this.deps.client.patch<ControllerRevision>(
+      ControllerRevisions,
+      name,
+      annotations ? { metadata: { annotations }, revision } : { revision },
+      { namespace, patchType: PatchType.Merge },
+    );
+    this.deps.expectations.resourceVersions.expect(updated);
+  }
+
+  async patchPod(namespace: string, name: string, patch: unknown, status = false): Promise<Pod> {
+    const pod = await this.deps.client.patch<Pod>(Pods, name, patch, {
+      namespace,
+      patchType: PatchType.StrategicMerge,
+      ...(status ? { subresource: 'status' } : {}),
+    });
+    this.deps.expectations.resourceVersions.expect(pod);
+    return pod;
+  }
+
+  /** Writes only the conditions that differ; undefined when none did. */
+  async patchConditions(namespace: string, pod: Pod, conditions: readonly PodCondition[] | undefined): Promise<Pod | undefined> {
+    const changed = changedConditions(pod, conditions ?? []);
+    if (changed.length === 0) return undefined;
+    return this.patchPod(namespace, pod.metadata.name ?? '', { status: { conditions: changed } }, true);
+  }
+
+  async refreshPods(namespace: string, refreshes: readonly PodRefresh[], pods: ReadonlyMap<string, Pod>): Promise<void> {
+    for (const r of refreshes) {
+      const pod = pods.get(r.pod);
+      if (!pod) continue;
+      if (r.conditions) await ignoreNotFound(this.patchConditions(namespace, pod, r.conditions));
+      if (r.updatedPod) {
+        const patch = podUpdatePatch(pod, r.updatedPod, pod.metadata.resourceVersion);
+        if (patch) await ignoreNotFound(this.patchPod(namespace, r.pod, patch));
+      }
+    }
+  }
+
+  /** Lifecycle state changes (labels, annotations, finalizers) and their readiness conditions. */
+  async applyLifecycleTransitions(
+    namespace: string,
+    transitions: readonly LifecycleTransition[],
+    pods: ReadonlyMap<string, Pod>,
+  ): Promise<void> {
+    for (const t of transitions) {
+      const pod = pods.get(t.pod);
+      if (!pod) continue;
+      if (t.stateChanged || Object.keys(t.labels).length || t.addFinalizers.length) {
+        const metadata: Record<string, unknown> = { labels: t.labels, annotations: t.annotations };
+        if (t.addFinalizers.length) metadata.finalizers = t.addFinalizers;
+        await ignoreNotFound(this.patchPod(namespace, t.pod, { metadata }));
+      }
+      if (t.readinessCondition) await ignoreNotFound(this.patchConditions(namespace, pod, [t.readinessCondition]));
+    }
+  }
+
+  async patchLabels(namespace: string, patches: ReadonlyArray<{ pod: string; labels: Record<string, string> }>): Promise<void> {
+    for (const l of patches) await ignoreNotFound(this.patchPod(namespace, l.pod, { metadata: { labels: l.labels } }));
+  }
+
+  /**
+   * In-place updates, each a compare-and-swap on the resourceVersion read: a pod changed since
+   * ends the round with a conflict (the caller requeues), a vanished one is skipped. For a
+   * pubGuarded kind a pod whose PodUnavailableBudget has no room is held back; returns how many
+   * were (the caller looks again after PUB_BLOCKED_REQUEUE_MS).
+   */
+  async updateInPlace(workload: Stored<W>, updates: readonly InPlaceUpdateAction[], pods: ReadonlyMap<string, Pod>): Promise<number> {
+    const namespace = workload.metadata.namespace ?? '';
+    let held = 0;
+    for (const u of updates) {
+      const pod = pods.get(u.pod);
+      if (!pod) continue;
+      if (
+        this.kind.pubGuarded &&
+        !(await pubAllowsInPlaceUpdate(pod, this.deps.pubBudget, this.deps.features ?? { PodUnavailableBudgetUpdateGate: false }))
+      ) {
+        held++;
+        continue;
+      }
+      try {
+        // InPlaceUpdateReady=False goes first so the pod leaves endpoints before its containers restart.
+        const afterConditions = await this.patchConditions(namespace, pod, u.conditions);
+        const patch = podUpdatePatch(pod, u.updatedPod, afterConditions?.metadata.resourceVersion ?? pod.metadata.resourceVersion);
+        if (patch) await this.patchPod(namespace, u.pod, patch);
+        const note = this.kind.notes.inPlaceUpdated?.(u);
+        if (note) this.event(workload, 'Normal', 'SuccessfulUpdatePodInPlace', note);
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        if (!isConflict(err)) this.event(workload, 'Warning', 'FailedUpdatePodInPlace', this.kind.notes.inPlaceFailed(u, errMessage(err)));
+        throw err;
+      }
+    }
+    return held;
+  }
+
+  /**
+   * Creates pods in the given batch sizes (slow start: 1, 2, 4, …; or one at a time); a failing
+   * batch stops the rest, whose expectations are withdrawn. Returns 'namespaceTerminating' when
+   * the namespace refuses new objects: as upstream's ReplicaSet controller, its deletion takes the
+   * workload too, so the refused creations stay expected and rounds wait for the expectation
+   * timeout instead of retrying into the refusal. Other failures are thrown (first one).
+   */
+  async createPods(
+    workload: Stored<W>,
+    creations: readonly PodCreation[],
+    batchSizes: readonly number[],
+  ): Promise<'namespaceTerminating' | undefined> {
+    const key = keyOf(workload);
+    const expected = (c: PodCreation) => [
+      c.pod.metadata.name ?? '',
+      ...(this.kind.expectClaims ? (c.pvcs ?? []).map((p) => p.metadata?.name ?? '') : []),
+    ];
+    let next = 0;
+    let failures: unknown[] = [];
+    for (const size of batchSizes) {
+      const batch = creations.slice(next, next + size);
+      next += size;
+      for (const c of batch) for (const n of expected(c)) this.deps.expectations.scale.expectScale(key, 'create', n);
+      const results = await Promise.allSettled(batch.map((c) => this.createOne(workload, key, c)));
+      failures = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+      if (failures.length) break;
+    }
+    if (!failures.length) return undefined;
+    for (const c of creations.slice(next)) for (const n of expected(c)) this.deps.expectations.scale.observeScale(key, 'create', n);
+    if (failures.some(isNamespaceTerminating)) {
+      this.deps.log.info({ namespace: workload.metadata.namespace }, 'namespace is being terminated; not creating pods');
+      return 'namespaceTerminating';
+    }
+    throw failures[0];
+  }
+
+  private async createOne(workload: Stored<W>, key: string, c: PodCreation): Promise<void> {
+    const namespace = workload.metadata.namespace ?? '';
+    const owner = workload.metadata.name ?? '';
+    const name = c.pod.metadata.name ?? '';
+    const unexpect = (n: string) => this.deps.expectations.scale.observeScale(key, 'create', n);
+    try {
+      for (const pvc of c.pvcs ?? []) {
+        try {
+          await this.deps.client.create(PersistentVolumeClaims, pvc as Stored<PersistentVolumeClaim>, { namespace });
+        } catch (err) {
+          // An existing claim brings no watch event: it is not expected any more.
+          if (this.kind.expectClaims) unexpect(pvc.metadata?.name ?? '');
+          if (!isAlreadyExists(err)) throw err;
+        }
+      }
+      await this.deps.client.create(Pods, c.pod as Stored<Pod>, { namespace });
+    } catch (err) {
+      // Refused for a namespace being deleted: stays expected and unreported (see createPods).
+      if (isNamespaceTerminating(err)) throw err;
+      unexpect(name);
+      if (this.kind.expectClaims) for (const pvc of c.pvcs ?? []) unexpect(pvc.metadata?.name ?? '');
+      this.event(workload, 'Warning', 'FailedCreate', this.kind.notes.createFailed(name, owner, errMessage(err)), 'Create');
+      throw err;
+    }
+    this.event(workload, 'Normal', 'SuccessfulCreate', this.kind.notes.created(name, owner), 'Create');
+  }
+
+  /**
+   * Deletes one pod with its uid as precondition (a pod recreated under the same name is not
+   * ours to delete); false when it was already gone.
+   */
+  async deletePod(workload: Stored<W>, name: string, uid: string | undefined): Promise<boolean> {
+    const key = keyOf(workload);
+    const owner = workload.metadata.name ?? '';
+    this.deps.expectations.scale.expectScale(key, 'delete', name);
+    try {
+      await this.deps.client.delete(Pods, name, { namespace: workload.metadata.namespace, preconditions: uid ? { uid } : undefined });
+    } catch (err) {
+      this.deps.expectations.scale.observeScale(key, 'delete', name);
+      if (isNotFound(err)) return false;
+      this.event(workload, 'Warning', 'FailedDelete', this.kind.notes.deleteFailed(name, owner, errMessage(err)), 'Delete');
+      throw err;
+    }
+    this.event(workload, 'Normal', 'SuccessfulDelete', this.kind.notes.deleted(name, owner), 'Delete');
+    return true;
+  }
+}
