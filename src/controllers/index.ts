@@ -7,6 +7,8 @@ import { imageListPullJobController } from './imagelistpulljob/controller.ts';
 import { imagePullJobController } from './imagepulljob/controller.ts';
 import { nodeImageController } from './nodeimage/controller.ts';
 import { persistentPodStateController } from './persistentpodstate/controller.ts';
+import { nodePodProbeController } from './nodepodprobe/controller.ts';
+import { podProbeMarkerController } from './podprobemarker/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
 import { podUnavailableBudgetController } from './podunavailablebudget/controller.ts';
 import { resourceDistributionController } from './resourcedistribution/controller.ts';
@@ -14,6 +16,7 @@ import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
 import { statefulSetController } from './statefulset/controller.ts';
 import type { ControllerSetup } from './types.ts';
+import { workloadSpreadController } from './workloadspread/controller.ts';
 
 export const allControllers: readonly ControllerSetup[] = [
   cloneSetController,
@@ -30,4 +33,7 @@ export const allControllers: readonly ControllerSetup[] = [
   podUnavailableBudgetController,
   resourceDistributionController,
   persistentPodStateController,
+  podProbeMarkerController,
+  nodePodProbeController,
+  workloadSpreadController,
 ];

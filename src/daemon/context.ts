@@ -16,7 +16,8 @@ import type { ContainerRuntime } from './runtime/types.ts';
 export interface NodeScope {
   readonly crrSelector: InformerSelector;
   readonly podSelector: InformerSelector;
-  readonly nodeImageSelector: InformerSelector;
+  /** Objects named after their node: NodeImage, NodePodProbe. */
+  readonly nodeNamedSelector: InformerSelector;
   owns(nodeName: string | undefined): boolean;
   /** The runtime of an owned node; undefined while the node is unknown. */
   runtimeFor(nodeName: string): ContainerRuntime | undefined;

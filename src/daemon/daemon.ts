@@ -1,7 +1,7 @@
 // kruise-daemon (spec §21): one process per node on real clusters, talking CRI to the node's
 // runtime; or, with --simulated, one process for every simulated node of the local cluster. Either
-// way it runs the same sub-controllers — containerrecreate (CRRs), imagepuller (NodeImage) and
-// containermeta (env from metadata) — against a ContainerRuntime, and serves /healthz and /metrics
+// way it runs the same sub-controllers — containerrecreate (CRRs), imagepuller (NodeImage),
+// containermeta (env from metadata) and podprobe (NodePodProbe) — against a ContainerRuntime, and serves /healthz and /metrics
 // on --addr (upstream :10221).
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { fromDefault, fromKubeconfigFile, Pods, type KubeClient } from '../runtime/client.ts';
@@ -18,6 +18,7 @@ import type { DaemonContext, NodeScope, SubController } from './context.ts';
 import { containerMetaController } from './containermeta/controller.ts';
 import { containerRecreateController } from './containerrecreate/controller.ts';
 import { imagePullerController } from './imagepuller/controller.ts';
+import { podProbeController } from './podprobe/controller.ts';
 import type { DaemonConfig } from './options.ts';
 import { RuntimeUnavailableError, type ContainerRuntime, type PodRef } from './runtime/types.ts';
 import { selectedNodesScope, singleNodeScope } from './scope.ts';
@@ -109,6 +110,7 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
     if (features.DaemonWatchingPod) controllers.push(containerRecreateController(ctx));
     controllers.push(imagePullerController(ctx, { maxWorkers: cfg.maxWorkersForPullImage }));
     if (features.InPlaceUpdateEnvFromMetadata) controllers.push(containerMetaController(ctx));
+    if (features.PodProbeMarkerGate) controllers.push(podProbeController(ctx));
   }
 
   // /healthz (caches synced, runtime answering) and /metrics on one port, as upstream's --addr.

@@ -11,7 +11,7 @@ export function singleNodeScope(nodeName: string, runtime: ContainerRuntime): No
   return {
     crrSelector: { labelSelector: `${CRR_NODE_NAME_LABEL}=${nodeName}` },
     podSelector: { fieldSelector: `spec.nodeName=${nodeName}` },
-    nodeImageSelector: { fieldSelector: `metadata.name=${nodeName}` },
+    nodeNamedSelector: { fieldSelector: `metadata.name=${nodeName}` },
     owns: (n) => n === nodeName,
     runtimeFor: (n) => (n === nodeName ? runtime : undefined),
     onNodeChange: () => {},
@@ -20,7 +20,7 @@ export function singleNodeScope(nodeName: string, runtime: ContainerRuntime): No
 
 /**
  * Every node matching selector. Watches cannot be narrowed to a changing set of node names, so
- * they cover all CRRs with a node label, all scheduled pods and all NodeImages; owns() filters.
+ * they cover all CRRs with a node label, all scheduled pods and all NodeImages and NodePodProbes; owns() filters.
  */
 export function selectedNodesScope(
   informers: SharedInformerFactory,
@@ -46,7 +46,7 @@ export function selectedNodesScope(
   return {
     crrSelector: { labelSelector: CRR_NODE_NAME_LABEL },
     podSelector: { fieldSelector: 'spec.nodeName!=' },
-    nodeImageSelector: {},
+    nodeNamedSelector: {},
     owns: owned,
     runtimeFor: (n) => (owned(n) ? runtimeFor(n) : undefined),
     onNodeChange: (fn) => {

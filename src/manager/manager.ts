@@ -36,7 +36,7 @@ import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runt
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
-import { clientAdmissionReader, informerAdmissionCache } from '../runtime/webhook/reader.ts';
+import { clientAdmissionReader, clientAdmissionWriter, informerAdmissionCache } from '../runtime/webhook/reader.ts';
 import { POD_WEBHOOK_CACHED_KINDS, POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS, PUB_API_VERSION } from '../webhooks/pod/index.ts';
 import { PubBudgetGuard } from '../runtime/pub-budget.ts';
 import type { StoredPub } from '../util/pub.ts';
@@ -188,6 +188,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     reader: clientAdmissionReader(client),
     cache: admissionCache,
     pubBudget,
+    writer: clientAdmissionWriter(client),
     host: cfg.webhookHost || undefined,
     port: cfg.webhookPort,
     logger: log,

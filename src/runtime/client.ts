@@ -132,6 +132,8 @@ export const UnitedDeployments = kruiseResource('UnitedDeployment');
 export const PodUnavailableBudgets = kruiseResource('PodUnavailableBudget', POLICY_GROUP);
 export const ResourceDistributions = kruiseResource('ResourceDistribution');
 export const PersistentPodStates = kruiseResource('PersistentPodState');
+export const PodProbeMarkers = kruiseResource('PodProbeMarker');
+export const NodePodProbes = kruiseResource('NodePodProbe');
 
 export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
 

@@ -267,15 +267,31 @@ export class MiniKubelet {
     };
     // Compared with what the server has, not with our last write: on the local cluster KWOK also
     // writes the status of pods bound to nodes it heartbeats (pod-start stage), and ours must win.
-    // Transition times change on every call, so they are left out of the comparison.
-    const comparable = (st: { phase?: unknown; containerStatuses?: unknown; conditions?: Array<{ type: string; status: string }> }) =>
-      JSON.stringify([st.phase, st.containerStatuses, (st.conditions ?? []).map((c) => `${c.type}=${c.status}`).sort()]);
+    // Transition times change on every call, so they are left out of the comparison. Like the
+    // kubelet, it owns only its condition types: others (a PodProbeMarker's, readiness gates) are
+    // controllers' and are kept, the write being conditional on the version they were read in.
+    type Conditions = Array<{ type: string; status: string }>;
+    const own = new Set(status.conditions.map((c) => c.type));
+    const comparable = (st: { phase?: unknown; containerStatuses?: unknown; conditions?: Conditions }) =>
+      JSON.stringify([
+        st.phase,
+        st.containerStatuses,
+        (st.conditions ?? [])
+          .filter((c) => own.has(c.type))
+          .map((c) => `${c.type}=${c.status}`)
+          .sort(),
+      ]);
     const current = await client.get<Pod>(Pods, running.pod.metadata.name!, { namespace: running.pod.metadata.namespace });
-    if (comparable((current.status ?? {}) as Parameters<typeof comparable>[0]) === comparable(status)) return;
+    const currentStatus = (current.status ?? {}) as Parameters<typeof comparable>[0];
+    if (comparable(currentStatus) === comparable(status)) return;
+    const others = (currentStatus.conditions ?? []).filter((c) => !own.has(c.type));
     await client.patchStatus(
       Pods,
       running.pod.metadata.name!,
-      { status: { ...status, startTime: running.pod.metadata.creationTimestamp } },
+      {
+        metadata: { resourceVersion: current.metadata.resourceVersion },
+        status: { ...status, conditions: [...status.conditions, ...others], startTime: running.pod.metadata.creationTimestamp },
+      },
       {
         namespace: running.pod.metadata.namespace,
         patchType: PatchType.Merge,

@@ -4,13 +4,14 @@
 // suite's manager and its CRR/ImagePullJob webhooks and controllers run as for any node; the daemon
 // reaches the containers only through CRI. Checked: a CRR kills one container of two (preStop exec
 // hook first, SIGKILL after the grace period), orderedRecreate waits for the first container to run
-// again, ImagePullJobs pull onto the node (and fail with containerd's reason), and a daemon pointed
-// at a missing socket refuses to start.
+// again, ImagePullJobs pull onto the node (and fail with containerd's reason), a PodProbeMarker exec
+// probe runs through CRI ExecSync in the container's working directory and its result reaches the
+// pod (condition, label), and a daemon pointed at a missing socket refuses to start.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
@@ -25,6 +26,8 @@ import {
   ContainerRecreateRequests,
   NodeImages,
   ImagePullJobs,
+  NodePodProbes,
+  PodProbeMarkers,
 } from '../../src/runtime/client.ts';
 import { containerdUnavailableReason, startContainerd, type ContainerdEnv } from '../harness/containerd.ts';
 import { MiniKubelet, type PodContainer, type Pod } from '../harness/mini-kubelet.ts';
@@ -403,6 +406,80 @@ describe('kruise daemon on containerd', { skip: skip && `skipped: ${skip}` }, ()
       // containerd's own words for a tag the registry does not have.
       assert.match(failed?.message ?? '', new RegExp(`${missing}.*not found`));
       assert.equal(await rt.imageStatus(`${repo}:${missing}`), undefined);
+    },
+  );
+
+  test(
+    'a PodProbeMarker exec probe runs `test -f ready` in the container’s working directory and reacts when the file appears',
+    { timeout: 120_000 },
+    async () => {
+      const data = path.join(env.hostDir, `probe-${randomBytes(3).toString('hex')}`);
+      mkdirSync(data, { recursive: true });
+      const created = await client.create<Pod>(Pods, {
+        metadata: { name: 'probed', namespace: ns, labels: { app: 'probed' } },
+        spec: {
+          nodeName: NODE,
+          volumes: [{ name: 'data', hostPath: { path: data } }],
+          containers: [
+            {
+              name: 'main',
+              image: env.images.busybox,
+              workingDir: '/work',
+              command: ['sh', '-c', 'trap "exit 0" TERM; while :; do sleep 1; done'],
+              volumeMounts: [{ name: 'data', mountPath: '/work' }],
+            },
+          ],
+        },
+      });
+      await kubelet.runPod(created);
+      // The manager's NodePodProbe controller gives the (Ready) node its NodePodProbe.
+      await waitFor(`NodePodProbe ${NODE}`, () => client.get(NodePodProbes, NODE), 60_000, 500);
+      await client.create(PodProbeMarkers, {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'PodProbeMarker',
+        metadata: { name: 'ready-file', namespace: ns },
+        spec: {
+          selector: { matchLabels: { app: 'probed' } },
+          probes: [
+            {
+              name: 'ready',
+              containerName: 'main',
+              probe: { exec: { command: ['test', '-f', 'ready'] }, periodSeconds: 1 },
+              podConditionType: 'game.kruise.io/ready',
+              markerPolicy: [{ state: 'Succeeded', labels: { 'probe.kruise.io/ready': 'true' } }],
+            },
+          ],
+        },
+      });
+      type Marked = Pod & { status?: { conditions?: Array<{ type: string; status: string }> } };
+      const marks = async () => {
+        const p = await client.get<Marked>(Pods, 'probed', { namespace: ns });
+        return {
+          condition: p.status?.conditions?.find((c) => c.type === 'game.kruise.io/ready')?.status,
+          label: p.metadata.labels?.['probe.kruise.io/ready'],
+        };
+      };
+      const expectMarks = (what: string, condition: string, label: string | undefined) =>
+        waitFor(
+          what,
+          async () => {
+            const m = await marks();
+            return m.condition === condition && m.label === label;
+          },
+          60_000,
+          250,
+        ).catch(async (err: Error) => {
+          throw new Error(`${err.message}: last seen ${JSON.stringify(await marks())}${daemonTail()}`, { cause: err });
+        });
+      // No file yet: `test -f ready` exits 1 inside the container.
+      await expectMarks('the probe Failed: condition False, no label', 'False', undefined);
+      // The file appears in the container's working directory (the hostPath behind it).
+      writeFileSync(path.join(data, 'ready'), '');
+      await expectMarks('the probe Succeeded: condition True and the label', 'True', 'true');
+      // And goes away again.
+      rmSync(path.join(data, 'ready'));
+      await expectMarks('the probe Failed again: condition False, label removed', 'False', undefined);
+      await client.delete(PodProbeMarkers, 'ready-file', { namespace: ns });
     },
   );
 

@@ -213,9 +213,10 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       -1,
     )!.revision;
     assert.equal(latest, 3);
-    // Not asserted yet: `undo --to-revision 3` here should say "skipped rollback (current template
-    // already matches revision 3)" but, on the cluster, rolls back again (sameTemplate sees a
-    // difference between the live template and the renumbered revision's; see CHANGELOG).
+    assert.equal(
+      (await ok(['rollout', 'undo', 'cloneset/hist', '--to-revision', '3'])).trim(),
+      'cloneset.apps.kruise.io/hist skipped rollback (current template already matches revision 3)',
+    );
 
     assert.equal((await ok(['rollout', 'restart', 'cloneset/hist'])).trim(), 'cloneset.apps.kruise.io/hist restarted');
     assert.match(

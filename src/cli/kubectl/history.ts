@@ -70,16 +70,23 @@ export function sameTemplate(a: PodTemplateSpec | undefined, b: PodTemplateSpec)
   return canonical(withoutGeneratedLabels(a ?? {})) === canonical(withoutGeneratedLabels(b));
 }
 
+/**
+ * Key-sorted JSON with what Go's encoding leaves implicit dropped: a revision records the template
+ * as Go marshals it (`creationTimestamp: null`, `resources: {}`, empty lists), the live object as
+ * the API server stores it, and both mean the same.
+ */
 function canonical(v: unknown): string {
+  const absent = (x: unknown) =>
+    x === undefined ||
+    x === null ||
+    (Array.isArray(x) && x.length === 0) ||
+    (typeof x === 'object' && x !== null && !Array.isArray(x) && Object.values(x).every(absent));
   return JSON.stringify(v, (_k, value: unknown) => {
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       const o = value as Record<string, unknown>;
       const entries = Object.keys(o)
         .sort()
-        .filter(
-          (k) =>
-            o[k] !== undefined && !(typeof o[k] === 'object' && o[k] !== null && !Array.isArray(o[k]) && Object.keys(o[k]).length === 0),
-        )
+        .filter((k) => !absent(o[k]))
         .map((k) => [k, o[k]] as const);
       return Object.fromEntries(entries);
     }

@@ -124,7 +124,7 @@ export class DaemonSetReconciler {
   }
 }
 
-/** What the shared workload step needs to know about Advanced DaemonSets. */
+/** What the shared workload step needs to know about the Advanced DaemonSet kind. */
 const daemonSetKind: WorkloadKind<DaemonSet> = {
   type: AdvancedDaemonSets,
   failureCondition: 'FailedSync',

@@ -141,7 +141,7 @@ interface Worker {
 export function imagePullerController(ctx: DaemonContext, opts: { maxWorkers: number }): SubController {
   const { client, scope, clock } = ctx;
   const log = ctx.logger.child({ controller: 'imagepuller' });
-  const informer = ctx.informers.informerFor<NodeImage>(NodeImages, scope.nodeImageSelector);
+  const informer = ctx.informers.informerFor<NodeImage>(NodeImages, scope.nodeNamedSelector);
   const workers = new Map<string, Map<string, Worker>>();
   const slots = new Map<string, PullSlots>();
 

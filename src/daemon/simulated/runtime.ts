@@ -7,7 +7,9 @@
 //   container restarted from the current spec (restartCount+1, a new containerID, the spec's
 //   image, running since now, lastState terminated). KWOK's stages leave such a status alone (no
 //   stage matches a running pod whose images agree with its spec and whose Ready is consistent);
-// * exec succeeds and leaves an Event on the pod, so a preStop hook is seen to have run;
+// * exec exits with the code the pod annotation sim.kruise-ts.io/exec-exit-codes gives the command
+//   (0 when unlisted) and leaves an Event on the pod the first time a command runs in a container,
+//   so a preStop hook is seen to have run and an exec probe's result is up to the test;
 // * a stop fails for containers named in the pod annotation sim.kruise-ts.io/kill-error;
 // * images are pulled after a short delay with progress and remembered per node (in memory);
 //   references that cannot exist fail like a registry would (pullFailure);
@@ -33,6 +35,23 @@ import type {
 export const SIM_CONTAINER_ENV_ANNOTATION = 'sim.kruise-ts.io/container-env';
 /** Comma-separated container names whose stop fails, as a wedged runtime's would (for failure paths). */
 export const SIM_KILL_ERROR_ANNOTATION = 'sim.kruise-ts.io/kill-error';
+/**
+ * JSON object: command (its arguments joined by single spaces) → exit code of that command in any
+ * container of the pod, e.g. `{"test -f ready": 1}`. Commands not listed exit 0. This is how a test
+ * decides what an exec probe (or a preStop hook) finds on a node that has no containers.
+ */
+export const SIM_EXEC_EXIT_CODES_ANNOTATION = 'sim.kruise-ts.io/exec-exit-codes';
+
+/** The exit code the pod's annotation gives a command (0 when unlisted or unreadable). */
+export function simulatedExitCode(pod: Pod, command: readonly string[]): number {
+  try {
+    const codes: unknown = JSON.parse(pod.metadata.annotations?.[SIM_EXEC_EXIT_CODES_ANNOTATION] ?? '{}');
+    const code = codes && typeof codes === 'object' ? (codes as Record<string, unknown>)[command.join(' ')] : undefined;
+    return typeof code === 'number' && Number.isInteger(code) ? code : 0;
+  } catch {
+    return 0;
+  }
+}
 
 type PodContainer = NonNullable<Pod['spec']>['containers'][number];
 /** Container name → the container it was recorded for and the env it started with. */
@@ -238,6 +257,8 @@ const MAX_CONFLICT_RETRIES = 5;
 export class SimulatedRuntime implements ContainerRuntime {
   readonly name = 'simulated';
   private readonly images = new Map<string, RuntimeImage>();
+  /** Container id + command of every exec already recorded as an Event. */
+  private readonly execsSeen = new Set<string>();
 
   constructor(
     readonly node: string,
@@ -293,15 +314,21 @@ export class SimulatedRuntime implements ContainerRuntime {
     const pod = await this.getPod(ref);
     const name = pod?.status?.containerStatuses?.find((s) => s.containerID === containerID)?.name;
     if (!pod || !name) throw new Error(`container "${containerID}" not found`);
-    this.o.logger.info({ pod: `${ref.namespace}/${ref.name}`, container: name, command, timeoutSeconds }, 'simulated exec');
-    this.o.recorder.event(
-      pod,
-      'Normal',
-      'SimulatedExec',
-      'Exec',
-      `Simulated exec in container ${name}: ${JSON.stringify(command)}`.slice(0, 1024),
-    );
-    return { exitCode: 0, stdout: '', stderr: '' };
+    const exitCode = simulatedExitCode(pod, command);
+    // Probes run the same command every period: the first run in a container is recorded, not each.
+    const seen = `${containerID}\u0000${command.join('\u0000')}`;
+    if (!this.execsSeen.has(seen)) {
+      this.execsSeen.add(seen);
+      this.o.logger.info({ pod: `${ref.namespace}/${ref.name}`, container: name, command, timeoutSeconds, exitCode }, 'simulated exec');
+      this.o.recorder.event(
+        pod,
+        'Normal',
+        'SimulatedExec',
+        'Exec',
+        `Simulated exec in container ${name}: ${JSON.stringify(command)}`.slice(0, 1024),
+      );
+    }
+    return { exitCode, stdout: '', stderr: exitCode === 0 ? '' : `simulated exit code ${exitCode} (${SIM_EXEC_EXIT_CODES_ANNOTATION})` };
   }
 
   async stopContainer(containerID: string, timeoutSeconds: number): Promise<void> {

@@ -141,11 +141,12 @@ export function andSelectors(a: LabelSelector | undefined, b: LabelSelector | un
 
 const mutatingOperations = new Set<Operation>(['CREATE', 'UPDATE']);
 
-/** The registration's operations whose gate (operationGates) is on. */
+/** The registration's operations whose gate (operationGates; any one of a list) is on. */
 export function registeredOperations(reg: WebhookRegistration, features: FeatureGates): Operation[] {
   return reg.operations.filter((o) => {
     const gate = reg.operationGates?.[o];
-    return !gate || features[gate];
+    if (!gate) return true;
+    return typeof gate === 'string' ? features[gate] : gate.some((g) => features[g]);
   });
 }
 

@@ -22,7 +22,7 @@ import {
   type ResourceType,
 } from '../client.ts';
 import type { SharedInformerFactory } from '../informer.ts';
-import type { AdmissionCache, AdmissionReader } from './types.ts';
+import type { AdmissionCache, AdmissionReader, AdmissionWriter } from './types.ts';
 
 const builtIn: readonly ResourceType[] = [
   ConfigMaps,
@@ -109,6 +109,15 @@ export function informerAdmissionCache(
       if (opts.serves && !opts.serves(apiVersion, kind)) return undefined;
       const lister = await synced(apiVersion, kind);
       return (namespace ? lister.get(namespace, name) : lister.get(name)) as T | undefined;
+    },
+  };
+}
+
+/** Status writes straight to the API server, compare-and-swap on the object's resourceVersion. */
+export function clientAdmissionWriter(client: KubeClient): AdmissionWriter {
+  return {
+    async updateStatus<T>(apiVersion: string, kind: string, obj: T): Promise<T> {
+      return (await client.updateStatus<KubeObject>(resourceTypeFor(apiVersion, kind), obj as KubeObject)) as T;
     },
   };
 }

@@ -41,6 +41,7 @@ import { kinds, parseApiVersion, type KindDefinition } from '../../apis/registry
 import {
   AdmissionDenied,
   type AdmissionCache,
+  type AdmissionWriter,
   type AdmissionContext,
   type AdmissionReader,
   type Operation,
@@ -216,6 +217,8 @@ export interface AdmissionOptions {
   cache?: AdmissionCache;
   /** The process's PodUnavailableBudget guard (pod webhook). */
   pubBudget?: PubBudgetGuard;
+  /** Status writes (WorkloadSpread's subset bookkeeping). */
+  writer?: AdmissionWriter;
   /** ms a handler may take before the request is answered with an error; default 10 s. */
   timeoutMs?: number;
   logger?: Logger;
@@ -274,6 +277,7 @@ function contextOf(req: AdmissionRequest, opts: AdmissionOptions): AdmissionCont
     reader: opts.reader,
     cache: opts.cache,
     pubBudget: opts.pubBudget,
+    writer: opts.writer,
   };
 }
 

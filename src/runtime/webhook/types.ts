@@ -36,6 +36,16 @@ export interface AdmissionContext {
    * process); absent when neither PUB gate is on, and in pure unit tests.
    */
   pubBudget?: PubBudgetGuard;
+  /**
+   * Status writes with optimistic concurrency, for the webhooks that keep books on another object
+   * (WorkloadSpread reserves a subset slot per pod). Absent in pure unit tests.
+   */
+  writer?: AdmissionWriter;
+}
+
+export interface AdmissionWriter {
+  /** PUT …/status carrying obj's resourceVersion: a stale one fails with a 409 Conflict. */
+  updateStatus<T>(apiVersion: string, kind: string, obj: T): Promise<T>;
 }
 
 /**
@@ -96,7 +106,7 @@ export interface WebhookRegistration {
    * operation registered with failurePolicy Fail needs a running manager, so one no feature needs
    * would only block (a namespace's deletion, with the manager down).
    */
-  operationGates?: Partial<Record<Operation, keyof FeatureGates>>;
+  operationGates?: Partial<Record<Operation, keyof FeatureGates | ReadonlyArray<keyof FeatureGates>>>;
   failurePolicy?: 'Fail' | 'Ignore';
   /** The API server's wait for an answer before failurePolicy applies; default BuildOptions.timeoutSeconds. */
   timeoutSeconds?: number;

@@ -3,10 +3,10 @@
 //   - /mutate-pod: failurePolicy Fail, as upstream: a pod silently created without its sidecar
 //     (mesh proxy, log agent) is worse than a retried creation; workload controllers retry.
 //   - /validate-pod: failurePolicy Fail, as upstream, and registered per operation only while a
-//     PodUnavailableBudget gate needs it (DELETE and pods/eviction with the delete gate, UPDATE with
-//     the update gate): a budget that lapsed whenever no manager answered would let a node drain
+//     feature needs it (DELETE and pods/eviction with the PUB delete gate or WorkloadSpread, UPDATE
+//     with the PUB update gate): a budget that lapsed whenever no manager answered would let a node drain
 //     during a manager restart take every replica at once. Every replica serves it (leader or not),
-//     so only a manager with no replica up blocks pod deletion; turning both gates off removes the
+//     so only a manager with no replica up blocks pod deletion; turning those gates off removes the
 //     registration.
 //   - both skip kube-system and the manager's own namespace (namespaceSelector), besides
 //     upstream's `control-plane` namespaces: the control plane and Kruise itself can always start.
@@ -29,6 +29,7 @@ export const POD_WEBHOOK_CACHED_KINDS: ReadonlyArray<{ apiVersion: string; kind:
   { apiVersion: 'v1', kind: 'Namespace' },
   { apiVersion: 'apps/v1', kind: 'ControllerRevision' },
   { apiVersion: 'apps.kruise.io/v1beta1', kind: 'PersistentPodState' },
+  { apiVersion: 'apps.kruise.io/v1beta1', kind: 'WorkloadSpread' },
   // PodUnavailableBudget: budgets (related-pub at creation) and pods (an eviction names its pod only).
   { apiVersion: 'policy.kruise.io/v1beta1', kind: 'PodUnavailableBudget' },
   { apiVersion: 'v1', kind: 'Pod' },
@@ -52,7 +53,7 @@ export const registrations: WebhookRegistration[] = [
     versions: ['v1'],
     operations: ['UPDATE', 'DELETE'],
     // Registered per operation only when a feature that judges it is on (docs/operations.md).
-    operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: 'PodUnavailableBudgetDeleteGate' },
+    operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Fail',
@@ -64,7 +65,7 @@ export const registrations: WebhookRegistration[] = [
     resource: 'pods/eviction',
     versions: ['v1'],
     operations: ['CREATE'],
-    operationGates: { CREATE: 'PodUnavailableBudgetDeleteGate' },
+    operationGates: { CREATE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Fail',

@@ -15,10 +15,12 @@ import type { FeatureGates } from '../../apis/features.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
 import { APPS_GROUP } from '../../apis/constants.ts';
-import type { AdmissionCache, AdmissionContext } from '../../runtime/webhook/types.ts';
+import type { AdmissionCache, AdmissionContext, AdmissionReader, AdmissionWriter } from '../../runtime/webhook/types.ts';
 import type { StoredSidecarSet } from '../../util/sidecarset.ts';
 import { injectPodReadinessGate, initializeContainerLaunchPriority, moveLivenessProbesToContext } from './handlers.ts';
 import { injectSidecarSets, sidecarSetsToInject } from './sidecarset.ts';
+import { injectWorkloadSpread, recordPodDeletion } from './workloadspread.ts';
+import { logger } from '../../runtime/log.ts';
 import { injectPersistentPodState } from './persistentpodstate.ts';
 import { annotateRelatedPub, validatePodUnavailableBudget } from './pub.ts';
 
@@ -27,6 +29,10 @@ export interface PodAdmission {
   features: FeatureGates;
   /** Informer-backed reads; without it (pure unit tests of other handlers) nothing is read. */
   cache?: AdmissionCache;
+  /** Status writes (WorkloadSpread reserves a subset slot) and the live reads after a lost race. */
+  writer?: AdmissionWriter;
+  reader?: AdmissionReader;
+  dryRun?: boolean;
   now: Date;
   random: () => number;
 }
@@ -69,8 +75,19 @@ export const podMutatingHandlers: readonly PodMutatingHandler[] = [
     enabled: always,
     mutate: (pod, req) => injectPodReadinessGate(pod, req.features.KruisePodReadinessGate),
   },
-  // Injects the matched-workloadspread annotation and subset patch; lands with WorkloadSpread.
-  { name: 'WorkloadSpread', enabled: (f) => f.WorkloadSpread, mutate: notYet },
+  {
+    name: 'WorkloadSpread',
+    enabled: (f) => f.WorkloadSpread,
+    mutate: (pod, req) =>
+      !!req.cache &&
+      injectWorkloadSpread(pod, {
+        cache: req.cache,
+        writer: req.writer,
+        reader: req.reader,
+        dryRun: req.dryRun,
+        now: () => req.now.getTime(),
+      }),
+  },
   { name: 'SidecarSet injection', enabled: always, mutate: injectSidecarSetsFromCache },
   { name: 'container launch priority', enabled: always, mutate: (pod, req) => initializeContainerLaunchPriority(pod, req.random) },
   {
@@ -107,7 +124,15 @@ export async function mutatePodWebhook(pod: Pod, ctx: AdmissionContext): Promise
   if (!hadNamespace) pod.metadata.namespace = ctx.namespace;
   // Pods already being deleted or finished are never injected (IsActivePod).
   if (pod.metadata.deletionTimestamp || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return;
-  await mutatePod(pod, { features: ctx.features, cache: ctx.cache, now: new Date(), random: Math.random });
+  await mutatePod(pod, {
+    features: ctx.features,
+    cache: ctx.cache,
+    writer: ctx.writer,
+    reader: ctx.reader,
+    dryRun: ctx.dryRun,
+    now: new Date(),
+    random: Math.random,
+  });
   if (!hadNamespace) delete pod.metadata.namespace;
 }
 
@@ -133,9 +158,33 @@ export interface PodValidatingHandler {
 
 const allowAll = () => [];
 
+/**
+ * WorkloadSpread books a deleted or evicted pod in its subset's deletingPods; it never refuses, and
+ * a failed write only costs the subset its early refill (the controller recounts), so it is logged.
+ */
+async function recordWorkloadSpreadDeletion(req: PodValidation): Promise<FieldError[]> {
+  const { ctx } = req;
+  if (!ctx.cache) return [];
+  try {
+    const pod = req.oldPod ?? (await ctx.cache.get<Pod>('v1', 'Pod', req.name, req.namespace));
+    await recordPodDeletion(pod, req.operation === 'EVICT' ? 'Eviction' : 'Delete', {
+      cache: ctx.cache,
+      writer: ctx.writer,
+      reader: ctx.reader,
+      dryRun: ctx.dryRun,
+      now: () => Date.now(),
+    });
+  } catch (err) {
+    logger.info(
+      { pod: `${req.namespace}/${req.name}`, err: err instanceof Error ? err.message : String(err) },
+      'WorkloadSpread could not record a pod deletion',
+    );
+  }
+  return [];
+}
+
 export const podValidatingHandlers: readonly PodValidatingHandler[] = [
-  // Accounts deletions and evictions against WorkloadSpread subsets; lands with WorkloadSpread.
-  { name: 'WorkloadSpread', enabled: (f, op) => f.WorkloadSpread && op !== 'UPDATE', validate: allowAll },
+  { name: 'WorkloadSpread', enabled: (f, op) => f.WorkloadSpread && op !== 'UPDATE', validate: recordWorkloadSpreadDeletion },
   // Refuses what would take more pods out of service than a PodUnavailableBudget allows.
   {
     name: 'PodUnavailableBudget',

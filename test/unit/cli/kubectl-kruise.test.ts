@@ -14,6 +14,7 @@ import { parseDuration } from '../../../src/cli/kubectl/rollout.ts';
 import { containerRecreateRequest, instantiate } from '../../../src/cli/kubectl/create.ts';
 import { sidecarContainer } from '../../../src/cli/kubectl/misc.ts';
 import { cloneSet, NOW, pod, revisionOf, template } from '../cloneset/fixtures.ts';
+import { templateFromRevision } from '../../../src/util/revision-data.ts';
 
 const ASTS = kruiseResource('StatefulSet');
 const ADS = kruiseResource('DaemonSet');
@@ -312,6 +313,18 @@ describe('undo, create, exec helpers', () => {
       true,
     );
     assert.equal(sameTemplate(template('nginx:1'), template('nginx:2')), false);
+  });
+  it('the template a revision records equals the live template it was made from (undo to the current revision is skipped)', () => {
+    const live = {
+      metadata: { labels: { app: 'demo' } },
+      spec: {
+        containers: [{ name: 'main', image: 'nginx:1', imagePullPolicy: 'IfNotPresent', resources: { requests: { memory: '1Gi' } } }],
+        restartPolicy: 'Always',
+      },
+    };
+    const cs = cloneSet({ template: live });
+    assert.equal(sameTemplate(cs.spec!.template, templateFromRevision(revisionOf(cs))), true);
+    assert.equal(sameTemplate(cs.spec!.template, templateFromRevision(revisionOf(cloneSet({ template: template('nginx:2') })))), false);
   });
   it('a CRR carries kruise-tools defaults; no --containers means every container', () => {
     const p = pod('p', {

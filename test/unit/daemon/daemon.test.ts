@@ -55,7 +55,7 @@ test('a single-node scope watches only its node', () => {
   const rt = new FakeRuntime();
   const s = singleNodeScope('node-a', rt);
   assert.deepEqual(
-    [s.crrSelector, s.podSelector, s.nodeImageSelector],
+    [s.crrSelector, s.podSelector, s.nodeNamedSelector],
     [
       { labelSelector: 'crr.apps.kruise.io/node-name=node-a' },
       { fieldSelector: 'spec.nodeName=node-a' },

@@ -81,6 +81,9 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'PodUnavailableBudget.policy.kruise.io',
     'ResourceDistribution',
     'PersistentPodState',
+    'PodProbeMarker',
+    'NodePodProbe',
+    'WorkloadSpread',
   ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
   assert.ok(
@@ -91,6 +94,8 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
   assert.ok(sel.run.some((c) => c.name === 'daemonset'));
   assert.ok(sel.run.some((c) => c.name === 'statefulset'));
   assert.ok(sel.run.some((c) => c.name === 'persistentpodstate'));
+  assert.ok(sel.run.some((c) => c.name === 'podprobemarker'));
+  assert.ok(sel.run.some((c) => c.name === 'nodepodprobe'));
   assert.ok(
     sel.skipped.every((s) => s.reason.startsWith('feature gate')),
     JSON.stringify(sel.skipped),

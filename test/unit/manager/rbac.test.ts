@@ -31,7 +31,13 @@ function sources(dir: string): string {
   const abs = path.join(root, dir);
   const files = readdirSync(abs, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && path.basename(f) !== 'rbac.ts');
   // Comments name kinds in prose; only code counts.
-  return files.map((f) => readFileSync(path.join(abs, f), 'utf8').replace(/\/\/.*$/gm, '')).join('\n');
+  return files
+    .map((f) =>
+      readFileSync(path.join(abs, f), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/\/\/.*$/gm, ''),
+    )
+    .join('\n');
 }
 
 /** Resource types named in code (by their client.ts identifier) that the accesses do not cover. */

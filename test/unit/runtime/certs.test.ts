@@ -219,10 +219,12 @@ describe('webhook configurations', () => {
       buildWebhookConfigurations(allRegistrations, { clientMode: urlMode, features: f })
         .validating.webhooks!.filter((w) => w.rules.some((r) => r.operations.includes('DELETE')))
         .map((w) => w.name);
-    // vpod.kb.io judges pod DELETE for PodUnavailableBudget (its own gate).
-    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: false, PodUnavailableBudgetDeleteGate: false }), []);
-    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: false, PodUnavailableBudgetDeleteGate: true }), ['vpod.kb.io']);
-    assert.deepEqual(deleting({ ...features, ResourcesDeletionProtection: true, PodUnavailableBudgetDeleteGate: false }), [
+    // vpod.kb.io judges pod DELETE for PodUnavailableBudget and WorkloadSpread (either gate).
+    const off = { ResourcesDeletionProtection: false, PodUnavailableBudgetDeleteGate: false, WorkloadSpread: false };
+    assert.deepEqual(deleting({ ...features, ...off }), []);
+    assert.deepEqual(deleting({ ...features, ...off, PodUnavailableBudgetDeleteGate: true }), ['vpod.kb.io']);
+    assert.deepEqual(deleting({ ...features, ...off, WorkloadSpread: true }), ['vpod.kb.io']);
+    assert.deepEqual(deleting({ ...features, ...off, ResourcesDeletionProtection: true }), [
       'vbuiltindeployment.kb.io',
       'vbuiltinreplicaset.kb.io',
       'vbuiltinstatefulset.kb.io',

@@ -1,0 +1,211 @@
+// The PodProbeMarker controller (spec §15, upstream pkg/controller/podprobemarker, gate
+// PodProbeMarkerGate): keeps each node's NodePodProbe listing the marker's probes for the matched
+// pods on that node (`<marker>#<probe>`), holds the cleanup finalizer so a deleted marker's probes
+// leave every NodePodProbe first, and reports observedGeneration / matchedPods. planPodProbeMarker
+// (plan.ts) decides; this file applies the plan.
+//
+// NodePodProbes are written by every marker of the cluster (and by the NodePodProbe controller),
+// so each write is an update carrying the resourceVersion read: a concurrent writer turns ours into
+// a 409 and the round is looked at again from the newer object. Written versions are expected in
+// the cache before the next round plans from it.
+import { FINALIZER_NODE_POD_PROBE_CLEANUP } from '../../apis/constants.ts';
+import type { Node, Pod } from '../../apis/core-objects.ts';
+import { NodePodProbes, Nodes, PatchType, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
+import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { access, READ, WRITE } from '../../runtime/rbac.ts';
+import { LowPriority } from '../../runtime/workqueue.ts';
+import { applyWrites, writeStatus } from '../../runtime/writes.ts';
+import { labelSelectorAsSelector, type Selector } from '../../util/labelselector.ts';
+import { isPodActive } from '../../util/pod.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { planPodProbeMarker, type StoredNPP, type StoredPPM } from './plan.ts';
+
+/** How soon a marker whose cache copies are behind our own writes is looked at again. */
+const CACHE_WAIT_MS = 500;
+
+export interface PodProbeMarkerCache {
+  getMarker(namespace: string, name: string): StoredPPM | undefined;
+  listPods(namespace: string, selector: Selector): Pod[];
+  getNode(name: string): Node | undefined;
+  listNodePodProbes(): StoredNPP[];
+}
+
+export interface PodProbeMarkerDeps {
+  cache: PodProbeMarkerCache;
+  client: Pick<KubeClient, 'patch' | 'update' | 'updateStatus'>;
+  recorder: EventRecorder;
+  log: Logger;
+  resourceVersions: ResourceVersionExpectations;
+}
+
+export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerDeps): Promise<ReconcileResult> {
+  const { cache, client, resourceVersions, log } = deps;
+  const { namespace = '', name } = splitKey(key);
+  const ppm = cache.getMarker(namespace, name);
+  if (!ppm) return {};
+  const nodePodProbes = cache.listNodePodProbes();
+  const wait = expectationGate(
+    [ppm, ...nodePodProbes].map((o) => resourceVersions.check(o, `${o.kind ?? 'object'} resourceVersion`, CACHE_WAIT_MS)),
+    log,
+  );
+  if (wait !== undefined) return { requeueAfter: wait };
+  let selector: Selector;
+  try {
+    selector = labelSelectorAsSelector(ppm.spec?.selector);
+  } catch (err) {
+    // Admission refuses such selectors; one stored before (or past) it is reported, not retried.
+    deps.recorder.event(ppm, 'Warning', 'InvalidSelector', 'Reconcile', `invalid selector: ${(err as Error).message}`);
+    return {};
+  }
+  const plan = planPodProbeMarker({ ppm, pods: cache.listPods(namespace, selector), getNode: cache.getNode, nodePodProbes });
+  for (const e of new Set(plan.errors)) log.warn({ podProbeMarker: key }, e);
+  return applyWrites(async () => {
+    let current = ppm;
+    if (plan.addFinalizer) {
+      current = await client.patch<StoredPPM>(
+        PodProbeMarkers,
+        name,
+        {
+          metadata: {
+            resourceVersion: ppm.metadata.resourceVersion,
+            finalizers: [...(ppm.metadata.finalizers ?? []), FINALIZER_NODE_POD_PROBE_CLEANUP],
+          },
+        },
+        { namespace, patchType: PatchType.Merge },
+      );
+      resourceVersions.expect(current);
+    }
+    for (const { npp, spec } of plan.nodeProbes) {
+      resourceVersions.expect(await client.update<StoredNPP>(NodePodProbes, { ...npp, spec }));
+      log.info({ podProbeMarker: key, nodePodProbe: npp.metadata.name }, 'updated NodePodProbe');
+    }
+    if (plan.removeFinalizer) {
+      await client.patch(
+        PodProbeMarkers,
+        name,
+        {
+          metadata: {
+            resourceVersion: ppm.metadata.resourceVersion,
+            finalizers: (ppm.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_NODE_POD_PROBE_CLEANUP),
+          },
+        },
+        { namespace, patchType: PatchType.Merge },
+      );
+      log.info({ podProbeMarker: key }, 'removed its probes from every NodePodProbe; finalizer released');
+      return {};
+    }
+    const w = await writeStatus(client, PodProbeMarkers, current, plan.status, resourceVersions);
+    return w.ended ?? {};
+  });
+}
+
+const initializedOnNode = (pod: Pod) =>
+  !!pod.spec?.nodeName && isPodActive(pod) && (pod.status?.conditions ?? []).some((c) => c.type === 'Initialized' && c.status === 'True');
+
+/**
+ * What makes a marker look again: the marker itself; a pod becoming probe-able (Initialized on a
+ * node), changing IP, labels, or leaving (inactive, deleted) — for every marker of its namespace
+ * that selects it before or after; a NodePodProbe appearing for a node (its pods are listed now).
+ */
+export function makePodProbeMarkerHandlers(deps: {
+  queue: { add(key: string, opts?: { priority?: number }): void };
+  resourceVersions: ResourceVersionExpectations;
+  listMarkers(namespace?: string): StoredPPM[];
+}) {
+  const key = (o: { metadata: { namespace?: string; name?: string } }) => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+  const selects = (ppm: StoredPPM, pod: Pod | undefined) => {
+    if (!pod) return false;
+    try {
+      return labelSelectorAsSelector(ppm.spec?.selector).matches(pod.metadata.labels ?? {});
+    } catch {
+      return false;
+    }
+  };
+  const podChanged = (old: Pod | undefined, cur: Pod) => {
+    for (const ppm of deps.listMarkers(cur.metadata.namespace)) if (selects(ppm, old) || selects(ppm, cur)) deps.queue.add(key(ppm));
+  };
+  const marker: EventHandler<StoredPPM> = {
+    onAdd: (ppm, initial) => {
+      deps.resourceVersions.observe(ppm);
+      deps.queue.add(key(ppm), initial ? { priority: LowPriority } : {});
+    },
+    onUpdate: (_old, cur) => {
+      deps.resourceVersions.observe(cur);
+      deps.queue.add(key(cur));
+    },
+    onDelete: (obj) => deps.resourceVersions.delete(unwrapDeleted(obj)),
+  };
+  const pod: EventHandler<Pod> = {
+    onUpdate: (old, cur) => {
+      const before = initializedOnNode(old);
+      const after = initializedOnNode(cur);
+      if (!before && !after) return;
+      const relabelled = JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(cur.metadata.labels ?? {});
+      if (before !== after || relabelled || old.status?.podIP !== cur.status?.podIP) podChanged(old, cur);
+    },
+    onDelete: (obj) => {
+      const p = unwrapDeleted(obj);
+      if (p.spec?.nodeName) podChanged(undefined, p);
+    },
+  };
+  const nodePodProbe: EventHandler<StoredNPP> = {
+    onAdd: (npp, initial) => {
+      deps.resourceVersions.observe(npp);
+      if (!initial) for (const ppm of deps.listMarkers()) deps.queue.add(key(ppm));
+    },
+    onUpdate: (_old, cur) => deps.resourceVersions.observe(cur),
+    onDelete: (obj) => deps.resourceVersions.delete(unwrapDeleted(obj)),
+  };
+  return { marker, pod, nodePodProbe };
+}
+
+export const podProbeMarkerController: ControllerSetup = {
+  name: 'podprobemarker',
+  clientName: 'PodProbeMarker-controller',
+  kinds: ['PodProbeMarker', 'NodePodProbe'],
+  gate: 'PodProbeMarkerGate',
+  access: [
+    access(PodProbeMarkers, [...READ, 'update', 'patch']),
+    access(PodProbeMarkers, ['update', 'patch'], 'status'),
+    access(NodePodProbes, [...READ, ...WRITE]),
+    access(Pods, READ),
+    access(Nodes, READ),
+  ],
+  setup(deps: ControllerDeps) {
+    const scope = deps.namespace ? { namespace: deps.namespace } : {};
+    const markers = deps.informers.informerFor<StoredPPM>(PodProbeMarkers, scope);
+    const pods = deps.informers.informerFor<Pod>(Pods, scope);
+    const nodes = deps.informers.informerFor<Node>(Nodes);
+    const nodePodProbes = deps.informers.informerFor<StoredNPP>(NodePodProbes);
+    const resourceVersions = new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs });
+    const controller = managerController('podprobemarker', deps, (key) =>
+      reconcilePodProbeMarker(key, {
+        cache: {
+          getMarker: (ns, n) => markers.lister.get(ns, n),
+          listPods: (ns, selector) => pods.lister.list(ns, selector),
+          getNode: (n) => nodes.lister.get(n),
+          listNodePodProbes: () => nodePodProbes.lister.list(),
+        },
+        client: deps.client,
+        recorder: deps.recorder,
+        log: deps.logger,
+        resourceVersions,
+      }),
+    );
+    const handlers = makePodProbeMarkerHandlers({
+      queue: controller.queue,
+      resourceVersions,
+      listMarkers: (ns) => markers.lister.list(ns),
+    });
+    markers.addEventHandler(handlers.marker);
+    pods.addEventHandler(handlers.pod);
+    nodePodProbes.addEventHandler(handlers.nodePodProbe);
+    return {
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [markers, pods, nodes, nodePodProbes]),
+    };
+  },
+};

@@ -1,0 +1,263 @@
+// The WorkloadSpread controller (spec §10, upstream pkg/controller/workloadspread): reads the
+// WorkloadSpread, its workload, the workload's pods and the nodes from informer caches, asks
+// planWorkloadSpread for the round and carries it out: pod-deletion-cost (and late-match) patches,
+// the status (compare-and-swap: the pod webhook writes the same status, so a lost race requeues),
+// then the deletion of pods stuck unschedulable past rescheduleCriticalSeconds.
+
+import type { Node, Pod } from '../../apis/core-objects.ts';
+import {
+  AdvancedStatefulSets,
+  CloneSets,
+  Deployments,
+  Jobs,
+  Nodes,
+  PatchType,
+  Pods,
+  ReplicaSets,
+  StatefulSets,
+  ignoreNotFound,
+  kruiseResource,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+} from '../../runtime/client.ts';
+import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { access, READ } from '../../runtime/rbac.ts';
+import { applyWrites, writeStatus } from '../../runtime/writes.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
+import {
+  VERSION_IGNORED,
+  controllerOf,
+  groupOf,
+  isPodSelected,
+  matchedWorkloadSpreadOf,
+  workloadReplicasOf,
+  type SpreadView,
+} from '../../util/workloadspread.ts';
+import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { planWorkloadSpread } from './plan.ts';
+
+export const WorkloadSpreads = kruiseResource('WorkloadSpread');
+
+type StoredWS = SpreadView & KubeObject & { metadata: KubeObject['metadata'] & { name: string; namespace: string } };
+type Workload = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+
+/** The workload kinds a WorkloadSpread targets, by group and kind (spec §10). */
+const TARGETS: ReadonlyArray<{ group: string; kind: string; type: ResourceType }> = [
+  { group: 'apps.kruise.io', kind: 'CloneSet', type: CloneSets },
+  { group: 'apps', kind: 'Deployment', type: Deployments },
+  { group: 'apps', kind: 'ReplicaSet', type: ReplicaSets },
+  { group: 'batch', kind: 'Job', type: Jobs },
+  { group: 'apps', kind: 'StatefulSet', type: StatefulSets },
+  { group: 'apps.kruise.io', kind: 'StatefulSet', type: AdvancedStatefulSets },
+];
+/** Targets whose scale-down honours pod-deletion-cost. */
+const DELETION_COST_KINDS = new Set(['CloneSet', 'Deployment', 'ReplicaSet']);
+const DEPLOYMENT_REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
+
+/** What one reconcile reads; informer caches in production, plain objects in unit tests. */
+export interface SpreadCache {
+  getWorkloadSpread(namespace: string, name: string): StoredWS | undefined;
+  getWorkload(group: string, kind: string, namespace: string, name: string): Workload | undefined;
+  /** Objects (pods, ReplicaSets) whose controller has this uid. */
+  ownedBy<T extends KubeObject>(kind: 'Pod' | 'ReplicaSet', uid: string): T[];
+  node(name: string): Node | undefined;
+}
+
+export interface SpreadReconcilerDeps {
+  cache: SpreadCache;
+  client: Pick<KubeClient, 'updateStatus' | 'patch' | 'delete'>;
+  recorder: EventRecorder;
+  log: Logger;
+  clock?: Clock;
+}
+
+/** The workload's pods and, for Deployments, the version its newest ReplicaSet runs. */
+function podsAndVersion(cache: SpreadCache, ws: StoredWS, workload: Workload): { pods: Pod[]; latestVersion: string } {
+  const uid = workload.metadata.uid ?? '';
+  const kind = ws.spec.targetRef.kind;
+  if (kind === 'Deployment') {
+    const sets = cache.ownedBy<Workload>('ReplicaSet', uid).filter((rs) => !rs.metadata.deletionTimestamp);
+    const newest = [...sets].sort(
+      (a, b) =>
+        Number(b.metadata.annotations?.[DEPLOYMENT_REVISION_ANNOTATION] ?? 0) -
+        Number(a.metadata.annotations?.[DEPLOYMENT_REVISION_ANNOTATION] ?? 0),
+    )[0];
+    return {
+      pods: sets.flatMap((rs) => cache.ownedBy<Pod>('Pod', rs.metadata.uid ?? '')),
+      latestVersion: newest?.metadata.labels?.['pod-template-hash'] ?? '',
+    };
+  }
+  const pods = cache.ownedBy<Pod>('Pod', uid);
+  if (kind === 'ReplicaSet') return { pods, latestVersion: workload.metadata.labels?.['pod-template-hash'] ?? '' };
+  return { pods, latestVersion: VERSION_IGNORED };
+}
+
+export class WorkloadSpreadReconciler {
+  private readonly clock: Clock;
+  constructor(private readonly deps: SpreadReconcilerDeps) {
+    this.clock = deps.clock ?? realClock;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { namespace = '', name } = splitKey(key);
+    const { cache, client, recorder } = this.deps;
+    const ws = cache.getWorkloadSpread(namespace, name);
+    if (!ws || ws.metadata.deletionTimestamp || !ws.spec?.targetRef) return {};
+    const ref = ws.spec.targetRef;
+    const workload = cache.getWorkload(groupOf(ref.apiVersion), ref.kind, namespace, ref.name);
+    let pods: Pod[] = [];
+    let latestVersion = VERSION_IGNORED;
+    let workloadReplicas = 0;
+    try {
+      if (workload) {
+        ({ pods, latestVersion } = podsAndVersion(cache, ws, workload));
+        workloadReplicas = workloadReplicasOf(ws, workload);
+      }
+      pods = pods.filter((p) => isPodSelected(ws, p.metadata.labels));
+    } catch (err) {
+      // A bad targetFilter (selector, replicas path) must not take the controller down: report it.
+      recorder.event(
+        ws,
+        'Warning',
+        'FailedSync',
+        'Reconcile',
+        `failed to read the workload's pods: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      return {};
+    }
+    let plan;
+    try {
+      plan = planWorkloadSpread({
+        ws,
+        pods,
+        workloadReplicas,
+        latestVersion,
+        deletionCost: DELETION_COST_KINDS.has(ref.kind),
+        node: (n) => cache.node(n),
+        now: this.clock.now(),
+      });
+    } catch (err) {
+      // A malformed object must not take the controller down or hot-loop it: report it where
+      // users look and wait for the next change.
+      recorder.event(
+        ws,
+        'Warning',
+        'FailedSync',
+        'Reconcile',
+        `failed to reconcile WorkloadSpread: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      throw new TerminalError(`cannot plan WorkloadSpread ${key}`, { cause: err });
+    }
+    for (const e of plan.events) recorder.event(ws, e.type, e.reason, 'Reconcile', e.message);
+
+    return applyWrites(async () => {
+      for (const p of plan.podPatches) {
+        await ignoreNotFound(client.patch(Pods, p.name, { metadata: p.metadata }, { namespace, patchType: PatchType.StrategicMerge }));
+      }
+      const { ended } = await writeStatus(client, WorkloadSpreads, ws, plan.status);
+      if (ended) return ended;
+      for (const podName of plan.podsToDelete) {
+        try {
+          await ignoreNotFound(client.delete(Pods, podName, { namespace }));
+        } catch (err) {
+          recorder.event(
+            ws,
+            'Warning',
+            'DeletePodFailed',
+            'Delete',
+            `Failed to delete unschedulabe Pod ${namespace}/${podName} in Subset ${matchedSubset(pods, podName)} of WorkloadSpread ${namespace}/${name}`,
+          );
+          throw err;
+        }
+      }
+      return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : {};
+    });
+  }
+}
+
+const matchedSubset = (pods: readonly Pod[], name: string) =>
+  matchedWorkloadSpreadOf(pods.find((p) => p.metadata.name === name) ?? { metadata: {} })?.subset ?? '';
+
+export const workloadSpreadController: ControllerSetup = {
+  name: 'workloadspread',
+  gate: 'WorkloadSpread',
+  kinds: ['WorkloadSpread'],
+  access: [
+    access(WorkloadSpreads, READ),
+    access(WorkloadSpreads, ['update', 'patch'], 'status'),
+    access(Pods, [...READ, 'patch', 'delete']),
+    access(Nodes, READ),
+    access(CloneSets, READ),
+    access(AdvancedStatefulSets, READ),
+    access(Deployments, READ),
+    access(ReplicaSets, READ),
+    access(StatefulSets, READ),
+    access(Jobs, READ),
+  ],
+  setup(deps: ControllerDeps) {
+    const scope = deps.namespace ? { namespace: deps.namespace } : {};
+    const spreads = deps.informers.informerFor<StoredWS>(WorkloadSpreads, scope);
+    const pods = deps.informers.informerFor<Pod>(Pods, scope);
+    const nodes = deps.informers.informerFor<Node>(Nodes);
+    const targets = TARGETS.filter((t) => t.group !== 'apps.kruise.io' || deps.served(t.kind)).map((t) => ({
+      ...t,
+      informer: deps.informers.informerFor<Workload>(t.type, scope),
+    }));
+    const replicaSets = targets.find((t) => t.kind === 'ReplicaSet')!.informer;
+    const cache: SpreadCache = {
+      getWorkloadSpread: (ns, n) => spreads.lister.get(ns, n),
+      getWorkload: (group, kind, ns, n) => targets.find((t) => t.group === group && t.kind === kind)?.informer.lister.get(ns, n),
+      ownedBy: <T extends KubeObject>(kind: 'Pod' | 'ReplicaSet', uid: string) =>
+        (kind === 'Pod' ? pods : replicaSets).lister.byIndex(OwnerUIDIndex, uid) as unknown as T[],
+      node: (n) => nodes.lister.get(n),
+    };
+    const reconciler = new WorkloadSpreadReconciler({ cache, client: deps.client, recorder: deps.recorder, log: deps.logger });
+    const controller = managerController('workloadspread', deps, (key) => reconciler.reconcile(key));
+    const enqueue = (ws: StoredWS) => controller.queue.add(`${ws.metadata.namespace}/${ws.metadata.name}`);
+
+    /** The WorkloadSpreads targeting a workload (group, kind, name) in a namespace. */
+    const targeting = (ns: string, group: string, kind: string, name: string) =>
+      spreads.lister
+        .list(ns)
+        .filter(
+          (ws) =>
+            ws.spec?.targetRef &&
+            groupOf(ws.spec.targetRef.apiVersion) === group &&
+            ws.spec.targetRef.kind === kind &&
+            ws.spec.targetRef.name === name,
+        );
+
+    spreads.addEventHandler({ onAdd: enqueue, onUpdate: (_o, cur) => enqueue(cur), onDelete: () => {} });
+    for (const t of targets) {
+      const onWorkload = (obj: Workload) =>
+        targeting(obj.metadata.namespace ?? '', t.group, t.kind, obj.metadata.name ?? '').forEach(enqueue);
+      t.informer.addEventHandler({
+        onAdd: onWorkload,
+        onUpdate: (_o, cur) => onWorkload(cur),
+        onDelete: (o) => onWorkload(unwrapDeleted(o)),
+      });
+    }
+    const onPod = (pod: Pod) => {
+      const ns = pod.metadata.namespace ?? '';
+      const matched = matchedWorkloadSpreadOf(pod);
+      if (matched) {
+        const ws = spreads.lister.get(ns, matched.name);
+        if (ws) enqueue(ws);
+      }
+      let owner = controllerOf(pod);
+      // A ReplicaSet's pods also concern WorkloadSpreads of its Deployment.
+      for (let depth = 0; owner && depth < 2; depth++) {
+        targeting(ns, groupOf(owner.apiVersion), owner.kind, owner.name).forEach(enqueue);
+        owner = owner.kind === 'ReplicaSet' ? controllerOf(replicaSets.lister.get(ns, owner.name) ?? { metadata: {} }) : undefined;
+      }
+    };
+    const podHandler: EventHandler<Pod> = { onAdd: onPod, onUpdate: (_o, cur) => onPod(cur), onDelete: (o) => onPod(unwrapDeleted(o)) };
+    pods.addEventHandler(podHandler);
+
+    return { run: (signal: AbortSignal) => controller.runAfterSync(signal, [spreads, pods, nodes, ...targets.map((t) => t.informer)]) };
+  },
+};

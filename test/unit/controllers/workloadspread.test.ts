@@ -1,0 +1,317 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Node, Pod } from '../../../src/apis/core-objects.ts';
+import { planWorkloadSpread, type SpreadInputs } from '../../../src/controllers/workloadspread/plan.ts';
+import { WorkloadSpreadReconciler } from '../../../src/controllers/workloadspread/controller.ts';
+import { StatusError } from '../../../src/runtime/client.ts';
+import type { SpreadView, SubsetStatus } from '../../../src/util/workloadspread.ts';
+
+const NOW = Date.parse('2026-01-02T03:04:05Z');
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+const ago = (s: number) => iso(NOW - s * 1000);
+
+type Subsets = SpreadView['spec']['subsets'];
+const ws = (subsets: Subsets, status?: SpreadView['status'], extra: Partial<SpreadView['spec']> = {}): SpreadInputs['ws'] => ({
+  metadata: { name: 'ws', namespace: 'default', generation: 3 },
+  spec: { targetRef: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'cs' }, subsets, ...extra },
+  status,
+});
+const ZONES: Subsets = [
+  { name: 'a', maxReplicas: 2, requiredNodeSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } },
+  { name: 'b', maxReplicas: 2, requiredNodeSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['b'] }] } },
+  { name: 'c', requiredNodeSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['c'] }] } },
+];
+
+interface PodOpts {
+  subset?: string;
+  ready?: boolean;
+  cost?: string;
+  node?: string;
+  created?: number;
+  phase?: string;
+  unschedulable?: boolean;
+  uid?: string;
+}
+function pod(name: string, o: PodOpts = {}): Pod {
+  const annotations: Record<string, string> = {};
+  if (o.subset)
+    annotations['apps.kruise.io/matched-workloadspread'] = JSON.stringify({
+      name: 'ws',
+      subset: o.subset,
+      ...(o.uid ? { uid: o.uid } : {}),
+    });
+  if (o.cost) annotations['controller.kubernetes.io/pod-deletion-cost'] = o.cost;
+  const conditions = o.unschedulable
+    ? [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }]
+    : [{ type: 'Ready', status: o.ready === false ? 'False' : 'True', lastTransitionTime: ago(100) }];
+  return {
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: `uid-${name}`,
+      creationTimestamp: ago(o.created ?? 100),
+      annotations,
+      ownerReferences: [{ apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'cs', uid: 'cs-uid', controller: true }],
+    },
+    spec: { containers: [{ name: 'main', image: 'nginx' }], ...(o.node ? { nodeName: o.node } : {}) },
+    status: { phase: o.phase ?? (o.unschedulable ? 'Pending' : 'Running'), conditions },
+  };
+}
+const node = (name: string, zone: string): Node => ({ metadata: { name, labels: { zone } } });
+const NODES = new Map([
+  ['n-a', node('n-a', 'a')],
+  ['n-b', node('n-b', 'b')],
+  ['n-c', node('n-c', 'c')],
+]);
+const plan = (w: SpreadInputs['ws'], pods: Pod[], replicas = 6, extra: Partial<SpreadInputs> = {}) =>
+  planWorkloadSpread({
+    ws: w,
+    pods,
+    workloadReplicas: replicas,
+    latestVersion: 'versionIgnored',
+    deletionCost: true,
+    node: (n) => NODES.get(n),
+    now: NOW,
+    ...extra,
+  });
+const brief = (s: SubsetStatus) => [s.name, s.replicas, s.missingReplicas];
+
+describe('WorkloadSpread planner: replicas and missingReplicas', () => {
+  test('2/2/2 over a/b/c (2, 2, nil): full subsets have 0 missing, unlimited -1', () => {
+    const pods = ['a', 'a', 'b', 'b', 'c', 'c'].map((z, i) => pod(`p${i}`, { subset: z }));
+    const p = plan(ws(ZONES), pods);
+    assert.deepEqual(p.status!.subsetStatuses!.map(brief), [
+      ['a', 2, 0],
+      ['b', 2, 0],
+      ['c', 2, -1],
+    ]);
+    assert.deepEqual(Object.keys(p.status!.versionedSubsetStatuses!), ['versionIgnored']);
+    assert.equal(p.status!.observedGeneration, 3);
+  });
+  test('percent maxReplicas scale (round up) against the workload replicas', () => {
+    const pods = [pod('p0', { subset: 'a' })];
+    const p = plan(ws([{ name: 'a', maxReplicas: '50%' }, { name: 'b' }]), pods, 5);
+    assert.deepEqual(p.status!.subsetStatuses!.map(brief), [
+      ['a', 1, 2],
+      ['b', 0, -1],
+    ]);
+  });
+  test('inactive pods count neither as replicas nor against missing', () => {
+    const done = pod('p0', { subset: 'a', phase: 'Succeeded' });
+    const p = plan(ws(ZONES), [done, pod('p1', { subset: 'a' })]);
+    assert.deepEqual(brief(p.status!.subsetStatuses![0]!), ['a', 1, 1]);
+  });
+});
+
+describe('WorkloadSpread planner: creatingPods / deletingPods', () => {
+  const versioned = (entries: Partial<SubsetStatus>[]) => ({
+    versionedSubsetStatuses: { versionIgnored: entries.map((e, i) => ({ name: ZONES[i]!.name, replicas: 0, missingReplicas: 0, ...e })) },
+  });
+  test('an entry whose pod appeared is dropped; a live one holds a slot and schedules the next round; an expired one warns', () => {
+    const status = versioned([{ creatingPods: { p0: ago(5), p9: ago(10) } }, { creatingPods: { gone: ago(31) } }]);
+    const p = plan(ws(ZONES), [pod('p0', { subset: 'a' })], 6);
+    // Upstream keeps the statuses of subsetStatuses and of each version apart; check the version's.
+    const v = plan(ws(ZONES, status), [pod('p0', { subset: 'a' })], 6).status!.versionedSubsetStatuses!.versionIgnored!;
+    assert.deepEqual(v[0], { name: 'a', replicas: 1, missingReplicas: 0, creatingPods: { p9: ago(10) } });
+    assert.deepEqual(v[1], { name: 'b', replicas: 0, missingReplicas: 2 });
+    assert.equal(p.requeueAfterMs, undefined);
+    const p2 = plan(ws(ZONES, status), [pod('p0', { subset: 'a' })], 6);
+    assert.equal(p2.requeueAfterMs, 20_000);
+  });
+  test('a generated uid entry is cleared by the pod carrying that uid', () => {
+    const status = versioned([{ creatingPods: { 'gen-1': ago(1) } }]);
+    const v = plan(ws(ZONES, status), [pod('cs-xyz', { subset: 'a', uid: 'gen-1' })]).status!.versionedSubsetStatuses!.versionIgnored!;
+    assert.deepEqual(v[0], { name: 'a', replicas: 1, missingReplicas: 1 });
+  });
+  test('deletingPods: a live entry frees its slot; after 15 s it is dropped', () => {
+    const pods = [pod('p0', { subset: 'a' }), pod('p1', { subset: 'a' })];
+    const fresh = plan(ws(ZONES, versioned([{ deletingPods: { p1: ago(3) } }])), pods).status!.versionedSubsetStatuses!.versionIgnored!;
+    assert.deepEqual(fresh[0], { name: 'a', replicas: 2, missingReplicas: 1, deletingPods: { p1: ago(3) } });
+    const stale = plan(ws(ZONES, versioned([{ deletingPods: { p1: ago(16) } }])), pods);
+    assert.deepEqual(stale.status!.versionedSubsetStatuses!.versionIgnored![0], { name: 'a', replicas: 2, missingReplicas: 0 });
+    assert.deepEqual(
+      stale.events.map((e) => e.reason),
+      [],
+      'events are reported from subsetStatuses only',
+    );
+    const staleTop = plan(
+      ws(ZONES, { subsetStatuses: [{ name: 'a', replicas: 2, missingReplicas: 0, deletingPods: { p1: ago(16) } }] }),
+      pods,
+    );
+    assert.deepEqual(
+      staleTop.events.map((e) => [e.type, e.reason, e.message]),
+      [['Warning', 'DeletePodFailed', "Pod default/p1 was expected to be deleted but it wasn't"]],
+    );
+  });
+  test('an unchanged status is not written again', () => {
+    const pods = ['a', 'b', 'c'].map((z, i) => pod(`p${i}`, { subset: z }));
+    const first = plan(ws(ZONES), pods).status!;
+    assert.equal(plan(ws(ZONES, first), pods).status, undefined);
+  });
+});
+
+describe('WorkloadSpread planner: pod-deletion-cost', () => {
+  test('subset order: 100*(N-i) within maxReplicas, surplus (weakest first) -100*(i+1), fake subset -100*(N+1)', () => {
+    const pods = [
+      pod('a0', { subset: 'a' }),
+      pod('a1', { subset: 'a' }),
+      pod('a2', { subset: 'a', ready: false }),
+      pod('b0', { subset: 'b' }),
+      pod('c0', { subset: 'c' }),
+      pod('x0'),
+    ];
+    const costs = Object.fromEntries(
+      plan(ws(ZONES), pods).podPatches.map((p) => [p.name, p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost']]),
+    );
+    assert.deepEqual(costs, { a0: '300', a1: '300', a2: '-100', b0: '200', c0: '100', x0: '-400' });
+  });
+  test('pods already carrying their cost are not patched; targets without deletion cost get none', () => {
+    const pods = [pod('a0', { subset: 'a', cost: '300' }), pod('c0', { subset: 'c' })];
+    assert.deepEqual(
+      plan(ws(ZONES), pods).podPatches.map((p) => p.name),
+      ['c0'],
+    );
+    assert.deepEqual(plan(ws(ZONES), pods, 6, { deletionCost: false }).podPatches, []);
+  });
+  test('an old version drains from the last subset first (order reversed)', () => {
+    const pods = [pod('a0', { subset: 'a' }), pod('c0', { subset: 'c' })];
+    const costs = Object.fromEntries(
+      plan(ws(ZONES), pods, 6, { latestVersion: 'newer' }).podPatches.map((p) => [
+        p.name,
+        p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'],
+      ]),
+    );
+    assert.deepEqual(costs, { a0: '100', c0: '300' });
+  });
+});
+
+describe('WorkloadSpread planner: late matching by node', () => {
+  test('an unannotated scheduled pod joins the subset of its node, with the annotation patched', () => {
+    const p = plan(ws(ZONES), [pod('x', { node: 'n-b' })]);
+    const patch = p.podPatches.find((q) => q.name === 'x')!;
+    assert.equal(patch.metadata.annotations!['apps.kruise.io/matched-workloadspread'], '{"name":"ws","subset":"b"}');
+    assert.equal(patch.metadata.annotations!['controller.kubernetes.io/pod-deletion-cost'], '200');
+    assert.deepEqual(brief(p.status!.subsetStatuses![1]!), ['b', 1, 1]);
+  });
+});
+
+describe('WorkloadSpread planner: adaptive rescheduling', () => {
+  const adaptive = (status?: SpreadView['status']) =>
+    ws(ZONES, status, { scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 10 } } });
+  test('pods unschedulable past the critical time mark the subset Schedulable=False and are deleted', () => {
+    const pods = [
+      pod('a0', { subset: 'a', unschedulable: true, created: 11 }),
+      pod('a1', { subset: 'a', unschedulable: true, created: 4 }),
+    ];
+    const p = plan(adaptive(), pods);
+    assert.deepEqual(p.podsToDelete, ['a0']);
+    const [a, b, c] = p.status!.subsetStatuses!;
+    assert.deepEqual(a!.conditions, [
+      { type: 'Schedulable', status: 'False', reason: 'PodUnschedulable', message: '', lastTransitionTime: iso(NOW) },
+    ]);
+    assert.deepEqual(b!.conditions, [
+      { type: 'Schedulable', status: 'True', reason: 'Sufficient', message: '', lastTransitionTime: iso(NOW) },
+    ]);
+    assert.equal(c!.conditions![0]!.status, 'True', 'the last subset is always schedulable');
+    // a1 times out in 6 s: the next round is due then.
+    assert.equal(p.requeueAfterMs, 6_000);
+    // The webhook reads the versioned statuses: they carry the condition too.
+    assert.equal(p.status!.versionedSubsetStatuses!.versionIgnored![0]!.conditions![0]!.status, 'False');
+  });
+  test('an unschedulable subset recovers 300 s after it was marked, with a RecoverSchedulable event', () => {
+    const cond = (t: number) => ({
+      type: 'Schedulable',
+      status: 'False' as const,
+      reason: 'PodUnschedulable',
+      message: '',
+      lastTransitionTime: ago(t),
+    });
+    const early = plan(adaptive({ subsetStatuses: [{ name: 'a', replicas: 0, missingReplicas: 2, conditions: [cond(100)] }] }), []);
+    assert.equal(early.status!.subsetStatuses![0]!.conditions![0]!.status, 'False');
+    assert.equal(early.requeueAfterMs, 200_000);
+    const late = plan(adaptive({ subsetStatuses: [{ name: 'a', replicas: 0, missingReplicas: 2, conditions: [cond(301)] }] }), []);
+    assert.deepEqual(late.status!.subsetStatuses![0]!.conditions, [
+      { type: 'Schedulable', status: 'True', reason: 'Sufficient', message: '', lastTransitionTime: iso(NOW) },
+    ]);
+    assert.deepEqual(
+      late.events.map((e) => e.reason),
+      ['RecoverSchedulable'],
+    );
+  });
+  test('without Adaptive no Schedulable condition is kept', () => {
+    const p = plan(
+      ws(ZONES, {
+        subsetStatuses: [
+          {
+            name: 'a',
+            replicas: 0,
+            missingReplicas: 2,
+            conditions: [{ type: 'Schedulable', status: 'False', reason: 'PodUnschedulable', message: '', lastTransitionTime: ago(1) }],
+          },
+        ],
+      }),
+      [],
+    );
+    assert.equal(p.status!.subsetStatuses![0]!.conditions, undefined);
+    assert.deepEqual(p.podsToDelete, []);
+  });
+});
+
+describe('WorkloadSpread reconciler (executor)', () => {
+  const cs = {
+    apiVersion: 'apps.kruise.io/v1beta1',
+    kind: 'CloneSet',
+    metadata: { name: 'cs', namespace: 'default', uid: 'cs-uid' },
+    spec: { replicas: 4 },
+  };
+  function setup(opts: { conflict?: boolean } = {}) {
+    const w = adaptiveWs();
+    const pods = [pod('a0', { subset: 'a', unschedulable: true, created: 30 }), pod('c0', { subset: 'c' })];
+    const calls: string[] = [];
+    const events: string[] = [];
+    const reconciler = new WorkloadSpreadReconciler({
+      cache: {
+        getWorkloadSpread: () => w as any,
+        getWorkload: (group, kind) => (group === 'apps.kruise.io' && kind === 'CloneSet' ? (cs as any) : undefined),
+        ownedBy: (kind, uid) => (kind === 'Pod' && uid === 'cs-uid' ? (pods as any) : []),
+        node: () => undefined,
+      },
+      client: {
+        async patch(_t: any, name: string, body: any) {
+          calls.push(`patch ${name} ${JSON.stringify(body.metadata.annotations)}`);
+          return {} as any;
+        },
+        async updateStatus(_t: any, obj: any) {
+          if (opts.conflict) throw new StatusError({ kind: 'Status', reason: 'Conflict', code: 409, message: 'conflict' } as any);
+          calls.push(`status ${obj.status.subsetStatuses.map((s: any) => `${s.name}:${s.replicas}/${s.missingReplicas}`).join(',')}`);
+          return obj;
+        },
+        async delete(_t: any, name: string) {
+          calls.push(`delete ${name}`);
+          return {} as any;
+        },
+      },
+      recorder: { event: (_o: any, type: string, reason: string) => events.push(`${type} ${reason}`) },
+      log: { info() {}, debug() {}, warn() {}, error() {} } as any,
+      clock: { now: () => NOW } as any,
+    });
+    return { reconciler, calls, events };
+  }
+  const adaptiveWs = () => ws(ZONES, undefined, { scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 10 } } });
+
+  test('patches deletion costs, writes the status, then deletes the pods stuck unschedulable', async () => {
+    const { reconciler, calls } = setup();
+    assert.deepEqual(await reconciler.reconcile('default/ws'), {});
+    assert.deepEqual(calls, [
+      'patch a0 {"controller.kubernetes.io/pod-deletion-cost":"300"}',
+      'patch c0 {"controller.kubernetes.io/pod-deletion-cost":"100"}',
+      'status a:1/1,b:0/2,c:1/-1',
+      'delete a0',
+    ]);
+  });
+  test('a status write lost to the webhook requeues and deletes nothing', async () => {
+    const { reconciler, calls } = setup({ conflict: true });
+    assert.deepEqual(await reconciler.reconcile('default/ws'), { requeueAfter: 1000 });
+    assert.ok(!calls.some((c) => c.startsWith('delete')));
+  });
+});
