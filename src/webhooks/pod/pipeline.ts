@@ -156,8 +156,6 @@ export interface PodValidatingHandler {
   validate(req: PodValidation): FieldError[] | Promise<FieldError[]>;
 }
 
-const allowAll = () => [];
-
 /**
  * WorkloadSpread books a deleted or evicted pod in its subset's deletingPods; it never refuses, and
  * a failed write only costs the subset its early refill (the controller recounts), so it is logged.
