@@ -157,6 +157,7 @@ describe('admit', () => {
         reader: undefined,
         cache: undefined,
         pubBudget: undefined,
+        writer: undefined,
       },
     );
   });
