@@ -25,14 +25,19 @@ after(async () => {
   await client.close();
 });
 
-const cloneSet = (name: string, replicas: number) => ({
+// Replacements of disrupted pods take a few seconds to become Ready (simulated start delay), so a
+// burst is judged against the budget before it refills.
+const cloneSet = (name: string, replicas: number, startDelay?: string) => ({
   apiVersion: 'apps.kruise.io/v1beta1',
   kind: 'CloneSet',
   metadata: { name },
   spec: {
     replicas,
     selector: { matchLabels: { app: name } },
-    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] } },
+    template: {
+      metadata: { labels: { app: name }, ...(startDelay ? { annotations: { 'sim.kruise-ts.io/start-delay': startDelay } } : {}) },
+      spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
+    },
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: '100%' } },
   },
 });
@@ -89,7 +94,7 @@ const PUB_MESSAGE = /podunavailablebudget\.policy\.kruise\.io "(web|del)-pub" is
 
 describe('PodUnavailableBudget', { concurrency: 3 }, () => {
   test('20 concurrent evictions over 10 pods with maxUnavailable 2: exactly 2 admitted, 18 refused; then 2 more once Ready', async () => {
-    await apply(cloneSet('web', 10), ns);
+    await apply(cloneSet('web', 10, '8s'), ns);
     await apply(budget('web-pub', 'web', 2), ns);
     const pods = await settled('web', 'web-pub');
     // 20 evictions: each pod twice.
@@ -109,7 +114,7 @@ describe('PodUnavailableBudget', { concurrency: 3 }, () => {
   });
 
   test('plain DELETE: 10 concurrent deletions admit exactly 2; a dry run takes no budget', async () => {
-    await apply(cloneSet('del', 10), ns);
+    await apply(cloneSet('del', 10, '8s'), ns);
     await apply(budget('del-pub', 'del', 2), ns);
     const pods = await settled('del', 'del-pub');
     await client.delete(Pods, pods[0]!.metadata.name!, { namespace: ns, dryRun: true });
