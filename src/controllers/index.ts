@@ -13,6 +13,7 @@ import { persistentPodStateController } from './persistentpodstate/controller.ts
 import { nodePodProbeController } from './nodepodprobe/controller.ts';
 import { podProbeMarkerController } from './podprobemarker/controller.ts';
 import { podReadinessController } from './podreadiness/controller.ts';
+import { podUnavailableBudgetController } from './podunavailablebudget/controller.ts';
 import { resourceDistributionController } from './resourcedistribution/controller.ts';
 import { sidecarSetController } from './sidecarset/controller.ts';
 import { sidecarTerminatorController } from './sidecarterminator/controller.ts';
@@ -37,6 +38,7 @@ export const allControllers: readonly ControllerSetup[] = [
   advancedCronJobController,
   unitedDeploymentController,
   ephemeralJobController,
+  podUnavailableBudgetController,
   resourceDistributionController,
   persistentPodStateController,
   podProbeMarkerController,

@@ -1,7 +1,29 @@
 // Pod writes shared by the workload controllers (CloneSet, Advanced StatefulSet, Advanced DaemonSet, …): the
-// strategic-merge patches for in-place updates and pod conditions, and slow-start creation batches.
+// strategic-merge patches for in-place updates and pod conditions, slow-start creation batches, and
+// the PodUnavailableBudget check before an in-place update.
 
 import type { Pod, PodCondition } from '../apis/core-objects.ts';
+import type { FeatureGates } from '../apis/features.ts';
+import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
+
+/** How soon a workload looks again at pods whose in-place update a PodUnavailableBudget held back. */
+export const PUB_BLOCKED_REQUEUE_MS = 2000;
+
+/**
+ * Whether a Kruise workload controller (CloneSet, Advanced StatefulSet, SidecarSet) may update the
+ * pod in place now. With PodUnavailableBudgetUpdateGate on, as upstream, the pod's budget must have
+ * room and one unit is taken (the pod is recorded in unavailablePods): the controllers' own
+ * updates spend the same budget users' updates do through the pod webhook, which then lets the
+ * recorded pod's update through.
+ */
+export async function pubAllowsInPlaceUpdate(
+  pod: Pod,
+  guard: PubBudgetGuard | undefined,
+  features: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>,
+): Promise<boolean> {
+  if (!features.PodUnavailableBudgetUpdateGate || !guard) return true;
+  return (await guard.admit(pod, 'UPDATE', false)).allowed;
+}
 
 /** In-place progress of one pod: grace finished, next container batch, InPlaceUpdateReady=True. */
 export interface PodRefresh {

@@ -8,6 +8,7 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { SharedInformerFactory } from '../runtime/informer.ts';
 import type { Access } from '../runtime/rbac.ts';
 import type { Logger } from '../runtime/log.ts';
+import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
 
 export interface ControllerDeps {
   /** This controller's own client: user agent kruise-manager/<controller>, its own QPS/burst budget. */
@@ -33,6 +34,12 @@ export interface ControllerDeps {
   flags: Readonly<ControllerFlags>;
   /** Whether the API server serves a Kruise kind (same naming as ControllerSetup.kinds). */
   served(kind: string): boolean;
+  /**
+   * The process's PodUnavailableBudget guard, shared with the pod webhook: the PUB controller
+   * writes budgets through it, workload controllers take budget from it before in-place updates.
+   * Absent when neither PUB gate is on.
+   */
+  pubBudget?: PubBudgetGuard;
 }
 
 /** The manager flags that belong to one controller (the manager's config is one of these). */
@@ -57,8 +64,8 @@ export interface ControllerSetup {
    * rate limit) when it is not `<name>-controller`.
    */
   clientName?: string;
-  /** Feature gate that must be on, if any. */
-  gate?: keyof FeatureGates;
+  /** Feature gate that must be on, if any (a list: one of them). */
+  gate?: keyof FeatureGates | readonly (keyof FeatureGates)[];
   /**
    * Kruise kinds (apps.kruise.io unless `Kind.group`) the controller cannot work without: when the
    * API server does not serve one (its CRD is not installed) the controller is not started, as

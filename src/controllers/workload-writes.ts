@@ -27,7 +27,9 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { LifecycleTransition } from '../util/lifecycle.ts';
 import { equalRevision, type ControllerRevision } from '../util/revision-data.ts';
-import { changedConditions, podUpdatePatch, type InPlaceUpdateAction, type PodRefresh } from './podwrites.ts';
+import { changedConditions, podUpdatePatch, pubAllowsInPlaceUpdate, type InPlaceUpdateAction, type PodRefresh } from './podwrites.ts';
+import type { FeatureGates } from '../apis/features.ts';
+import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
 import type { WorkloadExpectations } from './workload.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
@@ -59,6 +61,9 @@ export interface WorkloadWriterDeps {
   recorder: EventRecorder;
   expectations: WorkloadExpectations;
   log: Logger;
+  /** PodUnavailableBudget taken before each in-place update of a kind with pubGuarded (gate PodUnavailableBudgetUpdateGate). */
+  pubBudget?: PubBudgetGuard;
+  features?: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>;
 }
 
 export interface WorkloadWriterKind {
@@ -66,6 +71,8 @@ export interface WorkloadWriterKind {
   notes: WorkloadEventNotes;
   /** Claims created with a pod are scale expectations too (CloneSet watches its claims). */
   expectClaims?: boolean;
+  /** In-place updates take PodUnavailableBudget first, as upstream CloneSet and Advanced StatefulSet. */
+  pubGuarded?: boolean;
 }
 
 export type RevisionOutcome = 'created' | 'collision' | 'namespaceTerminating';
@@ -187,13 +194,23 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
 
   /**
    * In-place updates, each a compare-and-swap on the resourceVersion read: a pod changed since
-   * ends the round with a conflict (the caller requeues), a vanished one is skipped.
+   * ends the round with a conflict (the caller requeues), a vanished one is skipped. For a
+   * pubGuarded kind a pod whose PodUnavailableBudget has no room is held back; returns how many
+   * were (the caller looks again after PUB_BLOCKED_REQUEUE_MS).
    */
-  async updateInPlace(workload: Stored<W>, updates: readonly InPlaceUpdateAction[], pods: ReadonlyMap<string, Pod>): Promise<void> {
+  async updateInPlace(workload: Stored<W>, updates: readonly InPlaceUpdateAction[], pods: ReadonlyMap<string, Pod>): Promise<number> {
     const namespace = workload.metadata.namespace ?? '';
+    let held = 0;
     for (const u of updates) {
       const pod = pods.get(u.pod);
       if (!pod) continue;
+      if (
+        this.kind.pubGuarded &&
+        !(await pubAllowsInPlaceUpdate(pod, this.deps.pubBudget, this.deps.features ?? { PodUnavailableBudgetUpdateGate: false }))
+      ) {
+        held++;
+        continue;
+      }
       try {
         // InPlaceUpdateReady=False goes first so the pod leaves endpoints before its containers restart.
         const afterConditions = await this.patchConditions(namespace, pod, u.conditions);
@@ -207,6 +224,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
         throw err;
       }
     }
+    return held;
   }
 
   /**

@@ -46,7 +46,9 @@ export function selectControllers(
   const out: ControllerSelection = { run: [], skipped: [] };
   for (const c of all) {
     const missing = c.kinds.filter((k) => !served.has(k));
-    if (c.gate && !features[c.gate]) out.skipped.push({ name: c.name, reason: `feature gate ${c.gate} is off` });
+    const gates = c.gate === undefined ? [] : typeof c.gate === 'string' ? [c.gate] : c.gate;
+    if (gates.length && !gates.some((g) => features[g]))
+      out.skipped.push({ name: c.name, reason: `feature gate ${gates.join(' or ')} is off` });
     else if (missing.length)
       out.skipped.push({ name: c.name, reason: `the API server does not serve ${missing.join(', ')} (CRD not installed)` });
     else out.run.push(c);

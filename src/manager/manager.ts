@@ -11,6 +11,8 @@ import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { handleConversionReview } from '../apis/conversion/index.ts';
 import { APPS_GROUP, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts';
 import {
+  PodUnavailableBudgets,
+  ignoreNotFound,
   fromDefault,
   fromKubeconfigFile,
   Namespaces,
@@ -35,7 +37,10 @@ import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtim
 import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
 import { clientAdmissionReader, clientAdmissionWriter, informerAdmissionCache } from '../runtime/webhook/reader.ts';
-import { POD_WEBHOOK_CACHED_KINDS, POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS } from '../webhooks/pod/index.ts';
+import { POD_WEBHOOK_CACHED_KINDS, POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS, PUB_API_VERSION } from '../webhooks/pod/index.ts';
+import { PubBudgetGuard } from '../runtime/pub-budget.ts';
+import type { StoredPub } from '../util/pub.ts';
+import type { Pod } from '../apis/core-objects.ts';
 import { parseApiVersion } from '../apis/registry.ts';
 import { allControllers } from '../controllers/index.ts';
 import type { ControllerDeps, ControllerRunner } from '../controllers/types.ts';
@@ -157,6 +162,24 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   if (features.PodWebhook)
     for (const { apiVersion, kind } of POD_WEBHOOK_CACHED_KINDS) void admissionCache.list(apiVersion, kind).catch(() => {});
 
+  // PodUnavailableBudget: one guard per process, shared by the pod webhook (every replica) and the
+  // controllers (leader), so budget taken here is serialised and starts from the newest version.
+  // Events need the recorder, made further down.
+  const pubDenials: { record?: (pod: Pod) => void } = {};
+  const pubClient = clientFor('podunavailablebudget-webhook');
+  const pubBudget =
+    features.PodUnavailableBudgetDeleteGate || features.PodUnavailableBudgetUpdateGate
+      ? new PubBudgetGuard({
+          store: {
+            cached: (ns, name) => admissionCache.get<StoredPub>(PUB_API_VERSION, 'PodUnavailableBudget', name, ns),
+            fetch: (ns, name) => ignoreNotFound(pubClient.get<StoredPub>(PodUnavailableBudgets, name, { namespace: ns })),
+            writeStatus: (pub) => pubClient.updateStatus<StoredPub>(PodUnavailableBudgets, pub),
+          },
+          inPlacePodVerticalScaling: features.InPlacePodVerticalScaling,
+          onDenied: (pod) => pubDenials.record?.(pod),
+        })
+      : undefined;
+
   const server = new WebhookServer({
     registrations: allRegistrations,
     convert: (review) => handleConversionReview(review).response!,
@@ -164,6 +187,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     tls: { certDir },
     reader: clientAdmissionReader(client),
     cache: admissionCache,
+    pubBudget,
     writer: clientAdmissionWriter(client),
     host: cfg.webhookHost || undefined,
     port: cfg.webhookPort,
@@ -201,6 +225,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     logger: log,
   });
   closers.push(() => recorder.close());
+  pubDenials.record = (pod) => recorder.event(pod, 'Warning', 'PubPreventPodDeletion', 'Admit', 'openkruise pub prevents pod deletion');
 
   // The controllers, their informers, workqueues and expectations live for one leadership term:
   // they are built (and their caches start filling) before the election, so a new leader acts on
@@ -225,6 +250,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
         managerNamespace: namespace,
         flags: cfg,
         served: (kind) => served.has(kind),
+        pubBudget,
       };
       return { name: c.name, runner: c.setup(deps) };
     });

@@ -55,6 +55,12 @@ export const managerOwnAccess: readonly Access[] = [
   ...[DaemonSets, Deployments, ReplicaSets, StatefulSets, Jobs].map((t) => access(t, ['get', 'list'])),
   ...['SidecarSet', 'WorkloadSpread', 'PersistentPodState'].map((k) => access(kruiseResource(k), ['get', 'list'])),
   access(kruiseResource('PodUnavailableBudget', POLICY_GROUP), ['get', 'list']),
+  // The pod webhook's PodUnavailableBudget hooks: budgets, pods and the workloads owning them from
+  // informers (every replica), and each admitted disruption written into the budget's status.
+  ...[Pods, Deployments, ReplicaSets, StatefulSets].map((t) => access(t, READ)),
+  ...['CloneSet', 'StatefulSet'].map((k) => access(kruiseResource(k), READ)),
+  access(kruiseResource('PodUnavailableBudget', POLICY_GROUP), READ),
+  access(kruiseResource('PodUnavailableBudget', POLICY_GROUP), ['update'], 'status'),
   ...delegatedAuthAccess,
 ];
 

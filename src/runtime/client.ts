@@ -3,7 +3,7 @@
 // with the cluster's TLS material, and watch streams are not cut by body timeouts.
 
 import { Agent, request, type Dispatcher } from 'undici';
-import { APPS_GROUP } from '../apis/constants.ts';
+import { APPS_GROUP, POLICY_GROUP } from '../apis/constants.ts';
 import type { KubeObject } from '../apis/core-objects.ts';
 import { kindFor, storageGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
@@ -132,6 +132,7 @@ export const BroadcastJobs = kruiseResource('BroadcastJob');
 export const AdvancedCronJobs = kruiseResource('AdvancedCronJob');
 export const UnitedDeployments = kruiseResource('UnitedDeployment');
 export const EphemeralJobs = kruiseResource('EphemeralJob');
+export const PodUnavailableBudgets = kruiseResource('PodUnavailableBudget', POLICY_GROUP);
 export const ResourceDistributions = kruiseResource('ResourceDistribution');
 export const PersistentPodStates = kruiseResource('PersistentPodState');
 export const PodProbeMarkers = kruiseResource('PodProbeMarker');

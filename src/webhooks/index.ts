@@ -6,6 +6,7 @@ import { registrations as broadcastjob } from './broadcastjob/index.ts';
 import { registrations as cloneset } from './cloneset/index.ts';
 import { registrations as containerrecreaterequest } from './containerrecreaterequest/index.ts';
 import { registrations as daemonset } from './daemonset/index.ts';
+import { registrations as deletionprotection } from './deletionprotection/index.ts';
 import { registrations as ephemeraljob } from './ephemeraljob/index.ts';
 import { registrations as imagelistpulljob } from './imagelistpulljob/index.ts';
 import { registrations as imagepulljob } from './imagepulljob/index.ts';
@@ -26,6 +27,7 @@ export const allRegistrations: readonly WebhookRegistration[] = [
   ...cloneset,
   ...containerrecreaterequest,
   ...daemonset,
+  ...deletionprotection,
   ...ephemeraljob,
   ...imagelistpulljob,
   ...imagepulljob,

@@ -3,6 +3,7 @@
 // is behind our own writes, asks planCloneSet for the whole round and hands the plan to the
 // executor. All state lives in the API server; expectations only bridge cache lag.
 
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { Counter } from 'prom-client';
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
@@ -65,6 +66,7 @@ export interface ReconcilerDeps {
   features: FeatureGates;
   log: Logger;
   expectations: WorkloadExpectations;
+  pubBudget?: PubBudgetGuard;
   scalingExcludePreparingDelete?: boolean;
   clock?: Clock;
   randomId?: () => string;
@@ -209,6 +211,7 @@ export const cloneSetController: ControllerSetup = {
       log: deps.logger,
       expectations,
       scalingExcludePreparingDelete: deps.flags.clonesetScalingExcludePreparingDelete,
+      pubBudget: deps.pubBudget,
     });
     const controller = managerController('cloneset', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({

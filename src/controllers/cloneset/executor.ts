@@ -22,7 +22,7 @@ import type { CloneSetPlan } from './plan.ts';
 import { podName, type Pod } from './pods.ts';
 import { computeStatus } from './status.ts';
 import type { PodDeletion } from './scale.ts';
-import { slowStartBatches } from '../podwrites.ts';
+import { PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
   errMessage,
@@ -68,7 +68,7 @@ export class CloneSetExecutor {
   private readonly writer: WorkloadWriter<CloneSet>;
 
   constructor(private readonly deps: ExecutorDeps) {
-    this.writer = new WorkloadWriter({ type: CloneSets, notes, expectClaims: true }, deps);
+    this.writer = new WorkloadWriter({ type: CloneSets, notes, expectClaims: true, pubGuarded: true }, deps);
   }
 
   private event(cs: Stored<CloneSet>, type: 'Normal' | 'Warning', reason: string, note: string): void {
@@ -79,6 +79,7 @@ export class CloneSetExecutor {
   async execute(cs: Stored<CloneSet>, plan: CloneSetPlan, observed: Observed): Promise<ExecuteResult> {
     const ns = cs.metadata?.namespace ?? '';
     const result: ExecuteResult = {};
+    let heldByBudget = 0;
 
     // 1. revisions
     if (plan.newRevision) {
@@ -122,7 +123,7 @@ export class CloneSetExecutor {
 
     // 3. pod writes (lifecycle, in-place refreshes, label patches, in-place updates)
     try {
-      await this.writePods(cs, plan, podByName);
+      heldByBudget = await this.writePods(cs, plan, podByName);
     } catch (err) {
       if (isConflict(err)) {
         this.deps.log.info({ err: errMessage(err) }, 'pod changed while being updated; requeueing');
@@ -180,7 +181,11 @@ export class CloneSetExecutor {
     for (const name of plan.revisionsToDelete) {
       await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
-    return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
+    const requeues = [
+      plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined,
+      heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined,
+    ];
+    return { requeueAfter: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
   }
 
   /** The round failed half-way: record FailedScale / FailedUpdate on the status, best effort. */
@@ -203,12 +208,13 @@ export class CloneSetExecutor {
     }
   }
 
-  private async writePods(cs: Stored<CloneSet>, plan: CloneSetPlan, pods: Map<string, Pod>): Promise<void> {
+  /** Returns how many in-place updates a PodUnavailableBudget held back. */
+  private async writePods(cs: Stored<CloneSet>, plan: CloneSetPlan, pods: Map<string, Pod>): Promise<number> {
     const ns = cs.metadata?.namespace ?? '';
     await this.writer.applyLifecycleTransitions(ns, plan.lifecycleTransitions, pods);
     await this.writer.refreshPods(ns, plan.refreshes, pods);
     await this.writer.patchLabels(ns, plan.labelPatches);
-    await this.writer.updateInPlace(cs, plan.inPlaceUpdates, pods);
+    return this.writer.updateInPlace(cs, plan.inPlaceUpdates, pods);
   }
 
   /** One at a time, each followed by the claims that go with its pod. */

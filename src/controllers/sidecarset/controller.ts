@@ -21,6 +21,9 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import { unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
+import type { FeatureGates } from '../../apis/features.ts';
+import { pubAllowsInPlaceUpdate, PUB_BLOCKED_REQUEUE_MS } from '../podwrites.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { applyWrites, writeStatus, CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
@@ -48,6 +51,9 @@ export interface SidecarSetReconcilerDeps {
   /** Where revisions live (the manager's namespace). */
   revisionNamespace: string;
   podVersions: ResourceVersionExpectations;
+  /** PodUnavailableBudget consulted before each in-place upgrade (gate PodUnavailableBudgetUpdateGate). */
+  pubBudget?: PubBudgetGuard;
+  features?: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>;
   clock?: Clock;
 }
 
@@ -156,7 +162,12 @@ export class SidecarSetReconciler {
         `SidecarSet in-place update detected ${plan.notUpgradable} not upgradable pod(s) in this round, will skip them.`,
       );
     }
-    for (const { updated } of plan.upgrades) {
+    let heldByBudget = 0;
+    for (const { pod, updated } of plan.upgrades) {
+      if (!(await pubAllowsInPlaceUpdate(pod, this.deps.pubBudget, this.deps.features ?? { PodUnavailableBudgetUpdateGate: false }))) {
+        heldByBudget++;
+        continue;
+      }
       const written = await client.update<Pod>(Pods, updated, { namespace: updated.metadata.namespace });
       this.deps.podVersions.expect(written);
     }
@@ -169,8 +180,8 @@ export class SidecarSetReconciler {
       );
       this.deps.podVersions.expect(written);
     }
-    // Pods being upgraded report back through their events; nothing else to wait for.
-    return {};
+    // Pods being upgraded report back through their events; pods a budget held back are looked at again.
+    return heldByBudget ? { requeueAfter: PUB_BLOCKED_REQUEUE_MS } : {};
   }
 }
 
@@ -230,6 +241,8 @@ export const sidecarSetController: ControllerSetup = {
       log: deps.logger,
       revisionNamespace: deps.managerNamespace,
       podVersions,
+      pubBudget: deps.pubBudget,
+      features: deps.features,
     });
     const controller = managerController('sidecarset', deps, (key) => reconciler.reconcile(key));
 

@@ -3,6 +3,7 @@
 // behind our own writes, claims pods (adopting orphans the selector matches), asks planStatefulSet
 // for the round and hands the plan to the executor. All state lives in the API server.
 
+import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
@@ -49,6 +50,7 @@ export interface ReconcilerDeps {
   features: FeatureGates;
   log: Logger;
   expectations: WorkloadExpectations;
+  pubBudget?: PubBudgetGuard;
   clock?: Clock;
 }
 
@@ -274,6 +276,7 @@ export const statefulSetController: ControllerSetup = {
       features: deps.features,
       log: deps.logger,
       expectations,
+      pubBudget: deps.pubBudget,
     });
     const controller = managerController('statefulset', deps, (key) => reconciler.reconcile(key));
     const handlers = makeHandlers({

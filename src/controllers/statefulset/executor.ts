@@ -21,7 +21,7 @@ import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { metaTime } from '../../util/clock.ts';
 import { podName, type Pod } from './pods.ts';
 import type { StatefulSetPlan } from './plan.ts';
-import { slowStartBatches } from '../podwrites.ts';
+import { PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
   errMessage,
@@ -52,7 +52,7 @@ export class StatefulSetExecutor {
   private readonly writer: WorkloadWriter<StatefulSet>;
 
   constructor(private readonly deps: ExecutorDeps) {
-    this.writer = new WorkloadWriter({ type: AdvancedStatefulSets, notes }, deps);
+    this.writer = new WorkloadWriter({ type: AdvancedStatefulSets, notes, pubGuarded: true }, deps);
   }
 
   private event(set: Stored<StatefulSet>, type: 'Normal' | 'Warning', reason: string, note: string): void {
@@ -72,6 +72,7 @@ export class StatefulSetExecutor {
     if (plan.revisionUpdate) await this.writer.renumberRevision(ns, plan.revisionUpdate);
 
     let failure: { type: 'FailedCreatePod' | 'FailedUpdatePod'; message: string } | undefined;
+    let heldByBudget = 0;
     try {
       // 2. claims: retention ownerRefs, claims a user deleted under a Pending pod
       for (const u of plan.pvcOwnerUpdates) {
@@ -97,7 +98,7 @@ export class StatefulSetExecutor {
       }
 
       // 3. pod writes
-      await this.writePods(set, plan, podByName);
+      heldByBudget = await this.writePods(set, plan, podByName);
     } catch (err) {
       if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
       failure = { type: 'FailedUpdatePod', message: errMessage(err) };
@@ -138,7 +139,11 @@ export class StatefulSetExecutor {
     for (const name of plan.revisionsToDelete) {
       await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
-    return { requeueAfter: plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined };
+    const requeues = [
+      plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined,
+      heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined,
+    ];
+    return { requeueAfter: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
   }
 
   private async createClaim(ns: string, pvc: PersistentVolumeClaim): Promise<void> {
@@ -149,11 +154,12 @@ export class StatefulSetExecutor {
     }
   }
 
-  private async writePods(set: Stored<StatefulSet>, plan: StatefulSetPlan, pods: Map<string, Pod>): Promise<void> {
+  /** Returns how many in-place updates a PodUnavailableBudget held back. */
+  private async writePods(set: Stored<StatefulSet>, plan: StatefulSetPlan, pods: Map<string, Pod>): Promise<number> {
     const ns = set.metadata.namespace ?? '';
     await this.writer.refreshPods(ns, plan.refreshes, pods);
     await this.writer.applyLifecycleTransitions(ns, plan.lifecycleTransitions, pods);
     await this.writer.patchLabels(ns, plan.labelPatches);
-    await this.writer.updateInPlace(set, plan.inPlaceUpdates, pods);
+    return this.writer.updateInPlace(set, plan.inPlaceUpdates, pods);
   }
 }

@@ -113,6 +113,10 @@ const upstreamSelectors: Record<string, { namespaceSelector?: LabelSelector; obj
   'vbuiltinstatefulset.kb.io': { objectSelector: deleteProtectionOnly },
   'vcustomresourcedefinition.kb.io': { objectSelector: deleteProtectionOnly },
   'vnamespace.kb.io': { objectSelector: deleteProtectionOnly },
+  // Not in upstream's patch (it sends every Service/Ingress deletion): only labelled ones can be
+  // refused, so only they need to wait on the manager.
+  'vservice.kb.io': { objectSelector: deleteProtectionOnly },
+  'vingress.kb.io': { objectSelector: deleteProtectionOnly },
 };
 
 /** kube-system and the manager's namespace, by the label the API server sets on every namespace. */

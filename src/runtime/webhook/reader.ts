@@ -65,6 +65,9 @@ export function clientAdmissionReader(client: KubeClient): AdmissionReader {
       const list = await client.listAll<KubeObject>(resourceTypeFor(apiVersion, kind), opts);
       return list.items as T[];
     },
+    async listResource<T>(type: ResourceType, opts: { namespace?: string }): Promise<T[]> {
+      return (await client.listAll<KubeObject>(type, opts)).items as T[];
+    },
   };
 }
 

@@ -23,6 +23,7 @@
 // The serving certificate is reloaded when its files change (watch plus a poll, since Secret
 // volumes swap a symlink), without dropping the listener.
 
+import type { PubBudgetGuard } from '../pub-budget.ts';
 import fs from 'node:fs';
 import https from 'node:https';
 import type http from 'node:http';
@@ -214,6 +215,8 @@ export interface AdmissionOptions {
   reader?: AdmissionReader;
   /** Informer-backed reads for hot-path webhooks (pods). */
   cache?: AdmissionCache;
+  /** The process's PodUnavailableBudget guard (pod webhook). */
+  pubBudget?: PubBudgetGuard;
   /** Status writes (WorkloadSpread's subset bookkeeping). */
   writer?: AdmissionWriter;
   /** ms a handler may take before the request is answered with an error; default 10 s. */
@@ -273,6 +276,7 @@ function contextOf(req: AdmissionRequest, opts: AdmissionOptions): AdmissionCont
     features: opts.features,
     reader: opts.reader,
     cache: opts.cache,
+    pubBudget: opts.pubBudget,
     writer: opts.writer,
   };
 }

@@ -3,6 +3,8 @@
 // src/runtime's webhook server turns AdmissionReviews into calls and JSON patches.
 import type { FeatureGates } from '../../apis/features.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
+import type { PubBudgetGuard } from '../pub-budget.ts';
+import type { ResourceType } from '../client.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
@@ -30,6 +32,11 @@ export interface AdmissionContext {
    */
   cache?: AdmissionCache;
   /**
+   * Takes PodUnavailableBudget for pod disruptions (shared with the workload controllers of this
+   * process); absent when neither PUB gate is on, and in pure unit tests.
+   */
+  pubBudget?: PubBudgetGuard;
+  /**
    * Status writes with optimistic concurrency, for the webhooks that keep books on another object
    * (WorkloadSpread reserves a subset slot per pod). Absent in pure unit tests.
    */
@@ -53,6 +60,8 @@ export interface AdmissionCache {
 export interface AdmissionReader {
   get<T = unknown>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | null>;
   list<T = unknown>(apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string }): Promise<T[]>;
+  /** Lists any served resource, e.g. the objects of a CustomResourceDefinition (all namespaces when none is given). */
+  listResource?<T = unknown>(type: ResourceType, opts: { namespace?: string }): Promise<T[]>;
 }
 
 /**

@@ -2,9 +2,12 @@
 // pod creation cluster-wide (docs/pod-webhook.md):
 //   - /mutate-pod: failurePolicy Fail, as upstream: a pod silently created without its sidecar
 //     (mesh proxy, log agent) is worse than a retried creation; workload controllers retry.
-//   - /validate-pod: failurePolicy Ignore while its handlers are hooks only (PodUnavailableBudget
-//     and WorkloadSpread land later and switch it to upstream's Fail), so a down manager never
-//     blocks pod deletion or eviction for nothing.
+//   - /validate-pod: failurePolicy Fail, as upstream, and registered per operation only while a
+//     feature needs it (DELETE and pods/eviction with the PUB delete gate or WorkloadSpread, UPDATE
+//     with the PUB update gate): a budget that lapsed whenever no manager answered would let a node drain
+//     during a manager restart take every replica at once. Every replica serves it (leader or not),
+//     so only a manager with no replica up blocks pod deletion; turning those gates off removes the
+//     registration.
 //   - both skip kube-system and the manager's own namespace (namespaceSelector), besides
 //     upstream's `control-plane` namespaces: the control plane and Kruise itself can always start.
 //   - timeoutSeconds 10 (the API server's default): the handlers are in-memory; only a cache's
@@ -15,6 +18,7 @@ import { mutatePodWebhook, validatePodWebhook } from './pipeline.ts';
 export * from './handlers.ts';
 export * from './pipeline.ts';
 export * from './sidecarset.ts';
+export * from './pub.ts';
 
 /** How long a pod admission waits for a cache's initial list (the manager's first seconds). */
 export const POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS = 5_000;
@@ -26,6 +30,9 @@ export const POD_WEBHOOK_CACHED_KINDS: ReadonlyArray<{ apiVersion: string; kind:
   { apiVersion: 'apps/v1', kind: 'ControllerRevision' },
   { apiVersion: 'apps.kruise.io/v1beta1', kind: 'PersistentPodState' },
   { apiVersion: 'apps.kruise.io/v1beta1', kind: 'WorkloadSpread' },
+  // PodUnavailableBudget: budgets (related-pub at creation) and pods (an eviction names its pod only).
+  { apiVersion: 'policy.kruise.io/v1beta1', kind: 'PodUnavailableBudget' },
+  { apiVersion: 'v1', kind: 'Pod' },
 ];
 
 export const registrations: WebhookRegistration[] = [
@@ -49,7 +56,7 @@ export const registrations: WebhookRegistration[] = [
     operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
-    failurePolicy: 'Ignore',
+    failurePolicy: 'Fail',
     timeoutSeconds: 10,
     excludeSystemNamespaces: true,
   },
@@ -61,7 +68,7 @@ export const registrations: WebhookRegistration[] = [
     operationGates: { CREATE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
     validate: validatePodWebhook,
     gate: 'PodWebhook',
-    failurePolicy: 'Ignore',
+    failurePolicy: 'Fail',
     timeoutSeconds: 10,
     excludeSystemNamespaces: true,
   },

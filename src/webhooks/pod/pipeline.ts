@@ -22,6 +22,7 @@ import { injectSidecarSets, sidecarSetsToInject } from './sidecarset.ts';
 import { injectWorkloadSpread, recordPodDeletion } from './workloadspread.ts';
 import { logger } from '../../runtime/log.ts';
 import { injectPersistentPodState } from './persistentpodstate.ts';
+import { annotateRelatedPub, validatePodUnavailableBudget } from './pub.ts';
 
 /** What a pod handler knows besides the pod. */
 export interface PodAdmission {
@@ -89,11 +90,10 @@ export const podMutatingHandlers: readonly PodMutatingHandler[] = [
   },
   { name: 'SidecarSet injection', enabled: always, mutate: injectSidecarSetsFromCache },
   { name: 'container launch priority', enabled: always, mutate: (pod, req) => initializeContainerLaunchPriority(pod, req.random) },
-  // Writes pub.kruise.io/related-pub; lands with PodUnavailableBudget.
   {
     name: 'PodUnavailableBudget related-pub',
     enabled: (f) => f.PodUnavailableBudgetDeleteGate || f.PodUnavailableBudgetUpdateGate,
-    mutate: notYet,
+    mutate: annotateRelatedPub,
   },
   { name: 'PersistentPodState', enabled: always, mutate: injectPersistentPodState },
   { name: 'enhanced liveness probe', enabled: (f) => f.EnhancedLivenessProbe, mutate: moveLivenessProbesToContext },
@@ -156,8 +156,6 @@ export interface PodValidatingHandler {
   validate(req: PodValidation): FieldError[] | Promise<FieldError[]>;
 }
 
-const allowAll = () => [];
-
 /**
  * WorkloadSpread books a deleted or evicted pod in its subset's deletingPods; it never refuses, and
  * a failed write only costs the subset its early refill (the controller recounts), so it is logged.
@@ -185,11 +183,11 @@ async function recordWorkloadSpreadDeletion(req: PodValidation): Promise<FieldEr
 
 export const podValidatingHandlers: readonly PodValidatingHandler[] = [
   { name: 'WorkloadSpread', enabled: (f, op) => f.WorkloadSpread && op !== 'UPDATE', validate: recordWorkloadSpreadDeletion },
-  // Refuses what would take more pods out of service than a PodUnavailableBudget allows; lands with PodUnavailableBudget.
+  // Refuses what would take more pods out of service than a PodUnavailableBudget allows.
   {
     name: 'PodUnavailableBudget',
     enabled: (f, op) => (op === 'UPDATE' ? f.PodUnavailableBudgetUpdateGate : f.PodUnavailableBudgetDeleteGate),
-    validate: allowAll,
+    validate: validatePodUnavailableBudget,
   },
 ];
 

@@ -82,6 +82,7 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'AdvancedCronJob',
     'UnitedDeployment',
     'EphemeralJob',
+    'PodUnavailableBudget.policy.kruise.io',
     'ResourceDistribution',
     'PersistentPodState',
     'PodProbeMarker',
@@ -89,6 +90,10 @@ test('every controller names the kinds it needs; with all CRDs served and defaul
     'WorkloadSpread',
   ]);
   const sel = selectControllers(allControllers, FEATURE_GATE_DEFAULTS, served);
+  assert.ok(
+    sel.run.some((c) => c.name === 'podunavailablebudget'),
+    'runs with PodUnavailableBudgetDeleteGate (on by default)',
+  );
   assert.ok(sel.run.some((c) => c.name === 'cloneset'));
   assert.ok(sel.run.some((c) => c.name === 'daemonset'));
   assert.ok(sel.run.some((c) => c.name === 'statefulset'));

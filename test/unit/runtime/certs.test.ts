@@ -225,10 +225,27 @@ describe('webhook configurations', () => {
     assert.deepEqual(deleting({ ...features, ...off, PodUnavailableBudgetDeleteGate: true }), ['vpod.kb.io']);
     assert.deepEqual(deleting({ ...features, ...off, WorkloadSpread: true }), ['vpod.kb.io']);
     assert.deepEqual(deleting({ ...features, ...off, ResourcesDeletionProtection: true }), [
+      'vbuiltindeployment.kb.io',
+      'vbuiltinreplicaset.kb.io',
+      'vbuiltinstatefulset.kb.io',
       'vcloneset.kb.io',
+      'vcustomresourcedefinition.kb.io',
+      'vingress.kb.io',
+      'vnamespace.kb.io',
+      'vservice.kb.io',
       'vstatefulset.kb.io',
       'vuniteddeployment.kb.io',
     ]);
+    // Built-in kinds: only objects carrying the label reach the webhook.
+    const builtin = buildWebhookConfigurations(allRegistrations, {
+      clientMode: urlMode,
+      features: { ...features, ResourcesDeletionProtection: true },
+    }).validating.webhooks!.filter((w) => /^v(builtin|namespace|service|ingress|customresourcedefinition)/.test(w.name));
+    assert.equal(builtin.length, 7);
+    for (const w of builtin) {
+      assert.deepEqual(w.objectSelector, { matchExpressions: [{ key: 'policy.kruise.io/delete-protection', operator: 'Exists' }] }, w.name);
+      assert.equal(w.failurePolicy, 'Fail');
+    }
     // The webhook itself stays: CREATE and UPDATE are validated either way.
     const vcloneset = buildWebhookConfigurations(allRegistrations, { clientMode: urlMode, features }).validating.webhooks!.find(
       (w) => w.name === 'vcloneset.kb.io',

@@ -156,6 +156,7 @@ describe('admit', () => {
         features: undefined,
         reader: undefined,
         cache: undefined,
+        pubBudget: undefined,
         writer: undefined,
       },
     );

@@ -527,7 +527,7 @@ describe('pod webhook configuration', () => {
     });
   });
 
-  test('/validate-pod: pods DELETE and pods/eviction CREATE (UPDATE only with PodUnavailableBudgetUpdateGate), Ignore while its handlers are hooks', () => {
+  test('/validate-pod: pods DELETE and pods/eviction CREATE (UPDATE only with PodUnavailableBudgetUpdateGate), Fail as upstream', () => {
     assert.equal(vpod.clientConfig.url, 'https://127.0.0.1:9876/validate-pod');
     assert.deepEqual(vpod.rules[0]!.operations, ['DELETE']);
     const withUpdate = buildWebhookConfigurations(allRegistrations, {
@@ -536,8 +536,8 @@ describe('pod webhook configuration', () => {
     }).validating.webhooks!.find((w) => w.name === 'vpod.kb.io')!;
     assert.deepEqual(withUpdate.rules[0]!.operations, ['UPDATE', 'DELETE']);
     assert.deepEqual(evict.rules[0]!.resources, ['pods/eviction']);
-    assert.equal(vpod.failurePolicy, 'Ignore');
-    assert.equal(evict.failurePolicy, 'Ignore');
+    assert.equal(vpod.failurePolicy, 'Fail');
+    assert.equal(evict.failurePolicy, 'Fail');
     assert.deepEqual(vpod.namespaceSelector, mpod.namespaceSelector);
   });
 

@@ -1,0 +1,333 @@
+// PodUnavailableBudget rules shared by its controller, the pod webhook and the workload controllers
+// that consult a budget before updating a pod in place (spec §16; upstream pkg/control/pubcontrol).
+// Pure: the status arithmetic, which pods count as available, which operations a budget protects,
+// and the check-and-decrement of one admission. The I/O around them (caches, the serialised status
+// write) is src/runtime/pub-budget.ts.
+
+import {
+  POD_UNAVAILABLE_LABEL_PREFIX,
+  PUB_NO_PROTECT_ANNOTATION,
+  PUB_PROTECT_OPERATIONS_ANNOTATION,
+  PUB_RELATED_ANNOTATION,
+  PUB_RELATED_ANNOTATION_OLD,
+} from '../apis/constants.ts';
+import type { Pod, Stored } from '../apis/core-objects.ts';
+import type { PodUnavailableBudget, PodUnavailableBudgetStatus, PubOperation } from '../apis/policy/podunavailablebudget.ts';
+import { checkInPlaceUpdateCompleted } from './inplaceupdate.ts';
+import { getScaledValueFromIntOrPercent } from './intstr.ts';
+import { labelSelectorAsSelector, type Labels } from './labelselector.ts';
+import { isPodActive, isPodReady } from './pod.ts';
+import { metaTime } from './sidecarset.ts';
+
+export type StoredPub = Stored<PodUnavailableBudget>;
+
+/** A disruptedPods entry older than this is dropped: the pod should have gone by then (DeletionTimeout). */
+export const PUB_DELETION_TIMEOUT_MS = 20_000;
+/** An unavailablePods entry is kept this long, for the pod caches to catch up (UpdatedDelayCheckTime). */
+export const PUB_UPDATED_DELAY_CHECK_MS = 10_000;
+/** Most pods a budget may hold as disrupted + unavailable before it refuses more (MaxUnavailablePodSize). */
+export const PUB_MAX_UNAVAILABLE_POD_SIZE = 2000;
+
+const DEFAULT_PROTECT_OPERATIONS: readonly PubOperation[] = ['DELETE', 'UPDATE', 'EVICT'];
+
+/** The PUB a pod is recorded under (pub.kruise.io/related-pub, or the deprecated kruise.io/related-pub); '' when none. */
+export function relatedPubName(pod: Pick<Pod, 'metadata'> | undefined): string {
+  const a = pod?.metadata.annotations;
+  return a?.[PUB_RELATED_ANNOTATION] || a?.[PUB_RELATED_ANNOTATION_OLD] || '';
+}
+
+/** Both related-pub keys, as upstream writes them. */
+export function relatedPubAnnotations(pubName: string): Record<string, string> {
+  return { [PUB_RELATED_ANNOTATION]: pubName, [PUB_RELATED_ANNOTATION_OLD]: pubName };
+}
+
+/** pub.kruise.io/no-protect parsed as Go's strconv.ParseBool. */
+export function isPodNoProtect(pod: Pick<Pod, 'metadata'>): boolean {
+  const v = pod.metadata.annotations?.[PUB_NO_PROTECT_ANNOTATION];
+  return v === '1' || v === 't' || v === 'T' || v === 'true' || v === 'TRUE' || v === 'True';
+}
+
+export function hasUnavailableLabel(labels: Labels): boolean {
+  return Object.keys(labels ?? {}).some((k) => k.startsWith(POD_UNAVAILABLE_LABEL_PREFIX));
+}
+
+/** Running, Ready and without an unavailable-pod.kruise.io/* label (pubControl.IsPodReady). */
+export function isPubPodReady(pod: Pod): boolean {
+  return pod.status?.phase === 'Running' && isPodReady(pod) && !hasUnavailableLabel(pod.metadata.labels);
+}
+
+/**
+ * Whether the pod's containers run what its spec says (pubControl.IsPodStateConsistent): a
+ * container pinned by digest must report that digest; otherwise the in-place update, if any, must
+ * have finished.
+ */
+export function isPodStateConsistent(pod: Pod): boolean {
+  const containers = pod.spec?.containers ?? [];
+  let allDigest = containers.length > 0;
+  for (const c of containers) {
+    const at = (c.image ?? '').indexOf('@');
+    if (at < 0) {
+      allDigest = false;
+      continue;
+    }
+    const digest = (c.image ?? '').slice(at + 1);
+    const status = pod.status?.containerStatuses?.find((s) => s.name === c.name);
+    if (!status?.imageID?.endsWith(digest)) return false;
+  }
+  if (allDigest) return true;
+  return checkInPlaceUpdateCompleted(pod) === undefined;
+}
+
+/** The operations a budget protects: spec.protectOperations, else the deprecated annotation, else DELETE, UPDATE, EVICT. */
+export function pubProtectOperations(pub: Pick<StoredPub, 'metadata' | 'spec'>): Set<PubOperation> {
+  if (pub.spec?.protectOperations?.length) return new Set(pub.spec.protectOperations as PubOperation[]);
+  const fromAnnotation = (pub.metadata.annotations?.[PUB_PROTECT_OPERATIONS_ANNOTATION] ?? '').split(',').filter((s) => s !== '');
+  if (fromAnnotation.length) return new Set(fromAnnotation as PubOperation[]);
+  return new Set(DEFAULT_PROTECT_OPERATIONS);
+}
+
+/** Whether the budget protects the operation; with InPlacePodVerticalScaling off a protected UPDATE covers RESIZE. */
+export function isPubProtecting(
+  pub: Pick<StoredPub, 'metadata' | 'spec'>,
+  operation: PubOperation,
+  inPlacePodVerticalScaling: boolean,
+): boolean {
+  const ops = pubProtectOperations(pub);
+  if (!inPlacePodVerticalScaling && ops.has('UPDATE')) ops.add('RESIZE');
+  return ops.has(operation);
+}
+
+/** Whether the pod matches the budget's non-empty ignoredPodSelector (a bad selector ignores nothing). */
+export function isPodIgnoredByPub(pub: Pick<StoredPub, 'spec'>, pod: Pick<Pod, 'metadata'>): boolean {
+  const sel = pub.spec?.ignoredPodSelector;
+  if (!sel) return false;
+  try {
+    const s = labelSelectorAsSelector(sel);
+    return !s.isEverything() && s.matches(pod.metadata.labels);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a pod update may make the pod unavailable (pubControl.IsPodUnavailableChanged): a spec
+ * change, or a new unavailable-pod.kruise.io/* label. Metadata-only changes never need a budget.
+ */
+export function isPodUnavailableChanged(oldPod: Pod, newPod: Pod): boolean {
+  if (JSON.stringify(oldPod.spec ?? {}) !== JSON.stringify(newPod.spec ?? {})) return true;
+  return !hasUnavailableLabel(oldPod.metadata.labels) && hasUnavailableLabel(newPod.metadata.labels);
+}
+
+/**
+ * Whether the update only resizes containers in place without a restart (pubControl.CanResizeInplace):
+ * no unavailable label added, the spec differs only in container resources, same containers, and
+ * every changed cpu/memory resource has resizePolicy NotRequired (or none).
+ */
+export function canResizeInPlace(oldPod: Pod, newPod: Pod): boolean {
+  if (!hasUnavailableLabel(oldPod.metadata.labels) && hasUnavailableLabel(newPod.metadata.labels)) return false;
+  const withoutResources = (p: Pod) =>
+    JSON.stringify({ ...p.spec, containers: (p.spec?.containers ?? []).map((c) => ({ ...c, resources: undefined })) });
+  if (withoutResources(oldPod) !== withoutResources(newPod)) return false;
+  const oldContainers = oldPod.spec?.containers ?? [];
+  const newContainers = newPod.spec?.containers ?? [];
+  if (oldContainers.length !== newContainers.length) return false;
+  for (const c of newContainers) {
+    const old = oldContainers.find((o) => o.name === c.name);
+    if (!old) return false;
+    const names = new Set([
+      ...Object.keys(old.resources?.requests ?? {}),
+      ...Object.keys(c.resources?.requests ?? {}),
+      ...Object.keys(old.resources?.limits ?? {}),
+      ...Object.keys(c.resources?.limits ?? {}),
+    ]);
+    for (const r of names) {
+      const changed =
+        old.resources?.requests?.[r] !== c.resources?.requests?.[r] || old.resources?.limits?.[r] !== c.resources?.limits?.[r];
+      if (!changed) continue;
+      if (r !== 'cpu' && r !== 'memory') return false;
+      const policies = (c.resizePolicy ?? []) as Array<{ resourceName?: string; restartPolicy?: string }>;
+      const policy = policies.find((p) => p.resourceName === r)?.restartPolicy;
+      if (policy && policy !== 'NotRequired') return false;
+    }
+  }
+  return true;
+}
+
+/** desiredAvailable: total − roundUp(maxUnavailable) (≥ 0), or minAvailable (a percent rounded up). */
+export function pubDesiredAvailable(pub: Pick<StoredPub, 'spec'>, total: number): number {
+  const { maxUnavailable, minAvailable } = pub.spec ?? {};
+  if (maxUnavailable !== undefined && maxUnavailable !== null) {
+    return Math.max(total - getScaledValueFromIntOrPercent(maxUnavailable, total, true), 0);
+  }
+  if (minAvailable !== undefined && minAvailable !== null) {
+    return typeof minAvailable === 'number' ? minAvailable : getScaledValueFromIntOrPercent(minAvailable, total, true);
+  }
+  return 0;
+}
+
+export interface PubStatusInputs {
+  pub: StoredPub;
+  /** The pods the budget covers (ignoredPodSelector already applied). */
+  pods: readonly Pod[];
+  /** totalReplicas: protectTotalReplicas, or the workloads' replicas. */
+  totalReplicas: number;
+  now: Date;
+}
+
+export interface PubStatusPlan {
+  /** The new status; undefined when the stored one is already right. */
+  status?: PodUnavailableBudgetStatus;
+  /** Computed status, written or not. */
+  computed: PodUnavailableBudgetStatus;
+  /** Pods recorded as disrupted whose deletion did not happen within PUB_DELETION_TIMEOUT_MS ("NotDeleted"). */
+  notDeleted: string[];
+  /** When an entry of disruptedPods/unavailablePods expires next: the budget must be looked at again. */
+  recheckAt?: Date;
+}
+
+/**
+ * The PUB controller's status (syncPodUnavailableBudget): expired disrupted/unavailable entries
+ * are dropped (only active pods keep theirs), currentAvailable counts the active, ready,
+ * state-consistent pods not recorded in either map, unavailableAllowed = max(current − desired, 0).
+ * Throws on a percent that cannot be parsed (the executor reports it as an Event).
+ */
+export function planPubStatus({ pub, pods, totalReplicas, now }: PubStatusInputs): PubStatusPlan {
+  const nowMs = now.getTime();
+  const desiredAvailable = pubDesiredAvailable(pub, totalReplicas);
+  const disrupted: Record<string, string> = {};
+  const unavailable: Record<string, string> = {};
+  const notDeleted: string[] = [];
+  let recheckMs: number | undefined;
+  const recheck = (ms: number) => {
+    if (recheckMs === undefined || ms < recheckMs) recheckMs = ms;
+  };
+  const oldDisrupted = pub.status?.disruptedPods ?? {};
+  const oldUnavailable = pub.status?.unavailablePods ?? {};
+  for (const pod of pods) {
+    if (!isPodActive(pod)) continue;
+    const name = pod.metadata.name ?? '';
+    const d = oldDisrupted[name];
+    if (d !== undefined) {
+      const expires = Date.parse(d) + PUB_DELETION_TIMEOUT_MS;
+      if (expires < nowMs) notDeleted.push(name);
+      else {
+        disrupted[name] = d;
+        recheck(expires);
+      }
+    }
+    const u = oldUnavailable[name];
+    if (u !== undefined) {
+      const expires = Date.parse(u) + PUB_UPDATED_DELAY_CHECK_MS;
+      if (expires >= nowMs) {
+        unavailable[name] = u;
+        recheck(expires);
+      }
+    }
+  }
+  let currentAvailable = 0;
+  for (const pod of pods) {
+    const name = pod.metadata.name ?? '';
+    if (!isPodActive(pod) || name in disrupted || name in unavailable) continue;
+    if (isPodStateConsistent(pod) && isPubPodReady(pod)) currentAvailable++;
+  }
+  const computed: PodUnavailableBudgetStatus = {
+    observedGeneration: pub.metadata.generation ?? 0,
+    disruptedPods: disrupted,
+    unavailablePods: unavailable,
+    unavailableAllowed: Math.max(currentAvailable - desiredAvailable, 0),
+    currentAvailable,
+    desiredAvailable,
+    totalReplicas,
+  };
+  const old = pub.status;
+  const same =
+    !!old &&
+    old.currentAvailable === computed.currentAvailable &&
+    old.desiredAvailable === computed.desiredAvailable &&
+    old.totalReplicas === computed.totalReplicas &&
+    old.unavailableAllowed === computed.unavailableAllowed &&
+    (old.observedGeneration ?? 0) === computed.observedGeneration &&
+    sameMap(old.disruptedPods, disrupted) &&
+    sameMap(old.unavailablePods, unavailable);
+  return {
+    ...(same ? {} : { status: computed }),
+    computed,
+    notDeleted,
+    ...(recheckMs !== undefined ? { recheckAt: new Date(recheckMs) } : {}),
+  };
+}
+
+function sameMap(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
+  const ak = Object.keys(a ?? {});
+  return ak.length === Object.keys(b).length && ak.every((k) => a![k] === b[k]);
+}
+
+/** Why an admission needs no budget, or undefined when it must take one (PodUnavailableBudgetValidatePod's early exits). */
+export function pubExemption(
+  pod: Pod,
+  pub: StoredPub | undefined,
+  operation: PubOperation,
+  inPlacePodVerticalScaling: boolean,
+): string | undefined {
+  if (isPodNoProtect(pod)) return 'pod opts out (pub.kruise.io/no-protect)';
+  if (!isPubPodReady(pod) || !isPodStateConsistent(pod)) return 'pod already unavailable';
+  if (!pub) return 'no PodUnavailableBudget';
+  if (isPodIgnoredByPub(pub, pod)) return 'pod matches ignoredPodSelector';
+  if ((pub.status?.desiredAvailable ?? 0) === 0) return 'desiredAvailable is 0';
+  if (!isPubProtecting(pub, operation, inPlacePodVerticalScaling)) return `${operation} not protected`;
+  if (isPodRecordedInPub(pod.metadata.name ?? '', pub)) return 'pod already recorded by the budget';
+  return undefined;
+}
+
+export function isPodRecordedInPub(podName: string, pub: Pick<StoredPub, 'status'>): boolean {
+  return podName in (pub.status?.disruptedPods ?? {}) || podName in (pub.status?.unavailablePods ?? {});
+}
+
+/** The denial upstream's checkAndDecrement returns (a Forbidden StatusError's message). */
+export function pubForbiddenMessage(pubName: string, reason: string): string {
+  return `podunavailablebudget.policy.kruise.io ${JSON.stringify(pubName)} is forbidden: ${reason}`;
+}
+
+export const PUB_NEGATIVE_REASON = 'pub unavailable allowed is negative';
+export const PUB_TOO_MANY_REASON = 'DisruptedPods and UnavailablePods map too big - too many unavailable not confirmed by PUB controller';
+
+/**
+ * Takes one unit of budget for the pod (checkAndDecrement): the status with unavailableAllowed − 1
+ * and the pod recorded (unavailablePods for UPDATE, disruptedPods otherwise), or the denial.
+ */
+export function takePubBudget(
+  pub: StoredPub,
+  podName: string,
+  operation: PubOperation,
+  now: Date,
+): { status: PodUnavailableBudgetStatus; denied?: undefined } | { denied: string; status?: undefined } {
+  const status = pub.status ?? { unavailableAllowed: 0, currentAvailable: 0, desiredAvailable: 0, totalReplicas: 0 };
+  if (status.unavailableAllowed <= 0) return { denied: pubForbiddenMessage(pub.metadata.name ?? '', PUB_NEGATIVE_REASON) };
+  const disrupted = { ...status.disruptedPods };
+  const unavailable = { ...status.unavailablePods };
+  if (Object.keys(disrupted).length + Object.keys(unavailable).length > PUB_MAX_UNAVAILABLE_POD_SIZE) {
+    return { denied: pubForbiddenMessage(pub.metadata.name ?? '', PUB_TOO_MANY_REASON) };
+  }
+  if (operation === 'UPDATE') unavailable[podName] = metaTime(now);
+  else disrupted[podName] = metaTime(now);
+  return {
+    status: { ...status, unavailableAllowed: status.unavailableAllowed - 1, disruptedPods: disrupted, unavailablePods: unavailable },
+  };
+}
+
+/** Whether a PUB's selector (non-empty, valid) matches the pod's labels. */
+export function pubSelectorMatches(pub: Pick<StoredPub, 'spec'>, labels: Labels): boolean {
+  if (!pub.spec?.selector) return false;
+  try {
+    const s = labelSelectorAsSelector(pub.spec.selector);
+    return !s.isEverything() && s.matches(labels);
+  } catch {
+    return false;
+  }
+}
+
+/** Group of an apiVersion ('' for the core group). */
+export function apiGroupOf(apiVersion: string | undefined): string {
+  const v = apiVersion ?? '';
+  return v.includes('/') ? v.split('/')[0]! : '';
+}
