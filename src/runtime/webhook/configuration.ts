@@ -72,6 +72,7 @@ export interface AdmissionWebhook {
   timeoutSeconds: number;
   admissionReviewVersions: string[];
   reinvocationPolicy?: 'Never' | 'IfNeeded';
+  matchConditions?: Array<{ name: string; expression: string }>;
 }
 
 export interface WebhookConfiguration extends KubeObject {
@@ -169,6 +170,7 @@ function buildWebhook(type: WebhookType, reg: WebhookRegistration, opts: BuildOp
     admissionReviewVersions: ['v1'],
   };
   if (type === 'mutate') wh.reinvocationPolicy = 'Never';
+  if (reg.matchConditions?.length) wh.matchConditions = reg.matchConditions.map((c) => ({ ...c }));
   return wh;
 }
 

@@ -108,6 +108,11 @@ export interface WebhookRegistration {
    */
   operationGates?: Partial<Record<Operation, keyof FeatureGates | ReadonlyArray<keyof FeatureGates>>>;
   failurePolicy?: 'Fail' | 'Ignore';
+  /**
+   * CEL conditions (admissionregistration v1 matchConditions) a request must meet to be sent at all:
+   * what the webhook would never judge does not depend on a running manager.
+   */
+  matchConditions?: ReadonlyArray<{ name: string; expression: string }>;
   /** The API server's wait for an answer before failurePolicy applies; default BuildOptions.timeoutSeconds. */
   timeoutSeconds?: number;
   /**

@@ -7,7 +7,8 @@
 //     with the PUB update gate): a budget that lapsed whenever no manager answered would let a node drain
 //     during a manager restart take every replica at once. Every replica serves it (leader or not),
 //     so only a manager with no replica up blocks pod deletion; turning those gates off removes the
-//     registration.
+//     registration. A matchCondition keeps pods that are already terminating out: the kubelet's
+//     final removal of a terminated pod never depends on the manager.
 //   - both skip kube-system and the manager's own namespace (namespaceSelector), besides
 //     upstream's `control-plane` namespaces: the control plane and Kruise itself can always start.
 //   - timeoutSeconds 10 (the API server's default): the handlers are in-memory; only a cache's
@@ -54,6 +55,9 @@ export const registrations: WebhookRegistration[] = [
     operations: ['UPDATE', 'DELETE'],
     // Registered per operation only when a feature that judges it is on (docs/operations.md).
     operationGates: { UPDATE: 'PodUnavailableBudgetUpdateGate', DELETE: ['PodUnavailableBudgetDeleteGate', 'WorkloadSpread'] },
+    // A pod already terminating is never judged (it disrupts nothing more): its final removal by
+    // the kubelet, and finalizer edits on it, must not wait for a manager.
+    matchConditions: [{ name: 'not-terminating', expression: '!has(oldObject.metadata.deletionTimestamp)' }],
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Fail',

@@ -224,6 +224,11 @@ describe('webhook configurations', () => {
     assert.deepEqual(deleting({ ...features, ...off }), []);
     assert.deepEqual(deleting({ ...features, ...off, PodUnavailableBudgetDeleteGate: true }), ['vpod.kb.io']);
     assert.deepEqual(deleting({ ...features, ...off, WorkloadSpread: true }), ['vpod.kb.io']);
+    // ...but never a pod already terminating: the kubelet's final removal needs no manager.
+    const vpod = buildWebhookConfigurations(allRegistrations, { clientMode: urlMode, features }).validating.webhooks!.find(
+      (w) => w.name === 'vpod.kb.io',
+    )!;
+    assert.deepEqual(vpod.matchConditions, [{ name: 'not-terminating', expression: '!has(oldObject.metadata.deletionTimestamp)' }]);
     assert.deepEqual(deleting({ ...features, ...off, ResourcesDeletionProtection: true }), [
       'vbuiltindeployment.kb.io',
       'vbuiltinreplicaset.kb.io',
