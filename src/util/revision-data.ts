@@ -4,11 +4,18 @@
 // (hashes of those bytes) agree between Kruise TS and Go Kruise.
 
 import type { CloneSet } from '../apis/apps/cloneset.ts';
-import { CLONESET_VCT_HASH_ANNOTATION } from '../apis/constants.ts';
+import { CLONESET_VCT_HASH_ANNOTATION, CONTROLLER_REVISION_HASH_LABEL } from '../apis/constants.ts';
 import type { PersistentVolumeClaim, PodTemplateSpec } from '../apis/core.ts';
-import type { ControllerRevision } from '../apis/core-objects.ts';
+import type { ControllerRevision, Pod } from '../apis/core-objects.ts';
 import { formatQuantity, tryParseQuantity } from '../apis/quantity.ts';
-import { CONTROLLER_REVISION_HASH_KEY, controllerRevisionName, fnv1a_32, hashControllerRevision, marshalGoJSON } from './revision.ts';
+import {
+  CONTROLLER_REVISION_HASH_KEY,
+  controllerRevisionName,
+  fnv1a_32,
+  hashControllerRevision,
+  marshalGoJSON,
+  shortHash,
+} from './revision.ts';
 
 export type { ControllerRevision };
 
@@ -248,6 +255,27 @@ export function chooseUpdateRevision(
   let update = candidate;
   while (names.has(update.metadata.name)) update = make(next, ++collisionCount);
   return { update, collisionCount, newRevision: update };
+}
+
+/**
+ * History clean-up (CloneSet truncateHistory, StatefulSet truncateHistory): the names of revisions
+ * neither current, update, nor named by a pod's revision label (full or short hash), oldest first,
+ * beyond `limit`.
+ */
+export function revisionsToTruncate(
+  revisions: readonly ControllerRevision[],
+  pods: readonly Pick<Pod, 'metadata'>[],
+  current: string,
+  update: string,
+  limit: number,
+): string[] {
+  const live = new Set([current, update]);
+  for (const p of pods) live.add(shortHash(p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? ''));
+  const dead = [...revisions]
+    .sort((a, b) => a.revision - b.revision)
+    .map((r) => r.metadata.name ?? '')
+    .filter((name) => !live.has(name) && !live.has(shortHash(name)));
+  return dead.length <= limit ? [] : dead.slice(0, dead.length - limit);
 }
 
 /** The pod template a revision records (GetTemplateFromRevision), without the `$patch` marker. */

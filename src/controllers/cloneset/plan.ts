@@ -4,7 +4,7 @@
 // pod writes, creations and deletions, then status and spec.
 
 import type { CloneSet, CloneSetStatus } from '../../apis/apps/cloneset.ts';
-import { CLONESET_INSTANCE_ID_LABEL, CLONESET_VCT_HASH_ANNOTATION, CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
+import { CLONESET_INSTANCE_ID_LABEL, CLONESET_VCT_HASH_ANNOTATION } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import { planImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
@@ -13,10 +13,10 @@ import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { LifecycleTransition } from '../../util/lifecycle.ts';
 import { isPodActive } from '../../util/pod.ts';
-import { shortHash } from '../../util/revision.ts';
 import {
   chooseUpdateRevision,
   newCloneSetRevision,
+  revisionsToTruncate as truncateHistory,
   templateFromRevision,
   volumeClaimTemplatesHash,
   type ControllerRevision,
@@ -129,7 +129,7 @@ export function cleanupPVCs(active: readonly Pod[], inactive: readonly Pod[], pv
   return { kept, reown, deletes };
 }
 
-/** Revisions neither current, update, nor used by a pod, oldest first, beyond the history limit. */
+/** Revisions to delete beyond revisionHistoryLimit (default 10). */
 export function revisionsToTruncate(
   cs: CloneSet,
   pods: readonly Pod[],
@@ -137,14 +137,7 @@ export function revisionsToTruncate(
   current: string,
   update: string,
 ): string[] {
-  const live = new Set([current, update]);
-  for (const p of pods) live.add(shortHash(p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? ''));
-  const dead = [...revisions]
-    .sort((a, b) => a.revision - b.revision)
-    .map((r) => r.metadata.name ?? '')
-    .filter((name) => !live.has(name) && !live.has(shortHash(name)));
-  const limit = cs.spec?.revisionHistoryLimit ?? DEFAULT_HISTORY_LIMIT;
-  return dead.length <= limit ? [] : dead.slice(0, dead.length - limit);
+  return truncateHistory(revisions, pods, current, update, cs.spec?.revisionHistoryLimit ?? DEFAULT_HISTORY_LIMIT);
 }
 
 export function planCloneSet(input: PlanInput): CloneSetPlan {

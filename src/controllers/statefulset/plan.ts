@@ -5,13 +5,7 @@
 // bounded by scaleStrategy.maxUnavailable while scaling.
 
 import type { StatefulSet, StatefulSetStatus } from '../../apis/apps/statefulset.ts';
-import {
-  CONTROLLER_REVISION_HASH_LABEL,
-  LIFECYCLE_STATE_LABEL,
-  LIFECYCLE_TIMESTAMP_ANNOTATION,
-  LifecycleState,
-  SPECIFIED_DELETE_LABEL,
-} from '../../apis/constants.ts';
+import { LIFECYCLE_STATE_LABEL, LIFECYCLE_TIMESTAMP_ANNOTATION, LifecycleState, SPECIFIED_DELETE_LABEL } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import type { OwnerReference } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
@@ -21,8 +15,13 @@ import { checkInPlaceUpdateCompleted, planInPlaceUpdate } from '../../util/inpla
 import { getScaledValueFromIntOrPercent, type IntOrString } from '../../util/intstr.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { getPodLifecycleState, isPodHooked, planLifecycleTransition, type LifecycleTransition } from '../../util/lifecycle.ts';
-import { shortHash } from '../../util/revision.ts';
-import { chooseUpdateRevision, newTemplateRevision, templateFromRevision, type ControllerRevision } from '../../util/revision-data.ts';
+import {
+  chooseUpdateRevision,
+  newTemplateRevision,
+  revisionsToTruncate as truncateHistory,
+  templateFromRevision,
+  type ControllerRevision,
+} from '../../util/revision-data.ts';
 import { inPlaceHookStep, refreshPodState } from '../../util/workload-lifecycle.ts';
 import { ordinalOf, replicasOf, replicasRange, slotPods } from './ordinals.ts';
 import {
@@ -593,7 +592,7 @@ function volumeClaimStatus(
   });
 }
 
-/** Revisions neither current, update, nor used by a pod, oldest first, beyond revisionHistoryLimit. */
+/** Revisions to delete beyond revisionHistoryLimit (default 10). */
 export function revisionsToTruncate(
   set: StatefulSet,
   pods: readonly Pod[],
@@ -601,12 +600,5 @@ export function revisionsToTruncate(
   current: string,
   update: string,
 ): string[] {
-  const live = new Set([current, update]);
-  for (const p of pods) live.add(shortHash(p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? ''));
-  const dead = [...revisions]
-    .sort((a, b) => a.revision - b.revision)
-    .map((r) => r.metadata.name ?? '')
-    .filter((n) => !live.has(n) && !live.has(shortHash(n)));
-  const limit = set.spec?.revisionHistoryLimit ?? DEFAULT_HISTORY_LIMIT;
-  return dead.length <= limit ? [] : dead.slice(0, dead.length - limit);
+  return truncateHistory(revisions, pods, current, update, set.spec?.revisionHistoryLimit ?? DEFAULT_HISTORY_LIMIT);
 }
