@@ -31,13 +31,12 @@ import { changedConditions, podUpdatePatch, pubAllowsInPlaceUpdate, type InPlace
 import type { FeatureGates } from '../apis/features.ts';
 import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
 import type { WorkloadExpectations } from './workload.ts';
+import { errMessage } from '../util/errors.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
 
-export const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-/** The key of a namespaced object in the workqueue and in expectations. */
-export const keyOf = (obj: KubeObject) => `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+export /** The key of a namespaced object in the workqueue and in expectations. */
+const keyOf = (obj: KubeObject) => `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
 
 /** A pod to create, with the claims it needs first. */
 export interface PodCreation {

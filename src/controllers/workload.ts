@@ -20,6 +20,7 @@ import {
 import type { Logger } from '../runtime/log.ts';
 import { ClaimError, ControllerRefManager } from '../runtime/refmanager.ts';
 import { metaTime } from '../util/clock.ts';
+import { errMessage } from '../util/errors.ts';
 import { labelSelectorAsSelector, type LabelSelectorLike } from '../util/labelselector.ts';
 
 /** A workload as the shared step reads it. */
@@ -131,7 +132,7 @@ export class WorkloadStep<W extends WorkloadObject> {
   }
 
   private async reportBadObject(workload: Stored<W>, err: unknown): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errMessage(err);
     const kind = this.kind.type.kind;
     this.deps.recorder.event(workload, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile ${kind}: ${message}`);
     const type = this.kind.failureCondition;

@@ -19,6 +19,7 @@ import type { ResourceVersionExpectations, ScaleExpectations } from '../../runti
 import type { Logger } from '../../runtime/log.ts';
 import { writeStatus } from '../../runtime/writes.ts';
 import type { AdvancedCronJob, AdvancedCronJobPlan, CronChild, TemplateKind } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export type AdvancedCronJobClient = Pick<KubeClient, 'create' | 'delete' | 'updateStatus'>;
 
@@ -38,7 +39,6 @@ export interface AdvancedCronJobExecutorDeps {
 }
 
 export const cronJobKeyOf = (cronJob: AdvancedCronJob) => `${cronJob.metadata.namespace ?? ''}/${cronJob.metadata.name ?? ''}`;
-const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class AdvancedCronJobExecutor {
   constructor(private readonly deps: AdvancedCronJobExecutorDeps) {}

@@ -19,6 +19,7 @@ import type { Pod } from '../../apis/core-objects.ts';
 import { targetNodeName } from '../../util/nodefit.ts';
 import { slowStartBatches } from '../podwrites.ts';
 import type { BroadcastJob, BroadcastJobPlan } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export type BroadcastJobClient = Pick<KubeClient, 'create' | 'delete' | 'patch' | 'updateStatus'>;
 
@@ -32,7 +33,6 @@ export interface BroadcastJobExecutorDeps {
 }
 
 export const jobKeyOf = (job: BroadcastJob) => `${job.metadata.namespace ?? ''}/${job.metadata.name ?? ''}`;
-const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class BroadcastJobExecutor {
   constructor(private readonly deps: BroadcastJobExecutorDeps) {}

@@ -25,12 +25,12 @@ import type { PodDeletion } from './scale.ts';
 import { PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
-  errMessage,
   WorkloadWriter,
   type ExecutorClient,
   type WorkloadEventNotes,
   type WorkloadWriterDeps,
 } from '../workload-writes.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export type { ExecutorClient };
 

@@ -13,13 +13,13 @@ import { applyPreDownload } from '../imagejobs/predownload.ts';
 import { slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
-  errMessage,
   WorkloadWriter,
   type ExecutorClient,
   type WorkloadEventNotes,
   type WorkloadWriterDeps,
 } from '../workload-writes.ts';
 import type { DaemonSetPlan } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export type { ExecutorClient };
 

@@ -18,14 +18,13 @@ import type { ResourceVersionExpectations } from '../../runtime/expectations.ts'
 import type { Logger } from '../../runtime/log.ts';
 import type { PreDownloadPlan } from '../../util/imagepredownload.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export interface PreDownloadDeps {
   client: Pick<KubeClient, 'create' | 'delete' | 'patch'>;
   log: Logger;
   resourceVersions: ResourceVersionExpectations;
 }
-
-const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export async function applyPreDownload(
   deps: PreDownloadDeps,

@@ -10,6 +10,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { writeStatus } from '../../runtime/writes.ts';
 import type { ImagePullJob } from '../imagejobs/resources.ts';
 import type { ImageListPullJob, ImageListPullJobPlan } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export interface ImageListPullJobExecutorDeps {
   client: Pick<KubeClient, 'create' | 'delete' | 'patch' | 'updateStatus'>;
@@ -80,8 +81,4 @@ export class ImageListPullJobExecutor {
     const w = await writeStatus(client, ImageListPullJobs, list, plan.status);
     return w.ended ?? {};
   }
-}
-
-function errMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

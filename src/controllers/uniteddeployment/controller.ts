@@ -37,6 +37,7 @@ import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../worklo
 import { planUnitedDeployment, type UnitedDeploymentPlan } from './plan.ts';
 import { subsetKindOf, udControllerRef, type SubsetKind, type SubsetWorkload } from './subset.ts';
 import type { ScaleExpectations } from '../../runtime/expectations.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export const WORKLOAD_RESOURCE: Record<SubsetKind, ResourceType> = {
   StatefulSet: StatefulSets,
@@ -228,8 +229,6 @@ export class UnitedDeploymentReconciler {
     this.deps.recorder.event(ud, type, reason, 'Reconcile', note);
   }
 }
-
-const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** The UD's selector; one that does not parse selects nothing (the planner reports it). */
 function selectorOf(ud: UnitedDeployment): Selector {
