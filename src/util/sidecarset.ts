@@ -149,6 +149,16 @@ export function hotUpgradeWorkInfo(pod: Pick<Pod, 'metadata'>): Record<string, s
   }
 }
 
+/**
+ * GetPodHotUpgradeContainers: the pod container of a hot-upgrade sidecar that works now (the
+ * annotation names it; `<name>-2` when it names neither) and the other one (idle: the empty image,
+ * or the older version while an upgrade is in flight).
+ */
+export function podHotUpgradeContainers(sidecarName: string, pod: Pick<Pod, 'metadata'>): { work: string; other: string } {
+  const [name1, name2] = hotUpgradeContainerNames(sidecarName);
+  return hotUpgradeWorkInfo(pod)[sidecarName] === name1 ? { work: name1, other: name2 } : { work: name2, other: name1 };
+}
+
 /** The names of the sidecars a SidecarSet keeps in a pod's containers (hot-upgrade pairs expanded). */
 export function sidecarContainerNamesInPod(s: Pick<SidecarSet, 'spec'>): Set<string> {
   const names = new Set<string>();

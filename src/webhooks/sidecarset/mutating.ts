@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { SidecarContainer, SidecarSet } from '../../apis/apps/sidecarset.ts';
 import { SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION } from '../../apis/constants.ts';
-import { marshalGoJSON, safeEncodeString } from '../../util/revision.ts';
+import { goSidecarContainers } from '../../util/gojson-container.ts';
+import { safeEncodeString } from '../../util/revision.ts';
 import { defaultHTTPGet, defaultProbe, defaultPullPolicyForImage, setDefaultPodVolumes } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
@@ -56,11 +57,12 @@ export function isNativeSidecar(c: { restartPolicy?: string | null }): boolean {
   return c.restartPolicy === 'Always';
 }
 
-// Containers, plus the init containers when any of them is a native sidecar (upgradable).
+// Containers, plus the init containers when any of them is a native sidecar (upgradable), as
+// upstream's json.Marshal of map[string]interface{} writes them (typed containers, sorted keys).
 function encodeSidecarSet(spec: NonNullable<SidecarSet['spec']>): string {
-  const m: Record<string, unknown> = { containers: spec.containers ?? null };
-  if ((spec.initContainers ?? []).some(isNativeSidecar)) m.initContainers = spec.initContainers;
-  return marshalGoJSON(m);
+  const containers = `"containers":${goSidecarContainers(spec.containers)}`;
+  if (!(spec.initContainers ?? []).some(isNativeSidecar)) return `{${containers}}`;
+  return `{${containers},"initContainers":${goSidecarContainers(spec.initContainers)}}`;
 }
 
 function hashOf(data: string): string {
