@@ -290,6 +290,13 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
       beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, identity) : undefined,
     });
     const certRun = certController.run(signal);
+    // As upstream (main.go waits for webhook.WaitReady before setting up controllers): admission is
+    // registered before any controller writes, so the first pods a controller creates go through
+    // the pod webhook (sidecars, readiness gate) instead of racing its registration.
+    const aborted = new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    await Promise.race([certController.ready, aborted]);
     const runs = term.runners.map(({ name, runner }) =>
       runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')),
     );
