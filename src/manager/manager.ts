@@ -48,6 +48,7 @@ import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
 import { parseAddr } from '../util/addr.ts';
+import { errMessage } from '../util/errors.ts';
 
 /** Upstream's user agent; controllers' clients add `/<controller>-controller`. */
 export const MANAGER_USER_AGENT = 'kruise-manager';
@@ -391,10 +392,9 @@ async function waitWebhookReady(check: () => Promise<void>, timeoutMs: number): 
       return await check();
     } catch (err) {
       if (Date.now() >= deadline) {
-        throw new Error(
-          `webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${err instanceof Error ? err.message : String(err)}`,
-          { cause: err },
-        );
+        throw new Error(`webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${errMessage(err)}`, {
+          cause: err,
+        });
       }
     }
     await sleep(200);
@@ -441,7 +441,7 @@ export async function ensureNamespace(client: KubeClient, name: string, log: Log
       failure = err;
     }
   }
-  const message = `namespace ${name} does not exist and could not be created: ${failure instanceof Error ? failure.message : String(failure)}`;
+  const message = `namespace ${name} does not exist and could not be created: ${errMessage(failure)}`;
   if (opts.required) throw new Error(message);
   log.warn({ namespace: name }, `${message}; create it as the upstream installation does`);
 }

@@ -23,6 +23,7 @@ import { injectWorkloadSpread, recordPodDeletion } from './workloadspread.ts';
 import { logger } from '../../runtime/log.ts';
 import { injectPersistentPodState } from './persistentpodstate.ts';
 import { annotateRelatedPub, validatePodUnavailableBudget } from './pub.ts';
+import { errMessage } from '../../util/errors.ts';
 
 /** What a pod handler knows besides the pod. */
 export interface PodAdmission {
@@ -173,10 +174,7 @@ async function recordWorkloadSpreadDeletion(req: PodValidation): Promise<FieldEr
       now: () => Date.now(),
     });
   } catch (err) {
-    logger.info(
-      { pod: `${req.namespace}/${req.name}`, err: err instanceof Error ? err.message : String(err) },
-      'WorkloadSpread could not record a pod deletion',
-    );
+    logger.info({ pod: `${req.namespace}/${req.name}`, err: errMessage(err) }, 'WorkloadSpread could not record a pod deletion');
   }
   return [];
 }
