@@ -9,6 +9,7 @@ import { podsOfWorkload, renderFrame } from './liveview.ts';
 import { withSession } from './program.ts';
 import {
   CliError,
+  cliIO,
   describeError,
   getTarget,
   ns,
@@ -203,6 +204,6 @@ export function execCommand(): Command {
         );
         child.on('exit', (c) => resolve(c ?? 1));
       });
-      process.exitCode = code;
+      cliIO().exitCode = code;
     });
 }
