@@ -229,6 +229,8 @@ const processIO: CliIO = {
 const ioOfRun = new AsyncLocalStorage<CliIO>();
 
 export const cliIO = (): CliIO => ioOfRun.getStore() ?? processIO;
+/** Whether output goes to the process's own stdout/stderr (a child process may then share them). */
+export const isProcessIO = (io: CliIO): boolean => io === processIO;
 export const withCliIO = <T>(io: CliIO, body: () => T): T => ioOfRun.run(io, body);
 
 export function write(text: string): void {
