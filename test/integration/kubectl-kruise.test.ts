@@ -270,6 +270,12 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       ['web-1', 'web-2', 'web-3'],
     );
     for (const p of pods) assert.equal(p.metadata.uid, before.get(p.metadata.name!), `${p.metadata.name} was updated in place`);
+    assert.equal(
+      (await ok(['rollout', 'status', 'asts/web', '--timeout', '30s'])).trim(),
+      `Advanced StatefulSet rolling update complete 4 pods at revision ${preview.revisions.update}...`,
+    );
+    assert.equal((await ok(['rollout', 'pause', 'asts/web'])).trim(), 'statefulset.apps.kruise.io/web paused');
+    assert.equal((await ok(['rollout', 'resume', 'asts/web'])).trim(), 'statefulset.apps.kruise.io/web resumed');
 
     const scaleIn = JSON.parse(await ok(['rollout', 'plan', 'asts/web', '--replicas', '2', '-o', 'json'])) as PlanJson;
     assert.equal(scaleIn.phase, 'scale');
@@ -389,6 +395,11 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     const updated = after.filter((p) => p.spec?.containers[0]?.image === 'nginx:2.0').map((p) => p.metadata.name!);
     assert.deepEqual(updated.sort(), preview.inPlaceUpdates.map((u) => u.pod).sort());
     assert.deepEqual(after.map((p) => p.metadata.uid).sort(), before.map((p) => p.metadata.uid).sort(), 'updated in place');
+    assert.equal(
+      (await ok(['rollout', 'status', 'ads/agent', '--timeout', '30s'])).trim(),
+      'partitioned roll out complete: 2 new pods have been updated...',
+    );
+    assert.match(await ok(['rollout', 'history', 'ads/agent']), /REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
   });
 
   test('exec -S enters the working hot-upgrade sidecar: the request kubectl sends names it (an unscheduled pod: the API server refuses before any node)', async () => {
