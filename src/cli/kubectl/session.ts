@@ -21,6 +21,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../runtime/client.ts';
+import { errMessage } from '../../util/errors.ts';
 
 /** A failure to report as `error: <message>` with exit code 1 (kubectl's convention). */
 export class CliError extends Error {}
@@ -168,7 +169,7 @@ export function describeError(err: unknown, target?: Target): string {
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'UND_ERR_CONNECT_TIMEOUT') {
     return `the connection to the server was refused (${code}) - did you specify the right host or port, and is the cluster running?`;
   }
-  return e instanceof Error ? e.message : String(err);
+  return errMessage(err);
 }
 
 export async function getTarget<T extends KubeObject>(session: Session, target: Target): Promise<T> {
