@@ -111,6 +111,38 @@ describe('serverlessProbes', () => {
 
 describe('mutatePod: PodProbeMarker on serverless', () => {
   const on = { ...features, EnablePodProbeMarkerOnServerless: true };
+  test('the same annotations as upstream v1.8.2 (measured on its webhook, 2026-11-24)', async () => {
+    const p = pod();
+    p.spec!.containers[0]!.ports = [{ name: 'web', containerPort: 8080 }];
+    const m = marker('game', [
+      {
+        name: 'healthy',
+        containerName: 'main',
+        probe: { exec: { command: ['bash', '/data/probe.sh'] }, periodSeconds: 10, timeoutSeconds: 3 },
+        podConditionType: 'game.kruise.io/healthy',
+        markerPolicy: [{ state: 'Succeeded', labels: { 'game.kruise.io/healthy': 'true' } }],
+      },
+      {
+        name: 'nocond',
+        containerName: 'main',
+        probe: { exec: { command: ['x'] } },
+        markerPolicy: [{ state: 'Failed', labels: { a: 'b' } }],
+      },
+      {
+        name: 'tcp',
+        containerName: 'main',
+        probe: { tcpSocket: { port: 'web' }, failureThreshold: 3, successThreshold: 1, initialDelaySeconds: 0 },
+        podConditionType: 'game.kruise.io/tcp',
+      },
+    ]);
+    await mutatePod(p, { features: on, cache: cache([m]), now: NOW, random: Math.random });
+    assert.equal(
+      p.metadata.annotations?.['kruise.io/podprobe'],
+      '[{"name":"healthy","containerName":"main","probe":{"exec":{"command":["bash","/data/probe.sh"]},"timeoutSeconds":3,"periodSeconds":10},"podConditionType":"game.kruise.io/healthy"},' +
+        '{"name":"tcp","containerName":"main","probe":{"tcpSocket":{"port":"web"},"successThreshold":1,"failureThreshold":3},"podConditionType":"game.kruise.io/tcp"}]',
+    );
+    assert.equal(p.metadata.annotations?.['kruise.io/podprobemarker-list'], 'game');
+  });
   test('gate on: the annotations are written', async () => {
     const p = pod();
     const changed = await mutatePod(p, { features: on, cache: cache([marker('m', [probe('healthy')])]), now: NOW, random: Math.random });
