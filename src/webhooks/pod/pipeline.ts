@@ -4,8 +4,6 @@
 //     PodUnavailableBudget related-pub → PersistentPodState → enhanced liveness probe →
 //     PodProbeMarker on serverless;
 //   /validate-pod (pods UPDATE/DELETE, pods/eviction CREATE): WorkloadSpread → PodUnavailableBudget.
-// The hooks of kinds whose controllers have not landed yet are explicit no-ops, so that each of
-// them lands by filling in its handler, not by re-plumbing the webhook.
 //
 // Every read is from the manager's informer caches (AdmissionContext.cache), never the API server:
 // admitting a pod costs in-memory work only, and a pod nothing applies to (no Kruise owner, no
@@ -24,6 +22,7 @@ import { logger } from '../../runtime/log.ts';
 import { injectPersistentPodState } from './persistentpodstate.ts';
 import { annotateRelatedPub, validatePodUnavailableBudget } from './pub.ts';
 import { errMessage } from '../../util/errors.ts';
+import { annotateServerlessProbes } from './podprobemarker.ts';
 
 /** What a pod handler knows besides the pod. */
 export interface PodAdmission {
@@ -46,7 +45,6 @@ export interface PodMutatingHandler {
 }
 
 const always = () => true;
-const notYet = () => false;
 
 /** SidecarSet injection from the caches: the SidecarSets, the pod's Namespace (only for namespaceSelector), revisions (only for injectionStrategy.revision). */
 async function injectSidecarSetsFromCache(pod: Pod, req: PodAdmission): Promise<boolean> {
@@ -98,8 +96,7 @@ export const podMutatingHandlers: readonly PodMutatingHandler[] = [
   },
   { name: 'PersistentPodState', enabled: always, mutate: injectPersistentPodState },
   { name: 'enhanced liveness probe', enabled: (f) => f.EnhancedLivenessProbe, mutate: moveLivenessProbesToContext },
-  // Serverless probe conditions; lands with PodProbeMarker.
-  { name: 'PodProbeMarker on serverless', enabled: (f) => f.EnablePodProbeMarkerOnServerless, mutate: notYet },
+  { name: 'PodProbeMarker on serverless', enabled: (f) => f.EnablePodProbeMarkerOnServerless, mutate: annotateServerlessProbes },
 ];
 
 /** Runs the mutating handlers on a pod being created; returns the names of those that changed it. */
