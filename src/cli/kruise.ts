@@ -4,6 +4,7 @@ import { clusterCommand } from './cluster.ts';
 import { daemonCommand } from './daemon.ts';
 import { startCommand } from './start.ts';
 import { storageVersionCommand } from './storage-version.ts';
+import { errMessage } from '../util/errors.ts';
 
 const program = new Command('kruise')
   .description('Kruise TS: OpenKruise workloads and policies, in TypeScript')
@@ -20,6 +21,6 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`error: ${errMessage(err)}\n`);
   process.exit(1);
 });

@@ -144,7 +144,7 @@ export class WorkloadStep<W extends WorkloadObject> {
         status: { ...this.kind.emptyStatus, ...workload.status, conditions },
       });
     } catch (e) {
-      this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
+      this.deps.log.info({ err: errMessage(e) }, 'could not record the failure on the status');
     }
   }
 }

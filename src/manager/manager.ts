@@ -48,6 +48,7 @@ import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
 import { parseAddr } from '../util/addr.ts';
+import { errMessage } from '../util/errors.ts';
 
 /** Upstream's user agent; controllers' clients add `/<controller>-controller`. */
 export const MANAGER_USER_AGENT = 'kruise-manager';
@@ -290,6 +291,13 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
       beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, identity) : undefined,
     });
     const certRun = certController.run(signal);
+    // As upstream (main.go waits for webhook.WaitReady before setting up controllers): admission is
+    // registered before any controller writes, so the first pods a controller creates go through
+    // the pod webhook (sidecars, readiness gate) instead of racing its registration.
+    const aborted = new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+    await Promise.race([certController.ready, aborted]);
     const runs = term.runners.map(({ name, runner }) =>
       runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')),
     );
@@ -384,10 +392,9 @@ async function waitWebhookReady(check: () => Promise<void>, timeoutMs: number): 
       return await check();
     } catch (err) {
       if (Date.now() >= deadline) {
-        throw new Error(
-          `webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${err instanceof Error ? err.message : String(err)}`,
-          { cause: err },
-        );
+        throw new Error(`webhook server not ready within ${timeoutMs}ms (--webhook-initialize-timeout): ${errMessage(err)}`, {
+          cause: err,
+        });
       }
     }
     await sleep(200);
@@ -434,7 +441,7 @@ export async function ensureNamespace(client: KubeClient, name: string, log: Log
       failure = err;
     }
   }
-  const message = `namespace ${name} does not exist and could not be created: ${failure instanceof Error ? failure.message : String(failure)}`;
+  const message = `namespace ${name} does not exist and could not be created: ${errMessage(failure)}`;
   if (opts.required) throw new Error(message);
   log.warn({ namespace: name }, `${message}; create it as the upstream installation does`);
 }

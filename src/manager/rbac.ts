@@ -61,6 +61,8 @@ export const managerOwnAccess: readonly Access[] = [
   ...['CloneSet', 'StatefulSet'].map((k) => access(kruiseResource(k), READ)),
   access(kruiseResource('PodUnavailableBudget', POLICY_GROUP), READ),
   access(kruiseResource('PodUnavailableBudget', POLICY_GROUP), ['update'], 'status'),
+  // The pod webhook's serverless PodProbeMarker hook (gate EnablePodProbeMarkerOnServerless) reads markers from an informer.
+  access(kruiseResource('PodProbeMarker'), READ),
   ...delegatedAuthAccess,
 ];
 

@@ -27,6 +27,7 @@ import {
   type KubeObject,
 } from './client.ts';
 import { logger as rootLogger, type Logger } from './log.ts';
+import { errMessage } from '../util/errors.ts';
 
 export type { EventSeries, EventType, KubeEvent, ObjectReference };
 
@@ -62,7 +63,7 @@ export function kubeEventSink(client: KubeClient, log: Logger = rootLogger): Eve
   let core = false;
   const refusedByRole = (err: unknown) => isForbidden(err) && !isNamespaceTerminating(err);
   const fallBack = (err: unknown) => {
-    if (!core) log.warn({ err: err instanceof Error ? err.message : String(err) }, 'events.k8s.io not permitted; writing core v1 Events');
+    if (!core) log.warn({ err: errMessage(err) }, 'events.k8s.io not permitted; writing core v1 Events');
     core = true;
   };
   const patchOptions = (event: KubeEvent) => ({ namespace: event.metadata.namespace, patchType: PatchType.Merge }) as const;

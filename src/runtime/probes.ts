@@ -14,6 +14,7 @@ import type { KeyPair } from '../util/pki.ts';
 import { logger as rootLogger, type Logger } from './log.ts';
 import { registry as defaultRegistry } from './metrics.ts';
 import type { RequestAuthorizer } from './secure-serving.ts';
+import { errMessage } from '../util/errors.ts';
 
 /** Secure serving of /metrics (--metrics-secure): HTTPS, and only authorised callers get metrics. */
 export interface SecureMetrics {
@@ -157,7 +158,7 @@ export class ProbeServer {
       ]);
       return undefined;
     } catch (err) {
-      return err instanceof Error ? err.message : String(err);
+      return errMessage(err);
     } finally {
       clearTimeout(timer);
     }

@@ -10,6 +10,7 @@
 
 import { isConflict, isNotFound, PatchType, type KubeClient, type KubeObject, type OwnerReference, type ResourceType } from './client.ts';
 import type { LabelMatcher } from './informer.ts';
+import { errMessage } from '../util/errors.ts';
 
 /** What to do with one object: keep it, adopt it, release it, or leave it alone. */
 export type ClaimDecision = 'keep' | 'adopt' | 'release' | 'ignore';
@@ -108,7 +109,7 @@ export class ControllerRefManager<O extends KubeObject> {
       } catch (err) {
         if (isNotFound(err)) continue;
         causes.push(err);
-        messages.push(`cannot ${decision} ${type.kind} ${describe(obj)}: ${err instanceof Error ? err.message : String(err)}`);
+        messages.push(`cannot ${decision} ${type.kind} ${describe(obj)}: ${errMessage(err)}`);
       }
     }
     if (causes.length) throw new ClaimError(causes, messages);
@@ -134,7 +135,7 @@ export class ControllerRefManager<O extends KubeObject> {
       await this.recheckOwner();
     } catch (err) {
       // The owner itself being gone is not the object's NotFound: report it.
-      throw new Error(`can't adopt: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`can't adopt: ${errMessage(err)}`, { cause: err });
     }
     return this.writeOwnerReferences(type, obj, [...(obj.metadata.ownerReferences ?? []), { ...this.opts.ownerRef }]);
   }

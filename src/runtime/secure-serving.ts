@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createCA, issueCert, type KeyPair } from '../util/pki.ts';
 import { SubjectAccessReviews, TokenReviews, type KubeClient, type KubeObject } from './client.ts';
+import { errMessage } from '../util/errors.ts';
 
 export type AuthDecision = { status: 200 } | { status: 401 | 403 | 500; message: string };
 
@@ -56,7 +57,7 @@ export function delegatedAuthorizer(client: Pick<KubeClient, 'create'>): Request
       }
       return { status: 200 };
     } catch (err) {
-      return { status: 500, message: `authorization failed: ${err instanceof Error ? err.message : String(err)}` };
+      return { status: 500, message: `authorization failed: ${errMessage(err)}` };
     }
   };
 }

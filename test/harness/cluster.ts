@@ -8,12 +8,12 @@ import { tail } from '../../src/cluster/processes.ts';
 
 export const TEST_CLUSTER = process.env.KRUISE_TS_TEST_CLUSTER ?? 'test';
 
-// The node-side features, ResourceDistribution, the PodUnavailableBudget update gate and deletion
-// protection are off by default upstream; the suite exercises them, so its manager runs with them on (KRUISE_TS_TEST_FEATURE_GATES replaces the list). With
+// The node-side features, ResourceDistribution, the PodUnavailableBudget update gate, deletion
+// protection and PodProbeMarker on serverless are off by default upstream; the suite exercises them, so its manager runs with them on (KRUISE_TS_TEST_FEATURE_GATES replaces the list). With
 // ResourceDistributionGate off, ResourceDistributions are refused (403) as upstream does.
 export const SUITE_FEATURE_GATES =
   process.env.KRUISE_TS_TEST_FEATURE_GATES ??
-  'ImagePullJobGate=true,SidecarTerminator=true,ResourceDistributionGate=true,PodUnavailableBudgetUpdateGate=true,ResourcesDeletionProtection=true';
+  'ImagePullJobGate=true,SidecarTerminator=true,ResourceDistributionGate=true,PodUnavailableBudgetUpdateGate=true,ResourcesDeletionProtection=true,EnablePodProbeMarkerOnServerless=true';
 
 export function testCluster(): ClusterState {
   const state = readState(TEST_CLUSTER);

@@ -1,5 +1,8 @@
-// kubectl-kruise end to end: the built plugin (bin/kubectl-kruise) driven through the Go-built
-// kubectl as `kubectl kruise ...` against the suite's cluster and Kruise TS manager.
+// kubectl-kruise end to end against the suite's cluster and Kruise TS manager. Most commands run
+// in this process (runKubectlKruise: the same command tree and API calls as the plugin, without a
+// Node start-up per call); the plugin itself, bin/kubectl-kruise on the compiled dist/, is driven
+// through the Go-built kubectl as `kubectl kruise ...` wherever the process matters: exit codes,
+// the plan JSON of the acceptance test, completion, exec (which runs kubectl in turn).
 // The acceptance test of `rollout plan`: on a 20-pod CloneSet, the plan of the controller's own
 // planner names exactly the pods the controller then deletes (a deletion-cost pod, a specified
 // delete) and updates (a partitioned in-place update).
@@ -7,10 +10,22 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { CloneSets, Deployments, Pods, fromKubeconfigFile, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import {
+  AdvancedDaemonSets,
+  CloneSets,
+  Deployments,
+  Pods,
+  fromKubeconfigFile,
+  type KubeClient,
+  type KubeObject,
+} from '../../src/runtime/client.ts';
+import type { Pod } from '../../src/apis/core-objects.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
+import { runKubectlKruise } from '../../src/cli/kubectl/main.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
-import { cloneSetManifest, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
+import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
+import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
+import { podsOf as setPodsOf, stsManifest, waitOrdinals } from './statefulset-helpers.ts';
 
 let client: KubeClient;
 let ns: string;
@@ -21,16 +36,27 @@ interface Run {
   stderr: string;
 }
 
+/** `kubectl-kruise -n <test namespace> <args>`, run in this process with its own output. */
+async function kruise(args: string[]): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const io = { out: (t: string) => void (stdout += t), err: (t: string) => void (stderr += t), isTTY: false };
+  const code = await runKubectlKruise(['--kubeconfig', testCluster().kubeconfig, '-n', ns, ...args], io);
+  return { code, stdout, stderr };
+}
+
 /**
- * `kubectl kruise <args>` in the test namespace, with the repo's bin/ on the PATH (kubectl takes no
- * flags before a plugin's name: the kubeconfig comes from $KUBECONFIG, which the plugin reads).
+ * `kubectl kruise -n <test namespace> <args>`: the built plugin, with the repo's bin/ on the PATH
+ * (kubectl takes no flags before a plugin's name: the kubeconfig comes from $KUBECONFIG, which the
+ * plugin reads).
  */
-function kruise(args: string[]): Promise<Run> {
+function viaKubectl(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
   const state = testCluster();
   const env = {
     ...process.env,
     KUBECONFIG: state.kubeconfig,
     PATH: `${path.join(repoRoot, 'bin')}:${path.dirname(state.kubectl)}:${process.env.PATH}`,
+    ...extraEnv,
   };
   return new Promise((resolve) => {
     execFile(state.kubectl, ['kruise', '-n', ns, ...args], { env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
@@ -39,11 +65,12 @@ function kruise(args: string[]): Promise<Run> {
   });
 }
 
-async function ok(args: string[]): Promise<string> {
-  const r = await kruise(args);
+function succeeded(r: Run, args: string[]): string {
   assert.equal(r.code, 0, `kubectl kruise ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
   return r.stdout;
 }
+const ok = async (args: string[]) => succeeded(await kruise(args), args);
+const okViaKubectl = async (args: string[]) => succeeded(await viaKubectl(args), args);
 
 before(async () => {
   client = fromKubeconfigFile(testCluster().kubeconfig);
@@ -58,11 +85,12 @@ after(async () => {
 const names = (pods: readonly KubeObject[]) => pods.map((p) => p.metadata.name!).sort();
 
 interface PlanJson {
+  kind: string;
   phase: string;
   deletes: Array<{ pod: string; reason: string }>;
   inPlaceUpdates: Array<{ pod: string; revision: string }>;
   recreateUpdates: Array<{ pod: string }>;
-  creates: Array<{ revision: string; count: number }>;
+  creates: Array<{ revision: string; count: number; pods?: string[]; nodes?: string[] }>;
   partition: { oldRevisionPods: number; expectedUpdated: number };
   revisions: { update: string; newRevision: boolean };
 }
@@ -84,7 +112,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     );
 
     // 1. scale in by one: the pod with the lowest deletion cost goes
-    const scaleIn = JSON.parse(await ok(['rollout', 'plan', 'cloneset/plan', '--replicas', '19', '-o', 'json'])) as PlanJson;
+    const scaleIn = JSON.parse(await okViaKubectl(['rollout', 'plan', 'cloneset/plan', '--replicas', '19', '-o', 'json'])) as PlanJson;
     assert.equal(scaleIn.phase, 'scale');
     assert.deepEqual(
       scaleIn.deletes.map((d) => d.pod),
@@ -164,6 +192,257 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     assert.equal((live.match(/^plan-\S+\s+updated/gm) ?? []).length, 4);
   });
 
+  test('migrate Deployment → CloneSet step by step (--max-surge 2): replicas move only as new pods are ready', async () => {
+    await apply(deploymentManifest('mig', 3), ns);
+    assert.match(await ok(['rollout', 'status', 'deploy/mig', '--timeout', '90s']), /deployment "mig" successfully rolled out\n$/);
+    // Every moment of the move: never more than 3 + 2 pods, never fewer than 3 ready.
+    const watcher = new PodBoundsWatcher(client, ns, 'app=mig', { maxActive: 5, minReady: 3, maxNotReady: 2 });
+    await watcher.start();
+    const out = await ok(
+      ['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'mig', '--dst-name', 'mig-cs', '--create'].concat([
+        '--max-surge',
+        '2',
+        '--timeout-seconds',
+        '90',
+      ]),
+    );
+    watcher.stop();
+    assert.deepEqual(out.trim().split('\n'), [
+      'cloneset.apps.kruise.io/mig-cs created',
+      'migrate: CloneSet mig-cs 2/3 ready, Deployment mig scaled to 1',
+      'migrate: CloneSet mig-cs 3/3 ready, Deployment mig scaled to 0',
+      'migrated 3 replicas from deployment.apps/mig to cloneset.apps.kruise.io/mig-cs',
+    ]);
+    assert.deepEqual(watcher.violations, []);
+    assert.equal(watcher.maxActive, 5, 'the surge was used');
+    const deploy = await client.get<KubeObject & { spec: { replicas: number } }>(Deployments, 'mig', { namespace: ns });
+    assert.equal(deploy.spec.replicas, 0);
+    const cs = await get('mig-cs');
+    assert.deepEqual(cs.spec.selector, { matchLabels: { app: 'mig' } });
+    await waitFor('the 3 pods of app=mig all the CloneSet\u2019s and ready', async () => {
+      const pods = (await client.list<Pod>(Pods, { namespace: ns, labelSelector: 'app=mig' })).items.filter(
+        (p) => !p.metadata.deletionTimestamp,
+      );
+      return pods.length === 3 && pods.every((p) => isReady(p) && p.metadata.ownerReferences?.[0]?.kind === 'CloneSet');
+    });
+
+    // A second run finds nothing left to move; a wrong source kind is refused.
+    assert.match(
+      await ok(['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'mig', '--dst-name', 'mig-cs', '--replicas', '3']),
+      /^migrated 3 replicas/,
+    );
+    const wrongKind = await kruise(['migrate', 'CloneSet', '--from', 'StatefulSet', '--src-name', 'mig']);
+    assert.equal(wrongKind.code, 1);
+    assert.match(wrongKind.stderr, /^error: migrate supports --from Deployment only \(got StatefulSet\)/);
+  });
+
+  test('Advanced StatefulSet: rollout plan predicts the in-place updates and the scale-in, describe, expose', async () => {
+    await apply(
+      stsManifest('web', {
+        replicas: 4,
+        podManagementPolicy: 'Parallel',
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: 3, partition: 1 } },
+      }),
+      ns,
+    );
+    await waitOrdinals(client, ns, 'web', [0, 1, 2, 3], { timeoutMs: 90_000 });
+    const before = new Map((await setPodsOf(client, ns, 'web')).map((p) => [p.metadata.name!, p.metadata.uid!]));
+
+    const preview = JSON.parse(await ok(['rollout', 'plan', 'asts/web', '--set', 'image=main=nginx:2.0', '-o', 'json'])) as PlanJson;
+    assert.equal(preview.kind, 'StatefulSet');
+    assert.equal(preview.phase, 'update');
+    assert.equal(preview.partition.expectedUpdated, 3);
+    assert.deepEqual(
+      preview.inPlaceUpdates.map((u) => u.pod),
+      ['web-3', 'web-2', 'web-1'],
+    );
+    assert.deepEqual(preview.deletes, []);
+    const text = await ok(['rollout', 'plan', 'statefulsets.apps.kruise.io/web', '--set', 'image=main=nginx:2.0']);
+    assert.match(text, /^Advanced StatefulSet \S+\/web: next reconcile \(update phase\)/);
+    assert.match(text, /partition: 1 → 1 pods kept at old revisions; 4 - 1 = 3 expected at the update revision, 0 now/);
+
+    assert.match(await ok(['set', 'image', 'asts/web', 'main=nginx:2.0']), /statefulset.apps.kruise.io\/web image updated/);
+    const set = await waitOrdinals(client, ns, 'web', [0, 1, 2, 3], { updated: 3, timeoutMs: 90_000 });
+    assert.equal(set.status?.updateRevision, preview.revisions.update);
+    const pods = await setPodsOf(client, ns, 'web');
+    assert.deepEqual(
+      pods.filter((p) => p.spec?.containers[0]?.image === 'nginx:2.0').map((p) => p.metadata.name),
+      ['web-1', 'web-2', 'web-3'],
+    );
+    for (const p of pods) assert.equal(p.metadata.uid, before.get(p.metadata.name!), `${p.metadata.name} was updated in place`);
+    assert.equal(
+      (await ok(['rollout', 'status', 'asts/web', '--timeout', '30s'])).trim(),
+      `Advanced StatefulSet rolling update complete 4 pods at revision ${preview.revisions.update}...`,
+    );
+    assert.equal((await ok(['rollout', 'pause', 'asts/web'])).trim(), 'statefulset.apps.kruise.io/web paused');
+    assert.equal((await ok(['rollout', 'resume', 'asts/web'])).trim(), 'statefulset.apps.kruise.io/web resumed');
+
+    const scaleIn = JSON.parse(await ok(['rollout', 'plan', 'asts/web', '--replicas', '2', '-o', 'json'])) as PlanJson;
+    assert.equal(scaleIn.phase, 'scale');
+    assert.deepEqual(
+      scaleIn.deletes.map((d) => [d.pod, d.reason]),
+      [
+        ['web-3', 'scale in: ordinal 3 outside the replicas'],
+        ['web-2', 'scale in: ordinal 2 outside the replicas'],
+      ],
+    );
+    await ok(['scale', 'asts/web', '--replicas', '2']);
+    await waitOrdinals(client, ns, 'web', [0, 1], { updated: 1, timeoutMs: 90_000 });
+
+    const described = await ok(['describe', 'asts/web']);
+    assert.match(described, /^Name:\s+web$/m);
+    assert.match(described, /^Kind:\s+StatefulSet \(apps.kruise.io\/v1beta1\)$/m);
+    assert.match(described, /^Selector:\s+app=web$/m);
+    assert.match(described, /^Strategy:\n( {2}.*\n)*? {2}type: RollingUpdate\n/m);
+    assert.match(described, /^Rollout:\n/m);
+    assert.match(described, /^Events:\n\s+TYPE\s+REASON\s+MESSAGE\n(.*\n)*.*SuccessfulCreate/m);
+    const missing = await kruise(['describe', 'asts/nope']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^error: statefulsets.apps.kruise.io "nope" not found \(check the name, and the namespace with -n\)/);
+
+    const dry = JSON.parse(
+      await ok([
+        'expose',
+        'asts/web',
+        '--port',
+        '80',
+        '--target-port',
+        'http',
+        '--name',
+        'web-np',
+        '--type',
+        'NodePort',
+        '--dry-run=client',
+        '-o',
+        'json',
+      ]),
+    );
+    assert.deepEqual(dry.spec, { selector: { app: 'web' }, type: 'NodePort', ports: [{ port: 80, targetPort: 'http', protocol: 'TCP' }] });
+    assert.equal(
+      (await ok(['expose', 'asts/web', '--port', '80', '--target-port', '8080', '--name', 'web-np', '--type', 'NodePort'])).trim(),
+      'service/web-np exposed',
+    );
+    const svc = await client.get<
+      KubeObject & { spec: { type: string; ports: Array<{ port: number; targetPort: number; nodePort?: number }> } }
+    >({ group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true }, 'web-np', { namespace: ns });
+    assert.equal(svc.spec.type, 'NodePort');
+    assert.equal(svc.spec.ports[0]!.targetPort, 8080);
+    assert.ok(svc.spec.ports[0]!.nodePort, 'the API server allocated a node port');
+    const again = await kruise(['expose', 'asts/web', '--port', '80', '--name', 'web-np']);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error: services "web-np" already exists/);
+  });
+
+  test('Advanced DaemonSet: rollout plan predicts the in-place updates of a partitioned rollout', async () => {
+    const nodes = ['kwok-node-0', 'kwok-node-1', 'kwok-node-2'];
+    await apply(
+      {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'DaemonSet',
+        metadata: { name: 'agent' },
+        spec: {
+          selector: { matchLabels: { app: 'agent' } },
+          template: {
+            metadata: { labels: { app: 'agent' } },
+            spec: {
+              // The suite's own nodes only (other files may add nodes to the shared cluster).
+              affinity: {
+                nodeAffinity: {
+                  requiredDuringSchedulingIgnoredDuringExecution: {
+                    nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: nodes }] }],
+                  },
+                },
+              },
+              containers: [{ name: 'main', image: 'nginx:1.0' }],
+            },
+          },
+          updateStrategy: {
+            type: 'RollingUpdate',
+            rollingUpdate: { rollingUpdateType: 'InPlaceIfPossible', maxUnavailable: 3, partition: 1 },
+          },
+        },
+      },
+      ns,
+    );
+    const settled = (updated: number) =>
+      waitFor(
+        `DaemonSet agent: 3 ready, ${updated} updated`,
+        async () => {
+          const ds = await client.get<KubeObject & { status?: Record<string, number | string> }>(AdvancedDaemonSets, 'agent', {
+            namespace: ns,
+          });
+          const s = ds.status ?? {};
+          return s.observedGeneration === ds.metadata.generation && s.numberReady === 3 && s.updatedNumberScheduled === updated
+            ? ds
+            : undefined;
+        },
+        90_000,
+      );
+    await settled(3);
+    const before = (await client.list<Pod>(Pods, { namespace: ns, labelSelector: 'app=agent' })).items;
+
+    const preview = JSON.parse(await ok(['rollout', 'plan', 'ads/agent', '--set', 'image=main=nginx:2.0', '-o', 'json'])) as PlanJson;
+    assert.equal(preview.kind, 'DaemonSet');
+    assert.equal(preview.phase, 'update');
+    assert.equal(preview.partition.expectedUpdated, 2);
+    assert.equal(preview.inPlaceUpdates.length, 2);
+    assert.deepEqual(preview.deletes, []);
+    assert.match(await ok(['rollout', 'plan', 'ads/agent']), /^Advanced DaemonSet \S+\/agent: next reconcile \(nothing to do\)\n/);
+
+    await ok(['set', 'image', 'ads/agent', 'main=nginx:2.0']);
+    await settled(2);
+    const after = (await client.list<Pod>(Pods, { namespace: ns, labelSelector: 'app=agent' })).items;
+    const updated = after.filter((p) => p.spec?.containers[0]?.image === 'nginx:2.0').map((p) => p.metadata.name!);
+    assert.deepEqual(updated.sort(), preview.inPlaceUpdates.map((u) => u.pod).sort());
+    assert.deepEqual(after.map((p) => p.metadata.uid).sort(), before.map((p) => p.metadata.uid).sort(), 'updated in place');
+    assert.equal(
+      (await ok(['rollout', 'status', 'ads/agent', '--timeout', '30s'])).trim(),
+      'partitioned roll out complete: 2 new pods have been updated...',
+    );
+    assert.match(await ok(['rollout', 'history', 'ads/agent']), /REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
+  });
+
+  test('exec -S enters the working hot-upgrade sidecar: the request kubectl sends names it (an unscheduled pod: the API server refuses before any node)', async () => {
+    // A pod as SidecarSet hot upgrade leaves it: sidecar-1 and sidecar-2, the annotation naming the
+    // working one. Not scheduled, so the API server answers the exec itself ("does not have a host
+    // assigned") after checking the container, and no kubelet is dialled.
+    await client.create<Pod>(
+      Pods,
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'hot', annotations: { 'kruise.io/sidecarset-working-hotupgrade-container': '{"sidecar":"sidecar-2"}' } },
+        spec: {
+          nodeSelector: { 'kruise-ts.io/no-such-node': 'true' },
+          containers: ['main', 'sidecar-1', 'sidecar-2'].map((name) => ({ name, image: 'busybox:1.0' })),
+        },
+      },
+      { namespace: ns },
+    );
+    const working = await viaKubectl(['exec', '-S', 'sidecar', '-v', '6', 'hot', '--', 'true']);
+    assert.equal(working.code, 1, 'kubectl exec fails, and the plugin passes its exit code on');
+    assert.match(working.stderr, new RegExp(`/namespaces/${ns}/pods/hot/exec\\?command=true&container=sidecar-2&`));
+    assert.match(working.stderr, /pod hot does not have a host assigned/);
+
+    await client.patch(
+      Pods,
+      'hot',
+      { metadata: { annotations: { 'kruise.io/sidecarset-working-hotupgrade-container': '{"sidecar":"sidecar-1"}' } } },
+      { namespace: ns, patchType: 'application/merge-patch+json' },
+    );
+    // The rest in this process: exec runs the Go-built kubectl ($KUBECTL) with its output captured.
+    process.env.KUBECTL = testCluster().kubectl;
+    assert.match(
+      (await kruise(['exec', '--sidecar', 'sidecar', '-v', '6', 'hot', '--', 'true'])).stderr,
+      /exec\?command=true&container=sidecar-1&/,
+    );
+    // A sidecar without hot upgrade is entered by its own name; an unknown one is refused by the plugin.
+    assert.match((await kruise(['exec', '-S', 'main', '-v', '6', 'hot', '--', 'true'])).stderr, /exec\?command=true&container=main&/);
+    const unknown = await kruise(['exec', '-S', 'nope', 'hot', '--', 'true']);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /^error: pod hot has no sidecar container "nope" \(containers: main, sidecar-1, sidecar-2\)/);
+  });
+
   test('rollout status, pause/resume and status --timeout on a CloneSet', async () => {
     await apply(cloneSetManifest('ops', { replicas: 2 }), ns);
     await waitSettled(client, ns, 'ops', 2);
@@ -177,12 +456,12 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     assert.equal((await ok(['rollout', 'pause', 'cloneset/ops'])).trim(), 'cloneset.apps.kruise.io/ops already paused');
     await ok(['set', 'image', 'cloneset/ops', 'main=nginx:2.0']);
     // Paused: the new revision never reaches the pods, so a bounded watch times out (exit 1).
-    const timedOut = await kruise(['rollout', 'status', 'cloneset/ops', '--timeout', '3s']);
+    const timedOut = await viaKubectl(['rollout', 'status', 'cloneset/ops', '--timeout', '3s']);
     assert.equal(timedOut.code, 1);
     assert.match(timedOut.stderr, /error: timed out waiting for the condition/);
     assert.equal((await ok(['rollout', 'resume', 'cloneset/ops'])).trim(), 'cloneset.apps.kruise.io/ops resumed');
     await waitSettled(client, ns, 'ops', 2);
-    const missing = await kruise(['rollout', 'status', 'cloneset/nope']);
+    const missing = await viaKubectl(['rollout', 'status', 'cloneset/nope']);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /^error: clonesets.apps.kruise.io "nope" not found/);
   });
@@ -247,6 +526,8 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     assert.equal(badContainer.code, 1);
     assert.match(badContainer.stderr, /unable to find container named "nope"/);
 
+    // The new template replaces the pod (a service account cannot change in place): wait for it.
+    await waitSettled(client, ns, 'misc', 1);
     const pod = (await podsOf(client, ns, 'misc'))[0]!.metadata.name!;
     assert.equal(
       (await ok(['create', 'ContainerRecreateRequest', 'crr1', '--pod', pod, '--containers', 'main'])).trim(),
@@ -311,7 +592,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     );
     assert.equal((await ok(['get', 'clonesets', 'misc', '-o', 'name'])).trim(), 'cloneset.apps.kruise.io/misc');
     assert.match(await ok(['completion', 'bash']), /complete -F _kubectl_kruise kubectl-kruise/);
-    assert.equal(await ok(['__complete', 'rollout', 'st']), 'status\n:4\n');
+    assert.equal(await okViaKubectl(['__complete', 'rollout', 'st']), 'status\n:4\n');
   });
 
   test('native Deployment: rollout status, history, undo', async () => {
@@ -345,3 +626,16 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
 });
 
 const get = (name: string) => client.get<TestCloneSet>(CloneSets, name, { namespace: ns });
+
+function deploymentManifest(name: string, replicas: number) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] } },
+    },
+  };
+}

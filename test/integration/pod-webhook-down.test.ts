@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/apis/core-objects.ts';
-import { Namespaces, Pods, SidecarSets, type KubeObject } from '../../src/runtime/client.ts';
+import { Namespaces, Pods, SidecarSets } from '../../src/runtime/client.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
 
@@ -39,11 +39,12 @@ test(
       metadata: { name: 'everywhere' },
       spec: { selector: { matchLabels: { app: 'web' } }, containers: [{ name: 'agent', image: 'busybox:1.36' }] },
     });
-    await waitFor(
-      'SidecarSet observed',
-      async () =>
-        (await client.get<KubeObject & { status?: { latestRevision?: string } }>(SidecarSets, 'everywhere')).status?.latestRevision,
-    );
+    // The pod webhook reads SidecarSets from its own informer cache, not the controller's: wait
+    // until a dry-run pod comes back injected, not merely until the controller wrote a status.
+    await waitFor('the pod webhook to see the SidecarSet', async () => {
+      const probe = await client.create<Pod>(Pods, pod('probe', 'default'), { dryRun: true });
+      return probe.spec!.containers.length === 2;
+    });
     const before = await client.create<Pod>(Pods, pod('before', 'default'));
     assert.deepEqual(
       before.spec!.containers.map((c) => c.name),

@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import type { KubeObject } from '../../runtime/client.ts';
 import { withSession } from './program.ts';
-import { CliError, describeError, getTarget, ns, parseOutput, printData, resolveType, table, typeName, write } from './session.ts';
+import { CliError, cliIO, describeError, getTarget, ns, parseOutput, printData, resolveType, table, typeName, write } from './session.ts';
 import type { Workload } from './status.ts';
 
 type Listed = KubeObject & Workload & { spec?: { template?: { spec?: { containers?: Array<{ image?: string }> } } } };
@@ -79,7 +79,7 @@ export function getCommand(): Command {
         const data = names.length === 1 ? items[0] : { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
         if (printData(data, output)) return;
         if (items.length === 0) {
-          process.stderr.write(session.allNamespaces ? 'No resources found\n' : `No resources found in ${session.namespace} namespace.\n`);
+          cliIO().err(session.allNamespaces ? 'No resources found\n' : `No resources found in ${session.namespace} namespace.\n`);
           return;
         }
         write(table(rows(items, { allNamespaces: session.allNamespaces, wide: output === 'wide', nowMs: Date.now() })));

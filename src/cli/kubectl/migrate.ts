@@ -2,7 +2,9 @@
 // [--copy] [--replicas N] [--max-surge N] [--timeout-seconds N]` (kruise-tools pkg/cmd/migrate):
 // creates the CloneSet from the Deployment (--create), then moves replicas step by step — up to
 // max-surge new pods at a time, waiting until they are ready before the Deployment gives up as
-// many — until the Deployment is at 0. --copy only creates the CloneSet with all the replicas.
+// many, and until the Deployment's pods are gone (terminating) before the next step, so that the
+// two together never run more than the replicas plus max-surge — until the Deployment is at 0.
+// --copy only creates the CloneSet with all the replicas.
 import { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CloneSets, Deployments, isAlreadyExists, type KubeObject } from '../../runtime/client.ts';
@@ -19,6 +21,7 @@ interface DeploymentLike extends KubeObject {
     minReadySeconds?: number;
     revisionHistoryLimit?: number;
   };
+  status?: { replicas?: number; observedGeneration?: number };
 }
 interface CloneSetLike extends KubeObject {
   spec?: { replicas?: number };
@@ -98,6 +101,15 @@ export function migrateCommand(): Command {
           }
           srcReplicas = Math.max(0, srcReplicas - step);
           await setReplicas(session, 'Deployment', opts.srcName, srcReplicas);
+          for (;;) {
+            const d = await getTarget<DeploymentLike>(session, { type: Deployments, name: opts.srcName });
+            if ((d.status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) && (d.status?.replicas ?? 0) <= srcReplicas) break;
+            if (Date.now() > deadline)
+              throw new CliError(
+                `timed out: Deployment ${opts.srcName} still has ${d.status?.replicas ?? 0} pods, scaling to ${srcReplicas}`,
+              );
+            await sleep(500);
+          }
           write(`migrate: CloneSet ${dstName} ${moved}/${total} ready, Deployment ${opts.srcName} scaled to ${srcReplicas}`);
         }
         write(`migrated ${total} replicas from deployment.apps/${opts.srcName} to cloneset.apps.kruise.io/${dstName}`);

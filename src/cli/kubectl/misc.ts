@@ -9,6 +9,8 @@ import { podsOfWorkload, renderFrame } from './liveview.ts';
 import { withSession } from './program.ts';
 import {
   CliError,
+  cliIO,
+  isProcessIO,
   describeError,
   getTarget,
   ns,
@@ -85,7 +87,7 @@ const indent = (text: string) =>
   text
     .trimEnd()
     .split('\n')
-    .map((l) => `  ${l}`)
+    .map((l) => (l ? `  ${l}` : l))
     .join('\n');
 
 const Services = resolveType('service');
@@ -163,6 +165,7 @@ export function execCommand(): Command {
     .option('-c, --container <name>', 'the container to enter')
     .option('-i, --stdin', 'pass stdin to the container')
     .option('-t, --tty', 'stdin is a TTY')
+    .option('-v, --v <level>', "kubectl's log level for the exec (6 shows the request: pod, container, command)")
     .action(async function (this: Command, podArg: string, command: string[]) {
       const podName = podArg.startsWith('pod/') || podArg.startsWith('pods/') ? podArg.slice(podArg.indexOf('/') + 1) : podArg;
       let container: string | undefined;
@@ -193,16 +196,23 @@ export function execCommand(): Command {
         ...(container ? ['-c', container] : []),
         ...(opts.stdin ? ['-i'] : []),
         ...(opts.tty ? ['-t'] : []),
+        ...(opts.v !== undefined ? [`-v=${opts.v}`] : []),
         '--',
         ...command,
       ];
+      // The plugin's own process hands kubectl its terminal; a run inside another program gets
+      // kubectl's output in its own (runKubectlKruise's io).
+      const io = cliIO();
+      const piped = !isProcessIO(io);
       const code = await new Promise<number>((resolve, reject) => {
-        const child = spawn(process.env.KUBECTL ?? 'kubectl', kubectlArgs, { stdio: 'inherit' });
+        const child = spawn(process.env.KUBECTL ?? 'kubectl', kubectlArgs, { stdio: piped ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+        child.stdout?.on('data', (chunk: Buffer) => io.out(chunk.toString()));
+        child.stderr?.on('data', (chunk: Buffer) => io.err(chunk.toString()));
         child.on('error', (err) =>
           reject(new CliError(`cannot run kubectl (${err.message}): kubectl must be on the PATH, or named by $KUBECTL`)),
         );
-        child.on('exit', (c) => resolve(c ?? 1));
+        child.on('close', (c) => resolve(c ?? 1));
       });
-      process.exitCode = code;
+      io.exitCode = code;
     });
 }

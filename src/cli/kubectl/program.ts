@@ -26,6 +26,5 @@ export function rootCommand(): Command {
     .option('-A, --all-namespaces', 'list across all namespaces (read commands)')
     .option('--context <name>', 'the name of the kubeconfig context to use')
     .option('--kubeconfig <path>', 'path to the kubeconfig file to use for CLI requests')
-    .showHelpAfterError()
-    .configureOutput({ outputError: (text, out) => out(text.startsWith('error:') ? text : `error: ${text}`) });
+    .showHelpAfterError();
 }

@@ -10,9 +10,10 @@ import type { KubeObject } from '../../runtime/client.ts';
 import { metaTime } from '../../util/clock.ts';
 import { revisionsOf, rollbackTarget, sameTemplate, type Revision } from './history.ts';
 import { renderFrame, podsOfWorkload, type Frame } from './liveview.ts';
-import { planCommand } from './plan.ts';
+import { planCommand } from './plan-command.ts';
 import {
   CliError,
+  cliIO,
   getTarget,
   isKruise,
   mutate,
@@ -89,13 +90,13 @@ function statusCommand(): Command {
         const target = parseTarget(args);
         const output = parseOutput(opts.output, ['json']);
         const timeoutMs = parseDuration(String(opts.timeout));
-        const live = !output && !opts.plain && (opts.live || process.stdout.isTTY);
+        const live = !output && !opts.plain && (opts.live || cliIO().isTTY);
         await watchStatus(session, target, {
           watch: opts.watch,
           timeoutMs,
           live: !!live,
           json: output === 'json',
-          redraw: !!process.stdout.isTTY,
+          redraw: cliIO().isTTY,
         });
       });
     });
@@ -131,10 +132,10 @@ async function watchStatus(session: Session, target: Target, o: WatchOptions): P
       if (status.message !== lastMessage || status.done) write(line);
     } else if (o.live) {
       const frame: Frame = { type: target.type, workload: obj, pods: await podsOfWorkload(session, obj), status, nowMs: Date.now() };
-      const text = renderFrame(frame, process.stdout.columns || 100);
+      const text = renderFrame(frame, cliIO().columns || 100);
       if (o.redraw) {
-        if (drawnLines > 0) process.stdout.write(`\x1b[${drawnLines}F\x1b[J`);
-        process.stdout.write(`${text}\n`);
+        if (drawnLines > 0) cliIO().out(`\x1b[${drawnLines}F\x1b[J`);
+        cliIO().out(`${text}\n`);
         drawnLines = text.split('\n').length;
       } else if (text !== lastFrame) {
         write(`${text}\n`);

@@ -4,6 +4,7 @@
 // for sts/ds as in kubectl), output (-o json|yaml|name|wide), --dry-run and errors that name the
 // object and what to do.
 import { KubeConfig } from '@kubernetes/client-node';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { stringify as toYaml } from 'yaml';
 import { resolveResource, storageGVR } from '../../apis/registry.ts';
 import {
@@ -20,6 +21,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../runtime/client.ts';
+import { errMessage } from '../../util/errors.ts';
 
 /** A failure to report as `error: <message>` with exit code 1 (kubectl's convention). */
 export class CliError extends Error {}
@@ -167,7 +169,7 @@ export function describeError(err: unknown, target?: Target): string {
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'UND_ERR_CONNECT_TIMEOUT') {
     return `the connection to the server was refused (${code}) - did you specify the right host or port, and is the cluster running?`;
   }
-  return e instanceof Error ? e.message : String(err);
+  return errMessage(err);
 }
 
 export async function getTarget<T extends KubeObject>(session: Session, target: Target): Promise<T> {
@@ -202,8 +204,38 @@ export function parseDryRun(value: string | boolean | undefined): DryRun {
   throw new CliError(`Invalid dry-run value (${String(value)}). Must be "none", "server", or "client".`);
 }
 
+/**
+ * Where a command's output goes: the process's stdout/stderr, or (a run inside another program,
+ * e.g. the tests, see runKubectlKruise) buffers of that one run. Concurrent runs each keep their own.
+ */
+export interface CliIO {
+  out(text: string): void;
+  err(text: string): void;
+  isTTY: boolean;
+  columns?: number;
+  /** The exit code a command chose other than by failing (exec: the remote command's). */
+  exitCode?: number;
+}
+
+const processIO: CliIO = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  get isTTY() {
+    return !!process.stdout.isTTY;
+  },
+  get columns() {
+    return process.stdout.columns;
+  },
+};
+const ioOfRun = new AsyncLocalStorage<CliIO>();
+
+export const cliIO = (): CliIO => ioOfRun.getStore() ?? processIO;
+/** Whether output goes to the process's own stdout/stderr (a child process may then share them). */
+export const isProcessIO = (io: CliIO): boolean => io === processIO;
+export const withCliIO = <T>(io: CliIO, body: () => T): T => ioOfRun.run(io, body);
+
 export function write(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  cliIO().out(text.endsWith('\n') ? text : `${text}\n`);
 }
 
 /** Prints an object as -o asks, or kubectl's `kind/name <verb>` line. */

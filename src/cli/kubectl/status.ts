@@ -109,9 +109,28 @@ function daemonSetStatus(ds: Workload, what = 'daemon set'): RolloutStatus {
   return { message: `${what} ${name(ds)} successfully rolled out`, done: true };
 }
 
-/** kruise-tools has no Advanced DaemonSet viewer; the native one's messages, naming the kind. */
+/**
+ * kruise-tools has no Advanced DaemonSet viewer; the native one's messages, naming the kind. A
+ * partition (nodes kept at old revisions; a percentage rounded down, as the controller does) ends
+ * the roll out once the other nodes are updated, in the partitioned messages of the other kinds.
+ */
 function advancedDaemonSetStatus(ds: Workload): RolloutStatus {
-  return daemonSetStatus(ds, 'Advanced DaemonSet');
+  const s = ds.status ?? {};
+  const desired = s.desiredNumberScheduled ?? 0;
+  const partition = Math.min(
+    desired,
+    getScaledValueFromIntOrPercent(ds.spec?.updateStrategy?.rollingUpdate?.partition ?? 0, desired, false),
+  );
+  if (partition === 0 || (ds.spec?.updateStrategy?.type ?? 'RollingUpdate') !== 'RollingUpdate' || !observed(ds))
+    return daemonSetStatus(ds, 'Advanced DaemonSet');
+  const updated = s.updatedNumberScheduled ?? 0;
+  if (updated < desired - partition) {
+    return {
+      message: `Waiting for partitioned roll out to finish: ${updated} out of ${desired - partition} new pods have been updated...`,
+      done: false,
+    };
+  }
+  return { message: `partitioned roll out complete: ${updated} new pods have been updated...`, done: true };
 }
 
 function statefulSetStatus(sts: Workload): RolloutStatus {

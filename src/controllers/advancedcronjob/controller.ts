@@ -16,6 +16,7 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { AdvancedCronJobExecutor, cronJobKeyOf, type AdvancedCronJobClient } from './executor.ts';
 import { planAdvancedCronJob, templateKind, type AdvancedCronJob, type CronChild, type TemplateKind } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export interface AdvancedCronJobCache {
   getCronJob(namespace: string, name: string): AdvancedCronJob | undefined;
@@ -61,7 +62,7 @@ export class AdvancedCronJobReconciler {
       plan = planAdvancedCronJob({ cronJob, children, nowMs: this.clock.now() });
     } catch (err) {
       // A malformed object must not take the controller down or hot-loop it.
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errMessage(err);
       this.deps.recorder.event(cronJob, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile AdvancedCronJob: ${message}`);
       throw new TerminalError(`cannot plan AdvancedCronJob ${key}`, { cause: err });
     }

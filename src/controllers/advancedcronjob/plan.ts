@@ -9,6 +9,7 @@ import type { KubeObject, ObjectReference, OwnerReference, Stored } from '../../
 import { metaTime } from '../../util/clock.ts';
 import { formatInZone, localTimeZone, parseStandardCron } from '../../util/cron.ts';
 import { timeMillis } from '../../util/pod.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export type AdvancedCronJob = Stored<AdvancedCronJobApi>;
 export type AdvancedCronJobStatus = NonNullable<AdvancedCronJob['status']>;
@@ -192,7 +193,7 @@ export function planAdvancedCronJob({ cronJob, children, nowMs }: AdvancedCronJo
   try {
     schedule = parseStandardCron(effectiveSchedule(cronJob));
   } catch (err) {
-    const message = `unparsable schedule ${JSON.stringify(spec?.schedule ?? '')}: ${err instanceof Error ? err.message : String(err)}`;
+    const message = `unparsable schedule ${JSON.stringify(spec?.schedule ?? '')}: ${errMessage(err)}`;
     plan.events.push({ type: 'Warning', reason: 'UnparseableSchedule', message });
     return plan;
   }

@@ -16,6 +16,7 @@ import { nodeFitFailure, targetNodeName } from '../../util/nodefit.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { BroadcastJobExecutor, jobKeyOf, type BroadcastJobClient } from './executor.ts';
 import { planBroadcastJob, type BroadcastJob } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export interface BroadcastJobCache {
   getJob(namespace: string, name: string): BroadcastJob | undefined;
@@ -69,7 +70,7 @@ export class BroadcastJobReconciler {
       });
     } catch (err) {
       // A malformed object must not take the controller down or hot-loop it.
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errMessage(err);
       this.deps.recorder.event(job, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile BroadcastJob: ${message}`);
       throw new TerminalError(`cannot plan BroadcastJob ${key}`, { cause: err });
     }

@@ -9,6 +9,7 @@ import { metaTime } from '../../util/clock.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { nodeFitFailure, targetNodeName, withNodeNameAffinity } from '../../util/nodefit.ts';
 import { isPodActive, timeMillis } from '../../util/pod.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export type BroadcastJob = Stored<BroadcastJobApi>;
 export type BroadcastJobStatus = NonNullable<BroadcastJob['status']>;
@@ -284,7 +285,7 @@ export function planBroadcastJob({ job, pods, nodes, nowMs, bindByScheduler = tr
     try {
       parallelism = getScaledValueFromIntOrPercent(job.spec?.parallelism ?? UNLIMITED, desired, true);
     } catch (err) {
-      plan.events.push({ type: 'Warning', reason: 'InvalidParallelism', message: err instanceof Error ? err.message : String(err) });
+      plan.events.push({ type: 'Warning', reason: 'InvalidParallelism', message: errMessage(err) });
     }
     if (parallelism !== undefined) {
       if (active > parallelism) {

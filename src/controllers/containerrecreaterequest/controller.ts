@@ -16,6 +16,7 @@ import { access, READ } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { CRRExecutor, type ExecutorClient } from './executor.ts';
 import { planContainerRecreateRequest, type CRR } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 /** CRRs by `<namespace>/<spec.podName>`. */
 export const CRRPodIndex = 'crrPod';
@@ -54,7 +55,7 @@ export class CRRReconciler {
       plan = planContainerRecreateRequest({ crr, pod, now: this.clock.now() });
     } catch (err) {
       // A malformed CRR must neither stop the controller nor hot-loop: say so where users look.
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errMessage(err);
       this.deps.recorder.event(crr, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile ContainerRecreateRequest: ${message}`);
       throw new TerminalError(`cannot plan ContainerRecreateRequest ${key}`, { cause: err });
     }

@@ -18,6 +18,7 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { planEphemeralJob, type EphemeralJobPlan } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export interface EphemeralJobCache {
   get(namespace: string, name: string): Stored<EphemeralJob> | undefined;
@@ -54,7 +55,7 @@ export class EphemeralJobReconciler {
     try {
       plan = planEphemeralJob({ job, pods, now: this.clock.now() });
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errMessage(err);
       this.deps.recorder.event(job, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile EphemeralJob: ${message}`);
       throw new TerminalError(`cannot plan EphemeralJob ${key}`, { cause: err });
     }
@@ -90,7 +91,7 @@ export class EphemeralJobReconciler {
         resourceVersions.expect(written);
       } catch (err) {
         if (isNotFound(err)) continue;
-        const message = `failed to create ephemeral container in pod ${ns}/${pod.metadata.name}: ${err instanceof Error ? err.message : String(err)}`;
+        const message = `failed to create ephemeral container in pod ${ns}/${pod.metadata.name}: ${errMessage(err)}`;
         this.deps.recorder.event(job, 'Warning', 'CreateFailed', 'Inject', message);
         throw err;
       }

@@ -23,6 +23,7 @@ import { ImagePullJobExecutor, type ImagePullJobClient } from './executor.ts';
 import { DEFAULT_TTL_SECONDS_FOR_ALWAYS_NODEIMAGE, planImagePullJob, type RandomInt } from './plan.ts';
 import { nodeImagesForJob } from './select.ts';
 import type { Pod } from '../../apis/core-objects.ts';
+import { errMessage } from '../../util/errors.ts';
 
 /** Upstream re-checks NodeImages it wrote after 5s rather than waiting out the whole timeout. */
 const NODEIMAGE_CACHE_WAIT_MS = 5000;
@@ -118,13 +119,13 @@ export class ImagePullJobReconciler {
   }
 
   private async reportBadJob(job: ImagePullJob, err: unknown): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errMessage(err);
     this.deps.recorder.event(job, 'Warning', 'FailedSync', 'Reconcile', `failed to sync ImagePullJob: ${message}`);
     if (job.status?.message === message) return;
     try {
       await this.deps.client.updateStatus(ImagePullJobs, { ...job, status: { ...job.status, desired: job.status?.desired ?? 0, message } });
     } catch (e) {
-      this.deps.log.info({ err: e instanceof Error ? e.message : e }, 'could not record the failure on the status');
+      this.deps.log.info({ err: errMessage(e) }, 'could not record the failure on the status');
     }
   }
 }

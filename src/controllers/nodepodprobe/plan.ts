@@ -5,14 +5,14 @@
 // for — as one patch holding only what differs, so an unchanged pod is never written.
 import type { Node, Pod, PodCondition } from '../../apis/core-objects.ts';
 import type { NodePodProbe, NodePodProbeSpec, NodePodProbeStatus } from '../../apis/apps/nodepodprobe.ts';
-import type { PodProbeMarker, PodProbeMarkerSpec } from '../../apis/apps/podprobemarker.ts';
+import type { PodProbeMarker } from '../../apis/apps/podprobemarker.ts';
 import type { Stored } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
+import { applyMarkerPolicy, emptyMarkWants, markPatch, type MarkPatch } from '../../util/probe-marker.ts';
 import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
 
 export type StoredNPP = Stored<NodePodProbe>;
 type PodProbeStatus = NonNullable<NodePodProbeStatus['podProbeStatuses']>[number];
-type MarkerPolicy = NonNullable<PodProbeMarkerSpec['probes'][number]['markerPolicy']>[number];
 
 export function isNodeReady(node: Node): boolean {
   return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
@@ -24,9 +24,7 @@ export function wantsNodePodProbe(node: Node | undefined): boolean {
 }
 
 /** A pod's metadata and status changes: null removes a key. */
-export interface PodProbePatch {
-  labels?: Record<string, string | null>;
-  annotations?: Record<string, string | null>;
+export interface PodProbePatch extends MarkPatch {
   conditions?: PodCondition[];
 }
 
@@ -34,17 +32,16 @@ export interface PodProbePatch {
  * Upstream updatePodProbeStatus: for each probe state (in order) of a marker that still exists and
  * is not being deleted, the probe's `podConditionType` becomes True when Succeeded and False
  * otherwise (the first state per type wins; the condition is rewritten only when its status or
- * message changes, as SetPodConditionIfMsgChanged), and its markerPolicy applies: keys of policies
- * for other states are removed, then the labels and annotations of the policy for this state are
- * set. Returns only what differs from the pod; undefined when nothing does.
+ * message changes, as SetPodConditionIfMsgChanged), and its markerPolicy applies (applyMarkerPolicy:
+ * keys of policies for other states are removed, then the labels and annotations of the policy for
+ * this state are set). Returns only what differs from the pod; undefined when nothing does.
  */
 export function planPodMarks(
   pod: Pod,
   status: PodProbeStatus,
   getMarker: (namespace: string, name: string) => Stored<PodProbeMarker> | undefined,
 ): PodProbePatch | undefined {
-  const labels = new Map<string, string | null>();
-  const annotations = new Map<string, string | null>();
+  const wants = emptyMarkWants();
   const conditions: PodCondition[] = [];
   const seenTypes = new Set<string>();
   for (const st of status.probeStates ?? []) {
@@ -68,28 +65,9 @@ export function planPodMarks(
       const old = pod.status?.conditions?.find((c) => c.type === type);
       if (!old || old.status !== cond.status || (old.message ?? '') !== (cond.message ?? '')) conditions.push(cond);
     }
-    const policies: MarkerPolicy[] = probe.markerPolicy ?? [];
-    for (const p of policies.filter((x) => x.state !== st.state)) {
-      for (const k of Object.keys(p.labels ?? {})) labels.set(k, null);
-      for (const k of Object.keys(p.annotations ?? {})) annotations.set(k, null);
-    }
-    for (const p of policies.filter((x) => x.state === st.state)) {
-      for (const [k, v] of Object.entries(p.labels ?? {})) labels.set(k, v);
-      for (const [k, v] of Object.entries(p.annotations ?? {})) annotations.set(k, v);
-    }
+    applyMarkerPolicy(wants, probe.markerPolicy ?? [], st.state);
   }
-  const changed = (want: Map<string, string | null>, have: Record<string, string> | undefined) => {
-    const out: Record<string, string | null> = {};
-    for (const [k, v] of want) {
-      if (v === null ? have && Object.hasOwn(have, k) : have?.[k] !== v) out[k] = v;
-    }
-    return Object.keys(out).length ? out : undefined;
-  };
-  const patch: PodProbePatch = {};
-  const l = changed(labels, pod.metadata.labels);
-  const a = changed(annotations, pod.metadata.annotations);
-  if (l) patch.labels = l;
-  if (a) patch.annotations = a;
+  const patch: PodProbePatch = markPatch(wants, pod.metadata);
   if (conditions.length) patch.conditions = conditions;
   return Object.keys(patch).length ? patch : undefined;
 }

@@ -1,8 +1,13 @@
 // The PodProbeMarker controller (spec §15, upstream pkg/controller/podprobemarker, gate
 // PodProbeMarkerGate): keeps each node's NodePodProbe listing the marker's probes for the matched
 // pods on that node (`<marker>#<probe>`), holds the cleanup finalizer so a deleted marker's probes
-// leave every NodePodProbe first, and reports observedGeneration / matchedPods. planPodProbeMarker
-// (plan.ts) decides; this file applies the plan.
+// leave every NodePodProbe first, marks pods on virtual-kubelet nodes from the conditions their
+// serverless provider writes (gate EnablePodProbeMarkerOnServerless), and reports
+// observedGeneration / matchedPods. planPodProbeMarker (plan.ts) decides; this file applies the plan.
+//
+// A serverless pod's marks are one merge patch of its labels and annotations naming only the keys
+// that change, so whatever else writes the pod meanwhile is kept; the patched version is expected
+// in the cache before the marker plans from that pod again.
 //
 // NodePodProbes are written by every marker of the cluster (and by the NodePodProbe controller),
 // so each write is an update carrying the resourceVersion read: a concurrent writer turns ours into
@@ -10,7 +15,7 @@
 // the cache before the next round plans from it.
 import { FINALIZER_NODE_POD_PROBE_CLEANUP } from '../../apis/constants.ts';
 import type { Node, Pod } from '../../apis/core-objects.ts';
-import { NodePodProbes, Nodes, PatchType, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
+import { isNotFound, NodePodProbes, Nodes, PatchType, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
@@ -21,6 +26,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { applyWrites, writeStatus } from '../../runtime/writes.ts';
 import { labelSelectorAsSelector, type Selector } from '../../util/labelselector.ts';
 import { isPodActive } from '../../util/pod.ts';
+import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { planPodProbeMarker, type StoredNPP, type StoredPPM } from './plan.ts';
 
@@ -40,6 +46,8 @@ export interface PodProbeMarkerDeps {
   recorder: EventRecorder;
   log: Logger;
   resourceVersions: ResourceVersionExpectations;
+  /** Gate EnablePodProbeMarkerOnServerless. */
+  serverless: boolean;
 }
 
 export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerDeps): Promise<ReconcileResult> {
@@ -47,12 +55,6 @@ export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerD
   const { namespace = '', name } = splitKey(key);
   const ppm = cache.getMarker(namespace, name);
   if (!ppm) return {};
-  const nodePodProbes = cache.listNodePodProbes();
-  const wait = expectationGate(
-    [ppm, ...nodePodProbes].map((o) => resourceVersions.check(o, `${o.kind ?? 'object'} resourceVersion`, CACHE_WAIT_MS)),
-    log,
-  );
-  if (wait !== undefined) return { requeueAfter: wait };
   let selector: Selector;
   try {
     selector = labelSelectorAsSelector(ppm.spec?.selector);
@@ -61,7 +63,14 @@ export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerD
     deps.recorder.event(ppm, 'Warning', 'InvalidSelector', 'Reconcile', `invalid selector: ${(err as Error).message}`);
     return {};
   }
-  const plan = planPodProbeMarker({ ppm, pods: cache.listPods(namespace, selector), getNode: cache.getNode, nodePodProbes });
+  const nodePodProbes = cache.listNodePodProbes();
+  const pods = cache.listPods(namespace, selector);
+  const wait = expectationGate(
+    [ppm, ...nodePodProbes, ...pods].map((o) => resourceVersions.check(o, `${o.kind ?? 'object'} resourceVersion`, CACHE_WAIT_MS)),
+    log,
+  );
+  if (wait !== undefined) return { requeueAfter: wait };
+  const plan = planPodProbeMarker({ ppm, pods, getNode: cache.getNode, nodePodProbes, serverless: deps.serverless });
   for (const e of new Set(plan.errors)) log.warn({ podProbeMarker: key }, e);
   return applyWrites(async () => {
     let current = ppm;
@@ -82,6 +91,20 @@ export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerD
     for (const { npp, spec } of plan.nodeProbes) {
       resourceVersions.expect(await client.update<StoredNPP>(NodePodProbes, { ...npp, spec }));
       log.info({ podProbeMarker: key, nodePodProbe: npp.metadata.name }, 'updated NodePodProbe');
+    }
+    for (const { pod, patch } of plan.serverlessMarks) {
+      try {
+        const patched = await client.patch<Pod>(
+          Pods,
+          pod.metadata.name ?? '',
+          { metadata: patch },
+          { namespace, patchType: PatchType.Merge },
+        );
+        resourceVersions.expect(patched);
+        log.info({ podProbeMarker: key, pod: pod.metadata.name, ...patch }, 'marked serverless pod');
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
     }
     if (plan.removeFinalizer) {
       await client.patch(
@@ -106,15 +129,28 @@ export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerD
 const initializedOnNode = (pod: Pod) =>
   !!pod.spec?.nodeName && isPodActive(pod) && (pod.status?.conditions ?? []).some((c) => c.type === 'Initialized' && c.status === 'True');
 
+/** Condition types whose status differs between two condition lists, or that are new (diffPodConditions). */
+export function changedConditionTypes(before: Pod, after: Pod): Set<string> {
+  const old = new Map((before.status?.conditions ?? []).map((c) => [c.type, c.status]));
+  const changed = new Set<string>();
+  for (const c of after.status?.conditions ?? []) if (old.get(c.type) !== c.status) changed.add(c.type);
+  return changed;
+}
+
 /**
  * What makes a marker look again: the marker itself; a pod becoming probe-able (Initialized on a
  * node), changing IP, labels, or leaving (inactive, deleted) — for every marker of its namespace
- * that selects it before or after; a NodePodProbe appearing for a node (its pods are listed now).
+ * that selects it before or after; in serverless mode, a condition of a pod on a virtual-kubelet
+ * node changing status — for the markers selecting it with a probe of that podConditionType; a
+ * NodePodProbe appearing for a node (its pods are listed now).
  */
 export function makePodProbeMarkerHandlers(deps: {
   queue: { add(key: string, opts?: { priority?: number }): void };
   resourceVersions: ResourceVersionExpectations;
   listMarkers(namespace?: string): StoredPPM[];
+  getNode(name: string): Node | undefined;
+  /** Gate EnablePodProbeMarkerOnServerless. */
+  serverless: boolean;
 }) {
   const key = (o: { metadata: { namespace?: string; name?: string } }) => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
   const selects = (ppm: StoredPPM, pod: Pod | undefined) => {
@@ -139,16 +175,29 @@ export function makePodProbeMarkerHandlers(deps: {
     },
     onDelete: (obj) => deps.resourceVersions.delete(unwrapDeleted(obj)),
   };
+  const serverlessConditionsChanged = (old: Pod, cur: Pod) => {
+    if (!deps.serverless || !isVirtualKubeletNode(deps.getNode(cur.spec?.nodeName ?? ''))) return;
+    const types = changedConditionTypes(old, cur);
+    if (!types.size) return;
+    for (const ppm of deps.listMarkers(cur.metadata.namespace)) {
+      if (selects(ppm, cur) && (ppm.spec?.probes ?? []).some((p) => !!p.podConditionType && types.has(p.podConditionType))) {
+        deps.queue.add(key(ppm));
+      }
+    }
+  };
   const pod: EventHandler<Pod> = {
     onUpdate: (old, cur) => {
+      deps.resourceVersions.observe(cur);
       const before = initializedOnNode(old);
       const after = initializedOnNode(cur);
       if (!before && !after) return;
       const relabelled = JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(cur.metadata.labels ?? {});
       if (before !== after || relabelled || old.status?.podIP !== cur.status?.podIP) podChanged(old, cur);
+      else if (after) serverlessConditionsChanged(old, cur);
     },
     onDelete: (obj) => {
       const p = unwrapDeleted(obj);
+      deps.resourceVersions.delete(p);
       if (p.spec?.nodeName) podChanged(undefined, p);
     },
   };
@@ -172,7 +221,8 @@ export const podProbeMarkerController: ControllerSetup = {
     access(PodProbeMarkers, [...READ, 'update', 'patch']),
     access(PodProbeMarkers, ['update', 'patch'], 'status'),
     access(NodePodProbes, [...READ, ...WRITE]),
-    access(Pods, READ),
+    // Serverless mode marks pods (labels, annotations).
+    access(Pods, [...READ, 'patch']),
     access(Nodes, READ),
   ],
   setup(deps: ControllerDeps) {
@@ -194,12 +244,15 @@ export const podProbeMarkerController: ControllerSetup = {
         recorder: deps.recorder,
         log: deps.logger,
         resourceVersions,
+        serverless: deps.features.EnablePodProbeMarkerOnServerless,
       }),
     );
     const handlers = makePodProbeMarkerHandlers({
       queue: controller.queue,
       resourceVersions,
       listMarkers: (ns) => markers.lister.list(ns),
+      getNode: (n) => nodes.lister.get(n),
+      serverless: deps.features.EnablePodProbeMarkerOnServerless,
     });
     markers.addEventHandler(handlers.marker);
     pods.addEventHandler(handlers.pod);

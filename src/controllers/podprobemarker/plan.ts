@@ -3,18 +3,28 @@
 // finalizer, and the status. The NodePodProbes themselves are created per Ready node by the
 // NodePodProbe controller; a node without one yet is skipped and picked up when it appears.
 //
-// Differences from upstream, both what a user would expect: a marker's probes are also removed
+// Serverless mode (gate EnablePodProbeMarkerOnServerless): pods on virtual-kubelet nodes have no
+// kruise-daemon and no NodePodProbe; the serverless provider runs the probes (the pod webhook
+// hands them over in the kruise.io/podprobe annotation) and reports each result as the pod
+// condition `podConditionType`. The marker then applies its markerPolicy from that condition
+// itself (upstream markServerlessPod): True is Succeeded, False is Failed, anything else Unknown.
+//
+// Differences from upstream, all what a user would expect: a marker's probes are also removed
 // from pods it no longer matches (relabelled, moved away) and probes it no longer has (renamed or
 // dropped from the spec); upstream leaves them until the pod or the marker goes. Removal matches
 // the exact `<marker>#` prefix in the marker's own namespace (upstream matches the substring in
-// every namespace, so same-named markers elsewhere lose their probes too).
+// every namespace, so same-named markers elsewhere lose their probes too). On serverless pods the
+// keys of the policy for the other state are removed as on ordinary nodes (upstream only sets the
+// matching policy's keys there, so a flipped result left both states' marks on the pod).
 import { isDeepStrictEqual } from 'node:util';
 import { FINALIZER_NODE_POD_PROBE_CLEANUP } from '../../apis/constants.ts';
 import type { Node, Pod, Stored } from '../../apis/core-objects.ts';
 import type { NodePodProbe, NodePodProbeSpec } from '../../apis/apps/nodepodprobe.ts';
 import type { PodProbeMarker, PodProbeMarkerSpec, PodProbeMarkerStatus } from '../../apis/apps/podprobemarker.ts';
+import type { ProbeState } from '../../apis/apps/podprobemarker.ts';
 import type { Probe } from '../../apis/core.ts';
 import { isPodActive } from '../../util/pod.ts';
+import { applyMarkerPolicy, emptyMarkWants, markPatch, type MarkPatch } from '../../util/probe-marker.ts';
 import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
 
 export type StoredPPM = Stored<PodProbeMarker>;
@@ -138,6 +148,28 @@ export function planNodeProbes(npp: StoredNPP, ppm: StoredPPM, pods: readonly Po
   return { spec: { ...npp.spec, podProbes }, errors };
 }
 
+/** The probe state a serverless provider's pod condition status stands for (IsEqualPodConditionStatus). */
+export function stateOfConditionStatus(status: string): ProbeState {
+  return status === 'True' ? 'Succeeded' : status === 'False' ? 'Failed' : 'Unknown';
+}
+
+/**
+ * The marks a serverless pod must carry from the conditions its provider wrote: for each probe with
+ * both a podConditionType and a markerPolicy whose condition the pod has, the policy applied for
+ * the condition's state. Only what differs from the pod; undefined when nothing does.
+ */
+export function planServerlessMarks(pod: Pod, ppm: StoredPPM): MarkPatch | undefined {
+  const wants = emptyMarkWants();
+  for (const probe of ppm.spec?.probes ?? []) {
+    if (!probe.podConditionType || !probe.markerPolicy?.length) continue;
+    const condition = pod.status?.conditions?.find((c) => c.type === probe.podConditionType);
+    if (!condition) continue;
+    applyMarkerPolicy(wants, probe.markerPolicy, stateOfConditionStatus(condition.status));
+  }
+  const patch = markPatch(wants, pod.metadata);
+  return Object.keys(patch).length ? patch : undefined;
+}
+
 export interface PodProbeMarkerPlan {
   /** Add the cleanup finalizer before anything else. */
   addFinalizer: boolean;
@@ -145,6 +177,8 @@ export interface PodProbeMarkerPlan {
   removeFinalizer: boolean;
   /** NodePodProbes whose spec changes, by node name. */
   nodeProbes: Array<{ npp: StoredNPP; spec: NodePodProbeSpec }>;
+  /** Serverless pods whose marks change (serverless mode only). */
+  serverlessMarks: Array<{ pod: Pod; patch: MarkPatch }>;
   /** The new status, or undefined when unchanged (never while being deleted). */
   status?: PodProbeMarkerStatus;
   errors: string[];
@@ -157,13 +191,15 @@ export interface PodProbeMarkerInput {
   getNode: (name: string) => Node | undefined;
   /** Every NodePodProbe in the cache. */
   nodePodProbes: readonly StoredNPP[];
+  /** Gate EnablePodProbeMarkerOnServerless: mark pods on virtual-kubelet nodes from their conditions. */
+  serverless: boolean;
 }
 
 /** One round of the PodProbeMarker controller. */
-export function planPodProbeMarker({ ppm, pods, getNode, nodePodProbes }: PodProbeMarkerInput): PodProbeMarkerPlan {
+export function planPodProbeMarker({ ppm, pods, getNode, nodePodProbes, serverless }: PodProbeMarkerInput): PodProbeMarkerPlan {
   const deleting = !!ppm.metadata.deletionTimestamp;
   const hasFinalizer = (ppm.metadata.finalizers ?? []).includes(FINALIZER_NODE_POD_PROBE_CLEANUP);
-  const plan: PodProbeMarkerPlan = { addFinalizer: false, removeFinalizer: false, nodeProbes: [], errors: [] };
+  const plan: PodProbeMarkerPlan = { addFinalizer: false, removeFinalizer: false, nodeProbes: [], serverlessMarks: [], errors: [] };
   if (deleting && !hasFinalizer) return plan;
   plan.addFinalizer = !deleting && !hasFinalizer;
   const matched = matchingPods(pods, getNode);
@@ -182,6 +218,12 @@ export function planPodProbeMarker({ ppm, pods, getNode, nodePodProbes }: PodPro
   if (deleting) {
     plan.removeFinalizer = true;
     return plan;
+  }
+  if (serverless) {
+    for (const pod of matched.serverless) {
+      const patch = planServerlessMarks(pod, ppm);
+      if (patch) plan.serverlessMarks.push({ pod, patch });
+    }
   }
   const matchedPods = matched.normal.length + matched.serverless.length;
   const generation = ppm.metadata.generation ?? 0;

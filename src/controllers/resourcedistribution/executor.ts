@@ -25,6 +25,7 @@ import {
   type NamespaceFailure,
   type ResourceDistribution,
 } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export interface ResourceDistributionExecutorDeps {
   client: Pick<KubeClient, 'create' | 'update' | 'delete' | 'updateStatus'>;
@@ -48,7 +49,7 @@ function resourceTypeOf(kind: DistributedKind): ResourceType {
   return kind === 'Secret' ? Secrets : ConfigMaps;
 }
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const message = (err: unknown) => errMessage(err);
 
 export class ResourceDistributionExecutor {
   constructor(private readonly deps: ResourceDistributionExecutorDeps) {}

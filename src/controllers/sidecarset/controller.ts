@@ -32,6 +32,7 @@ import { injectedSidecarSetNames, podMatchesSidecarSet, type StoredSidecarSet } 
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { planSidecarSet, type SidecarSetPlan } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 /** What one reconcile reads; informer caches in production, plain objects in unit tests. */
 export interface SidecarSetCache {
@@ -72,7 +73,7 @@ export class SidecarSetReconciler {
       selected = this.deps.cache.selectedPods(s);
     } catch (err) {
       // A selector the webhook would refuse (an object stored before it): say so, do not crash or hot-loop.
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errMessage(err);
       this.deps.recorder.event(s, 'Warning', 'FailedSync', 'Reconcile', `invalid selector: ${message}`);
       throw new TerminalError(`cannot plan SidecarSet ${name}`, { cause: err });
     }

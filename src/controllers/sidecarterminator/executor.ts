@@ -8,6 +8,7 @@ import { isAlreadyExists, PatchType, Pods, type KubeClient, ContainerRecreateReq
 import type { EventRecorder } from '../../runtime/events.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import { crrNameFor, type SidecarAction } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export type ExecutorClient = Pick<KubeClient, 'patch' | 'create'>;
 
@@ -83,7 +84,7 @@ export async function executeSidecarActions(
               'Warning',
               REASON,
               'CreateContainerRecreateRequest',
-              `failed to create ContainerRecreateRequest ${crr.metadata.name}: ${err instanceof Error ? err.message : String(err)}`,
+              `failed to create ContainerRecreateRequest ${crr.metadata.name}: ${errMessage(err)}`,
             );
             throw err;
           }

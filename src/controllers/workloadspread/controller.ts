@@ -39,6 +39,7 @@ import {
 } from '../../util/workloadspread.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { planWorkloadSpread } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 export const WorkloadSpreads = kruiseResource('WorkloadSpread');
 
@@ -120,13 +121,7 @@ export class WorkloadSpreadReconciler {
       pods = pods.filter((p) => isPodSelected(ws, p.metadata.labels));
     } catch (err) {
       // A bad targetFilter (selector, replicas path) must not take the controller down: report it.
-      recorder.event(
-        ws,
-        'Warning',
-        'FailedSync',
-        'Reconcile',
-        `failed to read the workload's pods: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      recorder.event(ws, 'Warning', 'FailedSync', 'Reconcile', `failed to read the workload's pods: ${errMessage(err)}`);
       return {};
     }
     let plan;
@@ -143,13 +138,7 @@ export class WorkloadSpreadReconciler {
     } catch (err) {
       // A malformed object must not take the controller down or hot-loop it: report it where
       // users look and wait for the next change.
-      recorder.event(
-        ws,
-        'Warning',
-        'FailedSync',
-        'Reconcile',
-        `failed to reconcile WorkloadSpread: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      recorder.event(ws, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile WorkloadSpread: ${errMessage(err)}`);
       throw new TerminalError(`cannot plan WorkloadSpread ${key}`, { cause: err });
     }
     for (const e of plan.events) recorder.event(ws, e.type, e.reason, 'Reconcile', e.message);

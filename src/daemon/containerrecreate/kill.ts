@@ -3,6 +3,7 @@
 // left — the time spent in preStop counts against the grace, and at least 2 s always remain.
 import type { Clock } from '../../util/clock.ts';
 import type { ContainerRuntime } from '../runtime/types.ts';
+import { errMessage } from '../../util/errors.ts';
 
 /** The kubelet's minimumGracePeriodInSeconds. */
 export const MIN_GRACE_SECONDS = 2;
@@ -102,7 +103,7 @@ export async function killContainer(req: KillRequest, deps: KillDeps): Promise<P
   if (req.preStop && (req.preStop.exec?.command?.length || req.preStop.httpGet)) {
     const started = deps.clock.now();
     const ac = new AbortController();
-    const failed = (err: unknown) => (err instanceof Error ? err.message : String(err));
+    const failed = (err: unknown) => errMessage(err);
     // Both contenders settle on their own (the loser's rejection must not go unhandled).
     const message = await Promise.race([
       runPreStop(req, deps, ac.signal).catch(failed),

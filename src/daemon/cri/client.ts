@@ -7,6 +7,7 @@ import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { RuntimeUnavailableError } from '../runtime/types.ts';
+import { errMessage } from '../../util/errors.ts';
 
 /**
  * Where CRI runtimes put their socket, probed in order when no endpoint is given: containerd,
@@ -489,7 +490,7 @@ function isSocket(p: string): boolean {
 }
 
 function reason(err: unknown): string {
-  const text = err instanceof CriError ? err.details || grpc.status[err.code] : err instanceof Error ? err.message : String(err);
+  const text = err instanceof CriError ? err.details || grpc.status[err.code] : errMessage(err);
   // grpc-js ends connection failures with an empty "Resolution note: " that says nothing.
   return text.replace(/\.?\s*Resolution note:\s*$/, '');
 }

@@ -12,6 +12,7 @@ import type { DaemonContext, SubController } from '../context.ts';
 import type { ContainerRuntime, PullAuth } from '../runtime/types.ts';
 import { authsForImage, type SecretLike } from './auth.ts';
 import { backoffMs, buildStatus, desiredTasks, planWorkers, statusMergePatch, type PullTask } from './plan.ts';
+import { errMessage } from '../../util/errors.ts';
 
 type NodeImage = Stored<NodeImageApi>;
 
@@ -114,7 +115,7 @@ export async function runPullWorker(
         return;
       } catch (err) {
         if (signal.aborted) return;
-        lastError = timedOut ? `pulling image timed out after ${task.timeoutSeconds}s` : err instanceof Error ? err.message : String(err);
+        lastError = timedOut ? `pulling image timed out after ${task.timeoutSeconds}s` : errMessage(err);
         deps.log.warn({ image: task.ref, attempt, err: lastError }, 'image pull attempt failed');
       } finally {
         timer.cancel();
@@ -126,7 +127,7 @@ export async function runPullWorker(
     if (signal.aborted) return;
     // Anything unexpected (a runtime that cannot be asked about images, say) fails the tag; the
     // worker never takes the daemon down.
-    set({ phase: 'Failed', completionTime: iso(), message: err instanceof Error ? err.message : String(err) });
+    set({ phase: 'Failed', completionTime: iso(), message: errMessage(err) });
   } finally {
     release?.();
   }

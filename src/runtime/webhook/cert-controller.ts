@@ -218,7 +218,8 @@ export class WebhookCertController {
         delay = Math.min(delay, 5 * 2 ** Math.min(failures, 20), 30_000);
         this.log.error({ err, failures }, 'failed to sync webhook certs and configurations');
       }
-      if (this.pending) continue;
+      // Aborted during sync(): no 'abort' event will come to end the wait below.
+      if (this.pending || signal.aborted) continue;
       await new Promise<void>((resolve) => {
         const timer = this.clock.setTimer(delay, done);
         const onAbort = () => done();

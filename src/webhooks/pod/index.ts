@@ -31,6 +31,8 @@ export const POD_WEBHOOK_CACHED_KINDS: ReadonlyArray<{ apiVersion: string; kind:
   { apiVersion: 'apps/v1', kind: 'ControllerRevision' },
   { apiVersion: 'apps.kruise.io/v1beta1', kind: 'PersistentPodState' },
   { apiVersion: 'apps.kruise.io/v1beta1', kind: 'WorkloadSpread' },
+  // Serverless PodProbeMarker (gate EnablePodProbeMarkerOnServerless).
+  { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'PodProbeMarker' },
   // PodUnavailableBudget: budgets (related-pub at creation) and pods (an eviction names its pod only).
   { apiVersion: 'policy.kruise.io/v1beta1', kind: 'PodUnavailableBudget' },
   { apiVersion: 'v1', kind: 'Pod' },

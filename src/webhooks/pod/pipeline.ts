@@ -4,8 +4,6 @@
 //     PodUnavailableBudget related-pub → PersistentPodState → enhanced liveness probe →
 //     PodProbeMarker on serverless;
 //   /validate-pod (pods UPDATE/DELETE, pods/eviction CREATE): WorkloadSpread → PodUnavailableBudget.
-// The hooks of kinds whose controllers have not landed yet are explicit no-ops, so that each of
-// them lands by filling in its handler, not by re-plumbing the webhook.
 //
 // Every read is from the manager's informer caches (AdmissionContext.cache), never the API server:
 // admitting a pod costs in-memory work only, and a pod nothing applies to (no Kruise owner, no
@@ -23,6 +21,8 @@ import { injectWorkloadSpread, recordPodDeletion } from './workloadspread.ts';
 import { logger } from '../../runtime/log.ts';
 import { injectPersistentPodState } from './persistentpodstate.ts';
 import { annotateRelatedPub, validatePodUnavailableBudget } from './pub.ts';
+import { errMessage } from '../../util/errors.ts';
+import { annotateServerlessProbes } from './podprobemarker.ts';
 
 /** What a pod handler knows besides the pod. */
 export interface PodAdmission {
@@ -45,7 +45,6 @@ export interface PodMutatingHandler {
 }
 
 const always = () => true;
-const notYet = () => false;
 
 /** SidecarSet injection from the caches: the SidecarSets, the pod's Namespace (only for namespaceSelector), revisions (only for injectionStrategy.revision). */
 async function injectSidecarSetsFromCache(pod: Pod, req: PodAdmission): Promise<boolean> {
@@ -97,8 +96,7 @@ export const podMutatingHandlers: readonly PodMutatingHandler[] = [
   },
   { name: 'PersistentPodState', enabled: always, mutate: injectPersistentPodState },
   { name: 'enhanced liveness probe', enabled: (f) => f.EnhancedLivenessProbe, mutate: moveLivenessProbesToContext },
-  // Serverless probe conditions; lands with PodProbeMarker.
-  { name: 'PodProbeMarker on serverless', enabled: (f) => f.EnablePodProbeMarkerOnServerless, mutate: notYet },
+  { name: 'PodProbeMarker on serverless', enabled: (f) => f.EnablePodProbeMarkerOnServerless, mutate: annotateServerlessProbes },
 ];
 
 /** Runs the mutating handlers on a pod being created; returns the names of those that changed it. */
@@ -173,10 +171,7 @@ async function recordWorkloadSpreadDeletion(req: PodValidation): Promise<FieldEr
       now: () => Date.now(),
     });
   } catch (err) {
-    logger.info(
-      { pod: `${req.namespace}/${req.name}`, err: err instanceof Error ? err.message : String(err) },
-      'WorkloadSpread could not record a pod deletion',
-    );
+    logger.info({ pod: `${req.namespace}/${req.name}`, err: errMessage(err) }, 'WorkloadSpread could not record a pod deletion');
   }
   return [];
 }

@@ -76,6 +76,26 @@ describe('rollout status messages (kubectl / kruise-tools)', () => {
       true,
     ],
     [
+      'advanced daemonset partitioned, rolling',
+      ADS,
+      w(
+        { updateStrategy: { rollingUpdate: { partition: '50%' } } },
+        { observedGeneration: 1, desiredNumberScheduled: 5, updatedNumberScheduled: 2 },
+      ),
+      'Waiting for partitioned roll out to finish: 2 out of 3 new pods have been updated...',
+      false,
+    ],
+    [
+      'advanced daemonset partitioned, complete',
+      ADS,
+      w(
+        { updateStrategy: { rollingUpdate: { partition: 1 } } },
+        { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 2 },
+      ),
+      'partitioned roll out complete: 2 new pods have been updated...',
+      true,
+    ],
+    [
       'statefulset ready',
       StatefulSets,
       w({ replicas: 3 }, { observedGeneration: 1, readyReplicas: 1 }),

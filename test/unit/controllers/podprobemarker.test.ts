@@ -6,10 +6,16 @@ import {
   matchingPods,
   planNodeProbes,
   planPodProbeMarker,
+  planServerlessMarks,
+  stateOfConditionStatus,
   type StoredNPP,
   type StoredPPM,
 } from '../../../src/controllers/podprobemarker/plan.ts';
-import { makePodProbeMarkerHandlers, reconcilePodProbeMarker } from '../../../src/controllers/podprobemarker/controller.ts';
+import {
+  changedConditionTypes,
+  makePodProbeMarkerHandlers,
+  reconcilePodProbeMarker,
+} from '../../../src/controllers/podprobemarker/controller.ts';
 import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
 import { logger } from '../../../src/runtime/log.ts';
@@ -165,7 +171,13 @@ describe('planNodeProbes', () => {
 describe('planPodProbeMarker', () => {
   const a = pod('a');
   const b = pod('b', { node: 'n2' });
-  const input = (m: StoredPPM, npps = [npp('n1'), npp('n2')]) => ({ ppm: m, pods: [a, b], getNode, nodePodProbes: npps });
+  const input = (m: StoredPPM, npps = [npp('n1'), npp('n2')]) => ({
+    ppm: m,
+    pods: [a, b],
+    getNode,
+    nodePodProbes: npps,
+    serverless: false,
+  });
   test('first round: finalizer, every node, status', () => {
     const plan = planPodProbeMarker(input(ppm({ finalizer: false })));
     assert.equal(plan.addFinalizer, true);
@@ -188,7 +200,7 @@ describe('planPodProbeMarker', () => {
   test('settled: nothing to write', () => {
     const settled = [npp('n1', [entry(a, [{ name: 'm#p' }])]), npp('n2', [entry(b, [{ name: 'm#p' }])])];
     const plan = planPodProbeMarker(input(ppm({ status: { observedGeneration: 1, matchedPods: 2 } }), settled));
-    assert.deepEqual(plan, { addFinalizer: false, removeFinalizer: false, nodeProbes: [], errors: [] });
+    assert.deepEqual(plan, { addFinalizer: false, removeFinalizer: false, nodeProbes: [], serverlessMarks: [], errors: [] });
   });
   test('matchedPods counts serverless pods too; a new generation is observed', () => {
     const plan = planPodProbeMarker({
@@ -212,7 +224,124 @@ describe('planPodProbeMarker', () => {
   });
   test('deleting without our finalizer: nothing', () => {
     const plan = planPodProbeMarker(input(ppm({ deleting: true, finalizer: false })));
-    assert.deepEqual(plan, { addFinalizer: false, removeFinalizer: false, nodeProbes: [], errors: [] });
+    assert.deepEqual(plan, { addFinalizer: false, removeFinalizer: false, nodeProbes: [], serverlessMarks: [], errors: [] });
+  });
+});
+
+// Serverless mode (gate EnablePodProbeMarkerOnServerless): the provider writes the probe's result
+// as the pod condition podConditionType; the marker applies the markerPolicy from it.
+type MarkerProbe = NonNullable<StoredPPM['spec']>['probes'][number];
+const markedProbe: MarkerProbe = {
+  name: 'p',
+  containerName: 'main',
+  probe: exec,
+  podConditionType: 'game/ok',
+  markerPolicy: [
+    { state: 'Succeeded', labels: { ready: 'yes' }, annotations: { 'game/state': 'up' } },
+    { state: 'Failed', labels: { broken: 'yes' } },
+  ],
+};
+const withMeta = (
+  p: Pod,
+  meta: { labels?: Record<string, string>; annotations?: Record<string, string> },
+  conditions: Array<[string, string]> = [],
+): Pod => ({
+  ...p,
+  metadata: { ...p.metadata, ...meta },
+  status: { ...p.status, conditions: [...(p.status?.conditions ?? []), ...conditions.map(([type, status]) => ({ type, status }))] },
+});
+
+describe('stateOfConditionStatus (IsEqualPodConditionStatus)', () => {
+  for (const [status, state] of [
+    ['True', 'Succeeded'],
+    ['False', 'Failed'],
+    ['Unknown', 'Unknown'],
+    ['', 'Unknown'],
+  ] as const) {
+    test(`${JSON.stringify(status)} → ${state}`, () => assert.equal(stateOfConditionStatus(status), state));
+  }
+});
+
+describe('planServerlessMarks', () => {
+  const m = ppm({ probes: [markedProbe] });
+  const vk = pod('s', { node: 'vk' });
+  const cases: Array<{ name: string; pod: Pod; marker?: StoredPPM; want: ReturnType<typeof planServerlessMarks> }> = [
+    { name: 'no condition yet: nothing', pod: vk, want: undefined },
+    {
+      name: 'True: the Succeeded policy set, the Failed keys absent so not named',
+      pod: withMeta(vk, {}, [['game/ok', 'True']]),
+      want: { labels: { ready: 'yes' }, annotations: { 'game/state': 'up' } },
+    },
+    {
+      name: 'False after True: Succeeded keys removed, Failed set',
+      pod: withMeta(vk, { labels: { ready: 'yes', app: 'a' }, annotations: { 'game/state': 'up' } }, [['game/ok', 'False']]),
+      want: { labels: { ready: null, broken: 'yes' }, annotations: { 'game/state': null } },
+    },
+    {
+      name: 'Unknown: every policy key removed, none set',
+      pod: withMeta(vk, { labels: { broken: 'yes' } }, [['game/ok', 'Unknown']]),
+      want: { labels: { broken: null } },
+    },
+    {
+      name: 'settled: nothing',
+      pod: withMeta(vk, { labels: { ready: 'yes' }, annotations: { 'game/state': 'up' } }, [['game/ok', 'True']]),
+      want: undefined,
+    },
+    {
+      name: 'a probe without podConditionType or without markerPolicy marks nothing',
+      pod: withMeta(vk, {}, [['game/ok', 'True']]),
+      marker: ppm({
+        probes: [
+          { name: markedProbe.name, containerName: 'main', probe: exec, markerPolicy: markedProbe.markerPolicy },
+          { ...markedProbe, name: 'q', markerPolicy: [] },
+        ],
+      }),
+      want: undefined,
+    },
+    {
+      name: 'two probes, two conditions: each applies its own policy',
+      pod: withMeta(vk, {}, [
+        ['game/ok', 'True'],
+        ['game/db', 'False'],
+      ]),
+      marker: ppm({
+        probes: [
+          markedProbe,
+          { ...markedProbe, name: 'db', podConditionType: 'game/db', markerPolicy: [{ state: 'Failed', annotations: { db: 'down' } }] },
+        ],
+      }),
+      want: { labels: { ready: 'yes' }, annotations: { 'game/state': 'up', db: 'down' } },
+    },
+  ];
+  for (const c of cases) test(c.name, () => assert.deepEqual(planServerlessMarks(c.pod, c.marker ?? m), c.want));
+});
+
+describe('planPodProbeMarker, serverless mode', () => {
+  const m = ppm({ probes: [markedProbe], status: { observedGeneration: 1, matchedPods: 2 } });
+  const s = withMeta(pod('s', { node: 'vk' }), {}, [['game/ok', 'True']]);
+  const a = withMeta(pod('a'), {}, [['game/ok', 'True']]);
+  const input = (serverless: boolean) => ({
+    ppm: m,
+    pods: [a, s],
+    getNode,
+    nodePodProbes: [npp('n1', [entry(a, [{ name: 'm#p' }])])],
+    serverless,
+  });
+  test('gate on: the pod on the virtual-kubelet node is marked, never listed in a NodePodProbe', () => {
+    const plan = planPodProbeMarker(input(true));
+    assert.deepEqual(
+      plan.serverlessMarks.map((x) => [x.pod.metadata.name, x.patch]),
+      [['s', { labels: { ready: 'yes' }, annotations: { 'game/state': 'up' } }]],
+    );
+    assert.deepEqual(plan.nodeProbes, []);
+    assert.equal(plan.status, undefined);
+  });
+  test('gate off: serverless pods are only counted', () => {
+    assert.deepEqual(planPodProbeMarker(input(false)).serverlessMarks, []);
+  });
+  test('being deleted: no marks', () => {
+    const plan = planPodProbeMarker({ ...input(true), ppm: ppm({ probes: [markedProbe], deleting: true }) });
+    assert.deepEqual(plan.serverlessMarks, []);
   });
 });
 
@@ -251,6 +380,7 @@ describe('reconcilePodProbeMarker (executor)', () => {
       recorder: { event() {} },
       log,
       resourceVersions: new ResourceVersionExpectations(),
+      serverless: false,
     };
     return { calls, run: () => reconcilePodProbeMarker('ns/m', deps) };
   };
@@ -271,6 +401,68 @@ describe('reconcilePodProbeMarker (executor)', () => {
   });
 });
 
+describe('reconcilePodProbeMarker (executor), serverless mode', () => {
+  const log = logger.child({}, { level: 'silent' });
+  const run = async (pods: Pod[], notFound = false) => {
+    const calls: string[] = [];
+    const resourceVersions = new ResourceVersionExpectations();
+    const m = ppm({ probes: [markedProbe], status: { observedGeneration: 1, matchedPods: pods.length } });
+    const client = {
+      patch: async (_t: unknown, name: string, body: unknown, opts: { namespace?: string }) => {
+        calls.push(`patch ${opts.namespace}/${name} ${JSON.stringify(body)}`);
+        if (notFound)
+          throw new StatusError(
+            { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound', message: 'x' } as never,
+            404,
+          );
+        return { metadata: { name, uid: `uid-${name}`, resourceVersion: '99' } };
+      },
+      update: async () => assert.fail('no NodePodProbe write expected'),
+      updateStatus: async () => assert.fail('no status write expected'),
+    };
+    const deps = {
+      cache: { getMarker: () => m, listPods: () => pods, getNode, listNodePodProbes: () => [] },
+      client: client as never,
+      recorder: { event() {} },
+      log,
+      resourceVersions,
+      serverless: true,
+    };
+    return { calls, result: await reconcilePodProbeMarker('ns/m', deps), resourceVersions };
+  };
+  test('one merge patch naming only the changed keys; the patched version is expected', async () => {
+    const s = withMeta(pod('s', { node: 'vk' }), { labels: { broken: 'yes' } }, [['game/ok', 'True']]);
+    const { calls, result, resourceVersions } = await run([s]);
+    assert.deepEqual(result, {});
+    assert.deepEqual(calls, [
+      `patch ns/s ${JSON.stringify({ metadata: { labels: { broken: null, ready: 'yes' }, annotations: { 'game/state': 'up' } } })}`,
+    ]);
+    // The cache still holds the pod as before the patch: the next round waits for the patched one.
+    assert.equal(resourceVersions.isSatisfied({ metadata: { uid: 'uid-s', resourceVersion: '98' } }).satisfied, false);
+  });
+  test('a pod gone meanwhile is no failure', async () => {
+    const s = withMeta(pod('s', { node: 'vk' }), {}, [['game/ok', 'False']]);
+    const { result } = await run([s], true);
+    assert.deepEqual(result, {});
+  });
+});
+
+describe('changedConditionTypes (diffPodConditions)', () => {
+  test('new types and changed statuses; removed ones are not reported', () => {
+    const before = withMeta(pod('s'), {}, [
+      ['a', 'True'],
+      ['b', 'False'],
+      ['gone', 'True'],
+    ]);
+    const after = withMeta(pod('s'), {}, [
+      ['a', 'True'],
+      ['b', 'True'],
+      ['c', 'False'],
+    ]);
+    assert.deepEqual([...changedConditionTypes(before, after)].sort(), ['b', 'c']);
+  });
+});
+
 describe('makePodProbeMarkerHandlers', () => {
   const setup = () => {
     const queued: string[] = [];
@@ -279,6 +471,8 @@ describe('makePodProbeMarkerHandlers', () => {
       queue: { add: (k) => void queued.push(k) },
       resourceVersions: new ResourceVersionExpectations(),
       listMarkers: () => [ppm(), other],
+      getNode,
+      serverless: true,
     });
     return { queued, h };
   };
@@ -305,6 +499,20 @@ describe('makePodProbeMarkerHandlers', () => {
     h.pod.onUpdate!(labelled(pod('a'), 'a'), labelled(pod('a', { phase: 'Succeeded' }), 'a'));
     h.pod.onDelete!(labelled(pod('a'), 'a'));
     assert.deepEqual(queued, ['ns/m', 'ns/m']);
+  });
+  test('serverless: a condition a probe names changing on a virtual-kubelet node pod enqueues its marker', () => {
+    const { queued, h } = setup();
+    const s = labelled(pod('s', { node: 'vk' }), 'a');
+    h.pod.onUpdate!(s, withMeta(s, {}, [['unrelated', 'True']]));
+    assert.deepEqual(queued, []);
+    h.pod.onUpdate!(s, withMeta(s, {}, [['game/ok', 'True']]));
+    assert.deepEqual(queued, ['ns/m']);
+  });
+  test('serverless: the same condition change on an ordinary node enqueues nothing (kruise-daemon reports there)', () => {
+    const { queued, h } = setup();
+    const a = labelled(pod('a'), 'a');
+    h.pod.onUpdate!(a, withMeta(a, {}, [['game/ok', 'True']]));
+    assert.deepEqual(queued, []);
   });
   test('a NodePodProbe appearing (not at start-up) enqueues every marker', () => {
     const { queued, h } = setup();

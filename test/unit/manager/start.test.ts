@@ -107,3 +107,58 @@ describe('manager API clients', () => {
     }
   });
 });
+
+describe('manager start-up order', () => {
+  let server: FakeApiServer;
+  useFakeApiServer((s) => {
+    server = s;
+  });
+
+  test('controllers start only after the leader has registered the webhook configurations', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        'current-context': 'fake',
+        clusters: [{ name: 'fake', cluster: { server: server.url } }],
+        users: [{ name: 'u', user: {} }],
+        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
+      }),
+    );
+    const isConfigCreate = (r: { method: string; path: string }) =>
+      r.method === 'POST' && r.path === '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
+    // ~0.6 s of the cert controller's back-off, in which controllers used to start already.
+    for (let i = 0; i < 6; i++) {
+      server.failNext(isConfigCreate, 500, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, message: 'try again' });
+    }
+    const lines: Array<{ msg: string; controller?: string }> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const cmd = addManagerFlags(new Command('start'));
+    cmd.parse(
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--metrics-addr=0',
+        '--health-probe-addr=0',
+        '--webhook-port=0',
+        '--enable-leader-election=false',
+        '--webhook-cert-dir',
+        dir,
+      ],
+      { from: 'user' },
+    );
+    const manager = await startManager(managerConfig(cmd.opts()), { logger });
+    try {
+      const workersStarted = () => lines.findIndex((l) => l.msg === 'Starting workers');
+      const registered = () => lines.findIndex((l) => l.msg === 'updated webhook configurations');
+      const deadline = Date.now() + 15_000;
+      while ((workersStarted() < 0 || registered() < 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(registered() >= 0 && workersStarted() >= 0, 'configurations registered and controllers started');
+      assert.ok(registered() < workersStarted(), 'no controller started before the configurations were registered');
+    } finally {
+      await manager.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -399,6 +399,39 @@ describe('reconciling against the API', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('stopped while a sync is in flight, run() returns at once instead of waiting out the resync', { timeout: 10_000 }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-stop-'));
+    const ctl = new WebhookCertController({
+      client,
+      registrations: regs,
+      features,
+      clientMode: urlMode,
+      certDir: dir,
+      secret: { namespace: 'kruise-system', name: 'stop-certs' },
+      mutatingName: 'stop-m',
+      validatingName: 'stop-v',
+      logger: silent,
+      resyncMs: 3_600_000,
+    });
+    const ac = new AbortController();
+    // Abort when the sync writes its first configuration, i.e. before the sync has returned.
+    const stopMidSync = new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (api.requests.some((r) => r.method === 'POST' && /mutatingwebhookconfigurations$/.test(r.path))) {
+          clearInterval(timer);
+          ac.abort();
+          resolve();
+        }
+      }, 1);
+    });
+    const running = ctl.run(ac.signal);
+    await stopMidSync;
+    const stopped = Date.now();
+    await running;
+    assert.ok(Date.now() - stopped < 2_000, `run() returned ${Date.now() - stopped} ms after the abort`);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('with watch on, drift in a webhook configuration or a CRD is corrected at once, not at the resync', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-watch-'));
     const ctl = new WebhookCertController({
