@@ -45,6 +45,7 @@ import { parseApiVersion } from '../apis/registry.ts';
 import { allControllers } from '../controllers/index.ts';
 import type { ControllerDeps, ControllerRunner } from '../controllers/types.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
+import { RestMapper } from '../runtime/restmapper.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
 import { parseAddr } from '../util/addr.ts';
@@ -156,8 +157,11 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     await webhookInformers.whenStopped();
   });
   const served = await servedKruiseKinds(client);
+  // One discovery cache for the process (webhooks and every leadership term's controllers).
+  const restMapper = new RestMapper(client);
   const admissionCache = informerAdmissionCache(webhookInformers, {
     syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
+    mapper: restMapper,
     serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
   });
   if (features.PodWebhook)
@@ -251,6 +255,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
         managerNamespace: namespace,
         flags: cfg,
         served: (kind) => served.has(kind),
+        restMapper,
         pubBudget,
       };
       return { name: c.name, runner: c.setup(deps) };

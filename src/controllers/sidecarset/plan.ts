@@ -28,6 +28,7 @@ import {
   injectedSidecarSetNames,
   isHotUpgradeContainer,
   isPodSidecarUpdated,
+  isSidecarUpdateCompleted,
   metaTime,
   parseUpgradeSpecs,
   podHotUpgradeContainers,
@@ -41,6 +42,8 @@ import {
   sidecarSetHashWithoutImageOf,
   sidecarSetRevisionData,
   sidecarSetRevisionName,
+  sidecarUpdateStatesOf,
+  type SidecarUpdateState,
   type StoredSidecarSet,
 } from '../../util/sidecarset.ts';
 import { sortByPriority, sortByScatter } from '../../util/updatesort.ts';
@@ -145,32 +148,7 @@ export function isPodStateConsistent(pod: Pod, s: StoredSidecarSet, only?: Reado
     if (!cs || !cs.imageID?.endsWith(c.image.slice(c.image.indexOf('@') + 1))) return false;
   }
   if (allDigests) return true;
-  const states = parseUpdateStates(pod);
-  const last = states[s.metadata.name]?.lastContainerStatuses ?? {};
-  const images = new Map(pod.spec?.containers.map((c) => [c.name, c.image]));
-  for (const cs of statuses) {
-    if (!sidecars.has(cs.name)) continue;
-    const old = last[cs.name];
-    if (old && (old.imageID ?? '') === (cs.imageID ?? '') && images.get(cs.name) !== cs.image) return false;
-  }
-  return true;
-}
-
-interface SidecarUpdateState {
-  revision: string;
-  updateTimestamp: string | null;
-  lastContainerStatuses: Record<string, { imageID?: string }> | null;
-}
-
-function parseUpdateStates(pod: Pod): Record<string, SidecarUpdateState> {
-  const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION];
-  if (!raw) return {};
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, SidecarUpdateState>) : {};
-  } catch {
-    return {};
-  }
+  return isSidecarUpdateCompleted(pod, [s.metadata.name], sidecars);
 }
 
 /** map[string]*InPlaceUpdateState as Go marshals it (sorted names; revision, updateTimestamp, lastContainerStatuses). */
@@ -460,7 +438,7 @@ export function upgradedPod(pod: Pod, s: StoredSidecarSet, now: Date, matchingSi
 
 /** UpdatePodAnnotationsInUpgrade: the imageIDs the changed containers run now, under this SidecarSet's in-place update state. */
 function recordLastContainerStatuses(out: Pod, s: StoredSidecarSet, changed: readonly string[], timestamp: string): void {
-  const states = parseUpdateStates(out);
+  const states = sidecarUpdateStatesOf(out) ?? {};
   const state = states[s.metadata.name] ?? { revision: sidecarSetHashOf(s), updateTimestamp: timestamp, lastContainerStatuses: null };
   const imageIDs = new Map((out.status?.containerStatuses ?? []).map((cs) => [cs.name, cs.imageID ?? '']));
   const last = { ...state.lastContainerStatuses };
