@@ -26,7 +26,14 @@ import {
 } from '../../runtime/client.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import {
+  OwnerUIDIndex,
+  splitKey,
+  unwrapDeleted,
+  waitForCacheSync,
+  type EventHandler,
+  type SharedIndexInformer,
+} from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { ResourceMapping } from '../../runtime/restmapper.ts';
@@ -255,28 +262,25 @@ export const workloadSpreadController: ControllerSetup = {
     }));
     const replicaSets = targets.find((t) => t.kind === 'ReplicaSet')!.informer;
     const configMaps = deps.informers.informerFor<ConfigMap>(ConfigMaps, { namespace: deps.managerNamespace });
-    /** Custom workload kinds opened so far (on the first WorkloadSpread targeting one), by resource. */
-    const customInformers = new Map<string, Promise<SharedIndexInformer<Workload>>>();
-    const watchCustom = (mapping: ResourceMapping): Promise<SharedIndexInformer<Workload>> => {
+    /** Custom workload kinds watched so far (resource keys), on the first WorkloadSpread targeting one. */
+    const watched = new Set<string>();
+    const watchCustom = async (mapping: ResourceMapping): Promise<SharedIndexInformer<Workload>> => {
+      const informer = deps.informers.informerFor<Workload>(mapping, scope);
       const key = resourceTypeKey(mapping);
-      let opened = customInformers.get(key);
-      if (!opened) {
-        opened = deps.informers.syncedInformerFor<Workload>(mapping, scope, deps.cacheSyncTimeoutMs).then((informer) => {
-          // Replica changes of the workload reach the WorkloadSpreads targeting it.
-          const onWorkload = (obj: Workload) =>
-            targeting(obj.metadata.namespace ?? '', mapping.group, mapping.kind, obj.metadata.name ?? '').forEach(enqueue);
-          informer.addEventHandler({
-            onAdd: onWorkload,
-            onUpdate: (_o, cur) => onWorkload(cur),
-            onDelete: (o) => onWorkload(unwrapDeleted(o)),
-          });
-          return informer;
+      if (!watched.has(key)) {
+        watched.add(key);
+        // Replica changes of the workload reach the WorkloadSpreads targeting it.
+        const onWorkload = (obj: Workload) =>
+          targeting(obj.metadata.namespace ?? '', mapping.group, mapping.kind, obj.metadata.name ?? '').forEach(enqueue);
+        informer.addEventHandler({
+          onAdd: onWorkload,
+          onUpdate: (_o, cur) => onWorkload(cur),
+          onDelete: (o) => onWorkload(unwrapDeleted(o)),
         });
-        // A cache that failed to sync is tried again by the next reconcile.
-        opened.catch(() => customInformers.delete(key));
-        customInformers.set(key, opened);
       }
-      return opened;
+      if (!informer.hasSynced() && !(await waitForCacheSync([informer], { timeoutMs: deps.cacheSyncTimeoutMs })))
+        throw new Error(`the cache of ${mapping.resource}.${mapping.group} has not synced`);
+      return informer;
     };
     const cache: SpreadCache = {
       getWorkloadSpread: (ns, n) => spreads.lister.get(ns, n),
