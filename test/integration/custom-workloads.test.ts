@@ -6,8 +6,8 @@
 //     and the controller's status counts them per subset.
 //   - PPS_Watch_Custom_Workload_WhiteList: the workload's auto-generate annotations produce a
 //     PersistentPodState targeting it, and the controller records where its Ready pods run.
-// Only this file's keys of kruise-configuration are written and removed again (manager.test.ts
-// owns another key of the same ConfigMap).
+// Only this file's keys of kruise-configuration are written; the WorkloadSpread whitelist is the
+// suite's shared value (test/harness/custom-workloads.ts), which manager.test.ts also writes.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node, Pod } from '../../src/apis/core-objects.ts';
@@ -22,14 +22,13 @@ import {
 } from '../../src/runtime/client.ts';
 import type { StoredPersistentPodState } from '../../src/util/persistentpodstate.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, kubectlJson, testCluster, waitFor } from '../harness/cluster.ts';
+import { SPROCKET, SUITE_WORKLOADSPREAD_WHITELIST, WORKLOADSPREAD_WHITELIST_KEY } from '../harness/custom-workloads.ts';
 
 const WorkloadSpreads = kruiseResource('WorkloadSpread');
-const GROUP = 'customwl.kruise-ts.io';
+const GROUP = SPROCKET.Group;
 const CRD = `sprockets.${GROUP}`;
 const ZONE = 'topology.kubernetes.io/zone';
-const WS_KEY = 'WorkloadSpread_Watch_Custom_Workload_WhiteList';
 const PPS_KEY = 'PPS_Watch_Custom_Workload_WhiteList';
-const SPROCKET = { Group: GROUP, Version: 'v1', Kind: 'Sprocket' };
 
 let client: KubeClient;
 let ns: string;
@@ -67,7 +66,7 @@ before(async () => {
   // kruise-configuration may already hold other keys: add ours without touching them.
   await kubectl(['-n', 'kruise-system', 'create', 'configmap', 'kruise-configuration']).catch(() => undefined);
   const data = {
-    [WS_KEY]: JSON.stringify({ workloads: [{ ...SPROCKET, replicasPath: 'spec.replicas' }] }),
+    [WORKLOADSPREAD_WHITELIST_KEY]: SUITE_WORKLOADSPREAD_WHITELIST,
     [PPS_KEY]: JSON.stringify({ workloads: [SPROCKET] }),
   };
   await kubectl(['-n', 'kruise-system', 'patch', 'configmap', 'kruise-configuration', '--type=merge', '-p', JSON.stringify({ data })]);
@@ -75,7 +74,7 @@ before(async () => {
 
 after(async () => {
   await deleteNamespace(ns);
-  for (const key of [WS_KEY, PPS_KEY])
+  for (const key of [PPS_KEY])
     await kubectl([
       '-n',
       'kruise-system',
