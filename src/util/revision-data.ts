@@ -83,7 +83,7 @@ const nonEmptyMap = (v: unknown, value: (x: unknown) => unknown) =>
     : undefined;
 
 /** A quantity as Go marshals it once decoded: canonical text (invalid text is kept; Go would not have decoded it). */
-function goQuantity(v: unknown): unknown {
+export function goQuantity(v: unknown): unknown {
   if (typeof v !== 'string' && typeof v !== 'number') return v;
   const q = tryParseQuantity(String(v));
   return q ? formatQuantity(q) : v;
