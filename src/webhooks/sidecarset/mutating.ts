@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { SidecarContainer, SidecarSet } from '../../apis/apps/sidecarset.ts';
 import { SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION } from '../../apis/constants.ts';
-import { goSidecarContainers } from '../../util/gojson-container.ts';
+import { marshalGoSidecarContainers } from '../../util/go-container.ts';
 import { safeEncodeString } from '../../util/revision.ts';
 import { defaultHTTPGet, defaultProbe, defaultPullPolicyForImage, setDefaultPodVolumes } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
@@ -57,12 +57,13 @@ export function isNativeSidecar(c: { restartPolicy?: string | null }): boolean {
   return c.restartPolicy === 'Always';
 }
 
-// Containers, plus the init containers when any of them is a native sidecar (upgradable), as
-// upstream's json.Marshal of map[string]interface{} writes them (typed containers, sorted keys).
+// Containers, plus the init containers when any of them is a native sidecar (upgradable).
+/** encodeSidecarSet: a map {containers, initContainers (when one is a native sidecar)} of Go-typed containers. */
 function encodeSidecarSet(spec: NonNullable<SidecarSet['spec']>): string {
-  const containers = `"containers":${goSidecarContainers(spec.containers)}`;
-  if (!(spec.initContainers ?? []).some(isNativeSidecar)) return `{${containers}}`;
-  return `{${containers},"initContainers":${goSidecarContainers(spec.initContainers)}}`;
+  const init = (spec.initContainers ?? []).some(isNativeSidecar)
+    ? `,"initContainers":${marshalGoSidecarContainers(spec.initContainers)}`
+    : '';
+  return `{"containers":${marshalGoSidecarContainers(spec.containers)}${init}}`;
 }
 
 function hashOf(data: string): string {
