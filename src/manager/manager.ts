@@ -287,6 +287,9 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
       registrations: allRegistrations,
       features,
       clientMode,
+      // In a pod (service mode) the installation owns the configurations, as upstream's chart does.
+      createConfigurations: cfg.webhookClientMode === 'url',
+      timeoutSeconds: cfg.webhookTimeoutSeconds,
       managerNamespace: namespace,
       certDir,
       secret,
