@@ -372,6 +372,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     }
     const image = importKruiseImage(node);
     const [repository, tag] = [image.slice(0, image.lastIndexOf(':')), image.slice(image.lastIndexOf(':') + 1)];
+    // The release lives in `default`; the chart installs into installation.namespace, as upstream's.
     const HELM_NS = 'kruise-ts-helm';
     const runHelm = (args: string[]) => {
       const r = spawnSync(helm, [...args, '--kubeconfig', state.kubeconfig], { encoding: 'utf8', timeout: 300_000 });
@@ -415,7 +416,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       '--overwrite',
       ...crds,
       'meta.helm.sh/release-name=kruise-ts',
-      `meta.helm.sh/release-namespace=${HELM_NS}`,
+      'meta.helm.sh/release-namespace=default',
     ]);
 
     const gates = 'ImagePullJobGate=true,SidecarTerminator=true';
@@ -423,8 +424,6 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       'install',
       'kruise-ts',
       path.join(repoRoot, 'charts/kruise-ts'),
-      '--namespace',
-      HELM_NS,
       '--set',
       values(gates).join(','),
       '--wait',
@@ -444,7 +443,9 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       assert.equal(p.status.phase, 'Running');
     }
     // The image's user, not root.
-    const pid = execFileSync('pgrep', ['-f', `leader-election-namespace=${HELM_NS}`], { encoding: 'utf8' }).trim().split('\n')[0]!;
+    const pid = execFileSync('pgrep', ['-f', `leader-election-namespace=${HELM_NS}`], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0]!;
     assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), /^Uid:\s+65532\s/m);
     // Webhooks through kruise-webhook-service: the installed configurations name it.
     await waitFor('the webhooks to answer through the Service', () => defaultedByWebhook(client), 120_000);
@@ -533,8 +534,6 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
         'upgrade',
         'kruise-ts',
         path.join(repoRoot, 'charts/kruise-ts'),
-        '--namespace',
-        HELM_NS,
         '--set',
         values(`${gates},ResourcesDeletionProtection=true`).join(','),
         '--wait',
@@ -570,7 +569,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     await clusterKubectl(state, ['delete', 'namespace', protectedNs, '--wait=false']);
 
     // helm uninstall: only the CRDs stay (and the custom resources in them).
-    runHelm(['uninstall', 'kruise-ts', '--namespace', HELM_NS, '--wait', '--timeout', '3m']);
+    runHelm(['uninstall', 'kruise-ts', '--wait', '--timeout', '3m']);
     const left = await clusterKubectl(state, [
       'get',
       'clusterrole,clusterrolebinding,mutatingwebhookconfiguration,validatingwebhookconfiguration,namespace',
