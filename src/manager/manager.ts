@@ -205,7 +205,13 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const proxy = cfg.webhookClientMode === 'url' ? await closeOnFailure(findWebhookProxy(client)) : undefined;
   const ownAddress = { host: cfg.webhookHost, port: server.port() };
   const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', ...(proxy ?? ownAddress) } : serviceMode;
-  const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost || '127.0.0.1', ca: () => certs.caCert });
+  const webhookReady = webhookReadinessCheck({
+    port: server.port(),
+    host: cfg.webhookHost || '127.0.0.1',
+    // In service mode the certificate names the Service, not the address dialled here.
+    servername: cfg.webhookClientMode === 'service' ? servingName : undefined,
+    ca: () => certs.caCert,
+  });
   probes?.addReadyzCheck('webhook', webhookReady);
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
   if (proxy) {

@@ -403,9 +403,8 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     daemon = manager = undefined;
     await clusterKubectl(state, [
       'delete',
-      'mutatingwebhookconfiguration,validatingwebhookconfiguration',
-      '-l',
-      'app.kubernetes.io/name!=kruise-ts',
+      'mutatingwebhookconfiguration/kruise-mutating-webhook-configuration',
+      'validatingwebhookconfiguration/kruise-validating-webhook-configuration',
       '--ignore-not-found',
     ]);
     await clusterKubectl(state, ['delete', 'namespace', 'kruise-daemon-config', '--ignore-not-found', '--wait=true']);
@@ -570,22 +569,30 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
 
     // helm uninstall: only the CRDs stay (and the custom resources in them).
     runHelm(['uninstall', 'kruise-ts', '--wait', '--timeout', '3m']);
-    const left = await clusterKubectl(state, [
-      'get',
-      'clusterrole,clusterrolebinding,mutatingwebhookconfiguration,validatingwebhookconfiguration,namespace',
-      '-o',
-      'name',
-    ]);
-    for (const gone of [
-      'kruise-manager-role',
-      'kruise-daemon-role',
-      'kruise-metrics-reader',
-      'kruise-mutating-webhook-configuration',
-      'kruise-validating-webhook-configuration',
+    const gone = [
+      'clusterrole.rbac.authorization.k8s.io/kruise-manager-role',
+      'clusterrole.rbac.authorization.k8s.io/kruise-daemon-role',
+      'clusterrole.rbac.authorization.k8s.io/kruise-metrics-reader',
+      'mutatingwebhookconfiguration.admissionregistration.k8s.io/kruise-mutating-webhook-configuration',
+      'validatingwebhookconfiguration.admissionregistration.k8s.io/kruise-validating-webhook-configuration',
       `namespace/${HELM_NS}`,
       'namespace/kruise-daemon-config',
-    ])
-      assert.ok(!left.split('\n').some((l) => l.endsWith(`/${gone}`) || l === gone), `${gone} left after uninstall:\n${left}`);
+    ];
+    let left: string[] = [];
+    await waitFor(
+      'everything but the CRDs removed',
+      async () => {
+        const listed = await clusterKubectl(state, [
+          'get',
+          'clusterrole,clusterrolebinding,mutatingwebhookconfiguration,validatingwebhookconfiguration,namespace',
+          '-o',
+          'name',
+        ]);
+        left = gone.filter((g) => listed.split('\n').includes(g));
+        return left.length === 0;
+      },
+      120_000,
+    ).catch(() => assert.fail(`left after helm uninstall: ${left.join(', ')}`));
     const crdsAfter = (await clusterKubectl(state, ['get', 'crd', '-o', 'name'])).split('\n').filter((c) => /kruise\.io$/.test(c));
     assert.equal(crdsAfter.length, crds.length, 'the CRDs stay');
     assert.equal((await podsOf('helm-roll')).length, 2, 'the CloneSet and its pods stay');
