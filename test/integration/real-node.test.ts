@@ -409,6 +409,28 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     ]);
     await clusterKubectl(state, ['delete', 'namespace', 'kruise-daemon-config', '--ignore-not-found', '--wait=true']);
     const crds = (await clusterKubectl(state, ['get', 'crd', '-o', 'name'])).split('\n').filter((c) => /kruise\.io$/.test(c));
+    // The conversion webhook named the stopped manager's URL; helm's patch would add the Service
+    // beside it (invalid), so it is pointed at the Service first (docs/install.md).
+    const converted = (
+      JSON.parse(await clusterKubectl(state, ['get', 'crd', '-o', 'json'])) as {
+        items: Array<{ metadata: { name: string }; spec: { group: string; conversion?: { strategy?: string } } }>;
+      }
+    ).items.filter((c) => c.spec.group.endsWith('kruise.io') && c.spec.conversion?.strategy === 'Webhook');
+    for (const c of converted)
+      await clusterKubectl(state, [
+        'patch',
+        'crd',
+        c.metadata.name,
+        '--type=json',
+        '-p',
+        JSON.stringify([
+          {
+            op: 'replace',
+            path: '/spec/conversion/webhook/clientConfig',
+            value: { service: { name: 'kruise-webhook-service', namespace: HELM_NS, path: '/convert' } },
+          },
+        ]),
+      ]);
     await clusterKubectl(state, ['label', '--overwrite', ...crds, 'app.kubernetes.io/managed-by=Helm']);
     await clusterKubectl(state, [
       'annotate',
