@@ -17,6 +17,7 @@ import {
   fromKubeconfigFile,
   Namespaces,
   isAlreadyExists,
+  isConflict,
   isForbidden,
   isNotFound,
   type KubeClient,
@@ -226,7 +227,17 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // in line, would never be elected. Point it at this manager first — a leader-only write, so only
   // when no other replica holds the Lease (docs/migrate-from-openkruise.md).
   if (await mayWriteBeforeElection(cfg, client, namespace, identity)) {
-    const updated = await ensureCRDConversion(client, clientMode, certs.caCert);
+    // Replicas starting together (a Helm install) race on these writes: a conflict means another
+    // wrote first, so go again on what it wrote rather than fail start-up.
+    let updated: string[] = [];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        updated = await ensureCRDConversion(client, clientMode, certs.caCert);
+        break;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 5) throw err;
+      }
+    }
     if (updated.length) log.info({ crds: updated }, 'pointed CRD conversion at this manager before syncing caches');
   }
 
