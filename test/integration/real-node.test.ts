@@ -13,7 +13,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { down, kubectl as clusterKubectl, up, type ClusterState } from '../../src/cluster/local-cluster.ts';
@@ -379,6 +379,13 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       assert.equal(r.status, 0, `helm ${args.join(' ')} failed:\n${r.stderr}${r.stdout}`);
       return r.stdout;
     };
+    // The upgrade runs while admission is probed: it must not block the event loop.
+    const runHelmAsync = (args: string[]) =>
+      new Promise<void>((resolve, reject) =>
+        execFile(helm, [...args, '--kubeconfig', state.kubeconfig], { timeout: 300_000 }, (err, stdout, stderr) =>
+          err ? reject(new Error(`helm ${args.join(' ')} failed:\n${stderr}${stdout}`)) : resolve(),
+        ),
+      );
     const values = (gates: string) => [
       `installation.namespace=${HELM_NS}`,
       `featureGates=${gates.replace(/,/g, '\\,')}`,
@@ -551,7 +558,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       }
     })();
     try {
-      runHelm([
+      await runHelmAsync([
         'upgrade',
         'kruise-ts',
         path.join(repoRoot, 'charts/kruise-ts'),
