@@ -574,10 +574,14 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     }
     assert.ok(probes > 5, `probed ${probes} times`);
     assert.deepEqual(failures, [], `webhook calls failed during the upgrade (${failures.length}/${probes})`);
-    const upgraded = await managerPods();
-    assert.ok(
-      upgraded.every((p) => !pods.some((old) => old.metadata.uid === p.metadata.uid)),
-      'every replica replaced',
+    // Old replicas may still be terminating (preStop) when helm returns.
+    await waitFor(
+      'both replicas replaced',
+      async () => {
+        const now = await managerPods();
+        return now.length === 2 && now.every((p) => !pods.some((old) => old.metadata.uid === p.metadata.uid));
+      },
+      60_000,
     );
     // The new gate is on: a namespace marked delete-protection Always cannot be deleted.
     const protectedNs = `${NS}-protected`;
