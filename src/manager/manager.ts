@@ -229,7 +229,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   if (await mayWriteBeforeElection(cfg, client, namespace, identity)) {
     // Replicas starting together (a Helm install) race on these writes: a conflict means another
     // wrote first, so go again on what it wrote rather than fail start-up.
-    let updated: string[] = [];
+    let updated: string[];
     for (let attempt = 1; ; attempt++) {
       try {
         updated = await ensureCRDConversion(client, clientMode, certs.caCert);
