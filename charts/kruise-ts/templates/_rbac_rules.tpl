@@ -51,6 +51,12 @@
   - update
   - patch
 - apiGroups:
+  - "*"
+  resources:
+  - "*/scale"
+  verbs:
+  - get
+- apiGroups:
   - admissionregistration.k8s.io
   resources:
   - mutatingwebhookconfigurations
@@ -100,12 +106,6 @@
   - get
   - list
   - watch
-- apiGroups:
-  - apps.kruise.io
-  resources:
-  - "*/scale"
-  verbs:
-  - get
 - apiGroups:
   - apps.kruise.io
   resources:
@@ -259,6 +259,13 @@
 - apiGroups:
   - ""
   resources:
+  - configmaps
+  - secrets
+  verbs:
+  - get
+- apiGroups:
+  - ""
+  resources:
   - nodes
   - pods
   verbs:
@@ -272,12 +279,6 @@
   verbs:
   - update
   - patch
-- apiGroups:
-  - ""
-  resources:
-  - secrets
-  verbs:
-  - get
 - apiGroups:
   - apps.kruise.io
   resources:
