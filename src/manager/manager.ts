@@ -17,6 +17,7 @@ import {
   fromKubeconfigFile,
   Namespaces,
   isAlreadyExists,
+  isConflict,
   isForbidden,
   isNotFound,
   type KubeClient,
@@ -205,7 +206,13 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const proxy = cfg.webhookClientMode === 'url' ? await closeOnFailure(findWebhookProxy(client)) : undefined;
   const ownAddress = { host: cfg.webhookHost, port: server.port() };
   const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', ...(proxy ?? ownAddress) } : serviceMode;
-  const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost || '127.0.0.1', ca: () => certs.caCert });
+  const webhookReady = webhookReadinessCheck({
+    port: server.port(),
+    host: cfg.webhookHost || '127.0.0.1',
+    // In service mode the certificate names the Service, not the address dialled here.
+    servername: cfg.webhookClientMode === 'service' ? servingName : undefined,
+    ca: () => certs.caCert,
+  });
   probes?.addReadyzCheck('webhook', webhookReady);
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
   if (proxy) {
@@ -220,7 +227,17 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // in line, would never be elected. Point it at this manager first — a leader-only write, so only
   // when no other replica holds the Lease (docs/migrate-from-openkruise.md).
   if (await mayWriteBeforeElection(cfg, client, namespace, identity)) {
-    const updated = await ensureCRDConversion(client, clientMode, certs.caCert);
+    // Replicas starting together (a Helm install) race on these writes: a conflict means another
+    // wrote first, so go again on what it wrote rather than fail start-up.
+    let updated: string[];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        updated = await ensureCRDConversion(client, clientMode, certs.caCert);
+        break;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 5) throw err;
+      }
+    }
     if (updated.length) log.info({ crds: updated }, 'pointed CRD conversion at this manager before syncing caches');
   }
 
@@ -287,6 +304,9 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
       registrations: allRegistrations,
       features,
       clientMode,
+      // In a pod (service mode) the installation owns the configurations, as upstream's chart does.
+      createConfigurations: cfg.webhookClientMode === 'url',
+      timeoutSeconds: cfg.webhookTimeoutSeconds,
       managerNamespace: namespace,
       certDir,
       secret,
