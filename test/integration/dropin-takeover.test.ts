@@ -418,6 +418,19 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
       for (const o of ordered.filter((x) => !x.clusterScoped)) await kubectl(['-n', ns, 'create', '-f', '-'], JSON.stringify(o.manifest));
     }
     await settled([TAKEOVER, REFERENCE]);
+    // v1.8.2 creates a NodeImage per node on its own schedule; the baseline must hold them, or
+    // one it had not written yet would count as Kruise TS's churn.
+    await waitFor('v1.8.2 to create a NodeImage for every node', async () => {
+      const names = (out: string) =>
+        out
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.slice(l.indexOf('/') + 1))
+          .sort();
+      const nodes = names(await kubectl(['get', 'nodes', '-o', 'name']));
+      const images = names(await kubectl(['get', 'nodeimages.v1alpha1.apps.kruise.io', '-o', 'name']));
+      return nodes.every((n) => images.includes(n));
+    });
   });
 
   after(async () => {

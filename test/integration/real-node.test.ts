@@ -592,9 +592,14 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     await waitFor(
       'the protected namespace deletion to be denied',
       async () => {
-        const r = spawnSync(state.kubectl, ['--kubeconfig', state.kubeconfig, 'delete', 'namespace', protectedNs, '--wait=false'], {
-          encoding: 'utf8',
-        });
+        // A server-side dry run goes through admission without deleting: the leader registers the
+        // new gate's webhook a little after `helm upgrade --wait` returns, and a real delete
+        // admitted before that would leave nothing to retry on.
+        const r = spawnSync(
+          state.kubectl,
+          ['--kubeconfig', state.kubeconfig, 'delete', 'namespace', protectedNs, '--dry-run=server', '--wait=false'],
+          { encoding: 'utf8' },
+        );
         return r.status !== 0 && /forbidden|denied/i.test(r.stderr);
       },
       60_000,
