@@ -22,7 +22,12 @@ import {
 } from '../../src/runtime/client.ts';
 import type { StoredPersistentPodState } from '../../src/util/persistentpodstate.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, kubectlJson, testCluster, waitFor } from '../harness/cluster.ts';
-import { SPROCKET, SUITE_WORKLOADSPREAD_WHITELIST, WORKLOADSPREAD_WHITELIST_KEY } from '../harness/custom-workloads.ts';
+import {
+  installScalableWorkloadCRD,
+  SPROCKET,
+  SUITE_WORKLOADSPREAD_WHITELIST,
+  WORKLOADSPREAD_WHITELIST_KEY,
+} from '../harness/custom-workloads.ts';
 
 const WorkloadSpreads = kruiseResource('WorkloadSpread');
 const GROUP = SPROCKET.Group;
@@ -39,30 +44,7 @@ before(async () => {
   ns = await createNamespace('customwl');
   for (const n of (await client.list<Node>(Nodes, { labelSelector: 'type=kwok' })).items)
     zoneOf.set(n.metadata.name!, n.metadata.labels![ZONE]!);
-  await apply({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: CRD },
-    spec: {
-      group: GROUP,
-      names: { plural: 'sprockets', singular: 'sprocket', kind: 'Sprocket' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-          },
-          subresources: {
-            scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.podSelector' },
-          },
-        },
-      ],
-    },
-  });
-  await kubectl(['wait', '--for=condition=Established', `crd/${CRD}`, '--timeout=60s']);
+  await installScalableWorkloadCRD(GROUP, 'sprockets', 'Sprocket');
   // kruise-configuration may already hold other keys: add ours without touching them.
   await kubectl(['-n', 'kruise-system', 'create', 'configmap', 'kruise-configuration']).catch(() => undefined);
   const data = {

@@ -9,6 +9,7 @@ import { fromKubeconfigFile, PodUnavailableBudgets, Pods, StatusError, type Kube
 import type { Pod } from '../../src/apis/core-objects.ts';
 import type { StoredPub } from '../../src/util/pub.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, kubectlJson, testCluster, waitFor } from '../harness/cluster.ts';
+import { installScalableWorkloadCRD } from '../harness/custom-workloads.ts';
 
 const GROUP = 'pubcustom.kruise-ts.io';
 const CRD = `gizmos.${GROUP}`;
@@ -19,30 +20,7 @@ before(async () => {
   // No retries: a refused eviction must surface once, not be retried as a 429.
   client = fromKubeconfigFile(testCluster().kubeconfig, { maxRetries: 0 });
   ns = await createNamespace('pubcustom');
-  await apply({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: CRD },
-    spec: {
-      group: GROUP,
-      names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-          },
-          subresources: {
-            scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.podSelector' },
-          },
-        },
-      ],
-    },
-  });
-  await kubectl(['wait', '--for=condition=Established', `crd/${CRD}`, '--timeout=60s']);
+  await installScalableWorkloadCRD(GROUP, 'gizmos', 'Gizmo');
 });
 
 after(async () => {
