@@ -203,8 +203,10 @@ export function pendingTimeout(pod: Pod, timeoutMs: number, now: number): { time
 
 class Requeue {
   ms: number | undefined;
+  /** A deadline reached but not yet past (ms 0) is looked at in the next millisecond, not dropped. */
   push(ms: number): void {
-    if (ms > 0 && (this.ms === undefined || ms < this.ms)) this.ms = ms;
+    const wait = Math.max(1, ms);
+    if (this.ms === undefined || wait < this.ms) this.ms = wait;
   }
 }
 

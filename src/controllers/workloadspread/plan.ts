@@ -83,8 +83,12 @@ class Round {
   readonly events: SpreadEvent[] = [];
   private nextCheck: number | undefined;
   constructor(readonly inputs: SpreadInputs) {}
+  /** A check due now (ms 0: a deadline that is not yet past) is looked at in the next millisecond:
+   * a round that ended without one would wait for an unrelated event (seen in CI: two pods left
+   * unschedulable because the requeue fired exactly at their deadline). */
   checkIn(ms: number): void {
-    if (ms > 0 && (this.nextCheck === undefined || ms < this.nextCheck)) this.nextCheck = ms;
+    const wait = Math.max(1, ms);
+    if (this.nextCheck === undefined || wait < this.nextCheck) this.nextCheck = wait;
   }
   get requeueAfterMs() {
     return this.nextCheck;

@@ -218,6 +218,15 @@ describe('WorkloadSpread planner: adaptive rescheduling', () => {
     // The webhook reads the versioned statuses: they carry the condition too.
     assert.equal(p.status!.versionedSubsetStatuses!.versionIgnored![0]!.conditions![0]!.status, 'False');
   });
+  test('a deadline reached exactly (not yet past) is looked at again in 1 ms, not forgotten', () => {
+    const due = plan(adaptive(), [pod('a0', { subset: 'a', unschedulable: true, created: 10 })]);
+    assert.deepEqual(due.podsToDelete, []);
+    assert.equal(due.requeueAfterMs, 1);
+    const cond = { type: 'Schedulable', status: 'False' as const, reason: 'PodUnschedulable', message: '', lastTransitionTime: ago(300) };
+    const recovering = plan(adaptive({ subsetStatuses: [{ name: 'a', replicas: 0, missingReplicas: 2, conditions: [cond] }] }), []);
+    assert.equal(recovering.status?.subsetStatuses?.[0]?.conditions?.[0]?.status ?? 'False', 'False');
+    assert.equal(recovering.requeueAfterMs, 1);
+  });
   test('an unschedulable subset recovers 300 s after it was marked, with a RecoverSchedulable event', () => {
     const cond = (t: number) => ({
       type: 'Schedulable',

@@ -459,6 +459,17 @@ describe('adaptive scheduling (§9.3 line 617)', () => {
     });
     assert.deepEqual(plan.updates, []);
     assert.equal(plan.requeueAfter, 6_000);
+    // Exactly at the deadline (reached, not past): looked at in 1 ms, not dropped.
+    const due = planUnitedDeployment({
+      ud: adaptive(),
+      kind: 'CloneSet',
+      revisions: first.revisions,
+      workloads,
+      pods: [pendingPod(b, 0, 10_000)],
+      now: NOW,
+    });
+    assert.deepEqual(due.updates, []);
+    assert.equal(due.requeueAfter, 1);
   });
 
   test('reservation: timed-out pending pods are labelled reserved, temporary replicas go elsewhere, status selector excludes reserved pods', () => {
