@@ -9,6 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   AdvancedDaemonSets,
@@ -49,11 +50,11 @@ async function kruise(args: string[]): Promise<Run> {
 }
 
 /**
- * `kubectl kruise -n <test namespace> <args>`: the built plugin, with the repo's bin/ on the PATH
- * (kubectl takes no flags before a plugin's name: the kubeconfig comes from $KUBECONFIG, which the
- * plugin reads).
+ * `kubectl kruise -n <namespace> <args>` (no -n for a null namespace): the built plugin, with the
+ * repo's bin/ on the PATH (kubectl takes no flags before a plugin's name: the kubeconfig comes from
+ * $KUBECONFIG, which the plugin reads).
  */
-function viaKubectl(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+function viaKubectl(args: string[], extraEnv: Record<string, string> = {}, namespace: string | null = ns): Promise<Run> {
   const state = testCluster();
   const env = {
     ...process.env,
@@ -62,7 +63,8 @@ function viaKubectl(args: string[], extraEnv: Record<string, string> = {}): Prom
     ...extraEnv,
   };
   return new Promise((resolve) => {
-    execFile(state.kubectl, ['kruise', '-n', ns, ...args], { env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    const nsArgs = namespace ? ['-n', namespace] : [];
+    execFile(state.kubectl, ['kruise', ...nsArgs, ...args], { env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -741,6 +743,23 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       /NAME\s+DESIRED\s+UPDATED\s+READY\s+AVAILABLE\s+AGE\s+UPDATE-REVISION\s+IMAGES\s+PAUSED\n/,
     );
     assert.equal((await ok(['get', 'clonesets', 'misc', '-o', 'name'])).trim(), 'cloneset.apps.kruise.io/misc');
+    // kubectl's kubeconfig rules without -n: $KUBECONFIG lists files merged in order, --context picks
+    // a context of a later file, and its namespace is the one the command acts in.
+    const extra = path.join(testCluster().runDir, `kubeconfig-${ns}`);
+    const cluster = `kruise-ts-${testCluster().name}`;
+    writeFileSync(
+      extra,
+      `apiVersion: v1\nkind: Config\ncontexts:\n- name: ${ns}\n  context: {cluster: ${cluster}, user: ${cluster}, namespace: ${ns}}\n`,
+    );
+    const merged = { KUBECONFIG: `${testCluster().kubeconfig}:${extra}` };
+    const [inContext, inDefault] = await Promise.all([
+      viaKubectl(['--context', ns, 'get', 'clonesets', 'misc', '-o', 'name'], merged, null),
+      viaKubectl(['get', 'clonesets', 'misc', '-o', 'name'], merged, null),
+    ]);
+    rmSync(extra);
+    assert.equal(succeeded(inContext, ['--context', ns]).trim(), 'cloneset.apps.kruise.io/misc');
+    assert.equal(inDefault.code, 1);
+    assert.match(inDefault.stderr, /^error: clonesets.apps.kruise.io "misc" not found/);
     const listed = JSON.parse(await okViaKubectl(['get', 'clonesets', 'misc', '-o', 'json']));
     assert.equal(listed.metadata.name, 'misc');
     assert.equal(listed.status.replicas, 1);
