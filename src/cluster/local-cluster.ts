@@ -431,11 +431,16 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
     launch('kwok', bins.kwok, [
       `--kubeconfig=${kubeconfig}`,
       `--config=${path.join(repoRoot, 'config/kwok/stages.yaml')}`,
+      `--config=${path.join(repoRoot, 'config/kwok/exec.yaml')}`,
       '--manage-all-nodes=false',
       '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
       '--node-lease-duration-seconds=40',
       '--cidr=10.244.0.0/16',
-      '--node-ip=10.0.0.1',
+      // The simulated nodes' kubelet API (exec, config/kwok/exec.yaml) is KWOK's own server: the
+      // nodes report it as their address and kubelet port, so the API server dials it (over TLS,
+      // KWOK's self-signed certificate; the API server checks no kubelet certificate here).
+      '--node-ip=127.0.0.1',
+      `--node-port=${ports.kwok}`,
       `--server-address=127.0.0.1:${ports.kwok}`,
     ]);
     // The stable address kruise-manager's webhooks are configured with (src/cluster/webhook-proxy.ts).

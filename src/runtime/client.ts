@@ -8,7 +8,7 @@ import type { KubeObject } from '../apis/core-objects.ts';
 import { kindFor, storageGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
-import { accessFromDefault, accessFromKubeConfig, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
+import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
 
 export type { AuthHeaders, TLSOptions } from './kubeconfig.ts';
 
@@ -430,11 +430,6 @@ export class KubeClient {
           keepAliveInitialDelay: 30_000,
         },
       });
-  }
-
-  /** Client for the current context of a KubeConfig already loaded with @kubernetes/client-node. */
-  static fromKubeConfig(kc: import('@kubernetes/client-node').KubeConfig, opts: Partial<KubeClientOptions> = {}): KubeClient {
-    return new KubeClient({ ...accessFromKubeConfig(kc), ...opts });
   }
 
   /**

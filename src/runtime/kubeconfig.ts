@@ -58,7 +58,7 @@ interface KubeconfigFiles {
   files: string[];
   clusters: Array<Named<NamedCluster>>;
   users: Array<Named<NamedUser>>;
-  contexts: Array<Named<{ cluster?: string; user?: string }>>;
+  contexts: Array<Named<{ cluster?: string; user?: string; namespace?: string }>>;
   currentContext?: string;
 }
 
@@ -78,17 +78,36 @@ export function accessFromKubeconfigFile(file: string): ClusterAccess {
 
 /** $KUBECONFIG (a list, merged: the first file to set a name wins), then ~/.kube/config, then the in-cluster service account. */
 export function accessFromDefault(): ClusterAccess {
+  return selectContext().access;
+}
+
+/** A context chosen as kubectl chooses it: where to connect, and the context's namespace. */
+export interface SelectedContext {
+  access: ClusterAccess;
+  /** The context's namespace (in a pod: the service account's), if it names one. */
+  namespace?: string;
+}
+
+/**
+ * kubectl's choice of cluster: the file (--kubeconfig), else $KUBECONFIG, else ~/.kube/config, else
+ * the in-cluster service account; the named context (--context), else the current one.
+ */
+export function selectContext(opts: { file?: string; context?: string } = {}): SelectedContext {
   const fromEnv = (process.env.KUBECONFIG ?? '').split(path.delimiter).filter(Boolean);
-  if (fromEnv.length) return accessFromFiles(readKubeconfigs(fromEnv.filter((f) => fs.existsSync(f))));
   const home = path.join(os.homedir(), '.kube', 'config');
-  if (fs.existsSync(home)) return accessFromKubeconfigFile(home);
+  const files = opts.file ? [opts.file] : fromEnv.length ? fromEnv.filter((f) => fs.existsSync(f)) : fs.existsSync(home) ? [home] : [];
+  if (files.length || opts.file || fromEnv.length) return contextOf(readKubeconfigs(files), opts.context);
   const host = process.env.KUBERNETES_SERVICE_HOST;
   const port = process.env.KUBERNETES_SERVICE_PORT;
-  if (host && port && inCluster()) {
+  if (host && port && inCluster() && !opts.context) {
+    const namespaceFile = path.join(SERVICE_ACCOUNT_DIR, 'namespace');
     return {
-      server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
-      tls: { ca: fs.readFileSync(path.join(SERVICE_ACCOUNT_DIR, 'ca.crt')) },
-      auth: tokenFileAuth(path.join(SERVICE_ACCOUNT_DIR, 'token')),
+      access: {
+        server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+        tls: { ca: fs.readFileSync(path.join(SERVICE_ACCOUNT_DIR, 'ca.crt')) },
+        auth: tokenFileAuth(path.join(SERVICE_ACCOUNT_DIR, 'token')),
+      },
+      namespace: fs.existsSync(namespaceFile) ? fs.readFileSync(namespaceFile, 'utf8').trim() : undefined,
     };
   }
   throw new Error('no kubeconfig: set KUBECONFIG or --kubeconfig, or run in a pod with a service account');
@@ -100,7 +119,7 @@ function readKubeconfigs(files: string[]): KubeconfigFiles {
     const doc = (parse(fs.readFileSync(file, 'utf8')) ?? {}) as {
       clusters?: Array<{ name: string; cluster?: NamedCluster }>;
       users?: Array<{ name: string; user?: NamedUser }>;
-      contexts?: Array<{ name: string; context?: { cluster?: string; user?: string } }>;
+      contexts?: Array<{ name: string; context?: { cluster?: string; user?: string; namespace?: string } }>;
       'current-context'?: string;
     };
     const dir = path.dirname(path.resolve(file));
@@ -116,8 +135,14 @@ function readKubeconfigs(files: string[]): KubeconfigFiles {
 }
 
 function accessFromFiles(cfg: KubeconfigFiles): ClusterAccess {
-  const context = cfg.contexts.find((c) => c.name === cfg.currentContext);
-  if (!context) throw new Error(`kubeconfig ${cfg.files.join(path.delimiter)}: no current context`);
+  return contextOf(cfg).access;
+}
+
+function contextOf(cfg: KubeconfigFiles, name?: string): SelectedContext {
+  const context = cfg.contexts.find((c) => c.name === (name ?? cfg.currentContext));
+  if (!context) {
+    throw new Error(name ? `context "${name}" does not exist` : `kubeconfig ${cfg.files.join(path.delimiter)}: no current context`);
+  }
   const cluster = cfg.clusters.find((c) => c.name === context.value.cluster);
   if (!cluster?.value.server) throw new Error(`kubeconfig context ${context.name}: no cluster with a server`);
   if (cluster.value['proxy-url']) throw new Error('kubeconfig proxy-url is not supported');
@@ -131,7 +156,7 @@ function accessFromFiles(cfg: KubeconfigFiles): ClusterAccess {
     servername: c['tls-server-name'],
     insecureSkipVerify: c['insecure-skip-tls-verify'],
   };
-  return { server: c.server!, tls, auth: user && authFor(user, cfg.files) };
+  return { access: { server: c.server!, tls, auth: user && authFor(user, cfg.files, context.name) }, namespace: context.value.namespace };
 }
 
 function fileOrData(dir: string, file: string | undefined, data: string | undefined): Buffer | undefined {
@@ -140,10 +165,10 @@ function fileOrData(dir: string, file: string | undefined, data: string | undefi
   return undefined;
 }
 
-function authFor(user: Named<NamedUser>, files: string[]): AuthHeaders | undefined {
+function authFor(user: Named<NamedUser>, files: string[], context: string): AuthHeaders | undefined {
   const u = user.value;
   const extra: Record<string, string> = u.as ? { 'impersonate-user': u.as } : {};
-  if (u.exec || u['auth-provider']) return pluginAuth(files, extra);
+  if (u.exec || u['auth-provider']) return pluginAuth(files, context, extra);
   if (u.token) return constant({ authorization: `Bearer ${u.token}`, ...extra });
   if (u.tokenFile) {
     const fromFile = tokenFileAuth(path.resolve(user.dir, u.tokenFile));
@@ -174,51 +199,18 @@ function tokenFileAuth(file: string): AuthHeaders {
 }
 
 /** Exec plugins and auth providers refresh credentials themselves: client-node's KubeConfig asks them on every request. */
-function pluginAuth(files: string[], extra: Record<string, string>): AuthHeaders {
+function pluginAuth(files: string[], context: string, extra: Record<string, string>): AuthHeaders {
   let loaded: Promise<{ applyToHTTPSOptions(o: { headers?: Record<string, string> }): Promise<void> }> | undefined;
   return async () => {
     loaded ??= import('@kubernetes/client-node').then(({ KubeConfig }) => {
       const kc = new KubeConfig();
       if (files.length === 1) kc.loadFromFile(files[0]);
       else kc.loadFromDefault();
+      kc.setCurrentContext(context);
       return kc;
     });
     const opts: { headers?: Record<string, string> } = {};
     await (await loaded).applyToHTTPSOptions(opts);
     return { ...opts.headers, ...extra };
   };
-}
-
-/**
- * The current context of a KubeConfig its caller already loaded with @kubernetes/client-node (the
- * kubectl plugin does, for --context and the context's namespace); type-only here, so nothing else
- * loads the package.
- */
-export function accessFromKubeConfig(kc: import('@kubernetes/client-node').KubeConfig): ClusterAccess {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  if (cluster.proxyUrl) throw new Error('kubeconfig proxy-url is not supported');
-  const user = kc.getCurrentUser();
-  const fileOrBase64 = (file?: string, data?: string) => fileOrData('.', file, data);
-  const tls: TLSOptions = {
-    ca: fileOrBase64(cluster.caFile, cluster.caData),
-    cert: user ? fileOrBase64(user.certFile, user.certData) : undefined,
-    key: user ? fileOrBase64(user.keyFile, user.keyData) : undefined,
-    servername: cluster.tlsServerName,
-    insecureSkipVerify: cluster.skipTLSVerify,
-  };
-  if (!user) return { server: cluster.server, tls };
-  const extra: Record<string, string> = user.impersonateUser ? { 'impersonate-user': user.impersonateUser } : {};
-  let auth: AuthHeaders | undefined;
-  if (user.exec || user.authProvider) {
-    auth = async () => {
-      const opts: { headers?: Record<string, string> } = {};
-      await kc.applyToHTTPSOptions(opts);
-      return { ...opts.headers, ...extra };
-    };
-  } else if (user.token) auth = constant({ authorization: `Bearer ${user.token}`, ...extra });
-  else if (user.username) {
-    auth = constant({ authorization: `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`, ...extra });
-  } else if (Object.keys(extra).length) auth = constant(extra);
-  return { server: cluster.server, tls, auth };
 }

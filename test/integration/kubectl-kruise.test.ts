@@ -1,23 +1,27 @@
-// kubectl-kruise end to end against the suite's cluster and Kruise TS manager. Most commands run
-// in this process (runKubectlKruise: the same command tree and API calls as the plugin, without a
-// Node start-up per call); the plugin itself, bin/kubectl-kruise on the compiled dist/, is driven
-// through the Go-built kubectl as `kubectl kruise ...` wherever the process matters: exit codes,
-// the plan JSON of the acceptance test, completion, exec (which runs kubectl in turn).
+// kubectl-kruise end to end against the suite's cluster and Kruise TS manager. Every command
+// family runs at least once as the built plugin (bin/kubectl-kruise on the compiled dist/) through
+// the Go-built kubectl, `kubectl kruise ...` with bin/ on the PATH (viaKubectl: output, exit code,
+// and the effect read back from the API); further cases of a family run in this process
+// (runKubectlKruise: the same command tree and API calls, without a process start per call).
 // The acceptance test of `rollout plan`: on a 20-pod CloneSet, the plan of the controller's own
 // planner names exactly the pods the controller then deletes (a deletion-cost pod, a specified
 // delete) and updates (a partitioned in-place update).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   AdvancedDaemonSets,
+  AdvancedStatefulSets,
   CloneSets,
   Deployments,
   Pods,
+  SidecarSets,
   fromKubeconfigFile,
   type KubeClient,
   type KubeObject,
+  type ResourceType,
 } from '../../src/runtime/client.ts';
 import type { Pod } from '../../src/apis/core-objects.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
@@ -46,11 +50,11 @@ async function kruise(args: string[]): Promise<Run> {
 }
 
 /**
- * `kubectl kruise -n <test namespace> <args>`: the built plugin, with the repo's bin/ on the PATH
- * (kubectl takes no flags before a plugin's name: the kubeconfig comes from $KUBECONFIG, which the
- * plugin reads).
+ * `kubectl kruise -n <namespace> <args>` (no -n for a null namespace): the built plugin, with the
+ * repo's bin/ on the PATH (kubectl takes no flags before a plugin's name: the kubeconfig comes from
+ * $KUBECONFIG, which the plugin reads).
  */
-function viaKubectl(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+function viaKubectl(args: string[], extraEnv: Record<string, string> = {}, namespace: string | null = ns): Promise<Run> {
   const state = testCluster();
   const env = {
     ...process.env,
@@ -59,7 +63,8 @@ function viaKubectl(args: string[], extraEnv: Record<string, string> = {}): Prom
     ...extraEnv,
   };
   return new Promise((resolve) => {
-    execFile(state.kubectl, ['kruise', '-n', ns, ...args], { env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    const nsArgs = namespace ? ['-n', namespace] : [];
+    execFile(state.kubectl, ['kruise', ...nsArgs, ...args], { env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -77,10 +82,18 @@ before(async () => {
   ns = await createNamespace('kk');
 });
 
+const sidecarSetsToDelete: string[] = [];
+
 after(async () => {
+  await Promise.all(sidecarSetsToDelete.map((name) => client.delete(SidecarSets, name).catch(() => undefined)));
   await deleteNamespace(ns);
   await client.close();
 });
+
+interface SidecarSetObject extends KubeObject {
+  spec: { selector?: unknown };
+  status?: { observedGeneration?: number; latestRevision?: string; matchedPods?: number };
+}
 
 const names = (pods: readonly KubeObject[]) => pods.map((p) => p.metadata.name!).sort();
 
@@ -119,7 +132,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       [cheap],
     );
     assert.match(scaleIn.deletes[0]!.reason, /lower pod-deletion-cost/);
-    assert.match(await ok(['scale', 'cloneset/plan', '--replicas', '19']), /cloneset.apps.kruise.io\/plan scaled/);
+    assert.match(await okViaKubectl(['scale', 'cloneset/plan', '--replicas', '19']), /cloneset.apps.kruise.io\/plan scaled/);
     await waitSettled(client, ns, 'plan', 19);
     const afterScale = await podsOf(client, ns, 'plan');
     assert.deepEqual(names(afterScale), names(pods.filter((p) => p.metadata.name !== cheap)));
@@ -134,7 +147,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       [named],
     );
     assert.match(specified.deletes[0]!.reason, /specified delete/);
-    assert.match(await ok(['scaledown', 'cloneset/plan', '--pods', named]), /scaled down/);
+    assert.match(await okViaKubectl(['scaledown', 'cloneset/plan', '--pods', named]), /scaled down/);
     await waitSettled(client, ns, 'plan', 18);
     pods = await podsOf(client, ns, 'plan');
     assert.deepEqual(names(pods), names(afterScale.filter((p) => p.metadata.name !== named)));
@@ -175,7 +188,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     for (const u of preview.inPlaceUpdates) assert.match(text, new RegExp(`update in place\\s+${u.pod}`));
     assert.match(text, /partition: 14 → 14 pods kept at old revisions; 18 - 14 = 4 expected/);
 
-    assert.match(await ok(['set', 'image', 'cloneset/plan', 'main=nginx:2.0']), /cloneset.apps.kruise.io\/plan image updated/);
+    assert.match(await okViaKubectl(['set', 'image', 'cloneset/plan', 'main=nginx:2.0']), /cloneset.apps.kruise.io\/plan image updated/);
     const cs = await waitSettled(client, ns, 'plan', 18, { updated: 4 });
     assert.equal(cs.status.updateRevision, preview.revisions.update);
     const updated = (await podsOf(client, ns, 'plan')).filter((p) => p.spec?.containers[0]?.image === 'nginx:2.0');
@@ -183,7 +196,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
 
     // rollout status of the partitioned roll out, and its live view
     assert.equal(
-      (await ok(['rollout', 'status', 'cloneset/plan', '--watch=false'])).trim(),
+      (await okViaKubectl(['rollout', 'status', 'cloneset/plan', '--watch=false'])).trim(),
       'partitioned roll out complete: 4 new pods have been updated...',
     );
     const live = await ok(['rollout', 'status', 'cloneset/plan', '--watch=false', '--live']);
@@ -192,14 +205,42 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     assert.equal((live.match(/^plan-\S+\s+updated/gm) ?? []).length, 4);
   });
 
-  test('migrate Deployment → CloneSet step by step (--max-surge 2): replicas move only as new pods are ready', async () => {
-    await apply(deploymentManifest('mig', 3), ns);
-    assert.match(await ok(['rollout', 'status', 'deploy/mig', '--timeout', '90s']), /deployment "mig" successfully rolled out\n$/);
+  test('migrate Deployment → CloneSet: --create, then step by step (--max-surge 2): replicas move only as new pods are ready; --create --copy', async () => {
+    await Promise.all([apply(deploymentManifest('mig', 3), ns), apply(deploymentManifest('cp', 2), ns)]);
+    await Promise.all(
+      ['mig', 'cp'].map(async (d) =>
+        assert.match(
+          await ok(['rollout', 'status', `deploy/${d}`, '--timeout', '90s']),
+          new RegExp(`deployment "${d}" successfully rolled out\\n$`),
+        ),
+      ),
+    );
+    // As kruise-tools: --create only creates the CloneSet (0 replicas); --copy gives it the Deployment's.
+    const [created, copied] = await Promise.all([
+      okViaKubectl(['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'mig', '--dst-name', 'mig-cs', '--create']),
+      okViaKubectl(['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'cp', '--dst-name', 'cp-cs', '--create', '--copy']),
+    ]);
+    assert.equal(created, 'cloneset.apps.kruise.io/mig-cs created with 0 replicas from deployment.apps/mig\n');
+    assert.equal(copied, 'cloneset.apps.kruise.io/cp-cs created with 2 replicas from deployment.apps/cp\n');
+    const cs = await get('mig-cs');
+    assert.equal(cs.spec.replicas, 0);
+    assert.deepEqual(cs.spec.selector, { matchLabels: { app: 'mig' } });
+    const copy = await get('cp-cs');
+    assert.equal(copy.spec.replicas, 2);
+    assert.deepEqual(copy.spec.selector, { matchLabels: { app: 'cp' } });
+    assert.deepEqual(
+      copy.spec.template.spec.containers.map((c: { name: string; image: string }) => [c.name, c.image]),
+      [['main', 'nginx:1.0']],
+    );
+    const again = await viaKubectl(['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'cp', '--dst-name', 'cp-cs', '--create']);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^error: clonesets.apps.kruise.io "cp-cs" already exists/);
+
     // Every moment of the move: never more than 3 + 2 pods, never fewer than 3 ready.
     const watcher = new PodBoundsWatcher(client, ns, 'app=mig', { maxActive: 5, minReady: 3, maxNotReady: 2 });
     await watcher.start();
-    const out = await ok(
-      ['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'mig', '--dst-name', 'mig-cs', '--create'].concat([
+    const out = await okViaKubectl(
+      ['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'mig', '--dst-name', 'mig-cs'].concat([
         '--max-surge',
         '2',
         '--timeout-seconds',
@@ -208,7 +249,6 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     );
     watcher.stop();
     assert.deepEqual(out.trim().split('\n'), [
-      'cloneset.apps.kruise.io/mig-cs created',
       'migrate: CloneSet mig-cs 2/3 ready, Deployment mig scaled to 1',
       'migrate: CloneSet mig-cs 3/3 ready, Deployment mig scaled to 0',
       'migrated 3 replicas from deployment.apps/mig to cloneset.apps.kruise.io/mig-cs',
@@ -217,20 +257,30 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     assert.equal(watcher.maxActive, 5, 'the surge was used');
     const deploy = await client.get<KubeObject & { spec: { replicas: number } }>(Deployments, 'mig', { namespace: ns });
     assert.equal(deploy.spec.replicas, 0);
-    const cs = await get('mig-cs');
-    assert.deepEqual(cs.spec.selector, { matchLabels: { app: 'mig' } });
     await waitFor('the 3 pods of app=mig all the CloneSet\u2019s and ready', async () => {
       const pods = (await client.list<Pod>(Pods, { namespace: ns, labelSelector: 'app=mig' })).items.filter(
         (p) => !p.metadata.deletionTimestamp,
       );
       return pods.length === 3 && pods.every((p) => isReady(p) && p.metadata.ownerReferences?.[0]?.kind === 'CloneSet');
     });
+    // --copy: the CloneSet runs its 2 pods next to the Deployment's 2, which keeps them.
+    await waitFor('CloneSet cp-cs: 2 pods ready', async () => {
+      const c = await get('cp-cs');
+      return c.status.observedGeneration === c.metadata.generation && c.status.readyReplicas === 2;
+    });
+    const cpDeploy = await client.get<KubeObject & { spec: { replicas: number }; status: { readyReplicas?: number } }>(Deployments, 'cp', {
+      namespace: ns,
+    });
+    assert.deepEqual([cpDeploy.spec.replicas, cpDeploy.status.readyReplicas], [2, 2]);
 
-    // A second run finds nothing left to move; a wrong source kind is refused.
+    // A second run finds nothing left to move; a missing CloneSet and a wrong source kind are refused.
     assert.match(
       await ok(['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'mig', '--dst-name', 'mig-cs', '--replicas', '3']),
       /^migrated 3 replicas/,
     );
+    const missing = await kruise(['migrate', 'CloneSet', '--from', 'Deployment', '--src-name', 'mig', '--dst-name', 'nope']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^error: clonesets.apps.kruise.io "nope" not found \(create it first: add --create to this command\)/);
     const wrongKind = await kruise(['migrate', 'CloneSet', '--from', 'StatefulSet', '--src-name', 'mig']);
     assert.equal(wrongKind.code, 1);
     assert.match(wrongKind.stderr, /^error: migrate supports --from Deployment only \(got StatefulSet\)/);
@@ -248,7 +298,9 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     await waitOrdinals(client, ns, 'web', [0, 1, 2, 3], { timeoutMs: 90_000 });
     const before = new Map((await setPodsOf(client, ns, 'web')).map((p) => [p.metadata.name!, p.metadata.uid!]));
 
-    const preview = JSON.parse(await ok(['rollout', 'plan', 'asts/web', '--set', 'image=main=nginx:2.0', '-o', 'json'])) as PlanJson;
+    const preview = JSON.parse(
+      await okViaKubectl(['rollout', 'plan', 'asts/web', '--set', 'image=main=nginx:2.0', '-o', 'json']),
+    ) as PlanJson;
     assert.equal(preview.kind, 'StatefulSet');
     assert.equal(preview.phase, 'update');
     assert.equal(preview.partition.expectedUpdated, 3);
@@ -274,8 +326,10 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       (await ok(['rollout', 'status', 'asts/web', '--timeout', '30s'])).trim(),
       `Advanced StatefulSet rolling update complete 4 pods at revision ${preview.revisions.update}...`,
     );
-    assert.equal((await ok(['rollout', 'pause', 'asts/web'])).trim(), 'statefulset.apps.kruise.io/web paused');
-    assert.equal((await ok(['rollout', 'resume', 'asts/web'])).trim(), 'statefulset.apps.kruise.io/web resumed');
+    assert.equal((await okViaKubectl(['rollout', 'pause', 'asts/web'])).trim(), 'statefulset.apps.kruise.io/web paused');
+    assert.equal((await get('web', AdvancedStatefulSets)).spec.updateStrategy.rollingUpdate.paused, true);
+    assert.equal((await okViaKubectl(['rollout', 'resume', 'asts/web'])).trim(), 'statefulset.apps.kruise.io/web resumed');
+    assert.equal((await get('web', AdvancedStatefulSets)).spec.updateStrategy.rollingUpdate.paused, false);
 
     const scaleIn = JSON.parse(await ok(['rollout', 'plan', 'asts/web', '--replicas', '2', '-o', 'json'])) as PlanJson;
     assert.equal(scaleIn.phase, 'scale');
@@ -286,17 +340,17 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
         ['web-2', 'scale in: ordinal 2 outside the replicas'],
       ],
     );
-    await ok(['scale', 'asts/web', '--replicas', '2']);
+    assert.equal((await okViaKubectl(['scale', 'asts/web', '--replicas', '2'])).trim(), 'statefulset.apps.kruise.io/web scaled');
     await waitOrdinals(client, ns, 'web', [0, 1], { updated: 1, timeoutMs: 90_000 });
 
-    const described = await ok(['describe', 'asts/web']);
+    const described = await okViaKubectl(['describe', 'asts/web']);
     assert.match(described, /^Name:\s+web$/m);
     assert.match(described, /^Kind:\s+StatefulSet \(apps.kruise.io\/v1beta1\)$/m);
     assert.match(described, /^Selector:\s+app=web$/m);
     assert.match(described, /^Strategy:\n( {2}.*\n)*? {2}type: RollingUpdate\n/m);
     assert.match(described, /^Rollout:\n/m);
     assert.match(described, /^Events:\n\s+TYPE\s+REASON\s+MESSAGE\n(.*\n)*.*SuccessfulCreate/m);
-    const missing = await kruise(['describe', 'asts/nope']);
+    const missing = await viaKubectl(['describe', 'asts/nope']);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /^error: statefulsets.apps.kruise.io "nope" not found \(check the name, and the namespace with -n\)/);
 
@@ -319,7 +373,9 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     );
     assert.deepEqual(dry.spec, { selector: { app: 'web' }, type: 'NodePort', ports: [{ port: 80, targetPort: 'http', protocol: 'TCP' }] });
     assert.equal(
-      (await ok(['expose', 'asts/web', '--port', '80', '--target-port', '8080', '--name', 'web-np', '--type', 'NodePort'])).trim(),
+      (
+        await okViaKubectl(['expose', 'asts/web', '--port', '80', '--target-port', '8080', '--name', 'web-np', '--type', 'NodePort'])
+      ).trim(),
       'service/web-np exposed',
     );
     const svc = await client.get<
@@ -399,48 +455,103 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       (await ok(['rollout', 'status', 'ads/agent', '--timeout', '30s'])).trim(),
       'partitioned roll out complete: 2 new pods have been updated...',
     );
-    assert.match(await ok(['rollout', 'history', 'ads/agent']), /REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
+    assert.match(await okViaKubectl(['rollout', 'history', 'ads/agent']), /REVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
   });
 
-  test('exec -S enters the working hot-upgrade sidecar: the request kubectl sends names it (an unscheduled pod: the API server refuses before any node)', async () => {
-    // A pod as SidecarSet hot upgrade leaves it: sidecar-1 and sidecar-2, the annotation naming the
-    // working one. Not scheduled, so the API server answers the exec itself ("does not have a host
-    // assigned") after checking the container, and no kubelet is dialled.
+  test('exec -S runs the command in the working hot-upgrade sidecar, before and after a hot upgrade (set image, set selector on the SidecarSet)', async () => {
+    // A SidecarSet with a hot-upgrade sidecar: the pod webhook injects mesh-1 (working) and mesh-2
+    // (the empty image). KWOK serves exec for the simulated pod (config/kwok/exec.yaml): the
+    // command really runs, and kubectl's request (-v 6) names the container the plugin chose.
+    const sidecarSet = `kk-hot-${ns}`;
+    const hotSidecar = (image: string) => ({
+      name: 'mesh',
+      image,
+      upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'mesh:empty' },
+    });
+    await client.create(SidecarSets, {
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'SidecarSet',
+      metadata: { name: sidecarSet },
+      spec: {
+        selector: { matchLabels: { app: 'hot' } },
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+        containers: [hotSidecar('mesh:1.0')],
+      },
+    });
+    sidecarSetsToDelete.push(sidecarSet);
+    // The pod webhook reads SidecarSets from the manager's cache: wait until the controller saw it.
+    await waitFor(`SidecarSet ${sidecarSet} observed`, async () => {
+      const s = await client.get<SidecarSetObject>(SidecarSets, sidecarSet);
+      return s.status?.observedGeneration === s.metadata.generation && !!s.status?.latestRevision;
+    });
     await client.create<Pod>(
       Pods,
       {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: 'hot', annotations: { 'kruise.io/sidecarset-working-hotupgrade-container': '{"sidecar":"sidecar-2"}' } },
-        spec: {
-          nodeSelector: { 'kruise-ts.io/no-such-node': 'true' },
-          containers: ['main', 'sidecar-1', 'sidecar-2'].map((name) => ({ name, image: 'busybox:1.0' })),
-        },
+        metadata: { name: 'hot', labels: { app: 'hot' } },
+        spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
       },
       { namespace: ns },
     );
-    const working = await viaKubectl(['exec', '-S', 'sidecar', '-v', '6', 'hot', '--', 'true']);
-    assert.equal(working.code, 1, 'kubectl exec fails, and the plugin passes its exit code on');
-    assert.match(working.stderr, new RegExp(`/namespaces/${ns}/pods/hot/exec\\?command=true&container=sidecar-2&`));
-    assert.match(working.stderr, /pod hot does not have a host assigned/);
+    const working = (p: Pod) => p.metadata.annotations?.['kruise.io/sidecarset-working-hotupgrade-container'];
+    const runningWith = (container: string, image: string) =>
+      waitFor(
+        `pod hot ready, ${container} working on ${image}`,
+        async () => {
+          const p = await client.get<Pod>(Pods, 'hot', { namespace: ns });
+          const status = p.status?.containerStatuses?.find((c) => c.name === container);
+          return isReady(p) && working(p) === `{"mesh":"${container}"}` && status?.image === image && status.ready && p;
+        },
+        60_000,
+      );
+    const injected = await runningWith('mesh-1', 'mesh:1.0');
+    assert.deepEqual(
+      injected.spec!.containers.map((c) => c.name),
+      ['mesh-1', 'mesh-2', 'main'],
+    );
 
-    await client.patch(
-      Pods,
-      'hot',
-      { metadata: { annotations: { 'kruise.io/sidecarset-working-hotupgrade-container': '{"sidecar":"sidecar-1"}' } } },
-      { namespace: ns, patchType: 'application/merge-patch+json' },
-    );
-    // The rest in this process: exec runs the Go-built kubectl ($KUBECTL) with its output captured.
-    process.env.KUBECTL = testCluster().kubectl;
+    const execInSidecar = () => viaKubectl(['exec', '-S', 'mesh', '-v', '6', 'hot', '--', 'sh', '-c', 'echo ran: $((6 * 7))']);
+    const first = await execInSidecar();
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stdout, 'ran: 42\n');
     assert.match(
-      (await kruise(['exec', '--sidecar', 'sidecar', '-v', '6', 'hot', '--', 'true'])).stderr,
-      /exec\?command=true&container=sidecar-1&/,
+      first.stderr,
+      new RegExp(`/namespaces/${ns}/pods/hot/exec\\?command=sh&command=-c&command=echo\\+ran.*&container=mesh-1&`),
     );
-    // A sidecar without hot upgrade is entered by its own name; an unknown one is refused by the plugin.
-    assert.match((await kruise(['exec', '-S', 'main', '-v', '6', 'hot', '--', 'true'])).stderr, /exec\?command=true&container=main&/);
+
+    // A hot upgrade through the plugin: the new image goes to mesh-2, which becomes the working one.
+    assert.equal(
+      (await okViaKubectl(['set', 'image', `sidecarset/${sidecarSet}`, 'mesh=mesh:2.0'])).trim(),
+      `sidecarset.apps.kruise.io/${sidecarSet} image updated`,
+    );
+    await runningWith('mesh-2', 'mesh:2.0');
+    const second = await execInSidecar();
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stdout, 'ran: 42\n');
+    assert.match(second.stderr, /exec\?command=sh&.*&container=mesh-2&/);
+
+    // The remote command's failure is the plugin's exit code (kubectl's); -c names any container;
+    // an unknown sidecar is refused by the plugin.
+    process.env.KUBECTL = testCluster().kubectl;
+    const failed = await kruise(['exec', '-c', 'main', '-v', '6', 'hot', '--', 'false']);
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /exec\?command=false&container=main&/);
     const unknown = await kruise(['exec', '-S', 'nope', 'hot', '--', 'true']);
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /^error: pod hot has no sidecar container "nope" \(containers: main, sidecar-1, sidecar-2\)/);
+    assert.match(unknown.stderr, /^error: pod hot has no sidecar container "nope" \(containers: mesh-1, mesh-2, main\)/);
+
+    // set selector on the SidecarSet (kruise-tools sets Service selectors only; a SidecarSet's is
+    // mutable, so Kruise TS sets it too): it stops matching the pod.
+    assert.equal(
+      (await okViaKubectl(['set', 'selector', `sidecarset/${sidecarSet}`, 'app=none'])).trim(),
+      `sidecarset.apps.kruise.io/${sidecarSet} selector updated`,
+    );
+    await waitFor('the SidecarSet matches no pod', async () => {
+      const s = await client.get<SidecarSetObject>(SidecarSets, sidecarSet);
+      return s.status?.observedGeneration === s.metadata.generation && s.status?.matchedPods === 0 && s;
+    });
+    assert.deepEqual((await client.get<SidecarSetObject>(SidecarSets, sidecarSet)).spec.selector, { matchLabels: { app: 'none' } });
   });
 
   test('rollout status, pause/resume and status --timeout on a CloneSet', async () => {
@@ -451,7 +562,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       'CloneSet rolling update complete 2 pods at revision ' + (await get('ops')).status.updateRevision + '...',
     );
 
-    assert.equal((await ok(['rollout', 'pause', 'cloneset/ops'])).trim(), 'cloneset.apps.kruise.io/ops paused');
+    assert.equal((await okViaKubectl(['rollout', 'pause', 'cloneset/ops'])).trim(), 'cloneset.apps.kruise.io/ops paused');
     assert.equal((await get('ops')).spec.updateStrategy.rollingUpdate.paused, true);
     assert.equal((await ok(['rollout', 'pause', 'cloneset/ops'])).trim(), 'cloneset.apps.kruise.io/ops already paused');
     await ok(['set', 'image', 'cloneset/ops', 'main=nginx:2.0']);
@@ -459,7 +570,8 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     const timedOut = await viaKubectl(['rollout', 'status', 'cloneset/ops', '--timeout', '3s']);
     assert.equal(timedOut.code, 1);
     assert.match(timedOut.stderr, /error: timed out waiting for the condition/);
-    assert.equal((await ok(['rollout', 'resume', 'cloneset/ops'])).trim(), 'cloneset.apps.kruise.io/ops resumed');
+    assert.equal((await okViaKubectl(['rollout', 'resume', 'cloneset/ops'])).trim(), 'cloneset.apps.kruise.io/ops resumed');
+    assert.equal((await get('ops')).spec.updateStrategy.rollingUpdate.paused, false);
     await waitSettled(client, ns, 'ops', 2);
     const missing = await viaKubectl(['rollout', 'status', 'cloneset/nope']);
     assert.equal(missing.code, 1);
@@ -480,11 +592,14 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     );
     await waitSettled(client, ns, 'hist', 2);
 
-    const history = await ok(['rollout', 'history', 'cloneset/hist']);
+    const history = await okViaKubectl(['rollout', 'history', 'cloneset/hist']);
     assert.match(history, /^cloneset.apps.kruise.io\/hist \nREVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>/);
-    const rev1 = JSON.parse(await ok(['rollout', 'history', 'cloneset/hist', '--revision', '1', '-o', 'json']));
+    const rev1 = JSON.parse(await okViaKubectl(['rollout', 'history', 'cloneset/hist', '--revision', '1', '-o', 'json']));
     assert.equal(rev1.template.spec.containers[0].image, 'nginx:1.0');
-    assert.equal((await ok(['rollout', 'undo', 'cloneset/hist', '--to-revision', '1'])).trim(), 'cloneset.apps.kruise.io/hist rolled back');
+    assert.equal(
+      (await okViaKubectl(['rollout', 'undo', 'cloneset/hist', '--to-revision', '1'])).trim(),
+      'cloneset.apps.kruise.io/hist rolled back',
+    );
     assert.equal((await get('hist')).spec.template.spec.containers[0].image, 'nginx:1.0');
     // The controller renumbers the revision it went back to (1 becomes 3), as upstream does.
     await waitSettled(client, ns, 'hist', 2);
@@ -497,31 +612,38 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       'cloneset.apps.kruise.io/hist skipped rollback (current template already matches revision 3)',
     );
 
-    assert.equal((await ok(['rollout', 'restart', 'cloneset/hist'])).trim(), 'cloneset.apps.kruise.io/hist restarted');
+    assert.equal((await okViaKubectl(['rollout', 'restart', 'cloneset/hist'])).trim(), 'cloneset.apps.kruise.io/hist restarted');
     assert.match(
       (await get('hist')).spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt'],
       /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
     );
   });
 
-  test('set env/resources/serviceaccount (dry runs and writes), create crr/job/broadcastjob, expose, get, completion', async () => {
+  test('set env/resources/serviceaccount/selector (dry runs and writes), create crr/job/broadcastjob, expose, get -o json, completion', async () => {
     await apply(cloneSetManifest('misc', { replicas: 1 }), ns);
     await waitSettled(client, ns, 'misc', 1);
-    const dry = JSON.parse(await ok(['set', 'env', 'cloneset/misc', 'MODE=dry', '--dry-run=client', '-o', 'json']));
+    const dry = JSON.parse(await okViaKubectl(['set', 'env', 'cloneset/misc', 'MODE=dry', '--dry-run=client', '-o', 'json']));
     assert.deepEqual(dry.spec.template.spec.containers[0].env, [{ name: 'MODE', value: 'dry' }]);
     assert.equal((await get('misc')).spec.template.spec.containers[0].env, undefined, 'a client dry run writes nothing');
     assert.match(await ok(['set', 'env', 'cloneset/misc', 'MODE=live', '--dry-run=server']), /env updated \(server dry run\)/);
     assert.equal(
-      (await ok(['set', 'resources', 'cloneset/misc', '-c', 'main', '--limits', 'cpu=200m,memory=64Mi'])).trim(),
+      (await okViaKubectl(['set', 'resources', 'cloneset/misc', '-c', 'main', '--limits', 'cpu=200m,memory=64Mi'])).trim(),
       'cloneset.apps.kruise.io/misc resource requirements updated',
     );
     assert.equal(
-      (await ok(['set', 'serviceaccount', 'cloneset/misc', 'default'])).trim(),
+      (await okViaKubectl(['set', 'serviceaccount', 'cloneset/misc', 'default'])).trim(),
       'cloneset.apps.kruise.io/misc serviceaccount updated',
     );
+    assert.equal((await okViaKubectl(['set', 'env', 'cloneset/misc', 'MODE=live'])).trim(), 'cloneset.apps.kruise.io/misc env updated');
     const misc = await get('misc');
     assert.deepEqual(misc.spec.template.spec.containers[0].resources.limits, { cpu: '200m', memory: '64Mi' });
+    assert.deepEqual(misc.spec.template.spec.containers[0].env, [{ name: 'MODE', value: 'live' }]);
     assert.equal(misc.spec.template.spec.serviceAccountName, 'default');
+    // A workload's selector is immutable: the CloneSet webhook refuses, and the plugin says so.
+    const selectorChange = await viaKubectl(['set', 'selector', 'cloneset/misc', 'app=other']);
+    assert.equal(selectorChange.code, 1);
+    assert.match(selectorChange.stderr, /^error: .*updates to cloneset spec for fields other than/);
+    assert.deepEqual((await get('misc')).spec.selector, { matchLabels: { app: 'misc' } });
     const badContainer = await kruise(['set', 'image', 'cloneset/misc', 'nope=x:1']);
     assert.equal(badContainer.code, 1);
     assert.match(badContainer.stderr, /unable to find container named "nope"/);
@@ -530,7 +652,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     await waitSettled(client, ns, 'misc', 1);
     const pod = (await podsOf(client, ns, 'misc'))[0]!.metadata.name!;
     assert.equal(
-      (await ok(['create', 'ContainerRecreateRequest', 'crr1', '--pod', pod, '--containers', 'main'])).trim(),
+      (await okViaKubectl(['create', 'ContainerRecreateRequest', 'crr1', '--pod', pod, '--containers', 'main'])).trim(),
       'containerrecreaterequest.apps.kruise.io/crr1 created',
     );
     const crr = await client.get<KubeObject & { spec: Record<string, unknown> }>(
@@ -568,7 +690,33 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       },
       ns,
     );
-    assert.equal((await ok(['create', 'job', 'manual', '--from=advancedcronjob/acj'])).trim(), 'job.batch/manual created');
+    await apply(
+      {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'AdvancedCronJob',
+        metadata: { name: 'bcj' },
+        spec: {
+          schedule: '0 0 1 1 *',
+          paused: true,
+          template: { broadcastJobTemplate: { spec: { ...jobSpec, completionPolicy: { type: 'Never' } } } },
+        },
+      },
+      ns,
+    );
+    const [createdJob, createdBj] = await Promise.all([
+      okViaKubectl(['create', 'job', 'manual', '--from=advancedcronjob/acj']),
+      okViaKubectl(['create', 'broadcastjob', 'bj-manual', '--from=advancedcronjob/bcj']),
+    ]);
+    assert.equal(createdJob.trim(), 'job.batch/manual created');
+    assert.equal(createdBj.trim(), 'broadcastjob.apps.kruise.io/bj-manual created');
+    const bj = await client.get<KubeObject & { spec: { completionPolicy?: { type: string } } }>(
+      { group: 'apps.kruise.io', version: 'v1beta1', resource: 'broadcastjobs', kind: 'BroadcastJob', namespaced: true },
+      'bj-manual',
+      { namespace: ns },
+    );
+    assert.equal(bj.metadata.annotations?.['cronjob.kubernetes.io/instantiate'], 'manual');
+    assert.equal(bj.metadata.ownerReferences?.[0]?.kind, 'AdvancedCronJob');
+    assert.equal(bj.spec.completionPolicy?.type, 'Never');
     const job = await client.get<KubeObject>({ group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job', namespaced: true }, 'manual', {
       namespace: ns,
     });
@@ -579,18 +727,42 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     assert.match(noTemplate.stderr, /AdvancedCronJob acj has no broadcastJobTemplate/);
 
     assert.equal((await ok(['expose', 'cloneset/misc', '--port', '80'])).trim(), 'service/misc exposed');
-    const svc = await client.get<KubeObject & { spec: { selector: Record<string, string> } }>(
-      { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true },
-      'misc',
-      { namespace: ns },
-    );
-    assert.deepEqual(svc.spec.selector, { app: 'misc' });
+    const service = () =>
+      client.get<KubeObject & { spec: { selector: Record<string, string> } }>(
+        { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true },
+        'misc',
+        { namespace: ns },
+      );
+    assert.deepEqual((await service()).spec.selector, { app: 'misc' });
+    // set selector on a Service (kruise-tools' one target): the new selector replaces the old.
+    assert.equal((await okViaKubectl(['set', 'selector', 'svc/misc', 'app=misc,tier=web'])).trim(), 'service/misc selector updated');
+    assert.deepEqual((await service()).spec.selector, { app: 'misc', tier: 'web' });
 
     assert.match(
       await ok(['get', 'clonesets', '-o', 'wide']),
       /NAME\s+DESIRED\s+UPDATED\s+READY\s+AVAILABLE\s+AGE\s+UPDATE-REVISION\s+IMAGES\s+PAUSED\n/,
     );
     assert.equal((await ok(['get', 'clonesets', 'misc', '-o', 'name'])).trim(), 'cloneset.apps.kruise.io/misc');
+    // kubectl's kubeconfig rules without -n: $KUBECONFIG lists files merged in order, --context picks
+    // a context of a later file, and its namespace is the one the command acts in.
+    const extra = path.join(testCluster().runDir, `kubeconfig-${ns}`);
+    const cluster = `kruise-ts-${testCluster().name}`;
+    writeFileSync(
+      extra,
+      `apiVersion: v1\nkind: Config\ncontexts:\n- name: ${ns}\n  context: {cluster: ${cluster}, user: ${cluster}, namespace: ${ns}}\n`,
+    );
+    const merged = { KUBECONFIG: `${testCluster().kubeconfig}:${extra}` };
+    const [inContext, inDefault] = await Promise.all([
+      viaKubectl(['--context', ns, 'get', 'clonesets', 'misc', '-o', 'name'], merged, null),
+      viaKubectl(['get', 'clonesets', 'misc', '-o', 'name'], merged, null),
+    ]);
+    rmSync(extra);
+    assert.equal(succeeded(inContext, ['--context', ns]).trim(), 'cloneset.apps.kruise.io/misc');
+    assert.equal(inDefault.code, 1);
+    assert.match(inDefault.stderr, /^error: clonesets.apps.kruise.io "misc" not found/);
+    const listed = JSON.parse(await okViaKubectl(['get', 'clonesets', 'misc', '-o', 'json']));
+    assert.equal(listed.metadata.name, 'misc');
+    assert.equal(listed.status.replicas, 1);
     assert.match(await ok(['completion', 'bash']), /complete -F _kubectl_kruise kubectl-kruise/);
     assert.equal(await okViaKubectl(['__complete', 'rollout', 'st']), 'status\n:4\n');
   });
@@ -625,7 +797,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
   });
 });
 
-const get = (name: string) => client.get<TestCloneSet>(CloneSets, name, { namespace: ns });
+const get = (name: string, type: ResourceType = CloneSets) => client.get<TestCloneSet>(type, name, { namespace: ns });
 
 function deploymentManifest(name: string, replicas: number) {
   return {

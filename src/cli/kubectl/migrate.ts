@@ -1,13 +1,14 @@
-// `kubectl kruise migrate CloneSet --from Deployment --src-name X [--dst-name Y] [--create]
-// [--copy] [--replicas N] [--max-surge N] [--timeout-seconds N]` (kruise-tools pkg/cmd/migrate):
-// creates the CloneSet from the Deployment (--create), then moves replicas step by step — up to
-// max-surge new pods at a time, waiting until they are ready before the Deployment gives up as
-// many, and until the Deployment's pods are gone (terminating) before the next step, so that the
-// two together never run more than the replicas plus max-surge — until the Deployment is at 0.
-// --copy only creates the CloneSet with all the replicas.
+// `kubectl kruise migrate CloneSet --from Deployment --src-name X [--dst-name Y] [--create
+// [--copy]] [--replicas N] [--max-surge N] [--timeout-seconds N]` (kruise-tools pkg/cmd/migrate).
+// Two steps, as kruise-tools: `--create` only creates the CloneSet from the Deployment (same
+// selector and template) with 0 replicas, or with the Deployment's replicas under `--copy` (the
+// Deployment keeps its own: both run); without it, replicas move step by step to the existing
+// CloneSet — up to max-surge new pods at a time, waiting until they are ready before the
+// Deployment gives up as many, and until the Deployment's pods are gone (terminating) before the
+// next step, so that the two together never run more than the replicas plus max-surge.
 import { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CloneSets, Deployments, isAlreadyExists, type KubeObject } from '../../runtime/client.ts';
+import { CloneSets, Deployments, isNotFound, type KubeObject } from '../../runtime/client.ts';
 import type { PodTemplateSpec } from '../../apis/core.ts';
 import type { LabelSelectorLike } from '../../util/labelselector.ts';
 import { withSession } from './program.ts';
@@ -60,8 +61,8 @@ export function migrateCommand(): Command {
     .requiredOption('--from <kind>', 'Deployment (the source kind)')
     .requiredOption('--src-name <name>', 'the Deployment to migrate')
     .option('--dst-name <name>', 'the CloneSet (default: the Deployment name)')
-    .option('--create', 'create the CloneSet first')
-    .option('--copy', 'only create the CloneSet with all the replicas; leave the Deployment alone')
+    .option('--create', 'create the CloneSet from the Deployment with replicas=0 (and do nothing else)')
+    .option('--copy', "with --create: give the CloneSet the Deployment's replicas (the Deployment keeps its own)")
     .option('--replicas <n>', 'replicas to migrate; -1 means all of them', '-1')
     .option('--max-surge <n>', 'replicas moved per step', '1')
     .option('--timeout-seconds <n>', 'give up after this long; -1 means never', '-1')
@@ -75,18 +76,23 @@ export function migrateCommand(): Command {
         const total = Number(opts.replicas) >= 0 ? Number(opts.replicas) : (src.spec?.replicas ?? 1);
         const maxSurge = Math.max(1, Number(opts.maxSurge));
         const deadline = Number(opts.timeoutSeconds) > 0 ? Date.now() + Number(opts.timeoutSeconds) * 1000 : Infinity;
-        if (opts.create || opts.copy) {
+        if (opts.create) {
+          const replicas = opts.copy ? (src.spec?.replicas ?? 1) : 0;
           try {
-            await session.client.create(CloneSets, cloneSetFromDeployment(src, dstName, opts.copy ? total : 0), {
-              namespace: session.namespace,
-            });
+            await session.client.create(CloneSets, cloneSetFromDeployment(src, dstName, replicas), { namespace: session.namespace });
           } catch (err) {
-            if (!isAlreadyExists(err) || opts.copy) throw new CliError(describeError(err, { type: CloneSets, name: dstName }));
+            throw new CliError(describeError(err, { type: CloneSets, name: dstName }));
           }
-          write(`cloneset.apps.kruise.io/${dstName} created${opts.copy ? ` with ${total} replicas (copy)` : ''}`);
-          if (opts.copy) return;
+          write(`cloneset.apps.kruise.io/${dstName} created with ${replicas} replicas from deployment.apps/${opts.srcName}`);
+          return;
         }
-        let moved = (await getTarget<CloneSetLike>(session, { type: CloneSets, name: dstName })).spec?.replicas ?? 0;
+        let moved: number;
+        try {
+          moved = (await session.client.get<CloneSetLike>(CloneSets, dstName, { namespace: session.namespace })).spec?.replicas ?? 0;
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+          throw new CliError(`clonesets.apps.kruise.io "${dstName}" not found (create it first: add --create to this command)`);
+        }
         let srcReplicas = src.spec?.replicas ?? 1;
         while (moved < total) {
           const step = Math.min(maxSurge, total - moved);

@@ -3,7 +3,6 @@
 // resource names (TYPE/NAME or TYPE NAME, short names; the native apps kinds win over Kruise's
 // for sts/ds as in kubectl), output (-o json|yaml|name|wide), --dry-run and errors that name the
 // object and what to do.
-import { KubeConfig } from '@kubernetes/client-node';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { stringify as toYaml } from 'yaml';
 import { resolveResource, storageGVR } from '../../apis/registry.ts';
@@ -21,6 +20,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../../runtime/client.ts';
+import { selectContext, type SelectedContext } from '../../runtime/kubeconfig.ts';
 import { errMessage } from '../../util/errors.ts';
 
 /** A failure to report as `error: <message>` with exit code 1 (kubectl's convention). */
@@ -44,25 +44,16 @@ export interface Session {
 }
 
 export function openSession(opts: GlobalOptions): Session {
-  const kc = new KubeConfig();
+  let selected: SelectedContext;
   try {
-    if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-    else kc.loadFromDefault();
+    selected = selectContext({ file: opts.kubeconfig, context: opts.context });
   } catch (err) {
-    throw new CliError(`cannot read the kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${(err as Error).message}`);
+    throw new CliError(`cannot use the kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${errMessage(err)}`);
   }
-  if (opts.context) {
-    if (!kc.getContextObject(opts.context)) throw new CliError(`context "${opts.context}" does not exist`);
-    kc.setCurrentContext(opts.context);
-  }
-  if (!kc.getCurrentCluster()) {
-    throw new CliError('no cluster configured: pass --kubeconfig, set $KUBECONFIG, or choose a context with --context');
-  }
-  const client = KubeClient.fromKubeConfig(kc, { userAgent: 'kubectl-kruise' });
-  const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  const client = new KubeClient({ ...selected.access, userAgent: 'kubectl-kruise' });
   return {
     client,
-    namespace: opts.namespace || contextNamespace || 'default',
+    namespace: opts.namespace || selected.namespace || 'default',
     namespaceExplicit: !!opts.namespace,
     allNamespaces: !!opts.allNamespaces,
     close: () => client.close(),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { accessFromDefault, accessFromKubeconfigFile } from '../../../src/runtime/kubeconfig.ts';
+import { accessFromDefault, accessFromKubeconfigFile, selectContext } from '../../../src/runtime/kubeconfig.ts';
 
 describe('kubeconfig without @kubernetes/client-node', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-kubeconfig-'));
@@ -82,6 +82,20 @@ current-context: other
       if (saved === undefined) delete process.env.KUBECONFIG;
       else process.env.KUBECONFIG = saved;
     }
+  });
+
+  test('selectContext: --context picks another context, with its namespace; an unknown one is named', () => {
+    const file = write(
+      'contexts.yaml',
+      `clusters: [{name: a, cluster: {server: "https://a"}}, {name: b, cluster: {server: "https://b"}}]
+contexts: [{name: x, context: {cluster: a}}, {name: y, context: {cluster: b, namespace: prod}}]
+current-context: x
+`,
+    );
+    assert.deepEqual([selectContext({ file }).access.server, selectContext({ file }).namespace], ['https://a', undefined]);
+    const y = selectContext({ file, context: 'y' });
+    assert.deepEqual([y.access.server, y.namespace], ['https://b', 'prod']);
+    assert.throws(() => selectContext({ file, context: 'z' }), /^Error: context "z" does not exist$/);
   });
 
   test('a context that names no known cluster is an error naming the context', () => {
