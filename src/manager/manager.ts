@@ -55,6 +55,13 @@ import { errMessage } from '../util/errors.ts';
 /** Upstream's user agent; controllers' clients add `/<controller>-controller`. */
 export const MANAGER_USER_AGENT = 'kruise-manager';
 
+/**
+ * How long a stopping replica in service mode keeps answering reviews (WebhookServer.drain): long
+ * enough for the endpoints to drop it and for the API server to send one more review on each of its
+ * pooled connections; well inside the chart's termination grace period.
+ */
+export const SERVICE_MODE_WEBHOOK_DRAIN_MS = 5_000;
+
 export interface RunningManager {
   client: KubeClient;
   features: FeatureGates;
@@ -213,7 +220,11 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     servername: cfg.webhookClientMode === 'service' ? servingName : undefined,
     ca: () => certs.caCert,
   });
-  probes?.addReadyzCheck('webhook', webhookReady);
+  // A stopping replica is not ready, though it keeps answering while it drains (stop()).
+  probes?.addReadyzCheck('webhook', () => {
+    if (server.isDraining()) throw new Error('stopping: draining webhook connections');
+    return webhookReady();
+  });
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
   if (proxy) {
     // Closed before the server (closers run last first): the proxy stops sending reviews first.
@@ -373,8 +384,13 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const stop = async () => {
     if (stopping) return done;
     stopping = true;
+    // In service mode the API server reaches every replica through one Service and reuses its
+    // connections across a rolling update: this replica keeps answering for a while (handing each
+    // connection back) while its controllers stop, so no review fails as it goes.
+    const drained = cfg.webhookClientMode === 'service' ? server.drain(SERVICE_MODE_WEBHOOK_DRAIN_MS) : undefined;
     stopController.abort();
     await done;
+    await drained;
     for (const close of closers.reverse()) await close();
     await client.close();
   };

@@ -31,6 +31,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fjp from 'fast-json-patch';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { Type } from '@sinclair/typebox';
@@ -672,6 +673,7 @@ export class WebhookServer {
   private poll: NodeJS.Timeout | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
   private started = false;
+  private draining = false;
 
   constructor(opts: WebhookServerOptions) {
     this.opts = opts;
@@ -718,6 +720,28 @@ export class WebhookServer {
 
   listening(): boolean {
     return this.server.listening;
+  }
+
+  /** True from drain() on: the replica is stopping and should not be reported ready. */
+  isDraining(): boolean {
+    return this.draining;
+  }
+
+  /**
+   * Keeps serving for `ms` while handing the API server's keep-alive connections back. The API
+   * server pools connections under the Service's name, whichever replica they reach, and keeps
+   * sending reviews on a pooled connection after the replica has left the endpoints; closing such a
+   * connection while a review is on its way resets it ("connection reset by peer": a failed
+   * admission). While draining, every answer carries `Connection: close`, so each pooled connection
+   * is closed by the client after its next answer, and new connections (from an API server whose
+   * endpoints are not updated yet) are still accepted. close() afterwards finds (almost) no
+   * connection left to cut.
+   */
+  async drain(ms: number): Promise<void> {
+    if (this.draining || !this.server.listening) return;
+    this.draining = true;
+    this.log.info({ ms }, 'draining webhook connections before closing');
+    await sleep(ms);
   }
 
   async close(): Promise<void> {
@@ -787,6 +811,7 @@ export class WebhookServer {
   // --- HTTP ------------------------------------------------------------------------------------
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (this.draining) res.setHeader('connection', 'close');
     const pathname = new URL(req.url ?? '/', 'https://x').pathname;
     if (pathname === '/healthz' || pathname === '/readyz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');

@@ -548,3 +548,58 @@ describe('WebhookServer drops slow clients', () => {
     });
   });
 });
+
+describe('WebhookServer drains before closing', () => {
+  it('answers on pooled and new connections while draining, each answer handing its connection back (Connection: close)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whs-drain-'));
+    const ca = await createCA('test-ca');
+    const serving = await issueCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+    fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
+    fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
+    const server = new WebhookServer({
+      registrations: [cloneset],
+      features,
+      tls: { certDir: dir },
+      host: '127.0.0.1',
+      port: 0,
+      logger: silent,
+    });
+    await server.start();
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request() });
+    const post = (via: https.Agent | false) =>
+      new Promise<{ status: number; connection?: string; reused: boolean; closed: Promise<void> }>((resolve, reject) => {
+        const req = https.request(
+          { host: '127.0.0.1', port: server.port(), path: '/mutate-apps-kruise-io-cloneset', method: 'POST', ca: ca.certPem, agent: via },
+          (res) => {
+            res.resume();
+            const closed = new Promise<void>((done) => (res.socket.destroyed ? done() : res.socket.once('close', () => done())));
+            res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, reused: req.reusedSocket, closed }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const first = await post(agent);
+      assert.deepEqual([first.status, first.connection], [200, 'keep-alive']);
+      assert.equal(server.isDraining(), false);
+
+      const drained = server.drain(600);
+      assert.equal(server.isDraining(), true);
+      // The review the API server sends on its pooled connection is answered, and the connection closes.
+      const pooled = await post(agent);
+      assert.deepEqual([pooled.status, pooled.connection, pooled.reused], [200, 'close', true]);
+      await pooled.closed;
+      // A new connection (endpoints not yet updated) is still accepted.
+      const fresh = await post(false);
+      assert.deepEqual([fresh.status, fresh.connection], [200, 'close']);
+      assert.equal(server.listening(), true);
+      await drained;
+    } finally {
+      agent.destroy();
+      await server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
