@@ -1,5 +1,6 @@
 // Pod webhook latency through the real API server (figures printed, never asserted; recorded in
-// docs/benchmarks.md). A local cluster and a Kruise TS manager (child process, webhooks by URL)
+// docs/benchmarks.md). A local cluster and a manager — Kruise TS (child process, webhooks by URL),
+// or OpenKruise v1.8.2 as the test peer (test/harness/upstream-peer.ts, a cluster of its own) —
 // take pod creations at a steady rate in three phases:
 //   baseline   – a namespace labelled control-plane, outside the pod webhook (API server alone);
 //   fast path  – 50 SidecarSets installed, none matching the pods;
@@ -9,6 +10,7 @@
 // exist, so nothing schedules or runs them, and are removed (grace 0) after each phase.
 // First, the same handler in process (no API server), for its own cost.
 // Usage: node --import tsx bench/pod-webhook.ts [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
+//        [--targets kruise-ts,upstream]   (upstream runs on the cluster <cluster>-upstream)
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -16,6 +18,8 @@ import { performance } from 'node:perf_hooks';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { freePorts, stopProcesses, tail } from '../src/cluster/processes.ts';
 import { startBenchManager } from './workload.ts';
+import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
+import type { ClusterState } from '../src/cluster/local-cluster.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { admit } from '../src/runtime/webhook/server.ts';
@@ -29,6 +33,7 @@ import {
   Pods,
   SidecarSets,
   MutatingWebhookConfigurations,
+  type KubeClient,
   type KubeObject,
 } from '../src/runtime/client.ts';
 
@@ -38,8 +43,10 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     duration: { type: 'string', default: '10' },
     keep: { type: 'boolean', default: false },
+    targets: { type: 'string', default: 'kruise-ts,upstream' },
   },
 });
+const targets = values.targets.split(',');
 const rate = Number(values.rate);
 const duration = Number(values.duration);
 const load = () =>
@@ -47,7 +54,6 @@ const load = () =>
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-const loadBefore = load();
 
 // The handler alone, in process: admit() on /mutate-pod reviews with the 50 SidecarSets in a cache.
 {
@@ -94,27 +100,68 @@ const loadBefore = load();
   }
 }
 
-const { state, reused } = await up({ name: values.cluster, nodes: 1, log: () => undefined });
-const client = fromKubeconfigFile(state.kubeconfig, { qps: 5000, burst: 5000 });
-await installCRDs(client);
-const [webhookPort] = await freePorts(1);
-const manager = startBenchManager(state, webhookPort);
+interface Target {
+  client: KubeClient;
+  managerPid: number;
+  /** The SidecarSet version the manager serves (v1.8.2 has no v1beta1 SidecarSet). */
+  sidecarSetVersion: string;
+  stop(): Promise<void>;
+}
 
-try {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (manager.exited) throw new Error(`manager exited: ${tail(manager.logFile, 20)}`);
-    const cfg = await client
-      .get<KubeObject & { webhooks?: Array<{ name: string; clientConfig: { url?: string } }> }>(
-        MutatingWebhookConfigurations,
-        'kruise-mutating-webhook-configuration',
-      )
-      .catch(() => undefined);
-    if (cfg?.webhooks?.some((w) => w.name === 'mpod.kb.io' && w.clientConfig.url?.includes(`:${webhookPort}/`))) break;
-    if (Date.now() > deadline) throw new Error('the manager did not register its webhooks in 90s');
-    await sleep(250);
+/** Kruise TS on the cluster `--cluster`: CRDs installed, manager started, webhooks registered by URL. */
+async function startKruiseTs(): Promise<Target> {
+  const { state, reused } = await up({ name: values.cluster, nodes: 1, log: () => undefined });
+  const client = fromKubeconfigFile(state.kubeconfig, { qps: 5000, burst: 5000 });
+  await installCRDs(client);
+  const [webhookPort] = await freePorts(1);
+  const manager = startBenchManager(state, webhookPort);
+  const stop = async () => {
+    await stopProcesses([manager.pid], 5000);
+    await client.close();
+    if (!reused && !values.keep) await down(values.cluster, { quiet: true });
+  };
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (manager.exited) throw new Error(`manager exited: ${tail(manager.logFile, 20)}`);
+      const cfg = await client
+        .get<KubeObject & { webhooks?: Array<{ name: string; clientConfig: { url?: string } }> }>(
+          MutatingWebhookConfigurations,
+          'kruise-mutating-webhook-configuration',
+        )
+        .catch(() => undefined);
+      // The configurations name the cluster's webhook proxy, which forwards to the manager once registered.
+      if (cfg?.webhooks?.some((w) => w.name === 'mpod.kb.io' && w.clientConfig.url?.includes(`:${state.ports.webhookProxy}/`))) break;
+      if (Date.now() > deadline) throw new Error('the manager did not register its webhooks in 120s');
+      await sleep(250);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
   }
+  return { client, managerPid: manager.pid, sidecarSetVersion: 'v1beta1', stop };
+}
 
+/** OpenKruise v1.8.2 on `<cluster>-upstream` (its CRDs and webhook configurations, its manager). */
+async function startUpstream(): Promise<Target> {
+  const name = `${values.cluster}-upstream`;
+  const peer = await startUpstreamPeer({ cluster: name });
+  const state: ClusterState = peer.cluster;
+  const client = fromKubeconfigFile(state.kubeconfig, { qps: 5000, burst: 5000 });
+  return {
+    client,
+    managerPid: peer.pid,
+    sidecarSetVersion: 'v1alpha1',
+    stop: async () => {
+      await client.close();
+      if (values.keep) await peer.stopManager();
+      else await peer.stop();
+    },
+  };
+}
+
+async function measure(target: Target) {
+  const { client } = target;
   for (const [name, labels] of [
     ['bench-excluded', { 'control-plane': 'bench' }],
     ['bench-pods', {}],
@@ -123,15 +170,18 @@ try {
   }
   for (let i = 0; i < 50; i++) {
     await client
-      .create(SidecarSets, {
-        apiVersion: 'apps.kruise.io/v1beta1',
-        kind: 'SidecarSet',
-        metadata: { name: `bench-${i}` },
-        spec: {
-          selector: { matchLabels: { [`bench-sidecar-${i}`]: 'on' } },
-          containers: [{ name: `sidecar-${i}`, image: 'busybox:1.36' }],
+      .create(
+        { ...SidecarSets, version: target.sidecarSetVersion },
+        {
+          apiVersion: `apps.kruise.io/${target.sidecarSetVersion}`,
+          kind: 'SidecarSet',
+          metadata: { name: `bench-${i}` },
+          spec: {
+            selector: { matchLabels: { [`bench-sidecar-${i}`]: 'on' } },
+            containers: [{ name: `sidecar-${i}`, image: 'busybox:1.36' }],
+          },
         },
-      })
+      )
       .catch(() => undefined);
   }
   // The webhook reads SidecarSets from the manager's cache; give it a moment to see all 50.
@@ -148,7 +198,7 @@ try {
     const latencies: number[] = [];
     let failed = 0;
     const total = rate * duration;
-    const cpuBefore = cpuSeconds(manager.pid);
+    const cpuBefore = cpuSeconds(target.managerPid);
     const began = performance.now();
     const inflight: Promise<void>[] = [];
     for (let i = 0; i < total; i++) {
@@ -165,7 +215,7 @@ try {
     }
     await Promise.all(inflight);
     const elapsed = (performance.now() - began) / 1000;
-    const cpu = cpuSeconds(manager.pid) - cpuBefore;
+    const cpu = cpuSeconds(target.managerPid) - cpuBefore;
     await client.deleteCollection(Pods, { namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
     latencies.sort((a, b) => a - b);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
@@ -185,16 +235,23 @@ try {
   const baseline = await phase('baseline', 'bench-excluded', {});
   const fast = await phase('fastpath', 'bench-pods', {});
   const injecting = await phase('inject', 'bench-pods', { 'bench-sidecar-7': 'on' });
-  const show = (r: typeof baseline) =>
-    `${r.label.padEnd(9)} ok ${r.ok}/${r.sent} (${r.achievedRate.toFixed(0)}/s) p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms` +
-    (r === baseline ? '' : ` | added p50 ${(r.p50 - baseline.p50).toFixed(2)} ms p99 ${(r.p99 - baseline.p99).toFixed(2)} ms`) +
-    ` | manager CPU ${r.cpuPer1000.toFixed(3)} s per 1000`;
-  process.stdout.write(
-    `pod creations at ${rate}/s for ${duration}s per phase, 50 SidecarSets installed; load before ${loadBefore}, after ${load()}, ${os.cpus().length} CPUs\n`,
-  );
-  for (const r of [baseline, fast, injecting]) process.stdout.write(show(r) + '\n');
-} finally {
-  await stopProcesses([manager.pid], 5000);
-  await client.close();
-  if (!reused && !values.keep) await down(values.cluster, { quiet: true });
+  return { baseline, fast, injecting };
+}
+
+for (const name of targets) {
+  const loadAtStart = load();
+  const target = name === 'upstream' ? await startUpstream() : await startKruiseTs();
+  try {
+    const { baseline, fast, injecting } = await measure(target);
+    const show = (r: typeof baseline) =>
+      `${r.label.padEnd(9)} ok ${r.ok}/${r.sent} (${r.achievedRate.toFixed(0)}/s) p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms` +
+      (r === baseline ? '' : ` | added p50 ${(r.p50 - baseline.p50).toFixed(2)} ms p99 ${(r.p99 - baseline.p99).toFixed(2)} ms`) +
+      ` | manager CPU ${r.cpuPer1000.toFixed(3)} s per 1000`;
+    process.stdout.write(
+      `${name}: pod creations at ${rate}/s for ${duration}s per phase, 50 SidecarSets installed; load before ${loadAtStart}, after ${load()}, ${os.cpus().length} CPUs\n`,
+    );
+    for (const r of [baseline, fast, injecting]) process.stdout.write(`  ${show(r)}\n`);
+  } finally {
+    await target.stop();
+  }
 }

@@ -93,6 +93,40 @@ const SIDECARSETS = [
       containers: [{ name: 'agent', image: 'busybox:1.36', podInjectPolicy: 'AfterAppContainer' }],
     },
   },
+  {
+    // Nested structs whose Go field order differs from sorted keys (the hash is over Go's bytes).
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'SidecarSet',
+    metadata: { name: 'secured' },
+    spec: {
+      selector: { matchLabels: { golden: 'secured' } },
+      namespaceSelector: nsSelector,
+      containers: [
+        {
+          name: 'guard',
+          image: 'busybox:1.36',
+          securityContext: {
+            seccompProfile: { localhostProfile: 'profiles/guard.json', type: 'Localhost' },
+            runAsUser: 1000,
+            runAsGroup: 3000,
+            runAsNonRoot: true,
+            readOnlyRootFilesystem: true,
+            privileged: false,
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ['ALL'], add: ['NET_ADMIN'] },
+            seLinuxOptions: { level: 's0:c123,c456', type: 'spc_t', user: 'system_u', role: 'system_r' },
+          },
+          env: [{ name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi', containerName: 'guard' } } }],
+          resources: { requests: { memory: '32Mi', cpu: '50m' }, limits: { memory: '64Mi' } },
+          readinessProbe: {
+            periodSeconds: 5,
+            httpGet: { scheme: 'HTTP', port: 8080, path: '/ready', httpHeaders: [{ value: 'v', name: 'X-A' }] },
+          },
+          lifecycle: { preStop: { exec: { command: ['sleep', '1'] } } },
+        },
+      ],
+    },
+  },
 ];
 
 const podOf = (name: string, golden: string) => ({
@@ -116,7 +150,7 @@ const podOf = (name: string, golden: string) => ({
     imagePullSecrets: [{ name: 'shared' }],
   },
 });
-const PODS = [podOf('basic-pod', 'basic'), podOf('hot-pod', 'hot'), podOf('native-pod', 'native')];
+const PODS = [podOf('basic-pod', 'basic'), podOf('hot-pod', 'hot'), podOf('native-pod', 'native'), podOf('secured-pod', 'secured')];
 
 // patchPodMetadata without a whitelist ConfigMap.
 const FEATURE_GATES = 'SidecarSetPatchPodMetadataDefaultsAllowed=true';

@@ -204,11 +204,11 @@ export function compareQuantity(a: Quantity, b: Quantity): number {
   return sa < 0 ? -m : m;
 }
 
-/** a + b (Quantity.Add), exact; the sum keeps a's format. */
+/** a + b (Quantity.Add), exact; the sum keeps a's format, or b's when a is zero (as Go's Add). */
 export function addQuantity(a: Quantity, b: Quantity): Quantity {
   const exponent = Math.min(a.exponent, b.exponent);
   const unscaled = a.unscaled * pow10(a.exponent - exponent) + b.unscaled * pow10(b.exponent - exponent);
-  return { unscaled, exponent, format: a.format };
+  return { unscaled, exponent, format: a.unscaled === 0n ? b.format : a.format };
 }
 
 /** Parses both texts and compares them; throws QuantityError when either is invalid. */

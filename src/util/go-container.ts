@@ -2,8 +2,8 @@
 // built with) and of Kruise's SidecarContainer: fields in declaration order — not sorted, as a
 // decoded map would be — omitempty fields dropped when empty, struct-typed fields always written.
 // Hashes upstream computes over such bytes (SidecarSet's kruise.io/sidecarset-hash) agree only when
-// Kruise TS writes the same bytes. Sub-objects outside this layout (securityContext, resize claims)
-// are written with sorted keys, which equals Go's output only when they hold a single field.
+// Kruise TS writes the same bytes. Every nested struct (securityContext, resourcesPolicy, resource
+// claims included) has its layout here.
 
 import { goQuantity } from './revision-data.ts';
 import { marshalGoJSON } from './revision.ts';
@@ -49,8 +49,6 @@ const list =
     Array.isArray(v) && v.length > 0 ? `[${v.map((x) => item(x) ?? 'null').join(',')}]` : undefined;
 const listOf = (layout: Layout): FieldEncoder => list((x) => struct(layout, x));
 const strings: FieldEncoder = list((x) => marshalGoJSON(x));
-/** A sub-object outside the layouts: keys sorted (see the file comment). */
-const loose: FieldEncoder = (v) => (v === undefined || v === null ? undefined : marshalGoJSON(v));
 
 const quantities: FieldEncoder = (v) =>
   isObject(v) && Object.keys(v).length > 0
@@ -134,6 +132,47 @@ const lifecycleHandler: Layout = [
   ['sleep', ptrStruct([['seconds', num]])],
 ];
 
+const profile: Layout = [
+  ['type', str],
+  ['localhostProfile', ptr],
+];
+const securityContext: Layout = [
+  [
+    'capabilities',
+    ptrStruct([
+      ['add', strings],
+      ['drop', strings],
+    ]),
+  ],
+  ['privileged', ptr],
+  [
+    'seLinuxOptions',
+    ptrStruct([
+      ['user', omitEmpty],
+      ['role', omitEmpty],
+      ['type', omitEmpty],
+      ['level', omitEmpty],
+    ]),
+  ],
+  [
+    'windowsOptions',
+    ptrStruct([
+      ['gmsaCredentialSpecName', ptr],
+      ['gmsaCredentialSpec', ptr],
+      ['runAsUserName', ptr],
+      ['hostProcess', ptr],
+    ]),
+  ],
+  ['runAsUser', ptr],
+  ['runAsGroup', ptr],
+  ['runAsNonRoot', ptr],
+  ['readOnlyRootFilesystem', ptr],
+  ['allowPrivilegeEscalation', ptr],
+  ['procMount', ptr],
+  ['seccompProfile', ptrStruct(profile)],
+  ['appArmorProfile', ptrStruct(profile)],
+];
+
 /** corev1.Container's fields in declaration order (k8s.io/api v0.30). */
 const CONTAINER: Layout = [
   ['name', str],
@@ -158,7 +197,7 @@ const CONTAINER: Layout = [
     structField([
       ['limits', quantities],
       ['requests', quantities],
-      ['claims', list(loose)],
+      ['claims', listOf([['name', str]])],
     ]),
   ],
   [
@@ -201,10 +240,15 @@ const CONTAINER: Layout = [
   ['terminationMessagePath', omitEmpty],
   ['terminationMessagePolicy', omitEmpty],
   ['imagePullPolicy', omitEmpty],
-  ['securityContext', loose],
+  ['securityContext', ptrStruct(securityContext)],
   ['stdin', omitEmpty],
   ['stdinOnce', omitEmpty],
   ['tty', omitEmpty],
+];
+
+const resourceExprs: Layout = [
+  ['cpu', omitEmpty],
+  ['memory', omitEmpty],
 ];
 
 /**
@@ -233,7 +277,20 @@ const SIDECAR_CONTAINER: Layout = [
       ['envNames', strings],
     ]),
   ],
-  ['resourcesPolicy', loose],
+  [
+    'resourcesPolicy',
+    ptrStruct([
+      ['targetContainersMode', str],
+      ['targetContainersNameRegex', omitEmpty],
+      [
+        'resourcesExpr',
+        structField([
+          ['limits', ptrStruct(resourceExprs)],
+          ['requests', ptrStruct(resourceExprs)],
+        ]),
+      ],
+    ]),
+  ],
 ];
 
 /** json.Marshal of a []SidecarContainer as Go writes it (null for none). */

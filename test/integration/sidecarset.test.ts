@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pod } from '../../src/apis/core-objects.ts';
-import { fromKubeconfigFile, Pods, SidecarSets, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, Pods, SidecarSets, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
 import { SharedInformerFactory } from '../../src/runtime/informer.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest } from './cloneset-helpers.ts';
@@ -132,6 +132,55 @@ describe('SidecarSet', { concurrency: 1 }, () => {
     assert.equal(s.status.updatedPods, 5);
   });
 
+  test('resourcesPolicy: the injected sidecar gets resources computed from the app containers; no target refuses the pod', async () => {
+    const name = `res-${ns}`;
+    // targetContainersNameRegex left out: the CRD defaults it to ".*".
+    await createSidecarSet(name, {
+      selector: { matchLabels: { 'resources-test': ns } },
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+      containers: [
+        {
+          name: 'proxy',
+          image: 'busybox:1.36',
+          resourcesPolicy: {
+            targetContainersMode: 'sum',
+            resourcesExpr: { limits: { cpu: 'max(cpu*50%, 50m)', memory: 'memory*25%' }, requests: { cpu: 'cpu*50%', memory: '64Mi' } },
+          },
+        },
+      ],
+    });
+    const stored = await client.get<SidecarSetObj>(SidecarSets, name);
+    assert.equal(stored.spec.containers[0].resourcesPolicy.targetContainersNameRegex, '.*');
+    const container = (n: string, cpu: string, memory: string) => ({
+      name: n,
+      image: 'nginx:1.0',
+      resources: { limits: { cpu, memory }, requests: { cpu: '100m' } },
+    });
+    const created = await client.create<Pod>(Pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'sized', namespace: ns, labels: { 'resources-test': ns } },
+      spec: { containers: [container('app', '200m', '256Mi'), container('worker', '400m', '768Mi')] },
+    } as unknown as Pod);
+    const proxy = created.spec!.containers.find((c) => c.name === 'proxy');
+    assert.deepEqual(proxy?.resources, { limits: { cpu: '300m', memory: '256Mi' }, requests: { cpu: '100m', memory: '64Mi' } });
+
+    await client.patch(
+      SidecarSets,
+      name,
+      [{ op: 'replace', path: '/spec/containers/0/resourcesPolicy/targetContainersNameRegex', value: '^nothing$' }],
+      { patchType: PatchType.JSON },
+    );
+    await waitFor('the webhook sees the new regex', async () => {
+      const err = await client.create(Pods, bare('refused', { 'resources-test': ns })).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      if (!err) await client.delete(Pods, 'refused', { namespace: ns, gracePeriodSeconds: 0 }).catch(() => undefined);
+      return err?.message.includes('no containers match the regex pattern "^nothing$"');
+    });
+  });
+
   test('an image change upgrades 10 pods in place, never more than maxUnavailable at once; partition 4 keeps 4 on the old image', async () => {
     const name = `upgrade-${ns}`;
     await createSidecarSet(name, {
@@ -202,7 +251,7 @@ describe('SidecarSet', { concurrency: 1 }, () => {
     );
   });
 
-  test('hot upgrade: the new image goes to the idle container, the old one is reset only after it runs, the pod is never NotReady', async () => {
+  test('hot upgrade: the new image goes to the idle container, which works (and the old one resets) only once ready; the pod is never NotReady', async () => {
     const name = `hot-${ns}`;
     const hotSidecar = (image: string) => ({
       name: 'mesh',
@@ -280,6 +329,16 @@ describe('SidecarSet', { concurrency: 1 }, () => {
         newRunning >= 0 && firstReset > newRunning,
         `mesh-1 reset (state ${firstReset}) after mesh-2 ran mesh:2.0 (state ${newRunning})`,
       );
+      // The working container switches only after the new one is ready (spec §6.3 step 5): until
+      // then the annotation names mesh-1, and it moves in the write that resets mesh-1.
+      const working = (p: Pod) => p.metadata.annotations?.['kruise.io/sidecarset-working-hotupgrade-container'];
+      const newReady = states.findIndex((p) =>
+        p.status?.containerStatuses?.some((c) => c.name === 'mesh-2' && c.image === 'mesh:2.0' && c.ready),
+      );
+      const firstSwitch = states.findIndex((p) => working(p) === '{"mesh":"mesh-2"}');
+      assert.ok(newReady >= 0 && firstSwitch > newReady, `switched (state ${firstSwitch}) after mesh-2 was ready (state ${newReady})`);
+      assert.equal(firstSwitch, firstReset, 'the switch and the reset are one write');
+      for (const p of states.slice(0, firstSwitch)) assert.equal(working(p), '{"mesh":"mesh-1"}');
     } finally {
       abort.abort();
     }

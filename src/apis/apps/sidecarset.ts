@@ -57,7 +57,7 @@ const sidecarFields = Type.Object({
   resourcesPolicy: Opt(
     Type.Object({
       targetContainersMode: Opt(KnownString<'sum' | 'max'>()),
-      targetContainersNameRegex: Opt(Str()),
+      targetContainersNameRegex: Opt(Str({ default: '.*' })),
       resourcesExpr: Opt(Type.Object({ limits: Opt(resourceExprs), requests: Opt(resourceExprs) })),
     }),
   ),

@@ -83,8 +83,8 @@ export interface SidecarSetPlan {
   /** undefined: unchanged. */
   status?: SidecarSetStatus;
   /**
-   * Hot upgrades whose new container is consistent and ready: the old container (no longer the
-   * working one) goes back to hotUpgradeEmptyImage. Written before the upgrades.
+   * Hot upgrades whose new container is consistent and ready: it becomes the working one and the
+   * old container goes back to hotUpgradeEmptyImage, in one write. Written before the upgrades.
    */
   resets: PodUpgrade[];
   upgrades: PodUpgrade[];
@@ -376,9 +376,9 @@ export function upgradeCount(s: StoredSidecarSet, wait: readonly number[], pods:
  * The pod after an in-place upgrade (updatePodSidecarAndHash): new sidecar images, this
  * SidecarSet's hash record, the imageIDs the changed containers ran before (to tell when they
  * restarted), the injected list if missing, and patchPodMetadata. A hot-upgrade sidecar changes
- * its idle container (hotUpgradeContainerToUpgrade), which becomes the working one in
- * kruise.io/sidecarset-working-hotupgrade-container at once, with the SidecarSet's resourceVersion
- * as its version; the old one keeps running until resetHotUpgradedPod.
+ * its idle container (hotUpgradeContainerToUpgrade), with the SidecarSet's resourceVersion as its
+ * version; kruise.io/sidecarset-working-hotupgrade-container still names the old one, which keeps
+ * working until the new one is ready (resetHotUpgradedPod switches them, spec §6.3 step 5).
  */
 export function upgradedPod(pod: Pod, s: StoredSidecarSet, now: Date, matchingSidecarSetNames: () => string[]): Pod {
   const out = structuredClone(pod);
@@ -396,9 +396,6 @@ export function upgradedPod(pod: Pod, s: StoredSidecarSet, now: Date, matchingSi
     c.image = sidecar.image;
     changed.push(c.name);
     if (!hot) continue;
-    const work = hotUpgradeWorkInfo(out);
-    work[sidecar.name] = upgrade;
-    annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER_ANNOTATION] = marshalGoJSON(work);
     const older = hotUpgradeContainerNames(sidecar.name).find((n) => n !== upgrade)!;
     annotations[`${SIDECARSET_VERSION_ANNOTATION_PREFIX}${upgrade}`] = version;
     annotations[`${SIDECARSET_VERSION_ALT_ANNOTATION_PREFIX}${upgrade}`] =
@@ -468,44 +465,72 @@ export function hotUpgradeContainerToUpgrade(sidecar: SidecarContainer, pod: Pod
   return { upgrade: other, other: work };
 }
 
-/**
- * Whether a hot upgrade is in flight and done but for the reset (UpdateSidecarSet step 3): some
- * idle container does not run the empty image, every other sidecar container runs its spec, and
- * the pod is running and ready (or every container but the idle ones is ready).
- */
-export function isHotUpgradeReadyToReset(pod: Pod, s: StoredSidecarSet): boolean {
-  const hot = (s.spec?.containers ?? []).filter(isHotUpgradeContainer);
-  if (!hot.length) return false;
-  const images = new Map(pod.spec?.containers.map((c) => [c.name, c.image]));
-  const idle = new Set(hot.map((c) => podHotUpgradeContainers(c.name, pod).other));
-  const inFlight = hot.some((c) => images.get(podHotUpgradeContainers(c.name, pod).other) !== c.upgradeStrategy?.hotUpgradeEmptyImage);
-  if (!inFlight) return false;
-  const working = new Set([...sidecarContainerNamesInPod(s)].filter((n) => !idle.has(n)));
-  if (!isPodStateConsistent(pod, s, working)) return false;
-  if (isRunningAndReady(pod)) return true;
-  return (pod.status?.containerStatuses ?? []).every((cs) => idle.has(cs.name) || cs.ready);
+interface HotUpgradePair {
+  sidecar: SidecarContainer;
+  /** A container of the pair other than the working one runs a new image (an upgrade in flight). */
+  inFlight: boolean;
+  /** In flight: the container with the new image (to work once ready) and the one it replaces. */
+  incoming: string;
+  outgoing: string;
+  /** The containers that carry no version to check: the outgoing one in flight, else the idle one. */
+  spare: string;
 }
 
 /**
- * flipPodSidecarContainerDo: the idle container of each finished hot upgrade back on
- * hotUpgradeEmptyImage, its version 0 and the working one's alternate version 0. The hash
- * record stays as the upgrade wrote it.
+ * The hot-upgrade pairs of a pod. In flight, the incoming container is the non-working one — or,
+ * when the working one already runs the SidecarSet's image and the other does not, the working one:
+ * a pod OpenKruise upgraded before a takeover (it moves the annotation with the upgrade), which must
+ * not switch back to the old version.
+ */
+function hotUpgradePairs(pod: Pod, s: SidecarSet): HotUpgradePair[] {
+  const images = new Map(pod.spec?.containers.map((c) => [c.name, c.image]));
+  return (s.spec?.containers ?? []).filter(isHotUpgradeContainer).map((sidecar) => {
+    const { work, other } = podHotUpgradeContainers(sidecar.name, pod);
+    const inFlight = images.get(other) !== sidecar.upgradeStrategy?.hotUpgradeEmptyImage;
+    const switchedAlready = inFlight && images.get(work) === sidecar.image && images.get(other) !== sidecar.image;
+    const [incoming, outgoing] = switchedAlready ? [work, other] : [other, work];
+    return { sidecar, inFlight, incoming, outgoing, spare: inFlight ? outgoing : other };
+  });
+}
+
+/**
+ * Whether a hot upgrade is in flight and its new container ready to take over (UpdateSidecarSet
+ * step 3, with the spec's order: switch only after the new one is ready): every sidecar container
+ * but the spare ones (outgoing, idle) runs its spec, and the pod is running and ready (or every
+ * container but the spare ones is ready).
+ */
+export function isHotUpgradeReadyToReset(pod: Pod, s: StoredSidecarSet): boolean {
+  const pairs = hotUpgradePairs(pod, s);
+  if (!pairs.some((p) => p.inFlight)) return false;
+  const spare = new Set(pairs.map((p) => p.spare));
+  const checked = new Set([...sidecarContainerNamesInPod(s)].filter((n) => !spare.has(n)));
+  if (!isPodStateConsistent(pod, s, checked)) return false;
+  if (isRunningAndReady(pod)) return true;
+  return (pod.status?.containerStatuses ?? []).every((cs) => spare.has(cs.name) || cs.ready);
+}
+
+/**
+ * The switch of each finished hot upgrade (spec §6.3 step 5; upstream's flipPodSidecarContainerDo
+ * plus the working-container annotation, which upstream moves with the upgrade): the incoming
+ * container becomes the working one, the outgoing one goes back to hotUpgradeEmptyImage with
+ * version 0, and the incoming one's alternate version becomes 0. The hash record stays as the
+ * upgrade wrote it.
  */
 export function resetHotUpgradedPod(pod: Pod, s: StoredSidecarSet, now: Date): Pod {
   const out = structuredClone(pod);
   const annotations = (out.metadata.annotations ??= {});
   const changed: string[] = [];
-  for (const sidecar of s.spec?.containers ?? []) {
-    if (!isHotUpgradeContainer(sidecar)) continue;
-    const empty = sidecar.upgradeStrategy?.hotUpgradeEmptyImage;
-    const { work, other } = podHotUpgradeContainers(sidecar.name, out);
-    const c = out.spec?.containers.find((x) => x.name === other);
-    if (!c || c.image === empty) continue;
-    c.image = empty;
-    changed.push(other);
-    annotations[`${SIDECARSET_VERSION_ANNOTATION_PREFIX}${other}`] = '0';
-    annotations[`${SIDECARSET_VERSION_ALT_ANNOTATION_PREFIX}${work}`] = '0';
+  const workInfo = hotUpgradeWorkInfo(out);
+  for (const { sidecar, inFlight, incoming, outgoing } of hotUpgradePairs(out, s)) {
+    const c = out.spec?.containers.find((x) => x.name === outgoing);
+    if (!inFlight || !c) continue;
+    workInfo[sidecar.name] = incoming;
+    c.image = sidecar.upgradeStrategy?.hotUpgradeEmptyImage;
+    changed.push(outgoing);
+    annotations[`${SIDECARSET_VERSION_ANNOTATION_PREFIX}${outgoing}`] = '0';
+    annotations[`${SIDECARSET_VERSION_ALT_ANNOTATION_PREFIX}${incoming}`] = '0';
   }
+  annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER_ANNOTATION] = marshalGoJSON(workInfo);
   recordLastContainerStatuses(out, s, changed, metaTime(now));
   delete out.status;
   return out;

@@ -36,6 +36,7 @@ import {
   type StoredSidecarSet,
 } from '../../util/sidecarset.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
+import { applyResourcesPolicy } from './sidecarset-resources.ts';
 
 export interface SidecarSetInjectionInputs {
   /** Every SidecarSet (v1beta1, as stored). */
@@ -138,12 +139,17 @@ export function injectSidecarSets(
   const secrets: LocalObjectReference[] = [];
   const timestamp = metaTime(inputs.now);
 
+  // resourcesPolicy reads the pod's own containers, never these.
+  const sidecarNames = new Set(
+    matched.flatMap((s) => [...(s.spec?.initContainers ?? []), ...(s.spec?.containers ?? [])].map((c) => c.name)),
+  );
   for (const s of matched) {
     names.add(s.metadata.name);
     const volumesByName = new Map((s.spec?.volumes ?? []).map((v) => [v.name, v]));
     const sidecarList = new Set<string>();
     const build = (sidecar: SidecarContainer, into: InjectedContainer[]) => {
       const c = structuredClone(sidecar);
+      applyResourcesPolicy(c, pod, sidecarNames);
       const { mounts, envs } = sharedVolumeMountsAndEnvs(c, pod);
       const transferred = mergeEnvs(transferEnvs(c, pod), envs);
       for (const m of c.volumeMounts ?? []) {

@@ -6,6 +6,7 @@ import type { SidecarContainer } from '../../apis/apps/sidecarset.ts';
 import type { PodSpec, Volume } from '../../apis/core.ts';
 import { type FieldError, invalid, notSupported, required } from '../../apis/field-errors.ts';
 import { isLabelKey } from '../../util/labelselector.ts';
+import { evaluateExpr, ExprError } from '../../util/resource-expr.ts';
 import { validatePodTemplateSpec } from '../podtemplate.ts';
 import { isNativeSidecar } from './mutating.ts';
 
@@ -60,8 +61,6 @@ function validateHotUpgrade(c: SidecarContainer, path: string, allNames: Set<str
   return errs;
 }
 
-const RESOURCE_EXPR_RE = /^[\s\d.+\-*/%()a-zA-Z,]*$/;
-
 // Upstream (master) reports these below spec[i] (its container paths start at the root), the
 // resources conflict and a missing expression ending the check.
 function validateResourcesPolicy(c: SidecarContainer, path: string, init: boolean): FieldError[] {
@@ -91,11 +90,16 @@ function validateResourcesPolicy(c: SidecarContainer, path: string, init: boolea
   const expr = policy.resourcesExpr ?? {};
   if (!expr.limits && !expr.requests)
     return [...errs, invalid(`${pp}.resourcesExpr`, expr, 'at least one of limits or requests must be configured')];
+  // Upstream parses each expression with its variable bound to the number 1.
   for (const kind of ['limits', 'requests'] as const) {
     for (const res of ['cpu', 'memory'] as const) {
       const value = expr[kind]?.[res];
-      if (value && !RESOURCE_EXPR_RE.test(value)) {
-        errs.push(invalid(`${pp}.resourcesExpr.${kind}.${res}`, value, 'invalid expression: unexpected character'));
+      if (!value) continue;
+      try {
+        evaluateExpr(value, new Map([[res, { kind: 'number', n: 1 }]]));
+      } catch (err) {
+        if (!(err instanceof ExprError)) throw err;
+        errs.push(invalid(`${pp}.resourcesExpr.${kind}.${res}`, value, `invalid expression: ${err.message}`));
       }
     }
   }

@@ -262,7 +262,7 @@ describe('SidecarSet hot upgrade (spec §6.3 step 5)', () => {
     });
   });
 
-  test('an image change goes to the idle container, which becomes the working one; the old one resets only once the new one is ready', () => {
+  test('an image change goes to the idle container; only once it is ready does it become the working one, and the old one resets', () => {
     const v1 = hot('mesh:1');
     const v2 = hot('mesh:2', {}, '27');
     const before = pod(0, v1);
@@ -273,8 +273,9 @@ describe('SidecarSet hot upgrade (spec §6.3 step 5)', () => {
     assert.equal(plan.upgrades.length, 1);
     const upgraded = plan.upgrades[0]!.updated;
     assert.deepEqual(images(upgraded), { 'mesh-1': 'mesh:1', 'mesh-2': 'mesh:2', main: 'nginx:1' });
+    // mesh-1 keeps working until mesh-2 is ready (spec §6.3 step 5; v1.8.2 switches here).
     assert.deepEqual(versions(upgraded), {
-      'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-2"}',
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-1"}',
       'version.sidecarset.kruise.io/mesh-1': '1',
       'versionalt.sidecarset.kruise.io/mesh-1': '27',
       'version.sidecarset.kruise.io/mesh-2': '27',
@@ -300,7 +301,8 @@ describe('SidecarSet hot upgrade (spec §6.3 step 5)', () => {
     const notReady = restarted(upgraded, false);
     assert.equal(planSidecarSet(observed(v2, [notReady])).resets.length, 0);
 
-    // 4. mesh-2 ready: mesh-1 goes back to the empty image, versions of the pair say so; the hash record stays.
+    // 4. mesh-2 ready: it becomes the working one and mesh-1 goes back to the empty image, in one
+    //    write; versions of the pair say so; the hash record stays.
     const ready = restarted(upgraded);
     plan = planSidecarSet(observed(v2, [ready]));
     assert.equal(plan.upgrades.length, 0);
@@ -327,17 +329,31 @@ describe('SidecarSet hot upgrade (spec §6.3 step 5)', () => {
     assert.equal(plan.resets.length + plan.upgrades.length, 0);
     assert.equal(plan.status?.updatedReadyPods, 1);
 
-    // 6. The next image goes to mesh-1 (now on the empty image), which works again.
+    // 6. The next image goes to mesh-1 (now on the empty image); mesh-2 works until mesh-1 is ready.
     const v3 = hot('mesh:3', {}, '40');
     const third = planSidecarSet(observed(v3, [restarted(reset)])).upgrades[0]!.updated;
     assert.deepEqual(images(third), { 'mesh-1': 'mesh:3', 'mesh-2': 'mesh:2', main: 'nginx:1' });
     assert.deepEqual(versions(third), {
-      'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-1"}',
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-2"}',
       'version.sidecarset.kruise.io/mesh-1': '40',
       'versionalt.sidecarset.kruise.io/mesh-1': '27',
       'version.sidecarset.kruise.io/mesh-2': '27',
       'versionalt.sidecarset.kruise.io/mesh-2': '40',
     });
+    const switched = planSidecarSet(observed(v3, [restarted(third)])).resets[0]!.updated;
+    assert.equal(switched.metadata.annotations!['kruise.io/sidecarset-working-hotupgrade-container'], '{"mesh":"mesh-1"}');
+    assert.deepEqual(images(switched), { 'mesh-1': 'mesh:3', 'mesh-2': 'mesh:empty', main: 'nginx:1' });
+  });
+
+  test('a pod OpenKruise upgraded before a takeover (annotation already on the new container) finishes forward, never back', () => {
+    const v2 = hot('mesh:2', {}, '27');
+    const upgraded = planSidecarSet(observed(v2, [pod(0, hot('mesh:1'))])).upgrades[0]!.updated;
+    upgraded.metadata.annotations!['kruise.io/sidecarset-working-hotupgrade-container'] = '{"mesh":"mesh-2"}';
+    const reset = planSidecarSet(observed(v2, [restarted(upgraded)])).resets[0]!.updated;
+    assert.deepEqual(images(reset), { 'mesh-1': 'mesh:empty', 'mesh-2': 'mesh:2', main: 'nginx:1' });
+    assert.equal(reset.metadata.annotations!['kruise.io/sidecarset-working-hotupgrade-container'], '{"mesh":"mesh-2"}');
+    assert.equal(reset.metadata.annotations!['version.sidecarset.kruise.io/mesh-1'], '0');
+    assert.equal(reset.metadata.annotations!['versionalt.sidecarset.kruise.io/mesh-2'], '0');
   });
 
   test('a finished hot upgrade is reset even when the SidecarSet is paused or NotUpdate', () => {

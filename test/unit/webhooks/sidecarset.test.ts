@@ -117,6 +117,25 @@ describe('SidecarSet validation', () => {
       'spec[0].resourcesPolicy: Invalid value: {"targetContainersMode":"sum","targetContainersNameRegex":".*","resourcesExpr":{"limits":{"cpu":"cpu"}}}: resourcesPolicy and resources cannot be configured together',
     ],
     [
+      'resourcesPolicy expressions are parsed as upstream (variable bound to 1)',
+      sidecarSet({
+        containers: [
+          {
+            name: 'sidecar1',
+            image: 'centos:6.7',
+            resourcesPolicy: {
+              targetContainersMode: 'sum',
+              targetContainersNameRegex: '.*',
+              resourcesExpr: { limits: { cpu: 'max(cpu*50%, 50m)', memory: 'cpu * 2' }, requests: { cpu: '40m * 2m', memory: '0.5 -' } },
+            },
+          },
+        ],
+      }),
+      '[spec[0].resourcesPolicy.resourcesExpr.limits.memory: Invalid value: "cpu * 2": invalid expression: undefined variable: cpu, ' +
+        'spec[0].resourcesPolicy.resourcesExpr.requests.cpu: Invalid value: "40m * 2m": invalid expression: multiplication of two quantities, ' +
+        'spec[0].resourcesPolicy.resourcesExpr.requests.memory: Invalid value: "0.5 -": invalid expression: parse error: syntax error at line 1, col 6]',
+    ],
+    [
       'bad name',
       sidecarSet({}, { name: 'bad_name' }),
       `metadata.name: Invalid value: "bad_name": sidecarset name must consist of alphanumeric characters or '-' (e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')`,
