@@ -132,6 +132,46 @@ describe('SidecarSet', { concurrency: 1 }, () => {
     assert.equal(s.status.updatedPods, 5);
   });
 
+  test('a canary SidecarSet replaces its base in the pods it matches; the others keep the base', async () => {
+    const base = `tracer-${ns}`;
+    const scope = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } };
+    await createSidecarSet(base, {
+      selector: { matchLabels: { 'canary-test': ns } },
+      ...scope,
+      containers: [{ name: 'tracer', image: 'tracer:1.0' }],
+    });
+    await client.create(SidecarSets, {
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'SidecarSet',
+      metadata: {
+        name: `${base}-canary`,
+        annotations: { 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': base },
+      },
+      spec: {
+        selector: { matchLabels: { 'canary-test': ns, track: 'canary' } },
+        ...scope,
+        containers: [{ name: 'tracer', image: 'tracer:2.0' }],
+        updateStrategy: { type: 'NotUpdate' },
+      },
+    });
+    sidecarSetsToDelete.push(`${base}-canary`);
+    // The pod webhook reads SidecarSets from its own cache: wait until a dry-run pod shows the canary.
+    const canaryPod = bare('canary', { 'canary-test': ns, track: 'canary' });
+    await waitFor('the canary injected by the webhook', async () => {
+      const probe = await client.create<Pod>(Pods, canaryPod, { dryRun: true });
+      return image(probe, 'tracer') === 'tracer:2.0';
+    });
+    const [inCanary, stable] = await Promise.all([
+      client.create<Pod>(Pods, canaryPod),
+      client.create<Pod>(Pods, bare('stable', { 'canary-test': ns })),
+    ]);
+    assert.deepEqual(containerNames(inCanary), ['tracer', 'main']);
+    assert.equal(image(inCanary, 'tracer'), 'tracer:2.0');
+    assert.equal(inCanary.metadata.annotations?.['kruise.io/sidecarset-injected-list'], `${base}-canary`);
+    assert.equal(image(stable, 'tracer'), 'tracer:1.0');
+    assert.equal(stable.metadata.annotations?.['kruise.io/sidecarset-injected-list'], base);
+  });
+
   test('resourcesPolicy: the injected sidecar gets resources computed from the app containers; no target refuses the pod', async () => {
     const name = `res-${ns}`;
     // targetContainersNameRegex left out: the CRD defaults it to ".*".

@@ -9,6 +9,8 @@ import {
   ENV_IS_INJECTED,
   ENV_SIDECARSET_VERSION,
   ENV_SIDECARSET_VERSION_ALT,
+  SIDECARSET_BASE_ANNOTATION,
+  SIDECARSET_CANARY_ANNOTATION,
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_HASH_ANNOTATION,
   SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
@@ -52,15 +54,19 @@ export interface SidecarSetInjectionInputs {
   random: () => number;
 }
 
-/** The SidecarSets to inject into a new pod: matching, not paused, at the revision to inject. */
+/** The SidecarSet a canary SidecarSet stands in for, when it is one. */
+const canaryBaseOf = (s: StoredSidecarSet): string | undefined =>
+  s.metadata.annotations?.[SIDECARSET_CANARY_ANNOTATION] === 'true' ? s.metadata.annotations?.[SIDECARSET_BASE_ANNOTATION] : undefined;
+
+/**
+ * The SidecarSets to inject into a new pod: matching, not paused, at the revision to inject. A
+ * canary SidecarSet that matches the pod suppresses its base (spec §6.2 step 2): only the canary's
+ * sidecars are injected.
+ */
 export function sidecarSetsToInject(pod: Pod, inputs: SidecarSetInjectionInputs): StoredSidecarSet[] {
-  const out: StoredSidecarSet[] = [];
-  for (const s of inputs.sidecarSets) {
-    if (s.spec?.injectionStrategy?.paused) continue;
-    if (!podMatchesSidecarSet(pod, s, inputs.namespace)) continue;
-    out.push(suitableRevision(s, pod, inputs));
-  }
-  return out;
+  const matched = inputs.sidecarSets.filter((s) => !s.spec?.injectionStrategy?.paused && podMatchesSidecarSet(pod, s, inputs.namespace));
+  const replacedByCanary = new Set(matched.map(canaryBaseOf).filter((base) => base !== undefined));
+  return matched.filter((s) => !replacedByCanary.has(s.metadata.name)).map((s) => suitableRevision(s, pod, inputs));
 }
 
 /** getSuitableRevisionSidecarSet for CREATE (spec §6.2 step 2). */

@@ -70,6 +70,36 @@ function fakeCache(objects: Record<string, any[]>): AdmissionCache {
 const names = (p: Pod) => p.spec!.containers.map((c) => c.name);
 
 describe('SidecarSet injection', () => {
+  test('a canary SidecarSet matching the pod replaces its base; pods the canary does not match get the base', () => {
+    const base = sidecarSet('mesh', { containers: [{ name: 'mesh', image: 'mesh:1' }] });
+    const canary = sidecarSet(
+      'mesh-canary',
+      {
+        selector: { matchLabels: { app: 'web', canary: 'true' } },
+        containers: [{ name: 'mesh', image: 'mesh:2' }],
+        updateStrategy: { type: 'NotUpdate' },
+      },
+      { metadata: { annotations: { 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': 'mesh' } } },
+    );
+    const inCanary = pod({ labels: { app: 'web', canary: 'true' } });
+    assert.deepEqual(
+      sidecarSetsToInject(inCanary, inputs([base, canary])).map((s) => s.metadata.name),
+      ['mesh-canary'],
+    );
+    inject(inCanary, [base, canary]);
+    assert.equal(inCanary.spec!.containers.find((c) => c.name === 'mesh')?.image, 'mesh:2');
+    assert.equal(inCanary.metadata.annotations?.['kruise.io/sidecarset-injected-list'], 'mesh-canary');
+    assert.deepEqual(
+      sidecarSetsToInject(pod(), inputs([base, canary])).map((s) => s.metadata.name),
+      ['mesh'],
+    );
+    // The annotation must say "true": anything else is an ordinary SidecarSet.
+    canary.metadata.annotations!['apps.kruise.io/sidecarset-canary'] = 'false';
+    assert.deepEqual(
+      sidecarSetsToInject(pod({ labels: { app: 'web', canary: 'true' } }), inputs([base, canary])).map((s) => s.metadata.name),
+      ['mesh', 'mesh-canary'],
+    );
+  });
   test('BeforeAppContainer sidecars go first, AfterAppContainer last, with IS_INJECTED and without sidecar-only fields', () => {
     const p = pod();
     const changed = inject(p, [

@@ -310,6 +310,16 @@ describe('SidecarSet validation', () => {
         '[spec.volumes: Invalid value: "v": volume v is in conflict with sidecarset sidecarset1, spec.patchPodMetadata: Invalid value: "k": annotation k is in conflict with sidecarset sidecarset1]',
       );
     });
+    test('a canary and its base share container, volume and annotation names; other SidecarSets still may not', () => {
+      const shared = { containers: [{ name: 'sidecar1' }], volumes: [{ name: 'v', hostPath: { path: '/b' } }] };
+      const base = other(shared);
+      const canary = sidecarSet({ ...shared, volumes: [{ name: 'v', hostPath: { path: '/a' } }] });
+      canary.metadata.annotations = { 'apps.kruise.io/sidecarset-canary': 'true', 'apps.kruise.io/sidecarset-base': base.metadata.name };
+      assert.equal(msg(validateSidecarSetConflicts(canary, [base])), '');
+      assert.equal(msg(validateSidecarSetConflicts(base, [canary])), '');
+      canary.metadata.annotations['apps.kruise.io/sidecarset-base'] = 'another';
+      assert.match(msg(validateSidecarSetConflicts(canary, [base])), /container sidecar1 already exist in/);
+    });
   });
 
   test('selector overlap (upstream TestSelectorConflict table)', () => {
