@@ -7,6 +7,9 @@
 #   hack/build-binaries.sh --kubelet [--print]
 #                                     the kubelet of the same k8s.io/kubernetes version, for real nodes
 #                                     (`kruise cluster up --real-nodes N`); built on demand
+#   hack/build-binaries.sh --helm [--print]
+#                                     the Helm CLI (hack/helm) that lints, renders and installs
+#                                     charts/kruise-ts; built on demand by the chart tests
 #   hack/build-binaries.sh --peer [--print]
 #                                     the same for OpenKruise's kruise-manager (hack/kruise-peer), the
 #                                     upstream peer of differential tests; test-only, built on demand
@@ -21,6 +24,7 @@ k8s_version=$(awk '/^require k8s.io\/kubernetes /{print $3}' "$here/k8s/go.mod")
 etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2; exit}' "$here/etcd/go.mod")
 kwok_version=$(awk '$1=="sigs.k8s.io/kwok"{print $2; exit}' "$here/kwok/go.mod")
 
+helm_version=$(awk '$1=="helm.sh/helm/v3"{print $2; exit}' "$here/helm/go.mod")
 kruise_version=$(awk '$1=="github.com/openkruise/kruise"{print $2; exit}' "$here/kruise-peer/go.mod")
 
 k8s_dir="$cache/bin/kubernetes-$k8s_version"
@@ -34,7 +38,10 @@ complete() { # dir binaries...
 }
 
 kubelet_dir="$cache/bin/kubelet-$k8s_version"
+helm_dir="$cache/bin/helm-$helm_version"
 
+helm=0
+if [[ "${1:-}" == "--helm" ]]; then helm=1; shift; fi
 peer=0
 if [[ "${1:-}" == "--peer" ]]; then peer=1; shift; fi
 kubelet=0
@@ -43,6 +50,12 @@ if [[ "${1:-}" == "--kubelet" ]]; then kubelet=1; shift; fi
 if [[ $kubelet == 1 && "${1:-}" == "--print" ]]; then
   echo "kubelet=$kubelet_dir"
   complete "$kubelet_dir" kubelet
+  exit $?
+fi
+
+if [[ $helm == 1 && "${1:-}" == "--print" ]]; then
+  echo "helm=$helm_dir"
+  complete "$helm_dir" helm
   exit $?
 fi
 
@@ -105,6 +118,16 @@ if [[ $kubelet == 1 ]]; then
   fi
   log "kubelet ready in $((SECONDS - total_start)) s"
   echo "kubelet=$kubelet_dir"
+  exit 0
+fi
+
+if [[ $helm == 1 ]]; then
+  if ! complete "$helm_dir" helm; then
+    build "helm $helm_version" "$here/helm" "$helm_dir" \
+      "-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version" helm.sh/helm/v3/cmd/helm
+  fi
+  log "helm ready in $((SECONDS - total_start)) s"
+  echo "helm=$helm_dir"
   exit 0
 fi
 

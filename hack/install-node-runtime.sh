@@ -2,7 +2,8 @@
 # Installs what the containerd integration tests and real nodes (`kruise cluster up --real-nodes`,
 # the real-node tests) run on: containerd + runc (the node runtime), docker-registry (a local OCI
 # registry), skopeo + umoci (to build, push and import test images), busybox-static (the images'
-# only binary), the CNI plugins (pod networking on real nodes) and iproute2 (their interfaces).
+# only binary), the CNI plugins (pod networking on real nodes), iproute2 (their interfaces) and
+# iptables (the `kubernetes` Service for their pods).
 # Idempotent: does nothing when all are present.
 # Needs root (apt-get) only when something is missing.
 set -euo pipefail
@@ -17,6 +18,7 @@ declare -A packages=(
   [umoci]=umoci
   [busybox]=busybox-static
   [ip]=iproute2
+  [iptables]=iptables
 )
 
 missing=()

@@ -13,15 +13,15 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { format } from 'prettier';
+import { format, resolveConfig } from 'prettier';
 import { kubectl } from '../src/cluster/local-cluster.ts';
-import { DROPIN_OBJECTS } from '../test/harness/dropin-workloads.ts';
+import { creationOrder, DROPIN_NAMESPACE_LABEL, DROPIN_OBJECTS, unsettled } from '../test/harness/dropin-workloads.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 
 const NAMESPACE = 'golden';
 const out = path.join(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/upstream-v1.8.2/golden.json');
 // As the suite runs it: ImagePullJobs are refused by upstream with the gate off.
-const FEATURE_GATES = 'ImagePullJobGate=true';
+const FEATURE_GATES = 'ImagePullJobGate=true,ResourceDistributionGate=true';
 
 type Obj = {
   metadata: {
@@ -39,21 +39,27 @@ const getJson = async <T = Obj>(args: string[]): Promise<T> => JSON.parse(await 
 try {
   await run(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true']);
   await run(['create', 'namespace', NAMESPACE]);
-  for (const o of DROPIN_OBJECTS) await run(['-n', NAMESPACE, 'create', '-f', '-'], JSON.stringify(o.manifest));
+  await run(['label', 'namespace', NAMESPACE, `${DROPIN_NAMESPACE_LABEL}=true`]);
+  for (const o of creationOrder(DROPIN_OBJECTS)) {
+    if (o.clusterScoped) await run(['delete', o.resource, o.name, '--ignore-not-found', '--wait=true']);
+    await run(o.clusterScoped ? ['create', '-f', '-'] : ['-n', NAMESPACE, 'create', '-f', '-'], JSON.stringify(o.manifest));
+  }
 
   const cloneSets = DROPIN_OBJECTS.filter((o) => o.resource.startsWith('clonesets.'));
   const deadline = Date.now() + 180_000;
   for (;;) {
     const list = await getJson<{
       items: Array<{
-        metadata: { generation: number };
+        metadata: { name: string; generation: number };
         spec: { replicas: number };
         status?: { observedGeneration?: number; updateRevision?: string; updatedReplicas?: number };
       }>;
     }>(['-n', NAMESPACE, 'get', 'clonesets.apps.kruise.io']);
+    // The drop-in CloneSets, not the UnitedDeployments' subset CloneSets.
+    const mine = list.items.filter((cs) => cloneSets.some((o) => o.name === cs.metadata.name));
     const settled =
-      list.items.length === cloneSets.length &&
-      list.items.every(
+      mine.length === cloneSets.length &&
+      mine.every(
         (cs) =>
           cs.status?.observedGeneration === cs.metadata.generation &&
           !!cs.status.updateRevision &&
@@ -72,8 +78,72 @@ try {
     await sleep(1000);
   }
 
+  const others = DROPIN_OBJECTS.filter((o) => !/^(clonesets|imagepulljobs|imagelistpulljobs)\./.test(o.resource));
+  const get = (o: (typeof others)[number]) =>
+    getJson<Obj & { metadata: { generation?: number }; spec?: Record<string, unknown>; status?: Record<string, unknown> }>(
+      o.clusterScoped ? ['get', o.resource, o.name] : ['-n', NAMESPACE, 'get', o.resource, o.name],
+    );
+  for (;;) {
+    const pending = [];
+    for (const o of others) {
+      const why = unsettled(o.resource, await get(o));
+      if (why) pending.push(`${o.name}: ${why}`);
+    }
+    if (pending.length === 0) break;
+    if (Date.now() > deadline + 120_000) throw new Error(`did not settle under upstream: ${pending.join('; ')}`);
+    await sleep(1000);
+  }
   const revisions = (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', 'controllerrevisions'])).items;
   const pods = (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', 'pods'])).items;
+  const ownerOf = (x: Obj) => x.metadata.ownerReferences?.map((r) => `${(r as { kind?: string }).kind}/${r.name}`).join() ?? '';
+  const workloads = {
+    objects: await Promise.all(
+      others.map(async (o) => {
+        const stored = await get(o);
+        return {
+          resource: o.resource,
+          input: o.manifest,
+          stored: {
+            metadata: { labels: stored.metadata.labels, annotations: stored.metadata.annotations },
+            spec: stored.spec,
+            status: stored.status,
+          },
+        };
+      }),
+    ),
+    // Subset workloads of the UnitedDeployments (and every other Kruise workload in the namespace).
+    subsetWorkloads: (
+      await Promise.all(
+        ['clonesets.apps.kruise.io', 'statefulsets.apps.kruise.io'].map(
+          async (r) => (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', r])).items,
+        ),
+      )
+    )
+      .flat()
+      .filter((w) => w.metadata.ownerReferences?.length)
+      .map((w) => ({
+        kind: (w as { kind?: string }).kind,
+        owner: ownerOf(w),
+        labels: w.metadata.labels,
+        annotations: w.metadata.annotations,
+        spec: w.spec,
+      })),
+    revisions: revisions.map((r) => ({
+      owner: ownerOf(r),
+      name: r.metadata.name,
+      labels: r.metadata.labels,
+      annotations: r.metadata.annotations,
+      data: r.data,
+      revision: r.revision,
+    })),
+    pods: pods.map((p) => ({
+      name: p.metadata.name,
+      owner: ownerOf(p),
+      labels: p.metadata.labels,
+      annotations: p.metadata.annotations,
+      spec: p.spec,
+    })),
+  };
   const golden = {
     peer: peer.version,
     regenerate: 'KRUISE_TS_TEST_CLUSTER=<name> node_modules/.bin/node --import tsx hack/upstream-golden.ts',
@@ -103,6 +173,7 @@ try {
         };
       }),
     ),
+    workloads,
     imageListPullJobs: await Promise.all(
       listJobs.map(async (o) => {
         const stored = await getJson<Obj & { spec: unknown }>(['-n', NAMESPACE, 'get', o.resource, o.name]);
@@ -111,8 +182,10 @@ try {
     ),
   };
   // Formatted as `./run.sh lint` checks it.
-  writeFileSync(out, await format(JSON.stringify(golden), { parser: 'json', filepath: out }));
+  writeFileSync(out, await format(JSON.stringify(golden), { ...(await resolveConfig(out)), parser: 'json', filepath: out }));
   process.stdout.write(`wrote ${out}\n`);
 } finally {
+  for (const o of DROPIN_OBJECTS.filter((x) => x.clusterScoped))
+    await run(['delete', o.resource, o.name, '--ignore-not-found']).catch(() => undefined);
   await peer.stop();
 }

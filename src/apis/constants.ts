@@ -236,3 +236,5 @@ export const KRUISE_DAEMON_CONFIG_NAMESPACE = 'kruise-daemon-config';
 export const KRUISE_CONFIGURATION_NAME = 'kruise-configuration';
 /** Key of kruise-configuration listing custom workloads PersistentPodState may target. */
 export const PPS_CUSTOM_WORKLOAD_WHITELIST_KEY = 'PPS_Watch_Custom_Workload_WhiteList';
+/** Key of kruise-configuration listing custom workloads WorkloadSpread may target. */
+export const WS_CUSTOM_WORKLOAD_WHITELIST_KEY = 'WorkloadSpread_Watch_Custom_Workload_WhiteList';

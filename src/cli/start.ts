@@ -4,7 +4,8 @@
 // and no other `kruise start` is using it (the last one to leave stops it then).
 import { Command, InvalidArgumentError, type OptionValues } from 'commander';
 import { up, leave, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
-import { fromKubeconfigFile } from '../runtime/client.ts';
+import { fromDefault, fromKubeconfigFile } from '../runtime/client.ts';
+import { inCluster } from '../runtime/kubeconfig.ts';
 import { logger } from '../runtime/log.ts';
 import { installCRDs } from '../manager/crds.ts';
 import { startManager, type RunningManager } from '../manager/manager.ts';
@@ -26,25 +27,38 @@ export function startCommand(): Command {
       },
       3,
     )
+    .option(
+      '--real-nodes <n>',
+      'real kubelet nodes of the embedded cluster (Linux, root; docs/local-cluster.md#real-nodes)',
+      (v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number >= 0');
+        return n;
+      },
+      0,
+    )
     .option('--keep-cluster', 'leave the embedded cluster running after the manager stops')
     .option('--install-crds', 'install the CRDs before starting (always on for the embedded cluster)')
     .action(async (o: OptionValues) => {
       const cfg = managerConfig(o);
       cfg.kubeconfig ??= process.env.KUBECONFIG || undefined;
-      const embedded = !cfg.kubeconfig;
+      // No kubeconfig: in a pod (the Helm install) the service account's cluster, else the embedded one.
+      const embedded = !cfg.kubeconfig && !inCluster();
       let startedCluster = false;
       let usingCluster = false;
       let manager: RunningManager | undefined;
-      let daemon: RunningDaemon | undefined;
+      const daemons: RunningDaemon[] = [];
       const stopAll = async () => {
-        await daemon?.stop();
+        for (const d of daemons.splice(0)) await d.stop();
         await manager?.stop();
         if (usingCluster) await leave(o.clusterName, process.pid, { tearDown: startedCluster && !o.keepCluster });
       };
 
+      let realNodes: Array<{ name: string; socket: string }> = [];
       const startUp = async () => {
         if (embedded) {
-          const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes, user: process.pid });
+          const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes, realNodes: o.realNodes, user: process.pid });
+          realNodes = state.realNodes ?? [];
           usingCluster = true;
           startedCluster = !reused;
           cfg.kubeconfig = state.kubeconfig;
@@ -53,7 +67,7 @@ export function startCommand(): Command {
           );
         }
         if (embedded || o.installCrds) {
-          const client = fromKubeconfigFile(cfg.kubeconfig!);
+          const client = cfg.kubeconfig ? fromKubeconfigFile(cfg.kubeconfig) : fromDefault();
           const n = await installCRDs(client);
           await client.close();
           logger.info({ crds: n }, 'CRDs installed');
@@ -68,19 +82,26 @@ export function startCommand(): Command {
           },
           'kruise-manager started',
         );
-        // The embedded cluster's nodes are simulated: kruise-daemon runs in this process for all of
-        // them (its metrics show on the manager's endpoint, which shares the registry).
+        // The embedded cluster's KWOK nodes are simulated: kruise-daemon runs in this process for all
+        // of them (its metrics show on the manager's endpoint, which shares the registry). Each real
+        // node gets a real-mode daemon on its own containerd, as its DaemonSet pod would run.
         if (embedded) {
           // Imported only here: a manager on a real cluster does not load the daemon at all.
           const { startDaemon } = await import('../daemon/daemon.ts');
-          daemon = await startDaemon({
-            kubeconfig: cfg.kubeconfig,
-            addr: '0',
-            maxWorkersForPullImage: -1,
-            featureGates: cfg.featureGates,
-            simulated: true,
-            simulatedNodeSelector: DEFAULT_SIMULATED_NODE_SELECTOR,
-          });
+          const common = { kubeconfig: cfg.kubeconfig, addr: '0', maxWorkersForPullImage: -1, featureGates: cfg.featureGates };
+          daemons.push(await startDaemon({ ...common, simulated: true, simulatedNodeSelector: DEFAULT_SIMULATED_NODE_SELECTOR }));
+          for (const node of realNodes) {
+            daemons.push(
+              await startDaemon({
+                ...common,
+                nodeName: node.name,
+                runtimeEndpoint: `unix://${node.socket}`,
+                simulated: false,
+                simulatedNodeSelector: DEFAULT_SIMULATED_NODE_SELECTOR,
+              }),
+            );
+            logger.info({ node: node.name }, 'kruise-daemon started for real node');
+          }
         }
       };
       const startingUp = startUp();

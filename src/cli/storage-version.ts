@@ -33,6 +33,15 @@ export interface MigrationResult {
   storedVersions: string[];
 }
 
+/** `--to openkruise-v1.8`: every CRD at the version OpenKruise v1.8 stores it in. */
+export const OPENKRUISE_V18 = 'openkruise-v1.8';
+/**
+ * v1.8.2 stores every kind at v1alpha1 except Advanced StatefulSet (v1beta1, with v1alpha1 served
+ * through its own conversion, which knows nothing of Kruise TS's residual annotation: an ASTS moved
+ * to v1alpha1 would lose its v1beta1-only fields when upstream reads it back).
+ */
+const OPENKRUISE_V18_STORAGE: Record<string, string> = { 'statefulsets.apps.kruise.io': 'v1beta1' };
+
 /**
  * For each Kruise CRD that serves `to`: make `to` the storage version, rewrite every object (a
  * read and an unchanged write at `to`, which the API server stores in the new encoding), then set
@@ -42,16 +51,19 @@ export interface MigrationResult {
  */
 export async function migrateStorageVersion(
   client: KubeClient,
-  to: string,
+  target: string,
   log: (line: string) => void = () => undefined,
 ): Promise<MigrationResult[]> {
   const crds = (await client.listAll<CRD>(CustomResourceDefinitions)).items.filter((c) => KRUISE_GROUPS.includes(c.spec.group));
-  const lacking = crds.filter((c) => !c.spec.versions.some((v) => v.name === to && v.served));
-  if (lacking.length) throw new Error(`these CRDs do not serve ${to}: ${lacking.map((c) => c.metadata!.name).join(', ')}`);
+  const versionFor = (crd: CRD) => (target === OPENKRUISE_V18 ? (OPENKRUISE_V18_STORAGE[crd.metadata!.name!] ?? 'v1alpha1') : target);
+  const lacking = crds.filter((c) => !c.spec.versions.some((v) => v.name === versionFor(c) && v.served));
+  if (lacking.length)
+    throw new Error(`these CRDs do not serve ${target}: ${lacking.map((c) => `${c.metadata!.name} (${versionFor(c)})`).join(', ')}`);
 
   const results: MigrationResult[] = [];
   for (const crd of crds) {
     const name = crd.metadata!.name!;
+    const to = versionFor(crd);
     if (!crd.spec.versions.find((v) => v.name === to)!.storage) {
       crd.spec.versions = crd.spec.versions.map((v) => ({ ...v, storage: v.name === to }));
       await client.update(CustomResourceDefinitions, crd);
@@ -107,7 +119,10 @@ export function storageVersionCommand(): Command {
     .description(
       'make --to the storage version of every Kruise CRD, rewrite every object at it and trim status.storedVersions to it; run it while Kruise TS still serves conversion',
     )
-    .requiredOption('--to <version>', 'the version to store (v1alpha1 before applying OpenKruise v1.8 CRDs)')
+    .requiredOption(
+      '--to <version>',
+      `the version to store, or ${OPENKRUISE_V18} (before applying OpenKruise v1.8's CRDs: v1beta1 for Advanced StatefulSet, v1alpha1 for the rest)`,
+    )
     .option('--kubeconfig <path>', 'kubeconfig of the cluster (default: $KUBECONFIG)')
     .action(async (o: { to: string; kubeconfig?: string }) => {
       const kubeconfig = o.kubeconfig ?? process.env.KUBECONFIG;

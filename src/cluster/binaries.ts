@@ -102,3 +102,16 @@ export function ensureKubelet(log: (line: string) => void): string {
   const dir = r.stdout.trim().split('\n').pop()!.split('=', 2)[1]!;
   return path.join(dir, 'kubelet');
 }
+
+/** The Helm CLI (charts/kruise-ts: lint, template, install), building it first when missing. */
+export function ensureHelm(log: (line: string) => void): string {
+  let r = spawnSync('bash', [buildScript, '--helm', '--print'], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    log('Building helm from the Go module proxy (once; cached in ~/.cache/kruise-ts)');
+    r = spawnSync('bash', [buildScript, '--helm'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status === 127) throw new Error('the Go toolchain is not installed; it is needed once to build helm');
+    if (r.status !== 0) throw new Error(`building helm failed (exit ${r.status}); see the build output above`);
+  }
+  const dir = /^helm=(.*)$/m.exec(r.stdout)![1]!;
+  return path.join(dir, 'helm');
+}

@@ -517,6 +517,9 @@ function launchControlPlane(state: ClusterState, bins: Binaries, launch: (c: Com
     `--kubelet-client-key=${pki('admin.key')}`,
     // Node names do not resolve here; real nodes report their IP.
     '--kubelet-preferred-address-types=InternalIP,Hostname',
+    // No kube-proxy: webhooks and conversion served through a Service (the Helm install) are
+    // dialled at a ready endpoint's pod IP, which the host reaches over the real nodes' bridges.
+    '--enable-aggregator-routing=true',
     // Raised so benchmarks and 1000-replica tests measure our code, not the default inflight caps.
     '--max-requests-inflight=1600',
     '--max-mutating-requests-inflight=800',

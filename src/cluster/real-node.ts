@@ -39,6 +39,7 @@ const REQUIRED_COMMANDS: Record<string, string> = {
   umoci: 'umoci',
   busybox: 'busybox-static',
   ip: 'iproute2',
+  iptables: 'iptables',
   mount: 'mount',
 };
 
@@ -88,6 +89,12 @@ function idOf(cluster: string): string {
   return createHash('sha256').update(cluster).digest('hex').slice(0, 8);
 }
 
+/** The `kubernetes` Service: the first address of the API server's --service-cluster-ip-range. */
+export const KUBERNETES_SERVICE = { ip: '10.96.0.1', port: 443 } as const;
+
+/** Every pod address of the cluster's real nodes (each node takes a /26 of it). */
+export const realPodRangeOf = (cluster: string) => `10.246.${slotOf(cluster)}.0/24`;
+
 /** The interface carrying the cluster's node IPs (names are at most 15 characters). */
 export const nodeIpInterfaceOf = (cluster: string) => `ktn${idOf(cluster)}`;
 const bridgeOf = (cluster: string, index: number) => `ktb${idOf(cluster)}${index}`;
@@ -120,6 +127,7 @@ export async function startRealNodes(
   const began = Date.now();
   const layout = cachedImageLayout(log);
   ensureNodeIpInterface(cluster.name);
+  ensureKubernetesServiceRoute(cluster);
   const nodes: RealNodeState[] = [];
   const started: Started[] = [];
   try {
@@ -134,6 +142,65 @@ export async function startRealNodes(
   }
   log(`cluster "${cluster.name}": ${nodes.length} real node(s) Ready in ${((Date.now() - began) / 1000).toFixed(1)}s`);
   return nodes;
+}
+
+/**
+ * In-cluster clients (client-go's, ours) dial the `kubernetes` Service at $KUBERNETES_SERVICE_HOST.
+ * With no kube-proxy, one NAT rule does its job for the cluster's pods: connections from the real
+ * nodes' pod range to 10.96.0.1:443 go to the API server on 127.0.0.1 (its serving certificate
+ * already names 10.96.0.1). Scoped by source range, so several clusters' rules coexist; reaching a
+ * loopback address from a bridge needs route_localnet on the pod bridges (see ensurePodBridge).
+ */
+function ensureKubernetesServiceRoute(cluster: ClusterRef): void {
+  const rule = kubernetesServiceRule(cluster.name, Number(new URL(cluster.server).port));
+  if (spawnSync('iptables', ['-t', 'nat', '-C', 'PREROUTING', ...rule], { stdio: 'ignore' }).status !== 0)
+    sh('iptables', ['-t', 'nat', '-A', 'PREROUTING', ...rule]);
+}
+
+function kubernetesServiceRule(cluster: string, apiserverPort: number): string[] {
+  return [
+    '-s',
+    realPodRangeOf(cluster),
+    '-d',
+    `${KUBERNETES_SERVICE.ip}/32`,
+    '-p',
+    'tcp',
+    '--dport',
+    String(KUBERNETES_SERVICE.port),
+    '-m',
+    'comment',
+    '--comment',
+    serviceRuleComment(cluster),
+    '-j',
+    'DNAT',
+    '--to-destination',
+    `127.0.0.1:${apiserverPort}`,
+  ];
+}
+
+const serviceRuleComment = (cluster: string) => `kruise-ts:${cluster}`;
+
+/** Deletes the cluster's NAT rules, found by their comment (so also after a crash lost the port). */
+function removeKubernetesServiceRoute(cluster: string): void {
+  const listed = spawnSync('iptables', ['-t', 'nat', '-S', 'PREROUTING'], { encoding: 'utf8' });
+  if (listed.status !== 0) return;
+  const comment = serviceRuleComment(cluster);
+  for (const line of listed.stdout.split('\n')) {
+    const args = line.split(/\s+/).map((a) => a.replace(/^"|"$/g, ''));
+    if (args[0] !== '-A' || !args.includes(comment)) continue;
+    spawnSync('iptables', ['-t', 'nat', '-D', ...args.slice(1)], { stdio: 'ignore' });
+  }
+}
+
+/**
+ * The node's pod bridge, made before CNI's bridge plugin (which adopts an existing bridge of its
+ * name) so that route_localnet can be set on it: the kernel otherwise drops packets from the pods
+ * that the `kubernetes` Service rule sends to 127.0.0.1.
+ */
+function ensurePodBridge(bridge: string): void {
+  if (spawnSync('ip', ['link', 'show', bridge], { stdio: 'ignore' }).status !== 0) sh('ip', ['link', 'add', bridge, 'type', 'bridge']);
+  writeFileSync(`/proc/sys/net/ipv4/conf/${bridge}/route_localnet`, '1');
+  sh('ip', ['link', 'set', bridge, 'up']);
 }
 
 function ensureNodeIpInterface(cluster: string): void {
@@ -166,6 +233,7 @@ async function startRealNode(
     mkdirSync(path.join(dir, d), { recursive: true });
   const socket = path.join(dir, 'containerd', 'containerd.sock');
   const bridge = bridgeOf(cluster.name, index);
+  ensurePodBridge(bridge);
   writeFileSync(
     path.join(dir, 'cni/net.d/10-kruise-ts.conflist'),
     JSON.stringify(
@@ -379,6 +447,7 @@ export async function stopRealNodes(cluster: Pick<ClusterRef, 'name' | 'runDir'>
   }
   unmountUnder(nodesDir);
   for (const link of linksOf(cluster.name)) spawnSync('ip', ['link', 'delete', link], { stdio: 'ignore' });
+  if (nodeDirs.length) removeKubernetesServiceRoute(cluster.name);
 }
 
 /** Kills and deletes every task and container in the CRI namespace; returns the sandboxes' network namespace paths. */

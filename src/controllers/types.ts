@@ -9,6 +9,7 @@ import type { SharedInformerFactory } from '../runtime/informer.ts';
 import type { Access } from '../runtime/rbac.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
+import type { RestMapper } from '../runtime/restmapper.ts';
 
 export interface ControllerDeps {
   /** This controller's own client: user agent kruise-manager/<controller>, its own QPS/burst budget. */
@@ -32,6 +33,11 @@ export interface ControllerDeps {
   managerNamespace: string;
   /** Controller-specific manager flags. */
   flags: Readonly<ControllerFlags>;
+  /**
+   * The process's kind → resource mapper (API discovery, cached): how controllers address workloads
+   * they know only by apiVersion + kind (third-party CRDs a targetRef or whitelist names).
+   */
+  restMapper: RestMapper;
   /** Whether the API server serves a Kruise kind (same naming as ControllerSetup.kinds). */
   served(kind: string): boolean;
   /**

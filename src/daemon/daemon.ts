@@ -1,7 +1,8 @@
 // kruise-daemon (spec §21): one process per node on real clusters, talking CRI to the node's
 // runtime; or, with --simulated, one process for every simulated node of the local cluster. Either
 // way it runs the same sub-controllers — containerrecreate (CRRs), imagepuller (NodeImage),
-// containermeta (env from metadata) and podprobe (NodePodProbe) — against a ContainerRuntime, and serves /healthz and /metrics
+// containermeta (env from metadata) and podprobe (NodePodProbe) — against a ContainerRuntime (simulated: plus the
+// kubelet's launch barrier), and serves /healthz and /metrics
 // on --addr (upstream :10221).
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { fromDefault, fromKubeconfigFile, Pods, type KubeClient } from '../runtime/client.ts';
@@ -22,6 +23,7 @@ import { podProbeController } from './podprobe/controller.ts';
 import type { DaemonConfig } from './options.ts';
 import { RuntimeUnavailableError, type ContainerRuntime, type PodRef } from './runtime/types.ts';
 import { selectedNodesScope, singleNodeScope } from './scope.ts';
+import { barrierController } from './simulated/barrier.ts';
 import { SimulatedNodes } from './simulated/runtime.ts';
 
 export interface RunningDaemon {
@@ -112,6 +114,8 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
     if (features.InPlaceUpdateEnvFromMetadata) controllers.push(containerMetaController(ctx));
     if (features.PodProbeMarkerGate) controllers.push(podProbeController(ctx));
   }
+  // On simulated nodes the daemon also plays the kubelet holding containers at their launch barrier.
+  if (cfg.simulated) controllers.push(barrierController(ctx));
 
   // /healthz (caches synced, runtime answering) and /metrics on one port, as upstream's --addr.
   let synced = false;

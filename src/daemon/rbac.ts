@@ -1,6 +1,6 @@
 // kruise-daemon's RBAC, next to the sub-controllers that need it (config/rbac/daemon.yaml is
 // generated from this by hack/gen-rbac.ts).
-import { ContainerRecreateRequests, Events, NodeImages, NodePodProbes, Nodes, Pods, Secrets } from '../runtime/client.ts';
+import { ConfigMaps, ContainerRecreateRequests, Events, NodeImages, NodePodProbes, Nodes, Pods, Secrets } from '../runtime/client.ts';
 import { access, READ, type Access } from '../runtime/rbac.ts';
 
 export const daemonAccess: readonly Access[] = [
@@ -19,6 +19,8 @@ export const daemonAccess: readonly Access[] = [
   // Prober: its node's NodePodProbe, whose status it writes.
   access(NodePodProbes, READ),
   access(NodePodProbes, ['update', 'patch'], 'status'),
+  // Simulated nodes: the kubelet's launch barrier reads the pod's <pod>-barrier ConfigMap.
+  access(ConfigMaps, ['get']),
   access(Events, ['create', 'patch']),
   // --metrics-secure on :10221.
   { group: 'authentication.k8s.io', resources: ['tokenreviews'], verbs: ['create'] },

@@ -17,6 +17,7 @@ import {
   fromKubeconfigFile,
   Namespaces,
   isAlreadyExists,
+  isConflict,
   isForbidden,
   isNotFound,
   type KubeClient,
@@ -45,6 +46,7 @@ import { parseApiVersion } from '../apis/registry.ts';
 import { allControllers } from '../controllers/index.ts';
 import type { ControllerDeps, ControllerRunner } from '../controllers/types.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
+import { RestMapper } from '../runtime/restmapper.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
 import { parseAddr } from '../util/addr.ts';
@@ -156,8 +158,11 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     await webhookInformers.whenStopped();
   });
   const served = await servedKruiseKinds(client);
+  // One discovery cache for the process (webhooks and every leadership term's controllers).
+  const restMapper = new RestMapper(client);
   const admissionCache = informerAdmissionCache(webhookInformers, {
     syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
+    mapper: restMapper,
     serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
   });
   if (features.PodWebhook)
@@ -201,7 +206,13 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const proxy = cfg.webhookClientMode === 'url' ? await closeOnFailure(findWebhookProxy(client)) : undefined;
   const ownAddress = { host: cfg.webhookHost, port: server.port() };
   const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', ...(proxy ?? ownAddress) } : serviceMode;
-  const webhookReady = webhookReadinessCheck({ port: server.port(), host: cfg.webhookHost || '127.0.0.1', ca: () => certs.caCert });
+  const webhookReady = webhookReadinessCheck({
+    port: server.port(),
+    host: cfg.webhookHost || '127.0.0.1',
+    // In service mode the certificate names the Service, not the address dialled here.
+    servername: cfg.webhookClientMode === 'service' ? servingName : undefined,
+    ca: () => certs.caCert,
+  });
   probes?.addReadyzCheck('webhook', webhookReady);
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
   if (proxy) {
@@ -216,7 +227,17 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // in line, would never be elected. Point it at this manager first — a leader-only write, so only
   // when no other replica holds the Lease (docs/migrate-from-openkruise.md).
   if (await mayWriteBeforeElection(cfg, client, namespace, identity)) {
-    const updated = await ensureCRDConversion(client, clientMode, certs.caCert);
+    // Replicas starting together (a Helm install) race on these writes: a conflict means another
+    // wrote first, so go again on what it wrote rather than fail start-up.
+    let updated: string[];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        updated = await ensureCRDConversion(client, clientMode, certs.caCert);
+        break;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 5) throw err;
+      }
+    }
     if (updated.length) log.info({ crds: updated }, 'pointed CRD conversion at this manager before syncing caches');
   }
 
@@ -251,6 +272,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
         managerNamespace: namespace,
         flags: cfg,
         served: (kind) => served.has(kind),
+        restMapper,
         pubBudget,
       };
       return { name: c.name, runner: c.setup(deps) };
@@ -282,6 +304,9 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
       registrations: allRegistrations,
       features,
       clientMode,
+      // In a pod (service mode) the installation owns the configurations, as upstream's chart does.
+      createConfigurations: cfg.webhookClientMode === 'url',
+      timeoutSeconds: cfg.webhookTimeoutSeconds,
       managerNamespace: namespace,
       certDir,
       secret,

@@ -59,6 +59,8 @@ export interface ManagerConfig {
   webhookPort: number;
   webhookHost: string;
   webhookCertDir: string;
+  /** timeoutSeconds of every webhook that sets none of its own (the pod webhook keeps its 10 s). */
+  webhookTimeoutSeconds: number;
   /** How the API server reaches the webhooks: `url` (https://<host>:<port>, local clusters) or `service`. */
   webhookClientMode: 'url' | 'service';
   identity?: string;
@@ -196,6 +198,18 @@ export function addManagerFlags(cmd: Command): Command {
     .option('--webhook-cert-dir <dir>', 'where the webhook serving certificate is written', '')
     .addOption(
       new Option(
+        '--webhook-timeout-seconds <n>',
+        "timeoutSeconds of the webhook configurations' webhooks (the chart's webhookConfiguration.timeoutSeconds; the pod webhook keeps 10)",
+      )
+        .argParser((v) => {
+          const n = int(v);
+          if (n < 1 || n > 30) throw new InvalidArgumentError('must be between 1 and 30');
+          return n;
+        })
+        .default(10),
+    )
+    .addOption(
+      new Option(
         '--webhook-client-mode <mode>',
         'how the API server reaches the webhooks (default: service in a pod without --kubeconfig, else url)',
       ).choices(['url', 'service']),
@@ -242,6 +256,7 @@ export function managerConfig(o: OptionValues, env: Readonly<Record<string, stri
     webhookPort: o.webhookPort,
     webhookHost: o.webhookHost ?? (clientMode === 'url' ? '127.0.0.1' : ''),
     webhookCertDir: o.webhookCertDir,
+    webhookTimeoutSeconds: o.webhookTimeoutSeconds,
     webhookClientMode: clientMode,
     identity: o.identity,
   };

@@ -63,6 +63,21 @@ export interface Scale extends KubeObject {
   status?: { replicas: number; selector?: string };
 }
 
+/** One resource of a discovery document; subresources are named `<resource>/<sub>`. */
+export interface APIResource {
+  name: string;
+  namespaced: boolean;
+  kind: string;
+  verbs?: string[];
+  group?: string;
+  version?: string;
+}
+
+export interface APIResourceList {
+  groupVersion: string;
+  resources: APIResource[];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Resource addressing
 
@@ -446,6 +461,20 @@ export class KubeClient {
   async get<T extends KubeObject>(type: ResourceType, name: string, opts: GetOptions = {}): Promise<T> {
     const path = this.path(type, opts.namespace, name, opts.subresource);
     return this.json<T>('GET', path, { resourceVersion: opts.resourceVersion }, undefined, opts.signal);
+  }
+
+  /**
+   * The discovery document of one group version (GET /apis/<group>/<version>, /api/<version> for
+   * the core group): undefined when the server does not serve it.
+   */
+  async discoverResources(group: string, version: string, signal?: AbortSignal): Promise<APIResourceList | undefined> {
+    const path = (group ? ['apis', group, version] : ['api', version]).map(encodeURIComponent).join('/');
+    try {
+      return await this.json<APIResourceList>('GET', path, {}, undefined, signal);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   /** One page of a list (or all of it when no limit is given). Items get apiVersion/kind filled in. */

@@ -66,6 +66,11 @@ const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** Projected service-account tokens rotate; re-reading the file once a minute follows them (client-go's period). */
 const TOKEN_FILE_REREAD_MS = 60_000;
 
+/** In a pod with a service account: the API server is $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT. */
+export function inCluster(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  return !!env.KUBERNETES_SERVICE_HOST && !!env.KUBERNETES_SERVICE_PORT && fs.existsSync(path.join(SERVICE_ACCOUNT_DIR, 'token'));
+}
+
 /** The current context of one kubeconfig file. */
 export function accessFromKubeconfigFile(file: string): ClusterAccess {
   return accessFromFiles(readKubeconfigs([file]));
@@ -79,7 +84,7 @@ export function accessFromDefault(): ClusterAccess {
   if (fs.existsSync(home)) return accessFromKubeconfigFile(home);
   const host = process.env.KUBERNETES_SERVICE_HOST;
   const port = process.env.KUBERNETES_SERVICE_PORT;
-  if (host && port && fs.existsSync(path.join(SERVICE_ACCOUNT_DIR, 'token'))) {
+  if (host && port && inCluster()) {
     return {
       server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
       tls: { ca: fs.readFileSync(path.join(SERVICE_ACCOUNT_DIR, 'ca.crt')) },

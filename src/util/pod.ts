@@ -51,6 +51,11 @@ export function isPodReady(pod: PodFacts): boolean {
   return getPodReadyCondition(pod)?.status === 'True';
 }
 
+/** Phase Running and condition Ready (upstream util.IsRunningAndReady). */
+export function isRunningAndReady(pod: PodFacts): boolean {
+  return pod.status?.phase === 'Running' && isPodReady(pod);
+}
+
 /** When a ready pod became ready; undefined when not ready or the time is unset. */
 export function podReadyTime(pod: PodFacts): number | undefined {
   if (!isPodReady(pod)) return undefined;

@@ -1,6 +1,7 @@
 // Which pods a PodUnavailableBudget covers and how many it expects (pubControl.GetPodsForPub and
 // controllerfinder): by targetRef — a Deployment (through its ReplicaSets), ReplicaSet, StatefulSet,
-// CloneSet, Advanced StatefulSet, or any other workload the lookup can read replicas for — or by
+// CloneSet, Advanced StatefulSet, or any other workload with a scale subresource (its pods are those
+// naming it as controller, else, when none does, those its Scale's selector matches) — or by
 // selector, whose expected count is the sum of the replicas of the distinct workloads owning the
 // matched pods. Pods matching ignoredPodSelector are left out; protectTotalReplicas overrides the count.
 import type { LabelSelector, OwnerReference, Pod, Stored } from '../apis/core-objects.ts';
@@ -11,6 +12,11 @@ import { apiGroupOf, isPodIgnoredByPub, type StoredPub } from './pub.ts';
 /** A workload as the budget reads it: replicas and selector (spec, or a Scale's status). */
 export type Workload = Stored<{
   spec?: { replicas?: number | null; selector?: LabelSelector | null };
+  /**
+   * The selector a workload read through its scale subresource reports (status.selector): upstream
+   * finds such a workload's pods by it when no pod names the workload as controller.
+   */
+  scaleSelector?: LabelSelector;
 }>;
 
 /** What resolving reads; informer caches in production, plain objects in unit tests. */
@@ -57,6 +63,16 @@ export async function workloadOfPod(
   return { ref, workload };
 }
 
+/** The pods a selector matches; a malformed or empty selector matches none. */
+function podsSelectedBy(ls: LabelSelector, pods: Pod[]): Pod[] {
+  try {
+    const selector = labelSelectorAsSelector(ls);
+    return selector.isEverything() ? [] : pods.filter((p) => selector.matches(p.metadata.labels));
+  } catch {
+    return [];
+  }
+}
+
 export async function resolvePubTargets(pub: StoredPub, cache: PubTargetCache): Promise<PubTargets> {
   const ns = pub.metadata.namespace ?? '';
   const keep = (pods: Pod[]) => pods.filter((p) => isPodActive(p) && !isPodIgnoredByPub(pub, p));
@@ -72,6 +88,7 @@ export async function resolvePubTargets(pub: StoredPub, cache: PubTargetCache): 
       owned = cache.podsOwnedBy(workload.metadata.uid ?? '');
     }
     owned = owned.filter((p) => p.metadata.namespace === ns);
+    if (!owned.length && workload.scaleSelector) owned = podsSelectedBy(workload.scaleSelector, cache.podsIn(ns));
     return { pods: keep(owned), totalReplicas: override ?? replicasOf(workload) };
   }
   if (!pub.spec?.selector) return { pods: [], totalReplicas: 0 };

@@ -5,6 +5,7 @@
 // write) is src/runtime/pub-budget.ts.
 
 import {
+  ENV_IS_INJECTED,
   POD_UNAVAILABLE_LABEL_PREFIX,
   PUB_NO_PROTECT_ANNOTATION,
   PUB_PROTECT_OPERATIONS_ANNOTATION,
@@ -17,7 +18,7 @@ import { checkInPlaceUpdateCompleted } from './inplaceupdate.ts';
 import { getScaledValueFromIntOrPercent } from './intstr.ts';
 import { labelSelectorAsSelector, type Labels } from './labelselector.ts';
 import { isPodActive, isPodReady } from './pod.ts';
-import { metaTime } from './sidecarset.ts';
+import { injectedSidecarSetNames, isSidecarUpdateCompleted, metaTime } from './sidecarset.ts';
 
 export type StoredPub = Stored<PodUnavailableBudget>;
 
@@ -58,8 +59,8 @@ export function isPubPodReady(pod: Pod): boolean {
 
 /**
  * Whether the pod's containers run what its spec says (pubControl.IsPodStateConsistent): a
- * container pinned by digest must report that digest; otherwise the in-place update, if any, must
- * have finished.
+ * container pinned by digest must report that digest; otherwise neither a SidecarSet's in-place
+ * sidecar upgrade nor the workload's in-place update may be unfinished.
  */
 export function isPodStateConsistent(pod: Pod): boolean {
   const containers = pod.spec?.containers ?? [];
@@ -75,6 +76,12 @@ export function isPodStateConsistent(pod: Pod): boolean {
     if (!status?.imageID?.endsWith(digest)) return false;
   }
   if (allDigest) return true;
+  // Sidecars a SidecarSet is still upgrading in place: the pod is not yet running what its spec says.
+  const sidecarSets = injectedSidecarSetNames(pod);
+  const sidecars = new Set(
+    containers.filter((c) => c.env?.some((e) => e.name === ENV_IS_INJECTED && e.value === 'true')).map((c) => c.name),
+  );
+  if (sidecarSets.length && sidecars.size && !isSidecarUpdateCompleted(pod, sidecarSets, sidecars)) return false;
   return checkInPlaceUpdateCompleted(pod) === undefined;
 }
 

@@ -66,30 +66,30 @@ export function cloneSetRevisionData(cs: CloneSet): string {
 
 // Go's json.Marshal of a typed struct: fields in declaration order, omitempty ones dropped when
 // empty, non-pointer structs always written. Only the fields Go's types know survive a decode.
-type Field = [key: string, encoded: string | undefined];
-const goStruct = (fields: Field[]) =>
+export type Field = [key: string, encoded: string | undefined];
+export const goStruct = (fields: Field[]) =>
   `{${fields
     .filter((f): f is [string, string] => f[1] !== undefined)
     .map(([k, v]) => `${marshalGoJSON(k)}:${v}`)
     .join(',')}}`;
-const str = (v: unknown) => (typeof v === 'string' ? marshalGoJSON(v) : undefined);
-const omitEmptyStr = (v: unknown) => (typeof v === 'string' && v !== '' ? marshalGoJSON(v) : undefined);
-const requiredStr = (v: unknown) => marshalGoJSON(typeof v === 'string' ? v : '');
-const nonEmptyList = (v: unknown, item: (x: unknown) => string) =>
+export const str = (v: unknown) => (typeof v === 'string' ? marshalGoJSON(v) : undefined);
+export const omitEmptyStr = (v: unknown) => (typeof v === 'string' && v !== '' ? marshalGoJSON(v) : undefined);
+export const requiredStr = (v: unknown) => marshalGoJSON(typeof v === 'string' ? v : '');
+export const nonEmptyList = (v: unknown, item: (x: unknown) => string) =>
   Array.isArray(v) && v.length > 0 ? `[${v.map(item).join(',')}]` : undefined;
-const nonEmptyMap = (v: unknown, value: (x: unknown) => unknown) =>
+export const nonEmptyMap = (v: unknown, value: (x: unknown) => unknown) =>
   isObject(v) && Object.keys(v).length > 0
     ? marshalGoJSON(Object.fromEntries(Object.entries(v).map(([k, x]) => [k, value(x)])))
     : undefined;
 
 /** A quantity as Go marshals it once decoded: canonical text (invalid text is kept; Go would not have decoded it). */
-function goQuantity(v: unknown): unknown {
+export function goQuantity(v: unknown): unknown {
   if (typeof v !== 'string' && typeof v !== 'number') return v;
   const q = tryParseQuantity(String(v));
   return q ? formatQuantity(q) : v;
 }
 
-function goLabelSelector(v: unknown): string | undefined {
+export function goLabelSelector(v: unknown): string | undefined {
   if (!isObject(v)) return undefined;
   return goStruct([
     ['matchLabels', nonEmptyMap(v.matchLabels, (x) => x)],

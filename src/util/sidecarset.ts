@@ -9,6 +9,7 @@ import {
   SIDECARSET_HASH_ANNOTATION,
   SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
   SIDECARSET_INJECTED_LIST_ANNOTATION,
+  SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION,
   SIDECARSET_NAME_REVISION_LABEL,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER_ANNOTATION,
 } from '../apis/constants.ts';
@@ -101,6 +102,45 @@ export function isPodSidecarUpdated(s: StoredSidecarSet, pod: Pick<Pod, 'metadat
   return sidecarSetHashOf(s) === podSidecarSetHash(s.metadata.name, pod);
 }
 
+/** One SidecarSet's entry of kruise.io/sidecarset-inplace-update-state (InPlaceUpdateState). */
+export interface SidecarUpdateState {
+  revision: string;
+  updateTimestamp: string | null;
+  /** The imageID each sidecar ran before its last in-place image change. */
+  lastContainerStatuses: Record<string, { imageID?: string }> | null;
+}
+
+/** kruise.io/sidecarset-inplace-update-state by SidecarSet name: {} when absent, undefined when malformed. */
+export function sidecarUpdateStatesOf(pod: Pick<Pod, 'metadata'>): Record<string, SidecarUpdateState> | undefined {
+  const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION];
+  if (raw === undefined) return {};
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, SidecarUpdateState>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * IsSidecarContainerUpdateCompleted: no container of `containers` still runs the imageID recorded
+ * before an in-place image change by one of `sidecarSets` while its spec asks for another image. A
+ * pod never upgraded in place (no record) is complete; a malformed record is not.
+ */
+export function isSidecarUpdateCompleted(pod: Pod, sidecarSets: Iterable<string>, containers: ReadonlySet<string>): boolean {
+  const states = sidecarUpdateStatesOf(pod);
+  if (!states) return false;
+  const last: Record<string, { imageID?: string }> = {};
+  for (const name of sidecarSets) Object.assign(last, states[name]?.lastContainerStatuses);
+  const images = new Map(pod.spec?.containers.map((c) => [c.name, c.image]));
+  for (const cs of pod.status?.containerStatuses ?? []) {
+    if (!containers.has(cs.name)) continue;
+    const old = last[cs.name];
+    if (old && (old.imageID ?? '') === (cs.imageID ?? '') && images.get(cs.name) !== cs.image) return false;
+  }
+  return true;
+}
+
 /** The SidecarSet names in kruise.io/sidecarset-injected-list. */
 export function injectedSidecarSetNames(pod: Pick<Pod, 'metadata'>): string[] {
   const v = pod.metadata.annotations?.[SIDECARSET_INJECTED_LIST_ANNOTATION];
@@ -147,6 +187,16 @@ export function hotUpgradeWorkInfo(pod: Pick<Pod, 'metadata'>): Record<string, s
   } catch {
     return {};
   }
+}
+
+/**
+ * GetPodHotUpgradeContainers: the pod container of a hot-upgrade sidecar that works now (the
+ * annotation names it; `<name>-2` when it names neither) and the other one (idle: the empty image,
+ * or the older version while an upgrade is in flight).
+ */
+export function podHotUpgradeContainers(sidecarName: string, pod: Pick<Pod, 'metadata'>): { work: string; other: string } {
+  const [name1, name2] = hotUpgradeContainerNames(sidecarName);
+  return hotUpgradeWorkInfo(pod)[sidecarName] === name1 ? { work: name1, other: name2 } : { work: name2, other: name1 };
 }
 
 /** The names of the sidecars a SidecarSet keeps in a pod's containers (hot-upgrade pairs expanded). */

@@ -14,6 +14,7 @@ import {
 import type { LabelSelector, PodTemplateSpec } from '../apis/core.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import { type FieldError, invalid, required } from '../apis/field-errors.ts';
+import { parseCustomWorkloadWhitelist, type CustomWorkload } from '../util/custom-workloads.ts';
 import { labelSelectorAsSelector, validateLabelSelector } from '../util/labelselector.ts';
 import { AdmissionDenied, type AdmissionReader } from '../runtime/webhook/types.ts';
 import { regexError } from './podtemplate.ts';
@@ -137,23 +138,10 @@ export function groupOf(apiVersion: string | undefined): string {
   return parts.length === 2 ? parts[0]! : '';
 }
 
-export interface CustomWorkload {
-  Group?: string;
-  Kind?: string;
-  group?: string;
-  kind?: string;
-}
-
-/** The whitelisted custom workloads from kruise-configuration (none without a reader). */
+/** A whitelist of kruise-configuration (none without a reader); malformed JSON fails the request, as upstream. */
 export async function customWorkloadWhitelist(reader: AdmissionReader | undefined, key: string): Promise<CustomWorkload[]> {
   if (!reader) return [];
   const ns = process.env[ENV_POD_NAMESPACE] || DEFAULT_KRUISE_NAMESPACE;
   const cm = await reader.get<{ data?: Record<string, string> }>('v1', 'ConfigMap', KRUISE_CONFIGURATION_NAME, ns);
-  const raw = cm?.data?.[key];
-  if (!raw) return [];
-  return (JSON.parse(raw) as { workloads?: CustomWorkload[] }).workloads ?? [];
-}
-
-export function isWhitelisted(ref: { apiVersion?: string; kind?: string }, whitelist: readonly CustomWorkload[]): boolean {
-  return whitelist.some((w) => (w.Kind ?? w.kind) === ref.kind && (w.Group ?? w.group ?? '') === groupOf(ref.apiVersion));
+  return parseCustomWorkloadWhitelist(cm?.data?.[key]);
 }

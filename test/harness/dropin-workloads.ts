@@ -8,13 +8,40 @@ export interface DropInObject {
   resource: string;
   name: string;
   manifest: Record<string, unknown>;
+  /** Cluster-scoped: created once, before the namespaced objects (a SidecarSet must exist before the pods it injects). */
+  clusterScoped?: boolean;
 }
+
+/** Namespaces that hold drop-in objects carry this label: the ResourceDistribution targets them. */
+export const DROPIN_NAMESPACE_LABEL = 'kruise-ts.io/dropin';
 
 const CLONESET = 'clonesets.apps.kruise.io';
 const IMAGEPULLJOB = 'imagepulljobs.apps.kruise.io';
 const IMAGELISTPULLJOB = 'imagelistpulljobs.apps.kruise.io';
 
 const IMAGE = 'registry.example/app:v1';
+const group = 'apps.kruise.io';
+
+function kruiseObject(
+  resource: string,
+  apiVersion: string,
+  kind: string,
+  name: string,
+  spec: Record<string, unknown>,
+  extra: Partial<DropInObject> = {},
+): DropInObject {
+  return {
+    resource: `${resource}.${resource.startsWith('podunavailablebudgets') ? 'policy.kruise.io' : group}`,
+    name,
+    manifest: { apiVersion, kind, metadata: { name }, spec },
+    ...extra,
+  };
+}
+
+const podTemplate = (labels: Record<string, string>, spec: Record<string, unknown> = {}) => ({
+  metadata: { labels },
+  spec: { containers: [{ name: 'main', image: IMAGE }], ...spec },
+});
 
 /** The quantity notations whose stored form is compared with upstream's (Go resource.Quantity canonical text). */
 export const QUANTITY_NOTATIONS = [
@@ -198,4 +225,174 @@ export const DROPIN_OBJECTS: DropInObject[] = [
       },
     },
   },
+  // The kinds beyond CloneSet and the image jobs. The SidecarSet injects into the Advanced
+  // StatefulSet's pods (label sidecar=log); the WorkloadSpread spreads cs-recreate's pods, the PUB
+  // guards cs-inplace's, the PersistentPodState records asts-web's.
+  kruiseObject(
+    'sidecarsets',
+    'apps.kruise.io/v1alpha1',
+    'SidecarSet',
+    'sidecar-log',
+    {
+      selector: { matchLabels: { sidecar: 'log' } },
+      containers: [
+        {
+          name: 'log-agent',
+          image: 'registry.example/log-agent:v1',
+          args: ['--dir=/var/log/app'],
+          ports: [{ name: 'metrics', containerPort: 9000 }],
+          env: [{ name: 'LOG_DIR', value: '/var/log/app' }],
+          resources: { limits: { cpu: '0.5', memory: '128Mi' } },
+          readinessProbe: { httpGet: { path: '/ready', port: 9000 }, periodSeconds: 5 },
+          lifecycle: { preStop: { exec: { command: ['sleep', '1'] } } },
+          volumeMounts: [{ name: 'logs', mountPath: '/var/log/app' }],
+        },
+      ],
+      volumes: [{ name: 'logs', emptyDir: {} }],
+      updateStrategy: { type: 'RollingUpdate', maxUnavailable: 1 },
+    },
+    { clusterScoped: true },
+  ),
+  kruiseObject(
+    'resourcedistributions',
+    'apps.kruise.io/v1alpha1',
+    'ResourceDistribution',
+    'rd-config',
+    {
+      resource: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared-config' }, data: { 'app.properties': 'mode=prod' } },
+      targets: { namespaceLabelSelector: { matchLabels: { [DROPIN_NAMESPACE_LABEL]: 'true' } } },
+    },
+    { clusterScoped: true },
+  ),
+  kruiseObject('statefulsets', 'apps.kruise.io/v1beta1', 'StatefulSet', 'asts-web', {
+    replicas: 2,
+    serviceName: 'asts-web',
+    podManagementPolicy: 'Parallel',
+    selector: { matchLabels: { app: 'asts-web' } },
+    template: podTemplate({ app: 'asts-web', sidecar: 'log' }, { readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] }),
+    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: 1 } },
+  }),
+  kruiseObject('daemonsets', 'apps.kruise.io/v1alpha1', 'DaemonSet', 'ads-agent', {
+    selector: { matchLabels: { app: 'ads-agent' } },
+    template: podTemplate({ app: 'ads-agent' }, { containers: [{ name: 'agent', image: IMAGE, resources: { requests: { cpu: '0.1' } } }] }),
+    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+  }),
+  kruiseObject('broadcastjobs', 'apps.kruise.io/v1alpha1', 'BroadcastJob', 'bj-once', {
+    template: podTemplate({ app: 'bj-once' }, { restartPolicy: 'Never' }),
+    parallelism: 1,
+    completionPolicy: { type: 'Always' },
+  }),
+  // Never due while the test runs (1 January, 03:00): what is compared is that nothing is created.
+  kruiseObject('advancedcronjobs', 'apps.kruise.io/v1alpha1', 'AdvancedCronJob', 'acj-yearly', {
+    schedule: '0 3 1 1 *',
+    template: { broadcastJobTemplate: { spec: { template: podTemplate({ app: 'acj-yearly' }, { restartPolicy: 'Never' }) } } },
+  }),
+  kruiseObject('uniteddeployments', 'apps.kruise.io/v1alpha1', 'UnitedDeployment', 'ud-cs', {
+    replicas: 3,
+    selector: { matchLabels: { app: 'ud-cs' } },
+    template: {
+      cloneSetTemplate: {
+        metadata: { labels: { app: 'ud-cs' } },
+        spec: {
+          selector: { matchLabels: { app: 'ud-cs' } },
+          template: podTemplate(
+            { app: 'ud-cs' },
+            { containers: [{ name: 'main', image: IMAGE, resources: { requests: { memory: '1024Mi' } } }] },
+          ),
+          updateStrategy: { type: 'InPlaceIfPossible' },
+        },
+      },
+    },
+    topology: {
+      subsets: [
+        { name: 'subset-a', replicas: 1, tolerations: [{ key: 'dedicated', operator: 'Exists' }] },
+        { name: 'subset-b', patch: { metadata: { labels: { subset: 'b' } } } },
+      ],
+    },
+  }),
+  // v1.8.2's Adaptive field name (unschedulableLastSeconds; unschedulableDuration after 1.8).
+  kruiseObject('uniteddeployments', 'apps.kruise.io/v1alpha1', 'UnitedDeployment', 'ud-adaptive', {
+    replicas: 2,
+    selector: { matchLabels: { app: 'ud-adaptive' } },
+    template: {
+      advancedStatefulSetTemplate: {
+        metadata: { labels: { app: 'ud-adaptive' } },
+        spec: {
+          selector: { matchLabels: { app: 'ud-adaptive' } },
+          podManagementPolicy: 'Parallel',
+          template: podTemplate({ app: 'ud-adaptive' }),
+        },
+      },
+    },
+    topology: {
+      subsets: [{ name: 'first', maxReplicas: 1 }, { name: 'second' }],
+      scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 20, unschedulableLastSeconds: 120 } },
+    },
+  }),
+  kruiseObject('workloadspreads', 'apps.kruise.io/v1alpha1', 'WorkloadSpread', 'ws-recreate', {
+    targetRef: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'cs-recreate' },
+    subsets: [
+      { name: 'first', maxReplicas: 1, patch: { metadata: { labels: { spread: 'first' } } } },
+      { name: 'rest', patch: { metadata: { labels: { spread: 'rest' } } } },
+    ],
+  }),
+  kruiseObject('podunavailablebudgets', 'policy.kruise.io/v1alpha1', 'PodUnavailableBudget', 'pub-inplace', {
+    selector: { matchLabels: { app: 'cs-inplace' } },
+    maxUnavailable: '50%',
+  }),
+  kruiseObject('persistentpodstates', 'apps.kruise.io/v1alpha1', 'PersistentPodState', 'pps-web', {
+    targetRef: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'asts-web' },
+    requiredPersistentTopology: { nodeTopologyKeys: ['kubernetes.io/hostname'] },
+    persistentPodStateRetentionPolicy: 'WhenDeleted',
+  }),
 ];
+
+/**
+ * Creation order: cluster-scoped objects first (the SidecarSet must exist before the pods it
+ * injects), then the policies (WorkloadSpread, PUB, PersistentPodState: pods are matched when
+ * created), then the workloads.
+ */
+export function creationOrder(objects: readonly DropInObject[]): DropInObject[] {
+  const rank = (o: DropInObject) =>
+    o.clusterScoped ? 0 : /^(workloadspreads|podunavailablebudgets|persistentpodstates)\./.test(o.resource) ? 1 : 2;
+  return [...objects].sort((a, b) => rank(a) - rank(b));
+}
+
+type Settling = {
+  metadata: { generation?: number };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+};
+
+/** Why an object has not settled yet under a manager (undefined once it has), by kind. */
+export function unsettled(resource: string, o: Settling): string | undefined {
+  const s = o.status ?? {};
+  const kind = resource.split('.')[0];
+  if (kind === 'imagepulljobs' || kind === 'imagelistpulljobs') return undefined;
+  if (kind === 'advancedcronjobs') return s.type ? undefined : 'no status.type';
+  if (kind === 'broadcastjobs') return s.completionTime ? undefined : 'not complete';
+  if (kind === 'resourcedistributions')
+    return (s.desired as number) > 0 && s.succeeded === s.desired ? undefined : `${String(s.succeeded)}/${String(s.desired)} distributed`;
+  if (s.observedGeneration !== o.metadata.generation) return 'observedGeneration behind';
+  const replicas = o.spec?.replicas as number | undefined;
+  switch (kind) {
+    case 'clonesets':
+      return s.readyReplicas === replicas && s.updatedReadyReplicas === (s.expectedUpdatedReplicas ?? replicas) ? undefined : 'not ready';
+    case 'statefulsets':
+      return s.readyReplicas === replicas && s.updatedReplicas === replicas ? undefined : 'not ready';
+    case 'uniteddeployments':
+      return s.readyReplicas === replicas && s.updatedReplicas === replicas ? undefined : 'not ready';
+    case 'daemonsets':
+      return (s.desiredNumberScheduled as number) > 0 &&
+        s.numberReady === s.desiredNumberScheduled &&
+        s.updatedNumberScheduled === s.desiredNumberScheduled
+        ? undefined
+        : 'not ready';
+    case 'sidecarsets':
+      return (s.matchedPods as number) > 0 && s.updatedPods === s.matchedPods ? undefined : 'pods not injected';
+    case 'persistentpodstates':
+      return Object.keys((s.podStates as object) ?? {}).length > 0 ? undefined : 'no pod states';
+    default:
+      return undefined;
+  }
+}

@@ -19,11 +19,10 @@ import {
 } from '../../src/runtime/client.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
+import { DAEMON_MARKER, startSimulatedDaemon } from './simulated-daemon.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
 
 const MANAGER_MARKER = 'src/cli/kruise.ts';
-const DAEMON_MARKER = '--simulated';
-const SUITE_DAEMON_FEATURE_GATES = process.env.KRUISE_TS_TEST_DAEMON_FEATURE_GATES ?? '';
 
 async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; daemonPid: number }> {
   const { state, reused } = await up({ name: TEST_CLUSTER, nodes: 3 });
@@ -102,48 +101,6 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
   }
 }
 
-/** Starts `kruise daemon --simulated` and waits until its /healthz answers (caches synced). */
-async function startSimulatedDaemon(kubeconfig: string, logFile: string): Promise<number> {
-  const [port] = await freePorts(1);
-  const daemon = startProcess(
-    'kruise-daemon',
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(repoRoot, MANAGER_MARKER),
-      'daemon',
-      '--simulated',
-      '--kubeconfig',
-      kubeconfig,
-      '--addr',
-      `127.0.0.1:${port}`,
-      '--feature-gates',
-      SUITE_DAEMON_FEATURE_GATES,
-    ],
-    logFile,
-    { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' },
-  );
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (daemon.exited)
-      throw new Error(
-        `the kruise daemon exited (${JSON.stringify(daemon.exited)}) during test setup; last lines of ${logFile}:\n${tail(logFile, 30)}`,
-      );
-    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return daemon.pid;
-    if (Date.now() > deadline) {
-      await stopProcesses([daemon.pid], 2000);
-      throw new Error(`the kruise daemon did not become healthy within 60s; last lines of ${logFile}:\n${tail(logFile, 30)}`);
-    }
-    await sleep(250);
-  }
-}
-
-/** Simulated daemons of this cluster: the suite's, and any a test restarted in its place. */
 function simulatedDaemons(kubeconfig: string): number[] {
   const daemons = processesMentioning(DAEMON_MARKER);
   return processesMentioning(kubeconfig).filter((pid) => daemons.includes(pid));

@@ -18,12 +18,6 @@ import { ensureUpstreamPeer } from '../../src/cluster/binaries.ts';
 /** Differences we keep on purpose: the case ids they cover, and why. */
 const DELIBERATE: Array<{ ids: RegExp; reason: string }> = [
   {
-    // v1.8.2 names the field unschedulableLastSeconds; the spec (§9.1, upstream master) names it
-    // unschedulableDuration, so ours prunes v1.8.2's name and never decodes a value for it.
-    ids: /^UnitedDeployment\/v1alpha1 CREATE spec\.topology\.scheduleStrategy\.adaptive\.unschedulableLastSeconds=2147483648$/,
-    reason: "v1.8.2's unschedulableLastSeconds is the spec's unschedulableDuration (master's name)",
-  },
-  {
     // Spec §3.10: minReadySeconds ≥ 0 and revisionHistoryLimit ≥ 0. Upstream v1.8.2 (and master)
     // accept negatives, which its controller then reads as "no history" / "ready at once".
     ids: /^CloneSet\/v1alpha1 (CREATE|UPDATE) spec\.(minReadySeconds|revisionHistoryLimit)=-1$/,

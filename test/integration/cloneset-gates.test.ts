@@ -22,7 +22,9 @@ const ns = 'default';
 
 before(async () => {
   await cluster.up();
-  await cluster.startManager();
+  // The launch-priority test needs it: the simulated runtime starts a container held at its
+  // barrier only once the key exists.
+  await Promise.all([cluster.startManager(), cluster.startDaemon()]);
 });
 
 after(() => cluster.down());

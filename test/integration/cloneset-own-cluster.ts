@@ -9,11 +9,13 @@ import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import { waitFor } from '../harness/cluster.ts';
 import { defaultedByWebhook } from '../harness/webhook-ready.ts';
+import { startSimulatedDaemon } from '../harness/simulated-daemon.ts';
 
 export class OwnCluster {
   state!: ClusterState;
   client!: KubeClient;
   manager: Started | undefined;
+  private daemonPid: number | undefined;
   private startedCluster = false;
 
   constructor(
@@ -72,6 +74,11 @@ export class OwnCluster {
     return m;
   }
 
+  /** A simulated kruise-daemon for the cluster's KWOK nodes (launch-priority barriers, CRRs…). */
+  async startDaemon(): Promise<void> {
+    this.daemonPid = await startSimulatedDaemon(this.state.kubeconfig, path.join(this.state.runDir, 'logs', 'kruise-daemon.log'));
+  }
+
   async killManager(): Promise<void> {
     const m = this.manager;
     if (!m) return;
@@ -82,6 +89,7 @@ export class OwnCluster {
 
   async down(): Promise<void> {
     if (this.manager && isAlive(this.manager.pid)) await stopProcesses([this.manager.pid], 5000);
+    if (this.daemonPid && isAlive(this.daemonPid)) await stopProcesses([this.daemonPid], 5000);
     await this.client?.close();
     if (this.startedCluster && process.env.KRUISE_TS_KEEP_CLUSTER !== '1') await down(this.name, { quiet: true });
   }

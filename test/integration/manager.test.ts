@@ -10,6 +10,7 @@ import YAML from 'yaml';
 import { kinds } from '../../src/apis/registry.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
 import { apply, kubectl, kubectlJson, createNamespace, deleteNamespace, waitFor } from '../harness/cluster.ts';
+import { SUITE_WORKLOADSPREAD_WHITELIST, WORKLOADSPREAD_WHITELIST_KEY } from '../harness/custom-workloads.ts';
 
 type Obj = any;
 const examplesDir = path.join(repoRoot, 'examples');
@@ -48,11 +49,7 @@ describe('Kruise API machinery through the manager', { concurrency: false }, () 
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'kruise-configuration', namespace: 'kruise-system' },
-      data: {
-        WorkloadSpread_Watch_Custom_Workload_WhiteList: JSON.stringify({
-          workloads: [{ Group: 'kubeflow.org', Kind: 'TFJob', replicasPath: 'spec.tfReplicaSpecs.Worker.replicas' }],
-        }),
-      },
+      data: { [WORKLOADSPREAD_WHITELIST_KEY]: SUITE_WORKLOADSPREAD_WHITELIST },
     });
     // The ContainerRecreateRequest example targets this pod.
     await apply({
@@ -73,7 +70,6 @@ describe('Kruise API machinery through the manager', { concurrency: false }, () 
   });
 
   after(async () => {
-    await kubectl(['-n', 'kruise-system', 'delete', 'configmap', 'kruise-configuration', '--ignore-not-found']);
     for (const n of [...created, ns]) await deleteNamespace(n);
   });
 

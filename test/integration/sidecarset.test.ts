@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pod } from '../../src/apis/core-objects.ts';
 import { fromKubeconfigFile, Pods, SidecarSets, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest } from './cloneset-helpers.ts';
 
@@ -199,5 +200,88 @@ describe('SidecarSet', { concurrency: 1 }, () => {
       },
       120_000,
     );
+  });
+
+  test('hot upgrade: the new image goes to the idle container, the old one is reset only after it runs, the pod is never NotReady', async () => {
+    const name = `hot-${ns}`;
+    const hotSidecar = (image: string) => ({
+      name: 'mesh',
+      image,
+      upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'mesh:empty' },
+    });
+    await createSidecarSet(name, {
+      selector: { matchLabels: { app: 'hot' } },
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+      containers: [hotSidecar('mesh:1.0')],
+    });
+    await client.create(Pods, bare('hot-0', { app: 'hot' }));
+    const injected = await waitFor('the hot pod runs mesh-1', async () => {
+      const p = await client.get<Pod>(Pods, 'hot-0', { namespace: ns });
+      return isReady(p) && statusImage(p, 'mesh-1') === 'mesh:1.0' && p;
+    });
+    assert.deepEqual(containerNames(injected), ['mesh-1', 'mesh-2', 'main']);
+    assert.equal(image(injected, 'mesh-2'), 'mesh:empty');
+    assert.equal(injected.metadata.annotations?.['kruise.io/sidecarset-working-hotupgrade-container'], '{"mesh":"mesh-1"}');
+    assert.deepEqual(
+      injected.spec!.containers[0]!.env!.map((e) => e.name),
+      ['IS_INJECTED', 'SIDECARSET_VERSION', 'SIDECARSET_VERSION_ALT'],
+    );
+
+    // Every state of the pod from here on, as a watch delivers it.
+    const states: Pod[] = [];
+    const abort = new AbortController();
+    const factory = new SharedInformerFactory(client, {});
+    const informer = factory.informerFor<Pod>(Pods, { namespace: ns, labelSelector: 'app=hot' });
+    informer.addEventHandler({
+      onAdd: (p) => void states.push(p),
+      onUpdate: (_o, p) => void states.push(p),
+    });
+    factory.start(abort.signal);
+    try {
+      await factory.waitForCacheSync(abort.signal);
+      await client.patch(
+        SidecarSets,
+        name,
+        { spec: { containers: [hotSidecar('mesh:2.0')] } },
+        { patchType: 'application/merge-patch+json' },
+      );
+      const done = await waitFor(
+        'mesh-2 works on mesh:2.0 and mesh-1 is back on the empty image',
+        async () => {
+          const p = await client.get<Pod>(Pods, 'hot-0', { namespace: ns });
+          return (
+            image(p, 'mesh-1') === 'mesh:empty' && statusImage(p, 'mesh-1') === 'mesh:empty' && statusImage(p, 'mesh-2') === 'mesh:2.0' && p
+          );
+        },
+        60_000,
+      );
+      await waitFor('status: updated and ready', async () => {
+        const s = await client.get<SidecarSetObj>(SidecarSets, name);
+        return s.status?.updatedReadyPods === 1 && s.status.matchedPods === 1;
+      });
+      assert.equal(done.metadata.uid, injected.metadata.uid);
+      const a = done.metadata.annotations!;
+      assert.equal(a['kruise.io/sidecarset-working-hotupgrade-container'], '{"mesh":"mesh-2"}');
+      assert.equal(a['version.sidecarset.kruise.io/mesh-1'], '0');
+      assert.equal(a['versionalt.sidecarset.kruise.io/mesh-2'], '0');
+      assert.ok(Number(a['version.sidecarset.kruise.io/mesh-2']) > 1, 'mesh-2 carries the SidecarSet resourceVersion');
+
+      await sleep(500);
+      const serving = (p: Pod) =>
+        p.status?.containerStatuses?.filter((c) => c.name.startsWith('mesh-') && c.ready && c.image !== 'mesh:empty').map((c) => c.image) ??
+        [];
+      for (const p of states) {
+        assert.ok(isReady(p), `the pod is Ready at rv ${p.metadata.resourceVersion}`);
+        assert.ok(serving(p).length >= 1, `a mesh container serves at rv ${p.metadata.resourceVersion}`);
+      }
+      const firstReset = states.findIndex((p) => image(p, 'mesh-1') === 'mesh:empty');
+      const newRunning = states.findIndex((p) => statusImage(p, 'mesh-2') === 'mesh:2.0');
+      assert.ok(
+        newRunning >= 0 && firstReset > newRunning,
+        `mesh-1 reset (state ${firstReset}) after mesh-2 ran mesh:2.0 (state ${newRunning})`,
+      );
+    } finally {
+      abort.abort();
+    }
   });
 });

@@ -14,6 +14,22 @@ import { templateHash } from '../../src/controllers/imagelistpulljob/plan.ts';
 import { cloneSetRevisionData, newCloneSetRevision, volumeClaimTemplatesHash } from '../../src/util/revision-data.ts';
 import { CONTROLLER_REVISION_HASH_KEY, shortHash } from '../../src/util/revision.ts';
 import { setDefaultsCloneSetV1alpha1 } from '../../src/webhooks/cloneset/mutating.ts';
+import type { SidecarSet } from '../../src/apis/apps/sidecarset.ts';
+import type { StatefulSet } from '../../src/apis/apps/statefulset.ts';
+import type { DaemonSet } from '../../src/apis/apps/daemonset.ts';
+import type { UnitedDeployment } from '../../src/apis/apps/uniteddeployment.ts';
+import type { Pod, Stored } from '../../src/apis/core-objects.ts';
+import { convert } from '../../src/apis/conversion/index.ts';
+import { chooseRevisions as chooseDaemonSetRevisions, newDaemonSetRevision } from '../../src/controllers/daemonset/revisions.ts';
+import { newUnitedDeploymentRevision } from '../../src/controllers/uniteddeployment/plan.ts';
+import { newTemplateRevision } from '../../src/util/revision-data.ts';
+import {
+  podSidecarSetControllerRevision,
+  podSidecarSetHash,
+  podSidecarSetHashWithoutImage,
+  sidecarSetRevisionName,
+} from '../../src/util/sidecarset.ts';
+import { sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/webhooks/sidecarset/mutating.ts';
 import { QUANTITY_NOTATIONS } from '../harness/dropin-workloads.ts';
 
 interface GoldenCloneSet {
@@ -113,6 +129,103 @@ describe(`golden values from upstream ${golden.peer}`, () => {
   for (const j of golden.imageListPullJobs) {
     it(`ImageListPullJob ${j.input.metadata?.name} template hash ${j.templateHash}`, () => {
       assert.equal(templateHash({ ...j.input, spec: j.spec } as Parameters<typeof templateHash>[0]), j.templateHash);
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// The other kinds (golden.workloads): what v1.8.2 stored and computed. Under Kruise TS the
+// controllers read every object through the conversion webhook at v1beta1, so each value is
+// computed from upstream's stored object converted as the API server would serve it to us.
+
+interface GoldenWorkloads {
+  objects: Array<{
+    resource: string;
+    input: { kind: string; metadata: { name: string } };
+    stored: { metadata: { annotations?: Record<string, string> }; spec: Record<string, unknown>; status: Record<string, unknown> };
+  }>;
+  revisions: Array<{ owner: string; name: string; labels: Record<string, string>; data: unknown }>;
+  pods: Array<{ name: string; owner: string; labels: Record<string, string>; annotations?: Record<string, string> }>;
+}
+const workloads = (golden as unknown as { workloads: GoldenWorkloads }).workloads;
+
+/** The object as our controllers see it after a takeover: upstream's stored v1alpha1 (or v1beta1) converted to v1beta1. */
+function servedToKruiseTS<T>(o: GoldenWorkloads['objects'][number], apiVersion = (o.input as { apiVersion?: string }).apiVersion!): T {
+  const stored = {
+    apiVersion,
+    kind: o.input.kind,
+    metadata: { ...o.stored.metadata, name: o.input.metadata.name, namespace: 'golden' },
+    spec: o.stored.spec,
+    status: o.stored.status,
+  };
+  return convert(stored, 'apps.kruise.io/v1beta1') as T;
+}
+const goldenObject = (kind: string, name: string) =>
+  workloads.objects.find((o) => o.input.kind === kind && o.input.metadata.name === name)!;
+const goldenRevisions = (owner: string) => workloads.revisions.filter((r) => r.owner === owner);
+
+describe(`golden values from upstream ${golden.peer}: the other kinds`, () => {
+  it('Advanced StatefulSet: revision name, controller.kubernetes.io/hash, pod controller-revision-hash', () => {
+    const set = servedToKruiseTS<StatefulSet>(goldenObject('StatefulSet', 'asts-web'));
+    const [rev] = goldenRevisions('StatefulSet/asts-web');
+    const ours = newTemplateRevision(
+      { apiVersion: set.apiVersion, kind: 'StatefulSet', metadata: set.metadata, template: set.spec?.template },
+      1,
+      0,
+    );
+    assert.equal(ours.metadata.name, rev.name);
+    assert.equal(ours.metadata.labels![CONTROLLER_REVISION_HASH_KEY], rev.labels[CONTROLLER_REVISION_HASH_KEY]);
+    assert.deepEqual(ours.data, rev.data);
+    for (const p of workloads.pods.filter((x) => x.owner === 'StatefulSet/asts-web'))
+      assert.equal(p.labels['controller-revision-hash'], rev.name);
+  });
+
+  // v1.8.2 names a DaemonSet revision by ComputeHash (FNV over spew's dump of the Go PodTemplateSpec
+  // struct), not by the data bytes; Kruise TS names its own revisions from the bytes. What keeps a
+  // takeover still is constructHistory: an existing revision whose data equals the template is the
+  // current one, with its hash label — so upstream's revision, hash and pod labels are kept.
+  it('Advanced DaemonSet: upstream revision data equals ours, and its revision and hash are reused (no new revision)', () => {
+    const o = goldenObject('DaemonSet', 'ads-agent');
+    const ds = servedToKruiseTS<DaemonSet>(o);
+    const [rev] = goldenRevisions('DaemonSet/ads-agent');
+    assert.deepEqual(newDaemonSetRevision(ds, 1, 0).data, rev.data);
+    const choice = chooseDaemonSetRevisions(ds, [
+      { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: rev.name, labels: rev.labels }, data: rev.data, revision: 1 },
+    ]);
+    assert.equal(choice.newRevision, undefined);
+    assert.equal(choice.current.metadata.name, rev.name);
+    assert.equal(choice.hash, o.stored.status.daemonSetHash);
+    for (const p of workloads.pods.filter((x) => x.owner === 'DaemonSet/ads-agent'))
+      assert.equal(p.labels['controller-revision-hash'], choice.hash);
+  });
+
+  it('SidecarSet: kruise.io/sidecarset-hash, -without-image, revision name (on the SidecarSet and its injected pods)', () => {
+    const o = goldenObject('SidecarSet', 'sidecar-log');
+    const s = servedToKruiseTS<SidecarSet>(o);
+    const annotations = o.stored.metadata.annotations!;
+    assert.equal(sidecarSetHash(s), annotations['kruise.io/sidecarset-hash']);
+    assert.equal(sidecarSetHashWithoutImage(s), annotations['kruise.io/sidecarset-hash-without-image']);
+    const revisionName = sidecarSetRevisionName(s as Parameters<typeof sidecarSetRevisionName>[0], 0);
+    assert.equal(revisionName, o.stored.status.latestRevision);
+    const injected = workloads.pods.filter((p) => p.annotations?.['kruise.io/sidecarset-hash']);
+    assert.ok(injected.length > 0);
+    for (const { annotations: podAnnotations } of injected) {
+      const pod: Pick<Pod, 'metadata'> = { metadata: { annotations: podAnnotations } };
+      assert.equal(podSidecarSetHash('sidecar-log', pod), sidecarSetHash(s));
+      assert.equal(podSidecarSetHashWithoutImage('sidecar-log', pod), sidecarSetHashWithoutImage(s));
+      assert.equal(podSidecarSetControllerRevision('sidecar-log', pod), revisionName);
+    }
+  });
+
+  for (const name of ['ud-cs', 'ud-adaptive']) {
+    it(`UnitedDeployment ${name}: revision name (hashed over the v1alpha1 template as v1.8.2 marshals it), subset workloads' revision label`, () => {
+      const ud = servedToKruiseTS<Stored<UnitedDeployment>>(goldenObject('UnitedDeployment', name));
+      const [rev] = goldenRevisions(`UnitedDeployment/${name}`);
+      const ours = newUnitedDeploymentRevision(ud, 1, ud.status?.collisionCount ?? 0);
+      assert.deepEqual(ours.data, rev.data);
+      assert.equal(ours.metadata.name, rev.name);
+      for (const p of workloads.pods.filter((x) => x.labels['apps.kruise.io/subset-name'] && x.labels.app === name))
+        assert.equal(p.labels['apps.kruise.io/controller-revision-hash'], rev.name);
     });
   }
 });

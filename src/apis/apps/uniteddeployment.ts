@@ -86,6 +86,12 @@ const Topology = Type.Object({
         Type.Object({
           rescheduleCriticalSeconds: Opt(Int32({ description: 'Defaults to 30.' })),
           unschedulableDuration: Opt(Int32({ description: 'Defaults to 300.' })),
+          unschedulableLastSeconds: Opt(
+            Int32({
+              description:
+                "OpenKruise v1.8's name for unschedulableDuration, accepted as a drop-in; unschedulableDuration wins when both are set.",
+            }),
+          ),
           reserveUnschedulablePods: Opt(Bool()),
         }),
       ),

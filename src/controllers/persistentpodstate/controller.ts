@@ -5,7 +5,7 @@
 // workload's kruise.io/auto-generate-persistent-pod-state annotations ask for (work-queue keys
 // `<ns>/generate#<apiVersion>#<kind>#<name>`, as upstream). Pods becoming ready or going away,
 // workload scaling, deletion and annotation changes re-run the PersistentPodState concerned.
-import type { Node, Pod, Stored } from '../../apis/core-objects.ts';
+import type { ConfigMap, Node, Pod, Stored } from '../../apis/core-objects.ts';
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import {
   APPS_GROUP,
@@ -13,25 +13,39 @@ import {
   INJECTED_PERSISTENT_POD_STATE_ANNOTATION,
   PERSISTENT_POD_ANNOTATIONS_ANNOTATION,
   PREFERRED_PERSISTENT_TOPOLOGY_ANNOTATION,
+  KRUISE_CONFIGURATION_NAME,
+  PPS_CUSTOM_WORKLOAD_WHITELIST_KEY,
   REQUIRED_PERSISTENT_TOPOLOGY_ANNOTATION,
 } from '../../apis/constants.ts';
 import {
   AdvancedStatefulSets,
+  ConfigMaps,
   Nodes,
   PersistentPodStates,
   Pods,
   StatefulSets,
+  resourceTypeKey,
   type KubeClient,
   type KubeObject,
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import {
+  OwnerUIDIndex,
+  splitKey,
+  unwrapDeleted,
+  waitForCacheSync,
+  type EventHandler,
+  type SharedIndexInformer,
+} from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
+import type { ResourceMapping } from '../../runtime/restmapper.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { replicasRange, type OrdinalsView } from '../../util/ordinals.ts';
+import { realClock } from '../../util/clock.ts';
+import { parseCustomWorkloadWhitelist, isWhitelisted, type CustomWorkload } from '../../util/custom-workloads.ts';
+import { replicasRange, type OrdinalRange, type OrdinalsView } from '../../util/ordinals.ts';
 import { apiGroupOf, persistentPodStateFor, type StoredPersistentPodState } from '../../util/persistentpodstate.ts';
 import { isPodReady } from '../../util/pod.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
@@ -46,6 +60,13 @@ export interface PersistentPodStateCache {
   listStates(namespace: string): StoredPersistentPodState[];
   /** The StatefulSet of that group ('apps' or 'apps.kruise.io'), namespace and name. */
   getWorkload(group: string, namespace: string, name: string): Workload | undefined;
+  /**
+   * A workload of a kind PPS_Watch_Custom_Workload_WhiteList lists (found by API discovery);
+   * undefined when it does not exist. Throws when the kind is not served.
+   */
+  customWorkload(apiVersion: string, kind: string, namespace: string, name: string): Promise<Workload | undefined>;
+  /** PPS_Watch_Custom_Workload_WhiteList of kruise-configuration (empty when absent or malformed). */
+  whitelist(): CustomWorkload[];
   /** Pods whose controller reference is the workload. */
   podsOf(workload: Workload): Pod[];
   getNode(name: string): Node | undefined;
@@ -62,6 +83,8 @@ export interface PersistentPodStateReconcilerDeps {
 }
 
 const STATEFULSET_GROUPS = new Set(['apps', APPS_GROUP]);
+/** How soon a whitelisted kind that could not be watched is tried again. */
+const WHITELIST_RETRY_MS = 5_000;
 
 export class PersistentPodStateReconciler {
   private readonly executor: PersistentPodStateExecutor;
@@ -81,35 +104,48 @@ export class PersistentPodStateReconciler {
     if (requeue !== undefined) return { requeueAfter: requeue };
     const ref = pps.spec?.targetRef;
     const group = apiGroupOf(ref?.apiVersion);
-    if (!ref || ref.kind !== 'StatefulSet' || !STATEFULSET_GROUPS.has(group)) {
-      // Whitelisted custom workloads are admitted but not followed: say so rather than record nothing silently.
+    const statefulSet = ref?.kind === 'StatefulSet' && STATEFULSET_GROUPS.has(group);
+    if (!ref || (!statefulSet && !isWhitelisted(ref, cache.whitelist()))) {
+      // Admitted against a whitelist that no longer lists the kind: say so rather than record nothing silently.
       recorder.event(
         pps,
         'Warning',
         'UnsupportedWorkload',
         'Record',
-        `targetRef ${ref?.apiVersion}/${ref?.kind} is not a StatefulSet; pod states are not recorded`,
+        `targetRef ${ref?.apiVersion}/${ref?.kind} is neither a StatefulSet nor in PPS_Watch_Custom_Workload_WhiteList; pod states are not recorded`,
       );
       return {};
     }
-    const set = cache.getWorkload(group, namespace, ref.name);
-    const workload: TargetWorkload | undefined = set && {
-      deleting: !!set.metadata.deletionTimestamp,
-      // apps/v1 StatefulSets always honour ordinals.start and have no reserved ordinals.
-      replicas: replicasRange(set, { StatefulSetStartOrdinal: group === 'apps' || this.deps.startOrdinal }),
-    };
-    const status = planPodStates({ pps, workload, pods: set ? cache.podsOf(set) : [], node: (n) => cache.getNode(n) });
+    const set = statefulSet
+      ? cache.getWorkload(group, namespace, ref.name)
+      : await cache.customWorkload(ref.apiVersion, ref.kind, namespace, ref.name);
+    // A custom workload has spec.replicas (0 when absent, as upstream's StatefulSet-like finder) and no reserved ordinals.
+    const replicas =
+      set &&
+      (statefulSet ? replicasRange(set, { StatefulSetStartOrdinal: group === 'apps' || this.deps.startOrdinal }) : customReplicas(set));
+    const workload: TargetWorkload | undefined = set && replicas && { deleting: !!set.metadata.deletionTimestamp, replicas };
+    // apps/v1 StatefulSets always honour ordinals.start and have no reserved ordinals.
+    const pods = set && (statefulSet || replicas!.end > replicas!.start) ? cache.podsOf(set) : [];
+    const status = planPodStates({ pps, workload, pods, node: (n) => cache.getNode(n) });
     return this.executor.writeStates(pps, status);
   }
 
-  private reconcileGenerated(namespace: string, ref: { apiVersion: string; kind: string; name: string }): Promise<ReconcileResult> {
+  private async reconcileGenerated(namespace: string, ref: { apiVersion: string; kind: string; name: string }): Promise<ReconcileResult> {
+    const { cache } = this.deps;
     const group = apiGroupOf(ref.apiVersion);
-    const set =
-      ref.kind === 'StatefulSet' && STATEFULSET_GROUPS.has(group) ? this.deps.cache.getWorkload(group, namespace, ref.name) : undefined;
+    let set: Workload | undefined;
+    if (ref.kind === 'StatefulSet' && STATEFULSET_GROUPS.has(group)) set = cache.getWorkload(group, namespace, ref.name);
+    else if (isWhitelisted(ref, cache.whitelist())) set = await cache.customWorkload(ref.apiVersion, ref.kind, namespace, ref.name);
     // Objects from the cache carry no apiVersion/kind: the key names them.
     const workload = set && { ...set, apiVersion: ref.apiVersion, kind: ref.kind };
-    return this.executor.applyGenerated(planGeneratedState(workload, this.deps.cache.getState(namespace, ref.name)));
+    return this.executor.applyGenerated(planGeneratedState(workload, cache.getState(namespace, ref.name)));
   }
+}
+
+/** Ordinals 0 … spec.replicas-1 of a custom workload. */
+function customReplicas(w: Workload): OrdinalRange {
+  const replicas = typeof w.spec?.replicas === 'number' ? w.spec.replicas : 0;
+  return replicasRange({ spec: { replicas } }, { StatefulSetStartOrdinal: false });
 }
 
 const AUTO_ANNOTATIONS = [
@@ -129,7 +165,7 @@ const wantsGenerated = (w: Workload) => {
 
 export function makePersistentPodStateHandlers(deps: {
   queue: { add(key: string, opts?: { priority?: number }): void };
-  cache: Pick<PersistentPodStateCache, 'listStates'>;
+  cache: Pick<PersistentPodStateCache, 'listStates' | 'whitelist'>;
   resourceVersions: ResourceVersionExpectations;
 }) {
   const { queue, cache, resourceVersions } = deps;
@@ -149,7 +185,9 @@ export function makePersistentPodStateHandlers(deps: {
   };
   const podConcerns = (pod: Pod) => {
     const ref = pod.metadata.ownerReferences?.find((r) => r.controller);
-    if (!ref || ref.kind !== 'StatefulSet') return;
+    if (!ref) return;
+    if (!(ref.kind === 'StatefulSet' && STATEFULSET_GROUPS.has(apiGroupOf(ref.apiVersion))) && !isWhitelisted(ref, cache.whitelist()))
+      return;
     const namespace = pod.metadata.namespace ?? '';
     const injected = pod.metadata.annotations?.[INJECTED_PERSISTENT_POD_STATE_ANNOTATION];
     if (injected) queue.add(`${namespace}/${injected}`);
@@ -164,8 +202,8 @@ export function makePersistentPodStateHandlers(deps: {
     },
     onDelete: (obj) => podConcerns(unwrapDeleted(obj)),
   };
-  const workload = (apiVersion: string): EventHandler<Workload> => {
-    const refOf = (w: Workload) => ({ apiVersion, kind: 'StatefulSet', name: w.metadata.name ?? '' });
+  const workload = (apiVersion: string, kind = 'StatefulSet'): EventHandler<Workload> => {
+    const refOf = (w: Workload) => ({ apiVersion, kind, name: w.metadata.name ?? '' });
     const generate = (w: Workload) => queue.add(generateKey({ ...refOf(w), namespace: w.metadata.namespace ?? '' }));
     return {
       onAdd: (w) => {
@@ -185,7 +223,14 @@ export function makePersistentPodStateHandlers(deps: {
       },
     };
   };
-  return { state, pod, advancedStatefulSet: workload(`${APPS_GROUP}/v1beta1`), statefulSet: workload('apps/v1') };
+  return {
+    state,
+    pod,
+    advancedStatefulSet: workload(`${APPS_GROUP}/v1beta1`),
+    statefulSet: workload('apps/v1'),
+    /** For a whitelisted custom workload kind. */
+    custom: (apiVersion: string, kind: string) => workload(apiVersion, kind),
+  };
 }
 
 export const persistentPodStateController: ControllerSetup = {
@@ -198,6 +243,9 @@ export const persistentPodStateController: ControllerSetup = {
     access(Nodes, READ),
     access(StatefulSets, READ),
     access(AdvancedStatefulSets, READ),
+    // kruise-configuration's PPS_Watch_Custom_Workload_WhiteList; reading the whitelisted workloads
+    // themselves needs a rule for their resource added to the role, as upstream documents.
+    access(ConfigMaps, READ),
   ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
@@ -207,12 +255,40 @@ export const persistentPodStateController: ControllerSetup = {
     const advanced = deps.informers.informerFor<Stored<StatefulSet>>(AdvancedStatefulSets, scope);
     const native = deps.informers.informerFor<Workload>(StatefulSets, scope);
     const resourceVersions = new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs });
+    const configMaps = deps.informers.informerFor<ConfigMap>(ConfigMaps, { namespace: deps.managerNamespace });
+    const whitelist = () => {
+      try {
+        return parseCustomWorkloadWhitelist(
+          configMaps.lister.get(deps.managerNamespace, KRUISE_CONFIGURATION_NAME)?.data?.[PPS_CUSTOM_WORKLOAD_WHITELIST_KEY],
+        );
+      } catch {
+        return [];
+      }
+    };
+    /** Whitelisted workload kinds watched so far (resource keys): their informer has our handler. */
+    const watched = new Set<string>();
+    const watchCustom = async (mapping: ResourceMapping, apiVersion: string): Promise<SharedIndexInformer<Workload>> => {
+      const informer = deps.informers.informerFor<Workload>(mapping, scope);
+      const key = resourceTypeKey(mapping);
+      if (!watched.has(key)) {
+        watched.add(key);
+        informer.addEventHandler(handlers.custom(apiVersion, mapping.kind));
+      }
+      if (!informer.hasSynced() && !(await waitForCacheSync([informer], { timeoutMs: deps.cacheSyncTimeoutMs })))
+        throw new Error(`the cache of ${mapping.resource}.${mapping.group} has not synced`);
+      return informer;
+    };
     const cache: PersistentPodStateCache = {
       getState: (ns, name) => states.lister.get(ns, name),
       listStates: (ns) => states.lister.list(ns),
       getWorkload: (group, ns, name) => (group === 'apps' ? native : advanced).lister.get(ns, name),
       podsOf: (w) => pods.lister.byIndex(OwnerUIDIndex, w.metadata.uid ?? '').filter((p) => p.metadata.namespace === w.metadata.namespace),
       getNode: (name) => nodes.lister.get(name),
+      whitelist,
+      async customWorkload(apiVersion, kind, ns, name) {
+        const mapping = await deps.restMapper.resourceFor(apiVersion, kind);
+        return (await watchCustom(mapping, apiVersion)).lister.get(ns, name);
+      },
     };
     const reconciler = new PersistentPodStateReconciler({
       cache,
@@ -224,12 +300,35 @@ export const persistentPodStateController: ControllerSetup = {
     });
     const controller = managerController('persistentpodstate', deps, (key) => reconciler.reconcile(key));
     const handlers = makePersistentPodStateHandlers({ queue: controller.queue, cache, resourceVersions });
+    // Whitelisted kinds are watched as soon as the whitelist names them (auto-generation needs
+    // their annotations before any PersistentPodState exists). A kind not served yet (its CRD just
+    // installed, discovery lagging) is tried again a little later while this term runs.
+    let stopped: AbortSignal | undefined;
+    const watchWhitelisted = () => {
+      for (const w of whitelist()) {
+        const apiVersion = w.group ? `${w.group}/${w.version}` : w.version;
+        deps.restMapper
+          .resourceFor(apiVersion, w.kind)
+          .then((mapping) => watchCustom(mapping, apiVersion))
+          .catch((err: unknown) => {
+            deps.logger.warn({ err, kind: w.kind, apiVersion }, 'cannot watch whitelisted workload yet');
+            if (!stopped?.aborted) realClock.setTimer(WHITELIST_RETRY_MS, watchWhitelisted);
+          });
+      }
+    };
+    const onConfiguration = (cm: ConfigMap) => {
+      if (cm.metadata.name === KRUISE_CONFIGURATION_NAME) watchWhitelisted();
+    };
+    configMaps.addEventHandler({ onAdd: onConfiguration, onUpdate: (_o, cm) => onConfiguration(cm) });
     states.addEventHandler(handlers.state);
     pods.addEventHandler(handlers.pod);
     advanced.addEventHandler(handlers.advancedStatefulSet);
     native.addEventHandler(handlers.statefulSet);
     return {
-      run: (signal: AbortSignal) => controller.runAfterSync(signal, [states, pods, nodes, advanced, native]),
+      run: (signal: AbortSignal) => {
+        stopped = signal;
+        return controller.runAfterSync(signal, [states, pods, nodes, advanced, native, configMaps]);
+      },
     };
   },
 };

@@ -6,7 +6,7 @@
 // PubBudgetGuard, so inside one process they take turns and start from the newest version, and
 // across processes the resourceVersion turns a race into a 409 and a fresh round.
 
-import type { Pod } from '../../apis/core-objects.ts';
+import type { LabelSelector, Pod } from '../../apis/core-objects.ts';
 import {
   AdvancedStatefulSets,
   CloneSets,
@@ -16,7 +16,6 @@ import {
   ReplicaSets,
   StatefulSets,
   PatchType,
-  kruiseResource,
   type KubeClient,
   type KubeObject,
   type ResourceType,
@@ -27,10 +26,11 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
 import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { access, READ } from '../../runtime/rbac.ts';
+import type { RestMapper } from '../../runtime/restmapper.ts';
 import { writeRaceResult, writeStatus } from '../../runtime/writes.ts';
 import { APPS_GROUP, POLICY_GROUP } from '../../apis/constants.ts';
-import { kindFor } from '../../apis/registry.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
+import { parseToLabelSelector } from '../../util/labelselector.ts';
 import { apiGroupOf, planPubStatus, relatedPubAnnotations, relatedPubName, type StoredPub } from '../../util/pub.ts';
 import { pubCoversPod, resolvePubTargets, type PubTargetCache, type Workload } from '../../util/pub-targets.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
@@ -122,9 +122,13 @@ function informerTypeFor(apiVersion: string, kind: string): ResourceType | undef
   return undefined;
 }
 
-/** The pods, ReplicaSets and workloads of the caches, with the scale subresource for any other Kruise workload. */
+/**
+ * The pods, ReplicaSets and workloads of the caches; any other workload (other Kruise kinds,
+ * third-party CRDs) is read through its scale subresource, found by API discovery.
+ */
 function informerPubCache(
   client: Pick<KubeClient, 'getScale'>,
+  mapper: Pick<RestMapper, 'mapping'>,
   pubs: SharedIndexInformer<StoredPub>,
   pods: SharedIndexInformer<Pod>,
   workloads: ReadonlyMap<ResourceType, SharedIndexInformer<Workload>>,
@@ -138,17 +142,30 @@ function informerPubCache(
     async workload(apiVersion, kind, namespace, name) {
       const type = informerTypeFor(apiVersion, kind);
       if (type) return workloads.get(type)?.lister.get(namespace, name);
-      const def = kindFor(apiGroupOf(apiVersion), kind);
-      if (!def) throw new Error(`cannot read replicas of ${kind} ${apiVersion}: not a known workload kind`);
+      const mapping = await mapper.mapping(apiVersion, kind);
+      if (!mapping?.scale) throw new Error(`cannot read replicas of ${kind} ${apiVersion}: it has no scale subresource`);
       try {
-        const scale = await client.getScale(kruiseResource(kind, def.group), name, { namespace });
-        return { metadata: scale.metadata, spec: { replicas: (scale as Scale & { spec?: { replicas?: number } }).spec?.replicas ?? 0 } };
+        const scale = await client.getScale(mapping, name, { namespace });
+        return scaleWorkload(scale);
       } catch (err) {
         if (writeRaceResult(err)) return undefined;
         throw err;
       }
     },
   };
+}
+
+/** A workload as its Scale shows it: the workload's metadata (uid), spec.replicas, and status.selector. */
+function scaleWorkload(scale: Scale): Workload {
+  const workload: Workload = { metadata: scale.metadata, spec: { replicas: scale.spec?.replicas ?? 0 } };
+  if (scale.status?.selector) {
+    try {
+      workload.scaleSelector = parseToLabelSelector(scale.status.selector) as LabelSelector;
+    } catch {
+      // An unparsable selector finds no pods, as upstream, which fails the lookup the same way.
+    }
+  }
+  return workload;
 }
 
 export const podUnavailableBudgetController: ControllerSetup = {
@@ -164,7 +181,8 @@ export const podUnavailableBudgetController: ControllerSetup = {
     access(StatefulSets, READ),
     access(CloneSets, READ),
     access(AdvancedStatefulSets, READ),
-    { group: APPS_GROUP, resources: ['*/scale'], verbs: ['get'] },
+    // Any workload with a scale subresource may be a targetRef (upstream: groups=*,resources=*/scale).
+    { group: '*', resources: ['*/scale'], verbs: ['get'] },
   ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
@@ -174,7 +192,7 @@ export const podUnavailableBudgetController: ControllerSetup = {
     for (const type of [Deployments, ReplicaSets, StatefulSets]) workloads.set(type, deps.informers.informerFor<Workload>(type, scope));
     if (deps.served('CloneSet')) workloads.set(CloneSets, deps.informers.informerFor<Workload>(CloneSets, scope));
     if (deps.served('StatefulSet')) workloads.set(AdvancedStatefulSets, deps.informers.informerFor<Workload>(AdvancedStatefulSets, scope));
-    const cache = informerPubCache(deps.client, pubs, pods, workloads);
+    const cache = informerPubCache(deps.client, deps.restMapper, pubs, pods, workloads);
     const controller = managerController('podunavailablebudget', deps, (key) =>
       reconcilePub(key, { cache, client: deps.client, recorder: deps.recorder, guard: deps.pubBudget }),
     );

@@ -163,6 +163,17 @@ export class SidecarSetReconciler {
         `SidecarSet in-place update detected ${plan.notUpgradable} not upgradable pod(s) in this round, will skip them.`,
       );
     }
+    for (const { pod, updated } of plan.resets) {
+      try {
+        const written = await client.update<Pod>(Pods, updated, { namespace: updated.metadata.namespace });
+        this.deps.podVersions.expect(written);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.deps.recorder.event(pod, 'Warning', 'ResetContainerFailed', 'Reset', `reset sidecar container image empty failed: ${message}`);
+        throw err;
+      }
+      this.deps.recorder.event(pod, 'Normal', 'ResetContainerSucceed', 'Reset', 'reset sidecar container image empty successfully');
+    }
     let heldByBudget = 0;
     for (const { pod, updated } of plan.upgrades) {
       if (!(await pubAllowsInPlaceUpdate(pod, this.deps.pubBudget, this.deps.features ?? { PodUnavailableBudgetUpdateGate: false }))) {

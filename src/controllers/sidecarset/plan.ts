@@ -3,7 +3,7 @@
 // ControllerRevision of its current spec (and the history to trim), its status, and which pods get
 // their sidecars upgraded in place this round (partition, maxUnavailable, selector, priority,
 // scatter, paused, NotUpdate).
-import type { SidecarSet, SidecarSetStatus } from '../../apis/apps/sidecarset.ts';
+import type { SidecarContainer, SidecarSet, SidecarSetStatus } from '../../apis/apps/sidecarset.ts';
 import type { UpdateScatterStrategy } from '../../apis/apps/pub.ts';
 import type { ControllerRevision, Namespace, Pod, PodCondition } from '../../apis/core-objects.ts';
 import {
@@ -13,10 +13,13 @@ import {
   SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
   SIDECARSET_INJECTED_LIST_ANNOTATION,
   SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION,
+  SIDECARSET_VERSION_ALT_ANNOTATION_PREFIX,
+  SIDECARSET_VERSION_ANNOTATION_PREFIX,
+  SIDECARSET_WORKING_HOTUPGRADE_CONTAINER_ANNOTATION,
 } from '../../apis/constants.ts';
 import { calculatePartitionReplicas, getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { matchesLabelSelector } from '../../util/labelselector.ts';
-import { compareActivePods, isPodActive, isPodReady } from '../../util/pod.ts';
+import { compareActivePods, isPodActive, isRunningAndReady } from '../../util/pod.ts';
 import { marshalGoJSON } from '../../util/revision.ts';
 import {
   formatUpgradeSpecs,
@@ -25,8 +28,10 @@ import {
   injectedSidecarSetNames,
   isHotUpgradeContainer,
   isPodSidecarUpdated,
+  isSidecarUpdateCompleted,
   metaTime,
   parseUpgradeSpecs,
+  podHotUpgradeContainers,
   podMatchesSidecarSet,
   podSidecarSetControllerRevision,
   podSidecarSetHashWithoutImage,
@@ -37,6 +42,8 @@ import {
   sidecarSetHashWithoutImageOf,
   sidecarSetRevisionData,
   sidecarSetRevisionName,
+  sidecarUpdateStatesOf,
+  type SidecarUpdateState,
   type StoredSidecarSet,
 } from '../../util/sidecarset.ts';
 import { sortByPriority, sortByScatter } from '../../util/updatesort.ts';
@@ -75,6 +82,11 @@ export interface SidecarSetPlan {
   revision: RevisionPlan;
   /** undefined: unchanged. */
   status?: SidecarSetStatus;
+  /**
+   * Hot upgrades whose new container is consistent and ready: the old container (no longer the
+   * working one) goes back to hotUpgradeEmptyImage. Written before the upgrades.
+   */
+  resets: PodUpgrade[];
   upgrades: PodUpgrade[];
   /** Pods whose SidecarSetUpgradable condition changes, with the new conditions. */
   conditions: Array<{ pod: Pod; conditions: PodCondition[] }>;
@@ -102,17 +114,15 @@ function isPodConsistentWithSidecarSet(pod: Pod, s: SidecarSet): boolean {
   );
 }
 
-/** Ready, and every idle hot-upgrade container runs the empty image (commonControl.IsPodReady). */
+/** Running and ready, and every idle hot-upgrade container runs the empty image (commonControl.IsPodReady). */
 export function isSidecarPodReady(pod: Pod, s: SidecarSet): boolean {
-  if (!isPodReady(pod)) return false;
-  const work = hotUpgradeWorkInfo(pod);
   for (const c of s.spec?.containers ?? []) {
     if (!isHotUpgradeContainer(c)) continue;
-    const idle = hotUpgradeContainerNames(c.name).find((n) => n !== work[c.name]);
+    const { other } = podHotUpgradeContainers(c.name, pod);
     const empty = c.upgradeStrategy?.hotUpgradeEmptyImage;
-    if (empty && pod.spec?.containers.find((x) => x.name === idle)?.image !== empty) return false;
+    if (empty && pod.spec?.containers.find((x) => x.name === other)?.image !== empty) return false;
   }
-  return true;
+  return isRunningAndReady(pod);
 }
 
 const DIGEST = /@sha256:[a-f0-9]{64}$/;
@@ -138,32 +148,7 @@ export function isPodStateConsistent(pod: Pod, s: StoredSidecarSet, only?: Reado
     if (!cs || !cs.imageID?.endsWith(c.image.slice(c.image.indexOf('@') + 1))) return false;
   }
   if (allDigests) return true;
-  const states = parseUpdateStates(pod);
-  const last = states[s.metadata.name]?.lastContainerStatuses ?? {};
-  const images = new Map(pod.spec?.containers.map((c) => [c.name, c.image]));
-  for (const cs of statuses) {
-    if (!sidecars.has(cs.name)) continue;
-    const old = last[cs.name];
-    if (old && (old.imageID ?? '') === (cs.imageID ?? '') && images.get(cs.name) !== cs.image) return false;
-  }
-  return true;
-}
-
-interface SidecarUpdateState {
-  revision: string;
-  updateTimestamp: string | null;
-  lastContainerStatuses: Record<string, { imageID?: string }> | null;
-}
-
-function parseUpdateStates(pod: Pod): Record<string, SidecarUpdateState> {
-  const raw = pod.metadata.annotations?.[SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION];
-  if (!raw) return {};
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, SidecarUpdateState>) : {};
-  } catch {
-    return {};
-  }
+  return isSidecarUpdateCompleted(pod, [s.metadata.name], sidecars);
 }
 
 /** map[string]*InPlaceUpdateState as Go marshals it (sorted names; revision, updateTimestamp, lastContainerStatuses). */
@@ -388,23 +373,38 @@ export function upgradeCount(s: StoredSidecarSet, wait: readonly number[], pods:
 }
 
 /**
- * The pod after a cold in-place upgrade (updatePodSidecarAndHash): new sidecar images, this
- * SidecarSet's hash record, the imageIDs the sidecars ran before (to tell when they restarted),
- * the injected list if missing, and patchPodMetadata.
+ * The pod after an in-place upgrade (updatePodSidecarAndHash): new sidecar images, this
+ * SidecarSet's hash record, the imageIDs the changed containers ran before (to tell when they
+ * restarted), the injected list if missing, and patchPodMetadata. A hot-upgrade sidecar changes
+ * its idle container (hotUpgradeContainerToUpgrade), which becomes the working one in
+ * kruise.io/sidecarset-working-hotupgrade-container at once, with the SidecarSet's resourceVersion
+ * as its version; the old one keeps running until resetHotUpgradedPod.
  */
 export function upgradedPod(pod: Pod, s: StoredSidecarSet, now: Date, matchingSidecarSetNames: () => string[]): Pod {
   const out = structuredClone(pod);
   const timestamp = metaTime(now);
+  const annotations = (out.metadata.annotations ??= {});
   const changed: string[] = [];
+  const version = s.metadata.resourceVersion ?? '';
   for (const sidecar of s.spec?.containers ?? []) {
-    // Hot-upgrade sidecars are switched by their own flow, not by an image patch.
-    if (isHotUpgradeContainer(sidecar)) continue;
-    const c = out.spec?.containers.find((x) => x.name === sidecar.name);
-    if (!c || c.image === sidecar.image) continue;
+    const hot = isHotUpgradeContainer(sidecar);
+    const { upgrade, other } = hot ? hotUpgradeContainerToUpgrade(sidecar, out, s) : { upgrade: sidecar.name, other: sidecar.name };
+    // In-place upgrades change images only; nothing to do when the running one has it already.
+    if (out.spec?.containers.find((x) => x.name === other)?.image === sidecar.image) continue;
+    const c = out.spec?.containers.find((x) => x.name === upgrade);
+    if (!c) continue;
     c.image = sidecar.image;
     changed.push(c.name);
+    if (!hot) continue;
+    const work = hotUpgradeWorkInfo(out);
+    work[sidecar.name] = upgrade;
+    annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER_ANNOTATION] = marshalGoJSON(work);
+    const older = hotUpgradeContainerNames(sidecar.name).find((n) => n !== upgrade)!;
+    annotations[`${SIDECARSET_VERSION_ANNOTATION_PREFIX}${upgrade}`] = version;
+    annotations[`${SIDECARSET_VERSION_ALT_ANNOTATION_PREFIX}${upgrade}`] =
+      annotations[`${SIDECARSET_VERSION_ANNOTATION_PREFIX}${older}`] ?? '';
+    annotations[`${SIDECARSET_VERSION_ALT_ANNOTATION_PREFIX}${older}`] = version;
   }
-  const annotations = (out.metadata.annotations ??= {});
   const hashes = parseUpgradeSpecs(annotations[SIDECARSET_HASH_ANNOTATION]);
   hashes[s.metadata.name] = {
     updateTimestamp: timestamp,
@@ -424,13 +424,7 @@ export function upgradedPod(pod: Pod, s: StoredSidecarSet, now: Date, matchingSi
       },
     });
   }
-  const states = parseUpdateStates(out);
-  const state = states[s.metadata.name] ?? { revision: sidecarSetHashOf(s), updateTimestamp: timestamp, lastContainerStatuses: null };
-  const imageIDs = new Map((out.status?.containerStatuses ?? []).map((cs) => [cs.name, cs.imageID ?? '']));
-  const last = { ...state.lastContainerStatuses };
-  for (const name of changed) last[name] = { imageID: imageIDs.get(name) ?? '' };
-  states[s.metadata.name] = { ...state, lastContainerStatuses: last };
-  annotations[SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION] = formatUpdateStates(states);
+  recordLastContainerStatuses(out, s, changed, timestamp);
   if (!annotations[SIDECARSET_INJECTED_LIST_ANNOTATION])
     annotations[SIDECARSET_INJECTED_LIST_ANNOTATION] = matchingSidecarSetNames().join(',');
   for (const patch of s.spec?.patchPodMetadata ?? []) {
@@ -438,6 +432,81 @@ export function upgradedPod(pod: Pod, s: StoredSidecarSet, now: Date, matchingSi
       if (patch.patchPolicy === 'Overwrite' || !(k in annotations)) annotations[k] = v;
     }
   }
+  delete out.status;
+  return out;
+}
+
+/** UpdatePodAnnotationsInUpgrade: the imageIDs the changed containers run now, under this SidecarSet's in-place update state. */
+function recordLastContainerStatuses(out: Pod, s: StoredSidecarSet, changed: readonly string[], timestamp: string): void {
+  const states = sidecarUpdateStatesOf(out) ?? {};
+  const state = states[s.metadata.name] ?? { revision: sidecarSetHashOf(s), updateTimestamp: timestamp, lastContainerStatuses: null };
+  const imageIDs = new Map((out.status?.containerStatuses ?? []).map((cs) => [cs.name, cs.imageID ?? '']));
+  const last = { ...state.lastContainerStatuses };
+  for (const name of changed) last[name] = { imageID: imageIDs.get(name) ?? '' };
+  states[s.metadata.name] = { ...state, lastContainerStatuses: last };
+  out.metadata.annotations![SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION] = formatUpdateStates(states);
+}
+
+/**
+ * findContainerToHotUpgrade: the pod container of a hot-upgrade sidecar to put the new image in,
+ * and the other one. First the one on the empty image; else the one not ready (or not yet running
+ * its spec) while the other is; else the one not working now.
+ */
+export function hotUpgradeContainerToUpgrade(sidecar: SidecarContainer, pod: Pod, s: StoredSidecarSet): { upgrade: string; other: string } {
+  const [name1, name2] = hotUpgradeContainerNames(sidecar.name);
+  const image = (n: string) => pod.spec?.containers.find((c) => c.name === n)?.image;
+  const empty = sidecar.upgradeStrategy?.hotUpgradeEmptyImage;
+  if (image(name1) === empty) return { upgrade: name1, other: name2 };
+  if (image(name2) === empty) return { upgrade: name2, other: name1 };
+  const ready = (n: string) =>
+    !!pod.status?.containerStatuses?.find((cs) => cs.name === n)?.ready && isPodStateConsistent(pod, s, new Set([n]));
+  const ready1 = ready(name1);
+  const ready2 = ready(name2);
+  if (ready1 && !ready2) return { upgrade: name2, other: name1 };
+  if (!ready1 && ready2) return { upgrade: name1, other: name2 };
+  const { work, other } = podHotUpgradeContainers(sidecar.name, pod);
+  return { upgrade: other, other: work };
+}
+
+/**
+ * Whether a hot upgrade is in flight and done but for the reset (UpdateSidecarSet step 3): some
+ * idle container does not run the empty image, every other sidecar container runs its spec, and
+ * the pod is running and ready (or every container but the idle ones is ready).
+ */
+export function isHotUpgradeReadyToReset(pod: Pod, s: StoredSidecarSet): boolean {
+  const hot = (s.spec?.containers ?? []).filter(isHotUpgradeContainer);
+  if (!hot.length) return false;
+  const images = new Map(pod.spec?.containers.map((c) => [c.name, c.image]));
+  const idle = new Set(hot.map((c) => podHotUpgradeContainers(c.name, pod).other));
+  const inFlight = hot.some((c) => images.get(podHotUpgradeContainers(c.name, pod).other) !== c.upgradeStrategy?.hotUpgradeEmptyImage);
+  if (!inFlight) return false;
+  const working = new Set([...sidecarContainerNamesInPod(s)].filter((n) => !idle.has(n)));
+  if (!isPodStateConsistent(pod, s, working)) return false;
+  if (isRunningAndReady(pod)) return true;
+  return (pod.status?.containerStatuses ?? []).every((cs) => idle.has(cs.name) || cs.ready);
+}
+
+/**
+ * flipPodSidecarContainerDo: the idle container of each finished hot upgrade back on
+ * hotUpgradeEmptyImage, its version 0 and the working one's alternate version 0. The hash
+ * record stays as the upgrade wrote it.
+ */
+export function resetHotUpgradedPod(pod: Pod, s: StoredSidecarSet, now: Date): Pod {
+  const out = structuredClone(pod);
+  const annotations = (out.metadata.annotations ??= {});
+  const changed: string[] = [];
+  for (const sidecar of s.spec?.containers ?? []) {
+    if (!isHotUpgradeContainer(sidecar)) continue;
+    const empty = sidecar.upgradeStrategy?.hotUpgradeEmptyImage;
+    const { work, other } = podHotUpgradeContainers(sidecar.name, out);
+    const c = out.spec?.containers.find((x) => x.name === other);
+    if (!c || c.image === empty) continue;
+    c.image = empty;
+    changed.push(other);
+    annotations[`${SIDECARSET_VERSION_ANNOTATION_PREFIX}${other}`] = '0';
+    annotations[`${SIDECARSET_VERSION_ALT_ANNOTATION_PREFIX}${work}`] = '0';
+  }
+  recordLastContainerStatuses(out, s, changed, metaTime(now));
   delete out.status;
   return out;
 }
@@ -487,14 +556,21 @@ export function planSidecarSet(o: SidecarSetObserved, matchingSidecarSetNames: (
   const plan: SidecarSetPlan = {
     revision,
     status: statusChanged(s.status, status) ? status : undefined,
+    resets: [],
     upgrades: [],
     conditions: [],
     notUpgradable: 0,
   };
+  const current: StoredSidecarSet = { ...s, status: { ...status } };
+  // Finished hot upgrades are reset whatever the strategy says (even NotUpdate or paused).
+  for (const p of pods)
+    if (isHotUpgradeReadyToReset(p, current)) plan.resets.push({ pod: p, updated: resetHotUpgradedPod(p, current, o.now) });
   const strategy = s.spec?.updateStrategy ?? {};
   if (strategy.type === 'NotUpdate' || status.updatedPods >= status.matchedPods || strategy.paused) return plan;
-  const current: StoredSidecarSet = { ...s, status: { ...status } };
-  const { upgrade, notUpgradable } = nextUpgradePods(current, pods);
+  const reset = new Set(plan.resets.map((r) => r.pod));
+  // A pod reset this round is written once; the next round (on its event) upgrades it.
+  const { upgrade: chosen, notUpgradable } = nextUpgradePods(current, pods);
+  const upgrade = chosen.filter((p) => !reset.has(p));
   plan.notUpgradable = notUpgradable.length;
   for (const p of notUpgradable) {
     const conditions = upgradableCondition(p, s.metadata.name, false, o.now);

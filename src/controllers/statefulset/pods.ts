@@ -15,7 +15,7 @@ import type { PersistentVolumeClaim, PodTemplateSpec } from '../../apis/core.ts'
 import type { OwnerReference, Pod } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { getCondition, isPodAllHooked } from '../../util/lifecycle.ts';
-import { isPodAvailable, isPodReady, isPodTerminal, podReadyTime } from '../../util/pod.ts';
+import { isPodAvailable, isPodTerminal, isRunningAndReady, podReadyTime } from '../../util/pod.ts';
 import { equalToRevisionHash } from '../../util/revision.ts';
 import { podNameFor } from './ordinals.ts';
 
@@ -41,7 +41,7 @@ export const isTerminating = (pod: Pod): boolean => !!pod.metadata.deletionTimes
 export const isFailedOrSucceeded = (pod: Pod): boolean => isPodTerminal(pod);
 
 /** Running and Ready (the Ready condition includes the InPlaceUpdateReady readiness gate). */
-export const isRunningAndReady = (pod: Pod): boolean => pod.status?.phase === 'Running' && isPodReady(pod);
+export { isRunningAndReady };
 
 /** Running and Ready for minReadySeconds. */
 export const isRunningAndAvailable = (pod: Pod, minReadySeconds: number, nowMs: number): boolean =>

@@ -5,18 +5,20 @@
 // API calls, no clock reads.
 
 import type { UnitedDeployment, UnitedDeploymentStatus } from '../../apis/apps/uniteddeployment.ts';
+import { convert } from '../../apis/conversion/index.ts';
 import {
   KRUISE_CONTROLLER_REVISION_HASH_LABEL,
   SUBSET_NAME_LABEL,
   SUBSET_PATCH_ANNOTATION,
   UNITED_DEPLOYMENT_RESERVED_POD_LABEL,
 } from '../../apis/constants.ts';
+import type { PodTemplateSpec } from '../../apis/core.ts';
 import type { ControllerRevision, Pod, Stored } from '../../apis/core-objects.ts';
 import { metaTime } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { isPodReady, timeMillis } from '../../util/pod.ts';
 import { CONTROLLER_REVISION_HASH_KEY, controllerRevisionName, hashControllerRevision, marshalGoJSON } from '../../util/revision.ts';
-import { chooseUpdateRevision } from '../../util/revision-data.ts';
+import { chooseUpdateRevision, normalisePodTemplate } from '../../util/revision-data.ts';
 import { AllocationError, allocateReplicas, type ObservedSubset } from './allocator.ts';
 import {
   desiredSubsetWorkload,
@@ -73,9 +75,37 @@ export interface UnitedDeploymentPlan {
 // ---------------------------------------------------------------------------------------------
 // revisions
 
-/** The revision data: the UD's spec.template as a strategic-merge replace patch (getUnitedDeploymentPatch). */
+/**
+ * The revision data: the UD's spec.template as a strategic-merge replace patch (getUnitedDeploymentPatch).
+ * Upstream hashes the v1alpha1 template (its only UD version), so a v1beta1 UD is hashed in its
+ * v1alpha1 form: the same name for the same template whichever version the object is read at — a
+ * takeover from OpenKruise v1.8 keeps its revisions and the subset workloads' revision label.
+ */
 export function unitedDeploymentRevisionData(ud: UnitedDeployment): string {
-  return marshalGoJSON({ spec: { template: { ...(ud.spec?.template ?? {}), $patch: 'replace' } } });
+  const alpha = ud.apiVersion?.endsWith('/v1beta1') ? (convert(ud, 'apps.kruise.io/v1alpha1') as UnitedDeployment) : ud;
+  return marshalGoJSON({ spec: { template: { ...goSubsetTemplates(alpha.spec?.template ?? {}), $patch: 'replace' } } });
+}
+
+type SubsetTemplates = NonNullable<NonNullable<UnitedDeployment['spec']>['template']>;
+
+/**
+ * The subset templates as Go re-marshals its decoded types: metadata with `creationTimestamp: null`,
+ * pod templates as normalisePodTemplate writes them, and the CloneSet spec's struct-typed
+ * `scaleStrategy` / `updateStrategy` always present.
+ */
+function goSubsetTemplates(templates: SubsetTemplates): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, t] of Object.entries(templates) as Array<[string, { metadata?: object; spec?: Record<string, unknown> } | undefined]>) {
+    if (!t) continue;
+    const spec: Record<string, unknown> = { ...(t.spec ?? {}) };
+    spec.template = normalisePodTemplate(spec.template as PodTemplateSpec | undefined);
+    if (key === 'cloneSetTemplate') {
+      spec.scaleStrategy ??= {};
+      spec.updateStrategy ??= {};
+    }
+    out[key] = { ...t, metadata: { creationTimestamp: null, ...(t.metadata ?? {}) }, spec };
+  }
+  return out;
 }
 
 function templateLabels(ud: UnitedDeployment): Record<string, string> {
@@ -155,7 +185,7 @@ function strategyOf(spec: Spec): Strategy {
     adaptive,
     reserve: adaptive && Boolean(s?.adaptive?.reserveUnschedulablePods),
     rescheduleCriticalMs: (s?.adaptive?.rescheduleCriticalSeconds ?? DEFAULT_RESCHEDULE_CRITICAL_SECONDS) * 1000,
-    unschedulableMs: (s?.adaptive?.unschedulableDuration ?? DEFAULT_UNSCHEDULABLE_SECONDS) * 1000,
+    unschedulableMs: (s?.adaptive?.unschedulableDuration ?? s?.adaptive?.unschedulableLastSeconds ?? DEFAULT_UNSCHEDULABLE_SECONDS) * 1000,
   };
 }
 

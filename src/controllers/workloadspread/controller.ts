@@ -4,11 +4,13 @@
 // the status (compare-and-swap: the pod webhook writes the same status, so a lost race requeues),
 // then the deletion of pods stuck unschedulable past rescheduleCriticalSeconds.
 
-import type { Node, Pod } from '../../apis/core-objects.ts';
+import { KRUISE_CONFIGURATION_NAME, WS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/constants.ts';
+import type { ConfigMap, Node, Pod } from '../../apis/core-objects.ts';
 import {
   AdvancedStatefulSets,
   CloneSets,
   Deployments,
+  ConfigMaps,
   Jobs,
   Nodes,
   PatchType,
@@ -17,23 +19,37 @@ import {
   StatefulSets,
   ignoreNotFound,
   kruiseResource,
+  resourceTypeKey,
   type KubeClient,
   type KubeObject,
   type ResourceType,
 } from '../../runtime/client.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import {
+  OwnerUIDIndex,
+  splitKey,
+  unwrapDeleted,
+  waitForCacheSync,
+  type EventHandler,
+  type SharedIndexInformer,
+} from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
+import type { ResourceMapping } from '../../runtime/restmapper.ts';
 import { applyWrites, writeStatus } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
+import { parseCustomWorkloadWhitelist, whitelistEntryFor, type CustomWorkload } from '../../util/custom-workloads.ts';
+import { parseSelector } from '../../util/labelselector.ts';
 import {
+  BUILTIN_WORKLOADS,
   VERSION_IGNORED,
   controllerOf,
   groupOf,
   isPodSelected,
+  isWorkloadRef,
   matchedWorkloadSpreadOf,
+  replicasAtPath,
   workloadReplicasOf,
   type SpreadView,
 } from '../../util/workloadspread.ts';
@@ -59,10 +75,28 @@ const TARGETS: ReadonlyArray<{ group: string; kind: string; type: ResourceType }
 const DELETION_COST_KINDS = new Set(['CloneSet', 'Deployment', 'ReplicaSet']);
 const DEPLOYMENT_REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 
+/** A workload of a kind outside the built-in targets, with what its Scale says. */
+export interface CustomTarget {
+  object: Workload;
+  /** The Scale's spec.replicas. */
+  replicas: number;
+  /** The Scale's status.selector (label selector string). */
+  selector?: string;
+}
+
 /** What one reconcile reads; informer caches in production, plain objects in unit tests. */
 export interface SpreadCache {
   getWorkloadSpread(namespace: string, name: string): StoredWS | undefined;
   getWorkload(group: string, kind: string, namespace: string, name: string): Workload | undefined;
+  /**
+   * Any other workload (a third-party CRD), found by API discovery and read with its scale
+   * subresource; undefined when it does not exist. Throws when its kind is not served or has no scale.
+   */
+  customWorkload(apiVersion: string, kind: string, namespace: string, name: string): Promise<CustomTarget | undefined>;
+  /** The active and inactive pods of a namespace. */
+  podsIn(namespace: string): Pod[];
+  /** WorkloadSpread_Watch_Custom_Workload_WhiteList of kruise-configuration; throws when it is malformed. */
+  whitelist(): CustomWorkload[];
   /** Objects (pods, ReplicaSets) whose controller has this uid. */
   ownedBy<T extends KubeObject>(kind: 'Pod' | 'ReplicaSet', uid: string): T[];
   node(name: string): Node | undefined;
@@ -97,6 +131,28 @@ function podsAndVersion(cache: SpreadCache, ws: StoredWS, workload: Workload): {
   return { pods, latestVersion: VERSION_IGNORED };
 }
 
+/**
+ * A custom workload's pods and replicas (upstream GetPodsForRef's scale branch + filterWorkload):
+ * pods naming it as controller, else those its Scale's selector matches; replicas from
+ * targetFilter.replicasPathList, else the whitelist entry's replicasPath, else the Scale.
+ */
+async function customPodsAndReplicas(cache: SpreadCache, ws: StoredWS): Promise<{ pods: Pod[]; replicas: number }> {
+  const ref = ws.spec.targetRef;
+  const namespace = ws.metadata.namespace;
+  const target = await cache.customWorkload(ref.apiVersion, ref.kind, namespace, ref.name);
+  if (!target || target.object.metadata.deletionTimestamp || target.replicas === 0) return { pods: [], replicas: 0 };
+  let pods = cache.ownedBy<Pod>('Pod', target.object.metadata.uid ?? '').filter((p) => p.metadata.namespace === namespace);
+  if (!pods.length && target.selector) {
+    const selector = parseSelector(target.selector);
+    if (!selector.isEverything()) pods = cache.podsIn(namespace).filter((p) => selector.matches(p.metadata.labels));
+  }
+  const replicasPath = whitelistEntryFor(ref, cache.whitelist())?.replicasPath;
+  let replicas = target.replicas;
+  if (ws.spec.targetFilter?.replicasPathList?.length) replicas = workloadReplicasOf(ws, target.object);
+  else if (replicasPath) replicas = replicasAtPath(target.object, replicasPath);
+  return { pods, replicas };
+}
+
 export class WorkloadSpreadReconciler {
   private readonly clock: Clock;
   constructor(private readonly deps: SpreadReconcilerDeps) {
@@ -109,18 +165,22 @@ export class WorkloadSpreadReconciler {
     const ws = cache.getWorkloadSpread(namespace, name);
     if (!ws || ws.metadata.deletionTimestamp || !ws.spec?.targetRef) return {};
     const ref = ws.spec.targetRef;
-    const workload = cache.getWorkload(groupOf(ref.apiVersion), ref.kind, namespace, ref.name);
+    const builtIn = isWorkloadRef(ref, BUILTIN_WORKLOADS);
+    const workload = builtIn ? cache.getWorkload(groupOf(ref.apiVersion), ref.kind, namespace, ref.name) : undefined;
     let pods: Pod[] = [];
     let latestVersion = VERSION_IGNORED;
     let workloadReplicas = 0;
     try {
-      if (workload) {
+      if (!builtIn) {
+        ({ pods, replicas: workloadReplicas } = await customPodsAndReplicas(cache, ws));
+      } else if (workload) {
         ({ pods, latestVersion } = podsAndVersion(cache, ws, workload));
         workloadReplicas = workloadReplicasOf(ws, workload);
       }
       pods = pods.filter((p) => isPodSelected(ws, p.metadata.labels));
     } catch (err) {
-      // A bad targetFilter (selector, replicas path) must not take the controller down: report it.
+      // A bad targetFilter (selector, replicas path), whitelist or custom workload must not take the
+      // controller down: report it.
       recorder.event(ws, 'Warning', 'FailedSync', 'Reconcile', `failed to read the workload's pods: ${errMessage(err)}`);
       return {};
     }
@@ -186,6 +246,10 @@ export const workloadSpreadController: ControllerSetup = {
     access(ReplicaSets, READ),
     access(StatefulSets, READ),
     access(Jobs, READ),
+    access(ConfigMaps, READ),
+    // Custom workloads (the whitelist) are read through their scale subresource; reading the
+    // workloads themselves needs a rule for their resource added to the role, as upstream documents.
+    { group: '*', resources: ['*/scale'], verbs: ['get'] },
   ],
   setup(deps: ControllerDeps) {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
@@ -197,12 +261,46 @@ export const workloadSpreadController: ControllerSetup = {
       informer: deps.informers.informerFor<Workload>(t.type, scope),
     }));
     const replicaSets = targets.find((t) => t.kind === 'ReplicaSet')!.informer;
+    const configMaps = deps.informers.informerFor<ConfigMap>(ConfigMaps, { namespace: deps.managerNamespace });
+    /** Custom workload kinds watched so far (resource keys), on the first WorkloadSpread targeting one. */
+    const watched = new Set<string>();
+    const watchCustom = async (mapping: ResourceMapping): Promise<SharedIndexInformer<Workload>> => {
+      const informer = deps.informers.informerFor<Workload>(mapping, scope);
+      const key = resourceTypeKey(mapping);
+      if (!watched.has(key)) {
+        watched.add(key);
+        // Replica changes of the workload reach the WorkloadSpreads targeting it.
+        const onWorkload = (obj: Workload) =>
+          targeting(obj.metadata.namespace ?? '', mapping.group, mapping.kind, obj.metadata.name ?? '').forEach(enqueue);
+        informer.addEventHandler({
+          onAdd: onWorkload,
+          onUpdate: (_o, cur) => onWorkload(cur),
+          onDelete: (o) => onWorkload(unwrapDeleted(o)),
+        });
+      }
+      if (!informer.hasSynced() && !(await waitForCacheSync([informer], { timeoutMs: deps.cacheSyncTimeoutMs })))
+        throw new Error(`the cache of ${mapping.resource}.${mapping.group} has not synced`);
+      return informer;
+    };
     const cache: SpreadCache = {
       getWorkloadSpread: (ns, n) => spreads.lister.get(ns, n),
       getWorkload: (group, kind, ns, n) => targets.find((t) => t.group === group && t.kind === kind)?.informer.lister.get(ns, n),
       ownedBy: <T extends KubeObject>(kind: 'Pod' | 'ReplicaSet', uid: string) =>
         (kind === 'Pod' ? pods : replicaSets).lister.byIndex(OwnerUIDIndex, uid) as unknown as T[],
       node: (n) => nodes.lister.get(n),
+      podsIn: (ns) => pods.lister.list(ns),
+      whitelist: () =>
+        parseCustomWorkloadWhitelist(
+          configMaps.lister.get(deps.managerNamespace, KRUISE_CONFIGURATION_NAME)?.data?.[WS_CUSTOM_WORKLOAD_WHITELIST_KEY],
+        ),
+      async customWorkload(apiVersion, kind, ns, name) {
+        const mapping = await deps.restMapper.resourceFor(apiVersion, kind);
+        if (!mapping.scale) throw new Error(`${kind} ${apiVersion} has no scale subresource`);
+        const object = (await watchCustom(mapping)).lister.get(ns, name);
+        if (!object) return undefined;
+        const scale = await ignoreNotFound(deps.client.getScale(mapping, name, { namespace: ns }));
+        return scale && { object, replicas: scale.spec?.replicas ?? 0, selector: scale.status?.selector };
+      },
     };
     const reconciler = new WorkloadSpreadReconciler({ cache, client: deps.client, recorder: deps.recorder, log: deps.logger });
     const controller = managerController('workloadspread', deps, (key) => reconciler.reconcile(key));
@@ -247,6 +345,8 @@ export const workloadSpreadController: ControllerSetup = {
     const podHandler: EventHandler<Pod> = { onAdd: onPod, onUpdate: (_o, cur) => onPod(cur), onDelete: (o) => onPod(unwrapDeleted(o)) };
     pods.addEventHandler(podHandler);
 
-    return { run: (signal: AbortSignal) => controller.runAfterSync(signal, [spreads, pods, nodes, ...targets.map((t) => t.informer)]) };
+    return {
+      run: (signal: AbortSignal) => controller.runAfterSync(signal, [spreads, pods, nodes, configMaps, ...targets.map((t) => t.informer)]),
+    };
   },
 };

@@ -53,6 +53,8 @@ export interface WebhookCertControllerOptions {
   external?: { secret: SecretRef } | { dir: string };
   mutatingName?: string;
   validatingName?: string;
+  /** Create missing webhook configurations (default true); false when an installation owns them (service mode). */
+  createConfigurations?: boolean;
   timeoutSeconds?: number;
   namespaceSelector?: LabelSelector;
   objectSelector?: LabelSelector;
@@ -150,7 +152,7 @@ export class WebhookCertController {
         objectSelector: o.objectSelector,
         managerNamespace: o.managerNamespace ?? o.secret?.namespace,
       });
-      const written = await ensureWebhookConfigurations(o.client, desired, o.beforeWrite);
+      const written = await ensureWebhookConfigurations(o.client, desired, o.beforeWrite, { create: o.createConfigurations });
       if (written.length) this.log.info({ configurations: written }, 'updated webhook configurations');
     }
     if (o.manageCRDs ?? true) {

@@ -231,11 +231,15 @@ function isEmptyObject(v: unknown): boolean {
  * Creates each configuration, or replaces its webhooks when they differ from the desired ones
  * (other metadata, e.g. labels added by others, is kept). Returns the names written.
  * `beforeWrite` runs right before each write and may refuse it by throwing (leader fencing).
+ * With `create: false` a missing configuration is left missing: an installation (the Helm chart)
+ * owns them, as upstream's, so an uninstall that deletes them is not undone by a manager that is
+ * still shutting down (a configuration left behind would point the pod webhook at nothing).
  */
 export async function ensureWebhookConfigurations(
   client: KubeClient,
   desired: WebhookConfigurationSet,
   beforeWrite?: () => Promise<void>,
+  opts: { create?: boolean } = {},
 ): Promise<string[]> {
   const written: string[] = [];
   const pairs: [ResourceType, WebhookConfiguration][] = [
@@ -250,6 +254,7 @@ export async function ensureWebhookConfigurations(
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+    if (!have && opts.create === false) continue;
     if (!have) {
       await beforeWrite?.();
       await client.create(type, want);

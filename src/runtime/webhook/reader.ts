@@ -22,6 +22,7 @@ import {
   type ResourceType,
 } from '../client.ts';
 import type { SharedInformerFactory } from '../informer.ts';
+import type { RestMapper } from '../restmapper.ts';
 import type { AdmissionCache, AdmissionReader, AdmissionWriter } from './types.ts';
 
 const builtIn: readonly ResourceType[] = [
@@ -80,6 +81,8 @@ export function informerAdmissionCache(
   informers: SharedInformerFactory,
   opts: {
     syncTimeoutMs: number;
+    /** Resolves kinds outside the built-in and Kruise tables (third-party workloads) through API discovery. */
+    mapper?: Pick<RestMapper, 'resourceFor'>;
     /** Kinds the API server does not serve (CRD not installed) read as empty, never wait. */ serves?: (
       apiVersion: string,
       kind: string,
@@ -87,8 +90,16 @@ export function informerAdmissionCache(
   },
 ): AdmissionCache {
   const { syncTimeoutMs } = opts;
+  const typeFor = async (apiVersion: string, kind: string): Promise<ResourceType> => {
+    try {
+      return resourceTypeFor(apiVersion, kind);
+    } catch (err) {
+      if (!opts.mapper) throw err;
+      return opts.mapper.resourceFor(apiVersion, kind);
+    }
+  };
   const synced = async (apiVersion: string, kind: string) => {
-    const informer = informers.informerFor<KubeObject>(resourceTypeFor(apiVersion, kind));
+    const informer = informers.informerFor<KubeObject>(await typeFor(apiVersion, kind));
     if (!informer.hasSynced()) {
       const stop = new AbortController();
       const timer = setTimeout(() => stop.abort(), syncTimeoutMs);

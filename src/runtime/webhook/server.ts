@@ -850,6 +850,8 @@ function digest(cert: string, key: string): string {
 export function webhookReadinessCheck(opts: {
   port: number;
   host?: string;
+  /** The name the serving certificate is issued for, when it is not host (service mode: <service>.<ns>.svc). */
+  servername?: string;
   ca: () => string | Buffer;
   timeoutMs?: number;
 }): () => Promise<void> {
@@ -861,6 +863,7 @@ export function webhookReadinessCheck(opts: {
           port: opts.port,
           path: '/healthz',
           method: 'GET',
+          ...(opts.servername ? { servername: opts.servername } : {}),
           ca: opts.ca(),
           timeout: opts.timeoutMs ?? 5_000,
         },

@@ -5,7 +5,8 @@ import { APPS_GROUP, PPS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/consta
 import { type FieldError, forbidden, invalid } from '../../apis/field-errors.ts';
 import { semanticEqual } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
-import { type CustomWorkload, customWorkloadWhitelist, groupOf, isWhitelisted } from '../workload.ts';
+import { type CustomWorkload, isWhitelisted } from '../../util/custom-workloads.ts';
+import { customWorkloadWhitelist, groupOf } from '../workload.ts';
 
 type AnyPPS = PersistentPodState | PersistentPodStateV1alpha1;
 

@@ -14,7 +14,7 @@ import {
 } from '../../apis/constants.ts';
 import type { Pod } from '../../apis/core-objects.ts';
 import { apiGroupOf, persistentNodeAffinity, persistentPodStateFor, type StoredPersistentPodState } from '../../util/persistentpodstate.ts';
-import { isWhitelisted, type CustomWorkload } from '../workload.ts';
+import { isWhitelisted, parseCustomWorkloadWhitelist } from '../../util/custom-workloads.ts';
 import type { PodAdmission } from './pipeline.ts';
 
 const STATEFULSET_GROUPS = new Set(['apps', APPS_GROUP]);
@@ -27,7 +27,7 @@ async function ownerKindAllowed(ref: { apiVersion: string; kind: string }, req: 
   const raw = cm?.data?.[PPS_CUSTOM_WORKLOAD_WHITELIST_KEY];
   if (!raw) return false;
   try {
-    return isWhitelisted(ref, (JSON.parse(raw) as { workloads?: CustomWorkload[] }).workloads ?? []);
+    return isWhitelisted(ref, parseCustomWorkloadWhitelist(raw));
   } catch {
     return false;
   }

@@ -22,6 +22,7 @@ import {
   isWorkloadRef,
   matchedWorkloadSpreadOf,
   recordPodInSubset,
+  replicasAtPath,
   statefulSubset,
   workloadApiVersion,
   workloadReplicasOf,
@@ -30,6 +31,18 @@ import {
   type SpreadView,
 } from '../../util/workloadspread.ts';
 import { isPodActive } from '../../util/pod.ts';
+import {
+  isWhitelistedOrSubResource,
+  parseCustomWorkloadWhitelist,
+  whitelistEntryFor,
+  type CustomWorkload,
+} from '../../util/custom-workloads.ts';
+import {
+  DEFAULT_KRUISE_NAMESPACE,
+  ENV_POD_NAMESPACE,
+  KRUISE_CONFIGURATION_NAME,
+  WS_CUSTOM_WORKLOAD_WHITELIST_KEY,
+} from '../../apis/constants.ts';
 
 const WS_API_VERSION = 'apps.kruise.io/v1beta1';
 type StoredWS = SpreadView & { metadata: NonNullable<SpreadView['metadata']> & { name: string; namespace: string } };
@@ -82,31 +95,63 @@ function newest(fromCache: StoredWS): StoredWS {
   return mine && rvNumber(mine) > rvNumber(fromCache) ? mine : fromCache;
 }
 
+/** WorkloadSpread_Watch_Custom_Workload_WhiteList of kruise-configuration, from the cache; malformed reads as empty. */
+async function spreadWhitelist(cache: AdmissionCache): Promise<CustomWorkload[]> {
+  const ns = process.env[ENV_POD_NAMESPACE] || DEFAULT_KRUISE_NAMESPACE;
+  const cm = await cache.get<{ data?: Record<string, string> }>('v1', 'ConfigMap', KRUISE_CONFIGURATION_NAME, ns);
+  try {
+    return parseCustomWorkloadWhitelist(cm?.data?.[WS_CUSTOM_WORKLOAD_WHITELIST_KEY]);
+  } catch {
+    return [];
+  }
+}
+
+/** How far an owner chain is followed (pod → sub-resource → workload → …). */
+const MAX_OWNER_DEPTH = 4;
+
 /**
- * Whether the WorkloadSpread targets the pod's owner, directly or through it. Among the built-in
- * targets only a ReplicaSet has a workload owner (its Deployment), so only that chain is followed:
- * no other pod makes the webhook open the ReplicaSet cache.
+ * Whether the WorkloadSpread targets the pod's owner, directly or through it (upstream
+ * isReferenceEqual). Among the built-in targets only a ReplicaSet has a workload owner (its
+ * Deployment), so only that chain is followed for them: no other built-in pod makes the webhook open
+ * the ReplicaSet cache. A whitelisted custom kind (or one of its subResources) is followed up its
+ * controller references.
  */
-async function targetsOwner(ws: StoredWS, owner: OwnerReference, namespace: string, cache: AdmissionCache): Promise<boolean> {
+async function targetsOwner(
+  ws: StoredWS,
+  owner: OwnerReference,
+  namespace: string,
+  cache: AdmissionCache,
+  whitelist: readonly CustomWorkload[],
+  depth = 0,
+): Promise<boolean> {
   const target = ws.spec.targetRef;
   const names = (ref: OwnerReference) =>
     groupOf(target.apiVersion) === groupOf(ref.apiVersion) && target.kind === ref.kind && target.name === ref.name;
   if (names(owner)) return true;
-  if (target.kind !== 'Deployment' || owner.kind !== 'ReplicaSet' || groupOf(owner.apiVersion) !== 'apps') return false;
-  const rs = await cache.get<{ metadata?: Pod['metadata'] }>('apps/v1', 'ReplicaSet', owner.name, namespace);
-  const deployment = rs ? controllerOf(rs) : undefined;
-  return !!deployment && names(deployment);
+  if (target.kind === 'Deployment' && owner.kind === 'ReplicaSet' && groupOf(owner.apiVersion) === 'apps') {
+    const rs = await cache.get<{ metadata?: Pod['metadata'] }>('apps/v1', 'ReplicaSet', owner.name, namespace);
+    const deployment = rs ? controllerOf(rs) : undefined;
+    return !!deployment && names(deployment);
+  }
+  if (depth >= MAX_OWNER_DEPTH || !isWhitelistedOrSubResource(owner, whitelist)) return false;
+  const object = await cache.get<{ metadata?: Pod['metadata'] }>(owner.apiVersion, owner.kind, owner.name, namespace);
+  const parent = object && object.metadata?.uid === owner.uid ? controllerOf(object) : undefined;
+  return !!parent && targetsOwner(ws, parent, namespace, cache, whitelist, depth + 1);
 }
 
 /** The WorkloadSpread (at most one) whose targetRef is the pod's owner and whose targetFilter selects it. */
 export async function matchWorkloadSpread(pod: Pod, access: SpreadAccess): Promise<StoredWS | undefined> {
   const owner = controllerOf(pod);
-  if (!owner || !isWorkloadRef(owner, BUILTIN_WORKLOADS)) return undefined;
+  if (!owner) return undefined;
+  const builtIn = isWorkloadRef(owner, BUILTIN_WORKLOADS);
+  // The whitelist is read only for pods of other owners: built-in pods pay nothing for it.
+  const whitelist = builtIn ? [] : await spreadWhitelist(access.cache);
+  if (!builtIn && !isWhitelistedOrSubResource(owner, whitelist)) return undefined;
   const namespace = pod.metadata.namespace ?? '';
   const spreads = await access.cache.list<StoredWS>(WS_API_VERSION, 'WorkloadSpread', { namespace });
   for (const ws of spreads) {
     if (ws.metadata.deletionTimestamp || !ws.spec?.targetRef) continue;
-    if (!(await targetsOwner(ws, owner, namespace, access.cache))) continue;
+    if (!(await targetsOwner(ws, owner, namespace, access.cache, whitelist))) continue;
     try {
       if (isPodSelected(ws, pod.metadata.labels)) return ws;
     } catch {
@@ -125,7 +170,11 @@ async function workloadReplicas(ws: StoredWS, access: SpreadAccess): Promise<num
     ref.name,
     ws.metadata.namespace,
   );
-  return workloadReplicasOf(ws, workload);
+  if (!workload || isWorkloadRef(ref, BUILTIN_WORKLOADS) || ws.spec.targetFilter?.replicasPathList?.length)
+    return workloadReplicasOf(ws, workload);
+  // A custom workload's replicas are at its whitelist entry's replicasPath (GetReplicasFromCustomWorkload).
+  const entry = whitelistEntryFor(ref, await spreadWhitelist(access.cache));
+  return entry?.replicasPath ? replicasAtPath(workload, entry.replicasPath) : 0;
 }
 
 /**

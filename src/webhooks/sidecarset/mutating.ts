@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { SidecarContainer, SidecarSet } from '../../apis/apps/sidecarset.ts';
 import { SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION } from '../../apis/constants.ts';
-import { marshalGoJSON, safeEncodeString } from '../../util/revision.ts';
+import { marshalGoSidecarContainers } from '../../util/go-container.ts';
+import { safeEncodeString } from '../../util/revision.ts';
 import { defaultHTTPGet, defaultProbe, defaultPullPolicyForImage, setDefaultPodVolumes } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
@@ -57,10 +58,12 @@ export function isNativeSidecar(c: { restartPolicy?: string | null }): boolean {
 }
 
 // Containers, plus the init containers when any of them is a native sidecar (upgradable).
+/** encodeSidecarSet: a map {containers, initContainers (when one is a native sidecar)} of Go-typed containers. */
 function encodeSidecarSet(spec: NonNullable<SidecarSet['spec']>): string {
-  const m: Record<string, unknown> = { containers: spec.containers ?? null };
-  if ((spec.initContainers ?? []).some(isNativeSidecar)) m.initContainers = spec.initContainers;
-  return marshalGoJSON(m);
+  const init = (spec.initContainers ?? []).some(isNativeSidecar)
+    ? `,"initContainers":${marshalGoSidecarContainers(spec.initContainers)}`
+    : '';
+  return `{"containers":${marshalGoSidecarContainers(spec.containers)}${init}}`;
 }
 
 function hashOf(data: string): string {

@@ -2,11 +2,12 @@
 // (or whitelisted) target, one WorkloadSpread per workload, a fixed target, valid subsets and
 // schedule strategy. v1alpha1 and v1beta1 differ only in the subset placement field names.
 import type { WorkloadSpread, WorkloadSpreadV1alpha1 } from '../../apis/apps/workloadspread.ts';
-import { APPS_GROUP } from '../../apis/constants.ts';
+import { APPS_GROUP, WS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/constants.ts';
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
 import { getLenientValueFromIntOrPercent } from '../../util/intstr.ts';
 import { validateNodeSelectorTerm, validateTolerations } from '../podtemplate.ts';
-import { type CustomWorkload, customWorkloadWhitelist, groupOf, isWhitelisted } from '../workload.ts';
+import { type CustomWorkload, isWhitelisted } from '../../util/custom-workloads.ts';
+import { customWorkloadWhitelist, groupOf } from '../workload.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 type AnyWorkloadSpread = WorkloadSpread | WorkloadSpreadV1alpha1;
@@ -18,8 +19,6 @@ type Subset = NonNullable<AnyWorkloadSpread['spec']>['subsets'][number] & {
 };
 type TargetRef = NonNullable<AnyWorkloadSpread['spec']>['targetRef'];
 
-/** Key of kruise-configuration listing custom workloads WorkloadSpread may target. */
-export const WS_CUSTOM_WORKLOAD_WHITELIST_KEY = 'WorkloadSpread_Watch_Custom_Workload_WhiteList';
 const MAX_SCHEDULED_FAILED_SECONDS = 300;
 const INT32_MAX = 2147483647;
 

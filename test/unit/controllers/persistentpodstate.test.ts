@@ -20,6 +20,7 @@ import {
   type Workload,
 } from '../../../src/controllers/persistentpodstate/controller.ts';
 import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
+import type { CustomWorkload } from '../../../src/util/custom-workloads.ts';
 import { replicasRange } from '../../../src/util/ordinals.ts';
 import { persistentNodeAffinity, type StoredPersistentPodState } from '../../../src/util/persistentpodstate.ts';
 import { injectPersistentPodState } from '../../../src/webhooks/pod/persistentpodstate.ts';
@@ -258,7 +259,7 @@ describe('PersistentPodState event handlers', () => {
     const resourceVersions = new ResourceVersionExpectations();
     const handlers = makePersistentPodStateHandlers({
       queue: { add: (k) => queued.push(k) },
-      cache: { listStates: () => [] },
+      cache: { listStates: () => [], whitelist: () => [] },
       resourceVersions,
     });
     const before = pps();
@@ -275,7 +276,7 @@ describe('PersistentPodState event handlers', () => {
     const states = [pps()];
     const handlers = makePersistentPodStateHandlers({
       queue: { add: (k) => queued.push(k) },
-      cache: { listStates: () => states },
+      cache: { listStates: () => states, whitelist: () => [] },
       resourceVersions: new ResourceVersionExpectations(),
     });
     const owned = (ready: boolean, rv: string): Pod => ({
@@ -296,9 +297,16 @@ describe('PersistentPodState event handlers', () => {
 });
 
 describe('PersistentPodStateReconciler', () => {
-  function setup(state: StoredPersistentPodState, workloads: Record<string, Workload> = {}, pods: Pod[] = []) {
+  const GAME_SERVERS = [{ group: 'example.io', version: 'v1', kind: 'GameServerSet', subResources: [] }];
+  function setup(
+    state: StoredPersistentPodState,
+    workloads: Record<string, Workload> = {},
+    pods: Pod[] = [],
+    opts: { whitelist?: CustomWorkload[]; custom?: Record<string, Workload> } = {},
+  ) {
     const statuses: unknown[] = [];
     const events: string[] = [];
+    const created: unknown[] = [];
     const r = new PersistentPodStateReconciler({
       cache: {
         getState: (_ns, name) => (name === state.metadata.name ? state : undefined),
@@ -306,10 +314,16 @@ describe('PersistentPodStateReconciler', () => {
         getWorkload: (group, _ns, name) => workloads[`${group}/${name}`],
         podsOf: () => pods,
         getNode: (n) => NODES[n],
+        whitelist: () => opts.whitelist ?? [],
+        customWorkload: async (apiVersion, kind, _ns, name) => opts.custom?.[`${apiVersion}/${kind}/${name}`],
       },
       client: {
         updateStatus: async (_t: unknown, o: StoredPersistentPodState) => {
           statuses.push(o.status);
+          return o;
+        },
+        create: async (_t: unknown, o: unknown) => {
+          created.push(o);
           return o;
         },
       } as never,
@@ -318,7 +332,7 @@ describe('PersistentPodStateReconciler', () => {
       resourceVersions: new ResourceVersionExpectations(),
       startOrdinal: false,
     });
-    return { r, statuses, events };
+    return { r, statuses, events, created };
   }
   const sts: Workload = { metadata: { name: 'web', namespace: 'ns', uid: 'sts' }, spec: { replicas: 2 } };
 
@@ -335,10 +349,58 @@ describe('PersistentPodStateReconciler', () => {
     assert.equal(statuses.length, 1);
   });
 
-  test('a whitelisted custom workload is not followed: Event, no status write', async () => {
+  test('a custom workload the whitelist does not list is not followed: Event, no status write', async () => {
     const custom = pps({ targetRef: { apiVersion: 'example.io/v1', kind: 'GameServerSet', name: 'web' } });
     const { r, statuses, events } = setup(custom);
     assert.deepEqual(await r.reconcile('ns/web'), {});
     assert.deepEqual([statuses, events], [[], ['UnsupportedWorkload']]);
+  });
+
+  test('a whitelisted custom workload: ready pods within spec.replicas recorded, those scaled away forgotten', async () => {
+    const custom = pps(
+      { targetRef: { apiVersion: 'example.io/v1', kind: 'GameServerSet', name: 'web' } },
+      { observedGeneration: 2, podStates: { 'web-0': { nodeName: 'n9' }, 'web-5': { nodeName: 'n9' } } },
+    );
+    const gss: Workload = { metadata: { name: 'web', namespace: 'ns', uid: 'gss' }, spec: { replicas: 2 } };
+    const { r, statuses, events } = setup(custom, {}, [pod('web-0', 'n1', true), pod('web-1', 'n1', false)], {
+      whitelist: GAME_SERVERS,
+      custom: { 'example.io/v1/GameServerSet/web': gss },
+    });
+    assert.deepEqual(await r.reconcile('ns/web'), {});
+    assert.deepEqual(events, []);
+    const states = (statuses[0] as { podStates: Record<string, { nodeName: string }> }).podStates;
+    assert.deepEqual(Object.keys(states), ['web-0']);
+    assert.equal(states['web-0']!.nodeName, 'n1');
+  });
+
+  test('a whitelisted custom workload that is gone clears the states', async () => {
+    const custom = pps(
+      { targetRef: { apiVersion: 'example.io/v1', kind: 'GameServerSet', name: 'web' } },
+      { observedGeneration: 2, podStates: { 'web-0': { nodeName: 'n1' } } },
+    );
+    const { r, statuses } = setup(custom, {}, [], { whitelist: GAME_SERVERS });
+    await r.reconcile('ns/web');
+    assert.deepEqual((statuses[0] as { podStates?: object }).podStates ?? {}, {});
+  });
+
+  test('auto-generation for a whitelisted custom workload', async () => {
+    const gss: Workload = {
+      metadata: {
+        name: 'game',
+        namespace: 'ns',
+        uid: 'gss',
+        annotations: {
+          'kruise.io/auto-generate-persistent-pod-state': 'true',
+          'kruise.io/preferred-persistent-topology': 'kubernetes.io/hostname',
+        },
+      },
+      spec: { replicas: 2 },
+    };
+    const { r, created } = setup(pps(), {}, [], { whitelist: GAME_SERVERS, custom: { 'example.io/v1/GameServerSet/game': gss } });
+    await r.reconcile('ns/generate#example.io/v1#GameServerSet#game');
+    assert.equal(created.length, 1);
+    const made = created[0] as StoredPersistentPodState;
+    assert.deepEqual(made.spec?.targetRef, { apiVersion: 'example.io/v1', kind: 'GameServerSet', name: 'game' });
+    assert.equal(made.metadata.ownerReferences?.[0]?.uid, 'gss');
   });
 });

@@ -7,7 +7,13 @@ import type { ControllerRevision, Pod } from '../../../src/apis/core-objects.ts'
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { injectSidecarSets } from '../../../src/webhooks/pod/index.ts';
 import { mutateSidecarSet } from '../../../src/webhooks/sidecarset/index.ts';
-import { planRevisions, planSidecarSet, upgradableCondition, type SidecarSetObserved } from '../../../src/controllers/sidecarset/plan.ts';
+import {
+  hotUpgradeContainerToUpgrade,
+  planRevisions,
+  planSidecarSet,
+  upgradableCondition,
+  type SidecarSetObserved,
+} from '../../../src/controllers/sidecarset/plan.ts';
 import { sidecarSetRevisionData, type StoredSidecarSet } from '../../../src/util/sidecarset.ts';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
@@ -219,6 +225,141 @@ describe('SidecarSet controller plan', () => {
     assert.equal(c.message, '{"log":true,"other":false}');
     p.status!.conditions = [c];
     assert.equal(upgradableCondition(p, 'log', true, NOW), undefined);
+  });
+});
+
+describe('SidecarSet hot upgrade (spec §6.3 step 5)', () => {
+  const hot = (image: string, strategy: Record<string, any> = {}, resourceVersion = '10') => {
+    const s = sidecarSet(image, strategy, {
+      containers: [{ name: 'mesh', image, upgradeStrategy: { upgradeType: 'HotUpgrade', hotUpgradeEmptyImage: 'mesh:empty' } }],
+    });
+    s.metadata.resourceVersion = resourceVersion;
+    return s;
+  };
+  const images = (p: Pod) => Object.fromEntries(p.spec!.containers.map((c) => [c.name, c.image]));
+  const versions = (p: Pod) =>
+    Object.fromEntries(
+      Object.entries(p.metadata.annotations!).filter(
+        ([k]) => k.startsWith('version') || k === 'kruise.io/sidecarset-working-hotupgrade-container',
+      ),
+    );
+  /** What the kubelet shows once it restarted the changed containers with their spec images. */
+  const restarted = (updated: Pod, ready = true): Pod => {
+    const p = structuredClone(updated);
+    running(p, ready);
+    return p;
+  };
+
+  test('injection: <name>-1 works on the image, <name>-2 idles on the empty image', () => {
+    const p = pod(0, hot('mesh:1'));
+    assert.deepEqual(images(p), { 'mesh-1': 'mesh:1', 'mesh-2': 'mesh:empty', main: 'nginx:1' });
+    assert.deepEqual(versions(p), {
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-1"}',
+      'version.sidecarset.kruise.io/mesh-1': '1',
+      'versionalt.sidecarset.kruise.io/mesh-1': '0',
+      'version.sidecarset.kruise.io/mesh-2': '0',
+      'versionalt.sidecarset.kruise.io/mesh-2': '1',
+    });
+  });
+
+  test('an image change goes to the idle container, which becomes the working one; the old one resets only once the new one is ready', () => {
+    const v1 = hot('mesh:1');
+    const v2 = hot('mesh:2', {}, '27');
+    const before = pod(0, v1);
+
+    // 1. The idle mesh-2 gets the new image; versions record the SidecarSet resourceVersion.
+    let plan = planSidecarSet(observed(v2, [before]));
+    assert.equal(plan.resets.length, 0);
+    assert.equal(plan.upgrades.length, 1);
+    const upgraded = plan.upgrades[0]!.updated;
+    assert.deepEqual(images(upgraded), { 'mesh-1': 'mesh:1', 'mesh-2': 'mesh:2', main: 'nginx:1' });
+    assert.deepEqual(versions(upgraded), {
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-2"}',
+      'version.sidecarset.kruise.io/mesh-1': '1',
+      'versionalt.sidecarset.kruise.io/mesh-1': '27',
+      'version.sidecarset.kruise.io/mesh-2': '27',
+      'versionalt.sidecarset.kruise.io/mesh-2': '1',
+    });
+    assert.equal(
+      JSON.parse(upgraded.metadata.annotations!['kruise.io/sidecarset-hash']!).log.hash,
+      v2.metadata.annotations!['kruise.io/sidecarset-hash'],
+    );
+    assert.deepEqual(JSON.parse(upgraded.metadata.annotations!['kruise.io/sidecarset-inplace-update-state']!).log.lastContainerStatuses, {
+      'mesh-2': { imageID: 'docker.io/mesh:empty@sha256:mesh:empty' },
+    });
+
+    // 2. The kubelet has not restarted mesh-2 yet: nothing to reset, the pod is not counted ready.
+    const pending = { ...upgraded, status: before.status };
+    plan = planSidecarSet(observed(v2, [pending]));
+    assert.equal(plan.resets.length, 0);
+    assert.equal(plan.upgrades.length, 0);
+    assert.equal(plan.status?.updatedPods, 1);
+    assert.equal(plan.status?.readyPods, 0);
+
+    // 3. mesh-2 restarted but not ready yet (and the pod not ready with it): still nothing.
+    const notReady = restarted(upgraded, false);
+    assert.equal(planSidecarSet(observed(v2, [notReady])).resets.length, 0);
+
+    // 4. mesh-2 ready: mesh-1 goes back to the empty image, versions of the pair say so; the hash record stays.
+    const ready = restarted(upgraded);
+    plan = planSidecarSet(observed(v2, [ready]));
+    assert.equal(plan.upgrades.length, 0);
+    assert.equal(plan.resets.length, 1);
+    const reset = plan.resets[0]!.updated;
+    assert.deepEqual(images(reset), { 'mesh-1': 'mesh:empty', 'mesh-2': 'mesh:2', main: 'nginx:1' });
+    assert.deepEqual(versions(reset), {
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-2"}',
+      'version.sidecarset.kruise.io/mesh-1': '0',
+      'versionalt.sidecarset.kruise.io/mesh-1': '27',
+      'version.sidecarset.kruise.io/mesh-2': '27',
+      'versionalt.sidecarset.kruise.io/mesh-2': '0',
+    });
+    assert.equal(reset.metadata.annotations!['kruise.io/sidecarset-hash'], upgraded.metadata.annotations!['kruise.io/sidecarset-hash']);
+    assert.deepEqual(JSON.parse(reset.metadata.annotations!['kruise.io/sidecarset-inplace-update-state']!).log.lastContainerStatuses, {
+      'mesh-1': { imageID: 'docker.io/mesh:1@sha256:mesh:1' },
+      'mesh-2': { imageID: 'docker.io/mesh:empty@sha256:mesh:empty' },
+    });
+    // Not ready either until the reset is done (commonControl.IsPodReady).
+    assert.equal(plan.status?.updatedReadyPods, 0);
+
+    // 5. Done: nothing moves, the pod counts as updated and ready.
+    plan = planSidecarSet(observed(v2, [restarted(reset)]));
+    assert.equal(plan.resets.length + plan.upgrades.length, 0);
+    assert.equal(plan.status?.updatedReadyPods, 1);
+
+    // 6. The next image goes to mesh-1 (now on the empty image), which works again.
+    const v3 = hot('mesh:3', {}, '40');
+    const third = planSidecarSet(observed(v3, [restarted(reset)])).upgrades[0]!.updated;
+    assert.deepEqual(images(third), { 'mesh-1': 'mesh:3', 'mesh-2': 'mesh:2', main: 'nginx:1' });
+    assert.deepEqual(versions(third), {
+      'kruise.io/sidecarset-working-hotupgrade-container': '{"mesh":"mesh-1"}',
+      'version.sidecarset.kruise.io/mesh-1': '40',
+      'versionalt.sidecarset.kruise.io/mesh-1': '27',
+      'version.sidecarset.kruise.io/mesh-2': '27',
+      'versionalt.sidecarset.kruise.io/mesh-2': '40',
+    });
+  });
+
+  test('a finished hot upgrade is reset even when the SidecarSet is paused or NotUpdate', () => {
+    const upgraded = planSidecarSet(observed(hot('mesh:2'), [pod(0, hot('mesh:1'))])).upgrades[0]!.updated;
+    const ready = structuredClone(upgraded);
+    running(ready, true);
+    for (const strategy of [{ paused: true }, { type: 'NotUpdate' }]) {
+      const plan = planSidecarSet(observed(hot('mesh:2', strategy), [ready]));
+      assert.equal(plan.resets.length, 1, JSON.stringify(strategy));
+      assert.equal(images(plan.resets[0]!.updated)['mesh-1'], 'mesh:empty');
+    }
+  });
+
+  test('with neither container empty, the one not ready gets the image; with both ready, the one not working', () => {
+    const v1 = hot('mesh:1');
+    const p = pod(0, v1);
+    p.spec!.containers.find((c) => c.name === 'mesh-2')!.image = 'mesh:0';
+    running(p, true);
+    p.status!.containerStatuses!.find((c) => c.name === 'mesh-1')!.ready = false;
+    assert.equal(hotUpgradeContainerToUpgrade(v1.spec!.containers![0]!, p, v1).upgrade, 'mesh-1');
+    p.status!.containerStatuses!.find((c) => c.name === 'mesh-1')!.ready = true;
+    assert.equal(hotUpgradeContainerToUpgrade(v1.spec!.containers![0]!, p, v1).upgrade, 'mesh-2');
   });
 });
 

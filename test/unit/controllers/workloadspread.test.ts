@@ -275,6 +275,9 @@ describe('WorkloadSpread reconciler (executor)', () => {
         getWorkload: (group, kind) => (group === 'apps.kruise.io' && kind === 'CloneSet' ? (cs as any) : undefined),
         ownedBy: (kind, uid) => (kind === 'Pod' && uid === 'cs-uid' ? (pods as any) : []),
         node: () => undefined,
+        customWorkload: async () => undefined,
+        podsIn: () => [],
+        whitelist: () => [],
       },
       client: {
         async patch(_t: any, name: string, body: any) {
@@ -313,5 +316,90 @@ describe('WorkloadSpread reconciler (executor)', () => {
     const { reconciler, calls } = setup({ conflict: true });
     assert.deepEqual(await reconciler.reconcile('default/ws'), { requeueAfter: 1000 });
     assert.ok(!calls.some((c) => c.startsWith('delete')));
+  });
+});
+
+describe('WorkloadSpread reconciler: custom workloads (whitelist, scale subresource)', () => {
+  const gizmo = { metadata: { name: 'g', namespace: 'default', uid: 'g-uid' }, spec: { size: 5 } };
+  const customWs = (extra: Partial<SpreadView['spec']> = {}) => ({
+    ...ws([{ name: 'a', maxReplicas: '50%' }, { name: 'b' }], undefined, extra),
+    spec: {
+      targetRef: { apiVersion: 'example.com/v1', kind: 'Gizmo', name: 'g' },
+      subsets: [{ name: 'a', maxReplicas: '50%' }, { name: 'b' }],
+      ...extra,
+    },
+  });
+  const owned = (name: string, subset: string, uid = 'g-uid') => {
+    const p = pod(name, { subset });
+    p.metadata.ownerReferences = [{ apiVersion: 'example.com/v1', kind: 'Gizmo', name: 'g', uid, controller: true }];
+    return p;
+  };
+  function run(opts: { w: any; pods: Pod[]; podsInNamespace?: Pod[]; selector?: string; whitelist?: any[]; scaleReplicas?: number }) {
+    const statuses: any[] = [];
+    const reconciler = new WorkloadSpreadReconciler({
+      cache: {
+        getWorkloadSpread: () => opts.w,
+        getWorkload: () => assert.fail('a custom target is not read from the built-in caches'),
+        ownedBy: (kind, uid) => (kind === 'Pod' && uid === 'g-uid' ? (opts.pods as any) : []),
+        node: () => undefined,
+        customWorkload: async (apiVersion, kind, _ns, name) =>
+          apiVersion === 'example.com/v1' && kind === 'Gizmo' && name === 'g'
+            ? { object: gizmo as any, replicas: opts.scaleReplicas ?? 4, selector: opts.selector }
+            : undefined,
+        podsIn: () => opts.podsInNamespace ?? [],
+        whitelist: () => opts.whitelist ?? [],
+      },
+      client: {
+        async patch() {
+          return {} as any;
+        },
+        async updateStatus(_t: any, obj: any) {
+          statuses.push(obj.status.subsetStatuses.map((s: any) => `${s.name}:${s.replicas}/${s.missingReplicas}`).join(','));
+          return obj;
+        },
+        async delete() {
+          return {} as any;
+        },
+      },
+      recorder: { event: () => {} },
+      log: { info() {}, debug() {}, warn() {}, error() {} } as any,
+      clock: { now: () => NOW } as any,
+    });
+    return { reconciler, statuses };
+  }
+
+  test('replicas from the Scale; pods by controller reference', async () => {
+    const { reconciler, statuses } = run({ w: customWs(), pods: [owned('p0', 'a'), owned('p1', 'b')] });
+    await reconciler.reconcile('default/ws');
+    // 50% of the Scale's 4 replicas: 2 in a, 1 there so 1 missing.
+    assert.deepEqual(statuses, ['a:1/1,b:1/-1']);
+  });
+
+  test("the whitelist entry's replicasPath wins over the Scale; targetFilter.replicasPathList wins over both", async () => {
+    const whitelist = [{ group: 'example.com', version: 'v1', kind: 'Gizmo', replicasPath: 'spec.size', subResources: [] }];
+    const a = run({ w: customWs(), pods: [owned('p0', 'a')], whitelist });
+    await a.reconciler.reconcile('default/ws');
+    // 50% of 5 rounded up: 3.
+    assert.deepEqual(a.statuses, ['a:1/2,b:0/-1']);
+    const b = run({ w: customWs({ targetFilter: { replicasPathList: ['spec.size', 'spec.size'] } }), pods: [owned('p0', 'a')], whitelist });
+    await b.reconciler.reconcile('default/ws');
+    assert.deepEqual(b.statuses, ['a:1/4,b:0/-1']);
+  });
+
+  test("with no pod naming it as controller, the Scale's selector finds the pods", async () => {
+    const loose = pod('free', { subset: 'a' });
+    loose.metadata.ownerReferences = [];
+    loose.metadata.labels = { app: 'gizmo' };
+    const other = pod('other', { subset: 'a' });
+    other.metadata.labels = { app: 'other' };
+    const { reconciler, statuses } = run({ w: customWs(), pods: [], podsInNamespace: [loose, other], selector: 'app=gizmo' });
+    await reconciler.reconcile('default/ws');
+    assert.deepEqual(statuses, ['a:1/1,b:0/-1']);
+  });
+
+  test('a Scale of 0 replicas covers no pods', async () => {
+    const { reconciler, statuses } = run({ w: customWs(), pods: [owned('p0', 'a')], scaleReplicas: 0 });
+    await reconciler.reconcile('default/ws');
+    assert.deepEqual(statuses, ['a:0/0,b:0/-1']);
   });
 });

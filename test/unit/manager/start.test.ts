@@ -12,6 +12,24 @@ import { addManagerFlags, managerConfig } from '../../../src/manager/options.ts'
 import { Command } from 'commander';
 import { useFakeApiServer, type FakeApiServer } from '../runtime/fake-apiserver.ts';
 
+/** A temporary directory holding a kubeconfig for the fake API server (the manager's cert dir too). */
+function fakeKubeconfig(server: FakeApiServer): { dir: string; kubeconfig: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  fs.writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'fake',
+      clusters: [{ name: 'fake', cluster: { server: server.url } }],
+      users: [{ name: 'u', user: {} }],
+      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
+    }),
+  );
+  return { dir, kubeconfig };
+}
+
 describe('manager start-up', () => {
   let server: FakeApiServer;
   useFakeApiServer((s) => {
@@ -19,19 +37,7 @@ describe('manager start-up', () => {
   });
 
   test('a cache that does not sync within --controller-cache-sync-timeout fails start-up naming it', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        'current-context': 'fake',
-        clusters: [{ name: 'fake', cluster: { server: server.url } }],
-        users: [{ name: 'u', user: {} }],
-        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
-      }),
-    );
+    const { dir, kubeconfig } = fakeKubeconfig(server);
     for (let i = 0; i < 1000; i++) {
       server.failNext((r) => r.method === 'GET' && r.path === '/api/v1/pods' && r.query.get('watch') !== 'true', 403, {
         kind: 'Status',
@@ -74,17 +80,7 @@ describe('manager API clients', () => {
   });
 
   test('leader election writes through its own client (kruise-manager/leader-election), start-up through kruise-manager', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        'current-context': 'fake',
-        clusters: [{ name: 'fake', cluster: { server: server.url } }],
-        users: [{ name: 'u', user: {} }],
-        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
-      }),
-    );
+    const { dir, kubeconfig } = fakeKubeconfig(server);
     const cmd = addManagerFlags(new Command('start'));
     cmd.parse(['--kubeconfig', kubeconfig, '--metrics-addr=0', '--health-probe-addr=0', '--webhook-port=0', '--webhook-cert-dir', dir], {
       from: 'user',
@@ -115,17 +111,7 @@ describe('manager start-up order', () => {
   });
 
   test('controllers start only after the leader has registered the webhook configurations', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        'current-context': 'fake',
-        clusters: [{ name: 'fake', cluster: { server: server.url } }],
-        users: [{ name: 'u', user: {} }],
-        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
-      }),
-    );
+    const { dir, kubeconfig } = fakeKubeconfig(server);
     const isConfigCreate = (r: { method: string; path: string }) =>
       r.method === 'POST' && r.path === '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
     // ~0.6 s of the cert controller's back-off, in which controllers used to start already.

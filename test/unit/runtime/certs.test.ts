@@ -293,6 +293,23 @@ describe('reconciling against the API', () => {
     assert.ok(api.getObject(VWC, 'kruise-validating-webhook-configuration'));
   });
 
+  it('with create: false (service mode: the installation owns them) a missing configuration stays missing', async () => {
+    // Names of their own: the other cases here share the fake API server's configurations.
+    const names = { mutatingName: 'installed-mutating', validatingName: 'installed-validating' };
+    const desired = buildWebhookConfigurations(regs, { clientMode: urlMode, features, caBundle: 'CA1', ...names });
+    assert.deepEqual(await ensureWebhookConfigurations(client, desired, undefined, { create: false }), []);
+    assert.equal(api.getObject(MWC, 'installed-mutating'), undefined);
+    // An installed, empty configuration is filled in.
+    api.put(MWC, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'installed-mutating' },
+    });
+    assert.deepEqual(await ensureWebhookConfigurations(client, desired, undefined, { create: false }), ['installed-mutating']);
+    assert.ok(api.getObject(MWC, 'installed-mutating')!.webhooks.length > 0);
+    assert.equal(api.getObject(VWC, 'installed-validating'), undefined);
+  });
+
   it('external mode only verifies the caBundle of served webhooks', async () => {
     const served = new Set([
       '/mutate-apps-kruise-io-cloneset',

@@ -76,6 +76,7 @@ export class FakeApiServer {
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
   private readonly objects = new Map<string, Map<string, Obj>>();
+  private readonly discovery = new Map<string, unknown>();
   private readonly events: (StoredEvent & { rv: number })[] = [];
   private compactedRV = 0;
   private readonly watchers = new Set<Watcher>();
@@ -182,6 +183,12 @@ export class FakeApiServer {
     return [...this.watchers].filter((w) => namespace === undefined || w.namespace === namespace).length;
   }
 
+  /** Serves a discovery document at /apis/<groupVersion> (/api/<version> for the core group). */
+  serveDiscovery(groupVersion: string, resources: Array<{ name: string; namespaced: boolean; kind: string }>): void {
+    const path = groupVersion.includes('/') ? `/apis/${groupVersion}` : `/api/${groupVersion}`;
+    this.discovery.set(path, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources });
+  }
+
   /** Answers the next request matching `match` with the given status and body. */
   failNext(match: (r: RecordedRequest) => boolean, code: number, body: unknown, headers: Record<string, string> = {}): void {
     this.injected.push({ match, status: code, body, headers });
@@ -209,6 +216,8 @@ export class FakeApiServer {
       res.writeHead(i!.status, { 'content-type': 'application/json', ...i!.headers }).end(text);
       return;
     }
+    const discovery = req.method === 'GET' ? this.discovery.get(url.pathname.replace(/\/+$/, '')) : undefined;
+    if (discovery) return this.reply(res, 200, discovery);
     const route = parsePath(url.pathname);
     if (!route) return this.reply(res, 404, status(404, 'NotFound', `no route ${url.pathname}`));
     try {

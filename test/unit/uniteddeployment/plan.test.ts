@@ -366,6 +366,37 @@ describe('adaptive scheduling (§9.3 line 617)', () => {
     assert.deepEqual(pendingTimeout(pendingPod(w, 0, 60_000, false), 10_000, NOW), { timedOut: false });
   });
 
+  test("v1.8.2's unschedulableLastSeconds is read when unschedulableDuration is unset (drop-in); unschedulableDuration wins", () => {
+    const requeueWith = (adaptiveFields: Record<string, number>) => {
+      const u = (status?: UnitedDeploymentStatus) =>
+        ud(
+          {
+            topology: {
+              ...ud().spec!.topology!,
+              scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 10, ...adaptiveFields } },
+            },
+          },
+          status,
+        );
+      const first = settle(u());
+      const st = planUnitedDeployment({
+        ud: u(),
+        kind: 'CloneSet',
+        revisions: first.revisions,
+        workloads: first.workloads,
+        pods: [],
+        now: NOW,
+      }).status!;
+      const b = first.workloads.find((w) => w.metadata.labels!['apps.kruise.io/subset-name'] === 'b')!;
+      const workloads = first.workloads.map((w) => (w === b ? withStatus(w, 3, 0) : withStatus(w, w.spec!.replicas!)));
+      const pods = [0, 1, 2].map((i) => pendingPod(b, i, 11_000));
+      return planUnitedDeployment({ ud: u(st), kind: 'CloneSet', revisions: first.revisions, workloads, pods, now: NOW }).requeueAfter;
+    };
+    assert.equal(requeueWith({ unschedulableLastSeconds: 45 }), 45_000);
+    assert.equal(requeueWith({ unschedulableLastSeconds: 45, unschedulableDuration: 60 }), 60_000);
+    assert.equal(requeueWith({}), 300_000);
+  });
+
   test('timed-out pending pods mark the subset Schedulable=False and move its replicas; it is retried after unschedulableDuration', () => {
     const first = settle(adaptive());
     const st = planUnitedDeployment({

@@ -124,6 +124,33 @@ describe('planPubStatus', () => {
     const plan = planPubStatus({ pub: pub({ maxUnavailable: 0 }), pods: [updating, pod('x')], totalReplicas: 2, now: T0 });
     assert.equal(plan.computed.currentAvailable, 1);
   });
+
+  test('a pod whose SidecarSet in-place sidecar upgrade is unfinished is not available (isPodStateConsistent)', () => {
+    const withSidecar = (name: string, runningImageID: string, annotations: Record<string, string>) => {
+      const p = pod(name, { annotations: { 'kruise.io/sidecarset-injected-list': 'sc', ...annotations } });
+      p.spec!.containers.push({ name: 'log', image: 'log:2', env: [{ name: 'IS_INJECTED', value: 'true' }] });
+      p.status!.containerStatuses = [
+        { name: 'c', image: 'nginx:1', imageID: 'app', ready: true, restartCount: 0 } as never,
+        { name: 'log', image: 'log:1', imageID: runningImageID, ready: true, restartCount: 0 } as never,
+      ];
+      return p;
+    };
+    const state = (imageID: string) =>
+      JSON.stringify({ sc: { revision: 'r2', updateTimestamp: at(0), lastContainerStatuses: { log: { imageID } } } });
+    const upgrading = withSidecar('upgrading', 'log-v1', { 'kruise.io/sidecarset-inplace-update-state': state('log-v1') });
+    const upgraded = withSidecar('upgraded', 'log-v2', { 'kruise.io/sidecarset-inplace-update-state': state('log-v1') });
+    upgraded.status!.containerStatuses![1]!.image = 'log:2';
+    const neverUpgraded = withSidecar('injected-only', 'log-v1', {});
+    const malformed = withSidecar('malformed', 'log-v1', { 'kruise.io/sidecarset-inplace-update-state': '{' });
+    const plan = planPubStatus({
+      pub: pub({ maxUnavailable: 0 }),
+      pods: [upgrading, upgraded, neverUpgraded, malformed],
+      totalReplicas: 4,
+      now: T0,
+    });
+    // upgraded and injected-only count; the pod still running the recorded imageID and the unreadable record do not.
+    assert.equal(plan.computed.currentAvailable, 2);
+  });
 });
 
 describe('protected operations', () => {

@@ -153,6 +153,59 @@ describe('pod webhook: WorkloadSpread on CREATE', () => {
     assert.ok(srv.stored().status.versionedSubsetStatuses.h1, 'recorded under the pod-template-hash version');
   });
 
+  test('whitelisted custom workloads: pods of the workload, or of one of its subResources, match; others do not', async () => {
+    const whitelistCM = (workloads: unknown[]) => ({
+      kind: 'ConfigMap',
+      metadata: { name: 'kruise-configuration', namespace: 'kruise-system' },
+      data: { WorkloadSpread_Watch_Custom_Workload_WhiteList: JSON.stringify({ workloads }) },
+    });
+    const gizmo = { kind: 'Gizmo', metadata: { name: 'g', uid: 'g-uid' }, spec: { size: 4 } };
+    const part = {
+      kind: 'GizmoPart',
+      metadata: {
+        name: 'g-part',
+        uid: 'owner-uid',
+        ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Gizmo', name: 'g', uid: 'g-uid', controller: true }],
+      },
+    };
+    const percent = [
+      { name: 'a', maxReplicas: '50%' },
+      { name: 'b', maxReplicas: '50%' },
+    ];
+    const target = { apiVersion: 'example.com/v1', kind: 'Gizmo', name: 'g' };
+    const listed = [
+      {
+        Group: 'example.com',
+        Version: 'v1',
+        Kind: 'Gizmo',
+        replicasPath: 'spec.size',
+        subResources: [{ Group: 'example.com', Version: 'v1', Kind: 'GizmoPart' }],
+      },
+    ];
+
+    // Not whitelisted: left alone.
+    const none = fakeServer(spread('ws-custom-0', percent, target), [gizmo, part]);
+    assert.equal(await injectWorkloadSpread(pod('g-0', target), none.access), false);
+
+    // Owned by the workload: 50% of spec.size 4 = 2 per subset.
+    const srv = fakeServer(spread('ws-custom', percent, target), [gizmo, part, whitelistCM(listed)]);
+    const direct = [0, 1, 2].map((i) => pod(`g-${i}`, target));
+    for (const p of direct) assert.equal(await injectWorkloadSpread(p, srv.access), true);
+    assert.deepEqual(direct.map(subsetOf), ['a', 'a', 'b']);
+
+    // Owned by a subResource whose controller is the workload.
+    const viaPart = pod('g-part-0', { apiVersion: 'example.com/v1', kind: 'GizmoPart', name: 'g-part' });
+    assert.equal(await injectWorkloadSpread(viaPart, srv.access), true);
+    assert.equal(subsetOf(viaPart), 'b');
+
+    // A subResource kind not listed is not followed.
+    const unlisted = fakeServer(spread('ws-custom-2', percent, target), [gizmo, part, whitelistCM([{ ...listed[0], subResources: [] }])]);
+    assert.equal(
+      await injectWorkloadSpread(pod('g-part-1', { apiVersion: 'example.com/v1', kind: 'GizmoPart', name: 'g-part' }), unlisted.access),
+      false,
+    );
+  });
+
   test('StatefulSet pods go by ordinal with no status write', async () => {
     const srv = fakeServer(spread('ws-sts', ZONES, { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'sts' }));
     const owner = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'sts' };

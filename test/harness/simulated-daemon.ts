@@ -1,0 +1,53 @@
+// `kruise daemon --simulated` for a test cluster: the suite's shared one (suite-setup.ts) and the
+// clusters tests bring up themselves (OwnCluster). The simulated runtime holds containers at their
+// launch-priority barrier until the key exists, so a cluster whose pods use launch priority needs it.
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePorts, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
+import { repoRoot } from '../../src/cluster/binaries.ts';
+
+export const DAEMON_MARKER = '--simulated';
+const SUITE_DAEMON_FEATURE_GATES = process.env.KRUISE_TS_TEST_DAEMON_FEATURE_GATES ?? '';
+
+/** Starts `kruise daemon --simulated` and waits until its /healthz answers (caches synced). */
+export async function startSimulatedDaemon(kubeconfig: string, logFile: string): Promise<number> {
+  const [port] = await freePorts(1);
+  const daemon = startProcess(
+    'kruise-daemon',
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(repoRoot, 'src/cli/kruise.ts'),
+      'daemon',
+      '--simulated',
+      '--kubeconfig',
+      kubeconfig,
+      '--addr',
+      `127.0.0.1:${port}`,
+      '--feature-gates',
+      SUITE_DAEMON_FEATURE_GATES,
+    ],
+    logFile,
+    { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' },
+  );
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (daemon.exited)
+      throw new Error(
+        `the kruise daemon exited (${JSON.stringify(daemon.exited)}) during test setup; last lines of ${logFile}:\n${tail(logFile, 30)}`,
+      );
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return daemon.pid;
+    if (Date.now() > deadline) {
+      await stopProcesses([daemon.pid], 2000);
+      throw new Error(`the kruise daemon did not become healthy within 60s; last lines of ${logFile}:\n${tail(logFile, 30)}`);
+    }
+    await sleep(250);
+  }
+}
+
+/** Simulated daemons of this cluster: the suite's, and any a test restarted in its place. */
