@@ -15,8 +15,8 @@
 // work), which both managers cache: start-up and RSS at N + replicas pods.
 // Usage: node --import tsx bench/vs-upstream.ts [--replicas 1000] [--nodes 20] [--rounds 1]
 //        [--background-pods 0] [--qps 30 --burst 50] [--phases scale-up,in-place,recreate,scale-down]
-//        [--managers ts,go]  (an entry `ts+<node flag>+<node flag>` is a Kruise TS turn with extra
-//        Node/V8 flags, e.g. ts+--max-semi-space-size=8, to weigh a flag against the same build)
+//        [--managers ts,go]  (an entry `ts+<node flag>+<NAME=value>` is a Kruise TS turn with extra
+//        Node/V8 flags or environment, e.g. ts+--max-semi-space-size=8, to weigh one against the same build)
 import { readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
@@ -58,7 +58,20 @@ const phasesWanted = values.phases.split(',');
 /** A turn's manager: `go`, or `ts` with any extra Node flags after `+`. */
 const managers = values.managers.split(',');
 const kindOf = (m: string): 'ts' | 'go' => (m === 'go' ? 'go' : 'ts');
-const nodeFlagsOf = (m: string): string[] => m.split('+').slice(1);
+/** A Kruise TS turn's extras: Node/V8 flags (`--…`) and environment variables (`NAME=value`, e.g. MALLOC_ARENA_MAX=2). */
+const nodeFlagsOf = (m: string): string[] =>
+  m
+    .split('+')
+    .slice(1)
+    .filter((x) => x.startsWith('-'));
+const envOf = (m: string): Record<string, string> =>
+  Object.fromEntries(
+    m
+      .split('+')
+      .slice(1)
+      .filter((x) => !x.startsWith('-'))
+      .map((x) => [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)]),
+  );
 const name = values.cluster ?? `bench-vs-${process.pid}`;
 const ns = 'default';
 const UPSTREAM_NS = 'kruise-system';
@@ -146,12 +159,13 @@ async function startManager(manager: string, logFile: string): Promise<{ proc: S
   const [webhookPort, metrics, probes, pprof] = await freePorts(4);
   const t0 = performance.now();
   if (kindOf(manager) === 'ts') {
+    // The production entry point (bin/kruise: the compiled dist/ with its Node settings); a turn's
+    // extra Node flags go through NODE_OPTIONS.
+    const extraFlags = nodeFlagsOf(manager);
     const proc = startProcess(
       'kruise-ts-manager',
-      process.execPath,
+      path.join(repoRoot, 'bin/kruise'),
       [
-        ...nodeFlagsOf(manager),
-        path.join(repoRoot, 'dist/cli/kruise.js'),
         'start',
         '--kubeconfig',
         state.kubeconfig,
@@ -163,7 +177,12 @@ async function startManager(manager: string, logFile: string): Promise<{ proc: S
         `--rest-config-burst=${values.burst}`,
       ],
       logFile,
-      { ...process.env, KRUISE_LOG_LEVEL: 'info' },
+      {
+        ...process.env,
+        KRUISE_LOG_LEVEL: 'info',
+        ...(extraFlags.length ? { NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...extraFlags].join(' ').trim() } : {}),
+        ...envOf(manager),
+      },
     );
     return { proc, webhookPort, t0 };
   }
@@ -266,7 +285,8 @@ async function turn(manager: string, round: number): Promise<Turn> {
   if (kind === 'ts') await installCRDs(client);
   else await installUpstream();
   const podsAtStart = await podCount();
-  const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${process.pid}.log`);
+  // One log per turn: a second Kruise TS turn in the round must not read the first one's lines.
+  const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${managers.indexOf(manager)}-${process.pid}.log`);
   const { proc, webhookPort, t0 } = await startManager(manager, logFile);
   const since = () => (performance.now() - t0) / 1000;
   let webhookReady = NaN;
@@ -346,7 +366,9 @@ async function turn(manager: string, round: number): Promise<Turn> {
     for (const c of CONFIGURATIONS) await run(['delete', c, '--ignore-not-found']).catch(() => '');
     await stopProcesses([proc.pid], 10_000);
     await run(['delete', 'clonesets.apps.kruise.io', 'bench', '-n', ns, '--ignore-not-found', '--wait=false']).catch(() => '');
-    await run(['delete', 'pods', '-n', ns, '-l', 'app=bench', '--grace-period=0', '--force', '--wait=true']).catch(() => '');
+    await run(['delete', 'pods', '-n', ns, '-l', 'app=bench', '--grace-period=0', '--force', '--wait=true', '--timeout=180s']).catch(
+      () => '',
+    );
   }
 }
 
@@ -396,7 +418,7 @@ try {
     const go = inRound.find((t) => t.manager === 'go');
     const others = inRound.filter((t) => t !== go);
     const label = (t: Turn) =>
-      t.manager === 'ts' ? 'Kruise TS' : t.manager === 'go' ? 'OpenKruise' : `Kruise TS ${nodeFlagsOf(t.manager).join(' ')}`;
+      t.manager === 'ts' ? 'Kruise TS' : t.manager === 'go' ? 'OpenKruise' : `Kruise TS ${t.manager.split('+').slice(1).join(' ')}`;
     console.log(`round ${round} (load average 1 min, ${inRound.map((t) => `${t.manager}: ${t.load.join(' → ')}`).join('; ')})\n`);
     const columns = [...others, ...(go ? [go] : [])];
     const ratioColumns = go ? others : [];

@@ -1,10 +1,12 @@
 // A small Kubernetes REST client. Kubeconfigs are read by ./kubeconfig.ts; requests go through our own
-// node:https (or node:http) keep-alive Agent so that all requests and watches to a cluster share one
-// connection pool with the cluster's TLS material, and watch streams are not cut by body timeouts.
+// node:https (or node:http) keep-alive agents so that all requests and watches to a cluster share one
+// connection pool (see Pool) with the cluster's TLS material, and watch streams are not cut by body
+// timeouts.
 // Node's own HTTP client rather than the undici package: undici (and the bundled copy inside Node it
 // pulls in) cost ≈40 MiB of RSS and ≈0.4 s of start-up, and one HTTP/1.1 pool is all this needs.
 
 import https from 'node:https';
+import { createSecureContext } from 'node:tls';
 import type { Agent, IncomingMessage } from 'node:http';
 import { http } from '../util/node-http.ts';
 import { APPS_GROUP, POLICY_GROUP } from '../apis/constants.ts';
@@ -394,7 +396,7 @@ interface RawResponse {
 
 export class KubeClient {
   private readonly base: URL;
-  private readonly agent: Agent;
+  private readonly agent: Pool;
   /** Derived clients share their parent's connection pool; only the parent closes it. */
   private readonly ownsAgent: boolean;
   private readonly limiter: BucketRateLimiter | undefined;
@@ -405,7 +407,7 @@ export class KubeClient {
   private readonly maxRetries: number;
   private readonly options: KubeClientOptions;
 
-  constructor(opts: KubeClientOptions, sharedAgent?: Agent) {
+  constructor(opts: KubeClientOptions, sharedAgent?: Pool) {
     this.options = opts;
     this.base = new URL(opts.server);
     if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
@@ -418,23 +420,8 @@ export class KubeClient {
     this.userAgent = opts.userAgent ?? 'kruise-ts';
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
     this.maxRetries = opts.maxRetries ?? 5;
-    const tls = opts.tls ?? {};
     this.ownsAgent = !sharedAgent;
-    // keepAlive reuses connections; keepAliveMsecs is also the TCP keep-alive probe delay, which
-    // detects dead peers behind load balancers well before their idle timeouts (often 60 s).
-    const pool = { keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' as const };
-    this.agent =
-      sharedAgent ??
-      (this.base.protocol === 'https:'
-        ? new https.Agent({
-            ...pool,
-            ca: tls.ca,
-            cert: tls.cert,
-            key: tls.key,
-            servername: tls.servername,
-            rejectUnauthorized: !tls.insecureSkipVerify,
-          })
-        : new http.Agent(pool));
+    this.agent = sharedAgent ?? newPool(this.base, opts.tls ?? {});
   }
 
   /** Client for the current context of a KubeConfig already loaded with @kubernetes/client-node. */
@@ -453,7 +440,10 @@ export class KubeClient {
 
   /** Releases the connection pool (a client from withOwnLimit leaves it to its parent); in-flight watches are torn down. */
   async close(): Promise<void> {
-    if (this.ownsAgent) this.agent.destroy();
+    if (this.ownsAgent) {
+      this.agent.requests.destroy();
+      this.agent.watches.destroy();
+    }
   }
 
   // --- reads -----------------------------------------------------------------------------------
@@ -701,7 +691,7 @@ export class KubeClient {
       const send = url.protocol === 'https:' ? https.request : http.request;
       // Sized explicitly: Node sends a DELETE body neither chunked nor with a length otherwise.
       if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-      const req = send(url, { method, headers, agent: this.agent, signal }, (res) => {
+      const req = send(url, { method, headers, agent: opts.watch ? this.agent.watches : this.agent.requests, signal }, (res) => {
         if (opts.watch) req.setTimeout(0);
         resolve(res);
       });
@@ -744,6 +734,45 @@ export class KubeClient {
 }
 
 type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Connections to one API server. HTTP/1.1 carries one request at a time per connection, and Node's
+ * agent opens a new TLS connection for every request that finds none free: at a burst of writes it
+ * grew to ~300 connections (≈60 MiB of OpenSSL and socket buffers). Requests share a bounded pool
+ * (beyond it they wait for a free connection; they are rate-limited anyway); each watch holds its
+ * connection for as long as it runs, so watches have a pool of their own that no request waits on.
+ */
+interface Pool {
+  requests: Agent;
+  watches: Agent;
+}
+
+/** Connections for ordinary requests: enough for every controller's burst on a local API server. */
+const REQUEST_CONNECTIONS = 32;
+
+function newPool(base: URL, tls: TLSOptions): Pool {
+  // keepAlive reuses connections; keepAliveMsecs is also the TCP keep-alive probe delay, which
+  // detects dead peers behind load balancers well before their idle timeouts (often 60 s).
+  const common = { keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' as const };
+  // One TLS context for every connection: given only `ca`/`cert`/`key`, Node parses them into a new
+  // context per connection (≈0.4 s of CPU for a manager's start-up connections, and memory for each).
+  const secureContext = base.protocol === 'https:' ? createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }) : undefined;
+  const agent = (limits: { maxSockets?: number; maxFreeSockets?: number }) =>
+    secureContext
+      ? new https.Agent({
+          ...common,
+          ...limits,
+          secureContext,
+          servername: tls.servername,
+          rejectUnauthorized: !tls.insecureSkipVerify,
+        })
+      : new http.Agent({ ...common, ...limits });
+  // A watch that ends is usually followed by the next one: a few idle connections are kept for that.
+  return {
+    requests: agent({ maxSockets: REQUEST_CONNECTIONS, maxFreeSockets: REQUEST_CONNECTIONS }),
+    watches: agent({ maxFreeSockets: 4 }),
+  };
+}
 
 interface RequestBody {
   contentType: string;
