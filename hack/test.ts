@@ -4,7 +4,8 @@
 // over the unit and integration tests with one shared local cluster (test/global-setup.ts). When
 // something fails it prints the tail of each cluster component's log.
 import { spawn, spawnSync } from 'node:child_process';
-import { globSync } from 'node:fs';
+import { existsSync, globSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ensureBinaries, repoRoot } from '../src/cluster/binaries.ts';
 import { componentLogs } from '../test/harness/cluster.ts';
@@ -47,13 +48,19 @@ if (files.some((f) => f.startsWith('test/integration/') && /containerd|real-node
   if (install.status !== 0) process.exit(1); // the script said what is missing
 }
 
+// Failures are also collected apart (hack/failures-reporter.ts) and printed last, below the logs.
+const failuresDir = mkdtempSync(path.join(os.tmpdir(), 'kruise-ts-failures-'));
+const failuresFile = path.join(failuresDir, 'failures.txt');
 const nodeArgs = [
   '--import',
   'tsx',
   '--test',
   `--test-concurrency=${process.env.KRUISE_TS_TEST_CONCURRENCY ?? 2}`,
   '--test-timeout=600000',
-  ...(process.env.CI ? ['--test-reporter=spec'] : []),
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=./hack/failures-reporter.ts',
+  `--test-reporter-destination=${failuresFile}`,
   ...(coverage ? ['--experimental-test-coverage', '--test-coverage-include=src/**'] : []),
   ...(needsCluster ? ['--test-global-setup=test/global-setup.ts'] : []),
   ...files,
@@ -67,6 +74,9 @@ const code: number = await new Promise((resolve) => child.on('close', (c) => res
 if (code !== 0 && needsCluster) {
   process.stderr.write(`\nSome tests failed. Last lines of the local cluster's component logs:\n${componentLogs()}\n`);
 }
+const failures = existsSync(failuresFile) ? readFileSync(failuresFile, 'utf8') : '';
+rmSync(failuresDir, { recursive: true, force: true });
+if (failures) process.stderr.write(`\nFailed tests:\n${failures}`);
 process.stderr.write(
   `test run took ${((Date.now() - began) / 1000).toFixed(0)}s (${files.length} files, ${path.basename(process.execPath)} ${process.version})\n`,
 );

@@ -26,9 +26,9 @@ export function startProcess(name: string, bin: string, args: string[], logFile:
   return started;
 }
 
-export function tail(file: string, lines = 30): string {
+export function tail(file: string, lines = 30, keep: (line: string) => boolean = () => true): string {
   if (!existsSync(file)) return '(no log)';
-  const text = readFileSync(file, 'utf8').trimEnd().split('\n');
+  const text = readFileSync(file, 'utf8').trimEnd().split('\n').filter(keep);
   return text.slice(-lines).join('\n');
 }
 

@@ -72,10 +72,13 @@ export async function deleteNamespace(name: string): Promise<void> {
   await kubectl(['delete', 'namespace', name, '--wait=false']).catch(() => undefined);
 }
 
-/** The last lines of each component's log, for a failing test to print. */
-export function componentLogs(lines = 20): string {
+/** The last lines of each component's log, for a failing test to print: the manager's warnings
+ * and errors (its info lines at shutdown say nothing), a few lines of the others. */
+export function componentLogs(lines = 8): string {
   const logs = path.join(runDirOf(TEST_CLUSTER), 'logs');
-  return ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'kruise-manager']
-    .map((c) => `--- ${c} ---\n${tail(path.join(logs, `${c}.log`), lines)}`)
-    .join('\n');
+  const parts = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'].map(
+    (c) => `--- ${c} ---\n${tail(path.join(logs, `${c}.log`), lines)}`,
+  );
+  const managerProblems = tail(path.join(logs, 'kruise-manager.log'), 5 * lines, (l) => /"level":"(warn|error|fatal)"/.test(l));
+  return [...parts, `--- kruise-manager (warnings and errors) ---\n${managerProblems}`].join('\n');
 }

@@ -3,10 +3,9 @@
 // launch-priority barrier until the key exists, so a cluster whose pods use launch priority needs it.
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePorts, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
+import { freePorts, processesMentioning, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
 
-export const DAEMON_MARKER = '--simulated';
 const SUITE_DAEMON_FEATURE_GATES = process.env.KRUISE_TS_TEST_DAEMON_FEATURE_GATES ?? '';
 
 /** Starts `kruise daemon --simulated` and waits until its /healthz answers (caches synced). */
@@ -51,3 +50,7 @@ export async function startSimulatedDaemon(kubeconfig: string, logFile: string):
 }
 
 /** Simulated daemons of this cluster: the suite's, and any a test restarted in its place. */
+export function simulatedDaemonPids(kubeconfig: string): number[] {
+  const daemons = processesMentioning('--simulated');
+  return processesMentioning(kubeconfig).filter((pid) => daemons.includes(pid));
+}

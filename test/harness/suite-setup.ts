@@ -19,7 +19,7 @@ import {
 } from '../../src/runtime/client.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
-import { DAEMON_MARKER, startSimulatedDaemon } from './simulated-daemon.ts';
+import { simulatedDaemonPids, startSimulatedDaemon } from './simulated-daemon.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
 
 const MANAGER_MARKER = 'src/cli/kruise.ts';
@@ -29,7 +29,7 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
   // A manager left behind by an interrupted run would hold the lease, a daemon would act twice:
   // stop them first.
   const stale = processesMentioning(state.kubeconfig).filter((pid) => processesMentioning(MANAGER_MARKER).includes(pid));
-  await stopProcesses([...stale, ...simulatedDaemons(state.kubeconfig)], 5000);
+  await stopProcesses([...stale, ...simulatedDaemonPids(state.kubeconfig)], 5000);
 
   const client = fromKubeconfigFile(state.kubeconfig);
   try {
@@ -101,14 +101,9 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
   }
 }
 
-function simulatedDaemons(kubeconfig: string): number[] {
-  const daemons = processesMentioning(DAEMON_MARKER);
-  return processesMentioning(kubeconfig).filter((pid) => daemons.includes(pid));
-}
-
 async function tearDown(startedCluster: boolean, managerPid: number, daemonPid: number): Promise<void> {
   const kubeconfig = readState(TEST_CLUSTER)?.kubeconfig;
-  await stopProcesses([...new Set([...(daemonPid ? [daemonPid] : []), ...(kubeconfig ? simulatedDaemons(kubeconfig) : [])])], 10_000);
+  await stopProcesses([...new Set([...(daemonPid ? [daemonPid] : []), ...(kubeconfig ? simulatedDaemonPids(kubeconfig) : [])])], 10_000);
   if (managerPid) await stopProcesses([managerPid], 10_000);
   if (startedCluster && process.env.KRUISE_TS_KEEP_CLUSTER !== '1') await down(TEST_CLUSTER, { quiet: true });
 }

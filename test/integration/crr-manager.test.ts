@@ -35,6 +35,8 @@ before(async () => {
       annotations: { 'kwok.x-k8s.io/node': 'fake' },
       labels: { type: 'no-daemon', 'kubernetes.io/hostname': noDaemonNode },
     },
+    // Only this file's pods (bound by nodeName) may run here: other files' pods need a daemon.
+    spec: { taints: [{ key: 'kruise-ts.io/test-only', value: ns, effect: 'NoSchedule' }] },
   } as KubeObject);
   await waitFor('the daemon-less node Ready', async () => {
     const n = await client.get<KubeObject & { status?: any }>(Nodes, noDaemonNode);

@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processesMentioning, startProcess, stopProcesses, freePorts, tail } from '../../src/cluster/processes.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
+import { stopProcesses } from '../../src/cluster/processes.ts';
+import { simulatedDaemonPids, startSimulatedDaemon } from '../harness/simulated-daemon.ts';
 import {
   fromKubeconfigFile,
   Pods,
@@ -22,44 +22,8 @@ import { apply, createNamespace, deleteNamespace, kubectl, testCluster, waitFor 
 let ns: string;
 let client: KubeClient;
 
-function daemonPids(): number[] {
-  const mine = processesMentioning(testCluster().kubeconfig);
-  return processesMentioning('--simulated').filter((p) => mine.includes(p));
-}
-
-async function startDaemon(): Promise<void> {
-  const state = testCluster();
-  const logFile = path.join(state.runDir, 'logs', 'kruise-daemon.log');
-  const [port] = await freePorts(1);
-  const d = startProcess(
-    'kruise-daemon',
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(repoRoot, 'src/cli/kruise.ts'),
-      'daemon',
-      '--simulated',
-      '--kubeconfig',
-      state.kubeconfig,
-      '--addr',
-      `127.0.0.1:${port}`,
-    ],
-    logFile,
-  );
-  await waitFor(
-    'the simulated daemon to be healthy',
-    async () => {
-      if (d.exited) throw new Error(`daemon exited: ${tail(logFile, 20)}`);
-      return fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-    },
-    60_000,
-    250,
-  );
-}
+const daemonPids = () => simulatedDaemonPids(testCluster().kubeconfig);
+const startDaemon = () => startSimulatedDaemon(testCluster().kubeconfig, path.join(testCluster().runDir, 'logs', 'kruise-daemon.log'));
 
 before(async () => {
   client = fromKubeconfigFile(testCluster().kubeconfig);

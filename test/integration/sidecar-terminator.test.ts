@@ -147,6 +147,9 @@ describe('sidecar terminator', { concurrency: 3 }, () => {
         annotations: { 'kwok.x-k8s.io/node': 'fake' },
         labels: { type: 'virtual-kubelet', 'kubernetes.io/hostname': nodeName },
       },
+      // As virtual-kubelet providers do: without it the scheduler would put the other tests' pods
+      // here, where no CRR kills a sidecar (seen in CI). job-vk names the node and is not scheduled.
+      spec: { taints: [{ key: 'virtual-kubelet.io/provider', value: 'kwok', effect: 'NoSchedule' }] },
     } as KubeObject);
     nodesToDelete.push(nodeName);
     await waitFor('virtual node Ready', async () => {

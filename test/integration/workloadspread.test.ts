@@ -137,7 +137,24 @@ describe('WorkloadSpread', { concurrency: 1 }, () => {
         return ps.length === 2 && running(ps) && ps.every((p) => subsetOf(p) === 'rest') && ps;
       },
       45_000,
-    );
+    ).catch(async (err: unknown) => {
+      // Seen once in CI: say where each pod stands and what the WorkloadSpread says.
+      const ps = (await podsOf(client, ns, 'resched')).map((p) => ({
+        name: p.metadata.name,
+        subset: subsetOf(p),
+        created: p.metadata.creationTimestamp,
+        deleting: p.metadata.deletionTimestamp,
+        node: p.spec?.nodeName,
+        phase: p.status?.phase,
+        scheduled: p.status?.conditions?.find((c) => c.type === 'PodScheduled'),
+      }));
+      const ws = await client.get<WS>(WorkloadSpreads, 'adaptive', { namespace: ns });
+      const cs = await client.get<WS>(CloneSets, 'resched', { namespace: ns });
+      throw new Error(
+        `${(err as Error).message}\npods: ${JSON.stringify(ps)}\nspread: ${JSON.stringify(ws.status)}\ncloneset: ${JSON.stringify(cs.status)}`,
+        { cause: err },
+      );
+    });
     assert.deepEqual(zonesOf(pods), ['zone-b', 'zone-b']);
     const ws = await client.get<WS>(WorkloadSpreads, 'adaptive', { namespace: ns });
     const nowhere = ws.status.subsetStatuses.find((s: any) => s.name === 'nowhere');
