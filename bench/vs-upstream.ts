@@ -15,7 +15,8 @@
 // work), which both managers cache: start-up and RSS at N + replicas pods.
 // Usage: node --import tsx bench/vs-upstream.ts [--replicas 1000] [--nodes 20] [--rounds 1]
 //        [--background-pods 0] [--qps 30 --burst 50] [--phases scale-up,in-place,recreate,scale-down]
-//        [--managers ts,go]
+//        [--managers ts,go]  (an entry `ts+<node flag>+<NAME=value>` is a Kruise TS turn with extra
+//        Node/V8 flags or environment, e.g. ts+--max-semi-space-size=8, to weigh one against the same build)
 import { readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
@@ -27,7 +28,14 @@ import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { ensureUpstreamPeer, repoRoot } from '../src/cluster/binaries.ts';
 import { installCRDs } from '../src/manager/crds.ts';
-import { fromKubeconfigFile, Pods, type KubeObject, CloneSets as CloneSetsStorage, isNotFound } from '../src/runtime/client.ts';
+import {
+  fromKubeconfigFile,
+  Pods,
+  type KubeObject,
+  CloneSets as CloneSetsStorage,
+  isNotFound,
+  StatusError,
+} from '../src/runtime/client.ts';
 
 // v1alpha1: the version both managers serve (v1.8.2 has no v1beta1 CloneSet).
 const CloneSets = { ...CloneSetsStorage, version: 'v1alpha1' };
@@ -47,7 +55,23 @@ const { values } = parseArgs({
 });
 const replicas = Number(values.replicas);
 const phasesWanted = values.phases.split(',');
-const managers = values.managers.split(',') as Array<'ts' | 'go'>;
+/** A turn's manager: `go`, or `ts` with any extra Node flags after `+`. */
+const managers = values.managers.split(',');
+const kindOf = (m: string): 'ts' | 'go' => (m === 'go' ? 'go' : 'ts');
+/** A Kruise TS turn's extras: Node/V8 flags (`--…`) and environment variables (`NAME=value`, e.g. MALLOC_ARENA_MAX=2). */
+const nodeFlagsOf = (m: string): string[] =>
+  m
+    .split('+')
+    .slice(1)
+    .filter((x) => x.startsWith('-'));
+const envOf = (m: string): Record<string, string> =>
+  Object.fromEntries(
+    m
+      .split('+')
+      .slice(1)
+      .filter((x) => !x.startsWith('-'))
+      .map((x) => [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)]),
+  );
 const name = values.cluster ?? `bench-vs-${process.pid}`;
 const ns = 'default';
 const UPSTREAM_NS = 'kruise-system';
@@ -87,6 +111,9 @@ const CONFIGURATIONS = [
 async function uninstall(): Promise<void> {
   for (const c of CONFIGURATIONS) await run(['delete', c, '--ignore-not-found']);
   const crds = (await run(['get', 'crd', '-o', 'name'])).split('\n').filter((l) => l.includes('kruise.io'));
+  // Conversion off first: with the manager gone its conversion webhook cannot answer, and the API
+  // server could not delete the objects stored at another version (the CRD would never go).
+  for (const crd of crds) await run(['patch', crd, '--type=merge', '-p', '{"spec":{"conversion":{"strategy":"None","webhook":null}}}']);
   if (crds.length) await run(['delete', '--wait=true', ...crds]);
   await run(['delete', 'secrets,leases', '--all', '-n', UPSTREAM_NS, '--ignore-not-found']).catch(() => '');
 }
@@ -117,7 +144,7 @@ async function installUpstream(): Promise<void> {
 // --- one manager's turn ------------------------------------------------------------------------------
 
 interface Turn {
-  manager: 'ts' | 'go';
+  manager: string;
   load: string[];
   webhookReady: number;
   synced: number;
@@ -128,15 +155,17 @@ interface Turn {
   phases: Array<{ phase: string; seconds: number; cpu: number; writes: Writes }>;
 }
 
-async function startManager(kind: 'ts' | 'go', logFile: string): Promise<{ proc: Started; webhookPort: number; t0: number }> {
+async function startManager(manager: string, logFile: string): Promise<{ proc: Started; webhookPort: number; t0: number }> {
   const [webhookPort, metrics, probes, pprof] = await freePorts(4);
   const t0 = performance.now();
-  if (kind === 'ts') {
+  if (kindOf(manager) === 'ts') {
+    // The production entry point (bin/kruise: the compiled dist/ with its Node settings); a turn's
+    // extra Node flags go through NODE_OPTIONS.
+    const extraFlags = nodeFlagsOf(manager);
     const proc = startProcess(
       'kruise-ts-manager',
-      process.execPath,
+      path.join(repoRoot, 'bin/kruise'),
       [
-        path.join(repoRoot, 'dist/cli/kruise.js'),
         'start',
         '--kubeconfig',
         state.kubeconfig,
@@ -148,7 +177,12 @@ async function startManager(kind: 'ts' | 'go', logFile: string): Promise<{ proc:
         `--rest-config-burst=${values.burst}`,
       ],
       logFile,
-      { ...process.env, KRUISE_LOG_LEVEL: 'info' },
+      {
+        ...process.env,
+        KRUISE_LOG_LEVEL: 'info',
+        ...(extraFlags.length ? { NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...extraFlags].join(' ').trim() } : {}),
+        ...envOf(manager),
+      },
     );
     return { proc, webhookPort, t0 };
   }
@@ -215,7 +249,16 @@ interface Status {
 
 async function settled(image: string, n: number, proc: Started): Promise<void> {
   for (;;) {
-    const cs = await client.get<KubeObject & { status?: Status }>(CloneSets, 'bench', { namespace: ns });
+    // On the oversubscribed machine the API server may answer 5xx for a moment (a conversion
+    // webhook call that timed out): poll again rather than lose the run.
+    const cs = await client.get<KubeObject & { status?: Status }>(CloneSets, 'bench', { namespace: ns }).catch((e: unknown) => {
+      if (e instanceof StatusError && e.code >= 500) return undefined;
+      throw e;
+    });
+    if (!cs) {
+      await sleep(1000);
+      continue;
+    }
     const s = cs.status ?? {};
     if (
       s.observedGeneration === cs.metadata.generation &&
@@ -235,14 +278,16 @@ async function settled(image: string, n: number, proc: Started): Promise<void> {
   }
 }
 
-async function turn(kind: 'ts' | 'go', round: number): Promise<Turn> {
+async function turn(manager: string, round: number): Promise<Turn> {
+  const kind = kindOf(manager);
   const loads = [load()];
   await uninstall();
   if (kind === 'ts') await installCRDs(client);
   else await installUpstream();
   const podsAtStart = await podCount();
-  const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${process.pid}.log`);
-  const { proc, webhookPort, t0 } = await startManager(kind, logFile);
+  // One log per turn: a second Kruise TS turn in the round must not read the first one's lines.
+  const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${managers.indexOf(manager)}-${process.pid}.log`);
+  const { proc, webhookPort, t0 } = await startManager(manager, logFile);
   const since = () => (performance.now() - t0) / 1000;
   let webhookReady = NaN;
   let synced = NaN;
@@ -284,7 +329,7 @@ async function turn(kind: 'ts' | 'go', round: number): Promise<Turn> {
     await sleep(2000);
     const rssSynced = rssMiB(proc.pid);
     loads.push(load());
-    const t: Turn = { manager: kind, load: loads, webhookReady, synced, firstReconcile, rssSynced, podsAtStart, phases: [] };
+    const t: Turn = { manager, load: loads, webhookReady, synced, firstReconcile, rssSynced, podsAtStart, phases: [] };
     const patch = (spec: object) =>
       client.patch(CloneSets, 'bench', { spec }, { namespace: ns, patchType: 'application/merge-patch+json' });
     const phase = async (label: string, image: string, n: number, change: () => Promise<unknown>) => {
@@ -301,7 +346,7 @@ async function turn(kind: 'ts' | 'go', round: number): Promise<Turn> {
         writes: delta(before, await writes()),
       });
       loads.push(load());
-      process.stderr.write(`${kind} round ${round}: ${label} ${t.phases.at(-1)!.seconds.toFixed(1)} s (load ${load()})\n`);
+      process.stderr.write(`${manager} round ${round}: ${label} ${t.phases.at(-1)!.seconds.toFixed(1)} s (load ${load()})\n`);
     };
     await phase('scale-up', 'nginx:1.0', replicas, () => patch({ replicas }));
     await phase('in-place', 'nginx:2.0', replicas, () =>
@@ -321,7 +366,9 @@ async function turn(kind: 'ts' | 'go', round: number): Promise<Turn> {
     for (const c of CONFIGURATIONS) await run(['delete', c, '--ignore-not-found']).catch(() => '');
     await stopProcesses([proc.pid], 10_000);
     await run(['delete', 'clonesets.apps.kruise.io', 'bench', '-n', ns, '--ignore-not-found', '--wait=false']).catch(() => '');
-    await run(['delete', 'pods', '-n', ns, '-l', 'app=bench', '--grace-period=0', '--force', '--wait=true']).catch(() => '');
+    await run(['delete', 'pods', '-n', ns, '-l', 'app=bench', '--grace-period=0', '--force', '--wait=true', '--timeout=180s']).catch(
+      () => '',
+    );
   }
 }
 
@@ -367,37 +414,41 @@ try {
     `\nKruise TS vs OpenKruise ${peer.version}: ${replicas} replicas, ${values.nodes} KWOK nodes, QPS ${values.qps} / burst ${values.burst}, ${values['background-pods']} background pods (${process.version}, ${os.cpus().length} CPUs)\n`,
   );
   for (let round = 1; round <= Number(values.rounds); round++) {
-    const ts = turns.find((t) => t.manager === 'ts' && turns.indexOf(t) >= (round - 1) * managers.length);
-    const go = turns.find((t) => t.manager === 'go' && turns.indexOf(t) >= (round - 1) * managers.length);
-    console.log(`round ${round} (load average 1 min, ts: ${ts?.load.join(' → ')}; go: ${go?.load.join(' → ')})\n`);
-    console.log('| figure | Kruise TS | OpenKruise | ratio |');
-    console.log('|---|---|---|---|');
-    console.log(`| pods in the cluster at start | ${ts?.podsAtStart ?? '–'} | ${go?.podsAtStart ?? '–'} | |`);
-    for (const [label, key] of [
+    const inRound = turns.slice((round - 1) * managers.length, round * managers.length);
+    const go = inRound.find((t) => t.manager === 'go');
+    const others = inRound.filter((t) => t !== go);
+    const label = (t: Turn) =>
+      t.manager === 'ts' ? 'Kruise TS' : t.manager === 'go' ? 'OpenKruise' : `Kruise TS ${t.manager.split('+').slice(1).join(' ')}`;
+    console.log(`round ${round} (load average 1 min, ${inRound.map((t) => `${t.manager}: ${t.load.join(' → ')}`).join('; ')})\n`);
+    const columns = [...others, ...(go ? [go] : [])];
+    const ratioColumns = go ? others : [];
+    console.log(`| figure | ${columns.map(label).join(' | ')} |${ratioColumns.map((t) => ` ratio ${label(t)} / OpenKruise |`).join('')}`);
+    console.log(`|---|${columns.map(() => '---|').join('')}${ratioColumns.map(() => '---|').join('')}`);
+    const row = (name: string, value: (t: Turn) => number | undefined, digits: number) =>
+      console.log(
+        `| ${name} | ${columns.map((t) => f(value(t), digits)).join(' | ')} |${ratioColumns.map((t) => ` ${ratio(value(t), value(go!))} |`).join('')}`,
+      );
+    row('pods in the cluster at start', (t) => t.podsAtStart, 0);
+    for (const [name, key] of [
       ['start → webhook ready (s)', 'webhookReady'],
       ['start → caches synced (s)', 'synced'],
       ['start → first reconcile (s)', 'firstReconcile'],
       ['RSS once synced (MiB)', 'rssSynced'],
       [`RSS after the rollouts, ${replicas} pods (MiB)`, 'rssEnd'],
     ] as const)
-      console.log(`| ${label} | ${f(ts?.[key], 2)} | ${f(go?.[key], 2)} | ${ratio(ts?.[key], go?.[key])} |`);
+      row(name, (t) => t[key], 2);
+    const total = (w?: Writes) => (w ? [...w.values()].reduce((x, y) => x + y, 0) / replicas : undefined);
     for (const p of phasesWanted) {
-      const a = ts?.phases.find((x) => x.phase === p);
-      const b = go?.phases.find((x) => x.phase === p);
-      const total = (w?: Writes) => (w ? [...w.values()].reduce((x, y) => x + y, 0) / replicas : undefined);
-      console.log(`| ${p}: wall (s) | ${f(a?.seconds)} | ${f(b?.seconds)} | ${ratio(a?.seconds, b?.seconds)} |`);
-      console.log(`| ${p}: manager CPU (s) | ${f(a?.cpu)} | ${f(b?.cpu)} | ${ratio(a?.cpu, b?.cpu)} |`);
-      console.log(
-        `| ${p}: writes / pod (all clients) | ${f(total(a?.writes), 2)} | ${f(total(b?.writes), 2)} | ${ratio(total(a?.writes), total(b?.writes))} |`,
-      );
+      const ph = (t: Turn) => t.phases.find((x) => x.phase === p);
+      row(`${p}: wall (s)`, (t) => ph(t)?.seconds, 1);
+      row(`${p}: manager CPU (s)`, (t) => ph(t)?.cpu, 1);
+      row(`${p}: writes / pod (all clients)`, (t) => total(ph(t)?.writes), 2);
     }
     for (const p of phasesWanted) {
-      const a = ts?.phases.find((x) => x.phase === p)?.writes ?? new Map();
-      const b = go?.phases.find((x) => x.phase === p)?.writes ?? new Map();
-      const keys = [...new Set([...a.keys(), ...b.keys()])].sort();
-      console.log(`\n${p}, writes per pod by verb and resource: | write | Kruise TS | OpenKruise |`);
-      for (const k of keys)
-        console.log(`| ${k} | ${((a.get(k) ?? 0) / replicas).toFixed(3)} | ${((b.get(k) ?? 0) / replicas).toFixed(3)} |`);
+      const w = (t: Turn) => t.phases.find((x) => x.phase === p)?.writes ?? new Map<string, number>();
+      const keys = [...new Set(columns.flatMap((t) => [...w(t).keys()]))].sort();
+      console.log(`\n${p}, writes per pod by verb and resource: | write | ${columns.map(label).join(' | ')} |`);
+      for (const k of keys) console.log(`| ${k} | ${columns.map((t) => ((w(t).get(k) ?? 0) / replicas).toFixed(3)).join(' | ')} |`);
     }
     console.log('');
   }

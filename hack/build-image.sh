@@ -3,7 +3,7 @@
 # Debian packages) from what the clone already has: the compiled dist/, the CRDs, the production
 # npm dependencies and the pinned Node binary (stripped) with the few host libraries it links.
 #
-#   entrypoint  /usr/local/bin/node /kruise/dist/cli/kruise.js     cmd: start (the manager)
+#   entrypoint  /usr/local/bin/node <config/node/flags> /kruise/dist/cli/kruise.js     cmd: start (the manager)
 #   daemon      args: daemon --node-name $(NODE_NAME) --runtime-endpoint unix:///…
 #   user        65532:65532 (kruise), workdir /kruise
 #
@@ -72,12 +72,15 @@ find "$app/node_modules" \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts'
 chmod -R a+rX,go-w "$rootfs/kruise" "$rootfs/usr/local/bin"
 find "$rootfs" -exec touch -h -d "$epoch" {} +
 
+# The production Node flags (config/node/flags), as bin/kruise passes them.
+node_flags=()
+while read -r flag; do node_flags+=(--config.entrypoint "$flag"); done < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' config/node/flags)
 umoci repack --history.created "$epoch" --history.created_by "hack/build-image.sh" --image "$layout:$version" "$bundle" >/dev/null
 umoci config --no-history --image "$layout:$version" --created "$epoch" --author "Kruise TS" \
   --architecture amd64 --os linux \
   --config.user 65532:65532 --config.workingdir /kruise \
   --config.env PATH=/usr/local/bin:/usr/bin:/bin --config.env NODE_ENV=production \
-  --config.entrypoint /usr/local/bin/node --config.entrypoint /kruise/dist/cli/kruise.js \
+  --config.entrypoint /usr/local/bin/node "${node_flags[@]}" --config.entrypoint /kruise/dist/cli/kruise.js \
   --config.cmd start \
   --config.label "org.opencontainers.image.title=kruise-ts" \
   --config.label "org.opencontainers.image.version=$version"

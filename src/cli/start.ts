@@ -3,11 +3,10 @@
 // manages that cluster. Ctrl-C stops the manager, then the local cluster if this command started it
 // and no other `kruise start` is using it (the last one to leave stops it then).
 import { Command, InvalidArgumentError, type OptionValues } from 'commander';
-import { up, leave, envLines, DEFAULT_CLUSTER } from '../cluster/local-cluster.ts';
+import { DEFAULT_CLUSTER } from '../cluster/names.ts';
 import { fromDefault, fromKubeconfigFile } from '../runtime/client.ts';
 import { inCluster } from '../runtime/kubeconfig.ts';
 import { logger } from '../runtime/log.ts';
-import { installCRDs } from '../manager/crds.ts';
 import { startManager, type RunningManager } from '../manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../manager/options.ts';
 import type { RunningDaemon } from '../daemon/daemon.ts';
@@ -51,12 +50,18 @@ export function startCommand(): Command {
       const stopAll = async () => {
         for (const d of daemons.splice(0)) await d.stop();
         await manager?.stop();
-        if (usingCluster) await leave(o.clusterName, process.pid, { tearDown: startedCluster && !o.keepCluster });
+        if (usingCluster) {
+          const { leave } = await import('../cluster/local-cluster.ts');
+          await leave(o.clusterName, process.pid, { tearDown: startedCluster && !o.keepCluster });
+        }
       };
 
       let realNodes: Array<{ name: string; socket: string }> = [];
       const startUp = async () => {
+        // The local cluster and the CRD manifests (and the yaml parser they need) are imported only
+        // when used: a manager in a pod or on a given cluster does not load them.
         if (embedded) {
+          const { up, envLines } = await import('../cluster/local-cluster.ts');
           const { state, reused } = await up({ name: o.clusterName, nodes: o.nodes, realNodes: o.realNodes, user: process.pid });
           realNodes = state.realNodes ?? [];
           usingCluster = true;
@@ -68,6 +73,7 @@ export function startCommand(): Command {
         }
         if (embedded || o.installCrds) {
           const client = cfg.kubeconfig ? fromKubeconfigFile(cfg.kubeconfig) : fromDefault();
+          const { installCRDs } = await import('../manager/crds.ts');
           const n = await installCRDs(client);
           await client.close();
           logger.info({ crds: n }, 'CRDs installed');

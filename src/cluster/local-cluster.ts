@@ -20,11 +20,12 @@ import {
   stopRealNodes,
   type RealNodeState,
 } from './real-node.ts';
+import { DEFAULT_CLUSTER } from './names.ts';
 import { startProcess, stopProcesses, processesMentioning, freePorts, assertPortFree, isAlive, tail, type Started } from './processes.ts';
 
 const execFileP = promisify(execFile);
 
-export const DEFAULT_CLUSTER = 'default';
+export { DEFAULT_CLUSTER };
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'webhook-proxy'] as const;
 export type Component = (typeof COMPONENTS)[number];

@@ -6,11 +6,12 @@
 // 500 listing "[-]name failed: reason" otherwise; `?verbose` lists every check, `/readyz/<name>`
 // runs one, and `?exclude=<name>` skips some.
 
-import http from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { KeyPair } from '../util/pki.ts';
+import { http } from '../util/node-http.ts';
 import { logger as rootLogger, type Logger } from './log.ts';
 import { registry as defaultRegistry } from './metrics.ts';
 import type { RequestAuthorizer } from './secure-serving.ts';
@@ -22,16 +23,16 @@ export interface SecureMetrics {
   authorize: RequestAuthorizer;
 }
 
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-function createServer(handler: Handler, secure: SecureMetrics | undefined): http.Server {
+function createServer(handler: Handler, secure: SecureMetrics | undefined): Server {
   return secure ? https.createServer({ cert: secure.tls.certPem, key: secure.tls.keyPem }, handler) : http.createServer(handler);
 }
 
 /** Serves the registry, after the secure mode's authorisation when there is one. */
 async function serveMetricsTo(
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
+  req: IncomingMessage,
+  res: ServerResponse,
   reg: Registry,
   secure: SecureMetrics | undefined,
   log: Logger,
@@ -69,7 +70,7 @@ export interface ProbeServerOptions {
 export class ProbeServer {
   private readonly healthChecks = new Map<string, Check>();
   private readonly readyChecks = new Map<string, Check>();
-  private readonly server: http.Server;
+  private readonly server: Server;
   private readonly opts: ProbeServerOptions;
   private readonly log: Logger;
 
@@ -104,7 +105,7 @@ export class ProbeServer {
     await close(this.server);
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
     if (this.opts.metrics && url.pathname === '/metrics') {
       return serveMetricsTo(req, res, this.opts.metrics, this.opts.secureMetrics, this.log);
@@ -182,7 +183,7 @@ export interface MetricsServerOptions {
 
 /** Serves the Prometheus registry at /metrics (over HTTPS to authorised callers in secure mode). */
 export class MetricsServer {
-  private readonly server: http.Server;
+  private readonly server: Server;
   private readonly opts: MetricsServerOptions;
 
   constructor(opts: MetricsServerOptions = {}) {
@@ -212,7 +213,7 @@ export class MetricsServer {
   }
 }
 
-async function serveMetrics(reg: Registry, res: http.ServerResponse, log: Logger): Promise<void> {
+async function serveMetrics(reg: Registry, res: ServerResponse, log: Logger): Promise<void> {
   try {
     const text = await reg.metrics();
     res.writeHead(200, { 'content-type': reg.contentType }).end(text);
@@ -222,7 +223,7 @@ async function serveMetrics(reg: Registry, res: http.ServerResponse, log: Logger
   }
 }
 
-function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {
+function listen(server: Server, port: number, host: string | undefined): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -232,7 +233,7 @@ function listen(server: http.Server, port: number, host: string | undefined): Pr
   });
 }
 
-function close(server: http.Server): Promise<void> {
+function close(server: Server): Promise<void> {
   if (!server.listening) return Promise.resolve();
   return new Promise<void>((resolve) => {
     server.close(() => resolve());

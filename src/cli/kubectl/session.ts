@@ -157,7 +157,7 @@ export function describeError(err: unknown, target?: Target): string {
   }
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
   const code = e?.code ?? e?.cause?.code;
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT') {
     return `the connection to the server was refused (${code}) - did you specify the right host or port, and is the cluster running?`;
   }
   return errMessage(err);

@@ -2,9 +2,9 @@
 // the container runtime (CRI ExecSync on a real node), tcpSocket and httpGet against the pod IP.
 // Every outcome is Succeeded or Failed with a message (the command's output, or why it failed);
 // the message is cut to 1024 bytes as upstream.
-import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { http } from '../../util/node-http.ts';
 import type { ProbeState } from '../../apis/apps/podprobemarker.ts';
 import type { Probe } from '../../apis/core.ts';
 import type { ContainerRuntime } from '../runtime/types.ts';
