@@ -5,9 +5,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, tail, type Started } from '../../src/cluster/processes.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
 import { Leases, PatchType, type KubeClient, type KubeObject, type ResourceType } from '../../src/runtime/client.ts';
 import type { Lease } from '../../src/apis/core-objects.ts';
+import { kruiseArgs, servingFlags } from './kruise-cli.ts';
 
 export interface ManagerProcess {
   id: string;
@@ -21,23 +21,15 @@ export async function startManagerProcess(state: ClusterState, id: string, extra
   const proc = startProcess(
     id,
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(repoRoot, 'src/cli/kruise.ts'),
+    kruiseArgs(
       'start',
       '--kubeconfig',
       state.kubeconfig,
       '--identity',
       id,
-      '--webhook-port',
-      String(webhookPort),
-      '--metrics-addr',
-      `127.0.0.1:${metricsPort}`,
-      '--health-probe-addr',
-      `127.0.0.1:${healthPort}`,
+      ...servingFlags(webhookPort, `127.0.0.1:${metricsPort}`, `127.0.0.1:${healthPort}`),
       ...extraArgs,
-    ],
+    ),
     path.join(state.runDir, 'logs', `${id}.log`),
   );
   return { id, proc, webhookPort };

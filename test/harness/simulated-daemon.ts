@@ -1,10 +1,9 @@
 // `kruise daemon --simulated` for a test cluster: the suite's shared one (suite-setup.ts) and the
 // clusters tests bring up themselves (OwnCluster). The simulated runtime holds containers at their
 // launch-priority barrier until the key exists, so a cluster whose pods use launch priority needs it.
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
+import { kruiseArgs } from './kruise-cli.ts';
 
 const SUITE_DAEMON_FEATURE_GATES = process.env.KRUISE_TS_TEST_DAEMON_FEATURE_GATES ?? '';
 
@@ -14,10 +13,7 @@ export async function startSimulatedDaemon(kubeconfig: string, logFile: string):
   const daemon = startProcess(
     'kruise-daemon',
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(repoRoot, 'src/cli/kruise.ts'),
+    kruiseArgs(
       'daemon',
       '--simulated',
       '--kubeconfig',
@@ -26,7 +22,7 @@ export async function startSimulatedDaemon(kubeconfig: string, logFile: string):
       `127.0.0.1:${port}`,
       '--feature-gates',
       SUITE_DAEMON_FEATURE_GATES,
-    ],
+    ),
     logFile,
     { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' },
   );

@@ -10,7 +10,6 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, readState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
 import {
   fromKubeconfigFile,
   CustomResourceDefinitions,
@@ -21,8 +20,9 @@ import { installCRDs } from '../../src/manager/crds.ts';
 import { SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
 import { simulatedDaemonPids, startSimulatedDaemon } from './simulated-daemon.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
+import { KRUISE_CLI, kruiseArgs, servingFlags } from './kruise-cli.ts';
 
-const MANAGER_MARKER = 'src/cli/kruise.ts';
+const MANAGER_MARKER = KRUISE_CLI;
 
 async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; daemonPid: number }> {
   const { state, reused } = await up({ name: TEST_CLUSTER, nodes: 3 });
@@ -39,22 +39,7 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
     const manager = startProcess(
       'kruise-manager',
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(repoRoot, MANAGER_MARKER),
-        'start',
-        '--kubeconfig',
-        state.kubeconfig,
-        '--webhook-port',
-        String(webhookPort),
-        '--metrics-addr',
-        '127.0.0.1:0',
-        '--health-probe-addr',
-        '127.0.0.1:0',
-        '--feature-gates',
-        SUITE_FEATURE_GATES,
-      ],
+      kruiseArgs('start', '--kubeconfig', state.kubeconfig, ...servingFlags(webhookPort), '--feature-gates', SUITE_FEATURE_GATES),
       logFile,
       { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' },
     );

@@ -4,12 +4,12 @@
 import path from 'node:path';
 import { up, down, kubectl as clusterKubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
 import { isAlive, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import { waitFor } from '../harness/cluster.ts';
 import { defaultedByWebhook } from '../harness/webhook-ready.ts';
 import { startSimulatedDaemon } from '../harness/simulated-daemon.ts';
+import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
 
 export class OwnCluster {
   state!: ClusterState;
@@ -42,22 +42,14 @@ export class OwnCluster {
     const m = startProcess(
       'kruise-manager',
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(repoRoot, 'src/cli/kruise.ts'),
+      kruiseArgs(
         'start',
         '--kubeconfig',
         this.state.kubeconfig,
-        '--webhook-port',
-        '0',
         '--enable-leader-election=false',
-        '--metrics-addr',
-        '0',
-        '--health-probe-addr',
-        '0',
+        ...servingFlags(0, '0', '0'),
         ...this.managerArgs,
-      ],
+      ),
       logFile,
       { ...process.env, KRUISE_LOG_LEVEL: 'info' },
     );

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { down, kubectl as clusterKubectl } from '../../src/cluster/local-cluster.ts';
-import { ensureUpstreamPeer, repoRoot } from '../../src/cluster/binaries.ts';
+import { ensureUpstreamPeer } from '../../src/cluster/binaries.ts';
 import { startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
 import { migrateStorageVersion, OPENKRUISE_V18 } from '../../src/cli/storage-version.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
@@ -32,6 +32,7 @@ import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { creationOrder, DROPIN_NAMESPACE_LABEL, DROPIN_OBJECTS, unsettled } from '../harness/dropin-workloads.ts';
 import { startUpstreamPeer, type RunningPeer } from '../harness/upstream-peer.ts';
 import { defaultedByWebhook } from '../harness/webhook-ready.ts';
+import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
 
 const CLUSTER = `${TEST_CLUSTER}-dropin`;
 const FEATURE_GATES = 'ImagePullJobGate=true,ResourceDistributionGate=true';
@@ -310,22 +311,14 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     const m = startProcess(
       'kruise-manager',
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(repoRoot, 'src/cli/kruise.ts'),
+      kruiseArgs(
         'start',
         '--kubeconfig',
         peer!.cluster.kubeconfig,
-        '--webhook-port',
-        '0',
         '--enable-leader-election=false',
-        '--metrics-addr',
-        '0',
-        '--health-probe-addr',
-        '0',
+        ...servingFlags(0, '0', '0'),
         `--feature-gates=${FEATURE_GATES}`,
-      ],
+      ),
       path.join(peer!.cluster.runDir, 'logs', 'kruise-manager.log'),
       { ...process.env, KRUISE_LOG_LEVEL: 'info' },
     );

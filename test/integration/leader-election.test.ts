@@ -8,9 +8,9 @@ import https from 'node:https';
 import path from 'node:path';
 import { up, down, kubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile } from '../../src/runtime/client.ts';
+import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
 
 const CLUSTER = `leader-${process.pid}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -91,22 +91,14 @@ describe('two managers: leader election and webhooks on every replica', { concur
       const proc = startProcess(
         id,
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          path.join(repoRoot, 'src/cli/kruise.ts'),
+        kruiseArgs(
           'start',
           '--kubeconfig',
           state.kubeconfig,
           '--identity',
           id,
-          '--webhook-port',
-          String(webhookPort),
-          '--metrics-addr',
-          `127.0.0.1:${metricsPort}`,
-          '--health-probe-addr',
-          `127.0.0.1:${healthPort}`,
-        ],
+          ...servingFlags(webhookPort, `127.0.0.1:${metricsPort}`, `127.0.0.1:${healthPort}`),
+        ),
         path.join(state.runDir, 'logs', `${id}.log`),
       );
       managers.set(id, { proc, webhookPort });

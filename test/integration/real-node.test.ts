@@ -34,6 +34,7 @@ import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts
 import { SUITE_FEATURE_GATES, TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { startManagerProcess, waitLeader, type ManagerProcess } from '../harness/managers.ts';
 import { defaultedByWebhook } from '../harness/webhook-ready.ts';
+import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
 
 const skip = realNodesUnavailableReason();
 const CLUSTER = `${TEST_CLUSTER}-real`;
@@ -676,10 +677,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     const start = startProcess(
       'kruise-start-real',
       process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(repoRoot, 'src/cli/kruise.ts'),
+      kruiseArgs(
         'start',
         '--cluster-name',
         CLUSTER,
@@ -687,15 +685,10 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
         '1',
         '--real-nodes',
         '1',
-        '--webhook-port',
-        String(webhookPort),
-        '--metrics-addr',
-        '127.0.0.1:0',
-        '--health-probe-addr',
-        '127.0.0.1:0',
+        ...servingFlags(webhookPort),
         '--feature-gates',
         SUITE_FEATURE_GATES,
-      ],
+      ),
       path.join(state.runDir, 'logs', 'kruise-start-real.log'),
       env,
     );

@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { down, readState } from '../../src/cluster/local-cluster.ts';
-import { repoRoot } from '../../src/cluster/binaries.ts';
 import { freePorts, startProcess, tail, type Started } from '../../src/cluster/processes.ts';
 import { fromKubeconfigFile, Namespaces, Secrets, ImagePullJobs, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
+import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
 
 const NAME = `${TEST_CLUSTER}-embedded`;
 const DAEMON_NS = 'kruise-daemon-config';
@@ -36,24 +36,7 @@ async function kruiseStart(i: number): Promise<Start> {
   return startProcess(
     `kruise-start-${i}`,
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(repoRoot, 'src/cli/kruise.ts'),
-      'start',
-      '--cluster-name',
-      NAME,
-      '--nodes',
-      '1',
-      '--webhook-port',
-      String(webhookPort),
-      '--metrics-addr',
-      '127.0.0.1:0',
-      '--health-probe-addr',
-      '127.0.0.1:0',
-      '--feature-gates',
-      'ImagePullJobGate=true',
-    ],
+    kruiseArgs('start', '--cluster-name', NAME, '--nodes', '1', ...servingFlags(webhookPort), '--feature-gates', 'ImagePullJobGate=true'),
     path.join(logDir, `start-${i}.log`),
     { ...process.env, KRUISE_LOG_LEVEL: 'info' },
   );
