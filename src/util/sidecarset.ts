@@ -5,6 +5,8 @@ import type { SidecarContainer, SidecarSet } from '../apis/apps/sidecarset.ts';
 import type { Container } from '../apis/core.ts';
 import type { ControllerRevision, Namespace, Pod } from '../apis/core-objects.ts';
 import {
+  SIDECARSET_BASE_ANNOTATION,
+  SIDECARSET_CANARY_ANNOTATION,
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_HASH_ANNOTATION,
   SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
@@ -274,3 +276,10 @@ export function restoreSidecarSetRevision(s: StoredSidecarSet, revision: Control
   restored.status = { ...(restored.status ?? { matchedPods: 0, updatedPods: 0, readyPods: 0 }), latestRevision: revision.metadata.name };
   return restored;
 }
+
+/**
+ * The SidecarSet a canary SidecarSet stands in for, when it is one: in the pods both match only the
+ * canary is injected (spec §6.2 step 2), so the two may also share their sidecars' names.
+ */
+export const canaryBaseOf = (s: { metadata?: { annotations?: Record<string, string> } }): string | undefined =>
+  s.metadata?.annotations?.[SIDECARSET_CANARY_ANNOTATION] === 'true' ? s.metadata.annotations[SIDECARSET_BASE_ANNOTATION] : undefined;

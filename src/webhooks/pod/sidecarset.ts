@@ -9,8 +9,6 @@ import {
   ENV_IS_INJECTED,
   ENV_SIDECARSET_VERSION,
   ENV_SIDECARSET_VERSION_ALT,
-  SIDECARSET_BASE_ANNOTATION,
-  SIDECARSET_CANARY_ANNOTATION,
   SIDECARSET_CUSTOM_VERSION_LABEL,
   SIDECARSET_HASH_ANNOTATION,
   SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
@@ -24,6 +22,7 @@ import { matchesLabelSelector } from '../../util/labelselector.ts';
 import { marshalGoJSON } from '../../util/revision.ts';
 import {
   formatUpgradeSpecs,
+  canaryBaseOf,
   hotUpgradeContainerNames,
   hotUpgradeWorkInfo,
   isHotUpgradeContainer,
@@ -53,10 +52,6 @@ export interface SidecarSetInjectionInputs {
   /** [0, 1): picks between the history revision and the latest by a percent partition. */
   random: () => number;
 }
-
-/** The SidecarSet a canary SidecarSet stands in for, when it is one. */
-const canaryBaseOf = (s: StoredSidecarSet): string | undefined =>
-  s.metadata.annotations?.[SIDECARSET_CANARY_ANNOTATION] === 'true' ? s.metadata.annotations?.[SIDECARSET_BASE_ANNOTATION] : undefined;
 
 /**
  * The SidecarSets to inject into a new pod: matching, not paused, at the revision to inject. A

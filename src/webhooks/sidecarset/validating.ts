@@ -25,6 +25,7 @@ import type { AdmissionContext, AdmissionReader } from '../../runtime/webhook/ty
 import { validateSidecarContainers } from './containers.ts';
 import { isNativeSidecar } from './mutating.ts';
 import { selectorsOverlap } from '../../util/selector-overlap.ts';
+import { canaryBaseOf } from '../../util/sidecarset.ts';
 import { priorityStrategyProblem, scatterStrategyProblem } from '../workload.ts';
 
 /** Both served versions; v1alpha1 adds spec.namespace. */
@@ -283,14 +284,11 @@ export function validateSidecarSetConflicts(obj: AnySidecarSet, others: readonly
   const initContainersInOthers = new Map<string, string>();
   const volumesInOthers = new Map<string, { owner: string; volume: unknown }>();
   const annotationsInOthers = new Map<string, { owner: string; policy: string }>();
-  // A canary stands in for its base in the pods both match (only the canary is injected there), so
-  // the two share their sidecars' names by design.
-  const baseOf = (s: AnySidecarSet) =>
-    s.metadata?.annotations?.[SIDECARSET_CANARY_ANNOTATION] === 'true' ? s.metadata?.annotations?.[SIDECARSET_BASE_ANNOTATION] : undefined;
+  // A canary and its base never meet in one pod: they may share names.
   for (const other of others) {
     const name = other.metadata?.name ?? '';
     if (name === obj.metadata?.name) continue;
-    if (baseOf(obj) === name || baseOf(other) === obj.metadata?.name) continue;
+    if (canaryBaseOf(obj) === name || canaryBaseOf(other) === obj.metadata?.name) continue;
     if (!selectorsOverlap(namespaceScope(obj), namespaceScope(other))) continue;
     if (!selectorsOverlap(obj.spec?.selector, other.spec?.selector)) continue;
     for (const c of other.spec?.initContainers ?? []) initContainersInOthers.set(c.name, name);

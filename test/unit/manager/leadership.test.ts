@@ -3,15 +3,13 @@
 // in-memory fake API server in a row; nothing (watches, timers, sockets) may pile up across them.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, test } from 'node:test';
 import { Command } from 'commander';
 import { pino } from 'pino';
 import { startManager } from '../../../src/manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../../../src/manager/options.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
-import { useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
+import { fakeKubeconfig, useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
 
 const LEASE = 'coordination.k8s.io/v1/leases';
 
@@ -46,19 +44,7 @@ describe('leadership loss', () => {
   });
 
   test('three outages: each loses the lease once, re-elects with fresh caches, leaks nothing', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-leadership-'));
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        'current-context': 'fake',
-        clusters: [{ name: 'fake', cluster: { server: server.url } }],
-        users: [{ name: 'u', user: {} }],
-        contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
-      }),
-    );
+    const { dir, kubeconfig } = fakeKubeconfig(server, 'kruise-leadership-');
     const cmd = addManagerFlags(new Command('start')).parse(
       [
         '--kubeconfig',

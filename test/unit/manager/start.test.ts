@@ -3,32 +3,12 @@
 // opened. Against the in-memory fake API server.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
 import { startManager } from '../../../src/manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../../../src/manager/options.ts';
 import { Command } from 'commander';
-import { useFakeApiServer, type FakeApiServer } from '../runtime/fake-apiserver.ts';
-
-/** A temporary directory holding a kubeconfig for the fake API server (the manager's cert dir too). */
-function fakeKubeconfig(server: FakeApiServer): { dir: string; kubeconfig: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kruise-start-'));
-  const kubeconfig = path.join(dir, 'kubeconfig');
-  fs.writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'fake',
-      clusters: [{ name: 'fake', cluster: { server: server.url } }],
-      users: [{ name: 'u', user: {} }],
-      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
-    }),
-  );
-  return { dir, kubeconfig };
-}
+import { fakeKubeconfig, useFakeApiServer, type FakeApiServer } from '../runtime/fake-apiserver.ts';
 
 describe('manager start-up', () => {
   let server: FakeApiServer;
@@ -37,7 +17,7 @@ describe('manager start-up', () => {
   });
 
   test('a cache that does not sync within --controller-cache-sync-timeout fails start-up naming it', async () => {
-    const { dir, kubeconfig } = fakeKubeconfig(server);
+    const { dir, kubeconfig } = fakeKubeconfig(server, 'kruise-start-');
     for (let i = 0; i < 1000; i++) {
       server.failNext((r) => r.method === 'GET' && r.path === '/api/v1/pods' && r.query.get('watch') !== 'true', 403, {
         kind: 'Status',
@@ -80,7 +60,7 @@ describe('manager API clients', () => {
   });
 
   test('leader election writes through its own client (kruise-manager/leader-election), start-up through kruise-manager', async () => {
-    const { dir, kubeconfig } = fakeKubeconfig(server);
+    const { dir, kubeconfig } = fakeKubeconfig(server, 'kruise-start-');
     const cmd = addManagerFlags(new Command('start'));
     cmd.parse(['--kubeconfig', kubeconfig, '--metrics-addr=0', '--health-probe-addr=0', '--webhook-port=0', '--webhook-cert-dir', dir], {
       from: 'user',
@@ -111,7 +91,7 @@ describe('manager start-up order', () => {
   });
 
   test('controllers start only after the leader has registered the webhook configurations', async () => {
-    const { dir, kubeconfig } = fakeKubeconfig(server);
+    const { dir, kubeconfig } = fakeKubeconfig(server, 'kruise-start-');
     const isConfigCreate = (r: { method: string; path: string }) =>
       r.method === 'POST' && r.path === '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
     // ~0.6 s of the cert controller's back-off, in which controllers used to start already.

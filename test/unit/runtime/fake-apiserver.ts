@@ -3,7 +3,10 @@
 // 410 ERROR events, clean and abrupt closes) and CRUD with optimistic concurrency.
 
 import { parseSelector } from '../../../src/util/labelselector.ts';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { before, after } from 'node:test';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import type { AddressInfo } from 'node:net';
@@ -533,4 +536,22 @@ export function useFakeApiServer(bind: (server: FakeApiServer, client: KubeClien
     await client.close();
     await server.close();
   });
+}
+
+/** A temporary directory holding a kubeconfig for the fake API server (a manager's cert dir too). */
+export function fakeKubeconfig(server: FakeApiServer, prefix = 'kruise-fake-'): { dir: string; kubeconfig: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  fs.writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'fake',
+      clusters: [{ name: 'fake', cluster: { server: server.url } }],
+      users: [{ name: 'u', user: {} }],
+      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'u' } }],
+    }),
+  );
+  return { dir, kubeconfig };
 }

@@ -8,7 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { pino } from 'pino';
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { invalid, required } from '../../../src/apis/field-errors.ts';
-import { createCA, issueCert } from '../../../src/util/pki.ts';
+import { createCA, issueCert, type CertAuthority } from '../../../src/util/pki.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
 import {
   INTERNAL_ERROR_MESSAGE,
@@ -54,6 +54,16 @@ function request(over: Partial<AdmissionRequest> = {}): AdmissionRequest {
 }
 
 const decodePatch = (p?: string) => JSON.parse(Buffer.from(p!, 'base64').toString());
+
+/** A temporary certificate directory (tls.crt/tls.key for localhost and 127.0.0.1) and its CA. */
+async function servingCertDir(prefix: string): Promise<{ dir: string; ca: CertAuthority }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const ca = await createCA('test-ca');
+  const serving = await issueCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
+  fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
+  return { dir, ca };
+}
 
 describe('webhook paths and names follow kruise-manager', () => {
   it('paths', () => {
@@ -238,12 +248,9 @@ describe('WebhookServer over HTTPS', () => {
   let port: number;
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whs-'));
-    const ca = await createCA('test-ca');
+    let ca: CertAuthority;
+    ({ dir, ca } = await servingCertDir('whs-'));
     caPem = ca.certPem;
-    const serving = await issueCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
-    fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
-    fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
     const gated: WebhookRegistration = {
       group: 'apps.kruise.io',
       resource: 'imagepulljobs',
@@ -480,11 +487,7 @@ describe('WebhookServer drops slow clients', () => {
   const timeouts = { handshakeMs: 800, headersMs: 600, requestMs: 1_200, checkIntervalMs: 200 };
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whs-slow-'));
-    const ca = await createCA('test-ca');
-    const serving = await issueCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
-    fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
-    fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
+    ({ dir } = await servingCertDir('whs-slow-'));
     server = new WebhookServer({
       registrations: [cloneset],
       features,
@@ -551,11 +554,7 @@ describe('WebhookServer drops slow clients', () => {
 
 describe('WebhookServer drains before closing', () => {
   it('answers on pooled and new connections while draining, each answer handing its connection back (Connection: close)', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whs-drain-'));
-    const ca = await createCA('test-ca');
-    const serving = await issueCert(ca, { commonName: 'localhost', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
-    fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
-    fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
+    const { dir, ca } = await servingCertDir('whs-drain-');
     const server = new WebhookServer({
       registrations: [cloneset],
       features,
