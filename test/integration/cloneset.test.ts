@@ -8,6 +8,7 @@ import { fromKubeconfigFile, Pods, type KubeClient, CloneSets } from '../../src/
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
+import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
 
 let client: KubeClient;
 let ns: string;
@@ -204,26 +205,26 @@ describe('CloneSet', { concurrency: 2 }, () => {
     await apply(cloneSetManifest('surge', { replicas: 3, maxSurge: 1, maxUnavailable: 0 }), ns);
     await waitSettled(client, ns, 'surge', 3);
     const victim = (await podsOf(client, ns, 'surge'))[0].metadata.name!;
-    await client.patch(
-      Pods,
-      victim,
-      { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } },
-      { namespace: ns, patchType: 'application/merge-patch+json' },
-    );
-    // The victim stays until a fourth pod exists (and is ready).
-    await waitFor(
-      'a surge pod beside the victim',
-      async () => {
+    // The victim stays until a fourth pod exists and is ready: watched event by event (polling missed
+    // the short moment of 4 pods on a loaded machine).
+    const watcher = new PodBoundsWatcher(client, ns, 'app=surge', { maxActive: 4, minReady: 3, maxNotReady: 1 });
+    await watcher.start();
+    try {
+      await client.patch(
+        Pods,
+        victim,
+        { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } },
+        { namespace: ns, patchType: 'application/merge-patch+json' },
+      );
+      await waitFor(`${victim} deleted`, async () => {
         const pods = await podsOf(client, ns, 'surge');
-        return pods.length === 4 && pods.some((p) => p.metadata.name === victim);
-      },
-      20_000,
-      50,
-    );
-    await waitFor(`${victim} deleted`, async () => {
-      const pods = await podsOf(client, ns, 'surge');
-      return pods.length === 3 && !pods.some((p) => p.metadata.name === victim);
-    });
+        return pods.length === 3 && !pods.some((p) => p.metadata.name === victim);
+      });
+    } finally {
+      watcher.stop();
+    }
+    assert.deepEqual(watcher.violations, []);
+    assert.equal(watcher.maxActive, 4, 'a surge pod beside the victim');
     await waitSettled(client, ns, 'surge', 3);
   });
 
