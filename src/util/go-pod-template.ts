@@ -172,27 +172,41 @@ function littleEndianUint32Of8(n: number): Buffer {
 const ROUND_TRIP_SPECIAL: Record<string, (v: unknown) => unknown> = {
   // A zero Quantity (absent, or null) marshals as "0"; otherwise its kept or canonical text.
   quantity: (v) => {
+    if (v === undefined || v === null) return '0';
     const q = typeof v === 'string' || typeof v === 'number' ? tryParseQuantity(String(v).trim()) : undefined;
-    return q ? formatQuantity(q) : '0';
+    return q ? formatQuantity(q) : v;
   },
-  intOrString: (v) => (typeof v === 'string' ? v : typeof v === 'number' ? v : 0),
-  time: (v) => (typeof v === 'string' ? v : null),
-  fieldsV1: (v) => (v === undefined ? null : v),
+  intOrString: (v) => v ?? 0,
+  time: (v) => v ?? null,
+  fieldsV1: (v) => v ?? null,
 };
+
+/**
+ * A value Go would refuse to decode into the type (the webhook answers 400 there): the round trip
+ * keeps it as sent, so that validation names the field.
+ */
+function undecodable(d: GoTypeDesc, v: unknown): boolean {
+  if (v === undefined || v === null || d.p !== undefined || d.x !== undefined) return false;
+  if (d.s !== undefined || d.m !== undefined) return !isObject(v);
+  if (d.l !== undefined) return !Array.isArray(v);
+  if (d.b === 'string') return typeof v !== 'string';
+  if (d.b === 'bool') return typeof v !== 'boolean';
+  return !Number.isInteger(v);
+}
 
 /** Whether encoding/json's omitempty drops the decoded value (structs are never empty). */
 function isEmpty(d: GoTypeDesc, v: unknown): boolean {
+  if (undecodable(d, v)) return false;
   if (d.p !== undefined) return v === undefined || v === null;
   if (d.l !== undefined) return !Array.isArray(v) || v.length === 0;
   if (d.m !== undefined) return !isObject(v) || Object.keys(v).length === 0;
-  if (d.b === 'string') return typeof v !== 'string' || v === '';
-  if (d.b === 'bool') return v !== true;
-  if (d.b !== undefined) return typeof v !== 'number' || v === 0;
+  if (d.b !== undefined) return v === undefined || v === null || v === '' || v === false || v === 0;
   return false;
 }
 
 function roundTrip(type: string, v: unknown): unknown {
   const d = desc(type);
+  if (undecodable(d, v)) return v;
   if (d.p !== undefined) return v === undefined || v === null ? null : roundTrip(d.p, v);
   if (d.x !== undefined) return ROUND_TRIP_SPECIAL[d.x](v);
   if (d.s !== undefined) {
@@ -214,9 +228,8 @@ function roundTrip(type: string, v: unknown): unknown {
     const valueType = d.m[1];
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, roundTrip(valueType, x)]));
   }
-  if (d.b === 'string') return typeof v === 'string' ? v : '';
-  if (d.b === 'bool') return v === true;
-  return typeof v === 'number' && Number.isInteger(v) ? v : 0;
+  if (v !== undefined && v !== null) return v;
+  return d.b === 'string' ? '' : d.b === 'bool' ? false : 0;
 }
 
 /**
