@@ -455,10 +455,25 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
 
   test('Kruise TS → upstream: storage-version migrate, upstream CRDs, upstream v1.8.2 starts with no churn', async () => {
     // An object created through Kruise TS must hash the same under upstream.
-    const ours = DROPIN_OBJECTS.filter((o) => o.resource.startsWith('clonesets.'));
+    const isOurs = (resource: string) => /^(clonesets|daemonsets)\./.test(resource);
+    const ours = DROPIN_OBJECTS.filter((o) => isOurs(o.resource));
     await kubectl(['create', 'namespace', 'ours']);
     for (const o of ours) await kubectl(['-n', 'ours', 'create', '-f', '-'], JSON.stringify(o.manifest));
-    await settled(['ours'], (r) => r.startsWith('clonesets.'));
+    await settled(['ours'], isOurs);
+    // The Advanced DaemonSet's first revision is named as v1.8.2 named the same manifest's, and its pods carry that hash.
+    const firstDaemonSetRevision = async (ns: string) =>
+      (await getJson<{ items: Array<Obj & { revision: number }> }>(['-n', ns, 'get', 'controllerrevisions'])).items
+        .filter((r) => r.metadata!.ownerReferences?.some((o) => o.kind === 'DaemonSet'))
+        .sort((a, b) => a.revision - b.revision)[0]?.metadata!.name;
+    const upstreamNamed = await firstDaemonSetRevision(TAKEOVER);
+    assert.ok(upstreamNamed);
+    assert.equal(await firstDaemonSetRevision('ours'), upstreamNamed);
+    const ourPods = (await getJson<{ items: Obj[] }>(['-n', 'ours', 'get', 'pods'])).items.filter((p) =>
+      p.metadata!.ownerReferences?.some((o) => o.kind === 'DaemonSet'),
+    );
+    assert.ok(ourPods.length > 0);
+    for (const p of ourPods)
+      assert.equal(p.metadata!.labels?.['controller-revision-hash'], upstreamNamed.slice(upstreamNamed.lastIndexOf('-') + 1));
 
     const results = await migrateStorageVersion(client, OPENKRUISE_V18);
     // v1.8.2 keeps Advanced StatefulSets at v1beta1 (its own conversion would drop their v1beta1-only fields).
