@@ -9,7 +9,9 @@
 //      changed (ALLOWED_POD_CHANGES excepted), CloneSet revisions and the ControllerRevision set
 //      unchanged, no ImagePullJob replaced, every Kruise object of the table (CloneSet, ASTS, ADS,
 //      SidecarSet, BroadcastJob, AdvancedCronJob, UnitedDeployment and its subset workloads,
-//      WorkloadSpread, PUB, PersistentPodState, ResourceDistribution and its copies) unchanged;
+//      WorkloadSpread, PUB, PersistentPodState, ResourceDistribution and its copies, a CRR and an
+//      EphemeralJob v1.8.2 finished, a PodProbeMarker and v1.8.2's NodePodProbes) unchanged, no
+//      container restarted, launch-priority barrier ConfigMaps not written;
 //   4. the same template change in "takeover" rolls as it did under upstream;
 //   5. the way back: `kruise storage-version migrate --to openkruise-v1.8`, Kruise TS stops, upstream's
 //      CRDs replace ours, upstream v1.8.2 starts, and the same window shows no churn — also for a
@@ -116,6 +118,8 @@ interface Snapshot {
  * EphemeralJob run to completion) and what a daemon reports (NodePodProbe: none on this cluster).
  */
 const WHOLE_STATUS = /^(containerrecreaterequests|ephemeraljobs|nodepodprobes)\./;
+/** Kinds neither manager has anything to write to once settled: compared with their resourceVersion (not written at all). */
+const NOT_WRITTEN = /^(containerrecreaterequests|ephemeraljobs|podprobemarkers|nodepodprobes)\./;
 
 /** Kinds whose status (and NodeImage's spec) is pull progress reported for nodes, not compared. */
 const PULL_PROGRESS = /^(imagepulljobs|imagelistpulljobs|nodeimages)\./;
@@ -302,6 +306,7 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
         const status = o.status ?? {};
         kruiseObjects[key] = {
           uid: m.uid,
+          ...(NOT_WRITTEN.test(resource) ? { resourceVersion: m.resourceVersion } : {}),
           generation: m.generation,
           labels: m.labels,
           annotations: m.annotations,
