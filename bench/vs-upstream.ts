@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuSeconds, rssMiB } from './measure.ts';
+import { connectionsTo, cpuSeconds, rssMiB } from './measure.ts';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { ensureUpstreamPeer, repoRoot } from '../src/cluster/binaries.ts';
@@ -162,8 +162,10 @@ interface Turn {
   synced: number;
   firstReconcile: number;
   rssSynced: number;
-  /** Watches open once synced, less those open before the manager started (the manager's own). */
+  /** Watches open once synced, less those open before the manager started (other clients' churn included). */
   watchesSynced: number;
+  /** The manager's own TCP connections to the API server once synced (its watches + pooled requests). */
+  connectionsSynced: number;
   rssEnd?: number;
   podsAtStart: number;
   phases: Array<{ phase: string; seconds: number; cpu: number; writes: Writes }>;
@@ -344,8 +346,20 @@ async function turn(manager: string, round: number): Promise<Turn> {
     await sleep(2000);
     const rssSynced = rssMiB(proc.pid);
     const watchesSynced = (await openWatches()) - watchesBefore;
+    const connectionsSynced = connectionsTo(proc.pid, state.ports.apiserver);
     loads.push(load());
-    const t: Turn = { manager, load: loads, webhookReady, synced, firstReconcile, rssSynced, watchesSynced, podsAtStart, phases: [] };
+    const t: Turn = {
+      manager,
+      load: loads,
+      webhookReady,
+      synced,
+      firstReconcile,
+      rssSynced,
+      watchesSynced,
+      connectionsSynced,
+      podsAtStart,
+      phases: [],
+    };
     const patch = (spec: object) =>
       client.patch(CloneSets, 'bench', { spec }, { namespace: ns, patchType: 'application/merge-patch+json' });
     const phase = async (label: string, image: string, n: number, change: () => Promise<unknown>) => {
@@ -453,7 +467,8 @@ try {
       ['start → caches synced (s)', 'synced'],
       ['start → first reconcile (s)', 'firstReconcile'],
       ['RSS once synced (MiB)', 'rssSynced'],
-      ["watches open once synced (the manager's)", 'watchesSynced'],
+      ['watches open once synced (API server gauge, less those before the manager)', 'watchesSynced'],
+      ["the manager's TCP connections to the API server once synced", 'connectionsSynced'],
       [`RSS after the rollouts, ${replicas} pods (MiB)`, 'rssEnd'],
     ] as const)
       row(name, (t) => t[key], 2);

@@ -561,8 +561,8 @@ export interface InformerSource {
 
 /**
  * One user's view of a shared informer (InformerScope): handlers registered through it are removed
- * when the scope closes, and it counts as synced only once the cache holds a list made after every
- * relist asked for before (a new leadership term never acts on a cache that may have missed the gap).
+ * when the scope closes, and it counts as synced only while no relist is pending (a new leadership
+ * term never acts on a cache that may have missed the gap before the relist at the end of the last).
  */
 class ScopedInformer<T extends KubeObject> implements Informer<T> {
   constructor(
