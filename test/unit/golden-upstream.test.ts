@@ -30,6 +30,8 @@ import {
   sidecarSetRevisionName,
 } from '../../src/util/sidecarset.ts';
 import { sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/webhooks/sidecarset/mutating.ts';
+import { mutateUnitedDeployment } from '../../src/webhooks/uniteddeployment/mutating.ts';
+import { ctx } from './webhooks/helpers.ts';
 import { QUANTITY_NOTATIONS } from '../harness/dropin-workloads.ts';
 import { SCHEDULED_AT_ANNOTATION } from '../../src/apis/constants.ts';
 import { newChild, templateKind } from '../../src/controllers/advancedcronjob/plan.ts';
@@ -229,6 +231,17 @@ describe(`golden values from upstream ${golden.peer}: the other kinds`, () => {
       assert.equal(ours.metadata.name, rev.name);
       for (const p of workloads.pods.filter((x) => x.labels['apps.kruise.io/subset-name'] && x.labels.app === name))
         assert.equal(p.labels['apps.kruise.io/controller-revision-hash'], rev.name);
+    });
+
+    it(`UnitedDeployment ${name} created through Kruise TS (its defaulting, no Go zero members stored): v1.8.2's revision name (hand-back)`, () => {
+      const o = goldenObject('UnitedDeployment', name);
+      const input = { ...structuredClone(o.input), metadata: { ...o.input.metadata, namespace: 'golden' } };
+      const ud = convert(input, 'apps.kruise.io/v1beta1') as Stored<UnitedDeployment>;
+      mutateUnitedDeployment(ud, ctx('apps.kruise.io/v1beta1'));
+      const [rev] = goldenRevisions(`UnitedDeployment/${name}`);
+      const ours = newUnitedDeploymentRevision(ud, 1, 0);
+      assert.deepEqual(ours.data, rev.data);
+      assert.equal(ours.metadata.name, rev.name);
     });
   }
 });
