@@ -23,6 +23,7 @@
 // Every reconcile either manager would make happens on start-up and on events; the manager restart
 // in the middle repeats all of them, which a longer wait would not add to.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -601,6 +602,9 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     peer = await startUpstreamPeer({ cluster: CLUSTER, featureGates: FEATURE_GATES });
     await sleep(HALF_WINDOW_MS);
     assert.deepEqual(await churn.stop(), []);
-    assert.deepEqual(withoutNewOursDaemonSetRevisions(await snapshot(), baseline), baseline);
+    const handedBack = withoutNewOursDaemonSetRevisions(await snapshot(), baseline);
+    // Both sides whole in the run directory: assert's diff elides long stretches.
+    writeFileSync(path.join(peer!.cluster.runDir, 'handback-snapshots.json'), JSON.stringify({ baseline, handedBack }, null, 1));
+    assert.deepEqual(handedBack, baseline);
   });
 });

@@ -29,7 +29,7 @@ import {
   podSidecarSetHashWithoutImage,
   sidecarSetRevisionName,
 } from '../../src/util/sidecarset.ts';
-import { sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/webhooks/sidecarset/mutating.ts';
+import { mutateSidecarSet, sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/webhooks/sidecarset/mutating.ts';
 import { mutateUnitedDeployment } from '../../src/webhooks/uniteddeployment/mutating.ts';
 import { ctx } from './webhooks/helpers.ts';
 import { QUANTITY_NOTATIONS } from '../harness/dropin-workloads.ts';
@@ -220,6 +220,20 @@ describe(`golden values from upstream ${golden.peer}: the other kinds`, () => {
       assert.equal(podSidecarSetHashWithoutImage('sidecar-log', pod), sidecarSetHashWithoutImage(s));
       assert.equal(podSidecarSetControllerRevision('sidecar-log', pod), revisionName);
     }
+  });
+
+  it('SidecarSet created through Kruise TS (its defaulting of the manifest): the same hashes and revision name (hand-back)', () => {
+    const o = goldenObject('SidecarSet', 'sidecar-log');
+    const s = convert(structuredClone(o.input), 'apps.kruise.io/v1beta1') as SidecarSet;
+    mutateSidecarSet(s, ctx('apps.kruise.io/v1beta1'));
+    const annotations = o.stored.metadata.annotations!;
+    assert.equal(s.metadata!.annotations!['kruise.io/sidecarset-hash'], annotations['kruise.io/sidecarset-hash']);
+    assert.equal(
+      s.metadata!.annotations!['kruise.io/sidecarset-hash-without-image'],
+      annotations['kruise.io/sidecarset-hash-without-image'],
+    );
+    const named = { ...s, metadata: { ...s.metadata, name: 'sidecar-log' } } as Parameters<typeof sidecarSetRevisionName>[0];
+    assert.equal(sidecarSetRevisionName(named, 0), o.stored.status.latestRevision);
   });
 
   for (const name of ['ud-cs', 'ud-adaptive']) {
