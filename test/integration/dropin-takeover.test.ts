@@ -603,8 +603,8 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     await sleep(HALF_WINDOW_MS);
     assert.deepEqual(await churn.stop(), []);
     const handedBack = withoutNewOursDaemonSetRevisions(await snapshot(), baseline);
-    // Both sides whole in the run directory: assert's diff elides long stretches.
-    writeFileSync(path.join(peer!.cluster.runDir, 'handback-snapshots.json'), JSON.stringify({ baseline, handedBack }, null, 1));
+    // Both sides whole in the cluster's logs directory (kept by cluster down): assert's diff elides long stretches.
+    writeFileSync(path.join(peer!.cluster.runDir, 'logs', 'handback-snapshots.json'), JSON.stringify({ baseline, handedBack }, null, 1));
     assert.deepEqual(handedBack, baseline);
   });
 });
