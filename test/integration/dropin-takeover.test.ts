@@ -542,7 +542,10 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     await kubectl(['label', 'namespace', OURS, `${DROPIN_NAMESPACE_LABEL}=true`]);
     const ordered = creationOrder(kruiseTSCreatedSet(OURS));
     for (const o of ordered.filter((x) => x.clusterScoped)) await kubectl(['create', '-f', '-'], JSON.stringify(o.manifest));
-    for (const o of ordered.filter((x) => !x.clusterScoped)) await kubectl(['-n', OURS, 'create', '-f', '-'], JSON.stringify(o.manifest));
+    for (const o of ordered.filter((x) => !x.clusterScoped)) {
+      if (o.afterPodReady) await kubectl(['-n', OURS, 'wait', '--for=condition=Ready', `pod/${o.afterPodReady}`, '--timeout=180s']);
+      await kubectl(['-n', OURS, 'create', '-f', '-'], JSON.stringify(o.manifest));
+    }
     await settled([OURS]);
   }
 
