@@ -2,7 +2,7 @@ import { test, describe, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { FakeClock, realClock, type Clock } from '../../../src/util/clock.ts';
-import { KubeClient, Pods, StatusError, type KubeObject } from '../../../src/runtime/client.ts';
+import { KubeClient, Pods, StatusError, type KubeObject, type WatchEvent } from '../../../src/runtime/client.ts';
 import {
   Backoff,
   Reflector,
@@ -425,16 +425,14 @@ describe('Reflector after a storage rebuild (CRD written at start-up)', () => {
         calls.push('list');
         return { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(++rv) }, items: [] as T[] };
       },
-      async *watch<T extends KubeObject>(_type: unknown, opts: { signal?: AbortSignal }) {
+      async *watch<T extends KubeObject>(_type: unknown, opts: { signal?: AbortSignal }): AsyncGenerator<WatchEvent<T>> {
         calls.push('watch');
         const step = script.shift();
         // The script played out: a watch that stays open until the reflector stops.
         if (step === undefined) return await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve()));
         if (step instanceof StatusError) throw step;
-        yield {
-          type: 'ADDED',
-          object: { ...pod(`p${rv}`, 'x'), metadata: { name: `p${rv}`, namespace: 'x', resourceVersion: String(++rv) } } as T,
-        };
+        const object = { ...pod(`p${rv}`, 'x'), metadata: { name: `p${rv}`, namespace: 'x', resourceVersion: String(++rv) } };
+        yield { type: 'ADDED', object: object as unknown as T };
       },
     };
     return { client, calls };
