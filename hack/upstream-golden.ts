@@ -15,13 +15,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { kubectl } from '../src/cluster/local-cluster.ts';
-import { creationOrder, DROPIN_NAMESPACE_LABEL, DROPIN_OBJECTS, unsettled } from '../test/harness/dropin-workloads.ts';
+import { stopProcesses } from '../src/cluster/processes.ts';
+import {
+  CHILD_NAMING_OBJECTS,
+  creationOrder,
+  DROPIN_NAMESPACE_LABEL,
+  DROPIN_OBJECTS,
+  unsettled,
+} from '../test/harness/dropin-workloads.ts';
+import { startSimulatedDaemon } from '../test/harness/simulated-daemon.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 
 const NAMESPACE = 'golden';
 const out = path.join(path.dirname(fileURLToPath(import.meta.url)), '../test/fixtures/upstream-v1.8.2/golden.json');
 // As the suite runs it: ImagePullJobs are refused by upstream with the gate off.
 const FEATURE_GATES = 'ImagePullJobGate=true,ResourceDistributionGate=true';
+// The AdvancedCronJobs' apps.kruise.io/scheduled-at is written in the manager's local zone.
+process.env.TZ = 'UTC';
 
 type Obj = {
   metadata: {
@@ -29,6 +39,7 @@ type Obj = {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     ownerReferences?: Array<{ name: string }>;
+    generateName?: string;
   };
   [k: string]: unknown;
 };
@@ -36,12 +47,21 @@ type Obj = {
 const peer = await startUpstreamPeer({ featureGates: FEATURE_GATES });
 const run = (args: string[], input?: string) => kubectl(peer.cluster, args, input);
 const getJson = async <T = Obj>(args: string[]): Promise<T> => JSON.parse(await run([...args, '-o', 'json'])) as T;
+// The kubelet's launch barrier on the KWOK node (no kruise-daemon sub-controller: none runs under v1.8.2 here).
+const kubeletBarrier = await startSimulatedDaemon(
+  peer.cluster.kubeconfig,
+  path.join(peer.cluster.runDir, 'logs', 'kruise-daemon.log'),
+  'KruiseDaemon=false',
+);
 try {
   await run(['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true']);
   await run(['create', 'namespace', NAMESPACE]);
   await run(['label', 'namespace', NAMESPACE, `${DROPIN_NAMESPACE_LABEL}=true`]);
+  // Due every minute: created first, so their first children come while the rest settles.
+  for (const o of CHILD_NAMING_OBJECTS) await run(['-n', NAMESPACE, 'create', '-f', '-'], JSON.stringify(o.manifest));
   for (const o of creationOrder(DROPIN_OBJECTS)) {
     if (o.clusterScoped) await run(['delete', o.resource, o.name, '--ignore-not-found', '--wait=true']);
+    if (o.afterPodReady) await run(['-n', NAMESPACE, 'wait', '--for=condition=Ready', `pod/${o.afterPodReady}`, '--timeout=180s']);
     await run(o.clusterScoped ? ['create', '-f', '-'] : ['-n', NAMESPACE, 'create', '-f', '-'], JSON.stringify(o.manifest));
   }
 
@@ -78,7 +98,7 @@ try {
     await sleep(1000);
   }
 
-  const others = DROPIN_OBJECTS.filter((o) => !/^(clonesets|imagepulljobs|imagelistpulljobs)\./.test(o.resource));
+  const others = DROPIN_OBJECTS.filter((o) => !/^(clonesets|imagepulljobs|imagelistpulljobs|pods)\./.test(`${o.resource}.`));
   const get = (o: (typeof others)[number]) =>
     getJson<Obj & { metadata: { generation?: number }; spec?: Record<string, unknown>; status?: Record<string, unknown> }>(
       o.clusterScoped ? ['get', o.resource, o.name] : ['-n', NAMESPACE, 'get', o.resource, o.name],
@@ -93,6 +113,8 @@ try {
     if (Date.now() > deadline + 120_000) throw new Error(`did not settle under upstream: ${pending.join('; ')}`);
     await sleep(1000);
   }
+  for (const o of DROPIN_OBJECTS.filter((x) => x.resource === 'pods'))
+    await run(['-n', NAMESPACE, 'wait', '--for=condition=Ready', `pod/${o.name}`, '--timeout=180s']);
   const revisions = (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', 'controllerrevisions'])).items;
   const pods = (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', 'pods'])).items;
   const ownerOf = (x: Obj) => x.metadata.ownerReferences?.map((r) => `${(r as { kind?: string }).kind}/${r.name}`).join() ?? '';
@@ -138,12 +160,54 @@ try {
     })),
     pods: pods.map((p) => ({
       name: p.metadata.name,
+      generateName: p.metadata.generateName,
       owner: ownerOf(p),
+      ownerReferences: p.metadata.ownerReferences,
       labels: p.metadata.labels,
       annotations: p.metadata.annotations,
       spec: p.spec,
     })),
   };
+  // Child naming: each AdvancedCronJob's first child (the Job or BroadcastJob v1.8.2 created for a
+  // scheduled minute) and the child's pods.
+  const childNaming = [];
+  for (const o of CHILD_NAMING_OBJECTS) {
+    const kind = 'jobTemplate' in (o.manifest.spec as { template: object }).template ? 'jobs.batch' : 'broadcastjobs.apps.kruise.io';
+    for (;;) {
+      const children = (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', kind])).items.filter((c) =>
+        c.metadata.ownerReferences?.some((r) => r.name === o.name),
+      );
+      const child = children.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))[0];
+      const childPods = child
+        ? (await getJson<{ items: Obj[] }>(['-n', NAMESPACE, 'get', 'pods'])).items.filter((p) =>
+            p.metadata.ownerReferences?.some((r) => r.name === child.metadata.name),
+          )
+        : [];
+      if (child && childPods.length > 0) {
+        const stored = await getJson<Obj & { spec?: unknown; status?: unknown }>(['-n', NAMESPACE, 'get', o.resource, o.name]);
+        const meta = (x: Obj) => ({
+          name: x.metadata.name,
+          generateName: x.metadata.generateName,
+          labels: x.metadata.labels,
+          annotations: x.metadata.annotations,
+          ownerReferences: x.metadata.ownerReferences,
+        });
+        childNaming.push({
+          cronJob: { input: o.manifest, stored: { spec: stored.spec, status: stored.status } },
+          child: {
+            apiVersion: (child as { apiVersion?: string }).apiVersion,
+            kind: (child as { kind?: string }).kind,
+            ...meta(child),
+            spec: child.spec,
+          },
+          pods: childPods.map(meta),
+        });
+        break;
+      }
+      if (Date.now() > deadline + 240_000) throw new Error(`${o.name}: no child with pods under upstream`);
+      await sleep(1000);
+    }
+  }
   const golden = {
     peer: peer.version,
     regenerate: 'KRUISE_TS_TEST_CLUSTER=<name> node_modules/.bin/node --import tsx hack/upstream-golden.ts',
@@ -174,6 +238,7 @@ try {
       }),
     ),
     workloads,
+    childNaming,
     imageListPullJobs: await Promise.all(
       listJobs.map(async (o) => {
         const stored = await getJson<Obj & { spec: unknown }>(['-n', NAMESPACE, 'get', o.resource, o.name]);
@@ -185,6 +250,7 @@ try {
   writeFileSync(out, await format(JSON.stringify(golden), { ...(await resolveConfig(out)), parser: 'json', filepath: out }));
   process.stdout.write(`wrote ${out}\n`);
 } finally {
+  await stopProcesses([kubeletBarrier], 5000);
   for (const o of DROPIN_OBJECTS.filter((x) => x.clusterScoped))
     await run(['delete', o.resource, o.name, '--ignore-not-found']).catch(() => undefined);
   await peer.stop();

@@ -23,6 +23,8 @@ export interface Quantity {
   readonly format: QuantityFormat;
   /** The input text, when Go keeps it as the marshalled form (already canonical). */
   readonly text?: string;
+  /** Parsed off Go's int64 fast path: Go holds the value as an inf.Dec. */
+  readonly decimal?: true;
 }
 
 /** Go's parse errors, with Go's messages. */
@@ -167,7 +169,7 @@ export function parseQuantity(str: string): Quantity {
     exp10 = 0;
   }
   if (fmt === 'BinarySI' && magnitude !== 0n && compareMagnitude(magnitude, exp10, 1n, 0) < 0) fmt = 'DecimalSI';
-  return { unscaled: positive ? magnitude : -magnitude, exponent: exp10, format: fmt };
+  return { unscaled: positive ? magnitude : -magnitude, exponent: exp10, format: fmt, decimal: true };
 }
 
 /** parseQuantity, or undefined for text that is not a quantity. */

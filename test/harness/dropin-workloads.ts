@@ -10,6 +10,8 @@ export interface DropInObject {
   manifest: Record<string, unknown>;
   /** Cluster-scoped: created once, before the namespaced objects (a SidecarSet must exist before the pods it injects). */
   clusterScoped?: boolean;
+  /** A pod of the same namespace that must be Ready before this object is created (a CRR is refused for a pending pod). */
+  afterPodReady?: string;
 }
 
 /** Namespaces that hold drop-in objects carry this label: the ResourceDistribution targets them. */
@@ -20,6 +22,9 @@ const IMAGEPULLJOB = 'imagepulljobs.apps.kruise.io';
 const IMAGELISTPULLJOB = 'imagelistpulljobs.apps.kruise.io';
 
 const IMAGE = 'registry.example/app:v1';
+/** The bare pod the CRR, the EphemeralJob and the PodProbeMarker work on carries this label. */
+const TOOLS_LABEL = 'dropin.kruise-ts.io/tools';
+const LAUNCH_PRIORITY_ANNOTATION = 'apps.kruise.io/container-launch-priority';
 const group = 'apps.kruise.io';
 
 function kruiseObject(
@@ -345,16 +350,119 @@ export const DROPIN_OBJECTS: DropInObject[] = [
     requiredPersistentTopology: { nodeTopologyKeys: ['kubernetes.io/hostname'] },
     persistentPodStateRetentionPolicy: 'WhenDeleted',
   }),
+  // The node-side kinds share one bare pod: the CRR's target, matched by the EphemeralJob and the
+  // PodProbeMarker. No daemon runs the CRR or the probes on the KWOK node under v1.8.2 (the test's
+  // simulated daemon only plays the kubelet's launch barrier), so the CRR ends by its deadline and
+  // the NodePodProbe has probes but no results.
+  {
+    resource: 'pods',
+    name: 'pod-tools',
+    manifest: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pod-tools', labels: { app: 'pod-tools', [TOOLS_LABEL]: 'true' } },
+      spec: { containers: [{ name: 'main', image: IMAGE }] },
+    },
+  },
+  // Container launch priority: v1.8.2's pod webhook adds the barrier env, its controller the
+  // ConfigMap keys; the simulated kubelet starts each container once its key exists.
+  {
+    resource: 'pods',
+    name: 'pod-launch',
+    manifest: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pod-launch', labels: { app: 'pod-launch' }, annotations: { [LAUNCH_PRIORITY_ANNOTATION]: 'Ordered' } },
+      spec: {
+        containers: [
+          { name: 'first', image: IMAGE },
+          { name: 'second', image: IMAGE },
+        ],
+      },
+    },
+  },
+  // Finished by v1.8.2 itself: the deadline passes with no daemon to answer ("recreating has
+  // exceeded the activeDeadlineSeconds"). No TTL, so it stays through the test.
+  {
+    ...kruiseObject('containerrecreaterequests', 'apps.kruise.io/v1alpha1', 'ContainerRecreateRequest', 'crr-expired', {
+      podName: 'pod-tools',
+      containers: [{ name: 'main' }],
+      strategy: { failurePolicy: 'Fail' },
+      activeDeadlineSeconds: 3,
+    }),
+    afterPodReady: 'pod-tools',
+  },
+  kruiseObject('ephemeraljobs', 'apps.kruise.io/v1alpha1', 'EphemeralJob', 'ejob-debug', {
+    selector: { matchLabels: { [TOOLS_LABEL]: 'true' } },
+    replicas: 1,
+    parallelism: 1,
+    ttlSecondsAfterFinished: 86400,
+    template: {
+      ephemeralContainers: [
+        {
+          name: 'debugger',
+          image: 'registry.example/busybox:v1',
+          command: ['sh', '-c', 'true'],
+          imagePullPolicy: 'IfNotPresent',
+          terminationMessagePolicy: 'File',
+        },
+      ],
+    },
+  }),
+  kruiseObject('podprobemarkers', 'apps.kruise.io/v1alpha1', 'PodProbeMarker', 'ppm-tools', {
+    selector: { matchLabels: { [TOOLS_LABEL]: 'true' } },
+    probes: [
+      {
+        name: 'healthy',
+        containerName: 'main',
+        probe: { exec: { command: ['cat', '/tmp/healthy'] }, periodSeconds: 10 },
+        podConditionType: 'game.kruise.io/healthy',
+        markerPolicy: [{ state: 'Succeeded', labels: { 'game.kruise.io/healthy': 'true' } }],
+      },
+    ],
+  }),
+];
+
+/**
+ * Golden inputs only (hack/upstream-golden.ts), never part of a takeover: AdvancedCronJobs due every
+ * minute, whose children (a Job, a BroadcastJob and its pods) record v1.8.2's child naming, labels
+ * and annotations. In the takeover they would go on creating children through the window. (v1.8.2's
+ * CRD has no labels or annotations in broadcastJobTemplate.metadata; jobTemplate's has them.)
+ */
+export const CHILD_NAMING_OBJECTS: DropInObject[] = [
+  kruiseObject('advancedcronjobs', 'apps.kruise.io/v1alpha1', 'AdvancedCronJob', 'acj-job', {
+    schedule: '*/1 * * * *',
+    template: {
+      jobTemplate: {
+        metadata: { labels: { app: 'acj-job', team: 'batch' }, annotations: { 'example.com/owner': 'acj-job' } },
+        spec: { template: podTemplate({ app: 'acj-job' }, { restartPolicy: 'Never' }) },
+      },
+    },
+  }),
+  kruiseObject('advancedcronjobs', 'apps.kruise.io/v1alpha1', 'AdvancedCronJob', 'acj-bj', {
+    schedule: '*/1 * * * *',
+    template: {
+      broadcastJobTemplate: {
+        spec: {
+          template: {
+            ...podTemplate({ app: 'acj-bj' }, { restartPolicy: 'Never' }),
+            metadata: { labels: { app: 'acj-bj' }, annotations: { 'example.com/pod': 'acj-bj' } },
+          },
+          completionPolicy: { type: 'Always' },
+        },
+      },
+    },
+  }),
 ];
 
 /**
  * Creation order: cluster-scoped objects first (the SidecarSet must exist before the pods it
  * injects), then the policies (WorkloadSpread, PUB, PersistentPodState: pods are matched when
- * created), then the workloads.
+ * created), then the workloads, then the objects that need a Ready pod (afterPodReady).
  */
 export function creationOrder(objects: readonly DropInObject[]): DropInObject[] {
   const rank = (o: DropInObject) =>
-    o.clusterScoped ? 0 : /^(workloadspreads|podunavailablebudgets|persistentpodstates)\./.test(o.resource) ? 1 : 2;
+    o.clusterScoped ? 0 : /^(workloadspreads|podunavailablebudgets|persistentpodstates)\./.test(o.resource) ? 1 : o.afterPodReady ? 3 : 2;
   return [...objects].sort((a, b) => rank(a) - rank(b));
 }
 
@@ -368,6 +476,16 @@ type Settling = {
 export function unsettled(resource: string, o: Settling): string | undefined {
   const s = o.status ?? {};
   const kind = resource.split('.')[0];
+  if (kind === 'pods') {
+    // Every pod of the namespace: workload pods and bare ones Ready, BroadcastJob pods finished.
+    if (s.phase === 'Succeeded') return undefined;
+    const ready = (s.conditions as Array<{ type: string; status: string }> | undefined)?.some(
+      (c) => c.type === 'Ready' && c.status === 'True',
+    );
+    return ready ? undefined : `pod ${String(s.phase)}, not ready`;
+  }
+  if (kind === 'containerrecreaterequests') return s.phase === 'Completed' ? undefined : `phase ${String(s.phase)}`;
+  if (kind === 'ephemeraljobs') return s.phase === 'Succeeded' ? undefined : `phase ${String(s.phase)}`;
   if (kind === 'imagepulljobs' || kind === 'imagelistpulljobs') return undefined;
   if (kind === 'advancedcronjobs') return s.type ? undefined : 'no status.type';
   if (kind === 'broadcastjobs') return s.completionTime ? undefined : 'not complete';
@@ -390,6 +508,8 @@ export function unsettled(resource: string, o: Settling): string | undefined {
         : 'not ready';
     case 'sidecarsets':
       return (s.matchedPods as number) > 0 && s.updatedPods === s.matchedPods ? undefined : 'pods not injected';
+    case 'podprobemarkers':
+      return (s.matchedPods as number) > 0 ? undefined : 'no matched pods';
     case 'persistentpodstates':
       return Object.keys((s.podStates as object) ?? {}).length > 0 ? undefined : 'no pod states';
     default:

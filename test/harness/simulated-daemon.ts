@@ -7,22 +7,21 @@ import { kruiseArgs } from './kruise-cli.ts';
 
 const SUITE_DAEMON_FEATURE_GATES = process.env.KRUISE_TS_TEST_DAEMON_FEATURE_GATES ?? '';
 
-/** Starts `kruise daemon --simulated` and waits until its /healthz answers (caches synced). */
-export async function startSimulatedDaemon(kubeconfig: string, logFile: string): Promise<number> {
+/**
+ * Starts `kruise daemon --simulated` and waits until its /healthz answers (caches synced).
+ * `featureGates` replaces the suite's (KRUISE_TS_TEST_DAEMON_FEATURE_GATES); `KruiseDaemon=false`
+ * leaves only the kubelet's part (the launch barrier).
+ */
+export async function startSimulatedDaemon(
+  kubeconfig: string,
+  logFile: string,
+  featureGates = SUITE_DAEMON_FEATURE_GATES,
+): Promise<number> {
   const [port] = await freePorts(1);
   const daemon = startProcess(
     'kruise-daemon',
     process.execPath,
-    kruiseArgs(
-      'daemon',
-      '--simulated',
-      '--kubeconfig',
-      kubeconfig,
-      '--addr',
-      `127.0.0.1:${port}`,
-      '--feature-gates',
-      SUITE_DAEMON_FEATURE_GATES,
-    ),
+    kruiseArgs('daemon', '--simulated', '--kubeconfig', kubeconfig, '--addr', `127.0.0.1:${port}`, '--feature-gates', featureGates),
     logFile,
     { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' },
   );

@@ -9,7 +9,9 @@
 //      changed (ALLOWED_POD_CHANGES excepted), CloneSet revisions and the ControllerRevision set
 //      unchanged, no ImagePullJob replaced, every Kruise object of the table (CloneSet, ASTS, ADS,
 //      SidecarSet, BroadcastJob, AdvancedCronJob, UnitedDeployment and its subset workloads,
-//      WorkloadSpread, PUB, PersistentPodState, ResourceDistribution and its copies) unchanged;
+//      WorkloadSpread, PUB, PersistentPodState, ResourceDistribution and its copies, a CRR and an
+//      EphemeralJob v1.8.2 finished, a PodProbeMarker and v1.8.2's NodePodProbes) unchanged, no
+//      container restarted, launch-priority barrier ConfigMaps not written;
 //   4. the same template change in "takeover" rolls as it did under upstream;
 //   5. the way back: `kruise storage-version migrate --to openkruise-v1.8`, Kruise TS stops, upstream's
 //      CRDs replace ours, upstream v1.8.2 starts, and the same window shows no churn — also for a
@@ -33,9 +35,17 @@ import { creationOrder, DROPIN_NAMESPACE_LABEL, DROPIN_OBJECTS, unsettled } from
 import { startUpstreamPeer, type RunningPeer } from '../harness/upstream-peer.ts';
 import { defaultedByWebhook } from '../harness/webhook-ready.ts';
 import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
+import { startSimulatedDaemon } from '../harness/simulated-daemon.ts';
 
 const CLUSTER = `${TEST_CLUSTER}-dropin`;
 const FEATURE_GATES = 'ImagePullJobGate=true,ResourceDistributionGate=true';
+/**
+ * Kruise TS's daemon after the takeover: the CRR executor on (it must not re-run the CRR v1.8.2
+ * finished), image pulls on (progress is not compared); off what v1.8.2 never had running here and
+ * would change pods on its own: the probes (pod conditions and marker labels from results) and the
+ * env-from-metadata container meta (a pod annotation).
+ */
+const DAEMON_FEATURE_GATES = 'KruiseDaemon=true,DaemonWatchingPod=true,PodProbeMarkerGate=false,InPlaceUpdateEnvFromMetadata=false';
 const HALF_WINDOW_MS = Number(process.env.KRUISE_TS_DROPIN_OBSERVE_SECONDS ?? 20) * 1000;
 const TAKEOVER = 'takeover';
 const REFERENCE = 'reference';
@@ -66,15 +76,28 @@ interface PodView {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   spec: string;
+  /** Container ids and restart counts (ephemeral containers included): a recreated or restarted container changes them. */
+  containers: string;
 }
 
-const podView = (p: Obj): PodView => ({
-  key: `${p.metadata!.namespace}/${p.metadata!.name}`,
-  uid: p.metadata!.uid!,
-  labels: p.metadata!.labels ?? {},
-  annotations: p.metadata!.annotations ?? {},
-  spec: JSON.stringify(p.spec),
-});
+type ContainerStatusView = { name: string; containerID?: string; restartCount?: number };
+const podView = (p: Obj): PodView => {
+  const status = (p.status ?? {}) as { containerStatuses?: ContainerStatusView[]; ephemeralContainerStatuses?: ContainerStatusView[] };
+  return {
+    key: `${p.metadata!.namespace}/${p.metadata!.name}`,
+    uid: p.metadata!.uid!,
+    labels: p.metadata!.labels ?? {},
+    annotations: p.metadata!.annotations ?? {},
+    spec: JSON.stringify(p.spec),
+    containers: JSON.stringify(
+      [...(status.containerStatuses ?? []), ...(status.ephemeralContainerStatuses ?? [])].map((c) => [
+        c.name,
+        c.containerID,
+        c.restartCount,
+      ]),
+    ),
+  };
+};
 
 /** What must not move across a switch, keyed for comparison. */
 interface Snapshot {
@@ -86,7 +109,17 @@ interface Snapshot {
   kruiseObjects: Record<string, unknown>;
   /** The ResourceDistribution's copies: not rewritten. */
   distributed: string[];
+  /** Container launch priority's `<pod>-barrier` ConfigMaps: not rewritten (resourceVersion included). */
+  barriers: string[];
 }
+
+/**
+ * Kinds whose whole status is compared: what v1.8.2 finished (a CRR ended by its deadline, an
+ * EphemeralJob run to completion) and what a daemon reports (NodePodProbe: none on this cluster).
+ */
+const WHOLE_STATUS = /^(containerrecreaterequests|ephemeraljobs|nodepodprobes)\./;
+/** Kinds neither manager has anything to write to once settled: compared with their resourceVersion (not written at all). */
+const NOT_WRITTEN = /^(containerrecreaterequests|ephemeraljobs|podprobemarkers|nodepodprobes)\./;
 
 /** Kinds whose status (and NodeImage's spec) is pull progress reported for nodes, not compared. */
 const PULL_PROGRESS = /^(imagepulljobs|imagelistpulljobs|nodeimages)\./;
@@ -156,13 +189,30 @@ const STABLE_STATUS_FIELDS = [
  */
 const KRUISE_RESOURCES = [
   ...new Set([
-    ...DROPIN_OBJECTS.map((o) => {
+    ...DROPIN_OBJECTS.filter((o) => o.resource !== 'pods').map((o) => {
       const [plural, ...group] = o.resource.split('.');
       return `${plural}.${String(o.manifest.apiVersion).split('/')[1]}.${group.join('.')}`;
     }),
     'nodeimages.v1alpha1.apps.kruise.io',
+    'nodepodprobes.v1alpha1.apps.kruise.io',
   ]),
 ].sort();
+
+/** The baseline holds what v1.8.2 did with every drop-in object, so that "unchanged" means something. */
+function assertCovers(s: Snapshot): void {
+  for (const o of DROPIN_OBJECTS.filter((x) => x.resource !== 'pods')) {
+    const [plural, ...group] = o.resource.split('.');
+    const resource = `${plural}.${String(o.manifest.apiVersion).split('/')[1]}.${group.join('.')}`;
+    for (const ns of o.clusterScoped ? [''] : [TAKEOVER, REFERENCE])
+      assert.ok(s.kruiseObjects[`${resource} ${ns}/${o.name}`], `${resource} ${ns}/${o.name}`);
+  }
+  const npp = Object.entries(s.kruiseObjects).filter(([k]) => k.startsWith('nodepodprobes.'));
+  const probed = npp.flatMap(([, v]) =>
+    ((v as { spec?: { podProbes?: Array<{ name: string }> } }).spec?.podProbes ?? []).map((p) => p.name),
+  );
+  assert.deepEqual(probed.sort(), ['pod-tools', 'pod-tools'], 'v1.8.2 listed pod-tools of both namespaces in a NodePodProbe');
+  assert.equal(s.barriers.length, 2, 'v1.8.2 made a barrier ConfigMap for pod-launch in both namespaces');
+}
 
 /** Watches every pod from a resourceVersion and records each change a manager could have made. */
 class PodChurn {
@@ -200,6 +250,7 @@ class PodChurn {
 function diffPod(a: PodView, b: PodView): string[] {
   const out: string[] = [];
   if (a.spec !== b.spec) out.push(`spec of ${b.key} changed`);
+  if (a.containers !== b.containers) out.push(`containers of ${b.key}: ${a.containers} → ${b.containers}`);
   for (const [what, x, y] of [
     ['label', a.labels, b.labels],
     ['annotation', a.annotations, b.annotations],
@@ -219,6 +270,20 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
   let peer: RunningPeer | undefined;
   let client: KubeClient;
   let manager: Started | undefined;
+  /**
+   * `kruise daemon --simulated`: under v1.8.2 with KruiseDaemon off — only the kubelet's launch
+   * barrier (v1.8.2's own daemon does not run on KWOK nodes) —, from the takeover on as Kruise TS's
+   * daemon replacing it (DAEMON_FEATURE_GATES).
+   */
+  let daemon: number | undefined;
+  const startDaemon = async (featureGates: string) => {
+    if (daemon) await stopProcesses([daemon], 5000);
+    daemon = await startSimulatedDaemon(
+      peer!.cluster.kubeconfig,
+      path.join(peer!.cluster.runDir, 'logs', 'kruise-daemon.log'),
+      featureGates,
+    );
+  };
   const kubectl = (args: string[], input?: string) => clusterKubectl(peer!.cluster, args, input);
   const getJson = async <T = Obj>(args: string[]): Promise<T> => JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
 
@@ -241,17 +306,33 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
         const status = o.status ?? {};
         kruiseObjects[key] = {
           uid: m.uid,
+          ...(NOT_WRITTEN.test(resource) ? { resourceVersion: m.resourceVersion } : {}),
           generation: m.generation,
           labels: m.labels,
           annotations: m.annotations,
           spec: withoutGoZeroValues(o.spec),
-          status: Object.fromEntries(STABLE_STATUS_FIELDS.filter((f) => status[f] !== undefined).map((f) => [f, status[f]])),
+          status: WHOLE_STATUS.test(resource)
+            ? status
+            : Object.fromEntries(STABLE_STATUS_FIELDS.filter((f) => status[f] !== undefined).map((f) => [f, status[f]])),
         };
       }
     }
-    const copies = (await getJson<{ items: Obj[] }>(['get', 'configmaps', '-A', '--field-selector', 'metadata.name=shared-config'])).items;
+    const configMaps = (await getJson<{ items: Obj[] }>(['get', 'configmaps', '-A'])).items;
+    const copies = configMaps.filter((c) => c.metadata!.name === 'shared-config');
     return {
       kruiseObjects,
+      barriers: configMaps
+        .filter((c) => c.metadata!.name!.endsWith('-barrier'))
+        .map((c) =>
+          JSON.stringify({
+            key: `${c.metadata!.namespace}/${c.metadata!.name}`,
+            uid: c.metadata!.uid,
+            resourceVersion: c.metadata!.resourceVersion,
+            data: c.data,
+            owners: c.metadata!.ownerReferences?.map((r) => `${r.kind}/${r.name}/${r.uid}`),
+          }),
+        )
+        .sort(),
       // Not resourceVersion: Kruise TS rewrites each copy's ownerReference once from v1alpha1 to
       // v1beta1 (spec §22, as upstream after v1.8); the copy itself (uid, data, annotations) stays.
       distributed: copies
@@ -384,6 +465,7 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
   before(async () => {
     peer = await startUpstreamPeer({ cluster: CLUSTER, featureGates: FEATURE_GATES });
     client = fromKubeconfigFile(peer.cluster.kubeconfig, { qps: 200, burst: 400 });
+    await startDaemon('KruiseDaemon=false');
     // Volumes for the claim templates (no provisioner on the local cluster): statically bound PVs.
     const pv = (name: string, storageClassName: string, labels: Record<string, string>, accessModes: string[]) => ({
       apiVersion: 'v1',
@@ -404,7 +486,10 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     const ordered = creationOrder(DROPIN_OBJECTS);
     for (const o of ordered.filter((x) => x.clusterScoped)) await kubectl(['create', '-f', '-'], JSON.stringify(o.manifest));
     for (const ns of [TAKEOVER, REFERENCE]) {
-      for (const o of ordered.filter((x) => !x.clusterScoped)) await kubectl(['-n', ns, 'create', '-f', '-'], JSON.stringify(o.manifest));
+      for (const o of ordered.filter((x) => !x.clusterScoped)) {
+        if (o.afterPodReady) await kubectl(['-n', ns, 'wait', '--for=condition=Ready', `pod/${o.afterPodReady}`, '--timeout=180s']);
+        await kubectl(['-n', ns, 'create', '-f', '-'], JSON.stringify(o.manifest));
+      }
     }
     await settled([TAKEOVER, REFERENCE]);
     // v1.8.2 creates a NodeImage per node on its own schedule; the baseline must hold them, or
@@ -424,6 +509,7 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
 
   after(async () => {
     await stopKruiseTS().catch(() => undefined);
+    if (daemon) await stopProcesses([daemon], 5000).catch(() => undefined);
     await peer?.stop().catch(() => undefined);
     await client?.close();
     if (process.env.KRUISE_TS_KEEP_CLUSTER !== '1') await down(CLUSTER, { quiet: true }).catch(() => undefined);
@@ -437,10 +523,13 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
 
   test('upstream → Kruise TS: no pod, revision, claim or job churn through a forced resync', async () => {
     const baseline = await snapshot();
+    assertCovers(baseline);
     const churn = await startPodChurn();
     await peer!.stopManager();
     await installCRDs(client);
     manager = await startKruiseTS();
+    // After the manager: the daemon reads CRRs and NodeImages at v1beta1, through its conversion webhook.
+    await startDaemon(DAEMON_FEATURE_GATES);
     await sleep(HALF_WINDOW_MS);
     await stopKruiseTS();
     manager = await startKruiseTS();
@@ -455,10 +544,25 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
 
   test('Kruise TS → upstream: storage-version migrate, upstream CRDs, upstream v1.8.2 starts with no churn', async () => {
     // An object created through Kruise TS must hash the same under upstream.
-    const ours = DROPIN_OBJECTS.filter((o) => o.resource.startsWith('clonesets.'));
+    const isOurs = (resource: string) => /^(clonesets|daemonsets)\./.test(resource);
+    const ours = DROPIN_OBJECTS.filter((o) => isOurs(o.resource));
     await kubectl(['create', 'namespace', 'ours']);
     for (const o of ours) await kubectl(['-n', 'ours', 'create', '-f', '-'], JSON.stringify(o.manifest));
-    await settled(['ours'], (r) => r.startsWith('clonesets.'));
+    await settled(['ours'], isOurs);
+    // The Advanced DaemonSet's first revision is named as v1.8.2 named the same manifest's, and its pods carry that hash.
+    const firstDaemonSetRevision = async (ns: string) =>
+      (await getJson<{ items: Array<Obj & { revision: number }> }>(['-n', ns, 'get', 'controllerrevisions'])).items
+        .filter((r) => r.metadata!.ownerReferences?.some((o) => o.kind === 'DaemonSet'))
+        .sort((a, b) => a.revision - b.revision)[0]?.metadata!.name;
+    const upstreamNamed = await firstDaemonSetRevision(TAKEOVER);
+    assert.ok(upstreamNamed);
+    assert.equal(await firstDaemonSetRevision('ours'), upstreamNamed);
+    const ourPods = (await getJson<{ items: Obj[] }>(['-n', 'ours', 'get', 'pods'])).items.filter((p) =>
+      p.metadata!.ownerReferences?.some((o) => o.kind === 'DaemonSet'),
+    );
+    assert.ok(ourPods.length > 0);
+    for (const p of ourPods)
+      assert.equal(p.metadata!.labels?.['controller-revision-hash'], upstreamNamed.slice(upstreamNamed.lastIndexOf('-') + 1));
 
     const results = await migrateStorageVersion(client, OPENKRUISE_V18);
     // v1.8.2 keeps Advanced StatefulSets at v1beta1 (its own conversion would drop their v1beta1-only fields).
@@ -466,6 +570,8 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     const baseline = await snapshot();
     const churn = await startPodChurn();
     await stopKruiseTS();
+    // Kruise TS's daemon goes with it (it reads v1beta1, which upstream's CRDs drop); the kubelet's part stays.
+    await startDaemon('KruiseDaemon=false');
     // Upstream's CRDs replace ours whole (kubectl replace: v1beta1 goes where v1.8.2 has none).
     await kubectl(['replace', '-f', '-'], await kubectl(['kustomize', path.join((await ensureUpstreamPeer()).moduleDir, 'config/crd')]));
     peer = await startUpstreamPeer({ cluster: CLUSTER, featureGates: FEATURE_GATES });

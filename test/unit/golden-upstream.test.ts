@@ -31,6 +31,9 @@ import {
 } from '../../src/util/sidecarset.ts';
 import { sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/webhooks/sidecarset/mutating.ts';
 import { QUANTITY_NOTATIONS } from '../harness/dropin-workloads.ts';
+import { SCHEDULED_AT_ANNOTATION } from '../../src/apis/constants.ts';
+import { newChild, templateKind } from '../../src/controllers/advancedcronjob/plan.ts';
+import { newPod as newBroadcastJobPod } from '../../src/controllers/broadcastjob/plan.ts';
 
 interface GoldenCloneSet {
   input: CloneSetV1alpha1;
@@ -181,14 +184,14 @@ describe(`golden values from upstream ${golden.peer}: the other kinds`, () => {
   });
 
   // v1.8.2 names a DaemonSet revision by ComputeHash (FNV over spew's dump of the Go PodTemplateSpec
-  // struct), not by the data bytes; Kruise TS names its own revisions from the bytes. What keeps a
-  // takeover still is constructHistory: an existing revision whose data equals the template is the
-  // current one, with its hash label — so upstream's revision, hash and pod labels are kept.
-  it('Advanced DaemonSet: upstream revision data equals ours, and its revision and hash are reused (no new revision)', () => {
+  // struct), as Kruise TS does (more templates: daemonset-golden.test.ts). On a takeover,
+  // constructHistory finds upstream's revision by equal data and keeps it, its hash and pod labels.
+  it('Advanced DaemonSet: the same revision name and data; upstream revision and hash are reused (no new revision)', () => {
     const o = goldenObject('DaemonSet', 'ads-agent');
     const ds = servedToKruiseTS<DaemonSet>(o);
     const [rev] = goldenRevisions('DaemonSet/ads-agent');
-    assert.deepEqual(newDaemonSetRevision(ds, 1, 0).data, rev.data);
+    assert.deepEqual(newDaemonSetRevision(ds, 1).data, rev.data);
+    assert.equal(newDaemonSetRevision(ds, 1).metadata.name, rev.name);
     const choice = chooseDaemonSetRevisions(ds, [
       { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: rev.name, labels: rev.labels }, data: rev.data, revision: 1 },
     ]);
@@ -228,4 +231,123 @@ describe(`golden values from upstream ${golden.peer}: the other kinds`, () => {
         assert.equal(p.labels['apps.kruise.io/controller-revision-hash'], rev.name);
     });
   }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Child naming (golden.childNaming): the first child v1.8.2 created for an AdvancedCronJob due every
+// minute (a Job, a BroadcastJob) and the BroadcastJob's pods; and the pods of the drop-in
+// BroadcastJob. A change of Kruise TS's naming (newChild, newPod) fails here.
+
+interface GoldenMeta {
+  name: string;
+  generateName?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: Array<{
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }>;
+}
+interface GoldenChildNaming {
+  cronJob: {
+    input: { kind: string; metadata: { name: string } };
+    stored: { spec: Record<string, unknown>; status: Record<string, unknown> };
+  };
+  child: GoldenMeta & { kind: string; spec: Record<string, unknown> };
+  pods: GoldenMeta[];
+}
+const childNaming = (golden as unknown as { childNaming: GoldenChildNaming[] }).childNaming;
+
+/** Labels the API server adds when it binds a pod (the node's topology labels), not a controller's. */
+const withoutBindingLabels = (labels: Record<string, string> = {}) =>
+  Object.fromEntries(Object.entries(labels).filter(([k]) => !k.startsWith('topology.kubernetes.io/')));
+
+/** An owner reference as both managers write it; apiVersion aside (Kruise TS writes v1beta1, behaviour spec §22). */
+const ownerOf = (r: NonNullable<GoldenMeta['ownerReferences']>[number]) => ({
+  kind: r.kind,
+  name: r.name,
+  uid: r.uid,
+  controller: r.controller,
+  blockOwnerDeletion: r.blockOwnerDeletion,
+});
+
+/** The BroadcastJob pod Kruise TS would create for the job on the golden pod's node: generateName, labels, annotations, owner. */
+function checkBroadcastJobPod(job: BroadcastJobForPods, pod: GoldenMeta) {
+  const ours = newBroadcastJobPod(job, 'kwok-node-0');
+  assert.equal(ours.metadata.generateName, pod.generateName);
+  assert.match(pod.name, new RegExp(`^${pod.generateName}[a-z0-9]{5}$`));
+  assert.deepEqual(ours.metadata.labels, withoutBindingLabels(pod.labels));
+  assert.deepEqual(ours.metadata.annotations, pod.annotations);
+  assert.deepEqual(ours.metadata.ownerReferences!.map(ownerOf), pod.ownerReferences!.map(ownerOf));
+}
+type BroadcastJobForPods = Parameters<typeof newBroadcastJobPod>[0];
+
+describe(`golden values from upstream ${golden.peer}: child naming`, () => {
+  it('covers a Job child and a BroadcastJob child', () =>
+    assert.deepEqual(childNaming.map((c) => c.child.kind).sort(), ['BroadcastJob', 'Job']));
+
+  for (const g of childNaming) {
+    const name = g.cronJob.input.metadata.name;
+    describe(`AdvancedCronJob ${name} → ${g.child.kind} ${g.child.name}`, () => {
+      const owner = g.child.ownerReferences!.find((r) => r.controller)!;
+      const cronJob = convert(
+        {
+          ...(g.cronJob.input as object),
+          metadata: { name, namespace: 'golden', uid: owner.uid },
+          spec: g.cronJob.stored.spec,
+          status: g.cronJob.stored.status,
+        },
+        'apps.kruise.io/v1beta1',
+      ) as Parameters<typeof newChild>[0];
+      const scheduledMs = Date.parse(g.child.annotations![SCHEDULED_AT_ANNOTATION]);
+
+      it('name <cron job>-<scheduled unix seconds>, labels, annotations (scheduled-at in the manager zone), owner', () => {
+        const prevTZ = process.env.TZ;
+        // v1.8.2 ran with TZ=UTC (hack/upstream-golden.ts); both write the time in the manager's zone.
+        process.env.TZ = 'UTC';
+        try {
+          const ours = newChild(cronJob, templateKind(cronJob), scheduledMs);
+          assert.equal(ours.kind, g.child.kind);
+          assert.equal(ours.metadata.name, g.child.name);
+          assert.deepEqual(ours.metadata.annotations, g.child.annotations);
+          // A Job whose metadata has no labels gets its pod template's from the API server (batch/v1 defaulting).
+          for (const [k, v] of Object.entries(ours.metadata.labels ?? {})) assert.equal(g.child.labels?.[k], v, k);
+          if (Object.keys(ours.metadata.labels ?? {}).length > 0) assert.deepEqual(ours.metadata.labels, g.child.labels);
+          assert.deepEqual(ours.metadata.ownerReferences!.map(ownerOf), g.child.ownerReferences!.map(ownerOf));
+        } finally {
+          if (prevTZ === undefined) delete process.env.TZ;
+          else process.env.TZ = prevTZ;
+        }
+      });
+
+      if (g.child.kind === 'BroadcastJob') {
+        it(`its pods: ${g.pods.map((p) => p.name).join(', ')}`, () => {
+          assert.ok(g.pods.length > 0);
+          const job = convert(
+            {
+              apiVersion: 'apps.kruise.io/v1alpha1',
+              kind: 'BroadcastJob',
+              metadata: { name: g.child.name, namespace: 'golden', uid: g.pods[0].ownerReferences![0].uid },
+              spec: g.child.spec,
+            },
+            'apps.kruise.io/v1beta1',
+          ) as BroadcastJobForPods;
+          for (const pod of g.pods) checkBroadcastJobPod(job, pod);
+        });
+      }
+    });
+  }
+
+  it('BroadcastJob bj-once (drop-in table): its pod', () => {
+    const o = goldenObject('BroadcastJob', 'bj-once');
+    const pods = workloads.pods.filter((p) => p.owner === 'BroadcastJob/bj-once') as unknown as GoldenMeta[];
+    assert.ok(pods.length > 0);
+    const job = servedToKruiseTS<BroadcastJobForPods>(o);
+    job.metadata.uid = pods[0].labels!['broadcastjob-controller-uid'];
+    for (const pod of pods) checkBroadcastJobPod(job, pod);
+  });
 });

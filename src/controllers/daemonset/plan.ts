@@ -66,7 +66,8 @@ export interface DaemonSetPlan {
   revisionBump?: { name: string; revision: number };
   /** The update revision's hash (pod label value, status.updateRevision). */
   hash: string;
-  collisionCount: number;
+  /** status.collisionCount; absent until a name collision (upstream's nil). */
+  collisionCount?: number;
   refreshes: PodRefresh[];
   /** Pods moved to PreparingDelete instead of being deleted (preDelete hook). */
   lifecycleTransitions: LifecycleTransition[];
@@ -439,7 +440,7 @@ function inPlaceUpdateOf(
 export function computeStatus(
   ds: DaemonSet,
   hash: string,
-  collisionCount: number,
+  collisionCount: number | undefined,
   nodes: readonly Node[],
   placements: ReadonlyMap<string, DaemonPlacement>,
   byNode: ReadonlyMap<string, Pod[]>,
@@ -487,7 +488,7 @@ export function computeStatus(
     numberAvailable: available,
     numberUnavailable: desired - available,
     updateRevision: hash,
-    collisionCount,
+    ...(collisionCount === undefined ? {} : { collisionCount }),
   };
   const changed =
     !prev ||
@@ -500,7 +501,7 @@ export function computeStatus(
     (prev.numberUnavailable ?? 0) !== desired - available ||
     (prev.observedGeneration ?? 0) < (ds.metadata?.generation ?? 0) ||
     prev.updateRevision !== hash ||
-    (prev.collisionCount ?? 0) !== collisionCount;
+    (prev.collisionCount ?? undefined) !== collisionCount;
   return { status, changed, requeueAfterMs: nextAvailableMs };
 }
 

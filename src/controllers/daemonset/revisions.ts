@@ -1,13 +1,15 @@
 // ControllerRevisions of an Advanced DaemonSet (upstream daemonset_history.go, as Kubernetes'
 // DaemonSet): the data is the pod template as a strategic-merge "replace" patch, the revision's
 // `controller-revision-hash` label holds the bare hash that pods carry and status.updateRevision
-// reports. Upstream hashes a spew dump of the Go template; Kruise TS hashes the data bytes, so
-// the value is only comparable between revisions Kruise TS wrote.
+// reports, and the name is `<ds>-<hash>`. The hash is Kubernetes' ComputeHash of the template and
+// status.collisionCount (util/go-pod-template.ts), as v1.8.2 computes it, so a template gets the
+// same revision name and pod label under either manager.
 
 import type { DaemonSet } from '../../apis/apps/daemonset.ts';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
 import type { OwnerReference } from '../../apis/core-objects.ts';
-import { hashControllerRevision, marshalGoJSON } from '../../util/revision.ts';
+import { computePodTemplateHash } from '../../util/go-pod-template.ts';
+import { marshalGoJSON } from '../../util/revision.ts';
 import { chooseUpdateRevision, normalisePodTemplate, type ControllerRevision } from '../../util/revision-data.ts';
 
 export const DEFAULT_REVISION_HISTORY_LIMIT = 10;
@@ -31,15 +33,18 @@ export function revisionHash(rev: ControllerRevision): string {
   return name.slice(name.lastIndexOf('-') + 1);
 }
 
-/** snapshot(): the revision the DaemonSet's current template would be stored as. */
+/**
+ * snapshot(): the revision the DaemonSet's current template would be stored as. A null/absent
+ * collisionCount (upstream's nil, the usual case) hashes differently from 0.
+ */
 export function newDaemonSetRevision(ds: DaemonSet, revision: number, collisionCount?: number | null): ControllerRevision {
   const data = marshalGoJSON({ spec: { template: { ...normalisePodTemplate(ds.spec?.template), $patch: 'replace' } } });
-  const hash = hashControllerRevision(data, collisionCount);
+  const hash = computePodTemplateHash(ds.spec?.template, collisionCount);
   return {
     apiVersion: 'apps/v1',
     kind: 'ControllerRevision',
     metadata: {
-      name: `${(ds.metadata?.name ?? '').slice(0, 223)}-${hash}`,
+      name: `${ds.metadata?.name ?? ''}-${hash}`,
       namespace: ds.metadata?.namespace,
       labels: { ...(ds.spec?.template?.metadata?.labels ?? {}), [CONTROLLER_REVISION_HASH_LABEL]: hash },
       ...(ds.metadata?.annotations ? { annotations: { ...ds.metadata.annotations } } : {}),
@@ -54,7 +59,8 @@ export interface RevisionChoice {
   /** The revision of the current template (existing, or newRevision). */
   current: ControllerRevision;
   hash: string;
-  collisionCount: number;
+  /** status.collisionCount: absent until a name collision makes it 1 (as upstream's nil pointer). */
+  collisionCount?: number;
   /** To create first. */
   newRevision?: ControllerRevision;
   /** An older equal revision brought back: its new revision number (rollback). */
@@ -65,13 +71,16 @@ export interface RevisionChoice {
 
 /** constructHistory: find (or make) the revision of the current template. */
 export function chooseRevisions(ds: DaemonSet, revisions: readonly ControllerRevision[]): RevisionChoice {
-  const choice = chooseUpdateRevision(revisions, ds.status?.collisionCount ?? 0, (n, c) => newDaemonSetRevision(ds, n, c));
+  const unset = ds.status?.collisionCount === undefined || ds.status.collisionCount === null;
+  // Counting starts from 0 either way; unset stays unset (nil) until a collision bumps it.
+  const asStored = (c: number) => (unset && c === 0 ? undefined : c);
+  const choice = chooseUpdateRevision(revisions, ds.status?.collisionCount ?? 0, (n, c) => newDaemonSetRevision(ds, n, asStored(c)));
   const current = choice.update;
   const stored = choice.renumbered ?? (choice.newRevision ? undefined : current);
   return {
     current,
     hash: revisionHash(current),
-    collisionCount: choice.collisionCount,
+    collisionCount: asStored(choice.collisionCount),
     newRevision: choice.newRevision,
     revisionBump: choice.renumbered && { name: choice.renumbered.metadata.name ?? '', revision: current.revision },
     old: revisions.filter((r) => r !== stored).sort((a, b) => a.revision - b.revision),

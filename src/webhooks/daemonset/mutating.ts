@@ -1,6 +1,11 @@
 // Advanced DaemonSet defaulting (upstream SetDefaultsDaemonSet). Upstream applies no pod template
-// defaults to DaemonSets; validation still judges a defaulted copy of the template.
+// defaults to DaemonSets; validation still judges a defaulted copy of the template. Its answer is a
+// patch to the object as Go re-marshals it, so the stored template is the Go round trip of the one
+// sent (quantities canonical, empty omitempty lists and maps gone, unknown fields dropped) — and
+// the revision name is a hash of exactly that (util/go-pod-template.ts).
 import type { DaemonSet, DaemonSetSpec } from '../../apis/apps/daemonset.ts';
+import type { PodTemplateSpec } from '../../apis/core.ts';
+import { goPodTemplateRoundTrip } from '../../util/go-pod-template.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 export function setDefaultsDaemonSet(obj: DaemonSet): void {
@@ -17,6 +22,7 @@ export function setDefaultsDaemonSet(obj: DaemonSet): void {
     }
   }
   spec.revisionHistoryLimit ??= 10;
+  if (spec.template) spec.template = goPodTemplateRoundTrip(spec.template) as PodTemplateSpec;
 }
 
 export function mutateDaemonSet(obj: DaemonSet, _ctx: AdmissionContext): void {

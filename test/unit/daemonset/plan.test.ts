@@ -14,6 +14,7 @@ import {
   type PlanInput,
 } from '../../../src/controllers/daemonset/plan.ts';
 import { chooseRevisions, newDaemonSetRevision, revisionHash, revisionsToTruncate } from '../../../src/controllers/daemonset/revisions.ts';
+import { computePodTemplateHash } from '../../../src/util/go-pod-template.ts';
 import type { ControllerRevision } from '../../../src/util/revision-data.ts';
 
 const NOW = Date.parse('2026-07-01T12:00:00Z');
@@ -108,7 +109,7 @@ function plan(ds: Stored<DaemonSet>, ns: Node[], pods: Pod[], revisions: Control
   });
 }
 
-const hashOf = (ds: DaemonSet) => revisionHash(newDaemonSetRevision(ds, 1, 0));
+const hashOf = (ds: DaemonSet) => revisionHash(newDaemonSetRevision(ds, 1));
 const nodeOf = (p: Pod) =>
   p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms[0]?.matchFields?.[0]?.values?.[0];
 
@@ -119,7 +120,7 @@ function rolled(
   next: PodTemplateSpec = template('nginx:2.0'),
 ) {
   const old = daemonSet(spec, status);
-  const oldRev = newDaemonSetRevision(old, 1, 0);
+  const oldRev = newDaemonSetRevision(old, 1);
   const ds = daemonSet({ ...spec, template: next }, status);
   return { ds, oldRev, oldHash: revisionHash(oldRev), newHash: hashOf(ds) };
 }
@@ -211,6 +212,16 @@ describe('revisions', () => {
     const back = chooseRevisions(daemonSet(), [v1, v2]);
     assert.deepEqual(back.revisionBump, { name: v1.metadata.name, revision: 3 });
     assert.equal(back.hash, revisionHash(v1));
+  });
+  test('collisionCount stays unset (nil) until a name is taken by another template; then 1, and the hash covers it', () => {
+    const ds = daemonSet();
+    assert.equal(chooseRevisions(ds, []).collisionCount, undefined);
+    const mine = newDaemonSetRevision(ds, 1);
+    const clash = { ...newDaemonSetRevision(daemonSet({ template: template('other:1') }), 1), metadata: { ...mine.metadata } };
+    const c = chooseRevisions(ds, [clash]);
+    assert.equal(c.collisionCount, 1);
+    assert.equal(c.newRevision?.metadata.name, `ds-${computePodTemplateHash(ds.spec?.template, 1)}`);
+    assert.notEqual(computePodTemplateHash(ds.spec?.template, 0), computePodTemplateHash(ds.spec?.template));
   });
   test('history keeps revisionHistoryLimit unused old revisions', () => {
     const ds = daemonSet({ revisionHistoryLimit: 1 });

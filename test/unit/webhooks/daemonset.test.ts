@@ -42,6 +42,29 @@ describe('Advanced DaemonSet defaulting', () => {
     mutateDaemonSet(again, ctx(BETA));
     assert.deepEqual(again, obj);
   });
+  test("the template is stored as Go's round trip (as v1.8.2's patch leaves it): canonical quantities, no empty lists", () => {
+    const obj = ds({
+      template: {
+        metadata: { labels: { app: 'agent' } },
+        spec: { containers: [{ name: 'main', image: 'agent:1', args: [], resources: { limits: { cpu: '0.5', memory: '1024Mi' } } }] },
+      },
+    });
+    mutateDaemonSet(obj, ctx(BETA));
+    assert.deepEqual(obj.spec.template, {
+      metadata: { labels: { app: 'agent' }, creationTimestamp: null },
+      spec: { containers: [{ name: 'main', image: 'agent:1', resources: { limits: { cpu: '500m', memory: '1Gi' } } }] },
+    });
+  });
+  test('what Go could not decode is kept as sent (not turned into a zero value)', () => {
+    const bad = ds({
+      template: {
+        metadata: { labels: { app: 'agent' } },
+        spec: { containers: [{ name: 'main', image: 'agent:1', resources: { limits: { cpu: 'lots' } } }] },
+      },
+    });
+    mutateDaemonSet(bad, ctx(BETA));
+    assert.equal(bad.spec.template.spec.containers[0].resources.limits.cpu, 'lots');
+  });
   test('maxSurge alone is kept', () => {
     const obj = ds({ updateStrategy: { rollingUpdate: { maxSurge: 1 } } });
     mutateDaemonSet(obj, ctx(BETA));
