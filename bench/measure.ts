@@ -1,6 +1,6 @@
 // Measurements the workload benchmarks share: a process's CPU seconds and RSS from /proc, and the
 // API server's write counters (apiserver_request_total) by verb and resource.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { kubectl, type ClusterState } from '../src/cluster/local-cluster.ts';
 
 const CLK_TCK = 100;
@@ -31,4 +31,29 @@ export async function writes(s: ClusterState): Promise<Writes> {
     out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
   }
   return out;
+}
+
+/**
+ * The process's established TCP connections to a local port (its watches, each holding one, plus
+ * its pooled request connections): /proc/<pid>/fd sockets matched against /proc/net/tcp{,6}.
+ */
+export function connectionsTo(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch {
+      // closed since the listing
+    }
+  }
+  let n = 0;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const row of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const f = row.trim().split(/\s+/);
+      // f[2] remote address:port (hex), f[3] state (01 established), f[9] inode
+      if (f.length > 9 && f[3] === '01' && parseInt(f[2].split(':')[1], 16) === port && inodes.has(f[9])) n++;
+    }
+  }
+  return n;
 }

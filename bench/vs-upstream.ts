@@ -6,7 +6,8 @@
 //   - start-up with the pods already in the cluster: process start → webhook answers TLS, → the
 //     CloneSet controller's caches synced ("Starting workers" controller=cloneset in its log), →
 //     first reconcile (a CloneSet created once the webhook answers has status.observedGeneration);
-//   - RSS once synced (before any CloneSet pod), and at the end of the 1000-pod run;
+//   - RSS once synced (before any CloneSet pod), and at the end of the 1000-pod run; the watches
+//     the manager holds once synced (apiserver_longrunning_requests WATCH, less those before it);
 //   - scale-up 0 → N, in-place rollout, recreate rollout (maxUnavailable 10%), scale-down N → 0:
 //     wall, manager CPU-seconds (/proc utime+stime), API writes per pod by verb and resource
 //     (apiserver_request_total deltas; no client label, so KWOK's pod status writes and the
@@ -23,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuSeconds, rssMiB } from './measure.ts';
+import { connectionsTo, cpuSeconds, rssMiB } from './measure.ts';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { ensureUpstreamPeer, repoRoot } from '../src/cluster/binaries.ts';
@@ -33,6 +34,7 @@ import {
   Pods,
   type KubeObject,
   CloneSets as CloneSetsStorage,
+  isAlreadyExists,
   isNotFound,
   StatusError,
 } from '../src/runtime/client.ts';
@@ -81,6 +83,17 @@ const client = fromKubeconfigFile(state.kubeconfig, { qps: 2000, burst: 2000 });
 const run = (args: string[], input?: string) => kubectl(state, args, input);
 const peer = await ensureUpstreamPeer();
 const load = () => os.loadavg()[0].toFixed(1);
+
+/** Watch requests the API server is serving now, from every client (apiserver_longrunning_requests). */
+async function openWatches(): Promise<number> {
+  const text = await run(['get', '--raw', '/metrics']);
+  let open = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('apiserver_longrunning_requests{') && line.includes('verb="WATCH"'))
+      open += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return open;
+}
 
 type Writes = Map<string, number>;
 async function writes(): Promise<Writes> {
@@ -150,6 +163,10 @@ interface Turn {
   synced: number;
   firstReconcile: number;
   rssSynced: number;
+  /** Watches open once synced, less those open before the manager started (other clients' churn included). */
+  watchesSynced: number;
+  /** The manager's own TCP connections to the API server once synced (its watches + pooled requests). */
+  connectionsSynced: number;
   rssEnd?: number;
   podsAtStart: number;
   phases: Array<{ phase: string; seconds: number; cpu: number; writes: Writes }>;
@@ -285,6 +302,7 @@ async function turn(manager: string, round: number): Promise<Turn> {
   if (kind === 'ts') await installCRDs(client);
   else await installUpstream();
   const podsAtStart = await podCount();
+  const watchesBefore = await openWatches();
   // One log per turn: a second Kruise TS turn in the round must not read the first one's lines.
   const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${managers.indexOf(manager)}-${process.pid}.log`);
   const { proc, webhookPort, t0 } = await startManager(manager, logFile);
@@ -328,8 +346,21 @@ async function turn(manager: string, round: number): Promise<Turn> {
     }
     await sleep(2000);
     const rssSynced = rssMiB(proc.pid);
+    const watchesSynced = (await openWatches()) - watchesBefore;
+    const connectionsSynced = connectionsTo(proc.pid, state.ports.apiserver);
     loads.push(load());
-    const t: Turn = { manager, load: loads, webhookReady, synced, firstReconcile, rssSynced, podsAtStart, phases: [] };
+    const t: Turn = {
+      manager,
+      load: loads,
+      webhookReady,
+      synced,
+      firstReconcile,
+      rssSynced,
+      watchesSynced,
+      connectionsSynced,
+      podsAtStart,
+      phases: [],
+    };
     const patch = (spec: object) =>
       client.patch(CloneSets, 'bench', { spec }, { namespace: ns, patchType: 'application/merge-patch+json' });
     const phase = async (label: string, image: string, n: number, change: () => Promise<unknown>) => {
@@ -362,9 +393,12 @@ async function turn(manager: string, round: number): Promise<Turn> {
     await phase('scale-down', 'nginx:3.0', 0, () => patch({ replicas: 0 }));
     return t;
   } finally {
-    // Upstream's pod webhook fails closed: its configurations go before the manager does.
+    // Upstream's pod webhook fails closed: its configurations go before the manager does — and again
+    // after it, since a Kruise TS leader in url mode writes back configurations deleted under it
+    // (left behind, they would refuse the deletion of the benchmark's pods below).
     for (const c of CONFIGURATIONS) await run(['delete', c, '--ignore-not-found']).catch(() => '');
     await stopProcesses([proc.pid], 10_000);
+    for (const c of CONFIGURATIONS) await run(['delete', c, '--ignore-not-found']).catch(() => '');
     await run(['delete', 'clonesets.apps.kruise.io', 'bench', '-n', ns, '--ignore-not-found', '--wait=false']).catch(() => '');
     await run(['delete', 'pods', '-n', ns, '-l', 'app=bench', '--grace-period=0', '--force', '--wait=true', '--timeout=180s']).catch(
       () => '',
@@ -384,14 +418,19 @@ async function backgroundPods(n: number): Promise<void> {
   const queue: Array<Promise<unknown>> = [];
   for (let i = existing; i < n; i++) {
     queue.push(
-      client.create(Pods, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `bg-${i}`, namespace: 'bench-background', labels: { app: 'background' } },
-        // Left Pending for good: no scheduler has this name. (A pod bound to a node that does not exist
-        // is deleted by the pod GC within a minute, which emptied the background of earlier runs.)
-        spec: { schedulerName: 'bench-background', containers: [{ name: 'main', image: 'nginx:1.0' }] },
-      }),
+      client
+        .create(Pods, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `bg-${i}`, namespace: 'bench-background', labels: { app: 'background' } },
+          // Left Pending for good: no scheduler has this name. (A pod bound to a node that does not
+          // exist is deleted by the pod GC within a minute, which emptied the background of earlier runs.)
+          spec: { schedulerName: 'bench-background', containers: [{ name: 'main', image: 'nginx:1.0' }] },
+        })
+        // The count above comes from remainingItemCount, an estimate: a pod may already be there.
+        .catch((err: unknown) => {
+          if (!isAlreadyExists(err)) throw err;
+        }),
     );
     if (queue.length >= 64) await Promise.all(queue.splice(0));
     existing++;
@@ -436,6 +475,8 @@ try {
       ['start → caches synced (s)', 'synced'],
       ['start → first reconcile (s)', 'firstReconcile'],
       ['RSS once synced (MiB)', 'rssSynced'],
+      ['watches open once synced (API server gauge, less those before the manager)', 'watchesSynced'],
+      ["the manager's TCP connections to the API server once synced", 'connectionsSynced'],
       [`RSS after the rollouts, ${replicas} pods (MiB)`, 'rssEnd'],
     ] as const)
       row(name, (t) => t[key], 2);

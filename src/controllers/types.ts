@@ -5,7 +5,7 @@ import type { FeatureGates } from '../apis/features.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
-import type { SharedInformerFactory } from '../runtime/informer.ts';
+import type { InformerSource } from '../runtime/informer.ts';
 import type { Access } from '../runtime/rbac.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
@@ -14,7 +14,7 @@ import type { RestMapper } from '../runtime/restmapper.ts';
 export interface ControllerDeps {
   /** This controller's own client: user agent kruise-manager/<controller>, its own QPS/burst budget. */
   client: KubeClient;
-  informers: SharedInformerFactory;
+  informers: InformerSource;
   recorder: EventRecorder;
   features: FeatureGates;
   logger: Logger;

@@ -1,7 +1,8 @@
 // kruise-manager: metrics, health probes and admission/conversion webhooks on every replica;
-// controllers only on the elected leader, whose caches are warmed before it leads. Losing the lease
-// stops the controllers and drops their caches before the replica campaigns again, so a stale
-// leader never keeps writing and the process never needs a restart.
+// controllers only on the elected leader, whose caches are warmed before it leads. One informer per
+// resource type and selector for the whole process, shared by the webhooks and every leadership
+// term. Losing the lease stops the controllers, removes their handlers and relists the caches before
+// the next term may act, so a stale leader never keeps writing and the process never needs a restart.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +23,7 @@ import {
   isNotFound,
   type KubeClient,
 } from '../runtime/client.ts';
-import { SharedInformerFactory } from '../runtime/informer.ts';
+import { SharedInformerFactory, type InformerScope } from '../runtime/informer.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
 import { leaseFence } from '../runtime/lease-fence.ts';
@@ -154,20 +155,21 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const { certs } = await ensureSecretCerts(client, secret, servingName, { logger: log });
   writeCertsToDir(certDir, certs);
 
-  // The pod webhook reads informers on its hot path. They serve every replica for the whole process
-  // (admission never depends on leadership); the controllers' informers live for one leadership term
-  // (below).
-  const webhookInformers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
-  const stopWebhookInformers = new AbortController();
-  webhookInformers.start(stopWebhookInformers.signal);
+  // One informer per resource type and selector for the whole process: the pod webhook reads them
+  // on its hot path on every replica (admission never depends on leadership), and each leadership
+  // term's controllers register their handlers on the same caches (below), so no object is held or
+  // watched twice.
+  const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
+  const stopInformers = new AbortController();
+  informers.start(stopInformers.signal);
   closers.push(async () => {
-    stopWebhookInformers.abort();
-    await webhookInformers.whenStopped();
+    stopInformers.abort();
+    await informers.whenStopped();
   });
   const served = await servedKruiseKinds(client);
   // One discovery cache for the process (webhooks and every leadership term's controllers).
   const restMapper = new RestMapper(client);
-  const admissionCache = informerAdmissionCache(webhookInformers, {
+  const admissionCache = informerAdmissionCache(informers, {
     syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
     mapper: restMapper,
     serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
@@ -260,19 +262,20 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   closers.push(() => recorder.close());
   pubDenials.record = (pod) => recorder.event(pod, 'Warning', 'PubPreventPodDeletion', 'Admit', 'openkruise pub prevents pod deletion');
 
-  // The controllers, their informers, workqueues and expectations live for one leadership term:
-  // they are built (and their caches start filling) before the election, so a new leader acts on
-  // warm caches, and are thrown away when leadership is lost, so a leader elected again starts from
-  // what the API server says now, not from a cache that missed the outage.
+  // The controllers, their event handlers, workqueues and expectations live for one leadership
+  // term: they are built (and the caches they ask for start filling) before the election, so a new
+  // leader acts on warm caches, and are thrown away when leadership is lost. The caches themselves
+  // live for the process; they are relisted when a term ends, and the next term's controllers wait
+  // for that list, so a leader elected again acts on what the API server said after the loss, not
+  // on a cache whose watch may still be reconnecting from the outage.
   const selection = selectControllers(allControllers, features, served);
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
   const newTerm = (): ControllerTerm => {
-    const stopTerm = new AbortController();
-    const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
+    const scope = informers.scope();
     const runners = selection.run.map((c) => {
       const deps: ControllerDeps = {
         client: clientFor(c.clientName ?? `${c.name}-controller`, leaderFence),
-        informers,
+        informers: scope,
         recorder,
         features,
         logger: log.child({ controller: c.name }),
@@ -288,18 +291,10 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
       };
       return { name: c.name, runner: c.setup(deps) };
     });
-    informers.start(stopTerm.signal);
-    return {
-      informers,
-      runners,
-      async stop() {
-        stopTerm.abort();
-        await informers.whenStopped();
-      },
-    };
+    return { informers: scope, runners, end: () => scope.close() };
   };
   let term = newTerm();
-  closers.push(() => term.stop());
+  closers.push(() => term.end());
   // Every cache a controller declared fills before start-up goes on (controller-runtime's
   // CacheSyncTimeout): one that cannot (a missing resource, no RBAC) fails start-up, naming it.
   await closeOnFailure(term.informers.waitForCacheSync(stopController.signal, cfg.controllerCacheSyncTimeoutMs));
@@ -365,15 +360,17 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
       }));
     // Upstream exits on a lost lease and relies on the kubelet to restart it; outside Kubernetes
     // nothing would. Instead: the term's controllers have stopped (the elector awaits them before
-    // returning), its caches and expectations are dropped, and a new term campaigns again.
+    // returning), its handlers, workqueues and expectations are dropped, every cache relists, and a
+    // new term campaigns again (its controllers wait for the relist before they act).
     leadershipLost.inc({ name: cfg.leaderElectionId }, 0);
     done = (async () => {
       for (;;) {
         await campaign().run(stopController.signal);
         if (stopping || stopController.signal.aborted) return;
         leadershipLost.inc({ name: cfg.leaderElectionId });
-        log.error({ identity }, 'leader election lost; controllers stopped, caches dropped, re-entering the election');
-        await term.stop();
+        log.error({ identity }, 'leader election lost; controllers stopped, caches relisting, re-entering the election');
+        term.end();
+        void informers.relist();
         term = newTerm();
       }
     })();
@@ -417,12 +414,12 @@ async function mayWriteBeforeElection(cfg: ManagerConfig, client: KubeClient, na
   return !Number.isFinite(renewed) || renewed + lease.leaseDurationSeconds * 1000 < Date.now();
 }
 
-/** One leadership term's controllers and the informer caches they read. */
+/** One leadership term's controllers and its view of the process's informers. */
 interface ControllerTerm {
-  informers: SharedInformerFactory;
+  informers: InformerScope;
   runners: Array<{ name: string; runner: ControllerRunner }>;
-  /** Stops the informers and waits for them; the controllers stop with the leadership signal. */
-  stop(): Promise<void>;
+  /** Removes the term's event handlers; the controllers stop with the leadership signal. */
+  end(): void;
 }
 
 /** Polls the webhook server's readiness until it answers, failing start-up after timeoutMs. */

@@ -83,6 +83,10 @@ export class Indexer<T extends KubeObject> {
     this.addIndexers({ ...(builtinIndexers as Record<string, IndexFunc<T>>), ...indexers });
   }
 
+  hasIndexer(name: string): boolean {
+    return this.funcs.has(name);
+  }
+
   addIndexers(indexers: Record<string, IndexFunc<T>>): void {
     for (const [name, fn] of Object.entries(indexers)) {
       if (this.funcs.has(name)) throw new Error(`indexer ${name} already exists`);
@@ -313,6 +317,8 @@ export class SharedIndexInformer<T extends KubeObject> {
   private started = false;
   private stopped = false;
   private syncWaiters: (() => void)[] = [];
+  /** The newest relist() not yet answered. */
+  private relisting: Promise<boolean> | undefined;
   private resyncTimer: Timer | undefined;
   private readonly defaultResyncPeriodMs: number;
 
@@ -390,6 +396,41 @@ export class SharedIndexInformer<T extends KubeObject> {
 
   lastSyncResourceVersion(): string {
     return this.reflector.lastSyncResourceVersion();
+  }
+
+  /**
+   * Lists again and replaces the cache atomically: readers keep the old contents until the new list
+   * is in, handlers get the difference (adds, updates, deletes as DeletedFinalStateUnknown).
+   * Resolves true once a list begun after this call is in, false if the informer stops first.
+   */
+  relist(): Promise<boolean> {
+    const answered = this.reflector.relist();
+    const pending: Promise<boolean> = answered.finally(() => {
+      if (this.relisting === pending) this.relisting = undefined;
+    });
+    this.relisting = pending;
+    return answered;
+  }
+
+  /** A relist() has been asked for and its list is not in yet. */
+  isRelisting(): boolean {
+    return this.relisting !== undefined;
+  }
+
+  /**
+   * Like waitForSync, and then until every relist() asked for so far is in: resolves true once the
+   * cache holds a list made after the last relist request.
+   */
+  async waitForRelisted(signal?: AbortSignal): Promise<boolean> {
+    if (!(await this.waitForSync(signal))) return false;
+    while (this.relisting) {
+      if (!(await untilAborted(this.relisting, signal))) return false;
+    }
+    return true;
+  }
+
+  hasIndexer(name: string): boolean {
+    return this.indexer.hasIndexer(name);
   }
 
   addIndexers(indexers: Record<string, IndexFunc<T>>): void {
@@ -502,6 +543,139 @@ export class SharedIndexInformer<T extends KubeObject> {
   }
 }
 
+/** promise's value, or false once signal aborts first. */
+function untilAborted(promise: Promise<boolean>, signal?: AbortSignal): Promise<boolean> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then((value) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    });
+  });
+}
+
+/** What a reader of a shared informer may do with it (controllers, webhooks): never run or stop it. */
+export type Informer<T extends KubeObject> = Pick<
+  SharedIndexInformer<T>,
+  'type' | 'lister' | 'hasSynced' | 'waitForSync' | 'addEventHandler' | 'addIndexers' | 'lastSyncResourceVersion'
+>;
+
+/** Where controllers get their informers: the process's factory, or one leadership term's scope of it. */
+export interface InformerSource {
+  informerFor<T extends KubeObject>(type: ResourceType, selector?: InformerSelector): Informer<T>;
+  syncedInformerFor<T extends KubeObject>(type: ResourceType, selector?: InformerSelector, timeoutMs?: number): Promise<Informer<T>>;
+}
+
+/**
+ * One user's view of a shared informer (InformerScope): handlers registered through it are removed
+ * when the scope closes, and it counts as synced only while no relist is pending (a new leadership
+ * term never acts on a cache that may have missed the gap before the relist at the end of the last).
+ */
+class ScopedInformer<T extends KubeObject> implements Informer<T> {
+  constructor(
+    private readonly informer: SharedIndexInformer<T>,
+    private readonly scope: InformerScope,
+  ) {}
+
+  get type(): ResourceType {
+    return this.informer.type;
+  }
+
+  get lister(): Lister<T> {
+    return this.informer.lister;
+  }
+
+  hasSynced(): boolean {
+    return this.informer.hasSynced() && !this.informer.isRelisting();
+  }
+
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    return this.informer.waitForRelisted(signal);
+  }
+
+  lastSyncResourceVersion(): string {
+    return this.informer.lastSyncResourceVersion();
+  }
+
+  addEventHandler(handler: EventHandler<T>, opts?: HandlerOptions): HandlerRegistration {
+    return this.scope.track(() => this.informer.addEventHandler(handler, opts));
+  }
+
+  /** An index of a name already there was added by an earlier term running the same code: kept. */
+  addIndexers(indexers: Record<string, IndexFunc<T>>): void {
+    this.informer.addIndexers(Object.fromEntries(Object.entries(indexers).filter(([name]) => !this.informer.hasIndexer(name))));
+  }
+}
+
+/**
+ * The informers one leadership term's controllers use, taken from the process's factory (one cache
+ * and one watch per resource type and selector, shared with the webhooks and with every other term).
+ * close() removes every handler registered through it; the informers keep running.
+ */
+export class InformerScope implements InformerSource {
+  private readonly views = new Map<SharedIndexInformer<KubeObject>, ScopedInformer<KubeObject>>();
+  private readonly registrations = new Set<HandlerRegistration>();
+  private closed = false;
+
+  constructor(
+    private readonly factory: SharedInformerFactory,
+    private readonly clock?: Clock,
+  ) {}
+
+  informerFor<T extends KubeObject>(type: ResourceType, selector: InformerSelector = {}): Informer<T> {
+    const informer = this.factory.informerFor<KubeObject>(type, selector);
+    let view = this.views.get(informer);
+    if (!view) this.views.set(informer, (view = new ScopedInformer(informer, this)));
+    return view as unknown as Informer<T>;
+  }
+
+  async syncedInformerFor<T extends KubeObject>(
+    type: ResourceType,
+    selector: InformerSelector = {},
+    timeoutMs?: number,
+  ): Promise<Informer<T>> {
+    const view = this.informerFor<T>(type, selector);
+    if (!(await waitForCacheSync([view], { timeoutMs, clock: this.clock }))) {
+      throw new Error(`the cache of ${resourceName(type)} stopped before it synced`);
+    }
+    return view;
+  }
+
+  /** True once every informer this scope handed out so far is synced (and relisted, if asked). */
+  waitForCacheSync(signal?: AbortSignal, timeoutMs?: number): Promise<boolean> {
+    return waitForCacheSync([...this.views.values()], { signal, timeoutMs, clock: this.clock });
+  }
+
+  /** Handlers registered through the scope and not yet removed. */
+  handlerCount(): number {
+    return this.registrations.size;
+  }
+
+  /** Removes every handler registered through the scope; later registrations are removed at once. */
+  close(): void {
+    this.closed = true;
+    for (const registration of this.registrations) registration.remove();
+  }
+
+  /** @internal Registers through register() and keeps the registration until close() or remove(). */
+  track(register: () => HandlerRegistration): HandlerRegistration {
+    const inner = register();
+    const registration: HandlerRegistration = {
+      hasSynced: () => inner.hasSynced(),
+      remove: () => {
+        inner.remove();
+        this.registrations.delete(registration);
+      },
+    };
+    if (this.closed) inner.remove();
+    else this.registrations.add(registration);
+    return registration;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // SharedInformerFactory
 
@@ -582,7 +756,7 @@ export async function waitForCacheSync(
 const resourceName = (t: ResourceType) => (t.group ? `${t.resource}.${t.group}` : t.resource);
 
 /** Hands out one shared informer per (resource type, namespace, selectors). */
-export class SharedInformerFactory {
+export class SharedInformerFactory implements InformerSource {
   private readonly informers = new Map<string, SharedIndexInformer<KubeObject>>();
   private readonly running: Promise<void>[] = [];
   private signal: AbortSignal | undefined;
@@ -640,6 +814,20 @@ export class SharedInformerFactory {
       throw new Error(`the cache of ${resourceName(type)} stopped before it synced`);
     }
     return informer;
+  }
+
+  /** A view for one user (a leadership term) whose handlers can all be removed at once. */
+  scope(): InformerScope {
+    return new InformerScope(this, this.opts.clock);
+  }
+
+  /**
+   * Relists every informer created so far (SharedIndexInformer.relist). Resolves true once all have
+   * (false if one stopped first).
+   */
+  async relist(): Promise<boolean> {
+    const answers = await Promise.all([...this.informers.values()].map((informer) => informer.relist()));
+    return answers.every(Boolean);
   }
 
   /** Resolves when every started informer has stopped (after the start signal aborted). */

@@ -126,6 +126,13 @@ export class Reflector<T extends KubeObject> {
   private relistedAtOnce = false;
   /** Watches refused in a row with 429 and a Retry-After. */
   private retryAfterStreak = 0;
+  /** Relists asked for (relist()), and how many of them a completed list has answered. */
+  private relistsRequested = 0;
+  private relistsDone = 0;
+  private relistWaiters: Array<{ upTo: number; resolve: (done: boolean) => void }> = [];
+  /** Ends the running watch early so that the loop lists again (relist()). */
+  private interruptWatch: AbortController | undefined;
+  private stopped = false;
 
   constructor(opts: ReflectorOptions<T>) {
     this.client = opts.client;
@@ -147,12 +154,34 @@ export class Reflector<T extends KubeObject> {
     return this.lastRV;
   }
 
+  /**
+   * Lists again (a consistent read) and replaces the store with the answer, ending the running
+   * watch. Resolves true once a list begun after this call has replaced the store, false if the
+   * reflector stops first. Retries, with the usual backoff, until the API server answers.
+   */
+  relist(): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
+    const upTo = ++this.relistsRequested;
+    this.interruptWatch?.abort();
+    return new Promise((resolve) => this.relistWaiters.push({ upTo, resolve }));
+  }
+
   /** Runs until the signal aborts; resolves then. */
   async run(signal: AbortSignal): Promise<void> {
+    try {
+      await this.loop(signal);
+    } finally {
+      this.stopped = true;
+      for (const w of this.relistWaiters) w.resolve(false);
+      this.relistWaiters = [];
+    }
+  }
+
+  private async loop(signal: AbortSignal): Promise<void> {
     let needList = true;
     while (!signal.aborted) {
       try {
-        if (needList) {
+        if (needList || this.relistsDone < this.relistsRequested) {
           await this.listAndReplace(signal);
           needList = false;
         }
@@ -201,6 +230,8 @@ export class Reflector<T extends KubeObject> {
     // included) after a cheap current-revision check against etcd. The price: a list needs etcd
     // to be reachable, where RV "0" could be served by an API server cut off from it.
     const base = { ...this.selectors, signal };
+    // The relists this list answers: those asked for before it began.
+    const answers = this.relistsRequested;
     const items: T[] = [];
     let listRV: string;
     let cont: string | undefined;
@@ -228,6 +259,10 @@ export class Reflector<T extends KubeObject> {
     this.store.replace(items, listRV);
     this.lastRV = listRV;
     this.listUnwatched = true;
+    this.relistsDone = answers;
+    const answered = this.relistWaiters.filter((w) => w.upTo <= answers);
+    this.relistWaiters = this.relistWaiters.filter((w) => w.upTo > answers);
+    for (const w of answered) w.resolve(true);
   }
 
   /**
@@ -235,9 +270,11 @@ export class Reflector<T extends KubeObject> {
    * StatusError for ERROR events (410 included) and whatever the transport throws.
    */
   private async watchOnce(signal: AbortSignal): Promise<void> {
-    // Aborted by the caller, or by us when the stream goes silent.
+    // Aborted by the caller, by us when the stream goes silent, or by relist().
     const idle = new AbortController();
-    const watchSignal = AbortSignal.any([signal, idle.signal]);
+    const interrupt = (this.interruptWatch = new AbortController());
+    if (this.relistsDone < this.relistsRequested) return;
+    const watchSignal = AbortSignal.any([signal, idle.signal, interrupt.signal]);
     let lastActivity = this.clock.now();
     let timer = this.clock.setTimer(this.inactivityTimeoutMs, check);
     const clock = this.clock;
@@ -268,6 +305,7 @@ export class Reflector<T extends KubeObject> {
         this.retryAfterStreak = 0;
       }
     } catch (err) {
+      if (interrupt.signal.aborted && !signal.aborted) return;
       if (idle.signal.aborted && !signal.aborted) {
         this.log.info({ resource: this.type.resource, idleMs: limit }, 'watch inactive, restarting');
         return;
@@ -275,7 +313,9 @@ export class Reflector<T extends KubeObject> {
       throw err;
     } finally {
       timer.cancel();
+      this.interruptWatch = undefined;
     }
+    if (interrupt.signal.aborted) return;
     if (events === 0 && this.clock.now() - started < 1000) {
       // The server hung up at once without a word: something is wrong, don't spin on it.
       throw new Error('very short watch');

@@ -8,7 +8,7 @@ import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
@@ -138,7 +138,7 @@ export const advancedCronJobController: ControllerSetup = {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const cronJobs = deps.informers.informerFor<AdvancedCronJob>(AdvancedCronJobs, scope);
     // Children of a kind whose CRD is not installed cannot exist: no informer for them.
-    const childInformers: Partial<Record<TemplateKind, SharedIndexInformer<CronChild>>> = {
+    const childInformers: Partial<Record<TemplateKind, Informer<CronChild>>> = {
       Job: deps.informers.informerFor<CronChild>(Jobs, scope),
       ...(deps.served('BroadcastJob') ? { BroadcastJob: deps.informers.informerFor<CronChild>(BroadcastJobs, scope) } : {}),
       ...(deps.served('ImageListPullJob') ? { ImageListPullJob: deps.informers.informerFor<CronChild>(ImageListPullJobs, scope) } : {}),

@@ -20,7 +20,7 @@ import {
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, type SharedIndexInformer, type SharedInformerFactory } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, type Informer, type InformerSource } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { registry } from '../../runtime/metrics.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
@@ -129,23 +129,23 @@ const hasSpreadConstraints = (cs: CloneSet) => (cs.spec?.template?.spec?.topolog
 
 /** Informer-backed cache: owned objects through the controllerRef UID index. */
 class InformerCache implements CloneSetCache {
-  private nodes: SharedIndexInformer<KubeObject> | undefined;
+  private nodes: Informer<KubeObject> | undefined;
 
   constructor(
-    private readonly informers: SharedInformerFactory,
-    private readonly cloneSets: SharedIndexInformer<Stored<CloneSet>>,
-    private readonly pods: SharedIndexInformer<Pod>,
-    private readonly pvcs: SharedIndexInformer<Stored<PersistentVolumeClaim>>,
-    private readonly revisions: SharedIndexInformer<ControllerRevision>,
+    private readonly informers: InformerSource,
+    private readonly cloneSets: Informer<Stored<CloneSet>>,
+    private readonly pods: Informer<Pod>,
+    private readonly pvcs: Informer<Stored<PersistentVolumeClaim>>,
+    private readonly revisions: Informer<ControllerRevision>,
     private readonly cacheSyncTimeoutMs: number,
-    private readonly imagePullJobs?: SharedIndexInformer<KubeObject>,
+    private readonly imagePullJobs?: Informer<KubeObject>,
   ) {}
 
   getCloneSet(namespace: string, name: string) {
     return this.cloneSets.lister.get(namespace, name);
   }
 
-  private owned<T extends KubeObject>(informer: SharedIndexInformer<T>, cs: CloneSet): T[] {
+  private owned<T extends KubeObject>(informer: Informer<T>, cs: CloneSet): T[] {
     const uid = cs.metadata?.uid;
     if (!uid) return [];
     return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === cs.metadata?.namespace);

@@ -10,7 +10,7 @@ import type { FeatureGates } from '../../apis/features.ts';
 import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods, type KubeObject, type Stored } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
@@ -253,18 +253,18 @@ export function makeHandlers(deps: HandlerDeps) {
 
 class InformerCache implements DaemonSetCache {
   constructor(
-    private readonly daemonSets: SharedIndexInformer<Stored<DaemonSet>>,
-    private readonly pods: SharedIndexInformer<Pod>,
-    private readonly revisions: SharedIndexInformer<ControllerRevision>,
-    private readonly nodeInformer: SharedIndexInformer<Node>,
-    private readonly imagePullJobs?: SharedIndexInformer<KubeObject>,
+    private readonly daemonSets: Informer<Stored<DaemonSet>>,
+    private readonly pods: Informer<Pod>,
+    private readonly revisions: Informer<ControllerRevision>,
+    private readonly nodeInformer: Informer<Node>,
+    private readonly imagePullJobs?: Informer<KubeObject>,
   ) {}
 
   getDaemonSet(namespace: string, name: string) {
     return this.daemonSets.lister.get(namespace, name);
   }
 
-  private owned<T extends KubeObject>(informer: SharedIndexInformer<T>, ds: DaemonSet): T[] {
+  private owned<T extends KubeObject>(informer: Informer<T>, ds: DaemonSet): T[] {
     const uid = ds.metadata?.uid;
     if (!uid) return [];
     return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === ds.metadata?.namespace);

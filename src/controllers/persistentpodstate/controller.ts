@@ -31,14 +31,7 @@ import {
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import {
-  OwnerUIDIndex,
-  splitKey,
-  unwrapDeleted,
-  waitForCacheSync,
-  type EventHandler,
-  type SharedIndexInformer,
-} from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, waitForCacheSync, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { ResourceMapping } from '../../runtime/restmapper.ts';
@@ -267,7 +260,7 @@ export const persistentPodStateController: ControllerSetup = {
     };
     /** Whitelisted workload kinds watched so far (resource keys): their informer has our handler. */
     const watched = new Set<string>();
-    const watchCustom = async (mapping: ResourceMapping, apiVersion: string): Promise<SharedIndexInformer<Workload>> => {
+    const watchCustom = async (mapping: ResourceMapping, apiVersion: string): Promise<Informer<Workload>> => {
       const informer = deps.informers.informerFor<Workload>(mapping, scope);
       const key = resourceTypeKey(mapping);
       if (!watched.has(key)) {

@@ -23,7 +23,7 @@ import {
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { RestMapper } from '../../runtime/restmapper.ts';
@@ -129,9 +129,9 @@ function informerTypeFor(apiVersion: string, kind: string): ResourceType | undef
 function informerPubCache(
   client: Pick<KubeClient, 'getScale'>,
   mapper: Pick<RestMapper, 'mapping'>,
-  pubs: SharedIndexInformer<StoredPub>,
-  pods: SharedIndexInformer<Pod>,
-  workloads: ReadonlyMap<ResourceType, SharedIndexInformer<Workload>>,
+  pubs: Informer<StoredPub>,
+  pods: Informer<Pod>,
+  workloads: ReadonlyMap<ResourceType, Informer<Workload>>,
 ): PubCache {
   return {
     getPub: (ns, n) => pubs.lister.get(ns, n),
@@ -188,7 +188,7 @@ export const podUnavailableBudgetController: ControllerSetup = {
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     const pubs = deps.informers.informerFor<StoredPub>(PodUnavailableBudgets, scope);
     const pods = deps.informers.informerFor<Pod>(Pods, scope);
-    const workloads = new Map<ResourceType, SharedIndexInformer<Workload>>();
+    const workloads = new Map<ResourceType, Informer<Workload>>();
     for (const type of [Deployments, ReplicaSets, StatefulSets]) workloads.set(type, deps.informers.informerFor<Workload>(type, scope));
     if (deps.served('CloneSet')) workloads.set(CloneSets, deps.informers.informerFor<Workload>(CloneSets, scope));
     if (deps.served('StatefulSet')) workloads.set(AdvancedStatefulSets, deps.informers.informerFor<Workload>(AdvancedStatefulSets, scope));

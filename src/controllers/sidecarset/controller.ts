@@ -19,7 +19,7 @@ import {
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import { unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import type { FeatureGates } from '../../apis/features.ts';
@@ -200,10 +200,10 @@ export class SidecarSetReconciler {
 /** Informer-backed cache. */
 class InformerCache implements SidecarSetCache {
   constructor(
-    private readonly sidecarSets: SharedIndexInformer<StoredSidecarSet>,
-    private readonly pods: SharedIndexInformer<Pod>,
-    private readonly namespaces: SharedIndexInformer<Namespace>,
-    private readonly revisionInformer: SharedIndexInformer<ControllerRevision>,
+    private readonly sidecarSets: Informer<StoredSidecarSet>,
+    private readonly pods: Informer<Pod>,
+    private readonly namespaces: Informer<Namespace>,
+    private readonly revisionInformer: Informer<ControllerRevision>,
     private readonly revisionNamespace: string,
   ) {}
 

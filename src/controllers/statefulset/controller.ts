@@ -18,7 +18,7 @@ import {
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type SharedIndexInformer } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
@@ -105,17 +105,17 @@ export function statefulSetRef(obj: KubeObject): OwnerReference | undefined {
 
 class InformerCache implements StatefulSetCache {
   constructor(
-    private readonly sets: SharedIndexInformer<Stored<StatefulSet>>,
-    private readonly pods: SharedIndexInformer<Pod>,
-    private readonly pvcs: SharedIndexInformer<Stored<PersistentVolumeClaim>>,
-    private readonly revisions: SharedIndexInformer<ControllerRevision>,
+    private readonly sets: Informer<Stored<StatefulSet>>,
+    private readonly pods: Informer<Pod>,
+    private readonly pvcs: Informer<Stored<PersistentVolumeClaim>>,
+    private readonly revisions: Informer<ControllerRevision>,
   ) {}
 
   getSet(namespace: string, name: string) {
     return this.sets.lister.get(namespace, name);
   }
 
-  private owned<T extends KubeObject>(informer: SharedIndexInformer<T>, set: StatefulSet): T[] {
+  private owned<T extends KubeObject>(informer: Informer<T>, set: StatefulSet): T[] {
     const uid = set.metadata?.uid;
     if (!uid) return [];
     return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === set.metadata?.namespace);

@@ -25,7 +25,7 @@ import {
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown, type SharedIndexInformer } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { applyWrites, CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
@@ -248,17 +248,17 @@ function udOwner(obj: KubeObject): string | undefined {
 
 class InformerCache implements UnitedDeploymentCache {
   constructor(
-    private readonly uds: SharedIndexInformer<Stored<UnitedDeployment>>,
-    private readonly revisionInformer: SharedIndexInformer<ControllerRevision>,
-    private readonly workloadInformers: Record<SubsetKind, SharedIndexInformer<SubsetWorkload>>,
-    private readonly podInformer: SharedIndexInformer<Pod>,
+    private readonly uds: Informer<Stored<UnitedDeployment>>,
+    private readonly revisionInformer: Informer<ControllerRevision>,
+    private readonly workloadInformers: Record<SubsetKind, Informer<SubsetWorkload>>,
+    private readonly podInformer: Informer<Pod>,
   ) {}
 
   get(namespace: string, name: string) {
     return this.uds.lister.get(namespace, name);
   }
 
-  private owned<T extends KubeObject>(informer: SharedIndexInformer<T>, ud: UnitedDeployment): T[] {
+  private owned<T extends KubeObject>(informer: Informer<T>, ud: UnitedDeployment): T[] {
     const uid = ud.metadata?.uid;
     if (!uid) return [];
     return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === ud.metadata?.namespace);

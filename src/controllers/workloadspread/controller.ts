@@ -26,14 +26,7 @@ import {
 } from '../../runtime/client.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import {
-  OwnerUIDIndex,
-  splitKey,
-  unwrapDeleted,
-  waitForCacheSync,
-  type EventHandler,
-  type SharedIndexInformer,
-} from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, waitForCacheSync, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { ResourceMapping } from '../../runtime/restmapper.ts';
@@ -264,7 +257,7 @@ export const workloadSpreadController: ControllerSetup = {
     const configMaps = deps.informers.informerFor<ConfigMap>(ConfigMaps, { namespace: deps.managerNamespace });
     /** Custom workload kinds watched so far (resource keys), on the first WorkloadSpread targeting one. */
     const watched = new Set<string>();
-    const watchCustom = async (mapping: ResourceMapping): Promise<SharedIndexInformer<Workload>> => {
+    const watchCustom = async (mapping: ResourceMapping): Promise<Informer<Workload>> => {
       const informer = deps.informers.informerFor<Workload>(mapping, scope);
       const key = resourceTypeKey(mapping);
       if (!watched.has(key)) {

@@ -1,6 +1,7 @@
-// Losing the lease does not end the manager: the controllers stop, their caches are dropped and the
-// replica campaigns again, resuming with fresh caches when it wins. Several outages of the
-// in-memory fake API server in a row; nothing (watches, timers, sockets) may pile up across them.
+// Losing the lease does not end the manager: the controllers stop, their handlers are removed, the
+// caches relist and the replica campaigns again, resuming on the relisted caches when it wins.
+// Several outages of the in-memory fake API server in a row; nothing (watches, timers, sockets) may
+// pile up across them, and the webhooks and the controllers share one watch per resource.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, test } from 'node:test';
@@ -26,6 +27,12 @@ function activeResources(): Record<string, number> {
 }
 
 describe('leadership loss', () => {
+  /** Resources watched more than once (webhooks and controllers must share one informer each). */
+  function duplicateWatches(): string[] {
+    const seen = new Set<string>();
+    return server.openWatches().filter((w) => seen.has(w) || !seen.add(w));
+  }
+
   /** The open watch count once it has not changed for 500 ms (the leader's watches start one by one). */
   async function steadyWatcherCount(): Promise<number> {
     let count = server.watcherCount();
@@ -68,6 +75,10 @@ describe('leadership loss', () => {
       // The controllers that run without Kruise CRDs (podreadiness, sidecarterminator) watch pods.
       await waitFor(() => server.watcherCount() > 0, 'informer watches', 10_000);
       const watches = await steadyWatcherCount();
+      // The pod webhook caches pods, namespaces and revisions on every replica; the controllers
+      // that run here (pod readiness, sidecar terminator) read pods too: one watch for both.
+      assert.ok(server.openWatches().includes('/v1/pods *'), `pods watched: ${server.openWatches().join(', ')}`);
+      assert.deepEqual(duplicateWatches(), []);
       const listsPerTerm = () => server.listRequests().filter((r) => r.path === '/api/v1/pods').length;
       const baseline = activeResources();
 
@@ -81,9 +92,10 @@ describe('leadership loss', () => {
         // The reflectors' reconnect backoff grows with each outage: allow it time under CI load.
         await waitFor(() => server.watcherCount() >= watches, `watches back to ${watches} after outage ${outage}`, 40_000);
         assert.equal(await steadyWatcherCount(), watches, `the same watches after outage ${outage}, none left over`);
+        assert.deepEqual(duplicateWatches(), []);
         assert.equal(await metric('kruise_manager_leadership_lost_total'), lostBefore + outage);
-        // Fresh caches: the new term listed pods again rather than resuming the old watches.
-        assert.ok(listsPerTerm() > lists, 'a new term relists');
+        // Fresh caches: pods were listed again rather than the old watches resumed.
+        assert.ok(listsPerTerm() > lists, 'a lost term relists');
         assert.equal(server.getObject(LEASE, 'kruise-system/kruise-manager')?.spec.holderIdentity, 'solo');
       }
       assert.equal(await metric('leader_election_master_status'), 1);

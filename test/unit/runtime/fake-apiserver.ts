@@ -186,6 +186,11 @@ export class FakeApiServer {
     return [...this.watchers].filter((w) => namespace === undefined || w.namespace === namespace).length;
   }
 
+  /** One line per open watch stream: its resource, namespace and selectors. */
+  openWatches(): string[] {
+    return [...this.watchers].map((w) => [w.resource, w.namespace ?? '*', w.labelSelector ?? '', w.fieldSelector ?? ''].join(' ').trim());
+  }
+
   /** Serves a discovery document at /apis/<groupVersion> (/api/<version> for the core group). */
   serveDiscovery(groupVersion: string, resources: Array<{ name: string; namespaced: boolean; kind: string }>): void {
     const path = groupVersion.includes('/') ? `/apis/${groupVersion}` : `/api/${groupVersion}`;

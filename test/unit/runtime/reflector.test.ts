@@ -376,6 +376,65 @@ describe('Reflector', () => {
     assert.equal(watchesIn('between').length, 0);
   });
 
+  test('relist() ends the running watch, lists again (no backoff) and resolves once that list replaced the store', async () => {
+    server.put(PODS, pod('a', 'relist'));
+    const { store, reflector, errors } = start({ namespace: 'relist' });
+    await waitFor(() => server.watcherCount('relist') === 1, 'watch');
+    // A partition hides changes from the open watch: only a new list shows them.
+    server.muted = true;
+    server.remove(PODS, 'relist', 'a');
+    server.put(PODS, pod('b', 'relist'));
+    server.muted = false;
+    assert.equal(await reflector.relist(), true);
+    assert.deepEqual(store.ops.slice(1), [`replace b @${server.rv}`]);
+    assert.equal(listsIn('relist').length, 2);
+    assert.deepEqual(errors, [], 'an interrupted watch is no failure');
+    await waitFor(() => server.watcherCount('relist') === 1 && watchesIn('relist').length === 2, 'watch again');
+    assert.equal(watchesIn('relist')[1]!.query.get('resourceVersion'), String(server.rv));
+  });
+
+  test('a relist asked for while a list is under way is answered by the next list, not that one', async () => {
+    server.put(PODS, pod('a', 'relist-mid'));
+    const store = new RecordingStore();
+    let during: Promise<boolean> | undefined;
+    const replace = store.replace.bind(store);
+    store.replace = (items, rv) => {
+      replace(items, rv);
+      // The first list's answer is in: a relist asked for now must not count it.
+      during ??= reflector.relist();
+    };
+    const reflector = new Reflector<KubeObject>({
+      client,
+      type: Pods,
+      store,
+      namespace: 'relist-mid',
+      logger: quiet,
+      backoff: { initialMs: 5, jitter: 0 },
+    });
+    const ctrl = new AbortController();
+    running.push({ ctrl, done: reflector.run(ctrl.signal) });
+    await waitFor(() => during !== undefined, 'first list');
+    assert.equal(await during, true);
+    assert.equal(listsIn('relist-mid').length, 2);
+    assert.equal(store.ops.length, 2);
+  });
+
+  test('relist() resolves false when the reflector stops before it could list', async () => {
+    const { reflector, ctrl, done } = start({ namespace: 'relist-stop' });
+    await waitFor(() => server.watcherCount('relist-stop') === 1, 'watch');
+    server.outage(true);
+    try {
+      const answer = reflector.relist();
+      await waitFor(() => listsIn('relist-stop').length >= 2, 'a refused list');
+      ctrl.abort();
+      await done;
+      assert.equal(await answer, false);
+      assert.equal(await reflector.relist(), false, 'stopped: answered at once');
+    } finally {
+      server.outage(false);
+    }
+  });
+
   test('abort stops a running watch promptly', async () => {
     const { ctrl, done } = start({ namespace: 'stop' });
     await waitFor(() => server.watcherCount('stop') === 1, 'watch');
