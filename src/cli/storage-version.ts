@@ -1,10 +1,15 @@
 // `kruise storage-version migrate --to <version>`: rewrites every Kruise object at one API version
 // and makes it the only stored version, so that CRDs which do not know the other version can be
-// applied. Handing a cluster back to OpenKruise v1.8.2 (which has no v1beta1 for most kinds) is
-// `--to v1alpha1` while Kruise TS still serves conversion; docs/migrate-from-openkruise.md.
+// applied, and re-points the ownerReferences of ResourceDistribution copies at the version
+// distributions are then stored at. Handing a cluster back to OpenKruise v1.8.2 (which has no
+// v1beta1 for most kinds) is `--to openkruise-v1.8` while Kruise TS still serves conversion;
+// docs/migrate-from-openkruise.md.
 import { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { APPS_GROUP } from '../apis/constants.ts';
+import type { OwnerReference } from '../apis/core-objects.ts';
 import {
+  ConfigMaps,
   CustomResourceDefinitions,
   fromKubeconfigFile,
   isConflict,
@@ -12,6 +17,7 @@ import {
   type KubeClient,
   type KubeObject,
   type ResourceType,
+  Secrets,
 } from '../runtime/client.ts';
 
 const KRUISE_GROUPS = ['apps.kruise.io', 'policy.kruise.io'];
@@ -28,10 +34,32 @@ interface CRD extends KubeObject {
 
 export interface MigrationResult {
   crd: string;
-  /** Objects rewritten at the target version. */
+  /** Objects rewritten at the target version (with dryRun: that would be). */
   rewritten: number;
   storedVersions: string[];
 }
+
+/** The ResourceDistribution copies (Secrets, ConfigMaps) whose ownerReferences were re-pointed. */
+export interface CopiesResult {
+  /** `apps.kruise.io/<version>`: the version ResourceDistributions are stored at after the migration. */
+  apiVersion: string;
+  /** `<kind> <namespace>/<name>` of each copy re-pointed (with dryRun: that would be). */
+  repointed: string[];
+}
+
+export interface Migration {
+  crds: MigrationResult[];
+  /** Absent when the cluster has no ResourceDistribution CRD. */
+  copies?: CopiesResult;
+}
+
+export interface MigrateOptions {
+  log?: (line: string) => void;
+  /** Report what would change and write nothing. */
+  dryRun?: boolean;
+}
+
+const RESOURCE_DISTRIBUTION_CRD = `resourcedistributions.${APPS_GROUP}`;
 
 /** `--to openkruise-v1.8`: every CRD at the version OpenKruise v1.8 stores it in. */
 export const OPENKRUISE_V18 = 'openkruise-v1.8';
@@ -46,14 +74,13 @@ const OPENKRUISE_V18_STORAGE: Record<string, string> = { 'statefulsets.apps.krui
  * For each Kruise CRD that serves `to`: make `to` the storage version, rewrite every object (a
  * read and an unchanged write at `to`, which the API server stores in the new encoding), then set
  * `status.storedVersions` to `[to]`. Objects are not changed, only re-encoded; controllers see one
- * update event each with nothing to do. CRDs that do not serve `to` are an error before anything
- * is changed.
+ * update event each with nothing to do. Then every Secret and ConfigMap with an ownerReference to a
+ * ResourceDistribution at another `apps.kruise.io` version gets it re-pointed at the distributions'
+ * new storage version (repointDistributedCopies). CRDs that do not serve `to` are an error before
+ * anything is changed; with dryRun nothing is written and the results say what would change.
  */
-export async function migrateStorageVersion(
-  client: KubeClient,
-  target: string,
-  log: (line: string) => void = () => undefined,
-): Promise<MigrationResult[]> {
+export async function migrateStorageVersion(client: KubeClient, target: string, opts: MigrateOptions = {}): Promise<Migration> {
+  const { log = () => undefined, dryRun = false } = opts;
   const crds = (await client.listAll<CRD>(CustomResourceDefinitions)).items.filter((c) => KRUISE_GROUPS.includes(c.spec.group));
   const versionFor = (crd: CRD) => (target === OPENKRUISE_V18 ? (OPENKRUISE_V18_STORAGE[crd.metadata!.name!] ?? 'v1alpha1') : target);
   const lacking = crds.filter((c) => !c.spec.versions.some((v) => v.name === versionFor(c) && v.served));
@@ -61,22 +88,26 @@ export async function migrateStorageVersion(
     throw new Error(`these CRDs do not serve ${target}: ${lacking.map((c) => `${c.metadata!.name} (${versionFor(c)})`).join(', ')}`);
 
   const results: MigrationResult[] = [];
+  const would = dryRun ? 'would be ' : '';
   for (const crd of crds) {
     const name = crd.metadata!.name!;
     const to = versionFor(crd);
+    if (dryRun) {
+      const storage = crd.spec.versions.find((v) => v.storage)?.name;
+      const count = (await client.listAll(crdType(crd, to))).items.length;
+      log(
+        `${name}: storage ${storage} → ${to}; ${count} objects ${would}rewritten at ${to}; storedVersions [${crd.status?.storedVersions?.join(', ') ?? ''}] → [${to}]`,
+      );
+      results.push({ crd: name, rewritten: count, storedVersions: [to] });
+      continue;
+    }
     if (!crd.spec.versions.find((v) => v.name === to)!.storage) {
       crd.spec.versions = crd.spec.versions.map((v) => ({ ...v, storage: v.name === to }));
       await client.update(CustomResourceDefinitions, crd);
       // The API server swaps a CRD's storage asynchronously after the update is accepted.
       await sleep(2000);
     }
-    const type: ResourceType = {
-      group: crd.spec.group,
-      version: to,
-      resource: crd.spec.names.plural,
-      kind: crd.spec.names.kind,
-      namespaced: crd.spec.scope === 'Namespaced',
-    };
+    const type = crdType(crd, to);
     let rewritten = 0;
     for (const obj of (await client.listAll(type)).items) {
       if (await rewrite(client, type, obj)) rewritten++;
@@ -88,15 +119,68 @@ export async function migrateStorageVersion(
     log(`${name}: ${rewritten} objects rewritten at ${to}; storedVersions [${to}]`);
     results.push({ crd: name, rewritten, storedVersions: [to] });
   }
-  return results;
+  const rdCRD = crds.find((c) => c.metadata!.name === RESOURCE_DISTRIBUTION_CRD);
+  if (!rdCRD) return { crds: results };
+  const copies = await repointDistributedCopies(client, `${APPS_GROUP}/${versionFor(rdCRD)}`, dryRun);
+  log(`ResourceDistribution copies: ${copies.repointed.length} ownerReferences ${would}re-pointed to ${copies.apiVersion}`);
+  return { crds: results, copies };
 }
 
-/** An unchanged write of the object at the type's version; re-read on conflict. False when it is gone. */
-async function rewrite(client: KubeClient, type: ResourceType, obj: KubeObject): Promise<boolean> {
+function crdType(crd: CRD, version: string): ResourceType {
+  return {
+    group: crd.spec.group,
+    version,
+    resource: crd.spec.names.plural,
+    kind: crd.spec.names.kind,
+    namespaced: crd.spec.scope === 'Namespaced',
+  };
+}
+
+const isDistributionRef = (r: OwnerReference) => r.kind === 'ResourceDistribution' && r.apiVersion.startsWith(`${APPS_GROUP}/`);
+
+/**
+ * Every Secret and ConfigMap with an ownerReference to a ResourceDistribution at an `apps.kruise.io`
+ * version other than `apiVersion` gets that reference's apiVersion set to it; nothing else changes.
+ * Kruise TS writes its copies' references at v1beta1 (spec §22); OpenKruise v1.8, whose only
+ * version is v1alpha1, takes a copy whose controller reference says v1beta1 for someone else's
+ * (ConflictOccurred) and its garbage collector cannot resolve the owner. Kruise TS keeps a
+ * reference to the distribution at the version it finds, so while it runs it does not undo this.
+ */
+export async function repointDistributedCopies(client: KubeClient, apiVersion: string, dryRun = false): Promise<CopiesResult> {
+  const repointed: string[] = [];
+  const stale = (o: KubeObject) => (o.metadata?.ownerReferences ?? []).some((r) => isDistributionRef(r) && r.apiVersion !== apiVersion);
+  for (const type of [Secrets, ConfigMaps]) {
+    for (const obj of (await client.listAll(type)).items) {
+      if (!stale(obj)) continue;
+      const done =
+        dryRun ||
+        (await writeWithRetry(client, type, obj, (current) => {
+          if (!stale(current)) return undefined;
+          const ownerReferences = current.metadata!.ownerReferences!.map((r) => (isDistributionRef(r) ? { ...r, apiVersion } : r));
+          return { ...current, metadata: { ...current.metadata, ownerReferences } };
+        }));
+      if (done) repointed.push(`${type.kind} ${obj.metadata!.namespace}/${obj.metadata!.name}`);
+    }
+  }
+  return { apiVersion, repointed };
+}
+
+/**
+ * Writes change(obj), re-reading it on conflict; false when it is gone or change has nothing left
+ * to do (undefined).
+ */
+async function writeWithRetry(
+  client: KubeClient,
+  type: ResourceType,
+  obj: KubeObject,
+  change: (current: KubeObject) => KubeObject | undefined,
+): Promise<boolean> {
   let current: KubeObject | undefined = obj;
   for (;;) {
+    const next = change(current);
+    if (!next) return false;
     try {
-      await client.update(type, current);
+      await client.update(type, next);
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;
@@ -110,6 +194,9 @@ async function rewrite(client: KubeClient, type: ResourceType, obj: KubeObject):
   }
 }
 
+/** An unchanged write of the object at the type's version; re-read on conflict. False when it is gone. */
+const rewrite = (client: KubeClient, type: ResourceType, obj: KubeObject) => writeWithRetry(client, type, obj, (current) => current);
+
 export function storageVersionCommand(): Command {
   const cmd = new Command('storage-version').description(
     'move every Kruise object to one stored API version (to hand a cluster back to OpenKruise)',
@@ -117,19 +204,20 @@ export function storageVersionCommand(): Command {
   cmd
     .command('migrate')
     .description(
-      'make --to the storage version of every Kruise CRD, rewrite every object at it and trim status.storedVersions to it; run it while Kruise TS still serves conversion',
+      'make --to the storage version of every Kruise CRD, rewrite every object at it, trim status.storedVersions to it and re-point ResourceDistribution copies to it; run it while Kruise TS still serves conversion',
     )
     .requiredOption(
       '--to <version>',
       `the version to store, or ${OPENKRUISE_V18} (before applying OpenKruise v1.8's CRDs: v1beta1 for Advanced StatefulSet, v1alpha1 for the rest)`,
     )
     .option('--kubeconfig <path>', 'kubeconfig of the cluster (default: $KUBECONFIG)')
-    .action(async (o: { to: string; kubeconfig?: string }) => {
+    .option('--dry-run', 'print what would change and write nothing')
+    .action(async (o: { to: string; kubeconfig?: string; dryRun?: boolean }) => {
       const kubeconfig = o.kubeconfig ?? process.env.KUBECONFIG;
       if (!kubeconfig) throw new Error('no kubeconfig: pass --kubeconfig or set KUBECONFIG');
       const client = fromKubeconfigFile(kubeconfig);
       try {
-        await migrateStorageVersion(client, o.to, (line) => process.stdout.write(line + '\n'));
+        await migrateStorageVersion(client, o.to, { dryRun: o.dryRun, log: (line) => process.stdout.write(line + '\n') });
       } finally {
         await client.close();
       }

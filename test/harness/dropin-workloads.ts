@@ -516,3 +516,26 @@ export function unsettled(resource: string, o: Settling): string | undefined {
       return undefined;
   }
 }
+
+/**
+ * The same objects for a second, Kruise TS-created set in a namespace of its own (the hand-back
+ * check): the cluster-scoped ones renamed with the suffix so they sit beside the originals — the
+ * SidecarSet selecting `sidecar: log-<suffix>`, which this set's Advanced StatefulSet carries instead
+ * of `sidecar: log` (two SidecarSets injecting the same container into one pod are refused), the
+ * ResourceDistribution distributing `shared-config-<suffix>` —; every namespaced object unchanged.
+ */
+export function kruiseTSCreatedSet(suffix: string): DropInObject[] {
+  const sidecarLabel = `log-${suffix}`;
+  return DROPIN_OBJECTS.map((o) => {
+    const manifest = structuredClone(o.manifest) as { metadata: { name: string }; spec: Record<string, any> };
+    const kind = o.resource.split('.')[0];
+    if (kind === 'sidecarsets') manifest.spec.selector = { matchLabels: { sidecar: sidecarLabel } };
+    if (kind === 'resourcedistributions') manifest.spec.resource.metadata.name = `${manifest.spec.resource.metadata.name}-${suffix}`;
+    if (kind === 'statefulsets' && manifest.spec.template.metadata.labels.sidecar)
+      manifest.spec.template.metadata.labels.sidecar = sidecarLabel;
+    if (!o.clusterScoped) return { ...o, manifest };
+    const name = `${o.name}-${suffix}`;
+    manifest.metadata.name = name;
+    return { ...o, name, manifest };
+  });
+}

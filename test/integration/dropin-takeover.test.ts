@@ -13,14 +13,17 @@
 //      EphemeralJob v1.8.2 finished, a PodProbeMarker and v1.8.2's NodePodProbes) unchanged, no
 //      container restarted, launch-priority barrier ConfigMaps not written;
 //   4. the same template change in "takeover" rolls as it did under upstream;
-//   5. the way back: `kruise storage-version migrate --to openkruise-v1.8`, Kruise TS stops, upstream's
-//      CRDs replace ours, upstream v1.8.2 starts, and the same window shows no churn — also for a
-//      CloneSet created through Kruise TS.
+//   5. the way back: the same objects created through Kruise TS in a namespace of their own ("ours",
+//      kruiseTSCreatedSet) settle, `kruise storage-version migrate --to openkruise-v1.8` (which also
+//      re-points the ResourceDistribution copies' ownerReferences to v1alpha1), Kruise TS stops,
+//      upstream's CRDs replace ours, upstream v1.8.2 starts, and the same window shows no churn on
+//      the objects of all three namespaces, v1.8.2 keeping every distributed copy as its own.
 // The window is KRUISE_TS_DROPIN_OBSERVE_SECONDS per half (default 20 s, so a forced resync sits
 // between two 20 s halves); the issue's 2-minute form is `KRUISE_TS_DROPIN_OBSERVE_SECONDS=60`.
 // Every reconcile either manager would make happens on start-up and on events; the manager restart
 // in the middle repeats all of them, which a longer wait would not add to.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,7 +34,7 @@ import { migrateStorageVersion, OPENKRUISE_V18 } from '../../src/cli/storage-ver
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, Pods, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
-import { creationOrder, DROPIN_NAMESPACE_LABEL, DROPIN_OBJECTS, unsettled } from '../harness/dropin-workloads.ts';
+import { creationOrder, DROPIN_NAMESPACE_LABEL, DROPIN_OBJECTS, kruiseTSCreatedSet, unsettled } from '../harness/dropin-workloads.ts';
 import { startUpstreamPeer, type RunningPeer } from '../harness/upstream-peer.ts';
 import { defaultedByWebhook } from '../harness/webhook-ready.ts';
 import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
@@ -49,6 +52,8 @@ const DAEMON_FEATURE_GATES = 'KruiseDaemon=true,DaemonWatchingPod=true,PodProbeM
 const HALF_WINDOW_MS = Number(process.env.KRUISE_TS_DROPIN_OBSERVE_SECONDS ?? 20) * 1000;
 const TAKEOVER = 'takeover';
 const REFERENCE = 'reference';
+/** The hand-back check's namespace (and name suffix of its cluster-scoped objects): objects created through Kruise TS. */
+const OURS = 'ours';
 
 /**
  * Pod metadata a manager may legitimately rewrite with nothing happening to the pod, and why.
@@ -139,23 +144,6 @@ function withoutGoZeroValues(v: unknown): unknown {
     out[k] = y;
   }
   return out;
-}
-
-/**
- * Known hand-back gaps (docs/migrate-from-openkruise.md), left out of the Kruise TS → v1.8.2
- * comparison only — no pod is touched by either:
- *  - ResourceDistribution status: Kruise TS rewrote the copies' ownerReference to v1beta1 (spec
- *    §22); v1.8.2 takes such copies for someone else's and reports ConflictOccurred / failed.
- */
-function withoutHandBackGaps(s: Snapshot): Snapshot {
-  const kruiseObjects = Object.fromEntries(
-    Object.entries(s.kruiseObjects).map(([key, o]) => {
-      const v = { ...(o as Record<string, unknown>) };
-      if (key.startsWith('resourcedistributions.')) delete v.status;
-      return [key, v];
-    }),
-  );
-  return { ...s, kruiseObjects };
 }
 
 /** Status fields that record revisions, hashes and what a controller has done: a takeover leaves them as they were. */
@@ -318,7 +306,8 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
       }
     }
     const configMaps = (await getJson<{ items: Obj[] }>(['get', 'configmaps', '-A'])).items;
-    const copies = configMaps.filter((c) => c.metadata!.name === 'shared-config');
+    // Every ResourceDistribution's copies (rd-config's and the hand-back set's rd-config-ours').
+    const copies = configMaps.filter((c) => c.metadata!.annotations?.['kruise.io/resourcedistribution.resource.from']);
     return {
       kruiseObjects,
       barriers: configMaps
@@ -333,16 +322,17 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
           }),
         )
         .sort(),
-      // Not resourceVersion: Kruise TS rewrites each copy's ownerReference once from v1alpha1 to
-      // v1beta1 (spec §22, as upstream after v1.8); the copy itself (uid, data, annotations) stays.
+      // Not written at all: a manager keeps a reference to the distribution at the version it finds
+      // (v1.8.2's v1alpha1 through a takeover; re-pointed to v1alpha1 by the migration on the way back).
       distributed: copies
         .map((c) =>
           JSON.stringify({
             key: `${c.metadata!.namespace}/${c.metadata!.name}`,
             uid: c.metadata!.uid,
+            resourceVersion: c.metadata!.resourceVersion,
             data: c.data,
             annotations: c.metadata!.annotations,
-            owners: c.metadata!.ownerReferences?.map((r) => `${r.kind}/${r.name}/${r.uid}`),
+            owners: c.metadata!.ownerReferences?.map((r) => `${r.apiVersion}/${r.kind}/${r.name}/${r.uid}`),
           }),
         )
         .sort(),
@@ -542,13 +532,26 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     assert.deepEqual(await rollImage(TAKEOVER), referenceRoll);
   });
 
+  /**
+   * The hand-back set: every drop-in object created through Kruise TS in OURS (labelled like the
+   * other drop-in namespaces, so v1.8.2's rd-config distributes there too, now through Kruise TS),
+   * its cluster-scoped objects beside the originals (kruiseTSCreatedSet); all settled.
+   */
+  async function createThroughKruiseTS(): Promise<void> {
+    await kubectl(['create', 'namespace', OURS]);
+    await kubectl(['label', 'namespace', OURS, `${DROPIN_NAMESPACE_LABEL}=true`]);
+    const ordered = creationOrder(kruiseTSCreatedSet(OURS));
+    for (const o of ordered.filter((x) => x.clusterScoped)) await kubectl(['create', '-f', '-'], JSON.stringify(o.manifest));
+    for (const o of ordered.filter((x) => !x.clusterScoped)) {
+      if (o.afterPodReady) await kubectl(['-n', OURS, 'wait', '--for=condition=Ready', `pod/${o.afterPodReady}`, '--timeout=180s']);
+      await kubectl(['-n', OURS, 'create', '-f', '-'], JSON.stringify(o.manifest));
+    }
+    await settled([OURS]);
+  }
+
   test('Kruise TS → upstream: storage-version migrate, upstream CRDs, upstream v1.8.2 starts with no churn', async () => {
-    // An object created through Kruise TS must hash the same under upstream.
-    const isOurs = (resource: string) => /^(clonesets|daemonsets)\./.test(resource);
-    const ours = DROPIN_OBJECTS.filter((o) => isOurs(o.resource));
-    await kubectl(['create', 'namespace', 'ours']);
-    for (const o of ours) await kubectl(['-n', 'ours', 'create', '-f', '-'], JSON.stringify(o.manifest));
-    await settled(['ours'], isOurs);
+    // Objects created through Kruise TS must hash the same under upstream.
+    await createThroughKruiseTS();
     // The Advanced DaemonSet's first revision is named as v1.8.2 named the same manifest's, and its pods carry that hash.
     const firstDaemonSetRevision = async (ns: string) =>
       (await getJson<{ items: Array<Obj & { revision: number }> }>(['-n', ns, 'get', 'controllerrevisions'])).items
@@ -556,17 +559,28 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
         .sort((a, b) => a.revision - b.revision)[0]?.metadata!.name;
     const upstreamNamed = await firstDaemonSetRevision(TAKEOVER);
     assert.ok(upstreamNamed);
-    assert.equal(await firstDaemonSetRevision('ours'), upstreamNamed);
-    const ourPods = (await getJson<{ items: Obj[] }>(['-n', 'ours', 'get', 'pods'])).items.filter((p) =>
+    assert.equal(await firstDaemonSetRevision(OURS), upstreamNamed);
+    const ourPods = (await getJson<{ items: Obj[] }>(['-n', OURS, 'get', 'pods'])).items.filter((p) =>
       p.metadata!.ownerReferences?.some((o) => o.kind === 'DaemonSet'),
     );
     assert.ok(ourPods.length > 0);
     for (const p of ourPods)
       assert.equal(p.metadata!.labels?.['controller-revision-hash'], upstreamNamed.slice(upstreamNamed.lastIndexOf('-') + 1));
 
-    const results = await migrateStorageVersion(client, OPENKRUISE_V18);
+    const migration = await migrateStorageVersion(client, OPENKRUISE_V18);
     // v1.8.2 keeps Advanced StatefulSets at v1beta1 (its own conversion would drop their v1beta1-only fields).
-    assert.ok(results.every((r) => r.storedVersions.join() === (r.crd === 'statefulsets.apps.kruise.io' ? 'v1beta1' : 'v1alpha1')));
+    assert.ok(migration.crds.every((r) => r.storedVersions.join() === (r.crd === 'statefulsets.apps.kruise.io' ? 'v1beta1' : 'v1alpha1')));
+    // The copies Kruise TS made (v1beta1 references): rd-config's in OURS, rd-config-ours' everywhere.
+    assert.deepEqual(
+      { ...migration.copies, repointed: migration.copies?.repointed.sort() },
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        repointed: [
+          `ConfigMap ${OURS}/shared-config`,
+          ...[OURS, REFERENCE, TAKEOVER].map((ns) => `ConfigMap ${ns}/shared-config-${OURS}`),
+        ].sort(),
+      },
+    );
     const baseline = await snapshot();
     const churn = await startPodChurn();
     await stopKruiseTS();
@@ -577,6 +591,9 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
     peer = await startUpstreamPeer({ cluster: CLUSTER, featureGates: FEATURE_GATES });
     await sleep(HALF_WINDOW_MS);
     assert.deepEqual(await churn.stop(), []);
-    assert.deepEqual(withoutHandBackGaps(await snapshot()), withoutHandBackGaps(baseline));
+    const handedBack = await snapshot();
+    // Both sides whole in the cluster's logs directory (kept by cluster down): assert's diff elides long stretches.
+    writeFileSync(path.join(peer!.cluster.runDir, 'logs', 'handback-snapshots.json'), JSON.stringify({ baseline, handedBack }, null, 1));
+    assert.deepEqual(handedBack, baseline);
   });
 });

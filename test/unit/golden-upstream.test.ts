@@ -29,7 +29,9 @@ import {
   podSidecarSetHashWithoutImage,
   sidecarSetRevisionName,
 } from '../../src/util/sidecarset.ts';
-import { sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/webhooks/sidecarset/mutating.ts';
+import { mutateSidecarSet, sidecarSetHash, sidecarSetHashWithoutImage } from '../../src/webhooks/sidecarset/mutating.ts';
+import { mutateUnitedDeployment } from '../../src/webhooks/uniteddeployment/mutating.ts';
+import { ctx } from './webhooks/helpers.ts';
 import { QUANTITY_NOTATIONS } from '../harness/dropin-workloads.ts';
 import { SCHEDULED_AT_ANNOTATION } from '../../src/apis/constants.ts';
 import { newChild, templateKind } from '../../src/controllers/advancedcronjob/plan.ts';
@@ -220,6 +222,20 @@ describe(`golden values from upstream ${golden.peer}: the other kinds`, () => {
     }
   });
 
+  it('SidecarSet created through Kruise TS (its defaulting of the manifest): the same hashes and revision name (hand-back)', () => {
+    const o = goldenObject('SidecarSet', 'sidecar-log');
+    const s = convert(structuredClone(o.input), 'apps.kruise.io/v1beta1') as SidecarSet;
+    mutateSidecarSet(s, ctx('apps.kruise.io/v1beta1'));
+    const annotations = o.stored.metadata.annotations!;
+    assert.equal(s.metadata!.annotations!['kruise.io/sidecarset-hash'], annotations['kruise.io/sidecarset-hash']);
+    assert.equal(
+      s.metadata!.annotations!['kruise.io/sidecarset-hash-without-image'],
+      annotations['kruise.io/sidecarset-hash-without-image'],
+    );
+    const named = { ...s, metadata: { ...s.metadata, name: 'sidecar-log' } } as Parameters<typeof sidecarSetRevisionName>[0];
+    assert.equal(sidecarSetRevisionName(named, 0), o.stored.status.latestRevision);
+  });
+
   for (const name of ['ud-cs', 'ud-adaptive']) {
     it(`UnitedDeployment ${name}: revision name (hashed over the v1alpha1 template as v1.8.2 marshals it), subset workloads' revision label`, () => {
       const ud = servedToKruiseTS<Stored<UnitedDeployment>>(goldenObject('UnitedDeployment', name));
@@ -229,6 +245,17 @@ describe(`golden values from upstream ${golden.peer}: the other kinds`, () => {
       assert.equal(ours.metadata.name, rev.name);
       for (const p of workloads.pods.filter((x) => x.labels['apps.kruise.io/subset-name'] && x.labels.app === name))
         assert.equal(p.labels['apps.kruise.io/controller-revision-hash'], rev.name);
+    });
+
+    it(`UnitedDeployment ${name} created through Kruise TS (its defaulting, no Go zero members stored): v1.8.2's revision name (hand-back)`, () => {
+      const o = goldenObject('UnitedDeployment', name);
+      const input = { ...structuredClone(o.input), metadata: { ...o.input.metadata, namespace: 'golden' } };
+      const ud = convert(input, 'apps.kruise.io/v1beta1') as Stored<UnitedDeployment>;
+      mutateUnitedDeployment(ud, ctx('apps.kruise.io/v1beta1'));
+      const [rev] = goldenRevisions(`UnitedDeployment/${name}`);
+      const ours = newUnitedDeploymentRevision(ud, 1, 0);
+      assert.deepEqual(ours.data, rev.data);
+      assert.equal(ours.metadata.name, rev.name);
     });
   }
 });

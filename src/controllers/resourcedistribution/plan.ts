@@ -194,13 +194,26 @@ export function desiredCopy(
   }
   copy.metadata.namespace = namespace;
   const owners = (copy.metadata.ownerReferences ?? []).filter((r) => r.uid !== rd.metadata.uid && !isDistributionRef(r));
-  copy.metadata.ownerReferences = [...owners, controllerRef(rd)];
+  copy.metadata.ownerReferences = [...owners, ownRef(rd, old)];
   copy.metadata.annotations = {
     ...copy.metadata.annotations,
     [RESOURCE_DISTRIBUTION_HASH_ANNOTATION]: hash,
     [RESOURCE_DISTRIBUTION_FROM_ANNOTATION]: rd.metadata.name ?? '',
   };
   return copy;
+}
+
+/**
+ * The controller reference a copy must carry: the one it has when that already names this
+ * distribution (same uid, v1alpha1 or v1beta1: as upstream, a reference to the distribution is kept
+ * as found), else a new v1beta1 one. Keeping the version found means a copy OpenKruise wrote keeps its
+ * v1alpha1 reference through a takeover, and one that `kruise storage-version migrate --to
+ * openkruise-v1.8` re-pointed to v1alpha1 is not pointed back while Kruise TS still runs.
+ */
+function ownRef(rd: ResourceDistribution, old?: DistributedResource): OwnerReference {
+  const wanted = controllerRef(rd);
+  const found = old?.metadata.ownerReferences?.find((r) => r.controller && isDistributionRef(r) && r.uid === rd.metadata.uid);
+  return found && isControlledBy(old!, rd) ? { ...wanted, apiVersion: found.apiVersion } : wanted;
 }
 
 function isDistributionRef(ref: OwnerReference): boolean {
@@ -241,8 +254,8 @@ function storedContent(obj: DistributedResource, kind: string): Record<string, u
 /**
  * Whether a copy this distribution controls must be rewritten: its content differs from the
  * resource (someone edited it, or the resource changed), or its hash, source annotation or
- * controller reference is not the current one (a resource metadata change, or a copy made under
- * v1alpha1 or by an earlier distribution of the same name). An unchanged copy is left alone.
+ * controller reference is not the one desiredCopy keeps or makes (a copy made by an earlier
+ * distribution of the same name). An unchanged copy is left alone.
  */
 export function copyNeedsUpdate(old: DistributedResource, desired: DistributedResource, rd: ResourceDistribution): boolean {
   const annotations = old.metadata.annotations ?? {};
@@ -251,7 +264,10 @@ export function copyNeedsUpdate(old: DistributedResource, desired: DistributedRe
     !isDeepStrictEqual(storedContent(old, desired.kind ?? ''), storedContent(desired, desired.kind ?? '')) ||
     annotations[RESOURCE_DISTRIBUTION_HASH_ANNOTATION] !== desired.metadata.annotations?.[RESOURCE_DISTRIBUTION_HASH_ANNOTATION] ||
     annotations[RESOURCE_DISTRIBUTION_FROM_ANNOTATION] !== rd.metadata.name ||
-    !isDeepStrictEqual(ref, controllerRef(rd))
+    !isDeepStrictEqual(
+      ref,
+      desired.metadata.ownerReferences?.find((r) => r.controller),
+    )
   );
 }
 

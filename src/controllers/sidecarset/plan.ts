@@ -20,7 +20,7 @@ import {
 import { calculatePartitionReplicas, getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { matchesLabelSelector } from '../../util/labelselector.ts';
 import { compareActivePods, isPodActive, isRunningAndReady } from '../../util/pod.ts';
-import { marshalGoJSON } from '../../util/revision.ts';
+import { CONTROLLER_REVISION_HASH_KEY, hashControllerRevision, marshalGoJSON } from '../../util/revision.ts';
 import {
   formatUpgradeSpecs,
   hotUpgradeContainerNames,
@@ -191,7 +191,9 @@ export function planRevisions(o: SidecarSetObserved, pods: readonly Pod[]): Revi
     plan.renumber = { name: plan.latestName, revision: next };
     kept = [...revisions.filter((r) => r !== reuse), { ...reuse, revision: next }];
   } else {
-    const name = sidecarSetRevisionName(s, s.status?.collisionCount);
+    // Upstream always hashes with a collision count (0 until a collision), never without one.
+    const collisionCount = s.status?.collisionCount ?? 0;
+    const name = sidecarSetRevisionName(s, collisionCount);
     plan.latestName = name;
     const annotations: Record<string, string> = { ...s.metadata.annotations };
     plan.create = {
@@ -200,7 +202,7 @@ export function planRevisions(o: SidecarSetObserved, pods: readonly Pod[]): Revi
       metadata: {
         name,
         namespace: o.revisionNamespace,
-        labels: revisionLabels(s),
+        labels: { ...revisionLabels(s), [CONTROLLER_REVISION_HASH_KEY]: hashControllerRevision(data, collisionCount) },
         annotations,
         ownerReferences: [
           {
@@ -213,7 +215,8 @@ export function planRevisions(o: SidecarSetObserved, pods: readonly Pod[]): Revi
           },
         ],
       },
-      data: sidecarSetRevisionData(s),
+      // Go's bytes (sorted keys): OpenKruise compares revision data byte for byte (EqualRevision).
+      data: JSON.parse(data),
       revision: next,
     };
     kept = [...revisions, plan.create];

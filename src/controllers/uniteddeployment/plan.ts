@@ -89,9 +89,22 @@ export function unitedDeploymentRevisionData(ud: UnitedDeployment): string {
 type SubsetTemplates = NonNullable<NonNullable<UnitedDeployment['spec']>['template']>;
 
 /**
+ * The members of each subset template's spec that Go's types hold as structs (not pointers): Go
+ * marshals them even when empty (`omitempty` does not drop a struct), so v1.8.2 hashes `{}` for them
+ * whether or not the stored object has them — an object OpenKruise stored has them (its webhook
+ * re-marshals), one created through Kruise TS does not.
+ */
+const GO_STRUCT_MEMBERS: Record<string, readonly string[]> = {
+  cloneSetTemplate: ['scaleStrategy', 'updateStrategy'],
+  advancedStatefulSetTemplate: ['volumeClaimUpdateStrategy', 'updateStrategy'],
+  statefulSetTemplate: ['updateStrategy'],
+  deploymentTemplate: ['strategy'],
+};
+
+/**
  * The subset templates as Go re-marshals its decoded types: metadata with `creationTimestamp: null`,
- * pod templates as normalisePodTemplate writes them, and the CloneSet spec's struct-typed
- * `scaleStrategy` / `updateStrategy` always present.
+ * pod templates as normalisePodTemplate writes them, the spec's struct-typed members
+ * (GO_STRUCT_MEMBERS) always present, claim templates as Go marshals a PersistentVolumeClaim.
  */
 function goSubsetTemplates(templates: SubsetTemplates): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -99,13 +112,21 @@ function goSubsetTemplates(templates: SubsetTemplates): Record<string, unknown> 
     if (!t) continue;
     const spec: Record<string, unknown> = { ...(t.spec ?? {}) };
     spec.template = normalisePodTemplate(spec.template as PodTemplateSpec | undefined);
-    if (key === 'cloneSetTemplate') {
-      spec.scaleStrategy ??= {};
-      spec.updateStrategy ??= {};
-    }
+    for (const member of GO_STRUCT_MEMBERS[key] ?? []) spec[member] ??= {};
+    if (Array.isArray(spec.volumeClaimTemplates)) spec.volumeClaimTemplates = spec.volumeClaimTemplates.map(goClaimTemplate);
     out[key] = { ...t, metadata: { creationTimestamp: null, ...(t.metadata ?? {}) }, spec };
   }
   return out;
+}
+
+/** A PersistentVolumeClaim as Go marshals it: metadata, spec.resources and status are structs. */
+function goClaimTemplate(claim: { metadata?: object; spec?: Record<string, unknown>; status?: object }): unknown {
+  return {
+    ...claim,
+    metadata: { creationTimestamp: null, ...(claim.metadata ?? {}) },
+    spec: { resources: {}, ...(claim.spec ?? {}) },
+    status: claim.status ?? {},
+  };
 }
 
 function templateLabels(ud: UnitedDeployment): Record<string, string> {

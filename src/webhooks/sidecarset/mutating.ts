@@ -6,7 +6,7 @@ import type { SidecarContainer, SidecarSet } from '../../apis/apps/sidecarset.ts
 import { SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION } from '../../apis/constants.ts';
 import { marshalGoSidecarContainers } from '../../util/go-container.ts';
 import { safeEncodeString } from '../../util/revision.ts';
-import { defaultHTTPGet, defaultProbe, defaultPullPolicyForImage, setDefaultPodVolumes } from '../podtemplate.ts';
+import { defaultHTTPGet, defaultProbe, defaultPullPolicyForImage, defaultResourceList, setDefaultPodVolumes } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 // Kubernetes SetDefaults_Container (pull policy from the image tag, unlike workload templates)
@@ -30,6 +30,11 @@ function defaultSidecarContainer(c: SidecarContainer, injectPolicy: 'BeforeAppCo
     const ref = e.valueFrom?.fieldRef;
     if (ref && !ref.apiVersion) ref.apiVersion = 'v1';
   }
+  // SetDefaults_ResourceList: quantities in Go's canonical text ("0.5" → "500m"), which the
+  // revision name and the hash annotations cover (a SidecarSet created through Kruise TS must hash
+  // as under OpenKruise).
+  defaultResourceList(c.resources?.limits);
+  defaultResourceList(c.resources?.requests);
   defaultProbe(c.livenessProbe);
   defaultProbe(c.readinessProbe);
   defaultHTTPGet(c.lifecycle?.postStart?.httpGet);

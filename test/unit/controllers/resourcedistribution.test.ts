@@ -161,16 +161,35 @@ describe('planDistribution', () => {
     assert.deepEqual(u.metadata.labels, { app: 'x', extra: 'kept' });
   });
 
-  test('a new resource hash rewrites copies; a v1alpha1 controller ref is rewritten to v1beta1', () => {
+  test('a new resource hash rewrites copies; a controller ref to the distribution keeps the version it names', () => {
+    const alphaRef = (c: DistributedResource) => (c.metadata.ownerReferences![0]!.apiVersion = 'apps.kruise.io/v1alpha1');
     const stale = copyIn('team-a1', d, (c) => (c.metadata.annotations![HASH_KEY] = 'old'));
-    const alpha = copyIn('team-a2', d, (c) => (c.metadata.ownerReferences![0]!.apiVersion = 'apps.kruise.io/v1alpha1'));
+    // Written by OpenKruise v1.8 (or re-pointed by `kruise storage-version migrate --to openkruise-v1.8`).
+    const alpha = copyIn('team-a2', d, alphaRef);
     const copies: Record<string, DistributedResource> = { 'team-a1': stale, 'team-a2': alpha };
-    const plan = planDistribution({ rd: d, namespaces: NAMESPACES, existing: (n) => copies[n] });
+    let plan = planDistribution({ rd: d, namespaces: NAMESPACES, existing: (n) => copies[n] });
     assert.deepEqual(
       plan.update.map((c) => [c.metadata.namespace, c.metadata.ownerReferences![0]!.apiVersion, c.metadata.annotations![HASH_KEY]]),
+      [['team-a1', 'apps.kruise.io/v1beta1', resourceHash(d)]],
+    );
+    // Rewritten for another reason, the v1alpha1 reference stays v1alpha1.
+    copies['team-a2'] = copyIn('team-a2', d, (c) => (alphaRef(c), (c.metadata.annotations![HASH_KEY] = 'old')));
+    plan = planDistribution({ rd: d, namespaces: NAMESPACES, existing: (n) => copies[n] });
+    assert.deepEqual(
+      plan.update.map((c) => [c.metadata.namespace, c.metadata.ownerReferences![0]!.apiVersion]),
       [
-        ['team-a1', 'apps.kruise.io/v1beta1', resourceHash(d)],
-        ['team-a2', 'apps.kruise.io/v1beta1', resourceHash(d)],
+        ['team-a1', 'apps.kruise.io/v1beta1'],
+        ['team-a2', 'apps.kruise.io/v1alpha1'],
+      ],
+    );
+    // A reference to an earlier distribution of the same name (another uid) is replaced by a v1beta1 one.
+    copies['team-a2'] = copyIn('team-a2', d, (c) => (alphaRef(c), (c.metadata.ownerReferences![0]!.uid = 'earlier-uid')));
+    plan = planDistribution({ rd: d, namespaces: NAMESPACES, existing: (n) => copies[n] });
+    assert.deepEqual(
+      plan.update.map((c) => [c.metadata.namespace, c.metadata.ownerReferences!.map((r) => `${r.apiVersion} ${r.uid}`)]),
+      [
+        ['team-a1', ['apps.kruise.io/v1beta1 rd-uid']],
+        ['team-a2', ['apps.kruise.io/v1beta1 rd-uid']],
       ],
     );
   });

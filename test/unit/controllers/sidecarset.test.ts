@@ -15,6 +15,7 @@ import {
   type SidecarSetObserved,
 } from '../../../src/controllers/sidecarset/plan.ts';
 import { sidecarSetRevisionData, type StoredSidecarSet } from '../../../src/util/sidecarset.ts';
+import { controllerRevisionName, hashControllerRevision, marshalGoJSON } from '../../../src/util/revision.ts';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 
@@ -398,6 +399,18 @@ describe('SidecarSet revisions', () => {
       renumber: { name: 'log-1', revision: 3 },
       delete: [],
     });
+  });
+
+  test('a new revision as OpenKruise writes it: named with collision count 0 when status has none, its hash label, data in Go key order', () => {
+    const s = sidecarSet('agent:1', {}, { volumes: [{ name: 'logs', emptyDir: {} }] });
+    delete s.status;
+    const create = planRevisions(observed(s, []), []).create!;
+    const data = marshalGoJSON(sidecarSetRevisionData(s));
+    assert.equal(create.metadata.name, controllerRevisionName('log', data, 0));
+    assert.notEqual(create.metadata.name, controllerRevisionName('log', data, undefined));
+    assert.equal(create.metadata.labels!['controller.kubernetes.io/hash'], hashControllerRevision(data, 0));
+    // Sent as JSON.stringify writes it: the bytes OpenKruise compares (sorted keys: containers before volumes).
+    assert.equal(JSON.stringify(create.data), data);
   });
 
   test('history is cut to revisionHistoryLimit, keeping revisions pods still record', () => {
