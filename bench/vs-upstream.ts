@@ -12,7 +12,7 @@
 //     wall, manager CPU-seconds (/proc utime+stime), API writes per pod by verb and resource
 //     (apiserver_request_total deltas; no client label, so KWOK's pod status writes and the
 //     scheduler's events are counted too — the same for both).
-// --background-pods N first creates N bare pods bound to a node nobody runs (no kubelet, no KWOK
+// --background-pods N first creates N bare pods that no scheduler takes (Pending for good: no KWOK
 // work), which both managers cache: start-up and RSS at N + replicas pods.
 // Usage: node --import tsx bench/vs-upstream.ts [--replicas 1000] [--nodes 20] [--rounds 1]
 //        [--background-pods 0] [--qps 30 --burst 50] [--phases scale-up,in-place,recreate,scale-down]
@@ -423,7 +423,9 @@ async function backgroundPods(n: number): Promise<void> {
           apiVersion: 'v1',
           kind: 'Pod',
           metadata: { name: `bg-${i}`, namespace: 'bench-background', labels: { app: 'background' } },
-          spec: { nodeName: 'no-such-node', containers: [{ name: 'main', image: 'nginx:1.0' }] },
+          // Left Pending for good: no scheduler has this name. (A pod bound to a node that does not
+          // exist is deleted by the pod GC within a minute, which emptied the background of earlier runs.)
+          spec: { schedulerName: 'bench-background', containers: [{ name: 'main', image: 'nginx:1.0' }] },
         })
         // The count above comes from remainingItemCount, an estimate: a pod may already be there.
         .catch((err: unknown) => {

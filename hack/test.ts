@@ -68,7 +68,7 @@ const nodeArgs = [
 const child = spawn(process.execPath, nodeArgs, {
   cwd: repoRoot,
   stdio: 'inherit',
-  env: { ...process.env, ...(needsCluster ? {} : { KRUISE_TS_SKIP_CLUSTER: '1' }) },
+  env: { ...process.env, KRUISE_CACHE_MUTATION_DETECTOR: 'true', ...(needsCluster ? {} : { KRUISE_TS_SKIP_CLUSTER: '1' }) },
 });
 const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
 if (code !== 0 && needsCluster) {

@@ -6,6 +6,7 @@ import { logger } from './log.ts';
 import {
   StatusError,
   isGone,
+  isTooManyRequests,
   type KubeObject,
   type ListOptions,
   type ObjectList,
@@ -119,6 +120,12 @@ export class Reflector<T extends KubeObject> {
   private readonly selectors: { namespace?: string; labelSelector?: string; fieldSelector?: string };
   private readonly onError: ((err: unknown) => void) | undefined;
   private lastRV = '';
+  /** The last list has not been followed by a watch that delivered anything yet. */
+  private listUnwatched = false;
+  /** That list was made at once after a 410, with no watch event since. */
+  private relistedAtOnce = false;
+  /** Watches refused in a row with 429 and a Retry-After. */
+  private retryAfterStreak = 0;
   /** Relists asked for (relist()), and how many of them a completed list has answered. */
   private relistsRequested = 0;
   private relistsDone = 0;
@@ -181,16 +188,32 @@ export class Reflector<T extends KubeObject> {
         await this.watchOnce(signal);
       } catch (err) {
         if (signal.aborted) break;
+        let delayMs: number | undefined;
         if (isGone(err)) {
           // Our resourceVersion has been compacted away: only a fresh list tells what we missed.
+          // Refused right after its list, it means the API server rebuilt the resource's storage in
+          // between (a CRD write: conversion settings at start-up) and started its watch cache past
+          // our list, which a list now will not be: once, at once; a second time, after a backoff.
+          if (!needList && this.listUnwatched && !this.relistedAtOnce) delayMs = 0;
+          this.relistedAtOnce = delayMs === 0;
           needList = true;
+          this.listUnwatched = false;
           this.log.info({ resource: this.type.resource, err: String(err) }, 'resourceVersion expired, relisting');
         } else {
+          // "storage is (re)initializing": the API server is filling the watch cache of a storage it
+          // just rebuilt and says when to come back; our resourceVersion is fine. Its word is taken
+          // a few times in a row before the usual backoff.
+          const retryAfter = isTooManyRequests(err) ? (err as StatusError).status.details?.retryAfterSeconds : undefined;
+          if (!needList && retryAfter !== undefined && this.retryAfterStreak < 3) {
+            this.retryAfterStreak++;
+            delayMs = retryAfter * 1000;
+          }
           this.log.warn({ resource: this.type.resource, err: String(err) }, needList ? 'list failed' : 'watch failed');
         }
+        if (delayMs === undefined) this.retryAfterStreak = 0;
         this.onError?.(err);
         try {
-          await this.clock.sleep(this.backoff.next(), signal);
+          await this.clock.sleep(delayMs ?? this.backoff.next(), signal);
         } catch {
           break;
         }
@@ -235,6 +258,7 @@ export class Reflector<T extends KubeObject> {
     }
     this.store.replace(items, listRV);
     this.lastRV = listRV;
+    this.listUnwatched = true;
     this.relistsDone = answers;
     const answered = this.relistWaiters.filter((w) => w.upTo <= answers);
     this.relistWaiters = this.relistWaiters.filter((w) => w.upTo > answers);
@@ -276,6 +300,9 @@ export class Reflector<T extends KubeObject> {
         lastActivity = this.clock.now();
         events++;
         this.handle(ev);
+        this.listUnwatched = false;
+        this.relistedAtOnce = false;
+        this.retryAfterStreak = 0;
       }
     } catch (err) {
       if (interrupt.signal.aborted && !signal.aborted) return;

@@ -216,9 +216,11 @@ describe('CloneSet', { concurrency: 2 }, () => {
         { metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } },
         { namespace: ns, patchType: 'application/merge-patch+json' },
       );
-      await waitFor(`${victim} deleted`, async () => {
-        const pods = await podsOf(client, ns, 'surge');
-        return pods.length === 3 && !pods.some((p) => p.metadata.name === victim);
+      // Read from the watch itself, not a fresh list: a list can show the end state while events
+      // before it (the surge pod's) are still on their way, and stopping then would drop them.
+      await waitFor(`${victim} deleted, as the pod watch sees it`, async () => {
+        const active = watcher.activeNames();
+        return active.length === 3 && !active.includes(victim);
       });
     } finally {
       watcher.stop();

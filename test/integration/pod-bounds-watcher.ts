@@ -51,6 +51,11 @@ export class PodBoundsWatcher {
     this.check('the initial list');
   }
 
+  /** The names of the pods the watch has seen so far that are not being deleted. */
+  activeNames(): string[] {
+    return [...this.pods.values()].filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name!);
+  }
+
   private check(what: string): void {
     this.events++;
     const active = [...this.pods.values()].filter((p) => !p.metadata.deletionTimestamp);

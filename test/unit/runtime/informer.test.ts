@@ -11,6 +11,7 @@ import {
   SharedIndexInformer,
   SharedInformerFactory,
   deepFreeze,
+  freezeCachedObjects,
   objectKey,
   splitKey,
   unwrapDeleted,
@@ -149,7 +150,12 @@ describe('SharedIndexInformer', () => {
     assert.equal(inf.lister.get('i2', 'b'), undefined);
   });
 
-  test('cached objects are deep-frozen and carry no managedFields', async () => {
+  test('the cache mutation detector is on in the test suite (hack/test.ts), off by default', () => {
+    assert.equal(freezeCachedObjects, process.env.KRUISE_CACHE_MUTATION_DETECTOR === 'true');
+    assert.equal(freezeCachedObjects, true, 'run through ./run.sh test, which sets KRUISE_CACHE_MUTATION_DETECTOR=true');
+  });
+
+  test('cached objects are deep-frozen (mutation detector) and carry no managedFields', async () => {
     server.put(PODS, {
       ...pod('i3', 'f', { labels: { a: 'b' } }),
       metadata: { name: 'f', namespace: 'i3', labels: { a: 'b' }, managedFields: [{ manager: 'kubectl' }] },

@@ -1,12 +1,13 @@
 import { test, describe, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { FakeClock } from '../../../src/util/clock.ts';
-import { KubeClient, Pods, type KubeObject } from '../../../src/runtime/client.ts';
+import { FakeClock, realClock, type Clock } from '../../../src/util/clock.ts';
+import { KubeClient, Pods, StatusError, type KubeObject, type WatchEvent } from '../../../src/runtime/client.ts';
 import {
   Backoff,
   Reflector,
   defaultBackoff,
+  type ListerWatcher,
   type ReflectorOptions,
   type ReflectorStore,
   type RuntimeLogger,
@@ -450,3 +451,91 @@ async function freePort(): Promise<number> {
   await new Promise((r) => srv.close(r));
   return port;
 }
+
+describe('Reflector after a storage rebuild (CRD written at start-up)', () => {
+  /** A clock whose sleeps end at once and are recorded. */
+  const recordingClock = () => {
+    const sleeps: number[] = [];
+    const clock = { ...realClock, sleep: async (ms: number) => void sleeps.push(ms) };
+    return { clock, sleeps };
+  };
+  const gone = new StatusError({
+    kind: 'Status',
+    status: 'Failure',
+    code: 410,
+    reason: 'Expired',
+    message: 'too old resource version: 1 (5)',
+  });
+  const initializing = new StatusError({
+    kind: 'Status',
+    status: 'Failure',
+    code: 429,
+    reason: 'TooManyRequests',
+    message: 'storage is (re)initializing',
+    details: { retryAfterSeconds: 1 },
+  });
+
+  /** Lists answer the next RV; each watch plays the next script entry: an error, or one event then the end of the stream. */
+  function scripted(script: Array<StatusError | 'event'>) {
+    let rv = 0;
+    const calls: string[] = [];
+    const client: ListerWatcher = {
+      async list<T extends KubeObject>() {
+        calls.push('list');
+        return { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(++rv) }, items: [] as T[] };
+      },
+      async *watch<T extends KubeObject>(_type: unknown, opts: { signal?: AbortSignal }): AsyncGenerator<WatchEvent<T>> {
+        calls.push('watch');
+        const step = script.shift();
+        // The script played out: a watch that stays open until the reflector stops.
+        if (step === undefined) return await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve()));
+        if (step instanceof StatusError) throw step;
+        const object = { ...pod(`p${rv}`, 'x'), metadata: { name: `p${rv}`, namespace: 'x', resourceVersion: String(++rv) } };
+        yield { type: 'ADDED', object: object as unknown as T };
+      },
+    };
+    return { client, calls };
+  }
+
+  async function runUntil(client: ListerWatcher, clock: Clock, done: () => boolean) {
+    const ctrl = new AbortController();
+    const reflector = new Reflector<KubeObject>({
+      client,
+      type: Pods,
+      store: new RecordingStore(),
+      logger: quiet,
+      clock,
+      random: () => 0.5,
+    });
+    const running = reflector.run(ctrl.signal);
+    await waitFor(done, 'script played');
+    ctrl.abort();
+    await running;
+  }
+
+  test('a watch refused as too old right after its list relists at once; a second refusal in a row backs off', async () => {
+    const { clock, sleeps } = recordingClock();
+    const { client, calls } = scripted([gone, gone]);
+    await runUntil(client, clock, () => calls.length >= 6);
+    assert.deepEqual(calls.slice(0, 6), ['list', 'watch', 'list', 'watch', 'list', 'watch']);
+    assert.equal(sleeps[0], 0, 'the first 410 after a list: no wait');
+    assert.ok(sleeps[1]! >= 800, `the second in a row: the backoff (${sleeps[1]} ms)`);
+  });
+
+  test('a 410 after the watch delivered events backs off as before', async () => {
+    const { clock, sleeps } = recordingClock();
+    const { client, calls } = scripted(['event', gone]);
+    await runUntil(client, clock, () => calls.length >= 5);
+    assert.deepEqual(calls.slice(0, 5), ['list', 'watch', 'watch', 'list', 'watch']);
+    assert.ok(sleeps.at(-1)! >= 800, `backoff before the relist (${sleeps.join(', ')})`);
+  });
+
+  test('"storage is (re)initializing" (429 + Retry-After) waits the time the server asked, three times in a row, then backs off', async () => {
+    const { clock, sleeps } = recordingClock();
+    const { client, calls } = scripted([initializing, initializing, initializing, initializing]);
+    await runUntil(client, clock, () => calls.filter((c) => c === 'watch').length >= 5);
+    assert.deepEqual(calls.slice(0, 6), ['list', 'watch', 'watch', 'watch', 'watch', 'watch'], 'no relist: the resourceVersion is fine');
+    assert.deepEqual(sleeps.slice(0, 3), [1000, 1000, 1000]);
+    assert.ok(sleeps[3]! >= 800 && sleeps[3] !== 1000, `then the backoff (${sleeps[3]} ms)`);
+  });
+});
