@@ -22,6 +22,9 @@ export const KubeletLabels = {
   containerName: 'io.kubernetes.container.name',
 } as const;
 
+/** CRI annotation holding the kubelet's HashContainer of the spec it started the container from (hex). */
+const CONTAINER_HASH_ANNOTATION = 'io.kubernetes.container.hash';
+
 export interface CriRuntimeOptions {
   /** `unix:///path` or a socket path; when absent the usual sockets are probed. */
   endpoint?: string;
@@ -77,6 +80,7 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   private async describe(name: string, c: Container): Promise<RuntimeContainer> {
+    const specHash = Number.parseInt(c.annotations?.[CONTAINER_HASH_ANNOTATION] ?? '', 16);
     const base: RuntimeContainer = {
       containerID: this.containerID(c.id),
       name,
@@ -84,6 +88,7 @@ export class CriRuntime implements ContainerRuntime {
       state: stateOf(c.state),
       image: c.image?.image || undefined,
       imageRef: c.imageRef || undefined,
+      ...(Number.isSafeInteger(specHash) && { specHash }),
     };
     try {
       // Verbose: the env the container was started with is only in the runtime's info map.
