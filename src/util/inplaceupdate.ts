@@ -65,7 +65,7 @@ export interface RuntimeContainerMetaSet {
     name: string;
     containerID: string;
     restartCount?: number;
-    hashes?: { plainHash?: number; extractedEnvFromMetadataHash?: number };
+    hashes?: { plainHash?: number; plainHashWithoutResources?: number; extractedEnvFromMetadataHash?: number };
   }>;
 }
 

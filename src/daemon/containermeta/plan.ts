@@ -51,7 +51,12 @@ export function planContainerMeta(pod: Pod, runtime: readonly RuntimeContainer[]
       // upstream's daemon reports it): the spec's hash while an old container still runs would
       // tell an OpenKruise manager the in-place update is done. Only a runtime without kubelet
       // hashes (simulated) falls back to the spec's HashContainer.
-      hashes: { plainHash: rc.specHash ?? hashContainer(c), extractedEnvFromMetadataHash: hash },
+      // Keys in upstream's order, plainHashWithoutResources always written (0 when the kubelet has none).
+      hashes: {
+        plainHash: rc.specHash ?? hashContainer(c),
+        plainHashWithoutResources: rc.specHashWithoutResources ?? 0,
+        extractedEnvFromMetadataHash: hash,
+      },
     });
     if (updating && hash !== envFromMetadataHash(c, pod.metadata)) restart.push({ name: c.name, containerID: rc.containerID });
   }

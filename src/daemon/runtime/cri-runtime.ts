@@ -22,8 +22,14 @@ export const KubeletLabels = {
   containerName: 'io.kubernetes.container.name',
 } as const;
 
-/** CRI annotation holding the kubelet's HashContainer of the spec it started the container from (hex). */
+/** CRI annotations holding the kubelet's hashes of the spec it started the container from (hex). */
 const CONTAINER_HASH_ANNOTATION = 'io.kubernetes.container.hash';
+const CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION = 'io.kubernetes.container.hashWithoutResources';
+
+const hexAnnotation = (c: Container, key: string) => {
+  const n = Number.parseInt(c.annotations?.[key] ?? '', 16);
+  return Number.isSafeInteger(n) ? n : undefined;
+};
 
 export interface CriRuntimeOptions {
   /** `unix:///path` or a socket path; when absent the usual sockets are probed. */
@@ -80,7 +86,8 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   private async describe(name: string, c: Container): Promise<RuntimeContainer> {
-    const specHash = Number.parseInt(c.annotations?.[CONTAINER_HASH_ANNOTATION] ?? '', 16);
+    const specHash = hexAnnotation(c, CONTAINER_HASH_ANNOTATION);
+    const specHashWithoutResources = hexAnnotation(c, CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION);
     const base: RuntimeContainer = {
       containerID: this.containerID(c.id),
       name,
@@ -88,7 +95,8 @@ export class CriRuntime implements ContainerRuntime {
       state: stateOf(c.state),
       image: c.image?.image || undefined,
       imageRef: c.imageRef || undefined,
-      ...(Number.isSafeInteger(specHash) && { specHash }),
+      ...(specHash !== undefined && { specHash }),
+      ...(specHashWithoutResources !== undefined && { specHashWithoutResources }),
     };
     try {
       // Verbose: the env the container was started with is only in the runtime's info map.

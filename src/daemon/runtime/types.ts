@@ -32,6 +32,8 @@ export interface RuntimeContainer {
    * `io.kubernetes.container.hash`); OpenKruise's kruise-daemon reports it as `plainHash`.
    */
   specHash?: number;
+  /** The same without resources (`io.kubernetes.container.hashWithoutResources`; kubelets with InPlacePodVerticalScaling). */
+  specHashWithoutResources?: number;
 }
 
 /** The pod the kubelet created the sandbox for (CRI labels `io.kubernetes.pod.*`). */

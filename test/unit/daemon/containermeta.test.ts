@@ -100,8 +100,15 @@ test('planContainerMeta', () => {
   assert.equal(meta.hashes.extractedEnvFromMetadataHash, envFromMetadataHash(container, p.metadata));
   assert.equal(meta.containerID, 'containerd://app');
   assert.equal(meta.hashes.plainHash, hashContainer(container), 'without a kubelet hash: the spec hashed as kubelet v1.30 does');
-  const kubeletHashed = JSON.parse(planContainerMeta(p, [{ ...running('app', { VER: 'v1' }), specHash: 0xdeadbeef }]).annotation!);
-  assert.equal(kubeletHashed.containers[0].hashes.plainHash, 0xdeadbeef, "the kubelet's hash of the spec the container started from");
+  assert.equal(meta.hashes.plainHashWithoutResources, 0);
+  const kubeletHashed = planContainerMeta(p, [
+    { ...running('app', { VER: 'v1' }), specHash: 0xdeadbeef, specHashWithoutResources: 7 },
+  ]).annotation!;
+  // The kubelet's hashes of the spec the container started from, laid out as v1.8.2's daemon writes them.
+  assert.equal(
+    kubeletHashed,
+    `{"containers":[{"name":"app","containerID":"containerd://app","restartCount":0,"hashes":{"plainHash":${0xdeadbeef},"plainHashWithoutResources":7,"extractedEnvFromMetadataHash":${meta.hashes.extractedEnvFromMetadataHash}}}]}`,
+  );
   p.metadata.annotations![RUNTIME_CONTAINERS_META_ANNOTATION] = first.annotation!;
   assert.equal(planContainerMeta(p, [running('app', { VER: 'v1' })]).annotation, undefined, 'unchanged annotation is not rewritten');
 });
