@@ -5,10 +5,14 @@
 // Kruise TS needs the exact field list, order and type names. With `hash`, it reads JSON lines
 // {"template": …, "collisionCount": n|null} and writes Kubernetes' ComputeHash of each (the code of
 // k8s.io/kubernetes v1.30.10 pkg/controller ComputeHash, over apimachinery's dump.ForHash) — the
-// reference for test/fixtures/go-pod-template-hash.json. Test tooling only.
+// reference for test/fixtures/go-pod-template-hash.json. With `envhash`, it reads JSON lines
+// {"container": …, "labels": …, "annotations": …, "runtimeEnv": …} and writes, per line, the hashes
+// OpenKruise v1.8.2 puts in apps.kruise.io/runtime-containers-meta (see envhash.go) — the reference
+// for test/fixtures/go-env-hash.json. Test tooling only.
 //
 //	cd hack/go-pod-template && GOFLAGS=-mod=mod go run . > ../../src/util/go-pod-template-types.ts
 //	cd hack/go-pod-template && GOFLAGS=-mod=mod go run . hash < cases.jsonl
+//	(test/fixtures/go-env-hash.json keeps the command that pipes its cases through `envhash`)
 package main
 
 import (
@@ -67,6 +71,10 @@ type desc map[string]any
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "hash" {
 		computeHashes()
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "envhash" {
+		computeEnvHashes()
 		return
 	}
 	types := map[string]desc{}

@@ -5,6 +5,7 @@
 // Kruise TS writes the same bytes. Every nested struct (securityContext, resourcesPolicy, resource
 // claims included) has its layout here.
 
+import { deepHashBytes } from './go-pod-template.ts';
 import { goQuantity } from './revision-data.ts';
 import { marshalGoJSON } from './revision.ts';
 
@@ -292,6 +293,15 @@ const SIDECAR_CONTAINER: Layout = [
     ]),
   ],
 ];
+
+/**
+ * kubelet's HashContainer (k8s.io/kubernetes v1.30.10 pkg/kubelet/container/helpers.go):
+ * DeepHashObject over json.Marshal of the container. The kubelet records it on each container it
+ * starts; OpenKruise v1.8.2's manager compares it with `plainHash` in runtime-containers-meta.
+ */
+export function hashContainer(container: unknown): number {
+  return deepHashBytes(struct(CONTAINER, container));
+}
 
 /** json.Marshal of a []SidecarContainer as Go writes it (null for none). */
 export function marshalGoSidecarContainers(containers: readonly unknown[] | undefined | null): string {

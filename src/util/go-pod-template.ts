@@ -19,18 +19,10 @@
 
 import { formatQuantity, parseQuantity, tryParseQuantity } from '../apis/quantity.ts';
 import { GO_POD_TEMPLATE_TYPES, type GoTypeDesc } from './go-pod-template-types.ts';
-import { fnv1a_32, marshalGoJSON, safeEncodeString } from './revision.ts';
+import { compareCodePoints, fnv1a_32, marshalGoJSON, safeEncodeString } from './revision.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-// Go compares strings bytewise over UTF-8, i.e. by code point (JS's < compares UTF-16 units).
-const byCodePoint = (a: string, b: string) => {
-  const x = [...a].map((c) => c.codePointAt(0)!);
-  const y = [...b].map((c) => c.codePointAt(0)!);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
-  return x.length - y.length;
-};
 
 function desc(type: string): GoTypeDesc {
   const d = GO_POD_TEMPLATE_TYPES[type];
@@ -129,7 +121,7 @@ function print(type: string, v: unknown, typed: boolean): string {
     if (!isObject(v)) return `${prefix}<nil>`;
     const [keyType, valueType] = d.m;
     const entries = Object.keys(v)
-      .sort(byCodePoint)
+      .sort(compareCodePoints)
       .map((k) => `${print(keyType, k, false)}:${print(valueType, v[k], false)}`);
     return `${prefix}map[${entries.join(' ')}]`;
   }
@@ -146,6 +138,16 @@ function print(type: string, v: unknown, typed: boolean): string {
 /** hashutil.DeepHashObject's text for a pod template: spew `%#v` of the decoded v1.PodTemplateSpec. */
 export function goPodTemplateDump(template: unknown): string {
   return print('v1.PodTemplateSpec', template, true);
+}
+
+/**
+ * hashutil.DeepHashObject(fnv.New32a(), []byte(text)): spew prints a byte slice as
+ * `([]uint8)[b0 b1 …]` (decimal bytes of the UTF-8 text), and the hash is FNV-32a of that print.
+ * Kubernetes and OpenKruise hash JSON this way (kubelet's HashContainer, the env-from-metadata hash,
+ * CloneSet's volumeClaimTemplates hash).
+ */
+export function deepHashBytes(text: string): number {
+  return fnv1a_32(`([]uint8)[${Buffer.from(text, 'utf8').join(' ')}]`);
 }
 
 /**

@@ -23,7 +23,8 @@ import {
 import type { Container } from '../apis/core.ts';
 import type { Pod, PodCondition } from '../apis/core-objects.ts';
 import { getCondition, setCondition } from './lifecycle.ts';
-import { equalToRevisionHash, fnv1a_32, marshalGoJSON } from './revision.ts';
+import { deepHashBytes } from './go-pod-template.ts';
+import { compareCodePoints, equalToRevisionHash, marshalGoJSON } from './revision.ts';
 import { templateFromRevision, type ControllerRevision } from './revision-data.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -64,7 +65,7 @@ export interface RuntimeContainerMetaSet {
     name: string;
     containerID: string;
     restartCount?: number;
-    hashes?: { plainHash?: number; extractedEnvFromMetadataHash?: number };
+    hashes?: { plainHash?: number; plainHashWithoutResources?: number; extractedEnvFromMetadataHash?: number };
   }>;
 }
 
@@ -176,36 +177,83 @@ export function diffJSON(a: unknown, b: unknown, path = ''): PatchOp[] {
 
 const CONTAINER_IMAGE_PATH = /^\/spec\/containers\/([0-9]+)\/image$/;
 
-/** `metadata.labels['k']` → ['metadata.labels', 'k'] (fieldpath.SplitMaybeSubscriptedPath). */
+/**
+ * fieldpath.SplitMaybeSubscriptedPath: `metadata.labels['k']` → ['metadata.labels', 'k'], split at
+ * the first `['` (so `a['x['y']` is ['a', "x['y"]); undefined when not subscripted.
+ */
 function splitSubscriptedPath(fieldPath: string): [string, string] | undefined {
-  const m = /^(.*)\['(.*)'\]$/.exec(fieldPath);
-  return m ? [m[1], m[2]] : undefined;
+  if (!fieldPath.endsWith("']")) return undefined;
+  const s = fieldPath.slice(0, -2);
+  const at = s.indexOf("['");
+  return at > 0 ? [s.slice(0, at), s.slice(at + 2)] : undefined;
+}
+
+// SidecarSet writes these itself; they never count as env from metadata.
+const EXCLUDED_ENVS = new Set(['SIDECARSET_VERSION', 'SIDECARSET_VERSION_ALT']);
+
+export interface MetadataEnvRef {
+  /** The env var's name. */
+  name: string;
+  path: 'metadata.labels' | 'metadata.annotations';
+  /** The label / annotation key. */
+  key: string;
+}
+
+/**
+ * The env vars of a container that take their value from a pod label or annotation
+ * (`fieldRef: metadata.labels['k']` / `metadata.annotations['k']`), as OpenKruise v1.8.2 counts
+ * them (pkg/util/containermeta): no literal value, not SidecarSet's version envs; in spec order.
+ */
+export function metadataEnvRefs(c: Container): MetadataEnvRef[] {
+  const refs: MetadataEnvRef[] = [];
+  for (const e of c.env ?? []) {
+    const fp = e?.valueFrom?.fieldRef?.fieldPath;
+    if (!fp || e.value || EXCLUDED_ENVS.has(e.name)) continue;
+    const split = splitSubscriptedPath(fp);
+    if (split && (split[0] === 'metadata.labels' || split[0] === 'metadata.annotations'))
+      refs.push({ name: e.name, path: split[0], key: split[1] });
+  }
+  return refs;
 }
 
 /** Whether a container's env reads `metadata.labels['key']` / `metadata.annotations['key']`. */
 export function isContainerReferenceToMeta(c: Container, metaPath: string, key: string): boolean {
-  return (c.env ?? []).some((e) => {
-    const fp = e.valueFrom?.fieldRef?.fieldPath;
-    const split = fp ? splitSubscriptedPath(fp) : undefined;
-    return !!split && split[0] === metaPath && split[1] === key;
-  });
+  return metadataEnvRefs(c).some((r) => r.path === metaPath && r.key === key);
+}
+
+/** A Go map lookup: the value, or '' when the key is absent. */
+const lookup = (m: Record<string, string> | undefined, key: string) => (m && Object.hasOwn(m, key) ? m[key] : '');
+
+/**
+ * OpenKruise's hashEnvs: the []v1.EnvVar{name, value} list, stably sorted by name (Go string
+ * order), json.Marshal'ed (value omitted when empty, `null` for no env), then
+ * hashutil.DeepHashObject of those bytes. No env from metadata still hashes (the bytes `null`).
+ */
+function hashEnvs(envs: Array<{ name: string; value: string }>): number {
+  const sorted = [...envs].sort((a, b) => compareCodePoints(a.name, b.name));
+  const json = sorted.length === 0 ? 'null' : marshalGoJSON(sorted.map((e) => ({ name: e.name, value: e.value || undefined })));
+  return deepHashBytes(json);
 }
 
 /**
- * The values a container's env takes from labels/annotations, hashed (0 when none). kruise-daemon
- * reports the same hash for the running container in runtime-containers-meta; it is Kruise TS's
- * own contract between manager and daemon.
+ * `extractedEnvFromMetadataHash` as the pod's metadata would set it today (upstream
+ * GetExpectHash): the values a container's env takes from labels/annotations, hashed. Bit for bit
+ * OpenKruise v1.8.2's number (test/fixtures/go-env-hash.json), so a runtime-containers-meta written
+ * by either daemon is read correctly by either manager.
  */
 export function envFromMetadataHash(c: Container, meta: { labels?: Record<string, string>; annotations?: Record<string, string> }): number {
-  const envs: Array<{ name: string; value?: string }> = [];
-  for (const e of c.env ?? []) {
-    const fp = e.valueFrom?.fieldRef?.fieldPath;
-    const split = fp ? splitSubscriptedPath(fp) : undefined;
-    if (!split) continue;
-    if (split[0] === 'metadata.labels') envs.push({ name: e.name, value: meta.labels?.[split[1]] || undefined });
-    else if (split[0] === 'metadata.annotations') envs.push({ name: e.name, value: meta.annotations?.[split[1]] || undefined });
-  }
-  return envs.length === 0 ? 0 : fnv1a_32(marshalGoJSON(envs));
+  return hashEnvs(
+    metadataEnvRefs(c).map((r) => ({ name: r.name, value: lookup(r.path === 'metadata.labels' ? meta.labels : meta.annotations, r.key) })),
+  );
+}
+
+/**
+ * The same hash over the values a running container's env actually holds (upstream
+ * GetCurrentHash, the value kruise-daemon reports): equal to envFromMetadataHash exactly when the
+ * container runs with the current labels/annotations.
+ */
+export function runtimeEnvFromMetadataHash(c: Container, env: Record<string, string>): number {
+  return hashEnvs(metadataEnvRefs(c).map((r) => ({ name: r.name, value: lookup(env, r.name) })));
 }
 
 export interface CalculateOptions {

@@ -8,14 +8,8 @@ import { CLONESET_VCT_HASH_ANNOTATION, CONTROLLER_REVISION_HASH_LABEL } from '..
 import type { PersistentVolumeClaim, PodTemplateSpec } from '../apis/core.ts';
 import type { ControllerRevision, Pod } from '../apis/core-objects.ts';
 import { formatQuantity, tryParseQuantity } from '../apis/quantity.ts';
-import {
-  CONTROLLER_REVISION_HASH_KEY,
-  controllerRevisionName,
-  fnv1a_32,
-  hashControllerRevision,
-  marshalGoJSON,
-  shortHash,
-} from './revision.ts';
+import { deepHashBytes } from './go-pod-template.ts';
+import { CONTROLLER_REVISION_HASH_KEY, controllerRevisionName, hashControllerRevision, marshalGoJSON, shortHash } from './revision.ts';
 
 export type { ControllerRevision };
 
@@ -164,8 +158,7 @@ export function volumeClaimTemplatesHash(templates: readonly PersistentVolumeCla
         ['status', '{}'],
       ]),
     );
-  const json = Buffer.from(`[${claims.join(',')}]`, 'utf8');
-  return String(fnv1a_32(`([]uint8)[${json.join(' ')}]`));
+  return String(deepHashBytes(`[${claims.join(',')}]`));
 }
 
 /** In-place is allowed across a VCT change only when both hashes are known and equal. */

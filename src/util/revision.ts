@@ -70,8 +70,8 @@ export function equalToRevisionHash(podLabelValue: string | undefined, revisionN
 // ---------------------------------------------------------------------------------------------
 // Go encoding/json output, because revision hashes cover the exact bytes Go Kruise would write.
 
-// Go orders map keys byte-wise over UTF-8, i.e. by code point (JS compares UTF-16 units).
-function compareCodePoints(a: string, b: string): number {
+// Go orders strings byte-wise over UTF-8, i.e. by code point (JS compares UTF-16 units).
+export function compareCodePoints(a: string, b: string): number {
   const ai = a[Symbol.iterator]();
   const bi = b[Symbol.iterator]();
   for (;;) {

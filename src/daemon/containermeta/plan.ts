@@ -3,37 +3,20 @@
 // restarted because the env they were started with no longer matches the pod's labels/annotations
 // after an in-place metadata update.
 import { RUNTIME_CONTAINERS_META_ANNOTATION } from '../../apis/constants.ts';
-import type { Container } from '../../apis/core.ts';
 import type { Pod } from '../../apis/core-objects.ts';
-import { envFromMetadataHash, getInPlaceUpdateState, type RuntimeContainerMetaSet } from '../../util/inplaceupdate.ts';
-import { fnv1a_32, marshalGoJSON } from '../../util/revision.ts';
+import { hashContainer } from '../../util/go-container.ts';
+import {
+  envFromMetadataHash,
+  getInPlaceUpdateState,
+  metadataEnvRefs,
+  runtimeEnvFromMetadataHash,
+  type RuntimeContainerMetaSet,
+} from '../../util/inplaceupdate.ts';
 import type { RuntimeContainer } from '../runtime/types.ts';
-
-const META_FIELD = /^metadata\.(labels|annotations)\['(.*)'\]$/;
-
-function metaRefs(c: Container): Array<{ env: string; kind: 'labels' | 'annotations'; key: string }> {
-  const out: Array<{ env: string; kind: 'labels' | 'annotations'; key: string }> = [];
-  for (const e of c.env ?? []) {
-    const m = META_FIELD.exec(e?.valueFrom?.fieldRef?.fieldPath ?? '');
-    if (m) out.push({ env: e.name, kind: m[1] as 'labels' | 'annotations', key: m[2] });
-  }
-  return out;
-}
 
 /** Whether any container's env reads pod labels/annotations (only those pods need reporting). */
 export function podUsesEnvFromMetadata(pod: Pod): boolean {
-  return (pod.spec?.containers ?? []).some((c) => metaRefs(c).length > 0);
-}
-
-/**
- * The env-from-metadata hash of a running container: the values its env actually holds, hashed
- * exactly as envFromMetadataHash hashes the values the pod's metadata gives today — equal hashes
- * mean the container runs with the current values.
- */
-export function runtimeEnvHash(c: Container, env: Record<string, string>): number {
-  const meta: { labels: Record<string, string>; annotations: Record<string, string> } = { labels: {}, annotations: {} };
-  for (const r of metaRefs(c)) if (env[r.env] !== undefined) meta[r.kind][r.key] = env[r.env];
-  return envFromMetadataHash(c, meta);
+  return (pod.spec?.containers ?? []).some((c) => metadataEnvRefs(c).length > 0);
 }
 
 export interface ContainerMetaPlan {
@@ -59,12 +42,21 @@ export function planContainerMeta(pod: Pod, runtime: readonly RuntimeContainer[]
     const rc = byName.get(c.name);
     // Only a running container with a known env can be described; the manager waits meanwhile.
     if (!rc || rc.state !== 'running' || !rc.env) continue;
-    const hash = runtimeEnvHash(c, rc.env);
+    const hash = runtimeEnvFromMetadataHash(c, rc.env);
     set.containers.push({
       name: c.name,
       containerID: rc.containerID,
       restartCount: rc.restartCount,
-      hashes: { plainHash: fnv1a_32(marshalGoJSON(c)), extractedEnvFromMetadataHash: hash },
+      // plainHash is the hash of the spec the container was started from (the kubelet's, as
+      // upstream's daemon reports it): the spec's hash while an old container still runs would
+      // tell an OpenKruise manager the in-place update is done. Only a runtime without kubelet
+      // hashes (simulated) falls back to the spec's HashContainer.
+      // Keys in upstream's order, plainHashWithoutResources always written (0 when the kubelet has none).
+      hashes: {
+        plainHash: rc.specHash ?? hashContainer(c),
+        plainHashWithoutResources: rc.specHashWithoutResources ?? 0,
+        extractedEnvFromMetadataHash: hash,
+      },
     });
     if (updating && hash !== envFromMetadataHash(c, pod.metadata)) restart.push({ name: c.name, containerID: rc.containerID });
   }

@@ -22,6 +22,15 @@ export const KubeletLabels = {
   containerName: 'io.kubernetes.container.name',
 } as const;
 
+/** CRI annotations holding the kubelet's hashes of the spec it started the container from (hex). */
+const CONTAINER_HASH_ANNOTATION = 'io.kubernetes.container.hash';
+const CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION = 'io.kubernetes.container.hashWithoutResources';
+
+const hexAnnotation = (c: Container, key: string) => {
+  const n = Number.parseInt(c.annotations?.[key] ?? '', 16);
+  return Number.isSafeInteger(n) ? n : undefined;
+};
+
 export interface CriRuntimeOptions {
   /** `unix:///path` or a socket path; when absent the usual sockets are probed. */
   endpoint?: string;
@@ -77,6 +86,8 @@ export class CriRuntime implements ContainerRuntime {
   }
 
   private async describe(name: string, c: Container): Promise<RuntimeContainer> {
+    const specHash = hexAnnotation(c, CONTAINER_HASH_ANNOTATION);
+    const specHashWithoutResources = hexAnnotation(c, CONTAINER_HASH_WITHOUT_RESOURCES_ANNOTATION);
     const base: RuntimeContainer = {
       containerID: this.containerID(c.id),
       name,
@@ -84,6 +95,8 @@ export class CriRuntime implements ContainerRuntime {
       state: stateOf(c.state),
       image: c.image?.image || undefined,
       imageRef: c.imageRef || undefined,
+      ...(specHash !== undefined && { specHash }),
+      ...(specHashWithoutResources !== undefined && { specHashWithoutResources }),
     };
     try {
       // Verbose: the env the container was started with is only in the runtime's info map.

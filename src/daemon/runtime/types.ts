@@ -27,6 +27,13 @@ export interface RuntimeContainer {
    * labels/annotations with the pod's current metadata (env from metadata, spec §18.2).
    */
   env?: Record<string, string>;
+  /**
+   * The kubelet's hash of the container spec it started this container from (CRI annotation
+   * `io.kubernetes.container.hash`); OpenKruise's kruise-daemon reports it as `plainHash`.
+   */
+  specHash?: number;
+  /** The same without resources (`io.kubernetes.container.hashWithoutResources`; kubelets with InPlacePodVerticalScaling). */
+  specHashWithoutResources?: number;
 }
 
 /** The pod the kubelet created the sandbox for (CRI labels `io.kubernetes.pod.*`). */

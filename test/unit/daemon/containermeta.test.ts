@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { INPLACE_UPDATE_STATE_ANNOTATION, RUNTIME_CONTAINERS_META_ANNOTATION } from '../../../src/apis/constants.ts';
-import { planContainerMeta, podUsesEnvFromMetadata, runtimeEnvHash } from '../../../src/daemon/containermeta/plan.ts';
+import { planContainerMeta, podUsesEnvFromMetadata } from '../../../src/daemon/containermeta/plan.ts';
 import type { RuntimeContainer } from '../../../src/daemon/runtime/types.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
-import { envFromMetadataHash } from '../../../src/util/inplaceupdate.ts';
+import { hashContainer } from '../../../src/util/go-container.ts';
+import { envFromMetadataHash, runtimeEnvFromMetadataHash } from '../../../src/util/inplaceupdate.ts';
 
 const container = {
   name: 'app',
@@ -38,10 +39,12 @@ const updating = {
 };
 
 test("the runtime hash equals the manager's expected hash exactly when the env holds today's values", () => {
-  assert.equal(runtimeEnvHash(container, { VER: 'v1', X: '1' }), envFromMetadataHash(container, { labels: { ver: 'v1' } }));
-  assert.notEqual(runtimeEnvHash(container, { VER: 'v1' }), envFromMetadataHash(container, { labels: { ver: 'v2' } }));
+  assert.equal(runtimeEnvFromMetadataHash(container, { VER: 'v1', X: '1' }), envFromMetadataHash(container, { labels: { ver: 'v1' } }));
+  assert.notEqual(runtimeEnvFromMetadataHash(container, { VER: 'v1' }), envFromMetadataHash(container, { labels: { ver: 'v2' } }));
   assert.equal(podUsesEnvFromMetadata(pod({})), true);
   assert.equal(podUsesEnvFromMetadata({ metadata: {}, spec: { containers: [{ name: 'a' }] } as Pod['spec'] }), false);
+  const literal = { name: 'a', env: [{ name: 'V', value: 'x', valueFrom: { fieldRef: { fieldPath: "metadata.labels['v']" } } }] };
+  assert.equal(podUsesEnvFromMetadata({ metadata: {}, spec: { containers: [literal] } as Pod['spec'] }), false, 'a literal value wins');
 });
 
 test('planContainerMeta', () => {
@@ -96,6 +99,16 @@ test('planContainerMeta', () => {
   const meta = JSON.parse(first.annotation!).containers[0];
   assert.equal(meta.hashes.extractedEnvFromMetadataHash, envFromMetadataHash(container, p.metadata));
   assert.equal(meta.containerID, 'containerd://app');
+  assert.equal(meta.hashes.plainHash, hashContainer(container), 'without a kubelet hash: the spec hashed as kubelet v1.30 does');
+  assert.equal(meta.hashes.plainHashWithoutResources, 0);
+  const kubeletHashed = planContainerMeta(p, [
+    { ...running('app', { VER: 'v1' }), specHash: 0xdeadbeef, specHashWithoutResources: 7 },
+  ]).annotation!;
+  // The kubelet's hashes of the spec the container started from, laid out as v1.8.2's daemon writes them.
+  assert.equal(
+    kubeletHashed,
+    `{"containers":[{"name":"app","containerID":"containerd://app","restartCount":0,"hashes":{"plainHash":${0xdeadbeef},"plainHashWithoutResources":7,"extractedEnvFromMetadataHash":${meta.hashes.extractedEnvFromMetadataHash}}}]}`,
+  );
   p.metadata.annotations![RUNTIME_CONTAINERS_META_ANNOTATION] = first.annotation!;
   assert.equal(planContainerMeta(p, [running('app', { VER: 'v1' })]).annotation, undefined, 'unchanged annotation is not rewritten');
 });

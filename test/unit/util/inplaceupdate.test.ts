@@ -109,16 +109,21 @@ describe('env from metadata', () => {
     )!;
     p.metadata.annotations = { ...plan.pod.metadata.annotations };
     assert.match(checkInPlaceUpdateCompleted(p)!, /runtime-container-meta not found/);
-    const meta = (hash: number) =>
+    // A container without env from metadata still has a hash (upstream hashes the JSON `null`).
+    const noEnvHash = envFromMetadataHash(p.spec!.containers[1], p.metadata);
+    const meta = (hash: number, c2Hash = noEnvHash) =>
       JSON.stringify({
         containers: [
           { name: 'c1', containerID: 'cid-cs-p-c1', hashes: { extractedEnvFromMetadataHash: hash } },
-          { name: 'c2', containerID: 'cid-cs-p-c2', hashes: { extractedEnvFromMetadataHash: 0 } },
+          { name: 'c2', containerID: 'cid-cs-p-c2', hashes: { extractedEnvFromMetadataHash: c2Hash } },
         ],
       });
+    const expected = envFromMetadataHash(p.spec!.containers[0], p.metadata);
     p.metadata.annotations['apps.kruise.io/runtime-containers-meta'] = meta(1);
     assert.equal(checkInPlaceUpdateCompleted(p), 'waiting for all containers hash consistent');
-    p.metadata.annotations['apps.kruise.io/runtime-containers-meta'] = meta(envFromMetadataHash(p.spec!.containers[0], p.metadata));
+    p.metadata.annotations['apps.kruise.io/runtime-containers-meta'] = meta(expected, 0);
+    assert.equal(checkInPlaceUpdateCompleted(p), 'waiting for all containers hash consistent', 'no env from metadata is not 0');
+    p.metadata.annotations['apps.kruise.io/runtime-containers-meta'] = meta(expected);
     assert.equal(checkInPlaceUpdateCompleted(p), undefined);
   });
 });
