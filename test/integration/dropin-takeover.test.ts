@@ -86,6 +86,16 @@ interface PodView {
 }
 
 type ContainerStatusView = { name: string; containerID?: string; restartCount?: number };
+/** A ConfigMap as compared across a switch: identity, version and data, plus what the caller adds. */
+const configMapState = (c: Obj, extra: Record<string, unknown>): string =>
+  JSON.stringify({
+    key: `${c.metadata!.namespace}/${c.metadata!.name}`,
+    uid: c.metadata!.uid,
+    resourceVersion: c.metadata!.resourceVersion,
+    data: c.data,
+    ...extra,
+  });
+
 const podView = (p: Obj): PodView => {
   const status = (p.status ?? {}) as { containerStatuses?: ContainerStatusView[]; ephemeralContainerStatuses?: ContainerStatusView[] };
   return {
@@ -312,25 +322,13 @@ describe('drop-in: OpenKruise v1.8.2 → Kruise TS → OpenKruise v1.8.2', { tim
       kruiseObjects,
       barriers: configMaps
         .filter((c) => c.metadata!.name!.endsWith('-barrier'))
-        .map((c) =>
-          JSON.stringify({
-            key: `${c.metadata!.namespace}/${c.metadata!.name}`,
-            uid: c.metadata!.uid,
-            resourceVersion: c.metadata!.resourceVersion,
-            data: c.data,
-            owners: c.metadata!.ownerReferences?.map((r) => `${r.kind}/${r.name}/${r.uid}`),
-          }),
-        )
+        .map((c) => configMapState(c, { owners: c.metadata!.ownerReferences?.map((r) => `${r.kind}/${r.name}/${r.uid}`) }))
         .sort(),
       // Not written at all: a manager keeps a reference to the distribution at the version it finds
       // (v1.8.2's v1alpha1 through a takeover; re-pointed to v1alpha1 by the migration on the way back).
       distributed: copies
         .map((c) =>
-          JSON.stringify({
-            key: `${c.metadata!.namespace}/${c.metadata!.name}`,
-            uid: c.metadata!.uid,
-            resourceVersion: c.metadata!.resourceVersion,
-            data: c.data,
+          configMapState(c, {
             annotations: c.metadata!.annotations,
             owners: c.metadata!.ownerReferences?.map((r) => `${r.apiVersion}/${r.kind}/${r.name}/${r.uid}`),
           }),
