@@ -7,7 +7,6 @@
 import { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { APPS_GROUP } from '../apis/constants.ts';
-import type { OwnerReference } from '../apis/core-objects.ts';
 import {
   ConfigMaps,
   CustomResourceDefinitions,
@@ -19,6 +18,7 @@ import {
   type ResourceType,
   Secrets,
 } from '../runtime/client.ts';
+import { isDistributionRef } from '../controllers/resourcedistribution/plan.ts';
 
 const KRUISE_GROUPS = ['apps.kruise.io', 'policy.kruise.io'];
 
@@ -135,8 +135,6 @@ function crdType(crd: CRD, version: string): ResourceType {
     namespaced: crd.spec.scope === 'Namespaced',
   };
 }
-
-const isDistributionRef = (r: OwnerReference) => r.kind === 'ResourceDistribution' && r.apiVersion.startsWith(`${APPS_GROUP}/`);
 
 /**
  * Every Secret and ConfigMap with an ownerReference to a ResourceDistribution at an `apps.kruise.io`

@@ -216,7 +216,8 @@ function ownRef(rd: ResourceDistribution, old?: DistributedResource): OwnerRefer
   return found && isControlledBy(old!, rd) ? { ...wanted, apiVersion: found.apiVersion } : wanted;
 }
 
-function isDistributionRef(ref: OwnerReference): boolean {
+/** An ownerReference to a ResourceDistribution, at any `apps.kruise.io` version. */
+export function isDistributionRef(ref: OwnerReference): boolean {
   return ref.kind === 'ResourceDistribution' && ref.apiVersion.startsWith(`${APPS_GROUP}/`);
 }
 
