@@ -17,7 +17,9 @@
 // Usage: node --import tsx bench/vs-upstream.ts [--replicas 1000] [--nodes 20] [--rounds 1]
 //        [--background-pods 0] [--qps 30 --burst 50] [--phases scale-up,in-place,recreate,scale-down]
 //        [--managers ts,go]  (an entry `ts+<node flag>+<NAME=value>` is a Kruise TS turn with extra
-//        Node/V8 flags or environment, e.g. ts+--max-semi-space-size=8, to weigh one against the same build)
+//        Node/V8 flags, each replacing the production flag of its name, or environment, e.g.
+//        ts+--max-semi-space-size=4+MALLOC_ARENA_MAX=2, to weigh one against the same build)
+import { execFileSync } from 'node:child_process';
 import { readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
@@ -66,6 +68,16 @@ const nodeFlagsOf = (m: string): string[] =>
     .split('+')
     .slice(1)
     .filter((x) => x.startsWith('-'));
+/** The production Node flags (config/node/flags, as bin/kruise reads them), a turn's own replacing those of the same name. */
+const nodeFlagsFor = (m: string): string[] => {
+  const extra = nodeFlagsOf(m);
+  const flagName = (flag: string) => flag.split('=')[0];
+  const production = readFileSync(path.join(repoRoot, 'config/node/flags'), 'utf8')
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter((flag) => flag && !extra.some((x) => flagName(x) === flagName(flag)));
+  return [...production, ...extra];
+};
 const envOf = (m: string): Record<string, string> =>
   Object.fromEntries(
     m
@@ -82,6 +94,8 @@ const { state, reused } = await up({ name, nodes: Number(values.nodes), log: () 
 const client = fromKubeconfigFile(state.kubeconfig, { qps: 2000, burst: 2000 });
 const run = (args: string[], input?: string) => kubectl(state, args, input);
 const peer = await ensureUpstreamPeer();
+// dist/ as bin/kruise would build it (the turns run it directly, to swap Node flags).
+execFileSync(path.join(repoRoot, 'hack/build.sh'), ['--if-stale'], { stdio: 'inherit' });
 const load = () => os.loadavg()[0].toFixed(1);
 
 /** Watch requests the API server is serving now, from every client (apiserver_longrunning_requests). */
@@ -176,13 +190,14 @@ async function startManager(manager: string, logFile: string): Promise<{ proc: S
   const [webhookPort, metrics, probes, pprof] = await freePorts(4);
   const t0 = performance.now();
   if (kindOf(manager) === 'ts') {
-    // The production entry point (bin/kruise: the compiled dist/ with its Node settings); a turn's
-    // extra Node flags go through NODE_OPTIONS.
-    const extraFlags = nodeFlagsOf(manager);
+    // The production entry point as bin/kruise runs it (the compiled dist/ with config/node/flags),
+    // with a turn's extra Node flags in place of the production flags of the same name.
     const proc = startProcess(
       'kruise-ts-manager',
-      path.join(repoRoot, 'bin/kruise'),
+      path.join(repoRoot, 'node_modules/.bin/node'),
       [
+        ...nodeFlagsFor(manager),
+        path.join(repoRoot, 'dist/cli/kruise.js'),
         'start',
         '--kubeconfig',
         state.kubeconfig,
@@ -197,7 +212,6 @@ async function startManager(manager: string, logFile: string): Promise<{ proc: S
       {
         ...process.env,
         KRUISE_LOG_LEVEL: 'info',
-        ...(extraFlags.length ? { NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...extraFlags].join(' ').trim() } : {}),
         ...envOf(manager),
       },
     );

@@ -9,16 +9,16 @@ import { startProcess, tail, type Started } from '../src/cluster/processes.ts';
 import { repoRoot } from '../src/cluster/binaries.ts';
 import { writes, type Writes } from './measure.ts';
 
-/** A manager without leader election, metrics or probes, logging warnings to the cluster's log dir. */
+/**
+ * A manager without leader election, metrics or probes, logging warnings to the cluster's log dir:
+ * the production entry point (bin/kruise, the compiled dist/ with the production Node flags).
+ */
 export function startBenchManager(state: ClusterState, webhookPort = 0): Started {
   const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
   return startProcess(
     'kruise-manager',
-    process.execPath,
+    path.join(repoRoot, 'bin/kruise'),
     [
-      '--import',
-      'tsx',
-      path.join(repoRoot, 'src/cli/kruise.ts'),
       'start',
       '--kubeconfig',
       state.kubeconfig,

@@ -169,6 +169,46 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     }
   }
 
+  /**
+   * A pod's lifecycle change and the conditions due for it in the same round — InPlaceUpdateReady
+   * from a refresh, KruisePodReady from the transition — written as ONE pods/status patch. The
+   * status subresource takes labels and annotations along with the status (not spec, finalizers or
+   * ownerReferences), so what upstream writes as two requests (the state label on the pod, then
+   * the conditions on its status) is one: a new pod's PreparingNormal → Normal with its first
+   * InPlaceUpdateReady, a finished in-place update's Updating → Normal with InPlaceUpdateReady=True.
+   * Every request a controller makes waits on its QPS budget, so this is what bounds scale-up and
+   * in-place rollouts (docs/benchmarks.md, issue 20). The end state is the same as upstream's; a
+   * watcher sees one change instead of two. Returns what is left to write separately: transitions
+   * that add finalizers or come with no condition change, refreshes that write the pod itself (next
+   * container batch, grace ended) or have no transition, and any pod named more than once.
+   */
+  async writeLifecycleWithConditions(
+    namespace: string,
+    transitions: readonly LifecycleTransition[],
+    refreshes: readonly PodRefresh[],
+    pods: ReadonlyMap<string, Pod>,
+  ): Promise<{ transitions: LifecycleTransition[]; refreshes: PodRefresh[] }> {
+    const count = new Map<string, number>();
+    for (const { pod } of [...transitions, ...refreshes]) count.set(pod, (count.get(pod) ?? 0) + 1);
+    const refreshOf = new Map(refreshes.map((r) => [r.pod, r]));
+    const written = new Set<string>();
+    for (const t of transitions) {
+      const pod = pods.get(t.pod);
+      const refresh = refreshOf.get(t.pod);
+      if (!pod || count.get(t.pod)! > (refresh ? 2 : 1) || refresh?.updatedPod || t.addFinalizers.length) continue;
+      if (!t.stateChanged && Object.keys(t.labels).length === 0) continue;
+      const conditions = changedConditions(pod, [...(refresh?.conditions ?? []), ...(t.readinessCondition ? [t.readinessCondition] : [])]);
+      if (conditions.length === 0) continue;
+      const patch = { metadata: { labels: t.labels, annotations: t.annotations }, status: { conditions } };
+      await ignoreNotFound(this.patchPod(namespace, t.pod, patch, true));
+      written.add(t.pod);
+    }
+    return {
+      transitions: transitions.filter((t) => !written.has(t.pod)),
+      refreshes: refreshes.filter((r) => !written.has(r.pod)),
+    };
+  }
+
   /** Lifecycle state changes (labels, annotations, finalizers) and their readiness conditions. */
   async applyLifecycleTransitions(
     namespace: string,

@@ -211,8 +211,9 @@ export class CloneSetExecutor {
   /** Returns how many in-place updates a PodUnavailableBudget held back. */
   private async writePods(cs: Stored<CloneSet>, plan: CloneSetPlan, pods: Map<string, Pod>): Promise<number> {
     const ns = cs.metadata?.namespace ?? '';
-    await this.writer.applyLifecycleTransitions(ns, plan.lifecycleTransitions, pods);
-    await this.writer.refreshPods(ns, plan.refreshes, pods);
+    const rest = await this.writer.writeLifecycleWithConditions(ns, plan.lifecycleTransitions, plan.refreshes, pods);
+    await this.writer.applyLifecycleTransitions(ns, rest.transitions, pods);
+    await this.writer.refreshPods(ns, rest.refreshes, pods);
     await this.writer.patchLabels(ns, plan.labelPatches);
     return this.writer.updateInPlace(cs, plan.inPlaceUpdates, pods);
   }

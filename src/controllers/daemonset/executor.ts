@@ -114,8 +114,9 @@ export class DaemonSetExecutor {
 
   private async writePods(ds: Stored<DaemonSet>, plan: DaemonSetPlan, pods: Map<string, Pod>): Promise<void> {
     const ns = ds.metadata.namespace ?? '';
-    await this.writer.refreshPods(ns, plan.refreshes, pods);
-    await this.writer.applyLifecycleTransitions(ns, plan.lifecycleTransitions, pods);
+    const rest = await this.writer.writeLifecycleWithConditions(ns, plan.lifecycleTransitions, plan.refreshes, pods);
+    await this.writer.refreshPods(ns, rest.refreshes, pods);
+    await this.writer.applyLifecycleTransitions(ns, rest.transitions, pods);
     for (const t of plan.lifecycleTransitions) {
       if (t.stateChanged && pods.has(t.pod))
         this.event(ds, 'Normal', 'PreDelete', `pod ${t.pod} is moved to PreparingDelete by the preDelete hook`);

@@ -157,8 +157,9 @@ export class StatefulSetExecutor {
   /** Returns how many in-place updates a PodUnavailableBudget held back. */
   private async writePods(set: Stored<StatefulSet>, plan: StatefulSetPlan, pods: Map<string, Pod>): Promise<number> {
     const ns = set.metadata.namespace ?? '';
-    await this.writer.refreshPods(ns, plan.refreshes, pods);
-    await this.writer.applyLifecycleTransitions(ns, plan.lifecycleTransitions, pods);
+    const rest = await this.writer.writeLifecycleWithConditions(ns, plan.lifecycleTransitions, plan.refreshes, pods);
+    await this.writer.refreshPods(ns, rest.refreshes, pods);
+    await this.writer.applyLifecycleTransitions(ns, rest.transitions, pods);
     await this.writer.patchLabels(ns, plan.labelPatches);
     return this.writer.updateInPlace(set, plan.inPlaceUpdates, pods);
   }

@@ -307,6 +307,41 @@ describe('CloneSet reconcile', () => {
     assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfter! > 0);
   });
 
+  test("a new pod's PreparingNormal → Normal and its first InPlaceUpdateReady are one pods/status patch", async () => {
+    const conditions = [
+      { type: 'Ready', status: 'True', lastTransitionTime: '2026-07-01T10:30:00Z' },
+      { type: 'ContainersReady', status: 'True' },
+    ];
+    const { cs, rev, pods } = settled({ replicas: 1 }, (r) => [pod('cs-a', { revision: r, state: 'PreparingNormal', conditions })]);
+    const env = setup({ cs, revisions: [rev], pods });
+    await env.reconciler.reconcile('default/cs');
+    const podWrites = env.client.calls.filter((c) => c.resource === 'pods');
+    assert.deepEqual(
+      podWrites.map((c) => `${c.verb} ${c.opts?.subresource ?? ''}`),
+      ['patch status'],
+      'one write: upstream makes two (the label on the pod, then the condition on its status)',
+    );
+    const { body } = podWrites[0];
+    assert.equal(body.metadata.labels['lifecycle.apps.kruise.io/state'], 'Normal');
+    assert.deepEqual(
+      body.status.conditions.map((c: any) => [c.type, c.status]),
+      [['InPlaceUpdateReady', 'True']],
+    );
+    assert.equal(podWrites[0].opts.patchType, 'application/strategic-merge-patch+json');
+  });
+
+  test('a lifecycle change with no condition to write stays a patch of the pod itself', async () => {
+    const { cs, rev, pods } = settled({ replicas: 1 }, (r) => [pod('cs-a', { revision: r, state: 'PreparingNormal' })]);
+    const env = setup({ cs, revisions: [rev], pods });
+    await env.reconciler.reconcile('default/cs');
+    const podWrites = env.client.calls.filter((c) => c.resource === 'pods');
+    assert.deepEqual(
+      podWrites.map((c) => `${c.verb} ${c.opts?.subresource ?? ''}`),
+      ['patch '],
+    );
+    assert.equal(podWrites[0].body.metadata.labels['lifecycle.apps.kruise.io/state'], 'Normal');
+  });
+
   test('a resourceVersion conflict on the in-place patch requeues without an error', async () => {
     const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
     const { cs, rev, pods } = settled(spec, (r) => [pod('cs-a', { revision: r })]);
