@@ -194,7 +194,12 @@ export class ShapeDecoder {
 
 const decoders = new Map<string, ShapeDecoder>();
 
-/** The decoder for one served version of a kind, compiled once. */
+/**
+ * The decoder for one served version of a kind, compiled by the first request that needs it
+ * (1–20 ms; 10–17 ms for a kind with a pod template). Compiling every kind's at start-up, even one per
+ * event-loop turn, cost the manager ≈20 MiB of RSS and 0.35 s of CPU while its caches were
+ * filling, for kinds a cluster may never use (docs/benchmarks.md, issue 20).
+ */
 export function decoderFor(def: KindDefinition, version: string): ShapeDecoder | undefined {
   const key = `${def.group}/${version}/${def.kind}`;
   let decoder = decoders.get(key);
@@ -205,20 +210,4 @@ export function decoderFor(def: KindDefinition, version: string): ShapeDecoder |
     decoders.set(key, decoder);
   }
   return decoder;
-}
-
-/**
- * Compiles every kind's decoders ahead of their first request, one per event-loop turn: compiling
- * them all at once (0.3 s, ≈1 s on a loaded machine) held the webhook server back from serving at
- * start-up. A request that comes first compiles its own decoder (decoderFor).
- */
-export function compileDecodersSoon(): void {
-  const pending = kinds.flatMap((def) => def.versions.map((v) => ({ def, version: v.name })));
-  const next = () => {
-    const item = pending.shift();
-    if (!item) return;
-    decoderFor(item.def, item.version);
-    setImmediate(next).unref();
-  };
-  setImmediate(next).unref();
 }

@@ -36,7 +36,7 @@ import fjp from 'fast-json-patch';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { Type } from '@sinclair/typebox';
 import type { FeatureGates } from '../../apis/features.ts';
-import { ShapeDecoder, compileDecodersSoon, decoderFor, type Decoded } from '../../apis/decode.ts';
+import { ShapeDecoder, decoderFor, type Decoded } from '../../apis/decode.ts';
 import { aggregateMessage, fieldErrorsMessage } from '../../apis/field-errors.ts';
 import { kinds, parseApiVersion, type KindDefinition } from '../../apis/registry.ts';
 import {
@@ -490,8 +490,8 @@ const DEFAULT_MAX_BODY = 7 * 1024 * 1024;
 
 /**
  * What the webhook server answers to each POST, without TLS or sockets: the routes of the enabled
- * registrations, /convert, the body limits and the review envelopes around admit(). Every
- * schema's decoder is compiled in the background once it is made (compileDecodersSoon).
+ * registrations, /convert, the body limits and the review envelopes around admit(). A kind's
+ * decoder is compiled by its first request (decoderFor).
  */
 export class WebhookHandler {
   readonly maxBodyBytes: number;
@@ -512,7 +512,6 @@ export class WebhookHandler {
         this.routes.set(p, route);
       }
     }
-    compileDecodersSoon();
   }
 
   /** The admission paths served, e.g. for building the webhook configurations. */
