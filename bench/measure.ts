@@ -17,6 +17,12 @@ export function rssMiB(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** The anonymous part of the RSS (heap, stacks, buffers): RSS less the executable's and libraries' mapped pages. */
+export function anonRssMiB(pid: number): number {
+  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
 export type Writes = Map<string, number>;
 
 /** Write requests so far, keyed `VERB resource[/subresource]`. */

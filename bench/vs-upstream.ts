@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectionsTo, cpuSeconds, rssMiB } from './measure.ts';
+import { anonRssMiB, connectionsTo, cpuSeconds, rssMiB } from './measure.ts';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { ensureUpstreamPeer, repoRoot } from '../src/cluster/binaries.ts';
@@ -177,11 +177,13 @@ interface Turn {
   synced: number;
   firstReconcile: number;
   rssSynced: number;
+  anonSynced: number;
   /** Watches open once synced, less those open before the manager started (other clients' churn included). */
   watchesSynced: number;
   /** The manager's own TCP connections to the API server once synced (its watches + pooled requests). */
   connectionsSynced: number;
   rssEnd?: number;
+  anonEnd?: number;
   podsAtStart: number;
   phases: Array<{ phase: string; seconds: number; cpu: number; writes: Writes }>;
 }
@@ -360,6 +362,7 @@ async function turn(manager: string, round: number): Promise<Turn> {
     }
     await sleep(2000);
     const rssSynced = rssMiB(proc.pid);
+    const anonSynced = anonRssMiB(proc.pid);
     const watchesSynced = (await openWatches()) - watchesBefore;
     const connectionsSynced = connectionsTo(proc.pid, state.ports.apiserver);
     loads.push(load());
@@ -370,6 +373,7 @@ async function turn(manager: string, round: number): Promise<Turn> {
       synced,
       firstReconcile,
       rssSynced,
+      anonSynced,
       watchesSynced,
       connectionsSynced,
       podsAtStart,
@@ -404,6 +408,7 @@ async function turn(manager: string, round: number): Promise<Turn> {
       }),
     );
     t.rssEnd = rssMiB(proc.pid);
+    t.anonEnd = anonRssMiB(proc.pid);
     await phase('scale-down', 'nginx:3.0', 0, () => patch({ replicas: 0 }));
     return t;
   } finally {
@@ -489,9 +494,11 @@ try {
       ['start → caches synced (s)', 'synced'],
       ['start → first reconcile (s)', 'firstReconcile'],
       ['RSS once synced (MiB)', 'rssSynced'],
+      ['  of it anonymous: RSS less mapped executable and libraries (MiB)', 'anonSynced'],
       ['watches open once synced (API server gauge, less those before the manager)', 'watchesSynced'],
       ["the manager's TCP connections to the API server once synced", 'connectionsSynced'],
       [`RSS after the rollouts, ${replicas} pods (MiB)`, 'rssEnd'],
+      ['  of it anonymous (MiB)', 'anonEnd'],
     ] as const)
       row(name, (t) => t[key], 2);
     const total = (w?: Writes) => (w ? [...w.values()].reduce((x, y) => x + y, 0) / replicas : undefined);
