@@ -13,7 +13,7 @@ import { Kind, Type, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { DecodedAs } from './primitives.ts';
-import { kinds, type KindDefinition } from './registry.ts';
+import type { KindDefinition } from './registry.ts';
 
 /** The value to hand the handlers (nulls of typed fields removed), or why it does not decode. */
 export type Decoded = { value: unknown; errors?: undefined } | { value?: undefined; errors: string[] };
