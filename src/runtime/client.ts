@@ -316,9 +316,19 @@ export interface ListOptions extends RequestOptions {
   labelSelector?: string;
   fieldSelector?: string;
   limit?: number;
+  /**
+   * A page after the first of a paged list. It is not charged to the rate limiter: the list was
+   * when it began (client-go's reflector makes its initial list in one request, charged once).
+   */
   continue?: string;
   resourceVersion?: string;
   resourceVersionMatch?: 'Exact' | 'NotOlderThan';
+  /**
+   * Called with the page's continue token as soon as its metadata has arrived — the API server
+   * writes it ahead of the items — so that the next page can be asked for while this one is still
+   * in transfer and being parsed. Not called for a last page, nor on an error.
+   */
+  onContinue?: (token: string) => void;
 }
 
 export interface WriteOptions extends RequestOptions {
@@ -477,6 +487,7 @@ export class KubeClient {
       },
       undefined,
       opts.signal,
+      { throttle: !opts.continue, onPrefix: opts.onContinue && continueTokenWatcher(opts.onContinue) },
     );
     list.items ??= [];
     list.metadata ??= {};
@@ -706,21 +717,28 @@ export class KubeClient {
     query: Query,
     body: RequestBody | undefined,
     signal: AbortSignal | undefined,
+    read: ReadOptions = {},
   ): Promise<T> {
-    const res = await this.send(method, this.url(path, query), body, signal);
+    const res = await this.send(method, this.url(path, query), body, signal, read);
     if (res.status < 200 || res.status >= 300) throw StatusError.fromResponse(res.status, res.body);
     return JSON.parse(res.body) as T;
   }
 
-  private async send(method: HttpMethod, url: URL, body: RequestBody | undefined, signal: AbortSignal | undefined): Promise<RawResponse> {
+  private async send(
+    method: HttpMethod,
+    url: URL,
+    body: RequestBody | undefined,
+    signal: AbortSignal | undefined,
+    read: ReadOptions = {},
+  ): Promise<RawResponse> {
     for (let attempt = 0; ; attempt++) {
       // Reservation semantics: every request takes a token now and waits off any debt.
-      const wait = this.limiter?.when() ?? 0;
+      const wait = read.throttle === false ? 0 : (this.limiter?.when() ?? 0);
       if (wait > 0) await this.clock.sleep(wait, signal);
       if (method !== 'GET') this.options.writeFence?.();
       const res = await this.exchange(method, url, await this.headers(body?.contentType), body?.data, signal);
-      const text = await readText(res);
       const status = res.statusCode ?? 0;
+      const text = await readText(res, status >= 200 && status < 300 ? read.onPrefix : undefined);
       const retryAfter = retryAfterMs(status, res.headers['retry-after']);
       if (retryAfter === undefined || attempt >= this.maxRetries) return { status, body: text };
       await this.clock.sleep(retryAfter, signal);
@@ -774,10 +792,45 @@ interface RequestBody {
   data: string;
 }
 
-async function readText(res: IncomingMessage): Promise<string> {
+interface ReadOptions {
+  /** false: not charged to the rate limiter. */
+  throttle?: boolean;
+  /** Shown the body read so far after each chunk until it returns true. */
+  onPrefix?: (prefix: Buffer) => boolean;
+}
+
+async function readText(res: IncomingMessage, onPrefix?: (prefix: Buffer) => boolean): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
+  let watching = onPrefix !== undefined;
+  for await (const chunk of res) {
+    chunks.push(chunk as Buffer);
+    if (watching) watching = !onPrefix!(chunks.length === 1 ? (chunk as Buffer) : Buffer.concat(chunks));
+  }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A list's metadata is this far into its body at most; beyond it, the watcher gives up. */
+const LIST_METADATA_MAX_BYTES = 64 * 1024;
+
+/**
+ * Looks for a list's continue token in the start of its body: the API server writes `kind`,
+ * `apiVersion` and `metadata` before `items`, so the prefix up to `"items":` is a complete object
+ * once closed. Tells onContinue the token (if there is one) and is done; done too, silently, when
+ * the body does not look like that.
+ */
+function continueTokenWatcher(onContinue: (token: string) => void): (prefix: Buffer) => boolean {
+  return (prefix) => {
+    const end = prefix.indexOf(',"items":');
+    if (end < 0) return prefix.length > LIST_METADATA_MAX_BYTES;
+    try {
+      const head = JSON.parse(`${prefix.subarray(0, end).toString('utf8')}}`) as { metadata?: { continue?: unknown } };
+      const token = head.metadata?.continue;
+      if (typeof token === 'string' && token) onContinue(token);
+    } catch {
+      // Not the expected shape: the page is read as usual, only without the early token.
+    }
+    return true;
+  };
 }
 
 function jsonBody(v: unknown): RequestBody {

@@ -1,6 +1,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -464,6 +465,58 @@ describe('rate limiting and retries', () => {
       await next;
     } finally {
       await parent.close();
+    }
+  });
+
+  test("a list's continue pages are not charged to the rate limiter: only its first request is", async () => {
+    for (const n of ['p1', 'p2', 'p3', 'p4', 'p5']) server.put(CMS, { metadata: { name: n, namespace: 'paged' } });
+    const clock = new FakeClock();
+    const client = new KubeClient({ server: server.url, qps: 1, burst: 1, clock });
+    try {
+      const before = server.requests.length;
+      // One token: the whole five-page list goes through on it, with the fake clock standing still.
+      const all = await client.listAll(ConfigMaps, { namespace: 'paged', limit: 1 });
+      assert.equal(all.items.length, 5);
+      assert.equal(server.requests.length - before, 5);
+      // The next list begins a new one: it waits for a token.
+      const held = client.list(ConfigMaps, { namespace: 'paged', limit: 1 });
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal(server.requests.length - before, 5, 'a new list waits for its token');
+      await clock.advance(1000);
+      await held;
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('onContinue: the token is handed over from the start of the body, before the page is read', async () => {
+    const sent = { rest: () => {} };
+    const raw = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"tok\\"1"},"items":[');
+      sent.rest = () => res.end('{"metadata":{"name":"a","namespace":"x"}}]}');
+      // Without an early token the body still ends (and the assertion below fails) instead of hanging.
+      setTimeout(() => sent.rest(), 2000);
+    });
+    await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+    const client = new KubeClient({ server: `http://127.0.0.1:${(raw.address() as AddressInfo).port}`, qps: 0 });
+    try {
+      const tokens: string[] = [];
+      const page = client.list(ConfigMaps, {
+        namespace: 'x',
+        limit: 1,
+        onContinue: (t) => {
+          tokens.push(t);
+          sent.rest();
+        },
+      });
+      const list = await page;
+      assert.deepEqual(tokens, ['tok"1'], 'told once, JSON escapes decoded, while the body was still open');
+      assert.equal(list.metadata.continue, 'tok"1');
+      assert.equal(list.items.length, 1);
+    } finally {
+      await client.close();
+      raw.close();
     }
   });
 

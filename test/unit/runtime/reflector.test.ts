@@ -2,7 +2,7 @@ import { test, describe, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { FakeClock, realClock, type Clock } from '../../../src/util/clock.ts';
-import { KubeClient, Pods, StatusError, type KubeObject, type WatchEvent } from '../../../src/runtime/client.ts';
+import { KubeClient, Pods, StatusError, type KubeObject, type ListOptions, type WatchEvent } from '../../../src/runtime/client.ts';
 import {
   Backoff,
   Reflector,
@@ -537,5 +537,125 @@ describe('Reflector after a storage rebuild (CRD written at start-up)', () => {
     assert.deepEqual(calls.slice(0, 6), ['list', 'watch', 'watch', 'watch', 'watch', 'watch'], 'no relist: the resourceVersion is fine');
     assert.deepEqual(sleeps.slice(0, 3), [1000, 1000, 1000]);
     assert.ok(sleeps[3]! >= 800 && sleeps[3] !== 1000, `then the backoff (${sleeps[3]} ms)`);
+  });
+});
+
+describe('Reflector paging: the next page is asked for as soon as its token is known', () => {
+  type Page = { items: KubeObject[]; continue?: string };
+  /**
+   * Pages by continue token (undefined: the first). A page whose `early` is set hands its token to
+   * onContinue at once and answers only once the next page was asked for (or after 2 s, so that a
+   * reflector that waits for it fails the test instead of hanging it); `fail` pages reject after
+   * handing over their token.
+   */
+  function paged(pages: Map<string | undefined, Page & { early?: boolean; fail?: boolean }>) {
+    const asked: Array<string | undefined> = [];
+    const requested = new Map<string | undefined, () => void>();
+    const inFlight = { now: 0, max: 0 };
+    const client: ListerWatcher = {
+      async list<T extends KubeObject>(_type: unknown, opts: ListOptions) {
+        inFlight.max = Math.max(inFlight.max, ++inFlight.now);
+        try {
+          return await answer<T>(opts);
+        } finally {
+          inFlight.now--;
+        }
+      },
+      // A watch that stays open, without events, until the reflector stops.
+      async *watch<T extends KubeObject>(_type: unknown, opts: { signal?: AbortSignal }): AsyncGenerator<WatchEvent<T>> {
+        await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve()));
+        yield* [] as WatchEvent<T>[];
+      },
+    };
+    async function answer<T extends KubeObject>(opts: ListOptions) {
+      asked.push(opts.continue);
+      requested.get(opts.continue)?.();
+      const page = pages.get(opts.continue)!;
+      if (page.early && page.continue) {
+        const nextAsked = new Promise<void>((resolve) => {
+          requested.set(page.continue, resolve);
+          setTimeout(resolve, 2000);
+        });
+        opts.onContinue?.(page.continue);
+        await nextAsked;
+      }
+      if (page.fail) throw new Error('connection reset mid-body');
+      return { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '9', continue: page.continue }, items: page.items as T[] };
+    }
+    return { client, asked, inFlight };
+  }
+
+  /** Runs a reflector until its first list has replaced the store (or, given, until errors). */
+  async function listOnce(client: ListerWatcher, errorsWanted = 0) {
+    const store = new RecordingStore();
+    const errors: unknown[] = [];
+    const ctrl = new AbortController();
+    const reflector = new Reflector<KubeObject>({
+      client,
+      type: Pods,
+      store,
+      logger: quiet,
+      random: () => 0.5,
+      backoff: { initialMs: 5, jitter: 0 },
+      onError: (e) => errors.push(e),
+    });
+    const running = reflector.run(ctrl.signal);
+    const t0 = performance.now();
+    await waitFor(() => store.ops.length > 0 && errors.length >= errorsWanted, 'list done');
+    const ms = performance.now() - t0;
+    ctrl.abort();
+    await running;
+    return { store, errors, ms };
+  }
+
+  test('each page is requested while the one before it is still being read, once, and the store gets them in order', async () => {
+    const { client, asked, inFlight } = paged(
+      new Map<string | undefined, Page & { early?: boolean }>([
+        [undefined, { items: [pod('a')], continue: 'c1', early: true }],
+        ['c1', { items: [pod('b')], continue: 'c2', early: true }],
+        ['c2', { items: [pod('c')], continue: 'c3', early: true }],
+        ['c3', { items: [pod('d')], continue: 'c4', early: true }],
+        ['c4', { items: [pod('e')], continue: 'c5', early: true }],
+        ['c5', { items: [pod('f')] }],
+      ]),
+    );
+    const { store, errors, ms } = await listOnce(client);
+    assert.deepEqual(asked, [undefined, 'c1', 'c2', 'c3', 'c4', 'c5'], 'every page asked for once');
+    assert.ok(inFlight.max <= 4, `at most 4 pages asked for and not yet read (${inFlight.max})`);
+    assert.deepEqual(store.ops, ['replace a,b,c,d,e,f @9']);
+    assert.equal(errors.length, 0);
+    assert.ok(ms < 1500, `pages overlapped (${Math.round(ms)} ms; strictly one after another takes ≥ 10 s here)`);
+  });
+
+  test('a page that fails after handing over its token: the page read ahead is dropped, the list starts over', async () => {
+    let attempts = 0;
+    const { client, asked } = paged(
+      new Map<string | undefined, Page & { early?: boolean; fail?: boolean }>([
+        [
+          undefined,
+          {
+            items: [pod('a')],
+            continue: 'c1',
+            early: true,
+            get fail() {
+              return ++attempts === 1;
+            },
+          },
+        ],
+        ['c1', { items: [pod('b')] }],
+      ]),
+    );
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { store, errors } = await listOnce(client, 1);
+      assert.equal(errors.length, 1);
+      assert.deepEqual(store.ops, ['replace a,b @9']);
+      assert.deepEqual(asked, [undefined, 'c1', undefined, 'c1']);
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
