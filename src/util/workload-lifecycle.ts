@@ -27,7 +27,7 @@ export function refreshPodState(
   now: string,
   isPodAtRevision: (pod: Pod, revision: string) => boolean,
 ): PodStateRefresh {
-  const refresh = planInPlaceRefresh(pod, { now, isPodAtRevision });
+  let refresh = planInPlaceRefresh(pod, { now, isPodAtRevision });
   const inPlaceHook = lifecycle?.inPlaceUpdate;
   const afterUpdate = () => (lifecycle && !isPodAllHooked(inPlaceHook, pod) ? LifecycleState.Updated : LifecycleState.Normal);
   let state: LifecycleState | undefined;
@@ -37,6 +37,11 @@ export function refreshPodState(
         if (isPodAllHooked(lifecycle.preNormal, pod)) state = LifecycleState.Normal;
       } else if (pod.spec?.nodeName || pod.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'True')) {
         state = LifecycleState.Normal;
+      } else if (refresh.conditions && !refresh.pod) {
+        // Not scheduled yet: its first InPlaceUpdateReady waits to go with the move to Normal, one
+        // pods/status write instead of two (WorkloadWriter.writeLifecycleWithConditions) however
+        // far the scheduler lags. Upstream writes it at once; nothing reads it before the pod runs.
+        refresh = { ...refresh, conditions: undefined };
       }
       break;
     case LifecycleState.PreparingUpdate:

@@ -330,6 +330,19 @@ describe('CloneSet reconcile', () => {
     assert.equal(podWrites[0].opts.patchType, 'application/strategic-merge-patch+json');
   });
 
+  test('an unscheduled new pod gets no write: its first InPlaceUpdateReady waits for PreparingNormal → Normal', async () => {
+    const conditions = [{ type: 'PodScheduled', status: 'False' }];
+    const { cs, rev, pods } = settled({ replicas: 1 }, (r) => [
+      pod('cs-a', { revision: r, state: 'PreparingNormal', node: '', phase: 'Pending', ready: false, conditions }),
+    ]);
+    const env = setup({ cs, revisions: [rev], pods });
+    await env.reconciler.reconcile('default/cs');
+    assert.deepEqual(
+      env.client.calls.filter((c) => c.resource === 'pods'),
+      [],
+    );
+  });
+
   test('a lifecycle change with no condition to write stays a patch of the pod itself', async () => {
     const { cs, rev, pods } = settled({ replicas: 1 }, (r) => [pod('cs-a', { revision: r, state: 'PreparingNormal' })]);
     const env = setup({ cs, revisions: [rev], pods });
