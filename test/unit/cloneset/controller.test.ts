@@ -124,6 +124,14 @@ function settled(spec: Parameters<typeof cloneSet>[0], pods: (rev: string) => Po
   return { cs, rev, revName: name, pods: ps };
 }
 
+/** One reconcile of a settled 1-replica CloneSet owning the given pod: the pod writes it made. */
+async function podWritesOf(podAt: (revision: string) => Pod) {
+  const { cs, rev, pods } = settled({ replicas: 1 }, (r) => [podAt(r)]);
+  const env = setup({ cs, revisions: [rev], pods });
+  await env.reconciler.reconcile('default/cs');
+  return env.client.calls.filter((c) => c.resource === 'pods');
+}
+
 describe('CloneSet reconcile', () => {
   test('scale-out creates pods with controller ownerReferences, expecting each before its create', async () => {
     const { cs, rev } = settled({ replicas: 0 }, () => []);
@@ -312,10 +320,7 @@ describe('CloneSet reconcile', () => {
       { type: 'Ready', status: 'True', lastTransitionTime: '2026-07-01T10:30:00Z' },
       { type: 'ContainersReady', status: 'True' },
     ];
-    const { cs, rev, pods } = settled({ replicas: 1 }, (r) => [pod('cs-a', { revision: r, state: 'PreparingNormal', conditions })]);
-    const env = setup({ cs, revisions: [rev], pods });
-    await env.reconciler.reconcile('default/cs');
-    const podWrites = env.client.calls.filter((c) => c.resource === 'pods');
+    const podWrites = await podWritesOf((r) => pod('cs-a', { revision: r, state: 'PreparingNormal', conditions }));
     assert.deepEqual(
       podWrites.map((c) => `${c.verb} ${c.opts?.subresource ?? ''}`),
       ['patch status'],
@@ -332,22 +337,14 @@ describe('CloneSet reconcile', () => {
 
   test('an unscheduled new pod gets no write: its first InPlaceUpdateReady waits for PreparingNormal → Normal', async () => {
     const conditions = [{ type: 'PodScheduled', status: 'False' }];
-    const { cs, rev, pods } = settled({ replicas: 1 }, (r) => [
+    const podWrites = await podWritesOf((r) =>
       pod('cs-a', { revision: r, state: 'PreparingNormal', node: '', phase: 'Pending', ready: false, conditions }),
-    ]);
-    const env = setup({ cs, revisions: [rev], pods });
-    await env.reconciler.reconcile('default/cs');
-    assert.deepEqual(
-      env.client.calls.filter((c) => c.resource === 'pods'),
-      [],
     );
+    assert.deepEqual(podWrites, []);
   });
 
   test('a lifecycle change with no condition to write stays a patch of the pod itself', async () => {
-    const { cs, rev, pods } = settled({ replicas: 1 }, (r) => [pod('cs-a', { revision: r, state: 'PreparingNormal' })]);
-    const env = setup({ cs, revisions: [rev], pods });
-    await env.reconciler.reconcile('default/cs');
-    const podWrites = env.client.calls.filter((c) => c.resource === 'pods');
+    const podWrites = await podWritesOf((r) => pod('cs-a', { revision: r, state: 'PreparingNormal' }));
     assert.deepEqual(
       podWrites.map((c) => `${c.verb} ${c.opts?.subresource ?? ''}`),
       ['patch '],

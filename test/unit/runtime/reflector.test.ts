@@ -43,6 +43,23 @@ class RecordingStore implements ReflectorStore<KubeObject> {
   }
 }
 
+/** A reflector of pods with the tests' quiet logger, fixed randomness and short backoff, recording its errors. */
+function testReflector(client: ListerWatcher, opts: Partial<ReflectorOptions<KubeObject>> = {}) {
+  const store = new RecordingStore();
+  const errors: unknown[] = [];
+  const reflector = new Reflector<KubeObject>({
+    client,
+    type: Pods,
+    store,
+    logger: quiet,
+    random: () => 0.5,
+    backoff: { initialMs: 5, jitter: 0 },
+    onError: (e) => errors.push(e),
+    ...opts,
+  });
+  return { store, errors, reflector };
+}
+
 describe('Backoff', () => {
   test('800ms doubling to 30s, jitter on top, reset after 2 min without failures', async () => {
     const clock = new FakeClock();
@@ -82,18 +99,7 @@ describe('Reflector', () => {
   });
 
   function start(opts: Partial<ReflectorOptions<KubeObject>> & { namespace: string }) {
-    const store = new RecordingStore();
-    const errors: unknown[] = [];
-    const reflector = new Reflector<KubeObject>({
-      client,
-      type: Pods,
-      store,
-      logger: quiet,
-      random: () => 0.5,
-      backoff: { initialMs: 5, jitter: 0 },
-      onError: (e) => errors.push(e),
-      ...opts,
-    });
+    const { store, errors, reflector } = testReflector(client, opts);
     const ctrl = new AbortController();
     const done = reflector.run(ctrl.signal);
     running.push({ ctrl, done });
@@ -587,18 +593,8 @@ describe('Reflector paging: the next page is asked for as soon as its token is k
 
   /** Runs a reflector until its first list has replaced the store (or, given, until errors). */
   async function listOnce(client: ListerWatcher, errorsWanted = 0) {
-    const store = new RecordingStore();
-    const errors: unknown[] = [];
+    const { store, errors, reflector } = testReflector(client);
     const ctrl = new AbortController();
-    const reflector = new Reflector<KubeObject>({
-      client,
-      type: Pods,
-      store,
-      logger: quiet,
-      random: () => 0.5,
-      backoff: { initialMs: 5, jitter: 0 },
-      onError: (e) => errors.push(e),
-    });
     const running = reflector.run(ctrl.signal);
     const t0 = performance.now();
     await waitFor(() => store.ops.length > 0 && errors.length >= errorsWanted, 'list done');
