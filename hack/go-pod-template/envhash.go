@@ -55,7 +55,9 @@ func hashEnvs(envs []corev1.EnvVar) uint64 {
 	return uint64(h.Sum32())
 }
 
-func getExpectHash(c *corev1.Container, labels, annotations map[string]string) uint64 {
+// envsFromMetadata: the container's env vars taken from metadata.labels/annotations through a
+// fieldRef (excluded names skipped), valued by value(path, subscript, name), sorted by name.
+func envsFromMetadata(c *corev1.Container, value func(path, subscript, name string) string) []corev1.EnvVar {
 	var envs []corev1.EnvVar
 	for i := range c.Env {
 		if c.Env[i].Value != "" || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.FieldRef == nil {
@@ -64,48 +66,27 @@ func getExpectHash(c *corev1.Container, labels, annotations map[string]string) u
 			continue
 		}
 		path, subscript, ok := splitMaybeSubscriptedPath(c.Env[i].ValueFrom.FieldRef.FieldPath)
-		if !ok {
+		if !ok || (path != "metadata.annotations" && path != "metadata.labels") {
 			continue
 		}
-		env := corev1.EnvVar{Name: c.Env[i].Name}
-		switch path {
-		case "metadata.annotations":
-			env.Value = annotations[subscript]
-		case "metadata.labels":
-			env.Value = labels[subscript]
-		default:
-			continue
-		}
-		envs = append(envs, env)
+		envs = append(envs, corev1.EnvVar{Name: c.Env[i].Name, Value: value(path, subscript, c.Env[i].Name)})
 	}
 	sort.SliceStable(envs, func(i, j int) bool { return envs[i].Name < envs[j].Name })
-	return hashEnvs(envs)
+	return envs
+}
+
+func getExpectHash(c *corev1.Container, labels, annotations map[string]string) uint64 {
+	return hashEnvs(envsFromMetadata(c, func(path, subscript, _ string) string {
+		if path == "metadata.labels" {
+			return labels[subscript]
+		}
+		return annotations[subscript]
+	}))
 }
 
 // getCurrentHash with the daemon's getter: the container's `env` output as a map, "" when missing.
 func getCurrentHash(c *corev1.Container, runtimeEnv map[string]string) uint64 {
-	var envs []corev1.EnvVar
-	for i := range c.Env {
-		if c.Env[i].Value != "" || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.FieldRef == nil {
-			continue
-		} else if excludeEnvs.Has(c.Env[i].Name) {
-			continue
-		}
-		path, _, ok := splitMaybeSubscriptedPath(c.Env[i].ValueFrom.FieldRef.FieldPath)
-		if !ok {
-			continue
-		}
-		env := corev1.EnvVar{Name: c.Env[i].Name}
-		switch path {
-		case "metadata.annotations", "metadata.labels":
-			env.Value = runtimeEnv[c.Env[i].Name]
-		default:
-			continue
-		}
-		envs = append(envs, env)
-	}
-	sort.SliceStable(envs, func(i, j int) bool { return envs[i].Name < envs[j].Name })
-	return hashEnvs(envs)
+	return hashEnvs(envsFromMetadata(c, func(_, _, name string) string { return runtimeEnv[name] }))
 }
 
 func hashContainer(container *corev1.Container) uint64 {
