@@ -14,9 +14,15 @@
 //     scheduler's events are counted too — the same for both).
 // --background-pods N first creates N bare pods that no scheduler takes (Pending for good: no KWOK
 // work), which both managers cache: start-up and RSS at N + replicas pods.
+// --start install (default): each turn's manager starts on CRDs and webhook configurations installed
+// just before it, so start-up includes the first start's writes (the CA bundle and conversion
+// webhook on the CRDs: the API server rebuilds each one's storage and OpenAPI). --start restart:
+// the manager is started once, stopped once its caches have synced, and measured on its second
+// start, on the same ports and certificates: an upgrade or a rescheduled pod, where nothing is left
+// to write.
 // Usage: node --import tsx bench/vs-upstream.ts [--replicas 1000] [--nodes 20] [--rounds 1]
 //        [--background-pods 0] [--qps 30 --burst 50] [--phases scale-up,in-place,recreate,scale-down]
-//        [--managers ts,go]  (an entry `ts+<node flag>+<NAME=value>` is a Kruise TS turn with extra
+//        [--start install|restart] [--managers ts,go]  (an entry `ts+<node flag>+<NAME=value>` is a Kruise TS turn with extra
 //        Node/V8 flags, each replacing the production flag of its name, or environment, e.g.
 //        ts+--max-semi-space-size=4+MALLOC_ARENA_MAX=2, to weigh one against the same build)
 import { execFileSync } from 'node:child_process';
@@ -54,10 +60,12 @@ const { values } = parseArgs({
     burst: { type: 'string', default: '50' },
     phases: { type: 'string', default: 'scale-up,in-place,recreate,scale-down' },
     managers: { type: 'string', default: 'ts,go' },
+    start: { type: 'string', default: 'install' },
     cluster: { type: 'string' },
   },
 });
 const replicas = Number(values.replicas);
+if (!['install', 'restart'].includes(values.start)) throw new Error(`--start: install or restart, not ${values.start}`);
 const phasesWanted = values.phases.split(',');
 /** A turn's manager: `go`, or `ts` with any extra Node flags after `+`. */
 const managers = values.managers.split(',');
@@ -188,8 +196,10 @@ interface Turn {
   phases: Array<{ phase: string; seconds: number; cpu: number; writes: Writes }>;
 }
 
-async function startManager(manager: string, logFile: string): Promise<{ proc: Started; webhookPort: number; t0: number }> {
-  const [webhookPort, metrics, probes, pprof] = await freePorts(4);
+type Ports = [webhook: number, metrics: number, probes: number, pprof: number];
+
+async function startManager(manager: string, logFile: string, ports: Ports): Promise<{ proc: Started; webhookPort: number; t0: number }> {
+  const [webhookPort, metrics, probes, pprof] = ports;
   const t0 = performance.now();
   if (kindOf(manager) === 'ts') {
     // The production entry point as bin/kruise runs it (the compiled dist/ with config/node/flags),
@@ -245,6 +255,9 @@ async function startManager(manager: string, logFile: string): Promise<{ proc: S
   );
   return { proc, webhookPort, t0 };
 }
+
+/** The CloneSet controller's caches have synced: its "Starting workers" line (both managers log it). */
+const isSynced = (log: string) => /Starting workers.*cloneset|cloneset.*Starting workers/.test(log);
 
 async function answersTLS(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -317,11 +330,25 @@ async function turn(manager: string, round: number): Promise<Turn> {
   await uninstall();
   if (kind === 'ts') await installCRDs(client);
   else await installUpstream();
-  const podsAtStart = await podCount();
-  const watchesBefore = await openWatches();
   // One log per turn: a second Kruise TS turn in the round must not read the first one's lines.
   const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${managers.indexOf(manager)}-${process.pid}.log`);
-  const { proc, webhookPort, t0 } = await startManager(manager, logFile);
+  const ports = (await freePorts(4)) as Ports;
+  if (values.start === 'restart') {
+    const first = await startManager(manager, `${logFile}.first`, ports);
+    const firstStarted = performance.now();
+    while (!(existsSync(`${logFile}.first`) && isSynced(readFileSync(`${logFile}.first`, 'utf8')))) {
+      if (first.proc.exited) throw new Error(`${kind} manager exited on its first start: ${tail(`${logFile}.first`, 30)}`);
+      if (performance.now() - firstStarted > 300_000)
+        throw new Error(`${kind} manager not synced within 300 s: ${tail(`${logFile}.first`, 30)}`);
+      await sleep(100);
+    }
+    // Its last writes (webhook configurations, CRDs) done before it goes.
+    await sleep(3000);
+    await stopProcesses([first.proc.pid], 10_000);
+  }
+  const podsAtStart = await podCount();
+  const watchesBefore = await openWatches();
+  const { proc, webhookPort, t0 } = await startManager(manager, logFile, ports);
   const since = () => (performance.now() - t0) / 1000;
   let webhookReady = NaN;
   let synced = NaN;
@@ -335,12 +362,7 @@ async function turn(manager: string, round: number): Promise<Turn> {
       if (performance.now() - started > 300_000)
         throw new Error(`${kind} manager not up within 300 s (${lastError}): ${tail(logFile, 30)}`);
       if (Number.isNaN(webhookReady) && (await answersTLS(webhookPort))) webhookReady = since();
-      if (
-        Number.isNaN(synced) &&
-        existsSync(logFile) &&
-        /Starting workers.*cloneset|cloneset.*Starting workers/.test(readFileSync(logFile, 'utf8'))
-      )
-        synced = since();
+      if (Number.isNaN(synced) && existsSync(logFile) && isSynced(readFileSync(logFile, 'utf8'))) synced = since();
       if (!Number.isNaN(webhookReady) && !created) {
         // Accepted once the API server calls this manager's webhooks (their configuration points here).
         created = await run(['apply', '-f', '-'], manifest('nginx:1.0', 'InPlaceIfPossible', 0)).then(
@@ -471,7 +493,7 @@ try {
   const f = (n: number | undefined, d = 1) => (n === undefined || Number.isNaN(n) ? '–' : n.toFixed(d));
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? (a / b).toFixed(2) : '–');
   console.log(
-    `\nKruise TS vs OpenKruise ${peer.version}: ${replicas} replicas, ${values.nodes} KWOK nodes, QPS ${values.qps} / burst ${values.burst}, ${values['background-pods']} background pods (${process.version}, ${os.cpus().length} CPUs)\n`,
+    `\nKruise TS vs OpenKruise ${peer.version}: ${replicas} replicas, ${values.nodes} KWOK nodes, QPS ${values.qps} / burst ${values.burst}, ${values['background-pods']} background pods, start-up on ${values.start === 'restart' ? 'a restart' : 'a fresh install'} (${process.version}, ${os.cpus().length} CPUs)\n`,
   );
   for (let round = 1; round <= Number(values.rounds); round++) {
     const inRound = turns.slice((round - 1) * managers.length, round * managers.length);

@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { logger } from '../runtime/log.ts';
 import { startDaemon } from '../daemon/daemon.ts';
 import { addDaemonFlags, daemonConfig } from '../daemon/options.ts';
+import { optimizeForSizeFromNow } from './optimize-for-size.ts';
 
 export function daemonCommand(): Command {
   const cmd = new Command('daemon').description(
@@ -14,6 +15,7 @@ export function daemonCommand(): Command {
     const cfg = daemonConfig(o);
     const daemon = await startDaemon(cfg);
     logger.info({ port: daemon.port }, 'kruise-daemon serving /healthz and /metrics');
+    optimizeForSizeFromNow();
     let signals = 0;
     const shutdown = async (sig: string) => {
       if (signals++) process.exit(1);

@@ -11,6 +11,7 @@ import { startManager, type RunningManager } from '../manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../manager/options.ts';
 import type { RunningDaemon } from '../daemon/daemon.ts';
 import { DEFAULT_SIMULATED_NODE_SELECTOR } from '../daemon/options.ts';
+import { optimizeForSizeFromNow } from './optimize-for-size.ts';
 
 export function startCommand(): Command {
   const cmd = new Command('start').description('run the Kruise TS manager (controllers + webhooks)');
@@ -88,6 +89,8 @@ export function startCommand(): Command {
           },
           'kruise-manager started',
         );
+        // Only now: the initial lists, when the heap grows fastest, run at full speed.
+        if (optimizeForSizeFromNow()) logger.info('V8 --optimize-for-size on now that the caches have synced');
         // The embedded cluster's KWOK nodes are simulated: kruise-daemon runs in this process for all
         // of them (its metrics show on the manager's endpoint, which shares the registry). Each real
         // node gets a real-mode daemon on its own containerd, as its DaemonSet pod would run.

@@ -72,6 +72,12 @@ export interface WorkloadWriterKind {
   expectClaims?: boolean;
   /** In-place updates take PodUnavailableBudget first, as upstream CloneSet and Advanced StatefulSet. */
   pubGuarded?: boolean;
+  /**
+   * The status fields the kind's CRD requires, at the zero values upstream's Go types write (no
+   * omitempty): a new workload's first status write may be a collision's, and without them the
+   * API server refuses it (422), round after round.
+   */
+  requiredStatus: Readonly<Record<string, number>>;
 }
 
 export type RevisionOutcome = 'created' | 'collision' | 'namespaceTerminating';
@@ -121,7 +127,10 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     expected.observeScale(key, 'create', name);
     const collisionCount = (workload.status?.collisionCount ?? 0) + 1;
     this.deps.log.info({ revision: name, collisionCount }, 'controller revision name collision');
-    await this.deps.client.updateStatus(this.kind.type, { ...workload, status: { ...workload.status, collisionCount } });
+    await this.deps.client.updateStatus(this.kind.type, {
+      ...workload,
+      status: { ...this.kind.requiredStatus, ...workload.status, collisionCount },
+    });
     return 'collision';
   }
 

@@ -115,9 +115,14 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   };
 
   // The namespaces upstream's installation creates: the manager's own (Lease, webhook Secret) and
-  // the one the ImagePullJob controller copies pull secrets into for kruise-daemon.
-  await ensureNamespace(client, namespace, log, { required: true });
-  await ensureNamespace(client, KRUISE_DAEMON_CONFIG_NAMESPACE, log, { required: false });
+  // the one the ImagePullJob controller copies pull secrets into for kruise-daemon; and which of
+  // our kinds the API server serves. Independent requests, sent together: each round trip before
+  // the webhook server listens is start-up time.
+  const [served] = await Promise.all([
+    servedKruiseKinds(client),
+    ensureNamespace(client, namespace, log, { required: true }),
+    ensureNamespace(client, KRUISE_DAEMON_CONFIG_NAMESPACE, log, { required: false }),
+  ]);
 
   // Metrics and probes, on every replica.
   const metricsAddr = parseAddr(cfg.metricsAddr);
@@ -163,7 +168,6 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // limit with the start-up requests before it, and with 20k pods to list they held the webhook
   // back by a quarter of a second.
   const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
-  const served = await servedKruiseKinds(client);
   // One discovery cache for the process (webhooks and every leadership term's controllers).
   const restMapper = new RestMapper(client);
   const admissionCache = informerAdmissionCache(informers, {

@@ -14,6 +14,7 @@ import type { KubeObject } from '../apis/core-objects.ts';
 import { kindFor, storageGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
+import { ListBodyReader, type ListHead } from './list-reader.ts';
 import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
 
 export type { AuthHeaders, TLSOptions } from './kubeconfig.ts';
@@ -329,6 +330,11 @@ export interface ListOptions extends RequestOptions {
    * in transfer and being parsed. Not called for a last page, nor on an error.
    */
   onContinue?: (token: string) => void;
+  /**
+   * Called with each item as soon as it has arrived and been parsed; such items are not kept in
+   * the returned page (its items are empty), so a long list is never held twice.
+   */
+  onItem?: (item: KubeObject) => void;
 }
 
 export interface WriteOptions extends RequestOptions {
@@ -472,31 +478,44 @@ export class KubeClient {
     }
   }
 
-  /** One page of a list (or all of it when no limit is given). Items get apiVersion/kind filled in. */
+  /**
+   * One page of a list (or all of it when no limit is given). Items get apiVersion/kind filled in.
+   * The body is parsed as it arrives (ListBodyReader), one item at a time.
+   */
   async list<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    const list = await this.json<ObjectList<T>>(
-      'GET',
-      this.path(type, opts.namespace),
-      {
-        labelSelector: opts.labelSelector,
-        fieldSelector: opts.fieldSelector,
-        limit: opts.limit,
-        continue: opts.continue,
-        resourceVersion: opts.resourceVersion,
-        resourceVersionMatch: opts.resourceVersionMatch,
-      },
-      undefined,
-      opts.signal,
-      { throttle: !opts.continue, onPrefix: opts.onContinue && continueTokenWatcher(opts.onContinue) },
-    );
-    list.items ??= [];
-    list.metadata ??= {};
+    const url = this.url(this.path(type, opts.namespace), {
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+      limit: opts.limit,
+      continue: opts.continue,
+      resourceVersion: opts.resourceVersion,
+      resourceVersionMatch: opts.resourceVersionMatch,
+    });
     const apiVersion = apiVersionOf(type);
-    for (const item of list.items) {
-      item.apiVersion ??= apiVersion;
-      item.kind ??= type.kind;
-    }
-    return list;
+    const items: T[] = [];
+    const reader = new ListBodyReader(
+      (head) => {
+        const token = head.metadata?.continue;
+        if (opts.onContinue && typeof token === 'string' && token) opts.onContinue(token);
+      },
+      (item) => {
+        const obj = item as T;
+        obj.apiVersion ??= apiVersion;
+        obj.kind ??= type.kind;
+        if (opts.onItem) opts.onItem(obj);
+        else items.push(obj);
+      },
+    );
+    let head: ListHead = {};
+    const res = await this.send('GET', url, undefined, opts.signal, {
+      throttle: !opts.continue,
+      consume: async (body) => {
+        for await (const chunk of body) reader.push(chunk as Buffer);
+        head = reader.end();
+      },
+    });
+    if (res.status < 200 || res.status >= 300) throw StatusError.fromResponse(res.status, res.body);
+    return { ...head, metadata: head.metadata ?? {}, items } as ObjectList<T>;
   }
 
   /** Follows continue tokens until the whole list is read; pageSize defaults to 500. */
@@ -738,7 +757,9 @@ export class KubeClient {
       if (method !== 'GET') this.options.writeFence?.();
       const res = await this.exchange(method, url, await this.headers(body?.contentType), body?.data, signal);
       const status = res.statusCode ?? 0;
-      const text = await readText(res, status >= 200 && status < 300 ? read.onPrefix : undefined);
+      let text = '';
+      if (status >= 200 && status < 300 && read.consume) await read.consume(res);
+      else text = await readText(res);
       const retryAfter = retryAfterMs(status, res.headers['retry-after']);
       if (retryAfter === undefined || attempt >= this.maxRetries) return { status, body: text };
       await this.clock.sleep(retryAfter, signal);
@@ -795,42 +816,14 @@ interface RequestBody {
 interface ReadOptions {
   /** false: not charged to the rate limiter. */
   throttle?: boolean;
-  /** Shown the body read so far after each chunk until it returns true. */
-  onPrefix?: (prefix: Buffer) => boolean;
+  /** Reads a 2xx answer's body as it arrives (the response's body is then ''). */
+  consume?: (body: IncomingMessage) => Promise<void>;
 }
 
-async function readText(res: IncomingMessage, onPrefix?: (prefix: Buffer) => boolean): Promise<string> {
+async function readText(res: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
-  let watching = onPrefix !== undefined;
-  for await (const chunk of res) {
-    chunks.push(chunk as Buffer);
-    if (watching) watching = !onPrefix!(chunks.length === 1 ? (chunk as Buffer) : Buffer.concat(chunks));
-  }
+  for await (const chunk of res) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** A list's metadata is this far into its body at most; beyond it, the watcher gives up. */
-const LIST_METADATA_MAX_BYTES = 64 * 1024;
-
-/**
- * Looks for a list's continue token in the start of its body: the API server writes `kind`,
- * `apiVersion` and `metadata` before `items`, so the prefix up to `"items":` is a complete object
- * once closed. Tells onContinue the token (if there is one) and is done; done too, silently, when
- * the body does not look like that.
- */
-function continueTokenWatcher(onContinue: (token: string) => void): (prefix: Buffer) => boolean {
-  return (prefix) => {
-    const end = prefix.indexOf(',"items":');
-    if (end < 0) return prefix.length > LIST_METADATA_MAX_BYTES;
-    try {
-      const head = JSON.parse(`${prefix.subarray(0, end).toString('utf8')}}`) as { metadata?: { continue?: unknown } };
-      const token = head.metadata?.continue;
-      if (typeof token === 'string' && token) onContinue(token);
-    } catch {
-      // Not the expected shape: the page is read as usual, only without the early token.
-    }
-    return true;
-  };
 }
 
 function jsonBody(v: unknown): RequestBody {

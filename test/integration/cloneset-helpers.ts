@@ -16,6 +16,7 @@ export interface TestCloneSet extends KubeObject {
     expectedUpdatedReplicas?: number;
     currentRevision?: string;
     updateRevision?: string;
+    collisionCount?: number;
   };
 }
 

@@ -83,6 +83,38 @@ describe('CloneSet', { concurrency: 2 }, () => {
     }
   });
 
+  test('a new CloneSet whose revision name is taken by another owner bumps collisionCount and settles', async () => {
+    // The revision name the CloneSet hashes to, from a first CloneSet of the same name and spec.
+    await apply(cloneSetManifest('collide', { replicas: 0 }), ns);
+    const taken = (await waitSettled(client, ns, 'collide', 0)).status.updateRevision!;
+    await client.delete(CloneSets, 'collide', { namespace: ns, propagationPolicy: 'Orphan' });
+    await waitFor('the CloneSet gone', async () => !(await kubectl(['-n', ns, 'get', 'clonesets', '-o', 'name'])).includes('/collide'));
+    await kubectl(['-n', ns, 'delete', 'controllerrevision', taken]);
+    // The name taken by a revision another object owns (a ConfigMap, so the GC keeps it).
+    const owner = JSON.parse(await kubectl(['-n', ns, 'create', 'configmap', 'collide-owner', '-o', 'json'])) as {
+      metadata: { uid: string };
+    };
+    await apply(
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ControllerRevision',
+        metadata: {
+          name: taken,
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'collide-owner', uid: owner.metadata.uid, controller: true }],
+        },
+        revision: 1,
+        data: {},
+      },
+      ns,
+    );
+    // Its status is empty when the collision is written: the CRD's required status fields must go
+    // with collisionCount, or the API server refuses the write round after round.
+    await apply(cloneSetManifest('collide', { replicas: 1 }), ns);
+    const cs = await waitSettled(client, ns, 'collide', 1);
+    assert.equal(cs.status.collisionCount, 1);
+    assert.notEqual(cs.status.updateRevision, taken);
+  });
+
   test('ReCreate update replaces every pod with the new image', async () => {
     await apply(cloneSetManifest('recreate', { replicas: 3 }), ns);
     await waitSettled(client, ns, 'recreate', 3);

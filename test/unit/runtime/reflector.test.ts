@@ -25,7 +25,13 @@ class RecordingStore implements ReflectorStore<KubeObject> {
   readonly ops: string[] = [];
   readonly items = new Map<string, KubeObject>();
   replace(items: KubeObject[], rv: string): void {
-    this.ops.push(`replace ${items.map((i) => i.metadata.name).join(',')} @${rv}`);
+    // Sorted: pages read ahead are parsed as they arrive, so their items may interleave.
+    this.ops.push(
+      `replace ${items
+        .map((i) => i.metadata.name)
+        .sort()
+        .join(',')} @${rv}`,
+    );
     this.items.clear();
     for (const i of items) this.items.set(i.metadata.name!, i);
   }
@@ -109,14 +115,14 @@ describe('Reflector', () => {
   const watchesIn = (ns: string) => server.watchRequests().filter((r) => r.path.includes(`/namespaces/${ns}/`));
   const listsIn = (ns: string) => server.listRequests().filter((r) => r.path.includes(`/namespaces/${ns}/`));
 
-  test('lists (a paged consistent read), then watches from the list RV with bookmarks and a random timeout', async () => {
+  test('lists from the watch cache (RV "0", with a limit as client-go), then watches from the list RV with bookmarks and a random timeout', async () => {
     for (const n of ['a', 'b']) server.put(PODS, { ...pod(n, 'lw'), metadata: { name: n, namespace: 'lw', labels: { app: 'web' } } });
     const listRV = String(server.rv);
     const { store, reflector } = start({ namespace: 'lw', labelSelector: 'app=web', fieldSelector: 'metadata.namespace=lw' });
     await waitFor(() => server.watcherCount('lw') === 1, 'watch');
     const list = listsIn('lw')[0]!;
-    assert.equal(list.query.get('resourceVersion'), null, 'RV "0" would be answered whole, limit ignored');
-    assert.equal(list.query.get('limit'), '500');
+    assert.equal(list.query.get('resourceVersion'), '0', 'answered whole by the watch cache, limit ignored');
+    assert.equal(list.query.get('limit'), '500', 'paged by a server without a watch cache');
     const w = watchesIn('lw')[0]!.query;
     assert.equal(w.get('resourceVersion'), listRV);
     assert.equal(w.get('allowWatchBookmarks'), 'true');
@@ -170,7 +176,9 @@ describe('Reflector', () => {
       ['2', '2', '2'],
     );
     assert.equal(lists[0]!.query.get('continue'), null);
-    for (const [i, l] of lists.entries()) assert.equal(l.query.get('resourceVersion'), null, `page ${i}`);
+    assert.equal(lists[0]!.query.get('resourceVersion'), '0');
+    for (const [i, l] of lists.slice(1).entries())
+      assert.equal(l.query.get('resourceVersion'), null, `page ${i + 1}: the token pins the snapshot`);
     assert.ok(lists[1]!.query.get('continue') && lists[2]!.query.get('continue'));
     assert.notEqual(lists[1]!.query.get('continue'), lists[2]!.query.get('continue'));
     assert.deepEqual(store.ops, [`replace a,b,c,d,e @${listRV}`, 'add late']);
@@ -394,6 +402,11 @@ describe('Reflector', () => {
     assert.equal(await reflector.relist(), true);
     assert.deepEqual(store.ops.slice(1), [`replace b @${server.rv}`]);
     assert.equal(listsIn('relist').length, 2);
+    assert.deepEqual(
+      listsIn('relist').map((l) => l.query.get('resourceVersion')),
+      ['0', null],
+      'the first list from the watch cache, the relist a consistent read',
+    );
     assert.deepEqual(errors, [], 'an interrupted watch is no failure');
     await waitFor(() => server.watcherCount('relist') === 1 && watchesIn('relist').length === 2, 'watch again');
     assert.equal(watchesIn('relist')[1]!.query.get('resourceVersion'), String(server.rv));
