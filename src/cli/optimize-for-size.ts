@@ -6,9 +6,10 @@
 // 148–155 MiB without (OpenKruise v1.8.2: 112). But as a start-up flag it also slows the initial
 // lists, when the heap grows fastest: with 50k pods cached, caches synced after 4.3–4.6 s instead
 // of 2.6–3.7 s (scratch timer, same machine and minute), 11.3 s instead of 6.4 s in a busier run.
-// Turned on once the caches have synced, the RSS after the run is the same as with the start-up
-// flag (124.7 MiB in the same benchmark run), because V8 reads it at each of those decisions, not
-// once at start — and Node leaves V8's flags writable after start for v8.setFlagsFromString.
+// Turned on once the caches have synced, it gives nearly the same RSS after the run as the start-up
+// flag (124.7 against 121.4 MiB, same benchmark run), because V8 reads it at each of those
+// decisions, not once at start — and Node leaves V8's flags writable after start for
+// v8.setFlagsFromString.
 // docs/benchmarks.md, issue 20, seventh pass.
 import v8 from 'node:v8';
 
