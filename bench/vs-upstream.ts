@@ -324,14 +324,15 @@ async function settled(image: string, n: number, proc: Started): Promise<void> {
   }
 }
 
-async function turn(manager: string, round: number): Promise<Turn> {
+/** `slot`: the turn's place in --managers (the same manager may be named twice). */
+async function turn(manager: string, round: number, slot: number): Promise<Turn> {
   const kind = kindOf(manager);
   const loads = [load()];
   await uninstall();
   if (kind === 'ts') await installCRDs(client);
   else await installUpstream();
   // One log per turn: a second Kruise TS turn in the round must not read the first one's lines.
-  const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${managers.indexOf(manager)}-${process.pid}.log`);
+  const logFile = path.join(state.runDir, 'logs', `bench-${kind}-${round}-${slot}-${process.pid}.log`);
   const ports = (await freePorts(4)) as Ports;
   if (values.start === 'restart') {
     const first = await startManager(manager, `${logFile}.first`, ports);
@@ -483,8 +484,8 @@ try {
   await backgroundPods(Number(values['background-pods']));
   const turns: Turn[] = [];
   for (let round = 1; round <= Number(values.rounds); round++) {
-    for (const m of managers) {
-      const t = await turn(m, round);
+    for (const [slot, m] of managers.entries()) {
+      const t = await turn(m, round, slot);
       turns.push(t);
       // Each turn as it ends: a failure later keeps what was measured.
       process.stderr.write(`${JSON.stringify({ ...t, phases: t.phases.map((p) => ({ ...p, writes: Object.fromEntries(p.writes) })) })}\n`);
