@@ -7,6 +7,7 @@
 // failure means for the round stay with each kind's executor.
 
 import type { PersistentVolumeClaim } from '../apis/core.ts';
+import { kindFor } from '../apis/registry.ts';
 import type { Pod, PodCondition } from '../apis/core-objects.ts';
 import {
   ControllerRevisions,
@@ -72,12 +73,6 @@ export interface WorkloadWriterKind {
   expectClaims?: boolean;
   /** In-place updates take PodUnavailableBudget first, as upstream CloneSet and Advanced StatefulSet. */
   pubGuarded?: boolean;
-  /**
-   * The status fields the kind's CRD requires, at the zero values upstream's Go types write (no
-   * omitempty): a new workload's first status write may be a collision's, and without them the
-   * API server refuses it (422), round after round.
-   */
-  requiredStatus: Readonly<Record<string, number>>;
 }
 
 export type RevisionOutcome = 'created' | 'collision' | 'namespaceTerminating';
@@ -90,10 +85,14 @@ interface WorkloadWithCollisions {
 }
 
 export class WorkloadWriter<W extends WorkloadWithCollisions> {
+  private readonly requiredStatus: Record<string, unknown>;
+
   constructor(
     private readonly kind: WorkloadWriterKind,
     private readonly deps: WorkloadWriterDeps,
-  ) {}
+  ) {
+    this.requiredStatus = requiredStatusOf(kind.type);
+  }
 
   event(workload: Stored<W>, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
     this.deps.recorder.event(workload, type, reason, action, note);
@@ -129,7 +128,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     this.deps.log.info({ revision: name, collisionCount }, 'controller revision name collision');
     await this.deps.client.updateStatus(this.kind.type, {
       ...workload,
-      status: { ...this.kind.requiredStatus, ...workload.status, collisionCount },
+      status: { ...this.requiredStatus, ...workload.status, collisionCount },
     });
     return 'collision';
   }
@@ -357,4 +356,24 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     this.event(workload, 'Normal', 'SuccessfulDelete', this.kind.notes.deleted(name, owner), 'Delete');
     return true;
   }
+}
+
+/** What each JSON schema type is when Go writes its zero value. */
+const ZERO_OF_TYPE: Record<string, unknown> = { integer: 0, number: 0, string: '', boolean: false };
+
+/**
+ * The status fields the kind's CRD requires at the version written (from the schema the CRD is
+ * generated from), at the zero values upstream's Go types write (no omitempty): a new workload's
+ * first status write may be a collision's, and without them the API server refuses it (422),
+ * round after round.
+ */
+function requiredStatusOf(type: ResourceType): Record<string, unknown> {
+  const version = kindFor(type.group, type.kind)?.versions.find((v) => v.name === type.version);
+  const status = version?.schema.properties.status as { required?: string[]; properties?: Record<string, { type?: string }> } | undefined;
+  const zero: Record<string, unknown> = {};
+  for (const field of status?.required ?? []) {
+    const value = ZERO_OF_TYPE[status?.properties?.[field]?.type ?? ''];
+    if (value !== undefined) zero[field] = value;
+  }
+  return zero;
 }

@@ -736,9 +736,8 @@ export class KubeClient {
     query: Query,
     body: RequestBody | undefined,
     signal: AbortSignal | undefined,
-    read: ReadOptions = {},
   ): Promise<T> {
-    const res = await this.send(method, this.url(path, query), body, signal, read);
+    const res = await this.send(method, this.url(path, query), body, signal);
     if (res.status < 200 || res.status >= 300) throw StatusError.fromResponse(res.status, res.body);
     return JSON.parse(res.body) as T;
   }

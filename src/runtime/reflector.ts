@@ -107,7 +107,7 @@ export interface ReflectorOptions<T extends KubeObject> {
 }
 
 /**
- * Pages of one list asked for and not yet read (listAndReplace): enough to keep the API server
+ * Pages of one list asked for and not yet finished (listAndReplace): enough to keep the API server
  * busy while this thread parses, few enough that a list of large objects does not pile up.
  */
 const PAGES_IN_FLIGHT = 4;
@@ -253,7 +253,7 @@ export class Reflector<T extends KubeObject> {
     // precedes the items), so the API server encodes and sends pages while those before them are
     // still in transfer or being parsed here: at 20k pods and 500 a page, the difference between
     // 40 strictly sequential round trips and a pipeline of them. At most PAGES_IN_FLIGHT pages are
-    // asked for and not yet read; the token of the next is kept until one is, so memory stays
+    // asked for and not yet finished; the token of the next is kept until one is, so memory stays
     // bounded by those pages.
     let inFlight = 0;
     let deferred: string | undefined;

@@ -68,16 +68,7 @@ export class CloneSetExecutor {
   private readonly writer: WorkloadWriter<CloneSet>;
 
   constructor(private readonly deps: ExecutorDeps) {
-    this.writer = new WorkloadWriter(
-      {
-        type: CloneSets,
-        notes,
-        expectClaims: true,
-        pubGuarded: true,
-        requiredStatus: { availableReplicas: 0, readyReplicas: 0, replicas: 0, updatedReadyReplicas: 0, updatedReplicas: 0 },
-      },
-      deps,
-    );
+    this.writer = new WorkloadWriter({ type: CloneSets, notes, expectClaims: true, pubGuarded: true }, deps);
   }
 
   private event(cs: Stored<CloneSet>, type: 'Normal' | 'Warning', reason: string, note: string): void {

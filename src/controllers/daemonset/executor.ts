@@ -44,20 +44,7 @@ export class DaemonSetExecutor {
   private readonly writer: WorkloadWriter<DaemonSet>;
 
   constructor(private readonly deps: ExecutorDeps) {
-    this.writer = new WorkloadWriter(
-      {
-        type: AdvancedDaemonSets,
-        notes,
-        requiredStatus: {
-          currentNumberScheduled: 0,
-          desiredNumberScheduled: 0,
-          numberMisscheduled: 0,
-          numberReady: 0,
-          updatedNumberScheduled: 0,
-        },
-      },
-      deps,
-    );
+    this.writer = new WorkloadWriter({ type: AdvancedDaemonSets, notes }, deps);
   }
 
   private event(ds: Stored<DaemonSet>, type: 'Normal' | 'Warning', reason: string, note: string): void {

@@ -52,15 +52,7 @@ export class StatefulSetExecutor {
   private readonly writer: WorkloadWriter<StatefulSet>;
 
   constructor(private readonly deps: ExecutorDeps) {
-    this.writer = new WorkloadWriter(
-      {
-        type: AdvancedStatefulSets,
-        notes,
-        pubGuarded: true,
-        requiredStatus: { availableReplicas: 0, currentReplicas: 0, readyReplicas: 0, replicas: 0, updatedReplicas: 0 },
-      },
-      deps,
-    );
+    this.writer = new WorkloadWriter({ type: AdvancedStatefulSets, notes, pubGuarded: true }, deps);
   }
 
   private event(set: Stored<StatefulSet>, type: 'Normal' | 'Warning', reason: string, note: string): void {
