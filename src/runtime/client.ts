@@ -1,14 +1,10 @@
-// A small Kubernetes REST client. Kubeconfigs are read by ./kubeconfig.ts; requests go through our own
-// node:https (or node:http) keep-alive agents so that all requests and watches to a cluster share one
-// connection pool (see Pool) with the cluster's TLS material, and watch streams are not cut by body
-// timeouts.
-// Node's own HTTP client rather than the undici package: undici (and the bundled copy inside Node it
-// pulls in) cost ≈40 MiB of RSS and ≈0.4 s of start-up, and one HTTP/1.1 pool is all this needs.
+// A small Kubernetes REST client. Kubeconfigs are read by ./kubeconfig.ts; requests and watches to a
+// cluster share one transport (./transport.ts: one HTTP/2 connection, or HTTP/1.1 pools) with the
+// cluster's TLS material, and watch streams are not cut by body timeouts.
+// Node's own HTTP clients rather than the undici package: undici (and the bundled copy inside Node it
+// pulls in) cost ≈40 MiB of RSS and ≈0.4 s of start-up.
 
-import https from 'node:https';
-import { createSecureContext } from 'node:tls';
-import type { Agent, IncomingMessage } from 'node:http';
-import { http } from '../util/node-http.ts';
+import type { Readable } from 'node:stream';
 import { APPS_GROUP, POLICY_GROUP } from '../apis/constants.ts';
 import type { KubeObject } from '../apis/core-objects.ts';
 import { kindFor, storageGVR } from '../apis/registry.ts';
@@ -16,6 +12,7 @@ import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
 import { ListBodyReader, type ListHead } from './list-reader.ts';
 import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
+import { newTransport, type ApiResponse, type HttpMethod, type Transport } from './transport.ts';
 
 export type { AuthHeaders, TLSOptions } from './kubeconfig.ts';
 
@@ -412,9 +409,9 @@ interface RawResponse {
 
 export class KubeClient {
   private readonly base: URL;
-  private readonly agent: Pool;
-  /** Derived clients share their parent's connection pool; only the parent closes it. */
-  private readonly ownsAgent: boolean;
+  private readonly transport: Transport;
+  /** Derived clients share their parent's connections; only the parent closes them. */
+  private readonly ownsTransport: boolean;
   private readonly limiter: BucketRateLimiter | undefined;
   private readonly auth: AuthHeaders | undefined;
   private readonly clock: Clock;
@@ -423,7 +420,7 @@ export class KubeClient {
   private readonly maxRetries: number;
   private readonly options: KubeClientOptions;
 
-  constructor(opts: KubeClientOptions, sharedAgent?: Pool) {
+  constructor(opts: KubeClientOptions, sharedTransport?: Transport) {
     this.options = opts;
     this.base = new URL(opts.server);
     if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
@@ -436,8 +433,8 @@ export class KubeClient {
     this.userAgent = opts.userAgent ?? 'kruise-ts';
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 60_000;
     this.maxRetries = opts.maxRetries ?? 5;
-    this.ownsAgent = !sharedAgent;
-    this.agent = sharedAgent ?? newPool(this.base, opts.tls ?? {});
+    this.ownsTransport = !sharedTransport;
+    this.transport = sharedTransport ?? newTransport(this.base, opts.tls ?? {});
   }
 
   /**
@@ -446,15 +443,12 @@ export class KubeClient {
    * per controller and one busy controller does not starve the others.
    */
   withOwnLimit(identity: ClientIdentity): KubeClient {
-    return new KubeClient({ ...this.options, ...identity }, this.agent);
+    return new KubeClient({ ...this.options, ...identity }, this.transport);
   }
 
-  /** Releases the connection pool (a client from withOwnLimit leaves it to its parent); in-flight watches are torn down. */
+  /** Releases the connections (a client from withOwnLimit leaves them to its parent); in-flight watches are torn down. */
   async close(): Promise<void> {
-    if (this.ownsAgent) {
-      this.agent.requests.destroy();
-      this.agent.watches.destroy();
-    }
+    if (this.ownsTransport) this.transport.close();
   }
 
   // --- reads -----------------------------------------------------------------------------------
@@ -640,14 +634,13 @@ export class KubeClient {
       fieldSelector: opts.fieldSelector,
     });
     const res = await this.exchange('GET', url, await this.headers(), undefined, opts.signal, { watch: true });
-    const status = res.statusCode ?? 0;
-    if (status < 200 || status >= 300) {
-      throw StatusError.fromResponse(status, await readText(res));
+    if (res.status < 200 || res.status >= 300) {
+      throw StatusError.fromResponse(res.status, await readText(res.body));
     }
     const decoder = new TextDecoder();
     let buffered = '';
     try {
-      for await (const chunk of res) {
+      for await (const chunk of res.body) {
         buffered += decoder.decode(chunk as Uint8Array, { stream: true });
         let start = 0;
         let nl: number;
@@ -662,7 +655,7 @@ export class KubeClient {
       // The server writes one JSON document per line; a final event without its newline is still whole.
       if (buffered.trim()) yield parseWatchEvent<T>(buffered.trim());
     } finally {
-      if (!res.destroyed) res.destroy();
+      if (!res.body.destroyed) res.body.destroy();
     }
   }
 
@@ -701,8 +694,8 @@ export class KubeClient {
   }
 
   /**
-   * One request on the pool. The timeout covers the wait for headers and, for a non-watch request,
-   * every pause in its body; a watch's body may stay quiet for as long as the server keeps it open.
+   * One request on the transport. The timeout covers the wait for headers and, for a non-watch
+   * request, every pause in its body; a watch's body may stay quiet for as long as the server keeps it open.
    */
   private exchange(
     method: HttpMethod,
@@ -711,23 +704,8 @@ export class KubeClient {
     body: string | undefined,
     signal: AbortSignal | undefined,
     opts: { watch?: boolean } = {},
-  ): Promise<IncomingMessage> {
-    return new Promise((resolve, reject) => {
-      const send = url.protocol === 'https:' ? https.request : http.request;
-      // Sized explicitly: Node sends a DELETE body neither chunked nor with a length otherwise.
-      if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-      const req = send(url, { method, headers, agent: opts.watch ? this.agent.watches : this.agent.requests, signal }, (res) => {
-        if (opts.watch) req.setTimeout(0);
-        resolve(res);
-      });
-      req.on('error', reject);
-      if (this.requestTimeoutMs > 0) {
-        req.setTimeout(this.requestTimeoutMs, () =>
-          req.destroy(new Error(`${method} ${url.pathname}: no answer from the API server within ${this.requestTimeoutMs}ms`)),
-        );
-      }
-      req.end(body);
-    });
+  ): Promise<ApiResponse> {
+    return this.transport.exchange({ method, url, headers, body, signal, watch: opts.watch, timeoutMs: this.requestTimeoutMs });
   }
 
   private async json<T>(
@@ -755,56 +733,15 @@ export class KubeClient {
       if (wait > 0) await this.clock.sleep(wait, signal);
       if (method !== 'GET') this.options.writeFence?.();
       const res = await this.exchange(method, url, await this.headers(body?.contentType), body?.data, signal);
-      const status = res.statusCode ?? 0;
+      const status = res.status;
       let text = '';
-      if (status >= 200 && status < 300 && read.consume) await read.consume(res);
-      else text = await readText(res);
+      if (status >= 200 && status < 300 && read.consume) await read.consume(res.body);
+      else text = await readText(res.body);
       const retryAfter = retryAfterMs(status, res.headers['retry-after']);
       if (retryAfter === undefined || attempt >= this.maxRetries) return { status, body: text };
       await this.clock.sleep(retryAfter, signal);
     }
   }
-}
-
-type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/**
- * Connections to one API server. HTTP/1.1 carries one request at a time per connection, and Node's
- * agent opens a new TLS connection for every request that finds none free: at a burst of writes it
- * grew to ~300 connections (≈60 MiB of OpenSSL and socket buffers). Requests share a bounded pool
- * (beyond it they wait for a free connection; they are rate-limited anyway); each watch holds its
- * connection for as long as it runs, so watches have a pool of their own that no request waits on.
- */
-interface Pool {
-  requests: Agent;
-  watches: Agent;
-}
-
-/** Connections for ordinary requests: enough for every controller's burst on a local API server. */
-const REQUEST_CONNECTIONS = 32;
-
-function newPool(base: URL, tls: TLSOptions): Pool {
-  // keepAlive reuses connections; keepAliveMsecs is also the TCP keep-alive probe delay, which
-  // detects dead peers behind load balancers well before their idle timeouts (often 60 s).
-  const common = { keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' as const };
-  // One TLS context for every connection: given only `ca`/`cert`/`key`, Node parses them into a new
-  // context per connection (≈0.4 s of CPU for a manager's start-up connections, and memory for each).
-  const secureContext = base.protocol === 'https:' ? createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }) : undefined;
-  const agent = (limits: { maxSockets?: number; maxFreeSockets?: number }) =>
-    secureContext
-      ? new https.Agent({
-          ...common,
-          ...limits,
-          secureContext,
-          servername: tls.servername,
-          rejectUnauthorized: !tls.insecureSkipVerify,
-        })
-      : new http.Agent({ ...common, ...limits });
-  // A watch that ends is usually followed by the next one: a few idle connections are kept for that.
-  return {
-    requests: agent({ maxSockets: REQUEST_CONNECTIONS, maxFreeSockets: REQUEST_CONNECTIONS }),
-    watches: agent({ maxFreeSockets: 4 }),
-  };
 }
 
 interface RequestBody {
@@ -816,12 +753,12 @@ interface ReadOptions {
   /** false: not charged to the rate limiter. */
   throttle?: boolean;
   /** Reads a 2xx answer's body as it arrives (the response's body is then ''). */
-  consume?: (body: IncomingMessage) => Promise<void>;
+  consume?: (body: Readable) => Promise<void>;
 }
 
-async function readText(res: IncomingMessage): Promise<string> {
+async function readText(body: Readable): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
+  for await (const chunk of body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
 

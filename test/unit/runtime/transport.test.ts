@@ -1,0 +1,227 @@
+// KubeClient over TLS: one HTTP/2 connection for every request and watch when the server offers h2,
+// HTTP/1.1 when it does not; a new connection after GOAWAY; timeouts and aborts on streams.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import http2 from 'node:http2';
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { createCA, issueCert } from '../../../src/util/pki.ts';
+import { KubeClient, Namespaces, type KubeObject, type WatchEvent } from '../../../src/runtime/client.ts';
+import { newTransport } from '../../../src/runtime/transport.ts';
+
+interface Pki {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+type Handler = (req: IncomingMessage | http2.Http2ServerRequest, res: ServerResponse | http2.Http2ServerResponse) => void;
+
+/** An API server stand-in: namespaces by name, and a watch that sends one event per namespace asked for. */
+function answer(versions: string[]): Handler {
+  return (req, answer) => {
+    // The HTTP/2 compatibility response has these methods of the HTTP/1.1 one.
+    const res = answer as ServerResponse;
+    versions.push(req.httpVersion);
+    const url = new URL(req.url!, 'https://x');
+    res.setHeader('content-type', 'application/json');
+    if (url.searchParams.get('watch') === 'true') {
+      res.writeHead(200);
+      res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'w', resourceVersion: '1' } } }) + '\n');
+      return; // held open, as a watch is
+    }
+    if (url.pathname.endsWith('/silent')) return; // never answers
+    res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: url.pathname.split('/').pop() } }));
+  };
+}
+
+async function listen(server: https.Server | http2.Http2SecureServer): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('transport', () => {
+  let pki: Pki;
+  before(async () => {
+    const ca = await createCA('test-ca');
+    const server = await issueCert(ca, { commonName: 'kube-apiserver', ipAddresses: ['127.0.0.1'], server: true });
+    pki = { ca: ca.certPem, cert: server.certPem, key: server.keyPem };
+  });
+
+  let h2: http2.Http2SecureServer;
+  let h2Url: string;
+  const h2Versions: string[] = [];
+  const sessions: http2.ServerHttp2Session[] = [];
+  before(async () => {
+    h2 = http2.createSecureServer({ key: pki.key, cert: pki.cert, allowHTTP1: true }, answer(h2Versions));
+    h2.on('session', (s) => sessions.push(s));
+    h2Url = await listen(h2);
+  });
+  after(() => {
+    for (const s of sessions) s.destroy();
+    h2.close();
+  });
+
+  const client = (server: string, opts: { requestTimeoutMs?: number } = {}) =>
+    new KubeClient({ server, tls: { ca: pki.ca }, qps: 0, ...opts });
+
+  test('every request and watch of a client and its derived clients shares one HTTP/2 connection', async () => {
+    const before = sessions.length;
+    h2Versions.length = 0;
+    const c = client(h2Url);
+    const other = c.withOwnLimit({ userAgent: 'other', qps: 0, burst: 1 });
+    try {
+      const aborts = new AbortController();
+      const watches = Array.from({ length: 5 }, async () => {
+        for await (const ev of c.watch<KubeObject>(Namespaces, { signal: aborts.signal })) return ev as WatchEvent<KubeObject>;
+      });
+      const names = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((n, i) => (i % 2 ? other : c).get(Namespaces, n)));
+      assert.deepEqual(
+        names.map((n) => n.metadata.name),
+        ['a', 'b', 'c', 'd', 'e', 'f'],
+      );
+      const events = await Promise.all(watches);
+      assert.deepEqual(
+        events.map((e) => e?.type),
+        ['ADDED', 'ADDED', 'ADDED', 'ADDED', 'ADDED'],
+      );
+      aborts.abort();
+      assert.equal(sessions.length - before, 1, 'one connection');
+      assert.deepEqual(new Set(h2Versions), new Set(['2.0']));
+      assert.equal(h2Versions.length, 11);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('more streams than the server allows on a connection go on further connections', async () => {
+    const versions: string[] = [];
+    const small = http2.createSecureServer({ key: pki.key, cert: pki.cert, settings: { maxConcurrentStreams: 2 } }, answer(versions));
+    const opened: http2.ServerHttp2Session[] = [];
+    small.on('session', (s) => opened.push(s));
+    const c = client(await listen(small));
+    try {
+      const aborts = new AbortController();
+      // Watches hold their streams: five of them and two requests need four connections of two.
+      const first: Array<Promise<string>> = [];
+      const watches = Array.from({ length: 5 }, () => {
+        let seen!: (type: string) => void;
+        first.push(new Promise((r) => (seen = r)));
+        return (async () => {
+          for await (const ev of c.watch<KubeObject>(Namespaces, { signal: aborts.signal })) seen(ev.type);
+        })().catch(() => {});
+      });
+      assert.deepEqual(await Promise.all(first), ['ADDED', 'ADDED', 'ADDED', 'ADDED', 'ADDED']);
+      const names = await Promise.all(['a', 'b'].map((n) => c.get(Namespaces, n)));
+      assert.deepEqual(
+        names.map((n) => n.metadata.name),
+        ['a', 'b'],
+      );
+      assert.equal(opened.length, 4, 'the watches on three connections, the requests on the third and a fourth');
+      aborts.abort();
+      await Promise.all(watches);
+    } finally {
+      await c.close();
+      for (const s of opened) s.destroy();
+      small.close();
+    }
+  });
+
+  test('a new connection once the server has sent GOAWAY', async () => {
+    const c = client(h2Url);
+    try {
+      await c.get(Namespaces, 'one');
+      const first = sessions.at(-1)!;
+      await new Promise<void>((r) => first.close(r));
+      assert.equal((await c.get(Namespaces, 'two')).metadata.name, 'two');
+      assert.notEqual(sessions.at(-1), first, 'a second connection');
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a server that does not offer h2 is spoken to over HTTP/1.1', async () => {
+    const versions: string[] = [];
+    const h1 = https.createServer({ key: pki.key, cert: pki.cert }, answer(versions));
+    const url = await listen(h1);
+    const c = client(url);
+    try {
+      const [a, b] = await Promise.all([c.get(Namespaces, 'a'), c.get(Namespaces, 'b')]);
+      assert.equal(a.metadata.name, 'a');
+      assert.equal(b.metadata.name, 'b');
+      assert.deepEqual(versions, ['1.1', '1.1']);
+    } finally {
+      await c.close();
+      h1.closeAllConnections();
+      h1.close();
+    }
+  });
+
+  test('a request without an answer times out; an aborted watch ends', async () => {
+    const c = client(h2Url, { requestTimeoutMs: 200 });
+    try {
+      await assert.rejects(c.get(Namespaces, 'silent'), /no answer from the API server within 200ms/);
+      const aborts = new AbortController();
+      const events: string[] = [];
+      const watching = (async () => {
+        for await (const ev of c.watch<KubeObject>(Namespaces, { signal: aborts.signal })) events.push(ev.type);
+      })();
+      // The watch's quiet body outlives the request timeout; only the abort ends it.
+      await new Promise((r) => setTimeout(r, 400));
+      aborts.abort();
+      await assert.rejects(watching, { name: 'AbortError' });
+      assert.deepEqual(events, ['ADDED']);
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a connection whose peer stops answering is dropped after an unanswered PING', async () => {
+    // A TCP relay to the server that can go silent, as a dropped flow does.
+    let silent = false;
+    const relay = net.createServer((inbound) => {
+      const outbound = net.connect((h2.address() as AddressInfo).port, '127.0.0.1');
+      inbound.on('data', (d) => silent || outbound.write(d));
+      outbound.on('data', (d) => silent || inbound.write(d));
+      inbound.on('close', () => outbound.destroy());
+      outbound.on('close', () => inbound.destroy());
+      inbound.on('error', () => {});
+      outbound.on('error', () => {});
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const server = `https://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const transport = newTransport(new URL(server), { ca: pki.ca }, { pingIntervalMs: 150 });
+    const c = new KubeClient({ server, qps: 0 }, transport);
+    try {
+      const events: string[] = [];
+      const watching = (async () => {
+        for await (const ev of c.watch<KubeObject>(Namespaces)) {
+          events.push(ev.type);
+          silent = true;
+        }
+      })();
+      await assert.rejects(watching, /did not answer an HTTP\/2 PING within 150ms/);
+      assert.deepEqual(events, ['ADDED']);
+      silent = false;
+      assert.equal((await c.get(Namespaces, 'again')).metadata.name, 'again', 'a new connection');
+    } finally {
+      transport.close();
+      relay.close();
+    }
+  });
+
+  test('an idle connection does not keep the process alive', async () => {
+    // A child that makes one request and never closes its client exits on its own.
+    const script = `
+      import { KubeClient, Namespaces } from ${JSON.stringify(new URL('../../../src/runtime/client.ts', import.meta.url).href)};
+      const c = new KubeClient({ server: ${JSON.stringify(h2Url)}, tls: { ca: ${JSON.stringify(pki.ca)} }, qps: 0 });
+      console.log((await c.get(Namespaces, 'child')).metadata.name);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      timeout: 20_000,
+    });
+    assert.equal(stdout.trim(), 'child');
+  });
+});
