@@ -7,8 +7,8 @@
 # ≈20 MiB off its RSS (docs/benchmarks.md, issue 20). No type check here (`./run.sh lint` does it)
 # and no source maps.
 # Left out of the bundle, loaded from node_modules only when used: @kubernetes/client-node (exec and
-# auth-provider kubeconfigs; 18 MB), gRPC (the real CRI runtime), @peculiar/x509 (the first
-# certificate signed) — and `yaml` and `node:http`, which our code takes through `require`.
+# auth-provider kubeconfigs; 18 MB) and gRPC (the real CRI runtime) — and `yaml` and `node:http`,
+# which our code takes through `require`.
 # The chunks sit in dist/cli/, two levels below the repository like src/<dir>/<file>.ts, so a path
 # relative to a module (config/crd/bases, the repository root) resolves the same from both; the CRI
 # proto, read next to its module, is copied beside the chunks.
@@ -26,8 +26,8 @@ trap 'rm -rf "$out"' EXIT
 # Bundled CommonJS dependencies call `require`, which an ES module does not have: the banner gives
 # every chunk one.
 node_modules/.bin/esbuild src/cli/kruise.ts src/cli/kubectl-kruise.ts \
-  --bundle --splitting --format=esm --platform=node --target=node24 --keep-names \
-  --external:@kubernetes/client-node --external:@grpc/* --external:@peculiar/* --external:reflect-metadata \
+  --bundle --splitting --format=esm --platform=node --target=node24 --keep-names --minify-whitespace \
+  --external:@kubernetes/client-node --external:@grpc/* \
   --banner:js="import { createRequire as __kruiseCreateRequire } from 'node:module'; const require = __kruiseCreateRequire(import.meta.url);" \
   --outdir="$out/cli" --log-level=warning
 cp src/daemon/cri/api.proto "$out/cli/"
