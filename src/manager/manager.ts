@@ -44,7 +44,6 @@ import { PubBudgetGuard } from '../runtime/pub-budget.ts';
 import type { StoredPub } from '../util/pub.ts';
 import type { Pod } from '../apis/core-objects.ts';
 import { parseApiVersion } from '../apis/registry.ts';
-import { allControllers } from '../controllers/index.ts';
 import type { ControllerDeps, ControllerRunner } from '../controllers/types.ts';
 import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
 import { RestMapper } from '../runtime/restmapper.ts';
@@ -275,6 +274,9 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // live for the process; they are relisted when a term ends, and the next term's controllers wait
   // for that list, so a leader elected again acts on what the API server said after the loss, not
   // on a cache whose watch may still be reconnecting from the outage.
+  // Imported only now (its own chunk in dist/): the controllers' code is a quarter of the manager's,
+  // and compiling it before the webhook server listens held the server back.
+  const { allControllers } = await import('../controllers/index.ts');
   const selection = selectControllers(allControllers, features, served);
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
   const newTerm = (): ControllerTerm => {

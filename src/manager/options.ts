@@ -3,16 +3,40 @@
 import { Command, Option, InvalidArgumentError, type OptionValues } from 'commander';
 import { parseDuration } from '../util/duration.ts';
 import { parseFeatureGates } from '../apis/features.ts';
-import { allControllers } from '../controllers/index.ts';
 
 export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
 
 /**
  * The `--<name>-workers` flags, one per controller this manager runs: the controller's name, or
  * ControllerSetup.workersFlag where upstream spells it differently (`crr` for
- * ContainerRecreateRequest). A controller that does not exist has no flag.
+ * ContainerRecreateRequest). A controller that does not exist has no flag. Written out rather than
+ * read from the controllers: importing them here would load and compile all their code before the
+ * webhook server listens (the manager imports them once it does); test/unit/manager/options.test.ts
+ * checks that the list names every controller.
  */
-export const WORKERS_FLAGS: readonly string[] = allControllers.map((c) => c.workersFlag ?? c.name);
+export const WORKERS_FLAGS: readonly string[] = [
+  'cloneset',
+  'daemonset',
+  'statefulset',
+  'nodeimage',
+  'imagepulljob',
+  'imagelistpulljob',
+  'crr',
+  'podreadiness',
+  'sidecarterminator',
+  'sidecarset',
+  'containerlaunchpriority',
+  'broadcastjob',
+  'advancedcronjob',
+  'uniteddeployment',
+  'ephemeraljob',
+  'podunavailablebudget',
+  'resourcedistribution',
+  'persistentpodstate',
+  'podprobemarker',
+  'nodepodprobe',
+  'workloadspread',
+];
 /** Upstream's default for every --<name>-workers. */
 const DEFAULT_WORKERS = 3;
 

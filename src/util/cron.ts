@@ -5,6 +5,8 @@
 // time zone (IANA zones from the platform's Intl, not a bundled table) as SpecSchedule.Next does,
 // DST gaps and repeats included.
 
+import { parseDuration } from './duration.ts';
+
 const BOUNDS = [
   { name: 'minute', min: 0, max: 59, names: {} as Record<string, number> },
   { name: 'hour', min: 0, max: 23, names: {} },
@@ -88,14 +90,13 @@ const DESCRIPTORS: Record<string, () => Fields> = {
   '@hourly': () => ({ minute: 1n, hour: all(HOUR), dom: all(DOM), month: all(MONTH), dow: all(DOW) }),
 };
 
-const DURATION_UNITS_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Go's time.ParseDuration for the unsigned forms @every takes, in ms. */
-function parseDuration(text: string, spec: string): number {
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)];
-  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(text))
-    throw new Error(`failed to parse duration ${spec}: time: invalid duration "${text}"`);
-  return parts.reduce((ms, p) => ms + Number(p[1]) * DURATION_UNITS_MS[p[2]!]!, 0);
+/** Go's time.ParseDuration of @every's argument, in ms, with robfig/cron's message. */
+function everyDuration(text: string, spec: string): number {
+  try {
+    return parseDuration(text);
+  } catch (err) {
+    throw new Error(`failed to parse duration ${spec}: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** A parsed schedule: `next(ms)` is the first activation strictly after `ms`, undefined when none within five years. */
@@ -127,7 +128,7 @@ export function parseStandardCron(spec: string): CronSchedule {
     if (descriptor) return new SpecSchedule(descriptor(), zone);
     if (rest.startsWith('@every ')) {
       // robfig Every: at least one second, whole seconds.
-      const delay = Math.max(1000, Math.floor(parseDuration(rest.slice(7).trim(), rest) / 1000) * 1000);
+      const delay = Math.max(1000, Math.floor(everyDuration(rest.slice(7).trim(), rest) / 1000) * 1000);
       return { timeZone: zone, next: (ms) => Math.floor(ms / 1000) * 1000 + delay };
     }
     throw new Error(`unrecognized descriptor: ${rest}`);

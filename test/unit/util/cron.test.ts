@@ -47,6 +47,7 @@ describe('parse errors (robfig messages)', () => {
     ['5-1 * * * *', /beginning of range \(5\) beyond end of range \(1\)/],
     ['TZ=Mars/Base * * * * *', /provided bad location Mars\/Base/],
     ['@fortnightly', /unrecognized descriptor/],
+    ['@every 1x', /^Error: failed to parse duration @every 1x: time: invalid duration "1x"$/],
   ];
   for (const [spec, want] of cases) test(JSON.stringify(spec), () => assert.throws(() => parseStandardCron(spec), want));
 });

@@ -14,6 +14,8 @@ test('parseDuration reads Go durations', () => {
     ['-1s', -1000],
     ['.5s', 500],
     ['1000us', 1],
+    ['1000\u00b5s', 1],
+    ['2000\u03bcs', 2],
     ['1m1.5s', 61_500],
   ];
   for (const [input, want] of cases) assert.equal(parseDuration(input), want, input);
