@@ -259,6 +259,20 @@ async function startManager(manager: string, logFile: string, ports: Ports): Pro
 /** The CloneSet controller's caches have synced: its "Starting workers" line (both managers log it). */
 const isSynced = (log: string) => /Starting workers.*cloneset|cloneset.*Starting workers/.test(log);
 
+/**
+ * When the manager logged that line (epoch ms), from the line's own timestamp: pino's ISO time, or
+ * klog's `I1124 22:35:13.836989` (UTC here, the year assumed current). The polling loop below
+ * notices it only between its other steps (a `kubectl apply` can take a second), so this is the figure.
+ */
+function syncedAt(log: string): number | undefined {
+  const line = log.split('\n').find((l) => isSynced(l));
+  const iso = line?.match(/"time":"([^"]+)"/)?.[1];
+  if (iso) return Date.parse(iso);
+  const klog = line?.match(/^I(\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d+)/);
+  if (!klog) return undefined;
+  return Date.parse(`${new Date().getUTCFullYear()}-${klog[1]}-${klog[2]}T${klog[3]!.slice(0, 12)}Z`);
+}
+
 async function answersTLS(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const req = request({ host: '127.0.0.1', port, path: '/healthz', rejectUnauthorized: false, timeout: 1000 }, (res) => {
@@ -349,6 +363,7 @@ async function turn(manager: string, round: number, slot: number): Promise<Turn>
   }
   const podsAtStart = await podCount();
   const watchesBefore = await openWatches();
+  const wallT0 = Date.now();
   const { proc, webhookPort, t0 } = await startManager(manager, logFile, ports);
   const since = () => (performance.now() - t0) / 1000;
   let webhookReady = NaN;
@@ -384,6 +399,8 @@ async function turn(manager: string, round: number, slot: number): Promise<Turn>
       await sleep(50);
     }
     await sleep(2000);
+    const loggedSync = syncedAt(readFileSync(logFile, 'utf8'));
+    if (loggedSync !== undefined) synced = (loggedSync - wallT0) / 1000;
     const rssSynced = rssMiB(proc.pid);
     const anonSynced = anonRssMiB(proc.pid);
     const watchesSynced = (await openWatches()) - watchesBefore;
