@@ -48,12 +48,23 @@ export interface TransportOptions {
   pingIntervalMs?: number;
 }
 
+/** How every TLS connection to the server is made, by either transport. */
+interface TLSConnection {
+  secureContext: SecureContext;
+  servername: string | undefined;
+  rejectUnauthorized: boolean;
+}
+
 export function newTransport(base: URL, tls: TLSOptions, opts: TransportOptions = {}): Transport {
-  if (base.protocol !== 'https:') return new Http1Transport(base, undefined, tls);
-  // One TLS context for every connection: given only `ca`/`cert`/`key`, Node parses them into a new
-  // context per connection (≈0.4 s of CPU for a manager's start-up connections, and memory for each).
-  const secureContext = createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key });
-  return new Http2Transport(base, secureContext, tls, opts.pingIntervalMs ?? PING_INTERVAL_MS);
+  if (base.protocol !== 'https:') return new Http1Transport(base, undefined);
+  const connection: TLSConnection = {
+    // One TLS context for every connection: given only `ca`/`cert`/`key`, Node parses them into a
+    // new context per connection (≈0.4 s of CPU for a manager's start-up connections, and memory for each).
+    secureContext: createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }),
+    servername: tls.servername,
+    rejectUnauthorized: !tls.insecureSkipVerify,
+  };
+  return new Http2Transport(base, connection, opts.pingIntervalMs ?? PING_INTERVAL_MS);
 }
 
 function timeoutError(req: ApiRequest): Error {
@@ -71,24 +82,16 @@ class Http1Transport implements Transport {
   private readonly requests: Agent;
   private readonly watches: Agent;
 
+  /** tls: for an https:// server. */
   constructor(
     private readonly base: URL,
-    secureContext: SecureContext | undefined,
-    tls: TLSOptions,
+    tls: TLSConnection | undefined,
   ) {
     // keepAlive reuses connections; keepAliveMsecs is also the TCP keep-alive probe delay, which
     // detects dead peers behind load balancers well before their idle timeouts (often 60 s).
     const common = { keepAlive: true, keepAliveMsecs: KEEPALIVE_MS, scheduling: 'lifo' as const };
     const agent = (limits: { maxSockets?: number; maxFreeSockets?: number }) =>
-      base.protocol === 'https:'
-        ? new https.Agent({
-            ...common,
-            ...limits,
-            secureContext: secureContext ?? createSecureContext({ ca: tls.ca, cert: tls.cert, key: tls.key }),
-            servername: tls.servername,
-            rejectUnauthorized: !tls.insecureSkipVerify,
-          })
-        : new http.Agent({ ...common, ...limits });
+      tls ? new https.Agent({ ...common, ...limits, ...tls }) : new http.Agent({ ...common, ...limits });
     this.requests = agent({ maxSockets: HTTP1_REQUEST_CONNECTIONS, maxFreeSockets: HTTP1_REQUEST_CONNECTIONS });
     // A watch that ends is usually followed by the next one: a few idle connections are kept for that.
     this.watches = agent({ maxFreeSockets: 4 });
@@ -168,8 +171,7 @@ class Http2Transport implements Transport {
 
   constructor(
     private readonly base: URL,
-    private readonly secureContext: SecureContext,
-    private readonly tls: TLSOptions,
+    private readonly tls: TLSConnection,
     private readonly pingIntervalMs: number,
   ) {}
 
@@ -249,9 +251,7 @@ class Http2Transport implements Transport {
       const s = tlsConnect({
         host: this.base.hostname.replace(/^\[|\]$/g, ''),
         port: Number(this.base.port || 443),
-        servername: this.tls.servername,
-        secureContext: this.secureContext,
-        rejectUnauthorized: !this.tls.insecureSkipVerify,
+        ...this.tls,
         ALPNProtocols: ['h2', 'http/1.1'],
       });
       s.once('secureConnect', () => resolve(s));
@@ -260,7 +260,7 @@ class Http2Transport implements Transport {
     if (socket.alpnProtocol !== 'h2' || this.closed) {
       socket.destroy();
       if (this.closed) throw new Error('client closed');
-      this.http1 = new Http1Transport(this.base, this.secureContext, this.tls);
+      this.http1 = new Http1Transport(this.base, this.tls);
       return;
     }
     socket.setKeepAlive(true, KEEPALIVE_MS);
@@ -294,6 +294,7 @@ class Http2Transport implements Transport {
       const i = this.connections.indexOf(conn);
       if (i >= 0) this.connections.splice(i, 1);
     });
-    if (conn.streams === 0) session.unref();
+    // Nothing has reserved a stream on it yet (no await since it joined the list).
+    session.unref();
   }
 }
