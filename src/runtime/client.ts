@@ -332,6 +332,8 @@ export interface ListOptions extends RequestOptions {
    * the returned page (its items are empty), so a long list is never held twice.
    */
   onItem?: (item: KubeObject) => void;
+  /** Items come without metadata.managedFields, left out before they are parsed (an informer's list). */
+  withoutManagedFields?: boolean;
 }
 
 export interface WriteOptions extends RequestOptions {
@@ -499,6 +501,7 @@ export class KubeClient {
         if (opts.onItem) opts.onItem(obj);
         else items.push(obj);
       },
+      { dropManagedFields: opts.withoutManagedFields },
     );
     let head: ListHead = {};
     const res = await this.send('GET', url, undefined, opts.signal, {

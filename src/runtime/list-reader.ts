@@ -16,7 +16,12 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
 const ITEMS_KEY = Buffer.from('"items":');
+/** An item's metadata, as the API server writes it (compact): what precedes its opening brace. */
+const METADATA_KEY = Buffer.from('"metadata":');
+/** metadata.managedFields, as the API server writes it: the key and its array's opening bracket. */
+const MANAGED_FIELDS_KEY = Buffer.from('"managedFields":[');
 
 /** A list without its items: kind, apiVersion, metadata (resourceVersion, continue…). */
 export type ListHead = Record<string, unknown> & { metadata?: { resourceVersion?: string; continue?: string } };
@@ -25,6 +30,8 @@ type Phase = 'head' | 'items' | 'tail' | 'whole';
 
 export class ListBodyReader {
   private buf: Buffer = Buffer.alloc(0);
+  /** Once the items begin, buf is the start of this (grown to twice the largest item and chunk). */
+  private scratch: Buffer = Buffer.alloc(0);
   /** The body so far, once it is to be read whole. */
   private whole: Buffer[] = [];
   /** The next byte of buf to look at. */
@@ -37,11 +44,21 @@ export class ListBodyReader {
   /** The byte before pos was a backslash inside a string. */
   private escaped = false;
   private head: ListHead | undefined;
+  /** The object at depth 2 being read is the item's metadata. */
+  private inMetadata = false;
+  /** Where the item's `"managedFields":[…]` starts and ends (one past its `]`) in buf; -1: none (yet). */
+  private cutFrom = -1;
+  private cutTo = -1;
 
   constructor(
     /** Called once, with the head, as soon as the items begin (at the end for a body read whole). */
     private readonly onHead: (head: ListHead) => void,
     private readonly onItem: (item: unknown) => void,
+    /**
+     * Items come without metadata.managedFields, cut from their text before it is parsed: a
+     * quarter of a pod's bytes, and the most objects per byte, which no cache reader needs.
+     */
+    private readonly opts: { dropManagedFields?: boolean } = {},
   ) {}
 
   push(chunk: Buffer): void {
@@ -49,23 +66,47 @@ export class ListBodyReader {
       this.whole.push(chunk);
       return;
     }
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
-    if (this.phase === 'head') this.readHead();
-    if ((this.phase as Phase) === 'whole') {
-      this.whole.push(this.buf);
-      return;
+    if (this.phase === 'head') {
+      this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+      this.readHead();
+      if ((this.phase as Phase) === 'whole') this.whole.push(this.buf);
+      if ((this.phase as Phase) !== 'items') return;
+      // The items begin: from here on what is still needed is kept in scratch, ours to cut in.
+      const rest = this.buf.subarray(this.pos);
+      this.buf = this.scratch.subarray(0, 0);
+      this.pos = 0;
+      this.append(rest);
+    } else {
+      this.append(chunk);
     }
     if (this.phase === 'items') this.readItems();
-    // Keep only what is still needed: the item being read (or nothing between items), the tail,
-    // or everything when the body is read whole or its head is not complete yet.
+    // Keep only what is still needed: the item being read (or nothing between items), or the tail.
     if (this.phase === 'items') {
       const keepFrom = this.itemStart >= 0 ? this.itemStart : this.pos;
       if (keepFrom > 0) {
-        this.buf = this.buf.subarray(keepFrom);
+        this.buf.copyWithin(0, keepFrom);
+        this.buf = this.scratch.subarray(0, this.buf.length - keepFrom);
         this.pos -= keepFrom;
         if (this.itemStart >= 0) this.itemStart = 0;
+        if (this.cutFrom >= 0) this.cutFrom -= keepFrom;
+        if (this.cutTo >= 0) this.cutTo -= keepFrom;
       }
     }
+  }
+
+  /**
+   * Puts chunk after buf, both in scratch (buf always starts there once the items begin): a copy of
+   * each chunk into memory that is reused, where a new buffer for each cost more than the copying.
+   */
+  private append(chunk: Buffer): void {
+    const length = this.buf.length + chunk.length;
+    if (length > this.scratch.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(length, 2 * this.scratch.length));
+      this.buf.copy(bigger);
+      this.scratch = bigger;
+    }
+    chunk.copy(this.scratch, this.buf.length);
+    this.buf = this.scratch.subarray(0, length);
   }
 
   /** The body has ended: returns the list's head (the tail's fields, if any, merged into it). */
@@ -75,7 +116,9 @@ export class ListBodyReader {
       const list = JSON.parse(body.toString('utf8')) as ListHead & { items?: unknown[] | null };
       const { items, ...head } = list;
       this.onHead(head);
-      for (const item of items ?? []) this.onItem(item);
+      for (const item of items ?? []) {
+        this.onItem(this.opts.dropManagedFields ? withoutManagedFields(item as { metadata?: object }) : item);
+      }
       return head;
     }
     if (this.phase === 'items') throw new SyntaxError('list body ended inside its items');
@@ -116,7 +159,8 @@ export class ListBodyReader {
     // quote) cost more than the whole JSON.parse of the items at 50k pods.
     const b = this.buf;
     const n = b.length;
-    let { depth, inString, escaped, itemStart } = this;
+    const drop = this.opts.dropManagedFields === true;
+    let { depth, inString, escaped, itemStart, inMetadata, cutFrom, cutTo } = this;
     let i = this.pos;
     for (; i < n; i++) {
       const c = b[i]!;
@@ -125,9 +169,19 @@ export class ListBodyReader {
         else if (c === BACKSLASH) escaped = true;
         else if (c === QUOTE) inString = false;
       } else if (c === QUOTE) {
+        // A key of the item's metadata (a string value there never precedes a `:`): `"m` (no
+        // other key of ObjectMeta starts so), then the whole key.
+        if (drop && inMetadata && depth === 2 && cutFrom < 0 && (i + 1 >= n || b[i + 1] === 0x6d)) {
+          const length = Math.min(MANAGED_FIELDS_KEY.length, n - i);
+          if (b.compare(MANAGED_FIELDS_KEY, 0, length, i, i + length) === 0) {
+            if (length < MANAGED_FIELDS_KEY.length) break; // the rest of it is in the next chunk
+            cutFrom = i;
+          }
+        }
         inString = true;
       } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
         if (depth === 0) itemStart = i;
+        else if (depth === 1 && drop) inMetadata = c === OPEN_BRACE && follows(b, i, METADATA_KEY);
         depth++;
       } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
         if (depth === 0) {
@@ -137,8 +191,25 @@ export class ListBodyReader {
           break;
         }
         if (--depth === 0) {
-          this.onItem(JSON.parse(b.toString('utf8', itemStart, i + 1)));
+          let end = i + 1;
+          if (cutTo >= 0) {
+            // Out with the key, its array and one comma beside it; the rest moves up in place.
+            let from = cutFrom;
+            let to = cutTo;
+            if (b[from - 1] === COMMA) from--;
+            else if (b[to] === COMMA) to++;
+            b.copy(b, from, to, end);
+            end -= to - from;
+          }
+          const item: unknown = JSON.parse(b.toString('utf8', itemStart, end));
+          // Not cut from the text when not written compactly (`"metadata": {`).
+          this.onItem(drop && cutTo < 0 ? withoutManagedFields(item as { metadata?: object }) : item);
           itemStart = -1;
+          inMetadata = false;
+          cutFrom = -1;
+          cutTo = -1;
+        } else if (depth === 2 && cutFrom >= 0 && cutTo < 0) {
+          cutTo = i + 1;
         }
       }
     }
@@ -146,10 +217,32 @@ export class ListBodyReader {
     this.inString = inString;
     this.escaped = escaped;
     this.itemStart = itemStart;
+    this.inMetadata = inMetadata;
+    this.cutFrom = cutFrom;
+    this.cutTo = cutTo;
     this.pos = i;
   }
 }
 
+/** The bytes just before position i are key. */
+function follows(b: Buffer, i: number, key: Buffer): boolean {
+  const at = i - key.length;
+  return at >= 0 && b.compare(key, 0, key.length, at, i) === 0 && b[at - 1] !== BACKSLASH;
+}
+
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * The object without metadata.managedFields (it was just parsed and is ours). A new metadata object
+ * rather than `delete`, which would leave every cached object's metadata a slow dictionary (19 MiB
+ * more heap at 50k pods).
+ */
+export function withoutManagedFields<T extends { metadata?: object }>(obj: T): T {
+  if (typeof obj?.metadata === 'object' && obj.metadata && 'managedFields' in obj.metadata) {
+    const { managedFields: _, ...metadata } = obj.metadata;
+    obj.metadata = metadata;
+  }
+  return obj;
 }

@@ -3,6 +3,7 @@
 
 import { realClock, type Clock } from '../util/clock.ts';
 import { logger } from './log.ts';
+import { withoutManagedFields } from './list-reader.ts';
 import {
   StatusError,
   isGone,
@@ -246,6 +247,7 @@ export class Reflector<T extends KubeObject> {
     const answers = this.relistsRequested;
     const resourceVersion = this.listed || answers > 0 ? undefined : '0';
     const items: T[] = [];
+    const started = Date.now();
     const onItem = (item: KubeObject) => items.push(withoutManagedFields(item as T));
     let listRV: string;
     let cont: string | undefined;
@@ -272,6 +274,7 @@ export class Reflector<T extends KubeObject> {
         continue: token,
         // Never alongside a continue token (the token pins the snapshot).
         resourceVersion: token === undefined ? resourceVersion : undefined,
+        withoutManagedFields: true,
         onItem,
         onContinue: (next) => {
           if (inFlight < PAGES_IN_FLIGHT) askAhead(next);
@@ -314,6 +317,7 @@ export class Reflector<T extends KubeObject> {
       listRV = all.metadata.resourceVersion ?? '';
     }
     this.store.replace(items, listRV);
+    this.log.debug({ resource: this.type.resource, items: items.length, ms: Date.now() - started }, 'caches populated');
     this.listed = true;
     this.lastRV = listRV;
     this.listUnwatched = true;
@@ -398,13 +402,4 @@ export class Reflector<T extends KubeObject> {
     }
     if (rv) this.lastRV = rv;
   }
-}
-
-/**
- * Drops metadata.managedFields in place (the object was just parsed and is ours), so that they are
- * garbage as soon as their page is read instead of living until the whole list is in.
- */
-function withoutManagedFields<T extends KubeObject>(obj: T): T {
-  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
-  return obj;
 }

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { ListBodyReader, type ListHead } from '../../../src/runtime/list-reader.ts';
 
 /** Reads body in chunks of `size` bytes; returns what the reader handed over, in order. */
-function read(body: string, size: number) {
+function read(body: string, size: number, opts: { dropManagedFields?: boolean } = {}) {
   const events: string[] = [];
   const items: unknown[] = [];
   const reader = new ListBodyReader(
@@ -13,6 +13,7 @@ function read(body: string, size: number) {
       items.push(item);
       events.push('item');
     },
+    opts,
   );
   const bytes = Buffer.from(body);
   for (let i = 0; i < bytes.length; i += size) reader.push(bytes.subarray(i, i + size));
@@ -66,5 +67,47 @@ describe('ListBodyReader', () => {
     assert.throws(() => read('{"metadata":{},"items":[{"a":1},{"b":', 4), /ended inside its items/);
     assert.throws(() => read('{"metadata":{},"items":[{"a":1,}]}', 4), SyntaxError);
     assert.throws(() => read('not json', 4), SyntaxError);
+  });
+
+  test('dropManagedFields: metadata.managedFields is left out wherever it stands, at every chunk size, and nothing else', () => {
+    const mf = [{ manager: 'kubectl', fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'k:{"name":"x"}': {} } }];
+    const items = [
+      { metadata: { name: 'middle', managedFields: mf, labels: { a: 'b' } }, spec: {} },
+      { metadata: { managedFields: mf, name: 'first' } },
+      { metadata: { name: 'last', managedFields: [] } },
+      { metadata: { managedFields: mf } },
+      // Not metadata's: kept.
+      { metadata: { name: 'spec', annotations: { note: '"managedFields":[' } }, spec: { managedFields: [1] }, managedFields: [2] },
+      { kind: 'X', metadata: { name: 'none' } },
+    ];
+    const want = [
+      { metadata: { name: 'middle', labels: { a: 'b' } }, spec: {} },
+      { metadata: { name: 'first' } },
+      { metadata: { name: 'last' } },
+      { metadata: {} },
+      { metadata: { name: 'spec', annotations: { note: '"managedFields":[' } }, spec: { managedFields: [1] }, managedFields: [2] },
+      { kind: 'X', metadata: { name: 'none' } },
+    ];
+    const body = JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '9' }, items });
+    for (let size = 1; size <= body.length; size++) {
+      assert.deepEqual(read(body, size, { dropManagedFields: true }).items, want, `chunks of ${size}`);
+    }
+    assert.deepEqual(read(body, 7).items, items, 'kept unless asked');
+    // A body read whole, and one with whitespace (the cut is the compact form's; the rest still drops it).
+    assert.deepEqual(read(JSON.stringify({ items }), 3, { dropManagedFields: true }).items, want);
+    assert.deepEqual(read(JSON.stringify({ metadata: {}, items }, null, 1), 5, { dropManagedFields: true }).items, want);
+  });
+
+  test('a chunk is not changed by the reader (the cut is made in its own copy)', () => {
+    const body = Buffer.from('{"metadata":{},"items":[{"metadata":{"name":"a","managedFields":[{"m":1}]}}]}');
+    const copy = Buffer.from(body);
+    const reader = new ListBodyReader(
+      () => {},
+      () => {},
+      { dropManagedFields: true },
+    );
+    reader.push(body);
+    reader.end();
+    assert.deepEqual(body, copy);
   });
 });
