@@ -33,7 +33,7 @@ import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
 import { delegatedAuthorizer, servingCertificate } from '../runtime/secure-serving.ts';
 import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
-import { ensureCRDConversion } from '../runtime/webhook/crd-conversion.ts';
+import { KRUISE_CRD_GROUPS } from '../runtime/webhook/crd-conversion.ts';
 import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
@@ -174,8 +174,16 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     mapper: restMapper,
     serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
   });
-  if (features.PodWebhook)
-    for (const { apiVersion, kind } of POD_WEBHOOK_CACHED_KINDS) void admissionCache.list(apiVersion, kind).catch(() => {});
+  // The pod webhook's caches fill from the start, its Kruise kinds' once the CRDs' conversion points
+  // here (below): a list before that would fail on a takeover, and on a first start its watch would
+  // be cut by the storage the API server rebuilds for each CRD written (1 s to come back).
+  const warmPodWebhookCaches = (kruiseKinds: boolean) => {
+    if (!features.PodWebhook) return;
+    for (const { apiVersion, kind } of POD_WEBHOOK_CACHED_KINDS)
+      if (KRUISE_CRD_GROUPS.includes(parseApiVersion(apiVersion).group) === kruiseKinds)
+        void admissionCache.list(apiVersion, kind).catch(() => {});
+  };
+  warmPodWebhookCaches(false);
 
   // PodUnavailableBudget: one guard per process, shared by the pod webhook (every replica) and the
   // controllers (leader), so budget taken here is serialised and starts from the newest version.
@@ -234,31 +242,68 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     return webhookReady();
   });
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
+  // The controllers' code (its own chunk in dist/: a quarter of the manager's) is imported only now
+  // — compiling it before the webhook server listened held the server back — and while the
+  // requests below are in flight.
+  const controllersModule = import('../controllers/index.ts');
   if (proxy) {
     // Closed before the server (closers run last first): the proxy stops sending reviews first.
     const backend = registerWebhookBackend({ client, namespace, identity, address: ownAddress, logger: log });
     closers.push(() => backend.stop());
   }
 
-  // Objects stored at another version can only be listed through the CRD's conversion webhook.
-  // After a takeover from OpenKruise that still names the stopped manager (or no webhook at all
-  // before our CRDs were applied), so no cache could sync and the leader, which keeps conversion
-  // in line, would never be elected. Point it at this manager first — a leader-only write, so only
-  // when no other replica holds the Lease (docs/migrate-from-openkruise.md).
+  // The webhook controller keeps certificates, webhook configurations and CRD conversion in line:
+  // one before the election, then one for each leadership term. The leader's writes check the
+  // lease first. In url mode only one replica may write, or replicas on different ports would
+  // fight over the URL.
+  const webhookControllerFor = () =>
+    new WebhookCertController({
+      client,
+      registrations: allRegistrations,
+      features,
+      clientMode,
+      // In a pod (service mode) the installation owns the configurations, as upstream's chart does.
+      createConfigurations: cfg.webhookClientMode === 'url',
+      timeoutSeconds: cfg.webhookTimeoutSeconds,
+      managerNamespace: namespace,
+      certDir,
+      secret,
+      onCertsChanged: () => server.reloadCertificate(),
+      logger: log,
+      watch: true,
+      beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, identity) : undefined,
+    });
+  let webhookController = webhookControllerFor();
+  // Before the election, as upstream's every replica does at start-up, when no other replica holds
+  // the Lease (a leader-only write otherwise): objects stored at another version can only be listed
+  // through the CRD's conversion webhook, which after a takeover from OpenKruise still names the
+  // stopped manager (or no webhook at all before our CRDs were applied), so no cache could sync
+  // and the leader would never be elected (docs/migrate-from-openkruise.md); and admission
+  // registered now lets the objects created meanwhile through instead of refusing them at a
+  // previous manager's address. With another replica leading, this one only reads, alongside its
+  // caches' lists: already in line (a restart), its controllers need not wait for a pass of
+  // their own once it leads.
+  let webhooksInLine: Promise<unknown> = Promise.resolve();
   if (await mayWriteBeforeElection(cfg, client, namespace, identity)) {
     // Replicas starting together (a Helm install) race on these writes: a conflict means another
     // wrote first, so go again on what it wrote rather than fail start-up.
-    let updated: string[];
-    for (let attempt = 1; ; attempt++) {
-      try {
-        updated = await ensureCRDConversion(client, clientMode, certs.caCert);
-        break;
-      } catch (err) {
-        if (!isConflict(err) || attempt >= 5) throw err;
+    const syncUnfenced = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await webhookController.sync({ beforeWrite: undefined });
+        } catch (err) {
+          if (!isConflict(err) || attempt >= 5) throw err;
+        }
       }
-    }
-    if (updated.length) log.info({ crds: updated }, 'pointed CRD conversion at this manager before syncing caches');
+    };
+    // A failure leaves it to the leader, which goes on trying; its controllers wait for that.
+    await syncUnfenced().catch((err: unknown) =>
+      log.error({ err }, 'webhook configurations and CRD conversion not brought in line before the election'),
+    );
+  } else {
+    webhooksInLine = webhookController.verify();
   }
+  warmPodWebhookCaches(true);
 
   const recorder = new KubeEventRecorder({
     sink: kubeEventSink(client.withOwnLimit({ ...limits, userAgent: MANAGER_USER_AGENT }), log),
@@ -274,9 +319,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // live for the process; they are relisted when a term ends, and the next term's controllers wait
   // for that list, so a leader elected again acts on what the API server said after the loss, not
   // on a cache whose watch may still be reconnecting from the outage.
-  // Imported only now (its own chunk in dist/): the controllers' code is a quarter of the manager's,
-  // and compiling it before the webhook server listens held the server back.
-  const { allControllers } = await import('../controllers/index.ts');
+  const { allControllers } = await closeOnFailure(controllersModule);
   const selection = selectControllers(allControllers, features, served);
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
   const newTerm = (): ControllerTerm => {
@@ -307,29 +350,13 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // Every cache a controller declared fills before start-up goes on (controller-runtime's
   // CacheSyncTimeout): one that cannot (a missing resource, no RBAC) fails start-up, naming it.
   await closeOnFailure(term.informers.waitForCacheSync(stopController.signal, cfg.controllerCacheSyncTimeoutMs));
+  await webhooksInLine;
 
   let leading = false;
   const runControllers = async (signal: AbortSignal) => {
     leading = true;
     log.info({ identity }, 'became leader; starting controllers');
-    // The leader keeps webhook configurations, CA bundles and CRD conversion in line. In url mode
-    // only one replica may write them, or replicas on different ports would fight over the URL.
-    const certController = new WebhookCertController({
-      client,
-      registrations: allRegistrations,
-      features,
-      clientMode,
-      // In a pod (service mode) the installation owns the configurations, as upstream's chart does.
-      createConfigurations: cfg.webhookClientMode === 'url',
-      timeoutSeconds: cfg.webhookTimeoutSeconds,
-      managerNamespace: namespace,
-      certDir,
-      secret,
-      onCertsChanged: () => server.reloadCertificate(),
-      logger: log,
-      watch: true,
-      beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, identity) : undefined,
-    });
+    const certController = webhookController;
     const certRun = certController.run(signal);
     // As upstream (main.go waits for webhook.WaitReady before setting up controllers): admission is
     // registered before any controller writes, so the first pods a controller creates go through
@@ -381,6 +408,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
         term.end();
         void informers.relist();
         term = newTerm();
+        webhookController = webhookControllerFor();
       }
     })();
   } else {

@@ -118,16 +118,46 @@ export class WebhookCertController {
     this.wake?.();
   }
 
-  /** One pass; throws on failure. */
-  async sync(): Promise<void> {
+  /**
+   * One pass; throws on failure. `beforeWrite` stands in for the controller's own for this pass
+   * (before the election the manager has its own reasons to write or not).
+   */
+  async sync(pass: { beforeWrite?: () => Promise<void> } = {}): Promise<void> {
     const o = this.opts;
-    const certs = await this.obtainCerts();
+    const beforeWrite = 'beforeWrite' in pass ? pass.beforeWrite : o.beforeWrite;
+    const certs = await this.obtainCerts(beforeWrite);
     // Mounted external certificates may already be the server's cert dir (and read-only).
     const inPlace = !!o.external && 'dir' in o.external && path.resolve(o.external.dir) === path.resolve(o.certDir);
     if (!inPlace && writeCertsToDir(o.certDir, certs)) {
       this.log.info({ dir: o.certDir }, 'wrote webhook certificates');
       o.onCertsChanged?.(certs);
     }
+    // The configurations and the CRDs are independent: read (and written) together.
+    await Promise.all([this.syncConfigurations(certs, beforeWrite), this.syncCRDConversion(certs, beforeWrite)]);
+    this.lastCerts = certs;
+    this.markReady();
+  }
+
+  /**
+   * A pass that writes nothing: true, and `ready`, when the certificates, configurations and CRD
+   * conversion are already in line (a restart), so the controllers need not wait for this
+   * replica to lead before they know admission is registered.
+   */
+  async verify(): Promise<boolean> {
+    try {
+      await this.sync({
+        beforeWrite: async () => {
+          throw new Error('not in line: left to the leader');
+        },
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async syncConfigurations(certs: CertArtifacts, beforeWrite: (() => Promise<void>) | undefined): Promise<void> {
+    const o = this.opts;
     const names = {
       mutating: o.mutatingName ?? MUTATING_WEBHOOK_CONFIGURATION_NAME,
       validating: o.validatingName ?? VALIDATING_WEBHOOK_CONFIGURATION_NAME,
@@ -140,27 +170,28 @@ export class WebhookCertController {
         ]),
       );
       await verifyWebhookCABundles(o.client, names, served, certs.caCert);
-    } else {
-      const desired = buildWebhookConfigurations(o.registrations, {
-        clientMode: o.clientMode,
-        features: o.features,
-        caBundle: certs.caCert,
-        mutatingName: names.mutating,
-        validatingName: names.validating,
-        timeoutSeconds: o.timeoutSeconds,
-        namespaceSelector: o.namespaceSelector,
-        objectSelector: o.objectSelector,
-        managerNamespace: o.managerNamespace ?? o.secret?.namespace,
-      });
-      const written = await ensureWebhookConfigurations(o.client, desired, o.beforeWrite, { create: o.createConfigurations });
-      if (written.length) this.log.info({ configurations: written }, 'updated webhook configurations');
+      return;
     }
-    if (o.manageCRDs ?? true) {
-      const updated = await ensureCRDConversion(o.client, o.clientMode, certs.caCert, o.crdGroups, o.beforeWrite);
-      if (updated.length) this.log.info({ crds: updated }, 'updated CRD conversion webhooks');
-    }
-    this.lastCerts = certs;
-    this.markReady();
+    const desired = buildWebhookConfigurations(o.registrations, {
+      clientMode: o.clientMode,
+      features: o.features,
+      caBundle: certs.caCert,
+      mutatingName: names.mutating,
+      validatingName: names.validating,
+      timeoutSeconds: o.timeoutSeconds,
+      namespaceSelector: o.namespaceSelector,
+      objectSelector: o.objectSelector,
+      managerNamespace: o.managerNamespace ?? o.secret?.namespace,
+    });
+    const written = await ensureWebhookConfigurations(o.client, desired, beforeWrite, { create: o.createConfigurations });
+    if (written.length) this.log.info({ configurations: written }, 'updated webhook configurations');
+  }
+
+  private async syncCRDConversion(certs: CertArtifacts, beforeWrite: (() => Promise<void>) | undefined): Promise<void> {
+    const o = this.opts;
+    if (!(o.manageCRDs ?? true)) return;
+    const updated = await ensureCRDConversion(o.client, o.clientMode, certs.caCert, o.crdGroups, beforeWrite);
+    if (updated.length) this.log.info({ crds: updated }, 'updated CRD conversion webhooks');
   }
 
   /**
@@ -237,7 +268,7 @@ export class WebhookCertController {
     }
   }
 
-  private async obtainCerts(): Promise<CertArtifacts> {
+  private async obtainCerts(beforeWrite: (() => Promise<void>) | undefined): Promise<CertArtifacts> {
     const o = this.opts;
     if (o.external) {
       return 'dir' in o.external ? readExternalDirCerts(o.external.dir) : readExternalSecretCerts(o.client, o.external.secret);
@@ -247,7 +278,7 @@ export class WebhookCertController {
       clock: this.clock,
       policy: o.policy,
       logger: this.log,
-      beforeWrite: o.beforeWrite,
+      beforeWrite,
     });
     return certs;
   }

@@ -49,6 +49,24 @@ describe('manager start-up', () => {
       /timed out after 500ms waiting for the cache of pods to sync/,
     );
     assert.ok(Date.now() - started < 10_000);
+    // Registered before the caches were waited for (as upstream's every replica does at start-up),
+    // so the objects created while they fill are admitted here, not refused at a previous
+    // manager's address.
+    for (const kind of ['mutating', 'validating']) {
+      const written = server.getObject(
+        `admissionregistration.k8s.io/v1/${kind}webhookconfigurations`,
+        `kruise-${kind}-webhook-configuration`,
+      );
+      assert.ok(written, `the ${kind} webhook configuration written before the caches synced`);
+    }
+    // The pod webhook's Kruise-kind caches list only after that pass (its CRD conversion), its
+    // core ones from the start.
+    const first = (match: (r: { method: string; path: string }) => boolean) => server.requests.findIndex(match);
+    const pass = first((r) => r.method === 'POST' && r.path.endsWith('/validatingwebhookconfigurations'));
+    assert.ok(pass >= 0);
+    assert.ok(first((r) => r.method === 'GET' && r.path === '/api/v1/namespaces') < pass, 'namespaces listed from the start');
+    // (The fake serves no Kruise CRD, so of those kinds only PodUnavailableBudgets are listed.)
+    assert.ok(first((r) => r.method === 'GET' && r.path.endsWith('/podunavailablebudgets')) > pass, 'budgets listed after the pass');
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -416,6 +416,37 @@ describe('reconciling against the API', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('verify() writes nothing: false while anything is out of line, then true and ready once a pass has put it in line', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-verify-'));
+    const make = () =>
+      new WebhookCertController({
+        client,
+        registrations: regs,
+        features,
+        clientMode: { ...urlMode, port: 2 },
+        certDir: dir,
+        secret: { namespace: 'kruise-system', name: 'verify-certs' },
+        mutatingName: 'verify-m',
+        validatingName: 'verify-v',
+        logger: silent,
+      });
+    const writes = () => api.requests.filter((r) => r.method !== 'GET').length;
+    const before = writes();
+    assert.equal(await make().verify(), false, 'no Secret, no configurations yet');
+    assert.equal(writes(), before, 'no write reached the API server');
+    assert.equal(api.getObject(MWC, 'verify-m'), undefined);
+    await make().sync();
+    const afterSync = writes();
+    const verified = make();
+    let ready = false;
+    void verified.ready.then(() => (ready = true));
+    assert.equal(await verified.verify(), true);
+    await Promise.resolve();
+    assert.ok(ready, 'ready without a pass of its own');
+    assert.equal(writes(), afterSync);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('stopped while a sync is in flight, run() returns at once instead of waiting out the resync', { timeout: 10_000 }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-stop-'));
     const ctl = new WebhookCertController({
