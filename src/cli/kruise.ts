@@ -1,6 +1,9 @@
 // `kruise`: the Kruise TS command line (manager start-up, the local cluster, storage-version migration).
 import { Command } from 'commander';
 import { errMessage } from '../util/errors.ts';
+import { enableCompileCache } from './compile-cache.ts';
+
+enableCompileCache();
 
 // Each subcommand's module is imported only when it is the one invoked: the manager does not load
 // the daemon, the local-cluster builder or the migration tool (≈5 MiB of RSS and their start-up).
