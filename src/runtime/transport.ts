@@ -193,7 +193,13 @@ class Http2Transport implements Transport {
         reject(err as Error);
         return;
       }
-      stream.once('close', () => this.release(conn));
+      stream.once('close', () => {
+        this.release(conn);
+        // A stream reset with CANCEL, as every stream of a connection that drops is, closes without
+        // an 'error': one that had no response yet must still fail, or its caller waits for good
+        // (an informer's watch, cut before the API server answered it).
+        reject(new Error(`the HTTP/2 stream closed before a response (code ${stream.rstCode ?? 'none'})`));
+      });
       // Kept for the stream's life: an error after the response reaches the body's reader, and
       // this listener keeps an unread body's error from being an uncaught 'error' event.
       stream.on('error', reject);

@@ -143,6 +143,28 @@ describe('transport', () => {
     }
   });
 
+  test(
+    'a request whose connection drops before its answer fails (its stream reset with CANCEL, no error event)',
+    { timeout: 10_000 },
+    async () => {
+      const dropping = http2.createSecureServer({ key: pki.key, cert: pki.cert });
+      // Every stream of a connection that drops closes with CANCEL; so does one the server resets so.
+      dropping.on('stream', (stream) => stream.close(http2.constants.NGHTTP2_CANCEL));
+      const url = await listen(dropping);
+      const c = new KubeClient({ server: url, tls: { ca: pki.ca }, qps: 0, maxRetries: 0 });
+      try {
+        await assert.rejects(c.get(Namespaces, 'cut'), /the HTTP\/2 stream closed before a response \(code 8\)/);
+        const watching = (async () => {
+          for await (const ev of c.watch<KubeObject>(Namespaces, {})) return ev;
+        })();
+        await assert.rejects(watching, /closed before a response/);
+      } finally {
+        await c.close();
+        dropping.close();
+      }
+    },
+  );
+
   test('a server that does not offer h2 is spoken to over HTTP/1.1', async () => {
     const versions: string[] = [];
     const h1 = https.createServer({ key: pki.key, cert: pki.cert }, answer(versions));
