@@ -356,15 +356,14 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const runControllers = async (signal: AbortSignal) => {
     leading = true;
     log.info({ identity }, 'became leader; starting controllers');
-    const certController = webhookController;
-    const certRun = certController.run(signal);
+    const certRun = webhookController.run(signal);
     // As upstream (main.go waits for webhook.WaitReady before setting up controllers): admission is
     // registered before any controller writes, so the first pods a controller creates go through
     // the pod webhook (sidecars, readiness gate) instead of racing its registration.
     const aborted = new Promise<void>((resolve) =>
       signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
     );
-    await Promise.race([certController.ready, aborted]);
+    await Promise.race([webhookController.ready, aborted]);
     const runs = term.runners.map(({ name, runner }) =>
       runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')),
     );
