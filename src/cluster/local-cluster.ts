@@ -431,6 +431,7 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
     ]);
     launch('kwok', bins.kwok, [
       `--kubeconfig=${kubeconfig}`,
+      `--config=${path.join(repoRoot, 'config/kwok/kwok.yaml')}`,
       `--config=${path.join(repoRoot, 'config/kwok/stages.yaml')}`,
       `--config=${path.join(repoRoot, 'config/kwok/exec.yaml')}`,
       '--manage-all-nodes=false',

@@ -1,7 +1,10 @@
 // The writes every workload executor makes (CloneSet, Advanced StatefulSet, Advanced DaemonSet and
 // the kinds that follow), each with its expectation: ControllerRevisions (with collision handling),
-// pod patches (lifecycle, in-place refreshes and updates, labels), creations in batches and
-// deletions. Creations and deletions are expected before the call and withdrawn when the call
+// pod patches (lifecycle, in-place refreshes and updates, labels), creations and deletions. A
+// round's writes to different pods are independent, so each phase sends them in slow-start
+// batches (1, 2, 4, …, podwrites.ts) rather than one after another: a wave of 100 pods costs 7
+// round trips, not 100, and a failure still stops the phase after its batch. Writes to one pod
+// stay in order. Creations and deletions are expected before the call and withdrawn when the call
 // fails; every write's result is a resourceVersion expectation, so the next round waits for the
 // cache instead of acting on a copy older than our own writes. The order of the phases and what a
 // failure means for the round stay with each kind's executor.
@@ -28,7 +31,15 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { LifecycleTransition } from '../util/lifecycle.ts';
 import { equalRevision, type ControllerRevision } from '../util/revision-data.ts';
-import { changedConditions, podUpdatePatch, pubAllowsInPlaceUpdate, type InPlaceUpdateAction, type PodRefresh } from './podwrites.ts';
+import {
+  changedConditions,
+  podUpdatePatch,
+  pubAllowsInPlaceUpdate,
+  writeAllInSlowStart,
+  writeInBatches,
+  type InPlaceUpdateAction,
+  type PodRefresh,
+} from './podwrites.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
 import type { WorkloadExpectations } from './workload.ts';
@@ -166,15 +177,15 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
   }
 
   async refreshPods(namespace: string, refreshes: readonly PodRefresh[], pods: ReadonlyMap<string, Pod>): Promise<void> {
-    for (const r of refreshes) {
+    await writeAllInSlowStart(refreshes, async (r) => {
       const pod = pods.get(r.pod);
-      if (!pod) continue;
+      if (!pod) return;
       if (r.conditions) await ignoreNotFound(this.patchConditions(namespace, pod, r.conditions));
       if (r.updatedPod) {
         const patch = podUpdatePatch(pod, r.updatedPod, pod.metadata.resourceVersion);
         if (patch) await ignoreNotFound(this.patchPod(namespace, r.pod, patch));
       }
-    }
+    });
   }
 
   /**
@@ -199,7 +210,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     const count = new Map<string, number>();
     for (const { pod } of [...transitions, ...refreshes]) count.set(pod, (count.get(pod) ?? 0) + 1);
     const refreshOf = new Map(refreshes.map((r) => [r.pod, r]));
-    const written = new Set<string>();
+    const patches: Array<{ pod: string; patch: unknown }> = [];
     for (const t of transitions) {
       const pod = pods.get(t.pod);
       const refresh = refreshOf.get(t.pod);
@@ -207,10 +218,10 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
       if (!t.stateChanged && Object.keys(t.labels).length === 0) continue;
       const conditions = changedConditions(pod, [...(refresh?.conditions ?? []), ...(t.readinessCondition ? [t.readinessCondition] : [])]);
       if (conditions.length === 0) continue;
-      const patch = { metadata: { labels: t.labels, annotations: t.annotations }, status: { conditions } };
-      await ignoreNotFound(this.patchPod(namespace, t.pod, patch, true));
-      written.add(t.pod);
+      patches.push({ pod: t.pod, patch: { metadata: { labels: t.labels, annotations: t.annotations }, status: { conditions } } });
     }
+    await writeAllInSlowStart(patches, ({ pod, patch }) => ignoreNotFound(this.patchPod(namespace, pod, patch, true)));
+    const written = new Set(patches.map((p) => p.pod));
     return {
       transitions: transitions.filter((t) => !written.has(t.pod)),
       refreshes: refreshes.filter((r) => !written.has(r.pod)),
@@ -223,20 +234,20 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     transitions: readonly LifecycleTransition[],
     pods: ReadonlyMap<string, Pod>,
   ): Promise<void> {
-    for (const t of transitions) {
+    await writeAllInSlowStart(transitions, async (t) => {
       const pod = pods.get(t.pod);
-      if (!pod) continue;
+      if (!pod) return;
       if (t.stateChanged || Object.keys(t.labels).length || t.addFinalizers.length) {
         const metadata: Record<string, unknown> = { labels: t.labels, annotations: t.annotations };
         if (t.addFinalizers.length) metadata.finalizers = t.addFinalizers;
         await ignoreNotFound(this.patchPod(namespace, t.pod, { metadata }));
       }
       if (t.readinessCondition) await ignoreNotFound(this.patchConditions(namespace, pod, [t.readinessCondition]));
-    }
+    });
   }
 
   async patchLabels(namespace: string, patches: ReadonlyArray<{ pod: string; labels: Record<string, string> }>): Promise<void> {
-    for (const l of patches) await ignoreNotFound(this.patchPod(namespace, l.pod, { metadata: { labels: l.labels } }));
+    await writeAllInSlowStart(patches, (l) => ignoreNotFound(this.patchPod(namespace, l.pod, { metadata: { labels: l.labels } })));
   }
 
   /**
@@ -275,11 +286,12 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
   }
 
   /**
-   * Creates pods in the given batch sizes (slow start: 1, 2, 4, …; or one at a time); a failing
-   * batch stops the rest, whose expectations are withdrawn. Returns 'namespaceTerminating' when
-   * the namespace refuses new objects: as upstream's ReplicaSet controller, its deletion takes the
-   * workload too, so the refused creations stay expected and rounds wait for the expectation
-   * timeout instead of retrying into the refusal. Other failures are thrown (first one).
+   * Creates pods in the given batch sizes (slow start: 1, 2, 4, …; or one at a time), each
+   * expected as its request goes out and withdrawn if it fails; a failing batch stops the rest.
+   * Returns 'namespaceTerminating' when the namespace refuses new objects: as upstream's ReplicaSet
+   * controller, its deletion takes the workload too, so the refused creations stay expected and
+   * rounds wait for the expectation timeout instead of retrying into the refusal. Other failures
+   * are thrown (first one).
    */
   async createPods(
     workload: Stored<W>,
@@ -291,18 +303,11 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
       c.pod.metadata.name ?? '',
       ...(this.kind.expectClaims ? (c.pvcs ?? []).map((p) => p.metadata?.name ?? '') : []),
     ];
-    let next = 0;
-    let failures: unknown[] = [];
-    for (const size of batchSizes) {
-      const batch = creations.slice(next, next + size);
-      next += size;
-      for (const c of batch) for (const n of expected(c)) this.deps.expectations.scale.expectScale(key, 'create', n);
-      const results = await Promise.allSettled(batch.map((c) => this.createOne(workload, key, c)));
-      failures = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
-      if (failures.length) break;
-    }
+    const { failures } = await writeInBatches(creations, batchSizes, (c) => {
+      for (const n of expected(c)) this.deps.expectations.scale.expectScale(key, 'create', n);
+      return this.createOne(workload, key, c);
+    });
     if (!failures.length) return undefined;
-    for (const c of creations.slice(next)) for (const n of expected(c)) this.deps.expectations.scale.observeScale(key, 'create', n);
     if (failures.some(isNamespaceTerminating)) {
       this.deps.log.info({ namespace: workload.metadata.namespace }, 'namespace is being terminated; not creating pods');
       return 'namespaceTerminating';
@@ -335,6 +340,24 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
       throw err;
     }
     this.event(workload, 'Normal', 'SuccessfulCreate', this.kind.notes.created(name, owner), 'Create');
+  }
+
+  /**
+   * Deletes pods in the given batch sizes (slow start, or one at a time), each followed by what
+   * `after` deletes with it (its claims); a failing batch stops the rest and is thrown (first
+   * failure).
+   */
+  async deletePods(
+    workload: Stored<W>,
+    names: readonly string[],
+    batchSizes: readonly number[],
+    uidOf: (name: string) => string | undefined,
+    after?: (name: string) => Promise<unknown>,
+  ): Promise<void> {
+    const { failures } = await writeInBatches(names, batchSizes, async (name) => {
+      if ((await this.deletePod(workload, name, uidOf(name))) && after) await after(name);
+    });
+    if (failures.length) throw failures[0];
   }
 
   /**

@@ -218,7 +218,7 @@ export class CloneSetExecutor {
     return this.writer.updateInPlace(cs, plan.inPlaceUpdates, pods);
   }
 
-  /** One at a time, each followed by the claims that go with its pod. */
+  /** In slow-start batches, each pod followed by the claims that go with it. */
   private async deletePods(
     cs: Stored<CloneSet>,
     deletions: readonly PodDeletion[],
@@ -226,14 +226,20 @@ export class CloneSetExecutor {
     pvcs: readonly PersistentVolumeClaim[],
   ): Promise<void> {
     const ns = cs.metadata?.namespace ?? '';
-    for (const d of deletions) {
-      if (!(await this.writer.deletePod(cs, d.pod, pods.get(d.pod)?.metadata.uid))) continue;
-      for (const pvc of d.pvcs) {
-        const pvcUid = pvcs.find((p) => p.metadata?.name === pvc)?.metadata?.uid;
-        await ignoreNotFound(
-          this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: pvcUid ? { uid: pvcUid } : undefined }),
-        );
-      }
-    }
+    const claimsOf = new Map(deletions.map((d) => [d.pod, d.pvcs]));
+    await this.writer.deletePods(
+      cs,
+      deletions.map((d) => d.pod),
+      slowStartBatches(deletions.length),
+      (name) => pods.get(name)?.metadata.uid,
+      async (name) => {
+        for (const pvc of claimsOf.get(name) ?? []) {
+          const pvcUid = pvcs.find((p) => p.metadata?.name === pvc)?.metadata?.uid;
+          await ignoreNotFound(
+            this.deps.client.delete(PersistentVolumeClaims, pvc, { namespace: ns, preconditions: pvcUid ? { uid: pvcUid } : undefined }),
+          );
+        }
+      },
+    );
   }
 }

@@ -109,7 +109,12 @@ export class StatefulSetExecutor {
       try {
         const batches = plan.monotonic ? plan.createPods.map(() => 1) : slowStartBatches(plan.createPods.length);
         if ((await this.writer.createPods(set, plan.createPods, batches)) === 'namespaceTerminating') return {};
-        for (const name of plan.deletePods) await this.writer.deletePod(set, name, podByName.get(name)?.metadata.uid);
+        await this.writer.deletePods(
+          set,
+          plan.deletePods,
+          plan.monotonic ? plan.deletePods.map(() => 1) : slowStartBatches(plan.deletePods.length),
+          (name) => podByName.get(name)?.metadata.uid,
+        );
       } catch (err) {
         failure = { type: 'FailedCreatePod', message: errMessage(err) };
       }

@@ -29,41 +29,47 @@ interface Call {
 class FakeClient {
   calls: Call[] = [];
   rv = 1000;
-  /** Throws the returned error for a matching call. */
+  /** Requests sent and not answered yet, and the most there were at once. */
+  inFlight = 0;
+  maxInFlight = 0;
+  /** Throws the returned error for a matching call (checked as it is answered, in the order sent). */
   fail: (c: Call) => Error | undefined = () => undefined;
-  /** Runs before each call is answered (to inspect expectations at write time). */
+  /** Runs as each call is sent (to inspect expectations at write time). */
   onCall: (c: Call) => void = () => undefined;
 
-  private record(c: Call): void {
+  /** Records the call, answers it on a later turn of the event loop (as a server would). */
+  private async answer<T>(c: Call, result: () => T): Promise<T> {
     this.calls.push(c);
     this.onCall(c);
-    const err = this.fail(c);
-    if (err) throw err;
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    try {
+      await new Promise((resolve) => setImmediate(resolve));
+      const err = this.fail(c);
+      if (err) throw err;
+      return result();
+    } finally {
+      this.inFlight--;
+    }
   }
 
   private stamp<T extends { metadata?: any }>(obj: T): T {
     return { ...obj, metadata: { uid: `uid-${obj.metadata?.name}`, ...obj.metadata, resourceVersion: String(++this.rv) } };
   }
 
-  async create(type: ResourceType, obj: KubeObject) {
-    this.record({ verb: 'create', resource: type.resource, name: obj.metadata.name!, body: obj });
-    return this.stamp(obj);
+  create(type: ResourceType, obj: KubeObject) {
+    return this.answer({ verb: 'create', resource: type.resource, name: obj.metadata.name!, body: obj }, () => this.stamp(obj));
   }
-  async get(type: ResourceType, name: string): Promise<any> {
-    this.record({ verb: 'get', resource: type.resource, name });
-    return this.stamp({ metadata: { name } });
+  get(type: ResourceType, name: string): Promise<any> {
+    return this.answer({ verb: 'get', resource: type.resource, name }, () => this.stamp({ metadata: { name } }));
   }
-  async patch(type: ResourceType, name: string, body: unknown, opts: any): Promise<any> {
-    this.record({ verb: 'patch', resource: type.resource, name, body, opts });
-    return this.stamp({ metadata: { name } });
+  patch(type: ResourceType, name: string, body: unknown, opts: any): Promise<any> {
+    return this.answer({ verb: 'patch', resource: type.resource, name, body, opts }, () => this.stamp({ metadata: { name } }));
   }
-  async delete(type: ResourceType, name: string, opts: any): Promise<any> {
-    this.record({ verb: 'delete', resource: type.resource, name, opts });
-    return { metadata: {} };
+  delete(type: ResourceType, name: string, opts: any): Promise<any> {
+    return this.answer({ verb: 'delete', resource: type.resource, name, opts }, () => ({ metadata: {} }));
   }
-  async updateStatus(type: ResourceType, obj: KubeObject): Promise<any> {
-    this.record({ verb: 'updateStatus', resource: type.resource, name: obj.metadata.name!, body: obj });
-    return this.stamp(obj);
+  updateStatus(type: ResourceType, obj: KubeObject): Promise<any> {
+    return this.answer({ verb: 'updateStatus', resource: type.resource, name: obj.metadata.name!, body: obj }, () => this.stamp(obj));
   }
 }
 
@@ -247,6 +253,46 @@ describe('CloneSet reconcile', () => {
     assert.equal(deletes.length, 1);
     assert.deepEqual(deletes[0].opts.preconditions, { uid: `uid-${deletes[0].name}` });
     assert.ok(env.events.some((e) => e.reason === 'SuccessfulDelete' && e.note === `succeed to delete pod ${deletes[0].name}`));
+  });
+
+  test('scale-in sends its deletions in slow-start batches (1, 2, 4, …); a failing batch stops the rest', async () => {
+    const names = Array.from({ length: 16 }, (_, i) => `cs-p${String(i).padStart(2, '0')}`);
+    const { cs, rev, pods } = settled({ replicas: 16 }, (r) => names.map((n) => pod(n, { revision: r })));
+    const scaledIn = { ...cs, spec: { ...cs.spec!, replicas: 0 } } as Stored<CloneSet>;
+
+    const env = setup({ cs: scaledIn, revisions: [rev], pods });
+    await env.reconciler.reconcile('default/cs');
+    assert.equal(env.client.calls.filter((c) => c.verb === 'delete').length, 16);
+    assert.equal(env.client.maxInFlight, 8, 'batches of 1, 2, 4, 8 and 1 in flight together');
+
+    const failing = setup({ cs: scaledIn, revisions: [rev], pods });
+    let answered = 0;
+    failing.client.fail = (c) => (c.verb === 'delete' && ++answered === 4 ? forbidden() : undefined);
+    await assert.rejects(failing.reconciler.reconcile('default/cs'), /quota exceeded/);
+    const sent = failing.client.calls.filter((c) => c.verb === 'delete').map((c) => c.name);
+    assert.equal(sent.length, 7, 'the batch of 4 with the failure settles; the batches after it are not sent');
+    const refused = sent[3];
+    const expected = [...(failing.scaleExpectations.getExpectations('default/cs')?.delete ?? [])].sort();
+    assert.deepEqual(expected, sent.filter((n) => n !== refused).sort(), 'the refused deletion is no longer expected');
+    assert.ok(failing.events.some((e) => e.type === 'Warning' && e.reason === 'FailedDelete' && e.note.includes(refused)));
+  });
+
+  test("a wave of new pods' PreparingNormal → Normal patches go out in slow-start batches; a conflict ends the round after its batch", async () => {
+    const names = Array.from({ length: 8 }, (_, i) => `cs-p${i}`);
+    const make = (r: string) => names.map((n) => pod(n, { revision: r, state: 'PreparingNormal', ready: false }));
+    const { cs, rev, pods } = settled({ replicas: 8 }, make);
+
+    const env = setup({ cs, revisions: [rev], pods });
+    await env.reconciler.reconcile('default/cs');
+    const patched = env.client.calls.filter((c) => c.verb === 'patch' && c.resource === 'pods');
+    assert.deepEqual(patched.map((c) => c.name).sort(), names);
+    assert.equal(env.client.maxInFlight, 4, 'batches of 1, 2, 4 and 1');
+
+    const racing = setup({ cs, revisions: [rev], pods });
+    let answered = 0;
+    racing.client.fail = (c) => (c.verb === 'patch' && ++answered === 2 ? conflict() : undefined);
+    assert.deepEqual(await racing.reconciler.reconcile('default/cs'), { requeueAfter: 1000 });
+    assert.equal(racing.client.calls.filter((c) => c.verb === 'patch').length, 3, 'batches 1 and 2 sent, then the round ends');
   });
 
   test('status is written through the status subresource only when it changed', async () => {

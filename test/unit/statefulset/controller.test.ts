@@ -134,3 +134,48 @@ test('a bad object is reported (event + condition) and ends as a terminal error,
   const status = client.calls.find((c) => c.verb === 'updateStatus')?.body.status;
   assert.equal(status.conditions[0].type, 'FailedUpdatePod');
 });
+
+test('Parallel: condemned pods are deleted in slow-start batches; OrderedReady deletes one per round', async () => {
+  const pods = Array.from(
+    { length: 8 },
+    (_, i) =>
+      ({
+        metadata: {
+          name: `web-${i}`,
+          namespace: 'ns',
+          uid: `uid-web-${i}`,
+          labels: { app: 'web' },
+          ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'web', uid: 'set-uid', controller: true }],
+        },
+        spec: { containers: [{ name: 'main', image: 'nginx:1.0' }] },
+        status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+      }) as unknown as Pod,
+  );
+  const inFlight = { now: 0, max: 0 };
+  const tracked = (client: FakeClient) => {
+    const del = client.delete.bind(client);
+    client.delete = async (type, name) => {
+      inFlight.max = Math.max(inFlight.max, ++inFlight.now);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight.now--;
+      return del(type, name);
+    };
+  };
+  const parallel = setup(sts({ replicas: 0, podManagementPolicy: 'Parallel' }), pods);
+  tracked(parallel.client);
+  await parallel.reconciler.reconcile('ns/web');
+  assert.deepEqual(
+    parallel.client.calls.filter((c) => c.verb === 'delete').map((c) => c.name),
+    ['web-7', 'web-6', 'web-5', 'web-4', 'web-3', 'web-2', 'web-1', 'web-0'],
+  );
+  assert.equal(inFlight.max, 4, 'batches of 1, 2, 4 and 1');
+
+  inFlight.max = 0;
+  const ordered = setup(sts({ replicas: 0 }), pods);
+  tracked(ordered.client);
+  await ordered.reconciler.reconcile('ns/web');
+  assert.deepEqual(
+    ordered.client.calls.filter((c) => c.verb === 'delete').map((c) => c.name),
+    ['web-7'],
+  );
+});
