@@ -92,7 +92,10 @@ export class DaemonSetExecutor {
       errors.push(errMessage(err));
     }
     try {
-      if (plan.deletePods.length) await this.deletePods(ds, plan.deletePods, podByName);
+      // All at once, as upstream's syncNodes: one batch.
+      if (plan.deletePods.length) {
+        await this.writer.deletePods(ds, plan.deletePods, [plan.deletePods.length], (name) => podByName.get(name)?.metadata.uid);
+      }
     } catch (err) {
       errors.push(errMessage(err));
     }
@@ -122,12 +125,5 @@ export class DaemonSetExecutor {
         this.event(ds, 'Normal', 'PreDelete', `pod ${t.pod} is moved to PreparingDelete by the preDelete hook`);
     }
     await this.writer.updateInPlace(ds, plan.inPlaceUpdates, pods);
-  }
-
-  /** All at once, as upstream's syncNodes. */
-  private async deletePods(ds: Stored<DaemonSet>, names: readonly string[], pods: Map<string, Pod>): Promise<void> {
-    const results = await Promise.allSettled(names.map((name) => this.writer.deletePod(ds, name, pods.get(name)?.metadata.uid)));
-    const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
-    if (failed) throw failed.reason;
   }
 }
