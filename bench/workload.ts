@@ -8,6 +8,9 @@ import { kubectl, type ClusterState } from '../src/cluster/local-cluster.ts';
 import { startProcess, tail, type Started } from '../src/cluster/processes.ts';
 import { repoRoot } from '../src/cluster/binaries.ts';
 import { writes, type Writes } from './measure.ts';
+import type { ConfigMap } from '../src/apis/core-objects.ts';
+import { ConfigMaps, isNotFound, type KubeClient } from '../src/runtime/client.ts';
+import { WEBHOOK_PROXY_CONFIGMAP } from '../src/runtime/webhook/endpoint.ts';
 
 /**
  * A manager without leader election, metrics or probes, logging warnings to the cluster's log dir:
@@ -33,6 +36,27 @@ export function startBenchManager(state: ClusterState, webhookPort = 0): Started
     logFile,
     { ...process.env, KRUISE_LOG_LEVEL: 'warn' },
   );
+}
+
+/**
+ * Takes the local cluster's webhook-proxy announcement away until `restore()`. A manager started in
+ * the meantime (url mode) finds no proxy and names its own port, so the API server calls it
+ * directly — as it calls upstream's test peer, and as a Service reaches a pod in a real cluster —
+ * instead of through one more TLS hop and Node process on the same cores.
+ */
+export async function withoutWebhookProxy(client: KubeClient): Promise<{ restore(): Promise<void> }> {
+  const { name, namespace } = WEBHOOK_PROXY_CONFIGMAP;
+  const announced = await client.get<ConfigMap>(ConfigMaps, name, { namespace }).catch((err: unknown) => {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  });
+  if (!announced) return { restore: async () => undefined };
+  await client.delete(ConfigMaps, name, { namespace });
+  return {
+    restore: async () => {
+      await client.create<ConfigMap>(ConfigMaps, { metadata: { name, namespace }, data: announced.data });
+    },
+  };
 }
 
 /** What the defaulting checks read of a dry-run answer. */

@@ -276,14 +276,36 @@ export class ResourceVersionExpectations extends Tracker {
 
   /** The gate check for one object we wrote. */
   check(obj: ObjectMetaLike, what: string, waitMs?: number): ExpectationCheck {
-    return {
-      what,
-      timeoutMs: this.timeout,
-      waitMs,
-      detail: { object: obj.metadata?.name },
-      satisfied: () => this.isSatisfied(obj),
-      drop: () => this.delete(obj),
-    };
+    return new ObjectVersionCheck(this, obj, what, waitMs);
+  }
+}
+
+/**
+ * One object's gate check. A class rather than an object of closures: workload controllers build
+ * one per pod every round, and most are answered by one map lookup.
+ */
+class ObjectVersionCheck implements ExpectationCheck {
+  constructor(
+    private readonly tracker: ResourceVersionExpectations,
+    private readonly obj: ObjectMetaLike,
+    readonly what: string,
+    readonly waitMs: number | undefined,
+  ) {}
+
+  get timeoutMs(): number {
+    return this.tracker.timeout;
+  }
+
+  get detail(): Record<string, unknown> {
+    return { object: this.obj.metadata?.name };
+  }
+
+  satisfied(): Satisfaction {
+    return this.tracker.isSatisfied(this.obj);
+  }
+
+  drop(): void {
+    this.tracker.delete(this.obj);
   }
 }
 

@@ -401,8 +401,23 @@ export function labelSelectorAsSelector(ls: LabelSelectorLike | null | undefined
 
 /** Whether labels satisfy a metav1.LabelSelector (null selects nothing, `{}` everything). */
 export function matchesLabelSelector(ls: LabelSelectorLike | null | undefined, labels: Labels): boolean {
-  return labelSelectorAsSelector(ls).matches(labels);
+  if (!ls) return false;
+  let selector = compiledSelectors.get(ls);
+  if (!selector) {
+    selector = labelSelectorAsSelector(ls);
+    compiledSelectors.set(ls, selector);
+  }
+  return selector.matches(labels);
 }
+
+/**
+ * Selectors compiled by matchesLabelSelector, by the selector object. Its callers test one
+ * selector of a cached object (a SidecarSet's, a namespaceSelector) against many pods per round or
+ * per admission, and compiling (key and value grammar, sorting) cost more than matching. Keyed by
+ * identity: a selector must not be changed in place once matched (callers pass those of cached
+ * objects, which nothing changes).
+ */
+const compiledSelectors = new WeakMap<LabelSelectorLike, Selector>();
 
 /** The selector string written to `status.labelSelector` and used in list queries. */
 export function labelSelectorToString(ls: LabelSelectorLike | null | undefined): string {

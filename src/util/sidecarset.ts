@@ -88,15 +88,40 @@ export function formatUpgradeSpecs(specs: Record<string, SidecarSetUpgradeSpec>)
 export const metaTime = (now: Date): string => now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export function podSidecarSetHash(name: string, pod: Pick<Pod, 'metadata'>): string {
-  return parseUpgradeSpecs(pod.metadata.annotations?.[SIDECARSET_HASH_ANNOTATION])[name]?.hash ?? '';
+  return podUpgradeSpec(pod, SIDECARSET_HASH_ANNOTATION, name)?.hash ?? '';
 }
 
 export function podSidecarSetHashWithoutImage(name: string, pod: Pick<Pod, 'metadata'>): string {
-  return parseUpgradeSpecs(pod.metadata.annotations?.[SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION])[name]?.hash ?? '';
+  return podUpgradeSpec(pod, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, name)?.hash ?? '';
 }
 
 export function podSidecarSetControllerRevision(name: string, pod: Pick<Pod, 'metadata'>): string {
-  return parseUpgradeSpecs(pod.metadata.annotations?.[SIDECARSET_HASH_ANNOTATION])[name]?.controllerRevision ?? '';
+  return podUpgradeSpec(pod, SIDECARSET_HASH_ANNOTATION, name)?.controllerRevision ?? '';
+}
+
+interface ParsedRecords {
+  text: string;
+  records: Readonly<Record<string, SidecarSetUpgradeSpec>>;
+}
+
+/**
+ * The records parsed from a pod's hash annotations, by its annotations object. A SidecarSet round
+ * reads the record of every pod it manages two or three times (status, candidates, unavailable
+ * count), and a round runs on each of those pods' events. The text is compared on every read, so
+ * an annotation changed in place is parsed again.
+ */
+const parsedRecords = new WeakMap<Record<string, string>, Map<string, ParsedRecords>>();
+
+/** One SidecarSet's record under one of the hash annotations, read-only (parseUpgradeSpecs gives a copy to change). */
+function podUpgradeSpec(pod: Pick<Pod, 'metadata'>, annotation: string, name: string): SidecarSetUpgradeSpec | undefined {
+  const annotations = pod.metadata.annotations;
+  const text = annotations?.[annotation];
+  if (!annotations || !text) return undefined;
+  let byAnnotation = parsedRecords.get(annotations);
+  if (!byAnnotation) parsedRecords.set(annotations, (byAnnotation = new Map()));
+  let parsed = byAnnotation.get(annotation);
+  if (parsed?.text !== text) byAnnotation.set(annotation, (parsed = { text, records: parseUpgradeSpecs(text) }));
+  return parsed.records[name];
 }
 
 /** Whether the pod carries this SidecarSet's current sidecars (IsPodSidecarUpdated). */
@@ -134,11 +159,11 @@ export function isSidecarUpdateCompleted(pod: Pod, sidecarSets: Iterable<string>
   if (!states) return false;
   const last: Record<string, { imageID?: string }> = {};
   for (const name of sidecarSets) Object.assign(last, states[name]?.lastContainerStatuses);
-  const images = new Map(pod.spec?.containers.map((c) => [c.name, c.image]));
   for (const cs of pod.status?.containerStatuses ?? []) {
     if (!containers.has(cs.name)) continue;
     const old = last[cs.name];
-    if (old && (old.imageID ?? '') === (cs.imageID ?? '') && images.get(cs.name) !== cs.image) return false;
+    if (old && (old.imageID ?? '') === (cs.imageID ?? '') && pod.spec?.containers.find((c) => c.name === cs.name)?.image !== cs.image)
+      return false;
   }
   return true;
 }
@@ -202,14 +227,21 @@ export function podHotUpgradeContainers(sidecarName: string, pod: Pick<Pod, 'met
 }
 
 /** The names of the sidecars a SidecarSet keeps in a pod's containers (hot-upgrade pairs expanded). */
-export function sidecarContainerNamesInPod(s: Pick<SidecarSet, 'spec'>): Set<string> {
+export function sidecarContainerNamesInPod(s: Pick<SidecarSet, 'spec'>): ReadonlySet<string> {
+  const containers = s.spec?.containers ?? [];
+  const cached = containerNamesBySpec.get(containers);
+  if (cached) return cached;
   const names = new Set<string>();
-  for (const c of s.spec?.containers ?? []) {
+  for (const c of containers) {
     if (isHotUpgradeContainer(c)) for (const n of hotUpgradeContainerNames(c.name)) names.add(n);
     else names.add(c.name);
   }
+  containerNamesBySpec.set(containers, names);
   return names;
 }
+
+/** sidecarContainerNamesInPod by the SidecarSet's containers list: asked once per managed pod each round. */
+const containerNamesBySpec = new WeakMap<readonly SidecarContainer[], ReadonlySet<string>>();
 
 /** The sidecarList of a pod record: containers plus native sidecar init containers, sorted. */
 export function sidecarListOf(s: Pick<SidecarSet, 'spec'>): string[] {

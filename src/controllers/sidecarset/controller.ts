@@ -28,6 +28,7 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { applyWrites, writeStatus, CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
+import { isPodReady } from '../../util/pod.ts';
 import { injectedSidecarSetNames, podMatchesSidecarSet, type StoredSidecarSet } from '../../util/sidecarset.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
@@ -197,6 +198,52 @@ export class SidecarSetReconciler {
   }
 }
 
+/**
+ * How long a round waits when pods only come or go (created, deletion started, deleted; upstream
+ * asks at once, or not at all for a deletion). A new pod was injected with the current sidecars and
+ * a leaving one takes no upgrade, so the round only counts them in the status; meanwhile every other
+ * pod that comes or goes joins the same round. At 200 pod creations/s a round per creation, each
+ * over every pod the SidecarSet manages, took a quarter of the manager's main thread and held back
+ * the pod webhook; deleting 2000 injected pods took 370 rounds (docs/benchmarks.md, issue 20).
+ */
+export const COUNTING_ROUND_DELAY_MS = 1_000;
+
+/**
+ * When a pod update needs a round of the SidecarSets injected into it: undefined for none, else
+ * the delay. Upstream's predicate (deletion started, readiness, sidecar consistency after 5 s,
+ * labels) widened to all that the planner reads, so that a rollout moves on as soon as a pod
+ * reports back: labels, annotations, containers and their images, phase, readiness, and each
+ * container status's ready / image / imageID, at once. Not a condition someone else added
+ * (PodGC's DisruptionTarget before it deletes a pod, a readiness gate's own), restart counts or
+ * container states; and, as upstream, nothing more once the pod's deletion has started.
+ */
+export function podUpdateRoundDelay(old: Pod, cur: Pod): number | undefined {
+  if (old.metadata.resourceVersion === cur.metadata.resourceVersion || old.metadata.deletionTimestamp) return undefined;
+  if (cur.metadata.deletionTimestamp) return COUNTING_ROUND_DELAY_MS;
+  if (!sameStrings(old.metadata.labels, cur.metadata.labels) || !sameStrings(old.metadata.annotations, cur.metadata.annotations)) return 0;
+  if (old.status?.phase !== cur.status?.phase || isPodReady(old) !== isPodReady(cur)) return 0;
+  const images = (p: Pod) =>
+    [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c) => `${c.name}=${c.image}`).join('\n');
+  if (images(old) !== images(cur)) return 0;
+  const statuses = (p: Pod) =>
+    (p.status?.containerStatuses ?? []).map((cs) => `${cs.name}=${cs.ready}/${cs.image}/${cs.imageID ?? ''}`).join('\n');
+  return statuses(old) !== statuses(cur) ? 0 : undefined;
+}
+
+function sameStrings(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  const ak = Object.keys(a ?? {});
+  return ak.length === Object.keys(b ?? {}).length && ak.every((k) => a![k] === b?.[k]);
+}
+
+/**
+ * Whether a SidecarSet update needs a round (upstream's predicate): its spec changed. Not for the
+ * status a round just wrote: at a steady stream of pod creations that doubled the rounds, each over
+ * every pod the SidecarSet manages.
+ */
+export function sidecarSetSpecChanged(old: Pick<StoredSidecarSet, 'metadata'>, cur: Pick<StoredSidecarSet, 'metadata'>): boolean {
+  return old.metadata.generation !== cur.metadata.generation;
+}
+
 /** Informer-backed cache. */
 class InformerCache implements SidecarSetCache {
   constructor(
@@ -261,25 +308,29 @@ export const sidecarSetController: ControllerSetup = {
     const sidecarSetHandler: EventHandler<StoredSidecarSet> = {
       onAdd: (s, initial) => controller.queue.add(s.metadata.name, initial ? { priority: LowPriority } : {}),
       onUpdate: (old, cur) => {
-        if (old.metadata.resourceVersion !== cur.metadata.resourceVersion) controller.queue.add(cur.metadata.name);
+        if (sidecarSetSpecChanged(old, cur)) controller.queue.add(cur.metadata.name);
       },
     };
     // A pod concerns the SidecarSets injected into it (the only pods they manage).
-    const enqueueFor = (p: Pod) => {
-      for (const name of injectedSidecarSetNames(p)) controller.queue.add(name);
+    const enqueueFor = (p: Pod, delayMs: number) => {
+      for (const name of injectedSidecarSetNames(p)) {
+        if (delayMs) controller.queue.addAfter(name, delayMs);
+        else controller.queue.add(name);
+      }
     };
     const podHandler: EventHandler<Pod> = {
       onAdd: (p, initial) => {
-        if (!initial) enqueueFor(p);
+        if (!initial) enqueueFor(p, COUNTING_ROUND_DELAY_MS);
       },
       onUpdate: (old, cur) => {
         podVersions.observe(cur);
-        if (old.metadata.resourceVersion !== cur.metadata.resourceVersion) enqueueFor(cur);
+        const delayMs = podUpdateRoundDelay(old, cur);
+        if (delayMs !== undefined) enqueueFor(cur, delayMs);
       },
       onDelete: (obj) => {
         const p = unwrapDeleted(obj);
         podVersions.delete(p);
-        enqueueFor(p);
+        enqueueFor(p, COUNTING_ROUND_DELAY_MS);
       },
     };
     sidecarSets.addEventHandler(sidecarSetHandler);

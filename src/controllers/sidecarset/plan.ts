@@ -107,11 +107,14 @@ export function managedPods(o: Pick<SidecarSetObserved, 'sidecarSet' | 'pods' | 
 }
 
 function isPodConsistentWithSidecarSet(pod: Pod, s: SidecarSet): boolean {
-  const names = new Set(pod.spec?.containers.map((c) => c.name));
-  const work = hotUpgradeWorkInfo(pod);
-  return (s.spec?.containers ?? []).every((c) =>
-    isHotUpgradeContainer(c) ? c.name in work && hotUpgradeContainerNames(c.name).every((n) => names.has(n)) : names.has(c.name),
-  );
+  const containers = pod.spec?.containers ?? [];
+  const has = (name: string) => containers.some((c) => c.name === name);
+  let work: Record<string, string> | undefined;
+  return (s.spec?.containers ?? []).every((c) => {
+    if (!isHotUpgradeContainer(c)) return has(c.name);
+    work ??= hotUpgradeWorkInfo(pod);
+    return c.name in work && hotUpgradeContainerNames(c.name).every(has);
+  });
 }
 
 /** Running and ready, and every idle hot-upgrade container runs the empty image (commonControl.IsPodReady). */
@@ -136,7 +139,6 @@ export function isPodStateConsistent(pod: Pod, s: StoredSidecarSet, only?: Reado
   const statuses = pod.status?.containerStatuses ?? [];
   if ((pod.spec?.containers.length ?? 0) !== statuses.length) return false;
   const sidecars = only?.size ? only : sidecarContainerNamesInPod(s);
-  const byName = new Map(statuses.map((cs) => [cs.name, cs]));
   let allDigests = true;
   for (const c of pod.spec?.containers ?? []) {
     if (!sidecars.has(c.name)) continue;
@@ -144,7 +146,7 @@ export function isPodStateConsistent(pod: Pod, s: StoredSidecarSet, only?: Reado
       allDigests = false;
       break;
     }
-    const cs = byName.get(c.name);
+    const cs = statuses.find((x) => x.name === c.name);
     if (!cs || !cs.imageID?.endsWith(c.image.slice(c.image.indexOf('@') + 1))) return false;
   }
   if (allDigests) return true;
@@ -303,13 +305,21 @@ function statusChanged(old: SidecarSetStatus | undefined, next: SidecarSetStatus
 // ---------------------------------------------------------------------------------------------
 // Upgrade
 
-/** IsSidecarSetUpgradable: only images changed, and no ready sidecar is still mid-update. */
-function upgradability(pod: Pod, s: StoredSidecarSet): { canUpgrade: boolean; consistent: boolean } {
+/**
+ * IsSidecarSetUpgradable: only images changed, and no ready sidecar is still mid-update.
+ * `sidecars`: each sidecar container name on its own, sorted (built once per round).
+ */
+function upgradability(
+  pod: Pod,
+  s: StoredSidecarSet,
+  sidecars: ReadonlyArray<ReadonlySet<string>>,
+): { canUpgrade: boolean; consistent: boolean } {
   if (podSidecarSetHashWithoutImage(s.metadata.name, pod) !== sidecarSetHashWithoutImageOf(s))
     return { canUpgrade: false, consistent: false };
-  const ready = new Map((pod.status?.containerStatuses ?? []).map((cs) => [cs.name, cs.ready]));
-  for (const name of [...sidecarContainerNamesInPod(s)].sort()) {
-    if (ready.get(name) && !isPodStateConsistent(pod, s, new Set([name]))) return { canUpgrade: true, consistent: false };
+  const statuses = pod.status?.containerStatuses ?? [];
+  for (const only of sidecars) {
+    const ready = statuses.find((cs) => only.has(cs.name))?.ready;
+    if (ready && !isPodStateConsistent(pod, s, only)) return { canUpgrade: true, consistent: false };
   }
   return { canUpgrade: true, consistent: true };
 }
@@ -341,9 +351,10 @@ export function nextUpgradePods(s: StoredSidecarSet, pods: readonly Pod[]): { up
   };
   let wait: number[] = [];
   const notUpgradable: Pod[] = [];
+  const sidecars = [...sidecarContainerNamesInPod(s)].sort().map((name) => new Set([name]));
   pods.forEach((p, i) => {
     if (isPodSidecarUpdated(s, p) || !selected(p)) return;
-    const { canUpgrade, consistent } = upgradability(p, s);
+    const { canUpgrade, consistent } = upgradability(p, s, sidecars);
     if (canUpgrade && consistent) wait.push(i);
     else if (!canUpgrade) notUpgradable.push(p);
   });
@@ -503,6 +514,7 @@ function hotUpgradePairs(pod: Pod, s: SidecarSet): HotUpgradePair[] {
  * container but the spare ones is ready).
  */
 export function isHotUpgradeReadyToReset(pod: Pod, s: StoredSidecarSet): boolean {
+  if (!s.spec?.containers?.some(isHotUpgradeContainer)) return false;
   const pairs = hotUpgradePairs(pod, s);
   if (!pairs.some((p) => p.inFlight)) return false;
   const spare = new Set(pairs.map((p) => p.spare));

@@ -14,7 +14,8 @@ import {
   upgradableCondition,
   type SidecarSetObserved,
 } from '../../../src/controllers/sidecarset/plan.ts';
-import { sidecarSetRevisionData, type StoredSidecarSet } from '../../../src/util/sidecarset.ts';
+import { COUNTING_ROUND_DELAY_MS, podUpdateRoundDelay, sidecarSetSpecChanged } from '../../../src/controllers/sidecarset/controller.ts';
+import { podSidecarSetHash, sidecarSetRevisionData, type StoredSidecarSet } from '../../../src/util/sidecarset.ts';
 import { controllerRevisionName, hashControllerRevision, marshalGoJSON } from '../../../src/util/revision.ts';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
@@ -428,5 +429,90 @@ describe('SidecarSet revisions', () => {
     const s = sidecarSet('agent:1', {}, { customVersion: 'v7' });
     assert.equal(planRevisions(observed(s, [], [rev(s, 1)]), []).customVersionLabel, 'v7');
     assert.equal(planRevisions(observed(s, [], []), []).create?.metadata.labels?.['apps.kruise.io/sidecarset-custom-version'], 'v7');
+  });
+});
+
+describe('SidecarSet events and cached reads', () => {
+  test('a SidecarSet update needs a round only when its spec changed (generation), not for a status write', () => {
+    const before = { metadata: { name: 'log', generation: 2, resourceVersion: '10' } };
+    assert.equal(sidecarSetSpecChanged(before, { metadata: { ...before.metadata, resourceVersion: '11' } }), false);
+    assert.equal(sidecarSetSpecChanged(before, { metadata: { ...before.metadata, generation: 3, resourceVersion: '12' } }), true);
+  });
+
+  describe('a pod update asks for a round only when the planner can see it, at once unless the pod is leaving', () => {
+    const base: Pod = {
+      metadata: { name: 'p', namespace: 'ns', resourceVersion: '1', labels: { app: 'a' }, annotations: { x: '1' } },
+      spec: {
+        containers: [
+          { name: 'main', image: 'app:1' },
+          { name: 'log', image: 'log:1' },
+        ],
+      },
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True' }],
+        containerStatuses: [
+          { name: 'main', ready: true, image: 'app:1', imageID: 'sha256:a', restartCount: 0 },
+          { name: 'log', ready: true, image: 'log:1', imageID: 'sha256:l', restartCount: 0 },
+        ],
+      },
+    } as Pod;
+    const changed = (edit: (p: Pod) => void, from: Pod = base): Pod => {
+      const p = structuredClone(from);
+      p.metadata.resourceVersion = String(Number(from.metadata.resourceVersion) + 1);
+      edit(p);
+      return p;
+    };
+    const rows: Array<[string, (p: Pod) => void, number | undefined]> = [
+      ['nothing but the resourceVersion', () => undefined, undefined],
+      [
+        'a DisruptionTarget condition (PodGC before it deletes)',
+        (p) => p.status!.conditions!.push({ type: 'DisruptionTarget', status: 'True' }),
+        undefined,
+      ],
+      ['a restart count', (p) => (p.status!.containerStatuses![1]!.restartCount = 1), undefined],
+      [
+        'deletion started (counted with the other pods that come and go)',
+        (p) => (p.metadata.deletionTimestamp = '2026-11-23T12:00:00Z'),
+        COUNTING_ROUND_DELAY_MS,
+      ],
+      ['readiness', (p) => (p.status!.conditions![0]!.status = 'False'), 0],
+      ['phase', (p) => (p.status!.phase = 'Succeeded'), 0],
+      ['a label', (p) => (p.metadata.labels!.app = 'b'), 0],
+      ['an annotation added', (p) => (p.metadata.annotations!.y = '2'), 0],
+      ['a sidecar image', (p) => (p.spec!.containers[1]!.image = 'log:2'), 0],
+      ['a container turned unready', (p) => (p.status!.containerStatuses![1]!.ready = false), 0],
+      ['a container runs a new imageID', (p) => (p.status!.containerStatuses![1]!.imageID = 'sha256:m'), 0],
+    ];
+    for (const [what, edit, expected] of rows) {
+      test(what, () => assert.equal(podUpdateRoundDelay(base, changed(edit)), expected));
+    }
+    test('the same resourceVersion (a resync) never does', () => {
+      assert.equal(podUpdateRoundDelay(base, { ...changed((p) => (p.metadata.labels!.app = 'b')), metadata: base.metadata }), undefined);
+    });
+    test('nothing once deletion has started', () => {
+      const deleting = changed((p) => (p.metadata.deletionTimestamp = '2026-11-23T12:00:00Z'));
+      assert.equal(
+        podUpdateRoundDelay(
+          deleting,
+          changed((p) => (p.status!.conditions![0]!.status = 'False'), deleting),
+        ),
+        undefined,
+      );
+    });
+  });
+
+  test("a pod's hash record is read again when its annotation text changes in place", () => {
+    const annotations: Record<string, string> = {
+      'kruise.io/sidecarset-hash':
+        '{"log":{"updateTimestamp":"2026-11-23T12:00:00Z","hash":"h1","sidecarSetName":"log","sidecarList":["agent"]}}',
+    };
+    const p = { metadata: { name: 'p', annotations } };
+    assert.equal(podSidecarSetHash('log', p), 'h1');
+    assert.equal(podSidecarSetHash('log', p), 'h1');
+    annotations['kruise.io/sidecarset-hash'] = annotations['kruise.io/sidecarset-hash']!.replace('"h1"', '"h2"');
+    assert.equal(podSidecarSetHash('log', p), 'h2');
+    delete annotations['kruise.io/sidecarset-hash'];
+    assert.equal(podSidecarSetHash('log', p), '');
   });
 });

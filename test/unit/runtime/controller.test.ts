@@ -249,6 +249,26 @@ describe('Controller workers', () => {
     await h.controller.stop();
   });
 
+  it('lets the event loop take a turn between rounds that wait on no I/O', async () => {
+    // Two queued keys whose rounds finish without I/O: a request arriving meanwhile (here an
+    // immediate, as a socket's data is handed over) is served between them, not after both.
+    const order: string[] = [];
+    const h = harness([(key) => void order.push(`round ${key}`)]);
+    h.queue.add('ns/a');
+    h.queue.add('ns/b');
+    h.controller.start();
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        order.push('request');
+        resolve();
+      }),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(order.slice(0, 3), ['round ns/a', 'request', 'round ns/b']);
+    await h.controller.stop();
+  });
+
   it('stop aborts the signal, waits for in-flight reconciles and drops queued keys', async () => {
     let release!: () => void;
     let sawAbort = false;

@@ -95,6 +95,14 @@ describe('LabelSelector → Selector', () => {
     });
   }
 
+  it('an invalid selector throws at every match, a missing one matches nothing', () => {
+    const invalid = { matchExpressions: [{ key: 'a', operator: 'Foo' }] };
+    for (let i = 0; i < 2; i++) assert.throws(() => matchesLabelSelector(invalid, { a: 'b' }), /not a valid label selector operator/);
+    assert.equal(matchesLabelSelector(undefined, { a: 'b' }), false);
+    assert.equal(matchesLabelSelector(null, { a: 'b' }), false);
+    assert.equal(matchesLabelSelector({}, { a: 'b' }), true);
+  });
+
   it('does not see inherited object properties as labels', () => {
     assert.equal(matchesLabelSelector({ matchExpressions: [{ key: 'constructor', operator: 'Exists' }] }, {}), false);
     assert.equal(matchesLabelSelector({ matchExpressions: [{ key: 'toString', operator: 'DoesNotExist' }] }, {}), true);
