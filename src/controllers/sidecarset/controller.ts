@@ -4,6 +4,7 @@
 // the round and applies it: revision first, then status, then the in-place upgrades. All state is
 // in the API server (the pods' hash annotations say what each runs), so a restarted manager
 // resumes where the pods are.
+import { isDeepStrictEqual } from 'node:util';
 import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
 import { SIDECARSET_NAME_REVISION_LABEL } from '../../apis/constants.ts';
 import {
@@ -220,7 +221,9 @@ export const COUNTING_ROUND_DELAY_MS = 1_000;
 export function podUpdateRoundDelay(old: Pod, cur: Pod): number | undefined {
   if (old.metadata.resourceVersion === cur.metadata.resourceVersion || old.metadata.deletionTimestamp) return undefined;
   if (cur.metadata.deletionTimestamp) return COUNTING_ROUND_DELAY_MS;
-  if (!sameStrings(old.metadata.labels, cur.metadata.labels) || !sameStrings(old.metadata.annotations, cur.metadata.annotations)) return 0;
+  const { labels, annotations } = old.metadata;
+  if (!isDeepStrictEqual(labels ?? {}, cur.metadata.labels ?? {}) || !isDeepStrictEqual(annotations ?? {}, cur.metadata.annotations ?? {}))
+    return 0;
   if (old.status?.phase !== cur.status?.phase || isPodReady(old) !== isPodReady(cur)) return 0;
   const images = (p: Pod) =>
     [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c) => `${c.name}=${c.image}`).join('\n');
@@ -228,11 +231,6 @@ export function podUpdateRoundDelay(old: Pod, cur: Pod): number | undefined {
   const statuses = (p: Pod) =>
     (p.status?.containerStatuses ?? []).map((cs) => `${cs.name}=${cs.ready}/${cs.image}/${cs.imageID ?? ''}`).join('\n');
   return statuses(old) !== statuses(cur) ? 0 : undefined;
-}
-
-function sameStrings(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
-  const ak = Object.keys(a ?? {});
-  return ak.length === Object.keys(b ?? {}).length && ak.every((k) => a![k] === b?.[k]);
 }
 
 /**
