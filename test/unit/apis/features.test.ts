@@ -42,6 +42,23 @@ describe('parseFeatureGates', () => {
     assert.throws(() => parseFeatureGates('PodWebhook=true,NoSuchGate=true'), /unrecognized feature gate: NoSuchGate/);
   });
 
+  test("AllAlpha / AllBeta set every gate of v1.8.2's stage; a gate named on its own wins wherever it stands", () => {
+    // What OpenKruise's own config/manager and e2e setup pass.
+    const gates = resolveFeatureGates('AllAlpha=true,AllBeta=true,EnableExternalCerts=false');
+    assert.equal(gates.EnableExternalCerts, false);
+    for (const g of ['CloneSetShortHash', 'ResourceDistributionGate', 'ImagePullJobGate', 'InPlaceWorkloadVerticalScaling', 'PodUnavailableBudgetUpdateGate'] as const) {
+      assert.equal(gates[g], true, g);
+    }
+    for (const g of ['ResourcesDeletionProtection', 'PodWebhook', 'KruiseDaemon'] as const) assert.equal(gates[g], true, g);
+    // Gates v1.8.2 does not have are left at their default, as v1.8.2 leaves them.
+    assert.equal(gates.DaemonSetPruneIneligibleNodes, false);
+    assert.equal(gates.EnableSortSidecarContainerByName, false);
+    assert.deepEqual(parseFeatureGates('CloneSetShortHash=false,AllAlpha=true').CloneSetShortHash, false);
+    assert.deepEqual(parseFeatureGates('AllBeta=false').PodWebhook, false);
+    assert.equal(parseFeatureGates('AllBeta=false').CloneSetShortHash, undefined);
+    assert.throws(() => parseFeatureGates('AllAlpha=maybe'), /invalid value of AllAlpha=maybe/);
+  });
+
   test('a value that is not a bool is an error', () => {
     assert.throws(() => parseFeatureGates('PodWebhook=yes'), /invalid value of PodWebhook=yes/);
     assert.throws(() => parseFeatureGates('PodWebhook'), /missing bool value for PodWebhook/);
