@@ -2,7 +2,7 @@
 // (GVR) through it and hack/gen-crds.ts writes one CRD per entry.
 
 import type { TObject } from '@sinclair/typebox';
-import type { KindDefinition } from './schema.ts';
+import type { KindDefinition, VersionDefinition } from './schema.ts';
 import { advancedCronJobKind } from './apps/advancedcronjob.ts';
 import { broadcastJobKind } from './apps/broadcastjob.ts';
 import { cloneSetKind } from './apps/cloneset.ts';
@@ -86,9 +86,35 @@ export function gvrFor(apiVersion: string, kind: string): GroupVersionResource |
   return { group, version, resource: def.plural };
 }
 
-/** GVR of a kind at its storage version (the version controllers work with). */
-export function storageGVR(def: KindDefinition): GroupVersionResource {
-  return { group: def.group, version: def.storageVersion, resource: def.plural };
+/**
+ * Which versions the Kruise CRDs serve. `openkruise-v1.8` (the default) is exactly what OpenKruise
+ * v1.8.2 serves and stores, so that kubectl, scripts and clients see what they saw under OpenKruise;
+ * `v1beta1` adds the v1beta1 API of every kind that has one and stores it there.
+ */
+export type APIVersionSet = 'openkruise-v1.8' | 'v1beta1';
+export const API_VERSION_SETS: readonly APIVersionSet[] = ['openkruise-v1.8', 'v1beta1'];
+export const DEFAULT_API_VERSION_SET: APIVersionSet = 'openkruise-v1.8';
+
+/** The kinds OpenKruise v1.8.2 serves at v1beta1 too (and stores there): Advanced StatefulSet only. */
+const OPENKRUISE_V18_V1BETA1_KINDS: ReadonlySet<string> = new Set(['statefulsets.apps.kruise.io']);
+
+export interface ServedVersions {
+  versions: readonly VersionDefinition[];
+  storage: string;
+}
+
+/** The versions a kind's CRD serves, and the one it stores, under an API version set. */
+export function servedVersions(def: KindDefinition, set: APIVersionSet): ServedVersions {
+  const alpha = def.versions.find((v) => v.name === 'v1alpha1');
+  if (set === 'openkruise-v1.8' && alpha && !OPENKRUISE_V18_V1BETA1_KINDS.has(`${def.plural}.${def.group}`)) {
+    return { versions: [alpha], storage: alpha.name };
+  }
+  return { versions: def.versions, storage: def.hubVersion };
+}
+
+/** GVR of a kind at its hub version (the version controllers work with). */
+export function hubGVR(def: KindDefinition): GroupVersionResource {
+  return { group: def.group, version: def.hubVersion, resource: def.plural };
 }
 
 /** The schema of one served version of a kind. */

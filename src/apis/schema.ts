@@ -128,8 +128,13 @@ export interface KindDefinition {
   scope: Scope;
   shortNames: readonly string[];
   categories: readonly string[];
-  storageVersion: string;
-  /** Served versions, ordered as the CRD lists them. */
+  /**
+   * The version controllers, webhooks and the daemon work with (behaviour spec §0): v1beta1 where the
+   * kind has one. The cluster may serve only v1alpha1 (OpenKruise v1.8.2's API versions, the
+   * default): the client then converts at the wire (src/runtime/wire-versions.ts).
+   */
+  hubVersion: string;
+  /** Every version Kruise TS knows, ordered as the CRD lists them; which are served is an API version set's choice (registry.ts). */
   versions: readonly VersionDefinition[];
 }
 
@@ -140,13 +145,13 @@ export interface KindInput {
   scope: Scope;
   shortNames?: readonly string[];
   categories?: readonly string[];
-  storageVersion: string;
+  hubVersion: string;
   versions: readonly VersionDefinition[];
 }
 
 export function defineKind(input: KindInput): KindDefinition {
-  if (!input.versions.some((v) => v.name === input.storageVersion)) {
-    throw new Error(`${input.kind}: storage version ${input.storageVersion} is not among its versions`);
+  if (!input.versions.some((v) => v.name === input.hubVersion)) {
+    throw new Error(`${input.kind}: hub version ${input.hubVersion} is not among its versions`);
   }
   return {
     group: input.group,
@@ -157,7 +162,7 @@ export function defineKind(input: KindInput): KindDefinition {
     scope: input.scope,
     shortNames: input.shortNames ?? [],
     categories: input.categories ?? [],
-    storageVersion: input.storageVersion,
+    hubVersion: input.hubVersion,
     versions: [...input.versions].sort((a, b) => a.name.localeCompare(b.name)),
   };
 }

@@ -75,9 +75,9 @@ export function startCommand(): Command {
         if (embedded || o.installCrds) {
           const client = cfg.kubeconfig ? fromKubeconfigFile(cfg.kubeconfig) : fromDefault();
           const { installCRDs } = await import('../manager/crds.ts');
-          const n = await installCRDs(client);
+          const n = await installCRDs(client, { set: cfg.apiVersions });
           await client.close();
-          logger.info({ crds: n }, 'CRDs installed');
+          logger.info({ crds: n, apiVersions: cfg.apiVersions }, 'CRDs installed');
         }
         manager = await startManager(cfg);
         logger.info(

@@ -4,7 +4,7 @@
 // them in step. Everything else in the chart is hand-written templates that include these.
 import { stringify } from 'yaml';
 import { crdFileName, crdManifest } from '../apis/crd.ts';
-import { kinds } from '../apis/registry.ts';
+import { DEFAULT_API_VERSION_SET, kinds, type KindDefinition } from '../apis/registry.ts';
 import { rulesFor } from '../runtime/rbac.ts';
 import { daemonAccess } from '../daemon/rbac.ts';
 import { leaderElectionAccess, managerClusterAccess } from './rbac.ts';
@@ -21,9 +21,16 @@ const define = (name: string, body: string) => `{{- define "${name}" -}}\n${body
 /**
  * One CRD template: applied while crds.managed, kept on uninstall (custom resources outlive a
  * release, as with upstream's chart), its conversion webhook naming the installation's namespace
- * (the manager injects the CA bundle once it runs).
+ * (the manager injects the CA bundle once it runs). Where the API version sets differ the value
+ * `apiVersions` picks one (OpenKruise v1.8.2's by default).
  */
-function crdTemplate(manifest: Record<string, unknown>): string {
+function crdTemplate(def: KindDefinition): string {
+  const [upstream, beta] = [crdBody(crdManifest(def, DEFAULT_API_VERSION_SET)), crdBody(crdManifest(def, 'v1beta1'))];
+  const body = upstream === beta ? upstream : `{{- if eq .Values.apiVersions "v1beta1" }}\n${beta}{{- else }}\n${upstream}{{- end }}\n`;
+  return `${HEADER}{{- if .Values.crds.managed }}\n${body}{{- end }}\n`;
+}
+
+function crdBody(manifest: Record<string, unknown>): string {
   const crd = structuredClone(manifest) as {
     metadata: { name: string; annotations?: Record<string, string> };
     spec: { conversion?: { webhook?: { clientConfig?: { service?: { namespace?: string } } } } };
@@ -32,8 +39,7 @@ function crdTemplate(manifest: Record<string, unknown>): string {
   const service = crd.spec.conversion?.webhook?.clientConfig?.service;
   const NAMESPACE = '__INSTALLATION_NAMESPACE__';
   if (service) service.namespace = NAMESPACE;
-  const body = yaml(crd).replace(NAMESPACE, '{{ include "kruise-ts.namespace" . }}');
-  return `${HEADER}{{- if .Values.crds.managed }}\n${body}{{- end }}\n`;
+  return yaml(crd).replace(NAMESPACE, '{{ include "kruise-ts.namespace" . }}');
 }
 
 /** charts/kruise-ts/<path> → contents, for every generated file. */
@@ -45,7 +51,6 @@ export function chartGeneratedFiles(): Record<string, string> {
       define('kruise-ts.leaderElectionRules', yaml(rulesFor(leaderElectionAccess))) +
       define('kruise-ts.daemonRules', yaml(rulesFor(daemonAccess))),
   };
-  for (const def of kinds)
-    files[`templates/crds/${crdFileName(def)}`] = crdTemplate(crdManifest(def) as unknown as Record<string, unknown>);
+  for (const def of kinds) files[`templates/crds/${crdFileName(def)}`] = crdTemplate(def);
   return files;
 }

@@ -2,12 +2,13 @@
 // controller whose CRDs the API server does not serve is not started: its informers would never
 // sync, and a cluster may deliberately install only some of Kruise's CRDs.
 //
-// "Served" is read from the CRD objects (Established, storage version served) rather than from
-// discovery: the API server's discovery document lags a freshly established CRD by a moment, and
-// the manager starts right after `kruise start` installed them.
+// "Served" is read from the CRD objects (Established, a version Kruise TS knows served) rather than
+// from discovery: the API server's discovery document lags a freshly established CRD by a moment,
+// and the manager starts right after `kruise start` installed them. The same read tells the client
+// which version to speak for each kind (src/runtime/wire-versions.ts).
 import { APPS_GROUP } from '../apis/constants.ts';
 import type { FeatureGates } from '../apis/features.ts';
-import { kinds as kruiseKinds } from '../apis/registry.ts';
+import { kinds as kruiseKinds, servedVersions, type APIVersionSet } from '../apis/registry.ts';
 import { CustomResourceDefinitions, ignoreNotFound, type KubeClient, type KubeObject } from '../runtime/client.ts';
 import type { ControllerSetup } from '../controllers/types.ts';
 
@@ -15,21 +16,42 @@ import type { ControllerSetup } from '../controllers/types.ts';
 export const kindName = (kind: string, group: string): string => (group === APPS_GROUP ? kind : `${kind}.${group}`);
 
 interface CRD extends KubeObject {
-  spec?: { versions?: Array<{ name: string; served?: boolean }> };
+  spec?: { group?: string; names?: { plural?: string }; versions?: Array<{ name: string; served?: boolean }> };
   status?: { conditions?: Array<{ type: string; status: string }> };
 }
 
-/** The Kruise kinds whose CRD is installed, Established and serves the storage version. */
-export async function servedKruiseKinds(client: Pick<KubeClient, 'get'>, signal?: AbortSignal): Promise<Set<string>> {
+/**
+ * The Kruise kinds whose CRD is installed, Established and serves a version Kruise TS knows; the
+ * client learns from the same CRDs which version to speak.
+ */
+export async function servedKruiseKinds(
+  client: Pick<KubeClient, 'get' | 'wireVersions'>,
+  opts: { signal?: AbortSignal; expected?: APIVersionSet; warn?: (message: string) => void } = {},
+): Promise<Set<string>> {
+  const { signal } = opts;
   const served = new Set<string>();
+  const crds: CRD[] = [];
   await Promise.all(
     kruiseKinds.map(async (def) => {
       const crd = await ignoreNotFound(client.get<CRD>(CustomResourceDefinitions, `${def.plural}.${def.group}`, { signal }));
-      const established = crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-      const storageServed = crd?.spec?.versions?.some((v) => v.name === def.storageVersion && v.served);
-      if (established && storageServed) served.add(kindName(def.kind, def.group));
+      if (!crd) return;
+      crds.push(crd);
+      const established = crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      const knownServed = crd.spec?.versions?.some((v) => v.served && def.versions.some((d) => d.name === v.name));
+      if (established && knownServed) served.add(kindName(def.kind, def.group));
+      if (opts.expected && opts.warn) {
+        const have = (crd.spec?.versions ?? []).filter((v) => v.served).map((v) => v.name);
+        const want = servedVersions(def, opts.expected).versions.map((v) => v.name);
+        if (have.join() !== want.join()) {
+          opts.warn(
+            `CRD ${def.plural}.${def.group} serves ${have.join(', ')} where --api-versions=${opts.expected} serves ${want.join(', ')}; ` +
+              'the manager speaks what is served (install the CRDs of one set: docs/migrate-from-openkruise.md#api-versions)',
+          );
+        }
+      }
     }),
   );
+  client.wireVersions.learnFromCRDs(crds);
   return served;
 }
 

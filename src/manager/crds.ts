@@ -2,11 +2,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { CustomResourceDefinitions, isNotFound, type KubeClient, type KubeObject } from '../runtime/client.ts';
+import { CRD_SET_DIRS } from '../apis/crd.ts';
+import { DEFAULT_API_VERSION_SET, type APIVersionSet } from '../apis/registry.ts';
+import { CustomResourceDefinitions, isInvalid, isNotFound, type KubeClient, type KubeObject } from '../runtime/client.ts';
 
-export const CRD_DIR = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../config/crd/bases');
+const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
-export function loadCRDs(dir = CRD_DIR): KubeObject[] {
+/** The generated CRDs of an API version set (config/crd/bases holds OpenKruise v1.8.2's versions). */
+export function crdDir(set: APIVersionSet = DEFAULT_API_VERSION_SET): string {
+  return path.join(REPO_ROOT, CRD_SET_DIRS[set]);
+}
+
+export function loadCRDs(dir = crdDir()): KubeObject[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .sort()
@@ -15,8 +22,16 @@ export function loadCRDs(dir = CRD_DIR): KubeObject[] {
 
 type CRD = KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } };
 
-export async function installCRDs(client: KubeClient, opts: { dir?: string; timeoutMs?: number } = {}): Promise<number> {
-  const crds = loadCRDs(opts.dir);
+/**
+ * Applies the CRDs of an API version set (or of a directory). Moving a CRD whose objects are stored at
+ * v1beta1 to the default set is refused by the API server until they are stored at v1alpha1 again:
+ * the error says how.
+ */
+export async function installCRDs(
+  client: KubeClient,
+  opts: { dir?: string; set?: APIVersionSet; timeoutMs?: number } = {},
+): Promise<number> {
+  const crds = loadCRDs(opts.dir ?? crdDir(opts.set));
   await Promise.all(
     crds.map(async (crd) => {
       // The running manager owns spec.conversion (it points the webhook at itself and injects the
@@ -28,7 +43,13 @@ export async function installCRDs(client: KubeClient, opts: { dir?: string; time
       const desired = structuredClone(crd) as CRD & { spec: { conversion?: unknown } };
       const liveConversion = (live as (CRD & { spec?: { conversion?: { strategy?: string } } }) | undefined)?.spec?.conversion;
       if (liveConversion?.strategy === 'Webhook') desired.spec.conversion = liveConversion;
-      await client.apply(CustomResourceDefinitions, desired, { fieldManager: 'kruise-ts', force: true });
+      await client.apply(CustomResourceDefinitions, desired, { fieldManager: 'kruise-ts', force: true }).catch((err: unknown) => {
+        if (!isInvalid(err) || !/storedVersions/.test((err as Error).message)) throw err;
+        throw new Error(
+          `${crd.metadata!.name}: objects are stored at a version these CRDs do not serve (${(err as Error).message}); ` +
+            'store them at the served version first: kruise storage-version migrate --to v1alpha1 (docs/migrate-from-openkruise.md#api-versions)',
+        );
+      });
     }),
   );
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);

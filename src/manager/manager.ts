@@ -118,7 +118,7 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // our kinds the API server serves. Independent requests, sent together: each round trip before
   // the webhook server listens is start-up time.
   const [served] = await Promise.all([
-    servedKruiseKinds(client),
+    servedKruiseKinds(client, { expected: cfg.apiVersions, warn: (message) => log.warn(message) }),
     ensureNamespace(client, namespace, log, { required: true }),
     ensureNamespace(client, KRUISE_DAEMON_CONFIG_NAMESPACE, log, { required: false }),
   ]);

@@ -3,6 +3,7 @@
 import { Command, Option, InvalidArgumentError, type OptionValues } from 'commander';
 import { parseDuration } from '../util/duration.ts';
 import { parseFeatureGates } from '../apis/features.ts';
+import { API_VERSION_SETS, DEFAULT_API_VERSION_SET, type APIVersionSet } from '../apis/registry.ts';
 
 export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
 
@@ -68,6 +69,11 @@ export interface ManagerConfig {
   webhookInitializeTimeoutMs: number;
   /** The --feature-gates value as given (validated at parse time). */
   featureGates: string;
+  /**
+   * --api-versions: the Kruise API versions the CRDs serve (`kruise start` installs them; the manager
+   * warns when the installed CRDs differ). OpenKruise v1.8.2's by default; `v1beta1` is opt-in.
+   */
+  apiVersions: APIVersionSet;
   workers: Record<string, number>;
   clonesetScalingExcludePreparingDelete: boolean;
   /** --nodeimage-creation-delay in ms: how long a Node must have been Ready before its NodeImage is created. */
@@ -184,6 +190,14 @@ export function addManagerFlags(cmd: Command): Command {
     )
     .addOption(new Option('--feature-gates <gates>', 'A=true,B=false,... (upstream gate names)').argParser(gates).default(''))
     .addOption(
+      new Option(
+        '--api-versions <set>',
+        "the Kruise API versions the CRDs serve: OpenKruise v1.8.2's (v1alpha1; Advanced StatefulSet v1beta1 too), or v1beta1 for every kind that has it",
+      )
+        .choices(API_VERSION_SETS)
+        .default(DEFAULT_API_VERSION_SET),
+    )
+    .addOption(
       new Option('--cloneset-scaling-exclude-preparing-delete <bool>', 'CloneSet scaling ignores PreparingDelete pods')
         .argParser(bool)
         .default(false),
@@ -270,6 +284,7 @@ export function managerConfig(o: OptionValues, env: Readonly<Record<string, stri
     controllerCacheSyncTimeoutMs: o.controllerCacheSyncTimeout,
     webhookInitializeTimeoutMs: o.webhookInitializeTimeout,
     featureGates: o.featureGates,
+    apiVersions: o.apiVersions,
     workers,
     clonesetScalingExcludePreparingDelete: o.clonesetScalingExcludePreparingDelete,
     nodeimageCreationDelay: o.nodeimageCreationDelay,

@@ -5,14 +5,18 @@
 // pulls in) cost ≈40 MiB of RSS and ≈0.4 s of start-up.
 
 import type { Readable } from 'node:stream';
+import { isDeepStrictEqual } from 'node:util';
 import { APPS_GROUP, POLICY_GROUP } from '../apis/constants.ts';
-import type { KubeObject } from '../apis/core-objects.ts';
-import { kindFor, storageGVR } from '../apis/registry.ts';
+import type { KubeObject, ObjectMeta } from '../apis/core-objects.ts';
+import { kindFor, hubGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
 import { ListBodyReader, type ListHead } from './list-reader.ts';
 import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
 import { newTransport, type ApiResponse, type HttpMethod, type Transport } from './transport.ts';
+import fjp, { type Operation } from 'fast-json-patch';
+import { applyMergePatch } from '../util/merge-patch.ts';
+import { fromWire, toWire, WireVersions } from './wire-versions.ts';
 
 export type { AuthHeaders, TLSOptions } from './kubeconfig.ts';
 
@@ -132,7 +136,7 @@ export const ValidatingWebhookConfigurations = rt(
 export function kruiseResource(kind: string, group: string = APPS_GROUP): ResourceType {
   const def = kindFor(group, kind);
   if (!def) throw new Error(`${kind}.${group} is not a Kruise kind`);
-  const gvr = storageGVR(def);
+  const gvr = hubGVR(def);
   return rt(gvr.group, gvr.version, gvr.resource, def.kind, def.scope === 'Namespaced');
 }
 
@@ -287,6 +291,8 @@ export interface KubeClientOptions {
   writeFence?: () => void;
   /** How often a 429 carrying Retry-After is retried (API priority and fairness). Default 5. */
   maxRetries?: number;
+  /** What the cluster serves of the Kruise kinds; derived clients share their parent's. */
+  wireVersions?: WireVersions;
 }
 
 /** What a client derived with KubeClient.withOwnLimit changes: who it says it is and its own budget. */
@@ -421,9 +427,12 @@ export class KubeClient {
   private readonly requestTimeoutMs: number;
   private readonly maxRetries: number;
   private readonly options: KubeClientOptions;
+  /** The versions the cluster serves of the Kruise kinds (src/runtime/wire-versions.ts). */
+  readonly wireVersions: WireVersions;
 
   constructor(opts: KubeClientOptions, sharedTransport?: Transport) {
-    this.options = opts;
+    this.wireVersions = opts.wireVersions ?? new WireVersions();
+    this.options = { ...opts, wireVersions: this.wireVersions };
     this.base = new URL(opts.server);
     if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
       throw new Error(`unsupported server URL ${opts.server}`);
@@ -456,8 +465,9 @@ export class KubeClient {
   // --- reads -----------------------------------------------------------------------------------
 
   async get<T extends KubeObject>(type: ResourceType, name: string, opts: GetOptions = {}): Promise<T> {
-    const path = this.path(type, opts.namespace, name, opts.subresource);
-    return this.json<T>('GET', path, { resourceVersion: opts.resourceVersion }, undefined, opts.signal);
+    const wire = await this.wireVersion(type);
+    const path = this.path(type, opts.namespace, name, opts.subresource, wire);
+    return fromWire(type, wire, await this.json<T>('GET', path, { resourceVersion: opts.resourceVersion }, undefined, opts.signal));
   }
 
   /**
@@ -479,7 +489,8 @@ export class KubeClient {
    * The body is parsed as it arrives (ListBodyReader), one item at a time.
    */
   async list<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    const url = this.url(this.path(type, opts.namespace), {
+    const wire = await this.wireVersion(type);
+    const url = this.url(this.path(type, opts.namespace, undefined, undefined, wire), {
       labelSelector: opts.labelSelector,
       fieldSelector: opts.fieldSelector,
       limit: opts.limit,
@@ -487,7 +498,7 @@ export class KubeClient {
       resourceVersion: opts.resourceVersion,
       resourceVersionMatch: opts.resourceVersionMatch,
     });
-    const apiVersion = apiVersionOf(type);
+    const apiVersion = apiVersionOf({ ...type, version: wire });
     const items: T[] = [];
     const reader = new ListBodyReader(
       (head) => {
@@ -495,9 +506,10 @@ export class KubeClient {
         if (opts.onContinue && typeof token === 'string' && token) opts.onContinue(token);
       },
       (item) => {
-        const obj = item as T;
+        let obj = item as T;
         obj.apiVersion ??= apiVersion;
         obj.kind ??= type.kind;
+        obj = fromWire(type, wire, obj);
         if (opts.onItem) opts.onItem(obj);
         else items.push(obj);
       },
@@ -533,14 +545,31 @@ export class KubeClient {
   async create<T extends KubeObject>(type: ResourceType, obj: T, opts: Omit<WriteOptions, 'subresource'> = {}): Promise<T> {
     const ns = opts.namespace ?? obj.metadata.namespace;
     if (type.namespaced && !ns) throw new Error(`${type.resource}: namespace required`);
-    return this.json<T>('POST', this.path(type, ns), writeQuery(opts), jsonBody(withTypeMeta(type, obj)), opts.signal);
+    const wire = await this.wireVersion(type);
+    const body = jsonBody(toWire(type, wire, withTypeMeta(type, obj)));
+    return fromWire(
+      type,
+      wire,
+      await this.json<T>('POST', this.path(type, ns, undefined, undefined, wire), writeQuery(opts), body, opts.signal),
+    );
   }
 
   /** PUT; obj.metadata.resourceVersion makes it a compare-and-swap (409 Conflict when stale). */
   async update<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
     const ns = opts.namespace ?? obj.metadata.namespace;
-    const path = this.path(type, ns, requireName(obj), opts.subresource);
-    return this.json<T>('PUT', path, writeQuery(opts), jsonBody(withTypeMeta(type, obj)), opts.signal);
+    const wire = await this.wireVersion(type);
+    const put = (o: T, subresource?: string) =>
+      this.json<T>('PUT', this.path(type, ns, requireName(o), subresource, wire), writeQuery(opts), jsonBody(o), opts.signal);
+    const sent = toWire(type, wire, withTypeMeta(type, obj));
+    let written = await put(sent, opts.subresource);
+    // Converted down, status the older version cannot hold goes to annotations (a CRR's
+    // PreRecreateGrace is v1alpha1's unready-acquired annotation), which the status subresource
+    // leaves alone: they follow in a write of the object itself.
+    if (wire !== type.version && opts.subresource === 'status' && !sameMarks(sent.metadata, written.metadata)) {
+      const { labels, annotations } = sent.metadata;
+      written = await put({ ...written, metadata: { ...written.metadata, labels, annotations } });
+    }
+    return fromWire(type, wire, written);
   }
 
   async patch<T extends KubeObject>(type: ResourceType, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
@@ -552,8 +581,46 @@ export class KubeClient {
       if (opts.patchType !== PatchType.Apply) throw new Error('force is only valid for server-side apply');
       query.force = opts.force;
     }
+    const wire = await this.wireVersion(type);
+    if (wire !== type.version && opts.subresource !== 'scale') return this.patchConverted<T>(type, name, patch, opts);
     const body = { contentType: opts.patchType, data: typeof patch === 'string' ? patch : JSON.stringify(patch) };
-    return this.json<T>('PATCH', this.path(type, opts.namespace, name, opts.subresource), query, body, opts.signal);
+    return this.json<T>('PATCH', this.path(type, opts.namespace, name, opts.subresource, wire), query, body, opts.signal);
+  }
+
+  /**
+   * A patch written for the version the code works with, to a resource served only at another: the
+   * API server would apply it to the wrong field paths, so it is applied here to the object read and
+   * converted, and the result written back with the resourceVersion read (or the one the patch names,
+   * which then stays a precondition); a conflict on the one read is tried again, as a patch would.
+   */
+  private async patchConverted<T extends KubeObject>(type: ResourceType, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
+    if (opts.patchType === PatchType.Apply || opts.patchType === PatchType.StrategicMerge) {
+      throw new Error(
+        `${opts.patchType} of ${type.resource}.${type.group} served at another version than ${type.version} is not supported`,
+      );
+    }
+    const doc = typeof patch === 'string' ? (JSON.parse(patch) as unknown) : patch;
+    const precondition =
+      opts.patchType === PatchType.Merge ? (doc as { metadata?: ObjectMeta } | null)?.metadata?.resourceVersion : undefined;
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.get<T>(type, name, { namespace: opts.namespace, signal: opts.signal });
+      const next =
+        opts.patchType === PatchType.Merge
+          ? (applyMergePatch(current, doc) as T)
+          : (fjp.applyPatch(structuredClone(current), doc as Operation[], true, true).newDocument as T);
+      if (precondition) next.metadata.resourceVersion = precondition;
+      try {
+        return await this.update<T>(type, next, {
+          namespace: opts.namespace,
+          subresource: opts.subresource,
+          fieldManager: opts.fieldManager,
+          dryRun: opts.dryRun,
+          signal: opts.signal,
+        });
+      } catch (err) {
+        if (precondition || !isConflict(err) || attempt >= 4) throw err;
+      }
+    }
   }
 
   /** Server-side apply of a (partial) object, addressed by its own metadata. */
@@ -571,12 +638,15 @@ export class KubeClient {
 
   /** Returns the object (still terminating: finalizers or grace period) or a success Status. */
   async delete<T extends KubeObject>(type: ResourceType, name: string, opts: DeleteOptions = {}): Promise<T | Status> {
-    return this.json<T | Status>('DELETE', this.path(type, opts.namespace, name), {}, jsonBody(deleteBody(opts)), opts.signal);
+    const wire = await this.wireVersion(type);
+    const path = this.path(type, opts.namespace, name, undefined, wire);
+    return fromWire(type, wire, await this.json<T | Status>('DELETE', path, {}, jsonBody(deleteBody(opts)), opts.signal));
   }
 
   async deleteCollection(type: ResourceType, opts: DeleteCollectionOptions = {}): Promise<Status | ObjectList<KubeObject>> {
     const query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
-    return this.json('DELETE', this.path(type, opts.namespace), query, jsonBody(deleteBody(opts)), opts.signal);
+    const path = this.path(type, opts.namespace, undefined, undefined, await this.wireVersion(type));
+    return this.json('DELETE', path, query, jsonBody(deleteBody(opts)), opts.signal);
   }
 
   /** policy/v1 Eviction; a PodDisruptionBudget refusal surfaces as a TooManyRequests StatusError. */
@@ -616,7 +686,7 @@ export class KubeClient {
   async updateScale(type: ResourceType, name: string, scale: Scale, opts: Omit<WriteOptions, 'subresource'> = {}): Promise<Scale> {
     const ns = opts.namespace ?? scale.metadata.namespace;
     const body = { apiVersion: 'autoscaling/v1', kind: 'Scale', ...scale, metadata: { ...scale.metadata, name } };
-    const path = this.path(type, ns, name, 'scale');
+    const path = this.path(type, ns, name, 'scale', await this.wireVersion(type));
     return this.json<Scale>('PUT', path, writeQuery(opts), jsonBody(body), opts.signal);
   }
 
@@ -628,7 +698,13 @@ export class KubeClient {
    * are yielded, not thrown; a non-2xx answer to the request itself throws a StatusError.
    */
   async *watch<T extends KubeObject>(type: ResourceType, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>, void, undefined> {
-    const url = this.url(this.path(type, opts.namespace), {
+    const wire = await this.wireVersion(type);
+    const event = (line: string): WatchEvent<T> => {
+      const ev = parseWatchEvent<T>(line);
+      if (wire !== type.version && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') ev.object = fromWire(type, wire, ev.object);
+      return ev;
+    };
+    const url = this.url(this.path(type, opts.namespace, undefined, undefined, wire), {
       watch: 'true',
       resourceVersion: opts.resourceVersion,
       allowWatchBookmarks: opts.allowWatchBookmarks,
@@ -650,13 +726,13 @@ export class KubeClient {
         while ((nl = buffered.indexOf('\n', start)) >= 0) {
           const line = buffered.slice(start, nl).trim();
           start = nl + 1;
-          if (line) yield parseWatchEvent<T>(line);
+          if (line) yield event(line);
         }
         buffered = buffered.slice(start);
       }
       buffered += decoder.decode();
       // The server writes one JSON document per line; a final event without its newline is still whole.
-      if (buffered.trim()) yield parseWatchEvent<T>(buffered.trim());
+      if (buffered.trim()) yield event(buffered.trim());
     } finally {
       if (!res.body.destroyed) res.body.destroy();
     }
@@ -664,8 +740,13 @@ export class KubeClient {
 
   // --- transport -------------------------------------------------------------------------------
 
-  private path(type: ResourceType, namespace: string | undefined, name?: string, subresource?: string): string {
-    const parts: string[] = type.group ? ['apis', type.group, type.version] : ['api', type.version];
+  /** The version the cluster serves `type` at (its own unless a Kruise kind is served only at another). */
+  private wireVersion(type: ResourceType): Promise<string> {
+    return this.wireVersions.versionOf(type, async (group, version) => (await this.discoverResources(group, version))?.resources);
+  }
+
+  private path(type: ResourceType, namespace: string | undefined, name?: string, subresource?: string, version = type.version): string {
+    const parts: string[] = type.group ? ['apis', type.group, version] : ['api', version];
     if (type.namespaced && namespace) parts.push('namespaces', namespace);
     else if (type.namespaced && name !== undefined) throw new Error(`${type.resource} ${name}: namespace required`);
     parts.push(type.resource);
@@ -784,6 +865,11 @@ function deleteBody(opts: DeleteOptions): Record<string, unknown> {
 
 function withTypeMeta<T extends KubeObject>(type: ResourceType, obj: T): T {
   return { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(type), kind: obj.kind ?? type.kind };
+}
+
+/** Whether two objects carry the same labels and annotations. */
+function sameMarks(a: ObjectMeta, b: ObjectMeta): boolean {
+  return isDeepStrictEqual(a.labels ?? {}, b.labels ?? {}) && isDeepStrictEqual(a.annotations ?? {}, b.annotations ?? {});
 }
 
 function requireName(obj: KubeObject): string {

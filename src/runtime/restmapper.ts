@@ -7,7 +7,7 @@
 // cached document lacks (a CRD installed after the first read) re-reads that group version, at most
 // once per missRefreshMs, so a reconcile that keeps asking for an unserved kind does not turn into a
 // discovery call per reconcile.
-import { parseApiVersion } from '../apis/registry.ts';
+import { kindFor, parseApiVersion } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import type { APIResourceList, KubeClient, ResourceType } from './client.ts';
 
@@ -64,9 +64,25 @@ export class RestMapper {
     this.missRefreshMs = opts.missRefreshMs ?? 5_000;
   }
 
-  /** The mapping of apiVersion + kind, or undefined when the API server does not serve that kind. */
+  /**
+   * The mapping of apiVersion + kind, or undefined when the API server does not serve that kind. A
+   * Kruise kind asked for at a version the cluster does not serve maps at that version when another
+   * version of it is served: the client converts (src/runtime/wire-versions.ts).
+   */
   async mapping(apiVersion: string, kind: string): Promise<ResourceMapping | undefined> {
     const { group, version } = parseApiVersion(apiVersion);
+    const served = await this.discovered(group, version, kind);
+    if (served) return served;
+    const def = kindFor(group, kind);
+    if (!def?.versions.some((v) => v.name === version)) return undefined;
+    for (const other of def.versions) {
+      const elsewhere = other.name === version ? undefined : await this.discovered(group, other.name, kind);
+      if (elsewhere) return { ...elsewhere, version };
+    }
+    return undefined;
+  }
+
+  private async discovered(group: string, version: string, kind: string): Promise<ResourceMapping | undefined> {
     if (!version || !kind) return undefined;
     const key = `${group}/${version}`;
     let entry = this.groupVersions.get(key);

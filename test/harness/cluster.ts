@@ -15,6 +15,11 @@ export const SUITE_FEATURE_GATES =
   process.env.KRUISE_TS_TEST_FEATURE_GATES ??
   'ImagePullJobGate=true,SidecarTerminator=true,ResourceDistributionGate=true,PodUnavailableBudgetUpdateGate=true,ResourcesDeletionProtection=true,EnablePodProbeMarkerOnServerless=true';
 
+// The shared cluster serves the v1beta1 API versions (an explicit choice, `--api-versions v1beta1`): its
+// tests exercise both versions and the conversion webhook. The default, OpenKruise v1.8.2's versions,
+// is what every cluster of its own gets (OwnCluster, the drop-in and e2e clusters; api-versions.test.ts).
+export const SUITE_API_VERSIONS = 'v1beta1';
+
 export function testCluster(): ClusterState {
   const state = readState(TEST_CLUSTER);
   if (!state) {

@@ -17,7 +17,7 @@ import {
   type KubeObject,
 } from '../../src/runtime/client.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
-import { SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
+import { SUITE_API_VERSIONS, SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
 import { simulatedDaemonPids, startSimulatedDaemon } from './simulated-daemon.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
 import { KRUISE_CLI, kruiseArgs, servingFlags } from './kruise-cli.ts';
@@ -33,13 +33,22 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
 
   const client = fromKubeconfigFile(state.kubeconfig);
   try {
-    await installCRDs(client);
+    await installCRDs(client, { set: SUITE_API_VERSIONS });
     const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
     const [webhookPort] = await freePorts(1);
     const manager = startProcess(
       'kruise-manager',
       process.execPath,
-      kruiseArgs('start', '--kubeconfig', state.kubeconfig, ...servingFlags(webhookPort), '--feature-gates', SUITE_FEATURE_GATES),
+      kruiseArgs(
+        'start',
+        '--kubeconfig',
+        state.kubeconfig,
+        ...servingFlags(webhookPort),
+        '--feature-gates',
+        SUITE_FEATURE_GATES,
+        '--api-versions',
+        SUITE_API_VERSIONS,
+      ),
       logFile,
       { ...process.env, KRUISE_LOG_LEVEL: process.env.KRUISE_LOG_LEVEL ?? 'info' },
     );

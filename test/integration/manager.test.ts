@@ -175,7 +175,7 @@ describe('Kruise API machinery through the manager', { concurrency: false }, () 
     });
     for (const def of kinds) {
       if (!def.shortNames.length) continue;
-      const storage = def.versions.find((v) => v.name === def.storageVersion)!;
+      const storage = def.versions.find((v) => v.name === def.hubVersion)!;
       const want = [
         ...(def.scope === 'Namespaced' ? ['NAMESPACE'] : []),
         'NAME',

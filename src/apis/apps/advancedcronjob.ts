@@ -81,7 +81,7 @@ export const advancedCronJobKind = defineKind({
   plural: 'advancedcronjobs',
   scope: 'Namespaced',
   shortNames: ['acj'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: AdvancedCronJob, printerColumns },
     { name: 'v1beta1', schema: AdvancedCronJob, printerColumns },

@@ -79,7 +79,7 @@ export const broadcastJobKind = defineKind({
   plural: 'broadcastjobs',
   scope: 'Namespaced',
   shortNames: ['bcj'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: BroadcastJob, printerColumns },
     { name: 'v1beta1', schema: BroadcastJob, printerColumns },

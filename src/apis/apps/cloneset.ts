@@ -175,7 +175,7 @@ export const cloneSetKind = defineKind({
   plural: 'clonesets',
   scope: 'Namespaced',
   shortNames: ['clone'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: CloneSetV1alpha1, printerColumns, scale: REPLICAS_SCALE },
     { name: 'v1beta1', schema: CloneSet, printerColumns, scale: REPLICAS_SCALE },

@@ -123,7 +123,7 @@ export const containerRecreateRequestKind = defineKind({
   plural: 'containerrecreaterequests',
   scope: 'Namespaced',
   shortNames: ['crr'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: ContainerRecreateRequestV1alpha1, printerColumns },
     { name: 'v1beta1', schema: ContainerRecreateRequest, printerColumns },

@@ -162,7 +162,7 @@ export const daemonSetKind = defineKind({
   plural: 'daemonsets',
   scope: 'Namespaced',
   shortNames: ['daemon', 'ads'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: DaemonSetV1alpha1, printerColumns },
     { name: 'v1beta1', schema: DaemonSet, printerColumns },

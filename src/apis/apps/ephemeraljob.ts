@@ -81,6 +81,6 @@ export const ephemeralJobKind = defineKind({
   plural: 'ephemeraljobs',
   scope: 'Namespaced',
   shortNames: ['ejob'],
-  storageVersion: 'v1alpha1',
+  hubVersion: 'v1alpha1',
   versions: [{ name: 'v1alpha1', schema: EphemeralJob, printerColumns }],
 });

@@ -47,7 +47,7 @@ export const imageListPullJobKind = defineKind({
   kind: 'ImageListPullJob',
   plural: 'imagelistpulljobs',
   scope: 'Namespaced',
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: ImageListPullJob, printerColumns },
     { name: 'v1beta1', schema: ImageListPullJob, printerColumns },

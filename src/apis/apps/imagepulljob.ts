@@ -86,7 +86,7 @@ export const imagePullJobKind = defineKind({
   kind: 'ImagePullJob',
   plural: 'imagepulljobs',
   scope: 'Namespaced',
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: ImagePullJob, printerColumns },
     { name: 'v1beta1', schema: ImagePullJob, printerColumns },

@@ -93,7 +93,7 @@ export const nodeImageKind = defineKind({
   kind: 'NodeImage',
   plural: 'nodeimages',
   scope: 'Cluster',
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: NodeImage, printerColumns },
     { name: 'v1beta1', schema: NodeImage, printerColumns },

@@ -61,6 +61,6 @@ export const nodePodProbeKind = defineKind({
   kind: 'NodePodProbe',
   plural: 'nodepodprobes',
   scope: 'Cluster',
-  storageVersion: 'v1alpha1',
+  hubVersion: 'v1alpha1',
   versions: [{ name: 'v1alpha1', schema: NodePodProbe, printerColumns: [] }],
 });

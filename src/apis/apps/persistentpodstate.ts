@@ -65,7 +65,7 @@ export const persistentPodStateKind = defineKind({
   kind: 'PersistentPodState',
   plural: 'persistentpodstates',
   scope: 'Namespaced',
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: PersistentPodStateV1alpha1, printerColumns: [] },
     { name: 'v1beta1', schema: PersistentPodState, printerColumns: [] },

@@ -47,6 +47,6 @@ export const podProbeMarkerKind = defineKind({
   kind: 'PodProbeMarker',
   plural: 'podprobemarkers',
   scope: 'Namespaced',
-  storageVersion: 'v1alpha1',
+  hubVersion: 'v1alpha1',
   versions: [{ name: 'v1alpha1', schema: PodProbeMarker, printerColumns: [] }],
 });

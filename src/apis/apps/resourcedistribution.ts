@@ -136,7 +136,7 @@ export const resourceDistributionKind = defineKind({
   plural: 'resourcedistributions',
   scope: 'Cluster',
   shortNames: ['distributor'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: ResourceDistributionV1alpha1, printerColumns },
     { name: 'v1beta1', schema: ResourceDistribution, printerColumns },

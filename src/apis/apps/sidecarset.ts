@@ -168,7 +168,7 @@ export const sidecarSetKind = defineKind({
   kind: 'SidecarSet',
   plural: 'sidecarsets',
   scope: 'Cluster',
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: SidecarSetV1alpha1, printerColumns },
     { name: 'v1beta1', schema: SidecarSet, printerColumns },

@@ -159,7 +159,7 @@ export const statefulSetKind = defineKind({
   plural: 'statefulsets',
   scope: 'Namespaced',
   shortNames: ['sts', 'asts'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: StatefulSetV1alpha1, printerColumns: alphaColumns, scale: REPLICAS_SCALE },
     { name: 'v1beta1', schema: StatefulSet, printerColumns: betaColumns, scale: REPLICAS_SCALE },

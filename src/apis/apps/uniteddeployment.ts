@@ -198,7 +198,7 @@ export const unitedDeploymentKind = defineKind({
   plural: 'uniteddeployments',
   scope: 'Namespaced',
   shortNames: ['ud'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: UnitedDeploymentV1alpha1, printerColumns, scale: REPLICAS_SCALE },
     { name: 'v1beta1', schema: UnitedDeployment, printerColumns, scale: REPLICAS_SCALE },

@@ -131,7 +131,7 @@ export const workloadSpreadKind = defineKind({
   plural: 'workloadspreads',
   scope: 'Namespaced',
   shortNames: ['ws'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: WorkloadSpreadV1alpha1, printerColumns },
     { name: 'v1beta1', schema: WorkloadSpread, printerColumns },

@@ -113,7 +113,7 @@ export const podUnavailableBudgetKind = defineKind({
   plural: 'podunavailablebudgets',
   scope: 'Namespaced',
   shortNames: ['pub'],
-  storageVersion: 'v1beta1',
+  hubVersion: 'v1beta1',
   versions: [
     { name: 'v1alpha1', schema: PodUnavailableBudgetV1alpha1, printerColumns },
     { name: 'v1beta1', schema: PodUnavailableBudget, printerColumns },

@@ -5,7 +5,7 @@
 // object and what to do.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { stringify as toYaml } from 'yaml';
-import { resolveResource, storageGVR } from '../../apis/registry.ts';
+import { resolveResource, hubGVR } from '../../apis/registry.ts';
 import {
   DaemonSets,
   Deployments,
@@ -94,7 +94,7 @@ export function resolveType(name: string): ResourceType {
   if (native) return native[1];
   const def = resolveResource(KRUISE_ALIASES[lower] ?? lower);
   if (!def) throw new CliError(`the server doesn't have a resource type "${name}"`);
-  const gvr = storageGVR(def);
+  const gvr = hubGVR(def);
   return Object.freeze({
     group: gvr.group,
     version: gvr.version,

@@ -3,18 +3,43 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { crdFileName, crdManifest, renderCRD, type JSONSchemaProps } from '../../../src/apis/crd.ts';
-import { kinds } from '../../../src/apis/registry.ts';
+import { CRD_SET_DIRS, crdFileName, crdManifest, renderCRD, type JSONSchemaProps } from '../../../src/apis/crd.ts';
+import { API_VERSION_SETS, kinds, servedVersions } from '../../../src/apis/registry.ts';
 
-const basesDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'config', 'crd', 'bases');
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 describe('generated CRDs', () => {
-  test('config/crd/bases matches the schemas', () => {
-    const expected = new Map(kinds.map((k) => [crdFileName(k), renderCRD(k)]));
-    const onDisk = readdirSync(basesDir).filter((f) => f.endsWith('.yaml'));
-    assert.deepEqual(onDisk.sort(), [...expected.keys()].sort(), 'CRD files are stale: run `npm run gen`');
-    for (const [file, text] of expected) {
-      assert.equal(readFileSync(join(basesDir, file), 'utf8'), text, `${file} is stale: run \`npm run gen\``);
+  for (const set of API_VERSION_SETS) {
+    test(`${CRD_SET_DIRS[set]} matches the schemas (${set})`, () => {
+      const dir = join(repoRoot, CRD_SET_DIRS[set]);
+      const expected = new Map(kinds.map((k) => [crdFileName(k), renderCRD(k, set)]));
+      const onDisk = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+      assert.deepEqual(onDisk.sort(), [...expected.keys()].sort(), 'CRD files are stale: run `npm run gen`');
+      for (const [file, text] of expected) {
+        assert.equal(readFileSync(join(dir, file), 'utf8'), text, `${file} is stale: run \`npm run gen\``);
+      }
+    });
+  }
+
+  test("by default the CRDs serve and store exactly OpenKruise v1.8.2's versions; v1beta1 is a set of its own", () => {
+    const versions = (set: (typeof API_VERSION_SETS)[number]) =>
+      Object.fromEntries(
+        kinds.map((def) => {
+          const m = crdManifest(def, set) as {
+            spec: { versions: Array<{ name: string; storage: boolean }>; conversion: { strategy: string } };
+          };
+          const served = m.spec.versions.map((v) => `${v.name}${v.storage ? '*' : ''}`).join(',');
+          return [def.kind, `${served} ${m.spec.conversion.strategy}`];
+        }),
+      );
+    // As v1.8.2's config/crd (the storage version starred): only Advanced StatefulSet converts.
+    const v18 = versions('openkruise-v1.8');
+    for (const kind of Object.keys(v18))
+      assert.equal(v18[kind], kind === 'StatefulSet' ? 'v1alpha1,v1beta1* Webhook' : 'v1alpha1* None', kind);
+    const beta = versions('v1beta1');
+    for (const def of kinds) {
+      assert.equal(beta[def.kind], def.versions.length > 1 ? 'v1alpha1,v1beta1* Webhook' : 'v1alpha1* None', def.kind);
+      assert.equal(servedVersions(def, 'v1beta1').storage, def.hubVersion);
     }
   });
 
@@ -158,9 +183,10 @@ function schemaAt(root: JSONSchemaProps, jsonPath: string): JSONSchemaProps | un
 describe('CRD schemas are structural', () => {
   for (const def of kinds) {
     test(`${def.plural}.${def.group}`, () => {
-      const spec = crdManifest(def).spec as JSONSchemaProps;
+      const spec = crdManifest(def, 'v1beta1').spec as JSONSchemaProps;
       assert.equal(spec.preserveUnknownFields, false);
-      // Two served versions convert through kruise-manager's /convert; one version needs nothing.
+      // Every version of the v1beta1 set (the default serves a subset of them). Two served versions
+      // convert through kruise-manager's /convert; one version needs nothing.
       if (def.versions.length > 1) {
         assert.deepEqual(spec.conversion, {
           strategy: 'Webhook',
@@ -221,10 +247,10 @@ describe('kind metadata', () => {
       const names = def.versions.map((v) => v.name);
       if (alphaOnly.includes(def.kind)) {
         assert.deepEqual(names, ['v1alpha1'], def.kind);
-        assert.equal(def.storageVersion, 'v1alpha1', def.kind);
+        assert.equal(def.hubVersion, 'v1alpha1', def.kind);
       } else {
         assert.deepEqual(names, ['v1alpha1', 'v1beta1'], def.kind);
-        assert.equal(def.storageVersion, 'v1beta1', def.kind);
+        assert.equal(def.hubVersion, 'v1beta1', def.kind);
       }
     }
   });
@@ -274,7 +300,7 @@ describe('kind metadata', () => {
 
   test('upstream enums and defaults are carried', () => {
     const openAPI = (kind: string, version: string) =>
-      ((crdManifest(byKind.get(kind)!).spec as JSONSchemaProps).versions as JSONSchemaProps[]).find((v) => v.name === version)!
+      ((crdManifest(byKind.get(kind)!, 'v1beta1').spec as JSONSchemaProps).versions as JSONSchemaProps[]).find((v) => v.name === version)!
         .schema as JSONSchemaProps;
     const at = (root: JSONSchemaProps, path: string) => schemaAt(root.openAPIV3Schema as JSONSchemaProps, path) as JSONSchemaProps;
     assert.deepEqual(at(openAPI('AdvancedCronJob', 'v1beta1'), '.spec.concurrencyPolicy').enum, ['Allow', 'Forbid', 'Replace']);

@@ -46,7 +46,13 @@ describe('parseFeatureGates', () => {
     // What OpenKruise's own config/manager and e2e setup pass.
     const gates = resolveFeatureGates('AllAlpha=true,AllBeta=true,EnableExternalCerts=false');
     assert.equal(gates.EnableExternalCerts, false);
-    for (const g of ['CloneSetShortHash', 'ResourceDistributionGate', 'ImagePullJobGate', 'InPlaceWorkloadVerticalScaling', 'PodUnavailableBudgetUpdateGate'] as const) {
+    for (const g of [
+      'CloneSetShortHash',
+      'ResourceDistributionGate',
+      'ImagePullJobGate',
+      'InPlaceWorkloadVerticalScaling',
+      'PodUnavailableBudgetUpdateGate',
+    ] as const) {
       assert.equal(gates[g], true, g);
     }
     for (const g of ['ResourcesDeletionProtection', 'PodWebhook', 'KruiseDaemon'] as const) assert.equal(gates[g], true, g);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CloneSet } from '../../../src/apis/apps/cloneset.ts';
-import { gvrFor, kindFor, kinds, parseApiVersion, resolveResource, schemaFor, storageGVR } from '../../../src/apis/registry.ts';
+import { gvrFor, kindFor, kinds, parseApiVersion, resolveResource, schemaFor, hubGVR } from '../../../src/apis/registry.ts';
 
 describe('registry', () => {
   test('names are unique and derived as upstream derives them', () => {
@@ -34,8 +34,8 @@ describe('registry', () => {
     assert.equal(gvrFor('apps/v1', 'StatefulSet'), undefined);
   });
 
-  test('storageGVR', () => {
-    assert.deepEqual(storageGVR(kindFor('apps.kruise.io', 'NodePodProbe')!), {
+  test('hubGVR', () => {
+    assert.deepEqual(hubGVR(kindFor('apps.kruise.io', 'NodePodProbe')!), {
       group: 'apps.kruise.io',
       version: 'v1alpha1',
       resource: 'nodepodprobes',

@@ -100,6 +100,19 @@ describe('helm', () => {
     );
   });
 
+  test("apiVersions: OpenKruise v1.8.2's CRD versions by default, v1beta1 on request (CRDs and the manager's flag)", () => {
+    type CRD = Obj & { spec: { versions: Array<{ name: string; storage: boolean }> } };
+    const versionsOf = (objs: Obj[], name: string) =>
+      (find(objs, 'CustomResourceDefinition', name) as CRD).spec.versions.map((v) => `${v.name}${v.storage ? '*' : ''}`);
+    const byDefault = render();
+    assert.deepEqual(versionsOf(byDefault, 'clonesets.apps.kruise.io'), ['v1alpha1*']);
+    assert.deepEqual(versionsOf(byDefault, 'statefulsets.apps.kruise.io'), ['v1alpha1', 'v1beta1*']);
+    assert.ok(managerArgs(byDefault).includes('--api-versions=openkruise-v1.8'));
+    const beta = render('apiVersions=v1beta1');
+    assert.deepEqual(versionsOf(beta, 'clonesets.apps.kruise.io'), ['v1alpha1', 'v1beta1*']);
+    assert.ok(managerArgs(beta).includes('--api-versions=v1beta1'));
+  });
+
   test("upstream's values keys: namespace, feature gates, replicas, image, log level, webhook port, daemon socket", () => {
     const objs = render(
       'installation.namespace=kruise-ts-x',
@@ -116,7 +129,7 @@ describe('helm', () => {
     );
     for (const o of objs.filter((o) => o.metadata.namespace))
       assert.equal(o.metadata.namespace, 'kruise-ts-x', `${o.kind} ${o.metadata.name}`);
-    const crd = find(objs, 'CustomResourceDefinition', 'clonesets.apps.kruise.io') as Obj & {
+    const crd = find(objs, 'CustomResourceDefinition', 'statefulsets.apps.kruise.io') as Obj & {
       spec: { conversion: { webhook: { clientConfig: { service: { namespace: string } } } } };
     };
     assert.equal(crd.spec.conversion.webhook.clientConfig.service.namespace, 'kruise-ts-x');

@@ -5,7 +5,8 @@ import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { allControllers } from '../../../src/controllers/index.ts';
 import type { ControllerSetup } from '../../../src/controllers/types.ts';
 import { selectControllers, servedKruiseKinds } from '../../../src/manager/controllers.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { CloneSets, NodeImages, StatusError } from '../../../src/runtime/client.ts';
+import { WireVersions } from '../../../src/runtime/wire-versions.ts';
 
 const setup = (name: string, kinds: string[], gate?: ControllerSetup['gate']): ControllerSetup => ({
   name,
@@ -40,7 +41,7 @@ test('controllers run when their gate is on and every kind they need is served',
   ]);
 });
 
-test('servedKruiseKinds: a kind counts when its CRD is Established and serves the storage version', async () => {
+test('servedKruiseKinds: a kind counts when its CRD is Established and serves a version Kruise TS knows; the client learns which', async () => {
   const crd = (versions: Array<{ name: string; served: boolean }>, established = 'True') => ({
     metadata: { name: 'x' },
     spec: { versions },
@@ -58,14 +59,23 @@ test('servedKruiseKinds: a kind counts when its CRD is Established and serves th
     ]),
     'podunavailablebudgets.policy.kruise.io': crd([{ name: 'v1beta1', served: true }]),
   };
+  for (const [name, c] of Object.entries(crds)) {
+    const [plural, ...group] = name.split('.');
+    Object.assign((c as { spec: object }).spec, { group: group.join('.'), names: { plural } });
+  }
   const client = {
+    wireVersions: new WireVersions(),
     async get(_type: unknown, name: string) {
       if (crds[name]) return crds[name];
       throw new StatusError({ reason: 'NotFound', code: 404, message: `${name} not found` });
     },
   };
   const served = await servedKruiseKinds(client as never);
-  assert.deepEqual([...served].sort(), ['CloneSet', 'PodUnavailableBudget.policy.kruise.io']);
+  // NodeImage is served at v1alpha1 only (OpenKruise v1.8.2's versions): the client speaks that.
+  assert.deepEqual([...served].sort(), ['CloneSet', 'NodeImage', 'PodUnavailableBudget.policy.kruise.io']);
+  const noDiscovery = () => Promise.reject(new Error('learnt from the CRDs, not discovery'));
+  assert.equal(await client.wireVersions.versionOf(NodeImages, noDiscovery), 'v1alpha1');
+  assert.equal(await client.wireVersions.versionOf(CloneSets, noDiscovery), 'v1beta1');
 });
 
 test('every controller names the kinds it needs; with all CRDs served and default gates the ungated ones run', () => {

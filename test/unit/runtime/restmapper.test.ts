@@ -47,6 +47,26 @@ describe('RestMapper on the fake API server', () => {
     assert.equal(discoveryReads('/apis/apps/v1'), 1);
   });
 
+  test('a Kruise kind asked for at v1beta1 while only v1alpha1 is served maps at v1beta1 (the client converts)', async () => {
+    server.serveDiscovery('apps.kruise.io/v1alpha1', [
+      { name: 'sidecarsets', namespaced: false, kind: 'SidecarSet' },
+      { name: 'clonesets', namespaced: true, kind: 'CloneSet' },
+      { name: 'clonesets/scale', namespaced: true, kind: 'Scale' },
+    ]);
+    const mapper = new RestMapper(client);
+    assert.deepEqual(await mapper.mapping('apps.kruise.io/v1beta1', 'CloneSet'), {
+      group: 'apps.kruise.io',
+      version: 'v1beta1',
+      resource: 'clonesets',
+      kind: 'CloneSet',
+      namespaced: true,
+      scale: true,
+    });
+    assert.equal((await mapper.mapping('apps.kruise.io/v1beta1', 'SidecarSet'))?.resource, 'sidecarsets');
+    assert.equal(await mapper.mapping('apps.kruise.io/v1beta1', 'BroadcastJob'), undefined, 'served at no version');
+    assert.equal(await mapper.mapping('apps.kruise.io/v2', 'CloneSet'), undefined, 'a version Kruise does not have');
+  });
+
   test('an unserved group version maps nothing; a CRD installed later is found on a later miss', async () => {
     const clock = new FakeClock();
     const mapper = new RestMapper(client, { clock, missRefreshMs: 5_000 });

@@ -1,0 +1,115 @@
+// The client against a cluster that serves CloneSet and CRR at v1alpha1 only (OpenKruise v1.8.2's API
+// versions): the code keeps working at v1beta1, the wire carries v1alpha1.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { CRR_UNREADY_ACQUIRED_ANNOTATION } from '../../../src/apis/constants.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { CloneSets, ContainerRecreateRequests, isConflict, KubeClient, PatchType } from '../../../src/runtime/client.ts';
+import { FakeApiServer, useFakeApiServer } from './fake-apiserver.ts';
+
+type Obj = KubeObject & { spec?: any; status?: any };
+
+const ALPHA = 'apps.kruise.io/v1alpha1';
+const alphaCloneSet = (name: string, partition: number): Obj => ({
+  apiVersion: ALPHA,
+  kind: 'CloneSet',
+  metadata: { name, namespace: 'ns' },
+  spec: {
+    replicas: 3,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } },
+    updateStrategy: { type: 'InPlaceIfPossible', partition, maxUnavailable: 1 },
+  },
+});
+
+describe('a Kruise kind served at another version than the code asks for', () => {
+  let server: FakeApiServer;
+  let client: KubeClient;
+  useFakeApiServer((s, c) => {
+    server = s;
+    client = c;
+    server.serveDiscovery(ALPHA, [
+      { name: 'clonesets', namespaced: true, kind: 'CloneSet' },
+      { name: 'containerrecreaterequests', namespaced: true, kind: 'ContainerRecreateRequest' },
+    ]);
+    // apps.kruise.io/v1beta1 is not served: its discovery document is a 404.
+  });
+  const paths = (method: string) => server.requests.filter((r) => r.method === method).map((r) => r.path);
+
+  test('reads and lists at v1alpha1 and hands out v1beta1', async () => {
+    server.put(`${ALPHA}/clonesets`, alphaCloneSet('web', 2));
+    const got = await client.get<Obj>(CloneSets, 'web', { namespace: 'ns' });
+    assert.equal(got.apiVersion, 'apps.kruise.io/v1beta1');
+    assert.deepEqual(got.spec.updateStrategy, {
+      type: 'RollingUpdate',
+      rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible', partition: 2, maxUnavailable: 1 },
+    });
+    assert.ok(paths('GET').includes('/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/web'));
+    const list = await client.list<Obj>(CloneSets, { namespace: 'ns' });
+    assert.equal(list.items[0]!.apiVersion, 'apps.kruise.io/v1beta1');
+    assert.equal(list.items[0]!.spec.updateStrategy.rollingUpdate.partition, 2);
+  });
+
+  test('watch events carry v1beta1 objects', async () => {
+    const ac = new AbortController();
+    const events = client.watch<Obj>(CloneSets, { namespace: 'ns', resourceVersion: String(server.rv), signal: ac.signal });
+    const first = events.next();
+    setTimeout(() => server.put(`${ALPHA}/clonesets`, alphaCloneSet('web', 1)), 50);
+    const ev = (await first).value!;
+    ac.abort();
+    assert.equal(ev.type, 'MODIFIED');
+    assert.equal((ev.object as Obj).spec.updateStrategy.rollingUpdate.partition, 1);
+  });
+
+  test('creates and updates send v1alpha1', async () => {
+    const hub = await client.get<Obj>(CloneSets, 'web', { namespace: 'ns' });
+    const created = await client.create<Obj>(CloneSets, { ...hub, metadata: { name: 'api', namespace: 'ns' } });
+    assert.equal(created.apiVersion, 'apps.kruise.io/v1beta1');
+    const posted = JSON.parse(server.requests.findLast((r) => r.method === 'POST')!.body) as Obj;
+    assert.equal(posted.apiVersion, ALPHA);
+    assert.equal(posted.spec.updateStrategy.partition, 1);
+    assert.equal(posted.spec.updateStrategy.rollingUpdate, undefined);
+  });
+
+  test('a merge patch in v1beta1 terms lands on v1alpha1 field paths; a resourceVersion in it stays a precondition', async () => {
+    const patched = await client.patch<Obj>(
+      CloneSets,
+      'web',
+      { spec: { updateStrategy: { rollingUpdate: { partition: 0 } } } },
+      { namespace: 'ns', patchType: PatchType.Merge },
+    );
+    assert.equal(patched.spec.updateStrategy.rollingUpdate.partition, 0);
+    assert.equal(server.getObject(`${ALPHA}/clonesets`, 'ns/web')!.spec.updateStrategy.partition, 0);
+    assert.equal(paths('PATCH').length, 0, 'no patch reaches the API server at the wrong version');
+    await assert.rejects(
+      client.patch(
+        CloneSets,
+        'web',
+        { metadata: { resourceVersion: '1' }, spec: { replicas: 9 } },
+        { namespace: 'ns', patchType: PatchType.Merge },
+      ),
+      isConflict,
+    );
+    assert.equal(server.getObject(`${ALPHA}/clonesets`, 'ns/web')!.spec.replicas, 3);
+  });
+
+  test('a status write whose v1alpha1 form is an annotation writes the annotation too', async () => {
+    server.put(`${ALPHA}/containerrecreaterequests`, {
+      apiVersion: ALPHA,
+      kind: 'ContainerRecreateRequest',
+      metadata: { name: 'crr', namespace: 'ns' },
+      spec: { podName: 'p', containers: [{ name: 'c' }], strategy: { unreadyGracePeriodSeconds: 5 } },
+      status: { phase: 'Recreating' },
+    });
+    const crr = await client.get<Obj>(ContainerRecreateRequests, 'crr', { namespace: 'ns' });
+    const since = '2026-12-06T10:00:00Z';
+    const condition = { type: 'PreRecreateGrace', status: 'True', reason: 'UnreadyAcquired', message: 'held', lastTransitionTime: since };
+    const written = await client.updateStatus<Obj>(ContainerRecreateRequests, {
+      ...crr,
+      status: { ...crr.status, conditions: [condition] },
+    });
+    const stored = server.getObject(`${ALPHA}/containerrecreaterequests`, 'ns/crr')!;
+    assert.equal(stored.metadata.annotations?.[CRR_UNREADY_ACQUIRED_ANNOTATION], since);
+    assert.equal(written.status.conditions?.[0]?.type, 'PreRecreateGrace');
+  });
+});
