@@ -431,7 +431,7 @@ export class KubeClient {
   readonly wireVersions: WireVersions;
 
   constructor(opts: KubeClientOptions, sharedTransport?: Transport) {
-    this.wireVersions = opts.wireVersions ?? new WireVersions();
+    this.wireVersions = opts.wireVersions ?? new WireVersions(opts.clock);
     this.options = { ...opts, wireVersions: this.wireVersions };
     this.base = new URL(opts.server);
     if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
@@ -546,7 +546,7 @@ export class KubeClient {
     const ns = opts.namespace ?? obj.metadata.namespace;
     if (type.namespaced && !ns) throw new Error(`${type.resource}: namespace required`);
     const wire = await this.wireVersion(type);
-    const body = jsonBody(toWire(type, wire, withTypeMeta(type, obj)));
+    const body = jsonBody(toWire(type, wire, await this.servedOwners(withTypeMeta(type, obj))));
     return fromWire(
       type,
       wire,
@@ -560,7 +560,7 @@ export class KubeClient {
     const wire = await this.wireVersion(type);
     const put = (o: T, subresource?: string) =>
       this.json<T>('PUT', this.path(type, ns, requireName(o), subresource, wire), writeQuery(opts), jsonBody(o), opts.signal);
-    const sent = toWire(type, wire, withTypeMeta(type, obj));
+    const sent = toWire(type, wire, await this.servedOwners(withTypeMeta(type, obj)));
     let written = await put(sent, opts.subresource);
     // Converted down, status the older version cannot hold goes to annotations (a CRR's
     // PreRecreateGrace is v1alpha1's unready-acquired annotation), which the status subresource
@@ -583,7 +583,8 @@ export class KubeClient {
     }
     const wire = await this.wireVersion(type);
     if (wire !== type.version && opts.subresource !== 'scale') return this.patchConverted<T>(type, name, patch, opts);
-    const body = { contentType: opts.patchType, data: typeof patch === 'string' ? patch : JSON.stringify(patch) };
+    const doc = typeof patch === 'string' ? patch : await this.servedOwners(patch);
+    const body = { contentType: opts.patchType, data: typeof doc === 'string' ? doc : JSON.stringify(doc) };
     return this.json<T>('PATCH', this.path(type, opts.namespace, name, opts.subresource, wire), query, body, opts.signal);
   }
 
@@ -740,9 +741,20 @@ export class KubeClient {
 
   // --- transport -------------------------------------------------------------------------------
 
+  /** `obj` (an object or a merge patch) with its Kruise owner references at the versions the cluster serves. */
+  private async servedOwners<T>(obj: T): Promise<T> {
+    const meta = (obj as { metadata?: ObjectMeta } | null)?.metadata;
+    const refs = meta?.ownerReferences;
+    if (!Array.isArray(refs) || refs.length === 0) return obj;
+    const served = await this.wireVersions.servedOwnerReferences(refs, this.discover);
+    return served === refs ? obj : { ...obj, metadata: { ...meta, ownerReferences: served } };
+  }
+
+  private readonly discover = async (group: string, version: string) => (await this.discoverResources(group, version))?.resources;
+
   /** The version the cluster serves `type` at (its own unless a Kruise kind is served only at another). */
   private wireVersion(type: ResourceType): Promise<string> {
-    return this.wireVersions.versionOf(type, async (group, version) => (await this.discoverResources(group, version))?.resources);
+    return this.wireVersions.versionOf(type, this.discover);
   }
 
   private path(type: ResourceType, namespace: string | undefined, name?: string, subresource?: string, version = type.version): string {

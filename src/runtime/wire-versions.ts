@@ -11,7 +11,8 @@
 
 import { APPS_GROUP, POLICY_GROUP } from '../apis/constants.ts';
 import { convert, type KubeObject } from '../apis/conversion/index.ts';
-import { kinds } from '../apis/registry.ts';
+import { kindFor, kinds, parseApiVersion } from '../apis/registry.ts';
+import { realClock, type Clock } from '../util/clock.ts';
 
 /** The part of a ResourceType the wire version depends on. */
 export interface VersionedResource {
@@ -35,11 +36,18 @@ const KNOWN_VERSIONS: ReadonlyMap<string, readonly string[]> = new Map(
 
 export type Discover = (group: string, version: string) => Promise<ReadonlyArray<{ name: string }> | undefined>;
 
+/** How long discovery's "not served at any version" stands before it is asked again (a CRD installed later). */
+const UNSERVED_RECHECK_MS = 5_000;
+
 export class WireVersions {
   /** `<resource>.<group>` → the versions the cluster serves. */
   private readonly served = new Map<string, readonly string[]>();
+  /** `<resource>.<group>` → when discovery last found it served at no version. */
+  private readonly unservedAt = new Map<string, number>();
   /** One discovery read per resource at a time. */
   private readonly learning = new Map<string, Promise<void>>();
+
+  constructor(private readonly clock: Clock = realClock) {}
 
   /** Records what the cluster's CRDs serve (replacing what discovery said). */
   learnFromCRDs(crds: Iterable<ServedCRD>): void {
@@ -63,10 +71,32 @@ export class WireVersions {
     const key = `${type.resource}.${type.group}`;
     const known = KNOWN_VERSIONS.get(key);
     if (!known || known.length < 2) return type.version;
-    if (!this.served.has(key)) await this.learn(key, type, known, discover);
+    const unserved = this.unservedAt.get(key);
+    const recheck = unserved === undefined || this.clock.now() - unserved >= UNSERVED_RECHECK_MS;
+    if (!this.served.has(key) && recheck) await this.learn(key, type, known, discover);
     const served = this.served.get(key);
     if (!served || served.length === 0 || served.includes(type.version)) return type.version;
     return known.find((v) => served.includes(v)) ?? type.version;
+  }
+
+  /**
+   * Owner references to a Kruise kind at a version the cluster does not serve, moved to the version
+   * it serves: the garbage collector finds an owner through its reference's apiVersion, and a
+   * reference it cannot map keeps the dependent alive (OpenKruise v1.8.2's pods name
+   * `apps.kruise.io/v1alpha1` owners likewise). The same array when nothing moves.
+   */
+  async servedOwnerReferences<R extends { apiVersion: string; kind: string }>(refs: R[], discover: Discover): Promise<R[]> {
+    let out = refs;
+    for (const [i, ref] of refs.entries()) {
+      const { group, version } = parseApiVersion(ref.apiVersion);
+      const def = CONVERTED_GROUPS.has(group) ? kindFor(group, ref.kind) : undefined;
+      if (!def) continue;
+      const served = await this.versionOf({ group, version, resource: def.plural, kind: def.kind }, discover);
+      if (served === version) continue;
+      if (out === refs) out = [...refs];
+      out[i] = { ...ref, apiVersion: `${group}/${served}` };
+    }
+    return out;
   }
 
   private learn(key: string, type: VersionedResource, known: readonly string[], discover: Discover): Promise<void> {
@@ -75,8 +105,9 @@ export class WireVersions {
       pending = (async () => {
         const lists = await Promise.all(known.map((v) => discover(type.group, v)));
         const served = known.filter((_, i) => lists[i]?.some((r) => r.name === type.resource));
-        // Nothing served yet (the CRD is not installed): ask again next time.
+        // Nothing served (the CRD is not installed yet): the code's own version, asked again in a while.
         if (served.length > 0) this.served.set(key, served);
+        else this.unservedAt.set(key, this.clock.now());
       })().finally(() => this.learning.delete(key));
       this.learning.set(key, pending);
     }

@@ -43,13 +43,14 @@ describe('webhooks and conversion survive the death of any manager', { concurren
   before(async () => {
     ({ state } = await up({ name: CLUSTER, nodes: 1, log: () => undefined }));
     client = fromKubeconfigFile(state.kubeconfig, { maxRetries: 0 });
-    await installCRDs(client);
+    // The v1beta1 API versions: CloneSet is then served in two versions, converted by the managers.
+    await installCRDs(client, { set: 'v1beta1' });
     const proxy = await findWebhookProxy(client);
     assert.ok(proxy, 'the local cluster runs a webhook proxy');
     proxyUrl = `https://${formatHostPort(proxy)}/`;
-    managers.push(await startManagerProcess(state, 'manager-a'));
+    managers.push(await startManagerProcess(state, 'manager-a', ['--api-versions', 'v1beta1']));
     await waitLeader(client, managers[0]!);
-    managers.push(await startManagerProcess(state, 'manager-b'));
+    managers.push(await startManagerProcess(state, 'manager-b', ['--api-versions', 'v1beta1']));
     // Both serve behind the proxy once both registered and the configuration names the proxy.
     for (const deadline = Date.now() + 90_000; ; await sleep(250)) {
       const [ids, cfg, c] = await Promise.all([backends(), vwc().catch(() => undefined), crd()]);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CRR_UNREADY_ACQUIRED_ANNOTATION } from '../../../src/apis/constants.ts';
 import type { KubeObject } from '../../../src/apis/core-objects.ts';
-import { CloneSets, ContainerRecreateRequests, isConflict, KubeClient, PatchType } from '../../../src/runtime/client.ts';
+import { CloneSets, ContainerRecreateRequests, isConflict, KubeClient, PatchType, Pods } from '../../../src/runtime/client.ts';
 import { FakeApiServer, useFakeApiServer } from './fake-apiserver.ts';
 
 type Obj = KubeObject & { spec?: any; status?: any };
@@ -91,6 +91,36 @@ describe('a Kruise kind served at another version than the code asks for', () =>
       isConflict,
     );
     assert.equal(server.getObject(`${ALPHA}/clonesets`, 'ns/web')!.spec.replicas, 3);
+  });
+
+  test("owner references to a Kruise kind name the version the cluster serves (the garbage collector's lookup)", async () => {
+    const owner = { kind: 'CloneSet', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'web-x',
+        namespace: 'ns',
+        ownerReferences: [
+          { apiVersion: 'apps.kruise.io/v1beta1', ...owner },
+          { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'r', uid: 'u2' },
+        ],
+      },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    };
+    await client.create(Pods, pod as KubeObject);
+    const refs = () => server.getObject('/v1/pods', 'ns/web-x')!.metadata.ownerReferences.map((r: { apiVersion: string }) => r.apiVersion);
+    assert.deepEqual(refs(), ['apps.kruise.io/v1alpha1', 'apps/v1']);
+    await client.patch(
+      Pods,
+      'web-x',
+      { metadata: { ownerReferences: [{ apiVersion: 'apps.kruise.io/v1beta1', ...owner }] } },
+      {
+        namespace: 'ns',
+        patchType: PatchType.Merge,
+      },
+    );
+    assert.deepEqual(refs(), ['apps.kruise.io/v1alpha1']);
   });
 
   test('a status write whose v1alpha1 form is an annotation writes the annotation too', async () => {
