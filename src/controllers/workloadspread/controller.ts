@@ -1,8 +1,8 @@
 // The WorkloadSpread controller (spec §10, upstream pkg/controller/workloadspread): reads the
-// WorkloadSpread, its workload, the workload's pods and the nodes from informer caches, asks
-// planWorkloadSpread for the round and carries it out: pod-deletion-cost (and late-match) patches,
-// the status (compare-and-swap: the pod webhook writes the same status, so a lost race requeues),
-// then the deletion of pods stuck unschedulable past rescheduleCriticalSeconds.
+// WorkloadSpread, its workload, the workload's pods and the nodes from informer caches, waits while
+// expectations say the cache is behind our own pod patches, deletions and status writes, asks
+// planWorkloadSpread for the round and hands the plan to the executor. What starts a round is
+// event-handler.ts.
 
 import { KRUISE_CONFIGURATION_NAME, WS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/constants.ts';
 import type { ConfigMap, Node, Pod } from '../../apis/core-objects.ts';
@@ -13,47 +13,44 @@ import {
   ConfigMaps,
   Jobs,
   Nodes,
-  PatchType,
   Pods,
   ReplicaSets,
   StatefulSets,
+  apiVersionOf,
   ignoreNotFound,
-  kruiseResource,
   resourceTypeKey,
   type KubeClient,
   type KubeObject,
   type ResourceType,
 } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, waitForCacheSync, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
+import { OwnerUIDIndex, splitKey, waitForCacheSync, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { ResourceMapping } from '../../runtime/restmapper.ts';
-import { applyWrites, writeStatus } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { parseCustomWorkloadWhitelist, whitelistEntryFor, type CustomWorkload } from '../../util/custom-workloads.ts';
+import { errMessage } from '../../util/errors.ts';
 import { parseSelector } from '../../util/labelselector.ts';
 import {
   BUILTIN_WORKLOADS,
   VERSION_IGNORED,
-  controllerOf,
   groupOf,
   isPodSelected,
   isWorkloadRef,
-  matchedWorkloadSpreadOf,
   replicasAtPath,
   workloadReplicasOf,
-  type SpreadView,
 } from '../../util/workloadspread.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { WorkloadStep, type WorkloadKind, type WorkloadObject, type WorkloadStepDeps } from '../workload.ts';
+import { makeSpreadHandlers, type Workload } from './event-handler.ts';
+import { WorkloadSpreadExecutor, WorkloadSpreads, type StoredWS } from './executor.ts';
 import { planWorkloadSpread } from './plan.ts';
-import { errMessage } from '../../util/errors.ts';
 
-export const WorkloadSpreads = kruiseResource('WorkloadSpread');
-
-type StoredWS = SpreadView & KubeObject & { metadata: KubeObject['metadata'] & { name: string; namespace: string } };
-type Workload = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+/** How soon a round that found the cache behind our own writes looks again. */
+const CACHE_WAIT_MS = 500;
 
 /** The workload kinds a WorkloadSpread targets, by group and kind (spec §10). */
 const TARGETS: ReadonlyArray<{ group: string; kind: string; type: ResourceType }> = [
@@ -101,6 +98,9 @@ export interface SpreadReconcilerDeps {
   recorder: EventRecorder;
   log: Logger;
   clock?: Clock;
+  /** Pods deleted and not yet seen gone, per WorkloadSpread (observed by event-handler.ts). */
+  scale?: ScaleExpectations;
+  resourceVersions?: ResourceVersionExpectations;
 }
 
 /** The workload's pods and, for Deployments, the version its newest ReplicaSet runs. */
@@ -148,15 +148,34 @@ async function customPodsAndReplicas(cache: SpreadCache, ws: StoredWS): Promise<
 
 export class WorkloadSpreadReconciler {
   private readonly clock: Clock;
+  private readonly scale: ScaleExpectations;
+  private readonly resourceVersions: ResourceVersionExpectations;
+  private readonly executor: WorkloadSpreadExecutor;
+  private readonly step: WorkloadStep<Reported>;
+
   constructor(private readonly deps: SpreadReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
+    this.scale = deps.scale ?? new ScaleExpectations();
+    this.resourceVersions = deps.resourceVersions ?? new ResourceVersionExpectations();
+    this.executor = new WorkloadSpreadExecutor({ ...deps, scale: this.scale, resourceVersions: this.resourceVersions });
+    // The step only reports here (a status write); its pod claims, which read, are not used.
+    const client = deps.client as WorkloadStepDeps['client'];
+    this.step = new WorkloadStep(workloadSpreadKind, {
+      ...deps,
+      client,
+      resourceVersions: this.resourceVersions,
+      now: () => this.clock.now(),
+    });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
-    const { cache, client, recorder } = this.deps;
+    const { cache, recorder, log } = this.deps;
     const ws = cache.getWorkloadSpread(namespace, name);
-    if (!ws || ws.metadata.deletionTimestamp || !ws.spec?.targetRef) return {};
+    if (!ws || ws.metadata.deletionTimestamp || !ws.spec?.targetRef) {
+      this.scale.deleteExpectations(key);
+      return {};
+    }
     const ref = ws.spec.targetRef;
     const builtIn = isWorkloadRef(ref, BUILTIN_WORKLOADS);
     const workload = builtIn ? cache.getWorkload(groupOf(ref.apiVersion), ref.kind, namespace, ref.name) : undefined;
@@ -177,9 +196,19 @@ export class WorkloadSpreadReconciler {
       recorder.event(ws, 'Warning', 'FailedSync', 'Reconcile', `failed to read the workload's pods: ${errMessage(err)}`);
       return {};
     }
-    let plan;
-    try {
-      plan = planWorkloadSpread({
+    const wait = expectationGate(
+      [
+        this.scale.check(key, 'pod deletion'),
+        // Pod updates are filtered (event-handler.ts): our own patches reaching the cache start no
+        // round, so one that finds them missing looks again shortly.
+        ...[ws, ...pods].map((o) => this.resourceVersions.check(o, 'resourceVersion', CACHE_WAIT_MS)),
+      ],
+      log,
+    );
+    if (wait !== undefined) return { requeueAfter: wait };
+
+    const plan = await this.step.orReport(ws as Reported, () =>
+      planWorkloadSpread({
         ws,
         pods,
         workloadReplicas,
@@ -187,42 +216,27 @@ export class WorkloadSpreadReconciler {
         deletionCost: DELETION_COST_KINDS.has(ref.kind),
         node: (n) => cache.node(n),
         now: this.clock.now(),
-      });
-    } catch (err) {
-      // A malformed object must not take the controller down or hot-loop it: report it where
-      // users look and wait for the next change.
-      recorder.event(ws, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile WorkloadSpread: ${errMessage(err)}`);
-      throw new TerminalError(`cannot plan WorkloadSpread ${key}`, { cause: err });
-    }
-    for (const e of plan.events) recorder.event(ws, e.type, e.reason, 'Reconcile', e.message);
-
-    return applyWrites(async () => {
-      for (const p of plan.podPatches) {
-        await ignoreNotFound(client.patch(Pods, p.name, { metadata: p.metadata }, { namespace, patchType: PatchType.StrategicMerge }));
-      }
-      const { ended } = await writeStatus(client, WorkloadSpreads, ws, plan.status);
-      if (ended) return ended;
-      for (const podName of plan.podsToDelete) {
-        try {
-          await ignoreNotFound(client.delete(Pods, podName, { namespace }));
-        } catch (err) {
-          recorder.event(
-            ws,
-            'Warning',
-            'DeletePodFailed',
-            'Delete',
-            `Failed to delete unschedulabe Pod ${namespace}/${podName} in Subset ${matchedSubset(pods, podName)} of WorkloadSpread ${namespace}/${name}`,
-          );
-          throw err;
-        }
-      }
-      return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : {};
-    });
+      }),
+    );
+    return this.executor.execute(key, ws, plan, pods);
   }
 }
 
-const matchedSubset = (pods: readonly Pod[], name: string) =>
-  matchedWorkloadSpreadOf(pods.find((p) => p.metadata.name === name) ?? { metadata: {} })?.subset ?? '';
+/**
+ * A WorkloadSpread as the shared step reports a failed round: its FailedSync event (the status has
+ * no conditions, so the condition the step adds does not survive the API server's pruning).
+ */
+type Reported = StoredWS & WorkloadObject;
+const workloadSpreadKind: WorkloadKind<Reported> = {
+  type: WorkloadSpreads,
+  failureCondition: 'FailedSync',
+  controllerRef: (ws) => ({
+    apiVersion: apiVersionOf(WorkloadSpreads),
+    kind: WorkloadSpreads.kind,
+    name: ws.metadata.name,
+    uid: ws.metadata.uid ?? '',
+  }),
+};
 
 export const workloadSpreadController: ControllerSetup = {
   name: 'workloadspread',
@@ -262,14 +276,15 @@ export const workloadSpreadController: ControllerSetup = {
       const key = resourceTypeKey(mapping);
       if (!watched.has(key)) {
         watched.add(key);
-        // Replica changes of the workload reach the WorkloadSpreads targeting it.
-        const onWorkload = (obj: Workload) =>
-          targeting(obj.metadata.namespace ?? '', mapping.group, mapping.kind, obj.metadata.name ?? '').forEach(enqueue);
-        informer.addEventHandler({
-          onAdd: onWorkload,
-          onUpdate: (_o, cur) => onWorkload(cur),
-          onDelete: (o) => onWorkload(unwrapDeleted(o)),
-        });
+        const ref = { apiVersion: `${mapping.group}/${mapping.version}`, kind: mapping.kind };
+        const replicasPath = () => {
+          try {
+            return whitelistEntryFor(ref, cache.whitelist())?.replicasPath;
+          } catch {
+            return undefined; // a malformed whitelist is reported by the round
+          }
+        };
+        informer.addEventHandler(handlers.workload(mapping.group, mapping.kind, replicasPath));
       }
       if (!informer.hasSynced() && !(await waitForCacheSync([informer], { timeoutMs: deps.cacheSyncTimeoutMs })))
         throw new Error(`the cache of ${mapping.resource}.${mapping.group} has not synced`);
@@ -295,48 +310,36 @@ export const workloadSpreadController: ControllerSetup = {
         return scale && { object, replicas: scale.spec?.replicas ?? 0, selector: scale.status?.selector };
       },
     };
-    const reconciler = new WorkloadSpreadReconciler({ cache, client: deps.client, recorder: deps.recorder, log: deps.logger });
+    const scale = new ScaleExpectations({ timeout: deps.expectationTimeoutMs });
+    const resourceVersions = new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs });
+    const reconciler = new WorkloadSpreadReconciler({
+      cache,
+      client: deps.client,
+      recorder: deps.recorder,
+      log: deps.logger,
+      scale,
+      resourceVersions,
+    });
     const controller = managerController('workloadspread', deps, (key) => reconciler.reconcile(key));
-    const enqueue = (ws: StoredWS) => controller.queue.add(`${ws.metadata.namespace}/${ws.metadata.name}`);
-
-    /** The WorkloadSpreads targeting a workload (group, kind, name) in a namespace. */
-    const targeting = (ns: string, group: string, kind: string, name: string) =>
-      spreads.lister
-        .list(ns)
-        .filter(
-          (ws) =>
-            ws.spec?.targetRef &&
-            groupOf(ws.spec.targetRef.apiVersion) === group &&
-            ws.spec.targetRef.kind === kind &&
-            ws.spec.targetRef.name === name,
-        );
-
-    spreads.addEventHandler({ onAdd: enqueue, onUpdate: (_o, cur) => enqueue(cur), onDelete: () => {} });
-    for (const t of targets) {
-      const onWorkload = (obj: Workload) =>
-        targeting(obj.metadata.namespace ?? '', t.group, t.kind, obj.metadata.name ?? '').forEach(enqueue);
-      t.informer.addEventHandler({
-        onAdd: onWorkload,
-        onUpdate: (_o, cur) => onWorkload(cur),
-        onDelete: (o) => onWorkload(unwrapDeleted(o)),
-      });
-    }
-    const onPod = (pod: Pod) => {
-      const ns = pod.metadata.namespace ?? '';
-      const matched = matchedWorkloadSpreadOf(pod);
-      if (matched) {
-        const ws = spreads.lister.get(ns, matched.name);
-        if (ws) enqueue(ws);
-      }
-      let owner = controllerOf(pod);
-      // A ReplicaSet's pods also concern WorkloadSpreads of its Deployment.
-      for (let depth = 0; owner && depth < 2; depth++) {
-        targeting(ns, groupOf(owner.apiVersion), owner.kind, owner.name).forEach(enqueue);
-        owner = owner.kind === 'ReplicaSet' ? controllerOf(replicaSets.lister.get(ns, owner.name) ?? { metadata: {} }) : undefined;
-      }
-    };
-    const podHandler: EventHandler<Pod> = { onAdd: onPod, onUpdate: (_o, cur) => onPod(cur), onDelete: (o) => onPod(unwrapDeleted(o)) };
-    pods.addEventHandler(podHandler);
+    const keyOf = (ws: StoredWS) => `${ws.metadata.namespace}/${ws.metadata.name}`;
+    const handlers = makeSpreadHandlers({
+      queue: controller.queue,
+      scale,
+      targeting: (ns, group, kind, name) =>
+        spreads.lister
+          .list(ns)
+          .filter(
+            (ws) =>
+              ws.spec?.targetRef &&
+              groupOf(ws.spec.targetRef.apiVersion) === group &&
+              ws.spec.targetRef.kind === kind &&
+              ws.spec.targetRef.name === name,
+          )
+          .map(keyOf),
+    });
+    spreads.addEventHandler({ onAdd: (ws) => controller.queue.add(keyOf(ws)), onUpdate: (_o, cur) => controller.queue.add(keyOf(cur)) });
+    for (const t of targets) t.informer.addEventHandler(handlers.workload(t.group, t.kind));
+    pods.addEventHandler(handlers.pod);
 
     return {
       run: (signal: AbortSignal) => controller.runAfterSync(signal, [spreads, pods, nodes, configMaps, ...targets.map((t) => t.informer)]),

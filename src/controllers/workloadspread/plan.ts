@@ -203,11 +203,15 @@ function setCondition(status: SubsetStatus, cond: SubsetCondition): void {
   status.conditions = [...(status.conditions ?? []).filter((c) => c.type !== cond.type), next];
 }
 
-/** PodUnscheduledTimeout: pending, unscheduled, marked Unschedulable, created longer than the critical time ago. */
-function unscheduledTimeout(round: Round, pod: Pod, criticalMs: number): boolean {
+/** Pending, not being deleted, not bound, and marked Unschedulable by the scheduler. */
+export function isPendingUnschedulable(pod: Pod): boolean {
   if (pod.metadata.deletionTimestamp || pod.status?.phase !== 'Pending' || pod.spec?.nodeName) return false;
-  const cond = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
-  if (!cond) return false;
+  return !!pod.status.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+}
+
+/** PodUnscheduledTimeout: pending unschedulable, created longer than the critical time ago. */
+function unscheduledTimeout(round: Round, pod: Pod, criticalMs: number): boolean {
+  if (!isPendingUnschedulable(pod)) return false;
   const due = (timeMillis(pod.metadata.creationTimestamp) ?? round.inputs.now) + criticalMs;
   if (due < round.inputs.now) return true;
   round.checkIn(due - round.inputs.now);

@@ -3,7 +3,9 @@ import { describe, test } from 'node:test';
 import type { Node, Pod } from '../../../src/apis/core-objects.ts';
 import { planWorkloadSpread, type SpreadInputs } from '../../../src/controllers/workloadspread/plan.ts';
 import { WorkloadSpreadReconciler } from '../../../src/controllers/workloadspread/controller.ts';
+import { makeSpreadHandlers } from '../../../src/controllers/workloadspread/event-handler.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
+import { ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import type { SpreadView, SubsetStatus } from '../../../src/util/workloadspread.ts';
 
 const NOW = Date.parse('2026-01-02T03:04:05Z');
@@ -326,6 +328,14 @@ describe('WorkloadSpread reconciler (executor)', () => {
     assert.deepEqual(await reconciler.reconcile('default/ws'), { requeueAfter: 1000 });
     assert.ok(!calls.some((c) => c.startsWith('delete')));
   });
+  test('a pod it deleted is awaited: the next round waits until the cache has seen it go', async () => {
+    const { reconciler, calls } = setup();
+    await reconciler.reconcile('default/ws');
+    calls.length = 0;
+    const next = await reconciler.reconcile('default/ws');
+    assert.ok((next.requeueAfter ?? 0) > 0, JSON.stringify(next));
+    assert.deepEqual(calls, []);
+  });
 });
 
 describe('WorkloadSpread reconciler: custom workloads (whitelist, scale subresource)', () => {
@@ -411,4 +421,134 @@ describe('WorkloadSpread reconciler: custom workloads (whitelist, scale subresou
     await reconciler.reconcile('default/ws');
     assert.deepEqual(statuses, ['a:0/0,b:0/-1']);
   });
+});
+
+describe('WorkloadSpread event handlers: what starts a round (upstream workloadspread_event_handler.go)', () => {
+  function handlers() {
+    const queued: string[] = [];
+    const scale = new ScaleExpectations();
+    const h = makeSpreadHandlers({
+      queue: { add: (key) => queued.push(key) },
+      scale,
+      targeting: (ns, group, kind, name) =>
+        (group === 'apps.kruise.io' && kind === 'CloneSet' && name === 'cs') ||
+        (group === 'apps' && kind === 'Deployment' && name === 'dep')
+          ? [`${ns}/ws`]
+          : [],
+    });
+    return { h, queued, scale };
+  }
+  const withoutSubset = (name: string) => pod(name, { node: 'n-b' });
+  const podCases: Array<{ name: string; event: (h: ReturnType<typeof makeSpreadHandlers>['pod']) => unknown; queued: string[] }> = [
+    // The e2e "only one subset, zone-a=2": the pods a full subset turned away carry no annotation;
+    // a round for them would give them the fake subset's cost (-200) where upstream leaves them be.
+    {
+      name: "a pod without the annotation, of the spread's CloneSet, created",
+      event: (h) => h.onAdd!(withoutSubset('x0'), false),
+      queued: [],
+    },
+    {
+      name: 'a pod without the annotation turning ready',
+      event: (h) => h.onUpdate!(pod('x0', { ready: false }), withoutSubset('x0')),
+      queued: [],
+    },
+    { name: 'a pod without the annotation, deleted', event: (h) => h.onDelete!(withoutSubset('x0')), queued: [] },
+    { name: 'an annotated pod created', event: (h) => h.onAdd!(pod('a0', { subset: 'a' }), false), queued: ['default/ws'] },
+    { name: 'an annotated pod deleted', event: (h) => h.onDelete!(pod('a0', { subset: 'a' })), queued: ['default/ws'] },
+    {
+      name: 'an annotated pod turning ready: nothing a round would change',
+      event: (h) => h.onUpdate!(pod('a0', { subset: 'a', ready: false }), pod('a0', { subset: 'a' })),
+      queued: [],
+    },
+    {
+      name: 'an annotated pod failing (active → inactive)',
+      event: (h) => h.onUpdate!(pod('a0', { subset: 'a' }), pod('a0', { subset: 'a', phase: 'Failed' })),
+      queued: ['default/ws'],
+    },
+    {
+      name: 'an annotated pending pod found Unschedulable (Kruise TS: Adaptive rescheduling on time)',
+      event: (h) => {
+        const pending = pod('a0', { subset: 'a' });
+        pending.status = { phase: 'Pending' };
+        return h.onUpdate!(pending, pod('a0', { subset: 'a', unschedulable: true }));
+      },
+      queued: ['default/ws'],
+    },
+  ];
+  for (const c of podCases)
+    test(`pod: ${c.name}`, async () => {
+      const { h, queued } = handlers();
+      await c.event(h.pod);
+      assert.deepEqual(queued, c.queued);
+    });
+
+  test('pod: a deletion the spread made is observed against its scale expectations', async () => {
+    const { h, scale } = handlers();
+    scale.expectScale('default/ws', 'delete', 'a0');
+    await h.pod.onDelete!(pod('a0', { subset: 'a' }));
+    assert.equal(scale.satisfiedExpectations('default/ws').satisfied, true);
+  });
+
+  const cs = (replicas: number, status: Record<string, unknown> = {}) => ({
+    metadata: { name: 'cs', namespace: 'default' },
+    spec: { replicas },
+    status: { currentRevision: 'r1', updateRevision: 'r1', ...status },
+  });
+  const dep = (replicas: number, revision = '1') => ({
+    metadata: { name: 'dep', namespace: 'default', annotations: { 'deployment.kubernetes.io/revision': revision } },
+    spec: { replicas },
+  });
+  const rs = (replicas: number) => ({
+    metadata: {
+      name: 'dep-abc',
+      namespace: 'default',
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'dep', uid: 'd', controller: true }],
+    },
+    spec: { replicas },
+  });
+  const workloadCases: Array<{ name: string; group: string; kind: string; old: any; cur: any; queued: string[]; replicasPath?: string }> = [
+    // The same e2e: the CloneSet's status moving while its new pods come up starts no round.
+    { name: 'CloneSet status churn', group: 'apps.kruise.io', kind: 'CloneSet', old: cs(6), cur: cs(6, { readyReplicas: 4 }), queued: [] },
+    { name: 'CloneSet replicas', group: 'apps.kruise.io', kind: 'CloneSet', old: cs(2), cur: cs(6), queued: ['default/ws'] },
+    {
+      name: 'CloneSet rollout (updateRevision leaves currentRevision)',
+      group: 'apps.kruise.io',
+      kind: 'CloneSet',
+      old: cs(6),
+      cur: cs(6, { updateRevision: 'r2' }),
+      queued: ['default/ws'],
+    },
+    { name: 'Deployment revision', group: 'apps', kind: 'Deployment', old: dep(3), cur: dep(3, '2'), queued: ['default/ws'] },
+    {
+      name: 'Deployment status churn',
+      group: 'apps',
+      kind: 'Deployment',
+      old: dep(3),
+      cur: { ...dep(3), status: { readyReplicas: 1 } },
+      queued: [],
+    },
+    {
+      name: "a ReplicaSet's replicas reach its Deployment's spread",
+      group: 'apps',
+      kind: 'ReplicaSet',
+      old: rs(1),
+      cur: rs(2),
+      queued: ['default/ws'],
+    },
+    {
+      name: "a custom workload's replicasPath",
+      group: 'apps.kruise.io',
+      kind: 'CloneSet',
+      old: { ...cs(1), spec: { size: 1 } },
+      cur: { ...cs(1), spec: { size: 3 } },
+      replicasPath: 'spec.size',
+      queued: ['default/ws'],
+    },
+  ];
+  for (const c of workloadCases)
+    test(`workload: ${c.name}`, async () => {
+      const { h, queued } = handlers();
+      await h.workload(c.group, c.kind, () => c.replicasPath).onUpdate!(c.old, c.cur);
+      assert.deepEqual(queued, c.queued);
+    });
 });
