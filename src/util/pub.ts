@@ -1,8 +1,9 @@
 // PodUnavailableBudget rules shared by its controller, the pod webhook and the workload controllers
 // that consult a budget before updating a pod in place (spec §16; upstream pkg/control/pubcontrol).
-// Pure: the status arithmetic, which pods count as available, which operations a budget protects,
-// and the check-and-decrement of one admission. The I/O around them (caches, the serialised status
-// write) is src/runtime/pub-budget.ts.
+// Pure: which pods count as available, which operations a budget protects, and the
+// check-and-decrement of one admission. The I/O around them (caches, the serialised status write)
+// is src/runtime/pub-budget.ts; the controller's status arithmetic is
+// src/controllers/podunavailablebudget/plan.ts.
 
 import {
   ENV_IS_INJECTED,
@@ -15,17 +16,12 @@ import {
 import type { Pod, Stored } from '../apis/core-objects.ts';
 import type { PodUnavailableBudget, PodUnavailableBudgetStatus, PubOperation } from '../apis/policy/podunavailablebudget.ts';
 import { checkInPlaceUpdateCompleted } from './inplaceupdate.ts';
-import { getScaledValueFromIntOrPercent } from './intstr.ts';
 import { labelSelectorAsSelector, type Labels } from './labelselector.ts';
-import { isPodActive, isPodReady } from './pod.ts';
+import { isPodReady } from './pod.ts';
 import { injectedSidecarSetNames, isSidecarUpdateCompleted, metaTime } from './sidecarset.ts';
 
 export type StoredPub = Stored<PodUnavailableBudget>;
 
-/** A disruptedPods entry older than this is dropped: the pod should have gone by then (DeletionTimeout). */
-export const PUB_DELETION_TIMEOUT_MS = 20_000;
-/** An unavailablePods entry is kept this long, for the pod caches to catch up (UpdatedDelayCheckTime). */
-export const PUB_UPDATED_DELAY_CHECK_MS = 10_000;
 /** Most pods a budget may hold as disrupted + unavailable before it refuses more (MaxUnavailablePodSize). */
 export const PUB_MAX_UNAVAILABLE_POD_SIZE = 2000;
 
@@ -160,115 +156,6 @@ export function canResizeInPlace(oldPod: Pod, newPod: Pod): boolean {
   return true;
 }
 
-/** desiredAvailable: total − roundUp(maxUnavailable) (≥ 0), or minAvailable (a percent rounded up). */
-export function pubDesiredAvailable(pub: Pick<StoredPub, 'spec'>, total: number): number {
-  const { maxUnavailable, minAvailable } = pub.spec ?? {};
-  if (maxUnavailable !== undefined && maxUnavailable !== null) {
-    return Math.max(total - getScaledValueFromIntOrPercent(maxUnavailable, total, true), 0);
-  }
-  if (minAvailable !== undefined && minAvailable !== null) {
-    return typeof minAvailable === 'number' ? minAvailable : getScaledValueFromIntOrPercent(minAvailable, total, true);
-  }
-  return 0;
-}
-
-export interface PubStatusInputs {
-  pub: StoredPub;
-  /** The pods the budget covers (ignoredPodSelector already applied). */
-  pods: readonly Pod[];
-  /** totalReplicas: protectTotalReplicas, or the workloads' replicas. */
-  totalReplicas: number;
-  now: Date;
-}
-
-export interface PubStatusPlan {
-  /** The new status; undefined when the stored one is already right. */
-  status?: PodUnavailableBudgetStatus;
-  /** Computed status, written or not. */
-  computed: PodUnavailableBudgetStatus;
-  /** Pods recorded as disrupted whose deletion did not happen within PUB_DELETION_TIMEOUT_MS ("NotDeleted"). */
-  notDeleted: string[];
-  /** When an entry of disruptedPods/unavailablePods expires next: the budget must be looked at again. */
-  recheckAt?: Date;
-}
-
-/**
- * The PUB controller's status (syncPodUnavailableBudget): expired disrupted/unavailable entries
- * are dropped (only active pods keep theirs), currentAvailable counts the active, ready,
- * state-consistent pods not recorded in either map, unavailableAllowed = max(current − desired, 0).
- * Throws on a percent that cannot be parsed (the executor reports it as an Event).
- */
-export function planPubStatus({ pub, pods, totalReplicas, now }: PubStatusInputs): PubStatusPlan {
-  const nowMs = now.getTime();
-  const desiredAvailable = pubDesiredAvailable(pub, totalReplicas);
-  const disrupted: Record<string, string> = {};
-  const unavailable: Record<string, string> = {};
-  const notDeleted: string[] = [];
-  let recheckMs: number | undefined;
-  const recheck = (ms: number) => {
-    if (recheckMs === undefined || ms < recheckMs) recheckMs = ms;
-  };
-  const oldDisrupted = pub.status?.disruptedPods ?? {};
-  const oldUnavailable = pub.status?.unavailablePods ?? {};
-  for (const pod of pods) {
-    if (!isPodActive(pod)) continue;
-    const name = pod.metadata.name ?? '';
-    const d = oldDisrupted[name];
-    if (d !== undefined) {
-      const expires = Date.parse(d) + PUB_DELETION_TIMEOUT_MS;
-      if (expires < nowMs) notDeleted.push(name);
-      else {
-        disrupted[name] = d;
-        recheck(expires);
-      }
-    }
-    const u = oldUnavailable[name];
-    if (u !== undefined) {
-      const expires = Date.parse(u) + PUB_UPDATED_DELAY_CHECK_MS;
-      if (expires >= nowMs) {
-        unavailable[name] = u;
-        recheck(expires);
-      }
-    }
-  }
-  let currentAvailable = 0;
-  for (const pod of pods) {
-    const name = pod.metadata.name ?? '';
-    if (!isPodActive(pod) || name in disrupted || name in unavailable) continue;
-    if (isPodStateConsistent(pod) && isPubPodReady(pod)) currentAvailable++;
-  }
-  const computed: PodUnavailableBudgetStatus = {
-    observedGeneration: pub.metadata.generation ?? 0,
-    disruptedPods: disrupted,
-    unavailablePods: unavailable,
-    unavailableAllowed: Math.max(currentAvailable - desiredAvailable, 0),
-    currentAvailable,
-    desiredAvailable,
-    totalReplicas,
-  };
-  const old = pub.status;
-  const same =
-    !!old &&
-    old.currentAvailable === computed.currentAvailable &&
-    old.desiredAvailable === computed.desiredAvailable &&
-    old.totalReplicas === computed.totalReplicas &&
-    old.unavailableAllowed === computed.unavailableAllowed &&
-    (old.observedGeneration ?? 0) === computed.observedGeneration &&
-    sameMap(old.disruptedPods, disrupted) &&
-    sameMap(old.unavailablePods, unavailable);
-  return {
-    ...(same ? {} : { status: computed }),
-    computed,
-    notDeleted,
-    ...(recheckMs !== undefined ? { recheckAt: new Date(recheckMs) } : {}),
-  };
-}
-
-function sameMap(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
-  const ak = Object.keys(a ?? {});
-  return ak.length === Object.keys(b).length && ak.every((k) => a![k] === b[k]);
-}
-
 /** Why an admission needs no budget, or undefined when it must take one (PodUnavailableBudgetValidatePod's early exits). */
 export function pubExemption(
   pod: Pod,
@@ -320,17 +207,6 @@ export function takePubBudget(
   return {
     status: { ...status, unavailableAllowed: status.unavailableAllowed - 1, disruptedPods: disrupted, unavailablePods: unavailable },
   };
-}
-
-/** Whether a PUB's selector (non-empty, valid) matches the pod's labels. */
-export function pubSelectorMatches(pub: Pick<StoredPub, 'spec'>, labels: Labels): boolean {
-  if (!pub.spec?.selector) return false;
-  try {
-    const s = labelSelectorAsSelector(pub.spec.selector);
-    return !s.isEverything() && s.matches(labels);
-  } catch {
-    return false;
-  }
 }
 
 /** Group of an apiVersion ('' for the core group). */

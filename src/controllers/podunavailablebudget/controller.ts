@@ -1,21 +1,20 @@
 // The PodUnavailableBudget controller (upstream pkg/controller/podunavailablebudget): reads the
-// budget, the pods it covers and their workloads from informer caches, writes the related-pub
-// annotation onto covered pods that lack it (pods created before the budget), asks planPubStatus
-// for the status and writes it with the resourceVersion it was computed from. The pod webhook
-// writes the same status (each admitted disruption); both go through the process's
-// PubBudgetGuard, so inside one process they take turns and start from the newest version, and
-// across processes the resourceVersion turns a race into a 409 and a fresh round.
+// budget, the pods it covers and their workloads from informer caches, waits while the cache is
+// behind our own pod patches, asks planPubStatus (plan.ts) for the round and hands the plan to the
+// executor. The pod webhook writes the same status (each admitted disruption); both go through the
+// process's PubBudgetGuard, so inside one process they take turns and the round plans from the
+// newest version, and across processes the resourceVersion turns a race into a 409 and a fresh round.
 
 import type { LabelSelector, Pod } from '../../apis/core-objects.ts';
 import {
   AdvancedStatefulSets,
+  apiVersionOf,
   CloneSets,
   Deployments,
   PodUnavailableBudgets,
   Pods,
   ReplicaSets,
   StatefulSets,
-  PatchType,
   type KubeClient,
   type KubeObject,
   type ResourceType,
@@ -23,17 +22,22 @@ import {
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
+import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
+import type { Logger } from '../../runtime/log.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { RestMapper } from '../../runtime/restmapper.ts';
-import { writeRaceResult, writeStatus } from '../../runtime/writes.ts';
+import { writeRaceResult } from '../../runtime/writes.ts';
 import { APPS_GROUP, POLICY_GROUP } from '../../apis/constants.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { parseToLabelSelector } from '../../util/labelselector.ts';
-import { apiGroupOf, planPubStatus, relatedPubAnnotations, relatedPubName, type StoredPub } from '../../util/pub.ts';
+import { apiGroupOf, relatedPubName, type StoredPub } from '../../util/pub.ts';
 import { pubCoversPod, resolvePubTargets, type PubTargetCache, type Workload } from '../../util/pub-targets.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { WorkloadStep, type WorkloadKind, type WorkloadObject, type WorkloadStepDeps } from '../workload.ts';
+import { PubExecutor } from './executor.ts';
+import { planPub } from './plan.ts';
 
 export interface PubCache extends PubTargetCache {
   getPub(namespace: string, name: string): StoredPub | undefined;
@@ -44,75 +48,65 @@ export interface PubReconcilerDeps {
   cache: PubCache;
   client: Pick<KubeClient, 'updateStatus' | 'patch'>;
   recorder: EventRecorder;
+  log: Logger;
+  resourceVersions: ResourceVersionExpectations;
   guard?: PubBudgetGuard;
   clock?: Clock;
 }
 
-export async function reconcilePub(key: string, deps: PubReconcilerDeps): Promise<ReconcileResult> {
-  const { namespace = '', name } = splitKey(key);
-  const cached = deps.cache.getPub(namespace, name);
-  if (!cached || cached.metadata.deletionTimestamp) {
-    deps.guard?.forget(key);
-    return {};
+export class PubReconciler {
+  private readonly clock: Clock;
+  private readonly executor: PubExecutor;
+  private readonly step: WorkloadStep<Reported>;
+
+  constructor(private readonly deps: PubReconcilerDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.executor = new PubExecutor(deps);
+    // The step only reports here (a status write); its pod claims, which read, are not used.
+    const client = deps.client as WorkloadStepDeps['client'];
+    this.step = new WorkloadStep(pubKind, { ...deps, client, now: () => this.clock.now() });
   }
-  const targets = await resolvePubTargets(cached, deps.cache);
-  if (!targets.pods.length) {
-    deps.recorder.event(cached, 'Normal', 'NoPods', 'Sync', 'No matching pods found');
-  } else {
-    // Pods created before the budget carry no related-pub annotation: the pod webhook would let
-    // them go unguarded.
-    for (const pod of targets.pods) {
-      if (relatedPubName(pod)) continue;
-      try {
-        await deps.client.patch(
-          Pods,
-          pod.metadata.name ?? '',
-          { metadata: { annotations: relatedPubAnnotations(name) } },
-          {
-            namespace,
-            patchType: PatchType.Merge,
-          },
-        );
-      } catch (err) {
-        const ended = writeRaceResult(err);
-        if (!ended) throw err;
-      }
-    }
-  }
-  const round = async (): Promise<ReconcileResult> => {
-    const pub = deps.guard ? deps.guard.newest(key, cached) : cached;
-    const now = new Date((deps.clock ?? realClock).now());
-    let plan;
-    try {
-      plan = planPubStatus({ pub, pods: targets.pods, totalReplicas: targets.totalReplicas, now });
-    } catch (err) {
-      deps.recorder.event(
-        pub,
-        'Warning',
-        'CalculateExpectedPodCountFailed',
-        'Sync',
-        `Failed to calculate the number of expected pods: ${(err as Error).message}`,
-      );
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const { cache, guard, log, resourceVersions } = this.deps;
+    const { namespace = '', name } = splitKey(key);
+    const cached = cache.getPub(namespace, name);
+    if (!cached || cached.metadata.deletionTimestamp) {
+      guard?.forget(key);
       return {};
     }
-    for (const podName of plan.notDeleted) {
-      const pod = targets.pods.find((p) => p.metadata.name === podName);
-      if (pod)
-        deps.recorder.event(
-          pod,
-          'Warning',
-          'NotDeleted',
-          'Sync',
-          `Pod was expected by PUB ${namespace}/${name} to be deleted but it wasn't`,
-        );
-    }
-    const { written, ended } = await writeStatus(deps.client, PodUnavailableBudgets, pub, plan.status);
-    if (ended) return ended;
-    if (written) deps.guard?.remember(key, written);
-    return plan.recheckAt ? { requeueAfter: Math.max(plan.recheckAt.getTime() - now.getTime(), 0) + 1 } : {};
-  };
-  return deps.guard ? deps.guard.exclusive(key, round) : round();
+    const targets = await resolvePubTargets(cached, cache);
+    const wait = expectationGate(
+      targets.pods.map((p) => resourceVersions.check(p, 'pod resourceVersion')),
+      log,
+    );
+    if (wait !== undefined) return { requeueAfter: wait };
+    const round = async (): Promise<ReconcileResult> => {
+      const pub = guard ? guard.newest(key, cached) : cached;
+      const plan = await this.step.orReport(pub as Reported, () =>
+        planPub({ pub, pods: targets.pods, totalReplicas: targets.totalReplicas, now: this.clock.now() }),
+      );
+      return this.executor.execute(key, pub, plan);
+    };
+    return guard ? guard.exclusive(key, round) : round();
+  }
 }
+
+/**
+ * A budget as the shared step reports a failed round: its FailedSync event (the status has no
+ * conditions, so the condition the step adds does not survive the API server's pruning).
+ */
+type Reported = StoredPub & WorkloadObject;
+const pubKind: WorkloadKind<Reported> = {
+  type: PodUnavailableBudgets,
+  failureCondition: 'FailedSync',
+  controllerRef: (pub) => ({
+    apiVersion: apiVersionOf(PodUnavailableBudgets),
+    kind: PodUnavailableBudgets.kind,
+    name: pub.metadata.name ?? '',
+    uid: pub.metadata.uid ?? '',
+  }),
+};
 
 /** The workload types read from informers; others are read through their scale subresource. */
 function informerTypeFor(apiVersion: string, kind: string): ResourceType | undefined {
@@ -193,9 +187,15 @@ export const podUnavailableBudgetController: ControllerSetup = {
     if (deps.served('CloneSet')) workloads.set(CloneSets, deps.informers.informerFor<Workload>(CloneSets, scope));
     if (deps.served('StatefulSet')) workloads.set(AdvancedStatefulSets, deps.informers.informerFor<Workload>(AdvancedStatefulSets, scope));
     const cache = informerPubCache(deps.client, deps.restMapper, pubs, pods, workloads);
-    const controller = managerController('podunavailablebudget', deps, (key) =>
-      reconcilePub(key, { cache, client: deps.client, recorder: deps.recorder, guard: deps.pubBudget }),
-    );
+    const reconciler = new PubReconciler({
+      cache,
+      client: deps.client,
+      recorder: deps.recorder,
+      log: deps.logger,
+      resourceVersions: new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs }),
+      guard: deps.pubBudget,
+    });
+    const controller = managerController('podunavailablebudget', deps, (key) => reconciler.reconcile(key));
     const keyOf = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
     pubs.addEventHandler({
       onAdd: (p) => controller.queue.add(keyOf(p)),

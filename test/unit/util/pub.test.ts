@@ -1,6 +1,5 @@
-// PodUnavailableBudget arithmetic (spec §16), term for term: desiredAvailable, currentAvailable,
-// unavailableAllowed, the expiry of disruptedPods / unavailablePods, which operations are
-// protected, and the check-and-decrement of one admission.
+// PodUnavailableBudget rules (spec §16) the controller, the pod webhook and the workload
+// controllers share: which operations are protected, and the check-and-decrement of one admission.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../../src/apis/core-objects.ts';
@@ -8,8 +7,6 @@ import {
   canResizeInPlace,
   isPodUnavailableChanged,
   isPubProtecting,
-  planPubStatus,
-  pubDesiredAvailable,
   pubExemption,
   takePubBudget,
   type StoredPub,
@@ -42,116 +39,6 @@ function pub(spec: StoredPub['spec'], status?: Partial<NonNullable<StoredPub['st
     ...(status ? { status: { unavailableAllowed: 0, currentAvailable: 0, desiredAvailable: 0, totalReplicas: 0, ...status } } : {}),
   };
 }
-
-describe('desiredAvailable', () => {
-  const cases: Array<[string, StoredPub['spec'], number, number]> = [
-    ['maxUnavailable int', { maxUnavailable: 2 }, 10, 8],
-    ['maxUnavailable percent rounds up the unavailable', { maxUnavailable: '25%' }, 10, 7],
-    ['maxUnavailable above total clamps at 0', { maxUnavailable: 12 }, 10, 0],
-    ['minAvailable int is taken as is', { minAvailable: 12 }, 10, 12],
-    ['minAvailable percent rounds up', { minAvailable: '55%' }, 10, 6],
-    ['neither', {}, 10, 0],
-  ];
-  for (const [name, spec, total, want] of cases) test(name, () => assert.equal(pubDesiredAvailable(pub(spec), total), want));
-});
-
-describe('planPubStatus', () => {
-  const pods = Array.from({ length: 10 }, (_, i) => pod(`p${i}`));
-
-  test('10 ready pods, maxUnavailable 2: current 10, desired 8, allowed 2, observedGeneration', () => {
-    const plan = planPubStatus({ pub: pub({ maxUnavailable: 2 }), pods, totalReplicas: 10, now: T0 });
-    assert.deepEqual(plan.status, {
-      observedGeneration: 3,
-      disruptedPods: {},
-      unavailablePods: {},
-      unavailableAllowed: 2,
-      currentAvailable: 10,
-      desiredAvailable: 8,
-      totalReplicas: 10,
-    });
-    assert.equal(plan.recheckAt, undefined);
-  });
-
-  test('not-ready, unavailable-labelled, deleting and recorded pods do not count; allowed never negative', () => {
-    const mixed = [
-      pod('a', { ready: false }),
-      pod('b', { labels: { 'unavailable-pod.kruise.io/drain': 'x' } }),
-      pod('c', { deleting: true }),
-      pod('d'),
-      pod('e'),
-      pod('f'),
-    ];
-    const p = pub({ maxUnavailable: 2 }, { disruptedPods: { d: at(-5) }, unavailablePods: { e: at(-5) } });
-    const plan = planPubStatus({ pub: p, pods: mixed, totalReplicas: 6, now: T0 });
-    assert.equal(plan.computed.currentAvailable, 1);
-    assert.equal(plan.computed.desiredAvailable, 4);
-    assert.equal(plan.computed.unavailableAllowed, 0);
-    assert.deepEqual(plan.computed.disruptedPods, { d: at(-5) });
-    assert.deepEqual(plan.computed.unavailablePods, { e: at(-5) });
-    // The earliest expiry: e's unavailable entry (10 s) before d's disrupted one (20 s).
-    assert.equal(plan.recheckAt?.toISOString(), new Date(T0.getTime() + 5_000).toISOString());
-  });
-
-  test('a disrupted entry older than 20 s is dropped with NotDeleted; an unavailable one older than 10 s silently', () => {
-    const p = pub({ maxUnavailable: 2 }, { disruptedPods: { p0: at(-21), p1: at(-19) }, unavailablePods: { p2: at(-11), p3: at(-9) } });
-    const plan = planPubStatus({ pub: p, pods, totalReplicas: 10, now: T0 });
-    assert.deepEqual(plan.notDeleted, ['p0']);
-    assert.deepEqual(plan.computed.disruptedPods, { p1: at(-19) });
-    assert.deepEqual(plan.computed.unavailablePods, { p3: at(-9) });
-    assert.equal(plan.computed.currentAvailable, 8);
-    assert.equal(plan.computed.unavailableAllowed, 0);
-  });
-
-  test('entries of pods that are gone are dropped', () => {
-    const p = pub({ maxUnavailable: 2 }, { disruptedPods: { gone: at(-1) } });
-    assert.deepEqual(planPubStatus({ pub: p, pods, totalReplicas: 10, now: T0 }).computed.disruptedPods, {});
-  });
-
-  test('an unchanged status is not written', () => {
-    const first = planPubStatus({ pub: pub({ maxUnavailable: 2 }), pods, totalReplicas: 10, now: T0 });
-    const p = { ...pub({ maxUnavailable: 2 }), status: first.computed };
-    assert.equal(planPubStatus({ pub: p, pods, totalReplicas: 10, now: T0 }).status, undefined);
-  });
-
-  test('a pod in the middle of an in-place update is not available', () => {
-    const updating = pod('u');
-    updating.metadata.annotations!['apps.kruise.io/inplace-update-state'] = JSON.stringify({
-      revision: 'r2',
-      lastContainerStatuses: { c: { imageID: 'old' } },
-    });
-    updating.status!.containerStatuses = [{ name: 'c', image: 'nginx:1', imageID: 'old', ready: true, restartCount: 0 } as never];
-    updating.spec!.containers[0]!.image = 'nginx:2';
-    const plan = planPubStatus({ pub: pub({ maxUnavailable: 0 }), pods: [updating, pod('x')], totalReplicas: 2, now: T0 });
-    assert.equal(plan.computed.currentAvailable, 1);
-  });
-
-  test('a pod whose SidecarSet in-place sidecar upgrade is unfinished is not available (isPodStateConsistent)', () => {
-    const withSidecar = (name: string, runningImageID: string, annotations: Record<string, string>) => {
-      const p = pod(name, { annotations: { 'kruise.io/sidecarset-injected-list': 'sc', ...annotations } });
-      p.spec!.containers.push({ name: 'log', image: 'log:2', env: [{ name: 'IS_INJECTED', value: 'true' }] });
-      p.status!.containerStatuses = [
-        { name: 'c', image: 'nginx:1', imageID: 'app', ready: true, restartCount: 0 } as never,
-        { name: 'log', image: 'log:1', imageID: runningImageID, ready: true, restartCount: 0 } as never,
-      ];
-      return p;
-    };
-    const state = (imageID: string) =>
-      JSON.stringify({ sc: { revision: 'r2', updateTimestamp: at(0), lastContainerStatuses: { log: { imageID } } } });
-    const upgrading = withSidecar('upgrading', 'log-v1', { 'kruise.io/sidecarset-inplace-update-state': state('log-v1') });
-    const upgraded = withSidecar('upgraded', 'log-v2', { 'kruise.io/sidecarset-inplace-update-state': state('log-v1') });
-    upgraded.status!.containerStatuses![1]!.image = 'log:2';
-    const neverUpgraded = withSidecar('injected-only', 'log-v1', {});
-    const malformed = withSidecar('malformed', 'log-v1', { 'kruise.io/sidecarset-inplace-update-state': '{' });
-    const plan = planPubStatus({
-      pub: pub({ maxUnavailable: 0 }),
-      pods: [upgrading, upgraded, neverUpgraded, malformed],
-      totalReplicas: 4,
-      now: T0,
-    });
-    // upgraded and injected-only count; the pod still running the recorded imageID and the unreadable record do not.
-    assert.equal(plan.computed.currentAvailable, 2);
-  });
-});
 
 describe('protected operations', () => {
   test('default DELETE, UPDATE, EVICT; RESIZE follows UPDATE unless InPlacePodVerticalScaling', () => {
