@@ -1,24 +1,23 @@
 // The EphemeralJob controller (spec §17): reads the job and its namespace's pods from informer
 // caches, waits while the cache is behind our own writes (resourceVersion expectations on the job
-// and the injected pods), asks planEphemeralJob for the round and writes it: the finalizer, the
-// deletion after the TTL, the injection through the pods' `ephemeralcontainers` subresource, status.
+// and the injected pods), asks planEphemeralJob (plan.ts) for the round and hands it to the
+// executor (executor.ts); a plan that fails on a malformed job is reported (WorkloadStep.orReport).
 
 import type { EphemeralJob } from '../../apis/apps/ephemeraljob.ts';
-import { FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP } from '../../apis/constants.ts';
 import type { Pod } from '../../apis/core-objects.ts';
-import { EphemeralJobs, isNotFound, PatchType, Pods, type KubeClient, type KubeObject, type Stored } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import { apiVersionOf, EphemeralJobs, Pods, type KubeClient, type KubeObject, type Stored } from '../../runtime/client.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import { splitKey, unwrapDeleted } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
-import { applyWrites, writeStatus } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
-import { planEphemeralJob, type EphemeralJobPlan } from './plan.ts';
-import { errMessage } from '../../util/errors.ts';
+import { WorkloadStep, type WorkloadKind } from '../workload.ts';
+import { EphemeralJobExecutor } from './executor.ts';
+import { planEphemeralJob } from './plan.ts';
 
 export interface EphemeralJobCache {
   get(namespace: string, name: string): Stored<EphemeralJob> | undefined;
@@ -27,7 +26,7 @@ export interface EphemeralJobCache {
 
 export interface ReconcilerDeps {
   cache: EphemeralJobCache;
-  client: Pick<KubeClient, 'patch' | 'delete' | 'updateStatus'>;
+  client: Pick<KubeClient, 'get' | 'patch' | 'delete' | 'updateStatus'>;
   recorder: EventRecorder;
   log: Logger;
   resourceVersions: ResourceVersionExpectations;
@@ -36,9 +35,13 @@ export interface ReconcilerDeps {
 
 export class EphemeralJobReconciler {
   private readonly clock: Clock;
+  private readonly executor: EphemeralJobExecutor;
+  private readonly step: WorkloadStep<Stored<EphemeralJob>>;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
+    this.executor = new EphemeralJobExecutor(deps);
+    this.step = new WorkloadStep(ephemeralJobKind, { ...deps, now: () => this.clock.now() });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -51,56 +54,22 @@ export class EphemeralJobReconciler {
       this.deps.log,
     );
     if (requeue !== undefined) return { requeueAfter: requeue };
-    let plan: EphemeralJobPlan;
-    try {
-      plan = planEphemeralJob({ job, pods, now: this.clock.now() });
-    } catch (err) {
-      const message = errMessage(err);
-      this.deps.recorder.event(job, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile EphemeralJob: ${message}`);
-      throw new TerminalError(`cannot plan EphemeralJob ${key}`, { cause: err });
-    }
-    return applyWrites(() => this.execute(job, plan));
-  }
-
-  private async execute(job: Stored<EphemeralJob>, plan: EphemeralJobPlan): Promise<ReconcileResult> {
-    const { client, resourceVersions } = this.deps;
-    const ns = job.metadata.namespace ?? '';
-    const name = job.metadata.name ?? '';
-    if (plan.finalizer) {
-      const current = job.metadata.finalizers ?? [];
-      const finalizers =
-        plan.finalizer === 'add'
-          ? [...current, FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP]
-          : current.filter((f) => f !== FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP);
-      const patch = { metadata: { finalizers, resourceVersion: job.metadata.resourceVersion } };
-      resourceVersions.expect(await client.patch(EphemeralJobs, name, patch, { namespace: ns, patchType: PatchType.Merge }));
-      return {};
-    }
-    if (plan.delete) {
-      await client.delete(EphemeralJobs, name, { namespace: ns, preconditions: { uid: job.metadata.uid } });
-      return {};
-    }
-    for (const pod of plan.inject) {
-      try {
-        const written = await client.patch<Pod>(
-          Pods,
-          pod.metadata.name ?? '',
-          { spec: { ephemeralContainers: plan.containers } },
-          { namespace: ns, patchType: PatchType.StrategicMerge, subresource: 'ephemeralcontainers' },
-        );
-        resourceVersions.expect(written);
-      } catch (err) {
-        if (isNotFound(err)) continue;
-        const message = `failed to create ephemeral container in pod ${ns}/${pod.metadata.name}: ${errMessage(err)}`;
-        this.deps.recorder.event(job, 'Warning', 'CreateFailed', 'Inject', message);
-        throw err;
-      }
-    }
-    const status = await writeStatus(client, EphemeralJobs, job, plan.status, resourceVersions);
-    if (status.ended) return status.ended;
-    return plan.requeueAfter !== undefined ? { requeueAfter: plan.requeueAfter } : {};
+    const plan = await this.step.orReport(job, () => planEphemeralJob({ job, pods, now: this.clock.now() }));
+    return this.executor.execute(job, plan);
   }
 }
+
+/** What the shared step needs to know about EphemeralJobs (a failed round: upstream's JobError condition). */
+const ephemeralJobKind: WorkloadKind<Stored<EphemeralJob>> = {
+  type: EphemeralJobs,
+  failureCondition: 'JobError',
+  controllerRef: (job) => ({
+    apiVersion: apiVersionOf(EphemeralJobs),
+    kind: EphemeralJobs.kind,
+    name: job.metadata.name ?? '',
+    uid: job.metadata.uid ?? '',
+  }),
+};
 
 export const ephemeralJobController: ControllerSetup = {
   name: 'ephemeraljob',

@@ -33,7 +33,8 @@ export interface EphemeralJobPlan {
   /** The containers to add (template + the owner env). */
   containers: EphemeralContainer[];
   status?: EphemeralJobStatus;
-  requeueAfter?: number;
+  /** When to look again (the TTL or activeDeadlineSeconds), ms from now. */
+  requeueAfterMs?: number;
 }
 
 /** The template's containers as injected: each carries KRUISE_EJOB_ID=<job uid> to mark ownership. */
@@ -92,14 +93,14 @@ export function planEphemeralJob({ job, pods, now }: PlanInput): EphemeralJobPla
   const old = job.status ?? {};
   if (old.completionTime) {
     const left = (job.spec?.ttlSecondsAfterFinished ?? DEFAULT_TTL_SECONDS) * 1000 - (now - (timeMillis(old.completionTime) ?? now));
-    return left <= 0 ? { ...base, delete: true } : { ...base, requeueAfter: left };
+    return left <= 0 ? { ...base, delete: true } : { ...base, requeueAfterMs: left };
   }
 
   const status: EphemeralJobStatus = structuredClone(old);
   status.startTime ??= nowTime;
-  let requeueAfter: number | undefined;
+  let requeueAfterMs: number | undefined;
   const deadline = job.spec?.activeDeadlineSeconds;
-  if (deadline != null) requeueAfter = Math.max(0, deadline * 1000 - (now - (timeMillis(status.startTime) ?? now)));
+  if (deadline != null) requeueAfterMs = Math.max(0, deadline * 1000 - (now - (timeMillis(status.startTime) ?? now)));
 
   // filterPods: active pods matching the selector, oldest first, without a same-named container of someone else.
   const uid = job.metadata.uid ?? '';
@@ -193,7 +194,7 @@ export function planEphemeralJob({ job, pods, now }: PlanInput): EphemeralJobPla
 
   // Conditions carry probe times: compare without them, or every round would write.
   const changed = marshalGoJSON(stripProbe(old)) !== marshalGoJSON(stripProbe(status));
-  return { ...base, inject, status: changed ? status : undefined, requeueAfter };
+  return { ...base, inject, status: changed ? status : undefined, requeueAfterMs };
 }
 
 function stripProbe(s: EphemeralJobStatus): unknown {

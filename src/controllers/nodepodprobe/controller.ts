@@ -1,35 +1,23 @@
 // The NodePodProbe controller (spec §15, upstream pkg/controller/nodepodprobe, gates
 // PodProbeMarkerGate + KruiseDaemon): creates the NodePodProbe of every Ready node (named as the
 // node) and deletes it with the node, drops entries of pods that are gone, and turns the probe
-// states kruise-daemon writes into pod conditions and markerPolicy labels/annotations.
-//
-// Each pod that needs a change gets one strategic-merge patch of its status subresource carrying
-// both the metadata and the conditions (the pods/status endpoint keeps label and annotation
-// changes, as upstream's status update relies on): conditions merge by type and keys not named are
-// left alone, so it never overwrites what the kubelet or another controller wrote meanwhile.
+// states kruise-daemon writes into pod conditions and markerPolicy labels/annotations. It reads the
+// caches, waits while the NodePodProbe's copy is behind our own write, asks planNodePodProbe
+// (plan.ts) for the round and hands it to the executor (executor.ts).
 import type { Node, Pod } from '../../apis/core-objects.ts';
-import {
-  isAlreadyExists,
-  isNotFound,
-  NodePodProbes,
-  Nodes,
-  PatchType,
-  Pods,
-  PodProbeMarkers,
-  type KubeClient,
-} from '../../runtime/client.ts';
+import { NodePodProbes, Nodes, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { applyWrites } from '../../runtime/writes.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { PodProbeMarker } from '../../apis/apps/podprobemarker.ts';
 import type { Stored } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { executeNodePodProbePlan } from './executor.ts';
 import { planNodePodProbe, wantsNodePodProbe, type StoredNPP } from './plan.ts';
 
 const CACHE_WAIT_MS = 500;
@@ -49,60 +37,14 @@ export interface NodePodProbeDeps {
 }
 
 export async function reconcileNodePodProbe(name: string, deps: NodePodProbeDeps): Promise<ReconcileResult> {
-  const { cache, client, log, resourceVersions } = deps;
+  const { cache, log, resourceVersions } = deps;
   const npp = cache.getNodePodProbe(name);
   if (npp) {
     const wait = expectationGate([resourceVersions.check(npp, 'NodePodProbe resourceVersion', CACHE_WAIT_MS)], log);
     if (wait !== undefined) return { requeueAfter: wait };
   }
   const plan = planNodePodProbe({ name, node: cache.getNode(name), npp, getPod: cache.getPod, getMarker: cache.getMarker });
-  return applyWrites(async () => {
-    switch (plan.action) {
-      case 'none':
-        return {};
-      case 'create':
-        try {
-          const created = await client.create<StoredNPP>(NodePodProbes, {
-            apiVersion: 'apps.kruise.io/v1alpha1',
-            kind: 'NodePodProbe',
-            metadata: { name },
-            spec: {},
-          });
-          resourceVersions.expect(created);
-          log.info({ nodePodProbe: name }, 'created NodePodProbe');
-        } catch (err) {
-          if (!isAlreadyExists(err)) throw err;
-        }
-        return {};
-      case 'delete':
-        await client.delete(NodePodProbes, name, { preconditions: { uid: npp!.metadata.uid } });
-        log.info({ nodePodProbe: name }, 'deleted NodePodProbe of a gone Node');
-        return {};
-      case 'sync':
-        if (plan.spec) {
-          resourceVersions.expect(await client.update<StoredNPP>(NodePodProbes, { ...npp!, spec: plan.spec }));
-          log.info({ nodePodProbe: name }, 'removed probes of pods that are gone');
-        }
-        for (const { pod, patch } of plan.pods) {
-          const body = {
-            metadata: { ...(patch.labels && { labels: patch.labels }), ...(patch.annotations && { annotations: patch.annotations }) },
-            ...(patch.conditions && { status: { conditions: patch.conditions } }),
-          };
-          try {
-            await client.patch(Pods, pod.metadata.name!, body, {
-              namespace: pod.metadata.namespace,
-              patchType: PatchType.StrategicMerge,
-              subresource: 'status',
-            });
-          } catch (err) {
-            // A pod deleted since the cache saw it: the next round drops its entry.
-            if (!isNotFound(err)) throw err;
-          }
-          log.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, patch }, 'applied probe results to pod');
-        }
-        return {};
-    }
-  });
+  return executeNodePodProbePlan(deps, name, npp, plan);
 }
 
 /** Upstream nodepodprobe_event_handler.go. */

@@ -3,19 +3,11 @@
 // pods on that node (`<marker>#<probe>`), holds the cleanup finalizer so a deleted marker's probes
 // leave every NodePodProbe first, marks pods on virtual-kubelet nodes from the conditions their
 // serverless provider writes (gate EnablePodProbeMarkerOnServerless), and reports
-// observedGeneration / matchedPods. planPodProbeMarker (plan.ts) decides; this file applies the plan.
-//
-// A serverless pod's marks are one merge patch of its labels and annotations naming only the keys
-// that change, so whatever else writes the pod meanwhile is kept; the patched version is expected
-// in the cache before the marker plans from that pod again.
-//
-// NodePodProbes are written by every marker of the cluster (and by the NodePodProbe controller),
-// so each write is an update carrying the resourceVersion read: a concurrent writer turns ours into
-// a 409 and the round is looked at again from the newer object. Written versions are expected in
-// the cache before the next round plans from it.
-import { FINALIZER_NODE_POD_PROBE_CLEANUP } from '../../apis/constants.ts';
+// observedGeneration / matchedPods. It reads the caches, waits while they are behind our own writes
+// (NodePodProbes are written by every marker and by the NodePodProbe controller), asks
+// planPodProbeMarker (plan.ts) for the round and hands it to the executor (executor.ts).
 import type { Node, Pod } from '../../apis/core-objects.ts';
-import { isNotFound, NodePodProbes, Nodes, PatchType, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
+import { NodePodProbes, Nodes, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
@@ -23,11 +15,11 @@ import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/inform
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { applyWrites, writeStatus } from '../../runtime/writes.ts';
 import { labelSelectorAsSelector, type Selector } from '../../util/labelselector.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
+import { executePodProbeMarkerPlan } from './executor.ts';
 import { planPodProbeMarker, type StoredNPP, type StoredPPM } from './plan.ts';
 
 /** How soon a marker whose cache copies are behind our own writes is looked at again. */
@@ -51,7 +43,7 @@ export interface PodProbeMarkerDeps {
 }
 
 export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerDeps): Promise<ReconcileResult> {
-  const { cache, client, resourceVersions, log } = deps;
+  const { cache, resourceVersions, log } = deps;
   const { namespace = '', name } = splitKey(key);
   const ppm = cache.getMarker(namespace, name);
   if (!ppm) return {};
@@ -71,59 +63,7 @@ export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerD
   );
   if (wait !== undefined) return { requeueAfter: wait };
   const plan = planPodProbeMarker({ ppm, pods, getNode: cache.getNode, nodePodProbes, serverless: deps.serverless });
-  for (const e of new Set(plan.errors)) log.warn({ podProbeMarker: key }, e);
-  return applyWrites(async () => {
-    let current = ppm;
-    if (plan.addFinalizer) {
-      current = await client.patch<StoredPPM>(
-        PodProbeMarkers,
-        name,
-        {
-          metadata: {
-            resourceVersion: ppm.metadata.resourceVersion,
-            finalizers: [...(ppm.metadata.finalizers ?? []), FINALIZER_NODE_POD_PROBE_CLEANUP],
-          },
-        },
-        { namespace, patchType: PatchType.Merge },
-      );
-      resourceVersions.expect(current);
-    }
-    for (const { npp, spec } of plan.nodeProbes) {
-      resourceVersions.expect(await client.update<StoredNPP>(NodePodProbes, { ...npp, spec }));
-      log.info({ podProbeMarker: key, nodePodProbe: npp.metadata.name }, 'updated NodePodProbe');
-    }
-    for (const { pod, patch } of plan.serverlessMarks) {
-      try {
-        const patched = await client.patch<Pod>(
-          Pods,
-          pod.metadata.name ?? '',
-          { metadata: patch },
-          { namespace, patchType: PatchType.Merge },
-        );
-        resourceVersions.expect(patched);
-        log.info({ podProbeMarker: key, pod: pod.metadata.name, ...patch }, 'marked serverless pod');
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
-    if (plan.removeFinalizer) {
-      await client.patch(
-        PodProbeMarkers,
-        name,
-        {
-          metadata: {
-            resourceVersion: ppm.metadata.resourceVersion,
-            finalizers: (ppm.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_NODE_POD_PROBE_CLEANUP),
-          },
-        },
-        { namespace, patchType: PatchType.Merge },
-      );
-      log.info({ podProbeMarker: key }, 'removed its probes from every NodePodProbe; finalizer released');
-      return {};
-    }
-    const w = await writeStatus(client, PodProbeMarkers, current, plan.status, resourceVersions);
-    return w.ended ?? {};
-  });
+  return executePodProbeMarkerPlan(deps, ppm, plan);
 }
 
 const initializedOnNode = (pod: Pod) =>

@@ -252,6 +252,26 @@ function reschedule(
   return failed;
 }
 
+/**
+ * Whether a creatingPods / deletingPods entry the webhook recorded is still within its timeout
+ * (looked at again when it runs out); one that ran out is reported (CreatePodFailed / DeletePodFailed).
+ */
+function stillExpected(round: Round, pod: string, since: string, what: 'created' | 'deleted', report: boolean): boolean {
+  const { now, ws } = round.inputs;
+  const expires = (timeMillis(since) ?? now) + (what === 'created' ? CREATE_POD_TIMEOUT_MS : DELETE_POD_TIMEOUT_MS);
+  if (expires >= now) {
+    round.checkIn(expires - now);
+    return true;
+  }
+  if (report)
+    round.events.push({
+      type: 'Warning',
+      reason: what === 'created' ? 'CreatePodFailed' : 'DeletePodFailed',
+      message: `Pod ${ws.metadata.namespace}/${pod} was expected to be ${what} but it wasn't`,
+    });
+  return false;
+}
+
 /** calculateWorkloadSpreadSubsetStatus for one subset. */
 function subsetStatus(
   round: Round,
@@ -260,7 +280,7 @@ function subsetStatus(
   old: SubsetStatus | undefined,
   report: boolean,
 ): SubsetStatus {
-  const { now, ws, workloadReplicas } = round.inputs;
+  const { workloadReplicas } = round.inputs;
   const max = maxReplicasOr(subset, workloadReplicas, -1);
   const out: SubsetStatus = { name: subset.name, replicas: 0, missingReplicas: max };
   const creating = new Map(Object.entries(old?.creatingPods ?? {}));
@@ -274,36 +294,17 @@ function subsetStatus(
     if (out.missingReplicas > 0) out.missingReplicas--;
     const name = pod.metadata.name ?? '';
     const since = deleting[name];
-    if (since === undefined) continue;
-    const expires = (timeMillis(since) ?? now) + DELETE_POD_TIMEOUT_MS;
-    if (expires < now) {
-      if (report)
-        round.events.push({
-          type: 'Warning',
-          reason: 'DeletePodFailed',
-          message: `Pod ${ws.metadata.namespace}/${name} was expected to be deleted but it wasn't`,
-        });
-    } else {
+    if (since !== undefined && stillExpected(round, name, since, 'deleted', report)) {
       keptDeleting[name] = since;
       if (out.missingReplicas < max) out.missingReplicas++;
-      round.checkIn(expires - now);
     }
   }
   out.replicas = active;
   const keptCreating: Record<string, string> = {};
   for (const [id, since] of creating) {
-    const expires = (timeMillis(since) ?? now) + CREATE_POD_TIMEOUT_MS;
-    if (expires < now) {
-      if (report)
-        round.events.push({
-          type: 'Warning',
-          reason: 'CreatePodFailed',
-          message: `Pod ${ws.metadata.namespace}/${id} was expected to be created but it wasn't`,
-        });
-    } else {
+    if (stillExpected(round, id, since, 'created', report)) {
       keptCreating[id] = since;
       if (out.missingReplicas > 0) out.missingReplicas--;
-      round.checkIn(expires - now);
     }
   }
   if (Object.keys(keptCreating).length) out.creatingPods = keptCreating;

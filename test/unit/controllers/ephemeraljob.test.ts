@@ -134,12 +134,12 @@ describe('EphemeralJob planner (§17)', () => {
     );
     assert.deepEqual(late.inject, []);
     const early = planEphemeralJob({ job: job({ activeDeadlineSeconds: 60 }, started), pods: [pod(0)], now: NOW });
-    assert.equal(early.requeueAfter, 40_000);
+    assert.equal(early.requeueAfterMs, 40_000);
   });
 
   test('finished: deleted once ttlSecondsAfterFinished (default 1800) has passed', () => {
     const finished = { completionTime: iso(NOW - 100_000), phase: 'Succeeded' as const };
-    assert.equal(planEphemeralJob({ job: job({}, finished), pods: [], now: NOW }).requeueAfter, 1_700_000);
+    assert.equal(planEphemeralJob({ job: job({}, finished), pods: [], now: NOW }).requeueAfterMs, 1_700_000);
     assert.equal(planEphemeralJob({ job: job({ ttlSecondsAfterFinished: 100 }, finished), pods: [], now: NOW }).delete, true);
   });
 
