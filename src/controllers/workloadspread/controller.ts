@@ -45,7 +45,7 @@ import {
 } from '../../util/workloadspread.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadStep, type WorkloadKind, type WorkloadObject, type WorkloadStepDeps } from '../workload.ts';
-import { makeSpreadHandlers, type Workload } from './event-handler.ts';
+import { DEPLOYMENT_REVISION_ANNOTATION, makeSpreadHandlers, type Workload } from './event-handler.ts';
 import { WorkloadSpreadExecutor, WorkloadSpreads, type StoredWS } from './executor.ts';
 import { planWorkloadSpread } from './plan.ts';
 
@@ -63,7 +63,6 @@ const TARGETS: ReadonlyArray<{ group: string; kind: string; type: ResourceType }
 ];
 /** Targets whose scale-down honours pod-deletion-cost. */
 const DELETION_COST_KINDS = new Set(['CloneSet', 'Deployment', 'ReplicaSet']);
-const DEPLOYMENT_REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 
 /** A workload of a kind outside the built-in targets, with what its Scale says. */
 export interface CustomTarget {

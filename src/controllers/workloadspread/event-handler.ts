@@ -23,7 +23,8 @@ import { isPodActive } from '../../util/pod.ts';
 import { isPendingUnschedulable } from './plan.ts';
 import { controllerOf, groupOf, matchedWorkloadSpreadOf, podVersion, replicasAtPath } from '../../util/workloadspread.ts';
 
-const DEPLOYMENT_REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
+/** A Deployment's rollout sequence, on it and its ReplicaSets. */
+export const DEPLOYMENT_REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 
 /** A workload as the handlers read it. */
 export type Workload = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
