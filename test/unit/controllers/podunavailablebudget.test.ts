@@ -5,6 +5,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { planPub, planPubStatus, pubDesiredAvailable } from '../../../src/controllers/podunavailablebudget/plan.ts';
+import { PubReconciler } from '../../../src/controllers/podunavailablebudget/controller.ts';
+import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 import type { StoredPub } from '../../../src/util/pub.ts';
 
 const T0 = new Date('2026-11-24T03:00:00Z');
@@ -202,4 +204,68 @@ describe('planPub (one round)', () => {
       );
       assert.equal(plan.status !== undefined, c.status);
     });
+});
+
+describe('PubReconciler (executor)', () => {
+  const silent = { info() {}, debug() {}, warn() {}, error() {} } as never;
+  function run(p: StoredPub, pods: Pod[]) {
+    const calls: string[] = [];
+    const events: string[] = [];
+    const resourceVersions = new ResourceVersionExpectations();
+    let rv = 20;
+    const reconciler = new PubReconciler({
+      cache: {
+        getPub: () => p,
+        pubsIn: () => [p],
+        podsIn: () => pods,
+        podsOwnedBy: () => [],
+        replicaSetsOwnedBy: () => [],
+        workload: async () => undefined,
+      },
+      client: {
+        async patch(_t: unknown, name: string, body: unknown) {
+          calls.push(`patch ${name} ${JSON.stringify(body)}`);
+          const pod = pods.find((x) => x.metadata.name === name)!;
+          return { ...pod, metadata: { ...pod.metadata, resourceVersion: String(++rv) } } as never;
+        },
+        async updateStatus(_t: unknown, obj: { status: { unavailableAllowed: number } }) {
+          calls.push(`status allowed=${obj.status.unavailableAllowed}`);
+          return obj as never;
+        },
+      },
+      recorder: { event: (_o: unknown, type: string, reason: string) => events.push(`${type} ${reason}`) },
+      log: silent,
+      resourceVersions,
+      clock: { now: () => T0.getTime() } as never,
+    });
+    return { reconciler, calls, events };
+  }
+  const selected = (p: Pod) => {
+    p.metadata.resourceVersion = '5';
+    p.metadata.uid = `uid-${p.metadata.name}`;
+    return p;
+  };
+
+  test('back-fills the related-pub annotation, then writes the status; the next look at the earliest expiry', async () => {
+    const bare = selected(pod('old'));
+    delete bare.metadata.annotations!['pub.kruise.io/related-pub'];
+    const p = pub({ selector: { matchLabels: { app: 'web' } }, maxUnavailable: 1 }, { unavailablePods: { new: at(-4) } });
+    const { reconciler, calls } = run(p, [bare, selected(pod('new'))]);
+    assert.deepEqual(await reconciler.reconcile('ns/pub'), { requeueAfter: 6_000 + 1 });
+    assert.deepEqual(calls, [
+      'patch old {"metadata":{"annotations":{"pub.kruise.io/related-pub":"pub","kruise.io/related-pub":"pub"}}}',
+      'status allowed=1',
+    ]);
+    // (No workload owns the pods: totalReplicas 0, so desiredAvailable 0.) The patched pod is
+    // expected in the cache: the next round waits for it.
+    assert.ok(((await reconciler.reconcile('ns/pub')).requeueAfter ?? 0) > 0);
+  });
+
+  test('a percent that cannot be parsed: the upstream event, no status, not terminal', async () => {
+    const p = pub({ selector: { matchLabels: { app: 'web' } }, maxUnavailable: '1.5%' });
+    const { reconciler, calls, events } = run(p, [selected(pod('a'))]);
+    assert.deepEqual(await reconciler.reconcile('ns/pub'), {});
+    assert.deepEqual(calls, []);
+    assert.deepEqual(events, ['Warning CalculateExpectedPodCountFailed']);
+  });
 });
