@@ -2,8 +2,9 @@
 // webhook reserves subset slots and injects node affinity at creation, the real kube-scheduler
 // places the pods on the KWOK nodes of their zone (nodes carry topology.kubernetes.io/zone
 // zone-a/b/c), the controller's pod-deletion-cost makes the CloneSet's scale-down follow subset
-// order, and under the Adaptive strategy a subset whose pods stay unschedulable is marked
-// Schedulable=False, its pods deleted and recreated in the next subset.
+// order (and leaves the pods a full subset turned away unranked, as upstream), and under the
+// Adaptive strategy a subset whose pods stay unschedulable is marked Schedulable=False, its pods
+// deleted and recreated in the next subset.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Node, Pod } from '../../src/apis/core-objects.ts';
@@ -117,6 +118,35 @@ describe('WorkloadSpread', { concurrency: 1 }, () => {
       return ps.length === 4 && running(ps) && !ps.some((p) => p.metadata.name === victim.metadata.name) && ps;
     });
     assert.deepEqual(zonesOf(refilled), ['zone-a', 'zone-a', 'zone-b', 'zone-b']);
+  });
+
+  test('one subset (zone-a, maxReplicas 2) under 6 pods: the 4 it turned away get no pod-deletion-cost (OpenKruise e2e "only one subset, zone-a=2")', async () => {
+    await createSpread('single', 'single', { subsets: [{ name: 'a', requiredNodeSelector: inZone('zone-a'), maxReplicas: 2 }] });
+    await client.create(CloneSets, { ...cloneSetManifest('single', { replicas: 2 }), metadata: { name: 'single', namespace: ns } });
+    await waitFor('2 pods in subset a ranked 100', async () => {
+      const ps = await podsOf(client, ns, 'single');
+      return ps.length === 2 && ps.every((p) => subsetOf(p) === 'a' && p.metadata.annotations?.[COST] === '100');
+    });
+
+    await client.patch(CloneSets, 'single', { spec: { replicas: 6 } }, { namespace: ns, patchType: PatchType.Merge });
+    await waitFor('6 running, ready pods', async () => {
+      const ps = await podsOf(client, ns, 'single');
+      return ps.length === 6 && running(ps) && ready(ps);
+    });
+    // Upstream starts no round for pods without the annotation, nor for the CloneSet's status: the
+    // pods the full subset turned away are left as they are (a round would give them -200).
+    await new Promise((r) => setTimeout(r, 2000));
+    const pods = await podsOf(client, ns, 'single');
+    const turnedAway = pods.filter((p) => !p.metadata.annotations?.[ANNOTATION]);
+    assert.equal(turnedAway.length, 4);
+    assert.deepEqual(
+      turnedAway.map((p) => p.metadata.annotations?.[COST]),
+      [undefined, undefined, undefined, undefined],
+    );
+    assert.deepEqual(
+      pods.filter((p) => subsetOf(p) === 'a').map((p) => p.metadata.annotations?.[COST]),
+      ['100', '100'],
+    );
   });
 
   test('Adaptive: a subset whose pods stay unschedulable past rescheduleCriticalSeconds is skipped and its pods recreated elsewhere', async () => {
