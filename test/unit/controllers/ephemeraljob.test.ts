@@ -1,10 +1,13 @@
-// EphemeralJob planner against behaviour spec §17 (/work/shared/spec/openkruise-behaviour.md
+// EphemeralJob planner (and the reconciler around it) against behaviour spec §17 (/work/shared/spec/openkruise-behaviour.md
 // lines 748-751), after upstream's ephemeraljob_controller.go / ephemeraljob_utils.go.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EphemeralJob } from '../../../src/apis/apps/ephemeraljob.ts';
 import type { ContainerStatus, Pod, Stored } from '../../../src/apis/core-objects.ts';
+import { EphemeralJobReconciler } from '../../../src/controllers/ephemeraljob/controller.ts';
 import { ephemeralPodState, planEphemeralJob } from '../../../src/controllers/ephemeraljob/plan.ts';
+import { TerminalError } from '../../../src/runtime/controller.ts';
+import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 
 const NOW = Date.parse('2026-07-01T12:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
@@ -161,5 +164,48 @@ describe('EphemeralJob planner (§17)', () => {
       now: NOW + 5000,
     });
     assert.equal(again.status, undefined);
+  });
+});
+
+describe('EphemeralJob reconciler (executor)', () => {
+  function run(j: Stored<EphemeralJob>, pods: Pod[]) {
+    const calls: string[] = [];
+    const events: string[] = [];
+    const reconciler = new EphemeralJobReconciler({
+      cache: { get: () => j, pods: () => pods },
+      client: {
+        get: async () => assert.fail('nothing is read'),
+        async patch(_t: unknown, name: string, body: unknown, opts: { subresource?: string }) {
+          calls.push(`patch ${name}${opts.subresource ? `/${opts.subresource}` : ''} ${JSON.stringify(body)}`);
+          return { metadata: { name, uid: `uid-${name}`, resourceVersion: '2' } } as never;
+        },
+        delete: async () => assert.fail('nothing is deleted'),
+        async updateStatus(_t: unknown, obj: { status: EphemeralJob['status'] }) {
+          calls.push(`status ${obj.status?.phase ?? ''} ${(obj.status?.conditions ?? []).map((c) => `${c.type}=${c.reason}`).join(',')}`);
+          return obj as never;
+        },
+      },
+      recorder: { event: (_o: unknown, type: string, reason: string) => events.push(`${type} ${reason}`) },
+      log: { info() {}, debug() {}, warn() {}, error() {} } as never,
+      resourceVersions: new ResourceVersionExpectations(),
+      clock: { now: () => NOW } as never,
+    });
+    return { reconciler, calls, events };
+  }
+
+  test('injects into the matching pod through its ephemeralcontainers subresource, then writes the status', async () => {
+    const { reconciler, calls } = run(job(), [pod(1)]);
+    await reconciler.reconcile('ns/dbg');
+    assert.equal(calls.length, 2, calls.join('\n'));
+    assert.match(calls[0]!, /^patch p1\/ephemeralcontainers /);
+    assert.match(calls[1]!, /^status /);
+  });
+
+  test('a selector the planner cannot read: FailedSync event, JobError condition, terminal (no retry loop)', async () => {
+    const bad = job({ selector: { matchExpressions: [{ key: 'app', operator: 'Bogus' as never, values: ['x'] }] } });
+    const { reconciler, calls, events } = run(bad, [pod(1)]);
+    await assert.rejects(reconciler.reconcile('ns/dbg'), TerminalError);
+    assert.deepEqual(events, ['Warning FailedSync']);
+    assert.deepEqual(calls, ['status  JobError=FailedSync']);
   });
 });
