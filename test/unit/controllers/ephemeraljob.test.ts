@@ -180,9 +180,10 @@ describe('EphemeralJob reconciler (executor)', () => {
           return { metadata: { name, uid: `uid-${name}`, resourceVersion: '2' } } as never;
         },
         delete: async () => assert.fail('nothing is deleted'),
-        async updateStatus(_t: unknown, obj: { status: EphemeralJob['status'] }) {
-          calls.push(`status ${obj.status?.phase ?? ''} ${(obj.status?.conditions ?? []).map((c) => `${c.type}=${c.reason}`).join(',')}`);
-          return obj as never;
+        async updateStatus<T>(_t: unknown, obj: T) {
+          const { status } = obj as Stored<EphemeralJob>;
+          calls.push(`status ${status?.phase ?? ''} ${(status?.conditions ?? []).map((c) => `${c.type}=${c.reason}`).join(',')}`);
+          return obj;
         },
       },
       recorder: { event: (_o: unknown, type: string, reason: string) => events.push(`${type} ${reason}`) },

@@ -228,9 +228,9 @@ describe('PubReconciler (executor)', () => {
           const pod = pods.find((x) => x.metadata.name === name)!;
           return { ...pod, metadata: { ...pod.metadata, resourceVersion: String(++rv) } } as never;
         },
-        async updateStatus(_t: unknown, obj: { status: { unavailableAllowed: number } }) {
-          calls.push(`status allowed=${obj.status.unavailableAllowed}`);
-          return obj as never;
+        async updateStatus<T>(_t: unknown, obj: T) {
+          calls.push(`status allowed=${(obj as StoredPub).status?.unavailableAllowed}`);
+          return obj;
         },
       },
       recorder: { event: (_o: unknown, type: string, reason: string) => events.push(`${type} ${reason}`) },
