@@ -10,7 +10,7 @@ import { CloneSets, CustomResourceDefinitions, Pods } from '../../src/runtime/cl
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
 
-const cluster = new OwnCluster(`${TEST_CLUSTER}-apiv`, 3, ['--feature-gates=ResourceDistributionGate=true']);
+const cluster = new OwnCluster(`${TEST_CLUSTER}-apiv`, 3, ['--feature-gates=ResourceDistributionGate=true'], 'openkruise-v1.8');
 const ns = 'apiv';
 type Json = Record<string, any>;
 

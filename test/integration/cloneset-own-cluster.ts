@@ -6,7 +6,8 @@ import { up, down, kubectl as clusterKubectl, type ClusterState } from '../../sr
 import { isAlive, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
-import { waitFor } from '../harness/cluster.ts';
+import type { APIVersionSet } from '../../src/apis/registry.ts';
+import { SUITE_API_VERSIONS, waitFor } from '../harness/cluster.ts';
 import { defaultedByWebhook } from '../harness/webhook-ready.ts';
 import { startSimulatedDaemon } from '../harness/simulated-daemon.ts';
 import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
@@ -18,10 +19,15 @@ export class OwnCluster {
   private daemonPid: number | undefined;
   private startedCluster = false;
 
+  /**
+   * `apiVersions`: the CRDs installed and the manager's `--api-versions`; the suite's (v1beta1) unless
+   * a test is about the default, OpenKruise v1.8.2's.
+   */
   constructor(
     readonly name: string,
     private readonly nodes: number,
     readonly managerArgs: string[] = [],
+    readonly apiVersions: APIVersionSet = SUITE_API_VERSIONS,
   ) {}
 
   async up(): Promise<void> {
@@ -29,7 +35,7 @@ export class OwnCluster {
     this.state = r.state;
     this.startedCluster = !r.reused;
     this.client = fromKubeconfigFile(this.state.kubeconfig, { qps: 500, burst: 1000 });
-    await installCRDs(this.client);
+    await installCRDs(this.client, { set: this.apiVersions });
   }
 
   kubectl(args: string[], input?: string): Promise<string> {
@@ -47,6 +53,8 @@ export class OwnCluster {
         '--kubeconfig',
         this.state.kubeconfig,
         '--enable-leader-election=false',
+        '--api-versions',
+        this.apiVersions,
         ...servingFlags(0, '0', '0'),
         ...this.managerArgs,
       ),

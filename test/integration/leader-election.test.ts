@@ -180,7 +180,7 @@ describe('two managers: leader election and webhooks on every replica', { concur
         state,
         ['create', '-f', '-'],
         JSON.stringify({
-          apiVersion: 'apps.kruise.io/v1beta1',
+          apiVersion: 'apps.kruise.io/v1alpha1',
           kind: 'CloneSet',
           metadata: { name: 'bad', namespace: 'default' },
           spec: {
