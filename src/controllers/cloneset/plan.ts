@@ -83,7 +83,7 @@ export interface CloneSetPlan {
   revisionsToDelete: string[];
   /** Image pre-download for the next in-place update (jobs to create/delete, revision label). */
   preDownload?: PreDownloadPlan;
-  requeueAfter?: number;
+  requeueAfterMs?: number;
 }
 
 const DEFAULT_HISTORY_LIMIT = 10;
@@ -184,8 +184,8 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
     statusChanged: false,
     revisionsToDelete: [],
   };
-  const requeue = (s: number | undefined) => {
-    if (s !== undefined && s > 0) plan.requeueAfter = plan.requeueAfter === undefined ? s : Math.min(plan.requeueAfter, s);
+  const requeue = (ms: number | undefined) => {
+    if (ms !== undefined && ms > 0) plan.requeueAfterMs = plan.requeueAfterMs === undefined ? ms : Math.min(plan.requeueAfterMs, ms);
   };
 
   if (input.imagePullJobs && !cs.metadata?.deletionTimestamp) {
@@ -231,7 +231,7 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
       plan.lifecycleTransitions.push(...update.lifecycleTransitions);
       plan.events.push(...update.events);
       updateError = update.error;
-      requeue(update.requeueAfterSeconds);
+      requeue(update.requeueAfterMs);
     }
   }
 
@@ -246,7 +246,7 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
   });
   plan.status = status.status;
   plan.statusChanged = status.changed;
-  requeue(status.requeueAfterSeconds);
+  requeue(status.requeueAfterMs);
 
   const toDelete = cs.spec?.scaleStrategy?.podsToDelete ?? [];
   if (toDelete.length > 0) {

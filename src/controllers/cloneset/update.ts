@@ -40,7 +40,7 @@ export interface UpdatePlan {
   inPlaceUpdates: InPlaceUpdateAction[];
   /** Event reasons with messages, in order. */
   events: Array<{ type: 'Normal' | 'Warning'; reason: string; message: string }>;
-  requeueAfterSeconds?: number;
+  requeueAfterMs?: number;
   error?: string;
 }
 
@@ -177,8 +177,9 @@ export function planUpdate(input: UpdateInput): UpdatePlan {
     inPlaceUpdates: [],
     events: [],
   };
-  const requeue = (s: number) => {
-    if (s > 0) plan.requeueAfterSeconds = plan.requeueAfterSeconds === undefined ? s : Math.min(plan.requeueAfterSeconds, s);
+  const requeue = (seconds: number) => {
+    const ms = seconds * 1000;
+    if (ms > 0) plan.requeueAfterMs = plan.requeueAfterMs === undefined ? ms : Math.min(plan.requeueAfterMs, ms);
   };
 
   // 1. refresh every pod; a lifecycle change or hash back-fill ends the round

@@ -46,7 +46,7 @@ export class CRRExecutor {
         this.deps.log.debug({ crr: `${ns}/${name}`, action: action.kind }, 'applied');
         if (action.kind === 'delete') return {};
       }
-      return { requeueAfter: plan.requeueAfter !== undefined && plan.requeueAfter > 0 ? plan.requeueAfter : undefined };
+      return { requeueAfter: plan.requeueAfterMs !== undefined && plan.requeueAfterMs > 0 ? plan.requeueAfterMs : undefined };
     });
     return ended.requeueAfter;
   }

@@ -144,10 +144,7 @@ export class StatefulSetExecutor {
     for (const name of plan.revisionsToDelete) {
       await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
-    const requeues = [
-      plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined,
-      heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined,
-    ];
+    const requeues = [plan.requeueAfterMs, heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined];
     return { requeueAfter: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
   }
 

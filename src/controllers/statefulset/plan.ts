@@ -97,8 +97,7 @@ export interface StatefulSetPlan {
   status: StatefulSetStatus;
   statusChanged: boolean;
   revisionsToDelete: string[];
-  /** Seconds. */
-  requeueAfter?: number;
+  requeueAfterMs?: number;
   /** FailedUpdatePod (e.g. InPlaceOnly and the change cannot be made in place). */
   updateError?: string;
   /** Whether creations run one at a time (OrderedReady). */
@@ -188,8 +187,9 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
     revisionsToDelete: [],
     monotonic,
   };
-  const requeue = (s: number | undefined) => {
-    if (s !== undefined && s > 0) plan.requeueAfter = plan.requeueAfter === undefined ? s : Math.min(plan.requeueAfter, s);
+  const requeue = (seconds: number | undefined) => {
+    const ms = (seconds ?? 0) * 1000;
+    if (ms > 0) plan.requeueAfterMs = plan.requeueAfterMs === undefined ? ms : Math.min(plan.requeueAfterMs, ms);
   };
 
   const range = replicasRange(set, features);

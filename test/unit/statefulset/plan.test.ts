@@ -131,7 +131,7 @@ describe('scale (§4.3 step 5, 7)', () => {
     const rev = revisionFor(set);
     const p = plan(set, [rev], [pod(set, rev, 0, { readySince: new Date(NOW - 10_000).toISOString() })]);
     assert.deepEqual(p.createPods, []);
-    assert.equal(p.requeueAfter, 20);
+    assert.equal(p.requeueAfterMs, 20_000);
   });
   it('Parallel scaleStrategy.maxUnavailable 2 creates at most 2, and none while 2 are unavailable', () => {
     const set = sts({ replicas: 6, podManagementPolicy: 'Parallel', scaleStrategy: { maxUnavailable: 2 } });
@@ -262,7 +262,7 @@ describe('PVCs', () => {
     const stale = { metadata: { name: 'data-web-0', ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web-0', uid: 'gone' }] } };
     const p = plan(set, [], [], { pvcs: [stale] });
     assert.deepEqual(p.createPods, []);
-    assert.equal(p.requeueAfter, 1);
+    assert.equal(p.requeueAfterMs, 1_000);
   });
 });
 
