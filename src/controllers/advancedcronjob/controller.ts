@@ -5,7 +5,7 @@
 // next start time.
 import type { KubeObject } from '../../apis/core-objects.ts';
 import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
@@ -13,10 +13,10 @@ import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
+import { FailedPlanReporter } from '../failed-plan.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { AdvancedCronJobExecutor, cronJobKeyOf, type AdvancedCronJobClient } from './executor.ts';
 import { planAdvancedCronJob, templateKind, type AdvancedCronJob, type CronChild, type TemplateKind } from './plan.ts';
-import { errMessage } from '../../util/errors.ts';
 
 export interface AdvancedCronJobCache {
   getCronJob(namespace: string, name: string): AdvancedCronJob | undefined;
@@ -37,10 +37,12 @@ export interface AdvancedCronJobReconcilerDeps {
 export class AdvancedCronJobReconciler {
   private readonly clock: Clock;
   private readonly executor: AdvancedCronJobExecutor;
+  private readonly failures: FailedPlanReporter<AdvancedCronJob>;
 
   constructor(private readonly deps: AdvancedCronJobReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.executor = new AdvancedCronJobExecutor(deps);
+    this.failures = new FailedPlanReporter({ type: AdvancedCronJobs }, { ...deps, now: () => this.clock.now() });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -56,16 +58,10 @@ export class AdvancedCronJobReconciler {
       log,
     );
     if (requeue !== undefined) return { requeueAfter: requeue };
-    let plan;
-    try {
+    const plan = await this.failures.orReport(cronJob, () => {
       const children = this.deps.cache.ownedChildren(cronJob, templateKind(cronJob));
-      plan = planAdvancedCronJob({ cronJob, children, nowMs: this.clock.now() });
-    } catch (err) {
-      // A malformed object must not take the controller down or hot-loop it.
-      const message = errMessage(err);
-      this.deps.recorder.event(cronJob, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile AdvancedCronJob: ${message}`);
-      throw new TerminalError(`cannot plan AdvancedCronJob ${key}`, { cause: err });
-    }
+      return planAdvancedCronJob({ cronJob, children, nowMs: this.clock.now() });
+    });
     return this.executor.execute(cronJob, plan);
   }
 }

@@ -4,7 +4,7 @@
 // Like upstream it adopts no orphans: a pod is the job's only through its controller reference.
 import type { Node, Pod } from '../../apis/core-objects.ts';
 import { BroadcastJobs, Nodes, Pods, type KubeObject } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
@@ -13,10 +13,10 @@ import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { nodeFitFailure, targetNodeName } from '../../util/nodefit.ts';
+import { FailedPlanReporter } from '../failed-plan.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { BroadcastJobExecutor, jobKeyOf, type BroadcastJobClient } from './executor.ts';
 import { planBroadcastJob, type BroadcastJob } from './plan.ts';
-import { errMessage } from '../../util/errors.ts';
 
 export interface BroadcastJobCache {
   getJob(namespace: string, name: string): BroadcastJob | undefined;
@@ -40,10 +40,12 @@ export interface BroadcastJobReconcilerDeps {
 export class BroadcastJobReconciler {
   private readonly clock: Clock;
   private readonly executor: BroadcastJobExecutor;
+  private readonly failures: FailedPlanReporter<BroadcastJob>;
 
   constructor(private readonly deps: BroadcastJobReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.executor = new BroadcastJobExecutor(deps);
+    this.failures = new FailedPlanReporter({ type: BroadcastJobs }, { ...deps, now: () => this.clock.now() });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -59,21 +61,15 @@ export class BroadcastJobReconciler {
       log,
     );
     if (requeue !== undefined) return { requeueAfter: requeue };
-    let plan;
-    try {
-      plan = planBroadcastJob({
+    const plan = await this.failures.orReport(job, () =>
+      planBroadcastJob({
         job,
         pods: this.deps.cache.ownedPods(job),
         nodes: this.deps.cache.nodes(),
         nowMs: this.clock.now(),
         bindByScheduler: this.deps.bindByScheduler,
-      });
-    } catch (err) {
-      // A malformed object must not take the controller down or hot-loop it.
-      const message = errMessage(err);
-      this.deps.recorder.event(job, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile BroadcastJob: ${message}`);
-      throw new TerminalError(`cannot plan BroadcastJob ${key}`, { cause: err });
-    }
+      }),
+    );
     return this.executor.execute(job, plan);
   }
 }
