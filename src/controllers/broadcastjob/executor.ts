@@ -17,7 +17,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { applyWrites, writeStatus } from '../../runtime/writes.ts';
 import type { Pod } from '../../apis/core-objects.ts';
 import { targetNodeName } from '../../util/nodefit.ts';
-import { slowStartBatches } from '../podwrites.ts';
+import { slowStartBatches } from '../workload-writes.ts';
 import type { BroadcastJob, BroadcastJobPlan } from './plan.ts';
 import { errMessage } from '../../util/errors.ts';
 

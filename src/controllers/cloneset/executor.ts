@@ -22,9 +22,10 @@ import type { CloneSetPlan } from './plan.ts';
 import { podName, type Pod } from './pods.ts';
 import { computeStatus } from './status.ts';
 import type { PodDeletion } from './scale.ts';
-import { PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
+  PUB_BLOCKED_REQUEUE_MS,
+  slowStartBatches,
   WorkloadWriter,
   type ExecutorClient,
   type WorkloadEventNotes,

@@ -25,8 +25,8 @@ import { DEFAULT_MAX_UNAVAILABLE, EMPTY_DIFFS, type ExpectationDiffs } from './d
 import { podName, replicasOf, type Pod } from './pods.ts';
 import { planScale, type PodCreation, type PodDeletion } from './scale.ts';
 import { computeStatus } from './status.ts';
-import { planUpdate, type LabelPatch } from './update.ts';
-import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
+import { planUpdate } from './update.ts';
+import type { InPlaceUpdateAction, LabelPatch, PodRefresh } from '../plan-types.ts';
 
 export interface PlanInput {
   cloneSet: CloneSet;

@@ -24,12 +24,7 @@ import { calculateDiffsWithExpectation, EMPTY_DIFFS, type ExpectationDiffs } fro
 import { isPodAtRevision, isPodAvailable, minReadySecondsOf, podName } from './pods.ts';
 import { revisionLabelValue } from './scale.ts';
 import { metaTime } from '../../util/clock.ts';
-import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
-
-export interface LabelPatch {
-  pod: string;
-  labels: Record<string, string>;
-}
+import type { InPlaceUpdateAction, LabelPatch, PodRefresh } from '../plan-types.ts';
 
 export interface UpdatePlan {
   diffs: ExpectationDiffs;

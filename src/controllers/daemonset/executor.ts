@@ -10,9 +10,9 @@ import { ControllerRevisions, AdvancedDaemonSets, ignoreNotFound, isConflict, ty
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { applyPreDownload } from '../imagejobs/predownload.ts';
-import { slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
+  slowStartBatches,
   WorkloadWriter,
   type ExecutorClient,
   type WorkloadEventNotes,
@@ -84,7 +84,7 @@ export class DaemonSetExecutor {
       if (plan.createPods.length) {
         await this.writer.createPods(
           ds,
-          plan.createPods.map((pod) => ({ pod })),
+          plan.createPods.map((pod) => ({ pod, pvcs: [] })),
           slowStartBatches(plan.createPods.length),
         );
       }

@@ -35,7 +35,7 @@ import {
 import { isPodAvailable, isPodReady, timeMillis } from '../../util/pod.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { chooseRevisions, daemonSetControllerRef, revisionHash, revisionsToTruncate } from './revisions.ts';
-import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
+import type { InPlaceUpdateAction, PodRefresh } from '../plan-types.ts';
 
 /** Upstream BurstReplicas: pods created (and deleted) per reconcile unless spec.burstReplicas says. */
 export const DEFAULT_BURST_REPLICAS = 250;

@@ -21,9 +21,10 @@ import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { metaTime } from '../../util/clock.ts';
 import { podName, type Pod } from './pods.ts';
 import type { StatefulSetPlan } from './plan.ts';
-import { PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
+  PUB_BLOCKED_REQUEUE_MS,
+  slowStartBatches,
   WorkloadWriter,
   type ExecutorClient,
   type WorkloadEventNotes,

@@ -41,7 +41,7 @@ import {
   type Pod,
 } from './pods.ts';
 import { isCurrentRevisionNeeded, sortPodsToUpdate } from './update.ts';
-import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
+import type { InPlaceUpdateAction, LabelPatch, PodCreation, PodRefresh } from '../plan-types.ts';
 
 export interface PlanInput {
   set: StatefulSet;
@@ -54,12 +54,6 @@ export interface PlanInput {
   /** Milliseconds since the epoch. */
   now: number;
   features: FeatureGates;
-}
-
-export interface PodCreation {
-  pod: Pod;
-  /** Claims that do not exist yet, created before the pod. */
-  pvcs: PersistentVolumeClaim[];
 }
 
 export interface PvcOwnerUpdate {
@@ -89,7 +83,7 @@ export interface StatefulSetPlan {
   pvcOwnerUpdates: PvcOwnerUpdate[];
   /** volumeClaimUpdateStrategy OnPodRollingUpdate: claims whose storage request grows to the template's. */
   pvcResizes: Array<{ pvc: string; storage: string }>;
-  labelPatches: Array<{ pod: string; labels: Record<string, string> }>;
+  labelPatches: LabelPatch[];
   lifecycleTransitions: LifecycleTransition[];
   refreshes: PodRefresh[];
   inPlaceUpdates: InPlaceUpdateAction[];

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import { CloneSetReconciler, scaleExpectationLeakage, type CloneSetCache } from '../../../src/controllers/cloneset/controller.ts';
 import { makeHandlers } from '../../../src/controllers/cloneset/event-handler.ts';
-import { changedConditions, podUpdatePatch } from '../../../src/controllers/podwrites.ts';
+import { changedConditions, podUpdatePatch } from '../../../src/controllers/workload-writes.ts';
 import { planCloneSet } from '../../../src/controllers/cloneset/plan.ts';
 import type { Pod } from '../../../src/controllers/cloneset/pods.ts';
 import { StatusError, type KubeObject, type ResourceType, type Stored } from '../../../src/runtime/client.ts';
