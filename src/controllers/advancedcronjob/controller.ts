@@ -8,12 +8,13 @@ import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { FailedPlanReporter } from '../failed-plan.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { AdvancedCronJobExecutor, cronJobKeyOf, type AdvancedCronJobClient } from './executor.ts';
 import { planAdvancedCronJob, templateKind, type AdvancedCronJob, type CronChild, type TemplateKind } from './plan.ts';
@@ -145,10 +146,10 @@ export const advancedCronJobController: ControllerSetup = {
     const reconciler = new AdvancedCronJobReconciler({
       cache: {
         getCronJob: (ns, name) => cronJobs.lister.get(ns, name),
-        ownedChildren: (j, kind) =>
-          (childInformers[kind]?.lister.byIndex(OwnerUIDIndex, j.metadata.uid ?? '') ?? []).filter(
-            (c) => c.metadata.namespace === j.metadata.namespace && ownerKey(c) === cronJobKeyOf(j),
-          ),
+        ownedChildren: (j, kind) => {
+          const children = childInformers[kind];
+          return children ? ownedBy(children.lister, j).filter((c) => ownerKey(c) === cronJobKeyOf(j)) : [];
+        },
       },
       client: deps.client,
       recorder: deps.recorder,

@@ -7,13 +7,14 @@ import { BroadcastJobs, Nodes, Pods, type KubeObject } from '../../runtime/clien
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { nodeFitFailure, targetNodeName } from '../../util/nodefit.ts';
 import { FailedPlanReporter } from '../failed-plan.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { BroadcastJobExecutor, jobKeyOf, type BroadcastJobClient } from './executor.ts';
 import { planBroadcastJob, type BroadcastJob } from './plan.ts';
@@ -171,10 +172,7 @@ export const broadcastJobController: ControllerSetup = {
     const reconciler = new BroadcastJobReconciler({
       cache: {
         getJob: (ns, name) => jobs.lister.get(ns, name),
-        ownedPods: (j) =>
-          pods.lister
-            .byIndex(OwnerUIDIndex, j.metadata.uid ?? '')
-            .filter((p) => p.metadata.namespace === j.metadata.namespace && ownerKey(p) === jobKeyOf(j)),
+        ownedPods: (j) => ownedBy(pods.lister, j).filter((p) => ownerKey(p) === jobKeyOf(j)),
         nodes: () => nodes.lister.list(),
       },
       client: deps.client,

@@ -7,8 +7,7 @@ import type { CloneSet, CloneSetStatus } from '../../apis/apps/cloneset.ts';
 import { CLONESET_INSTANCE_ID_LABEL, CLONESET_VCT_HASH_ANNOTATION } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import { planImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
-import { canUpdateInPlace } from '../../util/inplaceupdate.ts';
+import { planWorkloadImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { LifecycleTransition } from '../../util/lifecycle.ts';
@@ -270,29 +269,22 @@ function preDownloadFor(
   const rolling = cs.spec?.updateStrategy?.rollingUpdate;
   const inPlace = rolling?.inPlaceUpdateStrategy;
   const updateName = update.metadata.name ?? '';
-  return planImagePreDownload({
-    owner: {
-      apiVersion: cs.apiVersion ?? 'apps.kruise.io/v1beta1',
-      kind: 'CloneSet',
-      name: cs.metadata?.name ?? '',
-      uid: cs.metadata?.uid ?? '',
-      namespace: cs.metadata?.namespace ?? '',
-      annotations: cs.metadata?.annotations,
-    },
+  return planWorkloadImagePreDownload({
+    kind: 'CloneSet',
+    workload: cs,
     current,
     update,
-    replicas,
-    partition: getScaledValueFromIntOrPercent(rolling?.partition ?? 0, replicas, true),
-    maxUnavailable: getScaledValueFromIntOrPercent(rolling?.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, replicas, false),
-    recreate: (rolling?.podUpdatePolicy ?? 'ReCreate') === 'ReCreate',
-    canUpdateInPlace: canUpdateInPlace(current, update, { envFromMetadata: features.InPlaceUpdateEnvFromMetadata }),
-    selector: cs.spec?.selector ?? {},
-    templateLabels: cs.spec?.template?.metadata?.labels,
-    pullSecrets: (cs.spec?.template?.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter(Boolean),
-    updatedReadyReplicas: cs.status?.updateRevision === updateName ? (cs.status.updatedReadyReplicas ?? 0) : 0,
-    minUpdatedReadyPods: inPlace?.imagePreDownloadMinUpdatedReadyPods,
-    parallelism: inPlace?.imagePreDownloadParallelism,
-    timeoutSeconds: inPlace?.imagePreDownloadTimeoutSeconds,
-    ownedJobs: [...jobs],
+    rollout: {
+      replicas,
+      partition: getScaledValueFromIntOrPercent(rolling?.partition ?? 0, replicas, true),
+      maxUnavailable: getScaledValueFromIntOrPercent(rolling?.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, replicas, false),
+      recreate: (rolling?.podUpdatePolicy ?? 'ReCreate') === 'ReCreate',
+      updatedReadyReplicas: cs.status?.updateRevision === updateName ? (cs.status.updatedReadyReplicas ?? 0) : 0,
+      minUpdatedReadyPods: inPlace?.imagePreDownloadMinUpdatedReadyPods,
+      parallelism: inPlace?.imagePreDownloadParallelism,
+      timeoutSeconds: inPlace?.imagePreDownloadTimeoutSeconds,
+    },
+    ownedJobs: jobs,
+    envFromMetadata: features.InPlaceUpdateEnvFromMetadata,
   });
 }

@@ -14,7 +14,7 @@ import {
 import type { Node, Pod } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { metaTime } from '../../util/clock.ts';
-import { planImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
+import { planWorkloadImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
 import { canUpdateInPlace, planInPlaceRefresh, planInPlaceUpdate } from '../../util/inplaceupdate.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
@@ -636,26 +636,19 @@ function preDownloadFor(
   const desired = ds.status?.desiredNumberScheduled ?? 0;
   const ru = rollingUpdateOf(ds);
   const hash = revisionHash(update);
-  return planImagePreDownload({
-    owner: {
-      apiVersion: ds.apiVersion ?? 'apps.kruise.io/v1beta1',
-      kind: 'DaemonSet',
-      name: ds.metadata?.name ?? '',
-      uid: ds.metadata?.uid ?? '',
-      namespace: ds.metadata?.namespace ?? '',
-      annotations: ds.metadata?.annotations,
-    },
+  return planWorkloadImagePreDownload({
+    kind: 'DaemonSet',
+    workload: ds,
     current,
     update,
-    replicas: desired,
-    partition: partitionOf(ds, desired),
-    maxUnavailable: getScaledValueFromIntOrPercent(ru?.maxUnavailable ?? 1, desired, false),
-    recreate: ru?.rollingUpdateType !== 'InPlaceIfPossible',
-    canUpdateInPlace: canUpdateInPlace(current, update, { envFromMetadata: features.InPlaceUpdateEnvFromMetadata }),
-    selector: ds.spec?.selector ?? {},
-    templateLabels: ds.spec?.template?.metadata?.labels,
-    pullSecrets: (ds.spec?.template?.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter(Boolean),
-    updatedReadyReplicas: ds.status?.updateRevision === hash ? ds.status.updatedNumberScheduled : 0,
-    ownedJobs: [...jobs],
+    rollout: {
+      replicas: desired,
+      partition: partitionOf(ds, desired),
+      maxUnavailable: getScaledValueFromIntOrPercent(ru?.maxUnavailable ?? 1, desired, false),
+      recreate: ru?.rollingUpdateType !== 'InPlaceIfPossible',
+      updatedReadyReplicas: ds.status?.updateRevision === hash ? ds.status.updatedNumberScheduled : 0,
+    },
+    ownedJobs: jobs,
+    envFromMetadata: features.InPlaceUpdateEnvFromMetadata,
   });
 }
