@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { planPodReadiness, reconcilePodReadiness } from '../../../src/controllers/podreadiness/controller.ts';
+import { reconcilePodReadiness } from '../../../src/controllers/podreadiness/controller.ts';
+import { planPodReadiness } from '../../../src/controllers/podreadiness/plan.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
