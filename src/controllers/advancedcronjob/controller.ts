@@ -58,7 +58,7 @@ export class AdvancedCronJobReconciler {
       [scaleExpectations.check(key, 'child creation/deletion'), resourceVersions.check(cronJob, 'AdvancedCronJob resourceVersion')],
       log,
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
     const plan = await this.failures.orReport(cronJob, () => {
       const children = this.deps.cache.ownedChildren(cronJob, templateKind(cronJob));
       return planAdvancedCronJob({ cronJob, children, nowMs: this.clock.now() });

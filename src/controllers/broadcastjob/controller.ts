@@ -61,7 +61,7 @@ export class BroadcastJobReconciler {
       [scaleExpectations.check(key, 'pod creation/deletion'), resourceVersions.check(job, 'BroadcastJob resourceVersion')],
       log,
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
     const plan = await this.failures.orReport(job, () =>
       planBroadcastJob({
         job,

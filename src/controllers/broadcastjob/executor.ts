@@ -72,7 +72,7 @@ export class BroadcastJobExecutor {
       // A round whose pod writes failed stores nothing: the next one counts again from the cache.
       if (errors.length) throw new Error(errors.join('; '));
       const w = await writeStatus(client, BroadcastJobs, current, plan.status, this.deps.resourceVersions);
-      return w.ended ?? { requeueAfter: plan.requeueAfterMs };
+      return w.ended ?? { requeueAfterMs: plan.requeueAfterMs };
     });
   }
 

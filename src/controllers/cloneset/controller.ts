@@ -97,12 +97,12 @@ export class CloneSetReconciler {
     const pvcs = cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
     const revisions = cache.ownedRevisions(cs);
     const wait = expectations.wait(key, [cs, ...revisions, ...owned], log, () => scaleExpectationLeakage.inc({ namespace, name }));
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
 
     // Upstream hands claimPods only the pods it already owns: those whose labels stopped matching
     // are released (they live on, unmanaged, and are replaced); orphans are never adopted.
     const pods = await this.step.claimPods(cs, owned);
-    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    if (!pods) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     if (hasSpreadConstraints(cs)) await cache.syncNodes?.();
 
     const plan = await this.step.orReport(cs, () =>

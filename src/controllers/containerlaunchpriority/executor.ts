@@ -41,7 +41,7 @@ export async function executeLaunchPriority(
         } catch (err) {
           if (!isAlreadyExists(err)) throw err;
         }
-        return { requeueAfter: 1 };
+        return { requeueAfterMs: 1 };
       case 'release':
         await client.patch(
           ConfigMaps,

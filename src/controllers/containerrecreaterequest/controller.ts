@@ -55,8 +55,8 @@ export class CRRReconciler {
 
     const plan = await this.failures.orReport(crr, () => planContainerRecreateRequest({ crr, pod, now: this.clock.now() }));
     if (plan.note) this.deps.log.debug({ crr: key }, plan.note);
-    const requeueAfter = await this.executor.execute(crr, pod, plan);
-    return requeueAfter ? { requeueAfter } : {};
+    const requeueAfterMs = await this.executor.execute(crr, pod, plan);
+    return requeueAfterMs ? { requeueAfterMs } : {};
   }
 
   /**

@@ -103,11 +103,11 @@ export class DaemonSetReconciler {
     const owned = cache.ownedPods(ds);
     const revisions = cache.ownedRevisions(ds);
     const wait = expectations.wait(key, [...revisions, ...owned], log);
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
 
     // Owned pods whose labels stopped matching are released (they live on, unmanaged).
     const pods = await this.step.claimPods(ds, owned);
-    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    if (!pods) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     const plan = await this.step.orReport(ds, () =>
       planDaemonSet({
         daemonSet: ds,

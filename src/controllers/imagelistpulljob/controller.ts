@@ -62,7 +62,7 @@ export class ImageListPullJobReconciler {
         ],
         log,
       );
-      if (requeue !== undefined) return { requeueAfter: requeue };
+      if (requeue !== undefined) return { requeueAfterMs: requeue };
     }
     const plan = planImageListPullJob({ list, owned, nowMs: this.clock.now() });
     return this.executor.execute(key, list, plan);

@@ -89,7 +89,7 @@ export class ImagePullJobReconciler {
       [scaleExpectations.check(key, 'secret creation'), resourceVersions.check(job, 'job resourceVersion')],
       log,
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
 
     let nodeImages: NodeImage[] | undefined;
     let image: { name: string; tag: string } | undefined;
@@ -102,7 +102,7 @@ export class ImagePullJobReconciler {
         nodeImages.map((ni) => resourceVersions.check(ni, 'NodeImage resourceVersion', NODEIMAGE_CACHE_WAIT_MS)),
         log,
       );
-      if (requeue !== undefined) return { requeueAfter: requeue };
+      if (requeue !== undefined) return { requeueAfterMs: requeue };
     }
 
     const plan = planImagePullJob({

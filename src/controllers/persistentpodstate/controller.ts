@@ -95,7 +95,7 @@ export class PersistentPodStateReconciler {
     const pps = cache.getState(namespace, name);
     if (!pps) return {};
     const requeue = expectationGate([resourceVersions.check(pps, 'PersistentPodState resourceVersion')], log);
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
     const ref = pps.spec?.targetRef;
     const group = apiGroupOf(ref?.apiVersion);
     const statefulSet = ref?.kind === 'StatefulSet' && STATEFULSET_GROUPS.has(group);

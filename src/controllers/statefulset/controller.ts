@@ -78,10 +78,10 @@ export class StatefulSetReconciler {
     const candidates = cache.candidatePods(set);
     const revisions = cache.ownedRevisions(set);
     const wait = expectations.wait(key, [...revisions, ...candidates], log);
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
 
     const pods = await this.step.claimPods(set, candidates);
-    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    if (!pods) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     const plan = await this.step.orReport(set, () =>
       planStatefulSet({ set, revisions, pods, pvcs: cache.claims(set), now: this.clock.now(), features: this.deps.features }),
     );

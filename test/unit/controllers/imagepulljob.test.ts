@@ -656,7 +656,7 @@ describe('ImagePullJobReconciler', () => {
     await first.r.reconcile('ns/job');
     const status = first.calls.at(-1)!.obj.status;
     const { r, calls } = setup({ ...j, status }, nodeImages);
-    assert.deepEqual(await r.reconcile('ns/job'), { requeueAfter: 100_000 });
+    assert.deepEqual(await r.reconcile('ns/job'), { requeueAfterMs: 100_000 });
     assert.deepEqual(calls, []);
   });
 });

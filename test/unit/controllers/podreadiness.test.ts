@@ -64,7 +64,7 @@ describe('reconcilePodReadiness', () => {
     assert.equal(c.calls.length, 0);
   });
   test('a conflict retries soon; a vanished pod is done', async () => {
-    assert.deepEqual(await reconcilePodReadiness('ns/p', { getPod: () => pod(), client: client(409) as any }), { requeueAfter: 1000 });
+    assert.deepEqual(await reconcilePodReadiness('ns/p', { getPod: () => pod(), client: client(409) as any }), { requeueAfterMs: 1000 });
     assert.deepEqual(await reconcilePodReadiness('ns/p', { getPod: () => pod(), client: client(404) as any }), {});
   });
 });
