@@ -1,10 +1,12 @@
-// The writes every workload executor makes (CloneSet, Advanced StatefulSet, Advanced DaemonSet and
-// the kinds that follow), each with its expectation: ControllerRevisions (with collision handling),
-// pod patches (lifecycle, in-place refreshes and updates, labels), creations and deletions. A
-// round's writes to different pods are independent, so each phase sends them in slow-start
-// batches (1, 2, 4, …, podwrites.ts) rather than one after another: a wave of 100 pods costs 7
-// round trips, not 100, and a failure still stops the phase after its batch. Writes to one pod
-// stay in order. Creations and deletions are expected before the call and withdrawn when the call
+// The pod writes of the workload executors (CloneSet, Advanced StatefulSet, Advanced DaemonSet and
+// the kinds that follow; SidecarSet and BroadcastJob use its pieces), each with its expectation:
+// ControllerRevisions (with collision handling), pod patches (lifecycle, in-place refreshes and
+// updates, labels; the strategic-merge patches they send), creations and deletions, and the
+// PodUnavailableBudget check before an in-place update. What to write comes from the planners in
+// the vocabulary of plan-types.ts. A round's writes to different pods are independent, so each
+// phase sends them in slow-start batches (1, 2, 4, …) rather than one after another: a wave of
+// 100 pods costs 7 round trips, not 100, and a failure still stops the phase after its batch.
+// Writes to one pod stay in order. Creations and deletions are expected before the call and withdrawn when the call
 // fails; every write's result is a resourceVersion expectation, so the next round waits for the
 // cache instead of acting on a copy older than our own writes. The order of the phases and what a
 // failure means for the round stay with each kind's executor.
@@ -31,30 +33,140 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { LifecycleTransition } from '../util/lifecycle.ts';
 import { equalRevision, type ControllerRevision } from '../util/revision-data.ts';
-import {
-  changedConditions,
-  podUpdatePatch,
-  pubAllowsInPlaceUpdate,
-  writeAllInSlowStart,
-  writeInBatches,
-  type InPlaceUpdateAction,
-  type PodRefresh,
-} from './podwrites.ts';
+import type { InPlaceUpdateAction, LabelPatch, PodCreation, PodRefresh } from './plan-types.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
 import type { WorkloadExpectations } from './workload.ts';
 import { errMessage } from '../util/errors.ts';
 
+/** How soon a workload looks again at pods whose in-place update a PodUnavailableBudget held back. */
+export const PUB_BLOCKED_REQUEUE_MS = 2000;
+
+/**
+ * Whether a Kruise workload controller (CloneSet, Advanced StatefulSet, SidecarSet) may update the
+ * pod in place now. With PodUnavailableBudgetUpdateGate on, as upstream, the pod's budget must have
+ * room and one unit is taken (the pod is recorded in unavailablePods): the controllers' own
+ * updates spend the same budget users' updates do through the pod webhook, which then lets the
+ * recorded pod's update through.
+ */
+export async function pubAllowsInPlaceUpdate(
+  pod: Pod,
+  guard: PubBudgetGuard | undefined,
+  features: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>,
+): Promise<boolean> {
+  if (!features.PodUnavailableBudgetUpdateGate || !guard) return true;
+  return (await guard.admit(pod, 'UPDATE', false)).allowed;
+}
+
+function mapDiff(
+  old: Record<string, string> | undefined,
+  updated: Record<string, string> | undefined,
+): Record<string, string | null> | undefined {
+  const out: Record<string, string | null> = {};
+  for (const [k, v] of Object.entries(updated ?? {})) if (old?.[k] !== v) out[k] = v;
+  for (const k of Object.keys(old ?? {})) if (!updated || !Object.hasOwn(updated, k)) out[k] = null;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * A strategic-merge patch turning `old` into `updated` for what in-place updates touch: labels,
+ * annotations, added finalizers, container images and resources. With `resourceVersion` it is a
+ * compare-and-swap (409 Conflict when the pod changed since).
+ */
+export function podUpdatePatch(old: Pod, updated: Pod, resourceVersion?: string): Record<string, unknown> | undefined {
+  const metadata: Record<string, unknown> = {};
+  const labels = mapDiff(old.metadata.labels, updated.metadata.labels);
+  if (labels) metadata.labels = labels;
+  const annotations = mapDiff(old.metadata.annotations, updated.metadata.annotations);
+  if (annotations) metadata.annotations = annotations;
+  const added = (updated.metadata.finalizers ?? []).filter((f) => !(old.metadata.finalizers ?? []).includes(f));
+  if (added.length) metadata.finalizers = added;
+  const containers: Array<Record<string, unknown>> = [];
+  for (const c of updated.spec?.containers ?? []) {
+    const before = old.spec?.containers?.find((o) => o.name === c.name);
+    const change: Record<string, unknown> = {};
+    if (before?.image !== c.image) change.image = c.image;
+    if (JSON.stringify(before?.resources ?? {}) !== JSON.stringify(c.resources ?? {})) change.resources = c.resources ?? {};
+    if (Object.keys(change).length) containers.push({ name: c.name, ...change });
+  }
+  if (Object.keys(metadata).length === 0 && containers.length === 0) return undefined;
+  if (resourceVersion) metadata.resourceVersion = resourceVersion;
+  return { metadata, ...(containers.length ? { spec: { containers } } : {}) };
+}
+
+/** A pod condition in a strategic-merge patch: null removes a field the pod's condition has. */
+export type ConditionPatch = Omit<PodCondition, 'reason' | 'message'> & { reason?: string | null; message?: string | null };
+
+/**
+ * The conditions of `conditions` that differ from the pod's, as strategic-merge patch entries
+ * (merged by type on the server). A strategic merge keeps fields the entry leaves out, so a reason
+ * or message the pod has and the new condition lacks is sent as null: otherwise e.g.
+ * InPlaceUpdateReady=True would keep reason StartInPlaceUpdate, still differ next round, and be
+ * re-patched on every reconcile of every in-place-updated pod.
+ */
+export function changedConditions(pod: Pod, conditions: readonly PodCondition[]): ConditionPatch[] {
+  const current = pod.status?.conditions ?? [];
+  const out: ConditionPatch[] = [];
+  for (const c of conditions) {
+    const old = current.find((o) => o.type === c.type);
+    if (old && old.status === c.status && (old.reason ?? '') === (c.reason ?? '') && (old.message ?? '') === (c.message ?? '')) continue;
+    const entry: ConditionPatch = { ...c };
+    if (old?.reason && !c.reason) entry.reason = null;
+    if (old?.message && !c.message) entry.message = null;
+    out.push(entry);
+  }
+  return out;
+}
+
+/** Slow-start batch sizes for n writes: 1, 2, 4, … (writeInBatches stops at the first failing batch). */
+export function slowStartBatches(n: number, initial = 1): number[] {
+  const out: number[] = [];
+  let remaining = n;
+  for (let size = Math.min(remaining, initial); size > 0; size = Math.min(2 * size, remaining)) {
+    out.push(size);
+    remaining -= size;
+  }
+  return out;
+}
+
+/**
+ * Runs `write` over `items` in batches of the given sizes, a batch's writes in flight together; a
+ * batch with a failure ends the run once all its writes have settled, so a refusal that would meet
+ * every item (a webhook, a quota, a terminating namespace) costs a few requests, not one per item.
+ * Each write starts synchronously, so what it records before its first await (an expectation) is
+ * in place for the whole batch before any answer. Returns how many items were attempted and the
+ * failures of the last batch, in item order.
+ */
+export async function writeInBatches<T>(
+  items: readonly T[],
+  batchSizes: readonly number[],
+  write: (item: T) => Promise<unknown>,
+): Promise<{ attempted: number; failures: unknown[] }> {
+  let attempted = 0;
+  for (const size of batchSizes) {
+    const batch = items.slice(attempted, attempted + size);
+    attempted += batch.length;
+    const results = await Promise.allSettled(batch.map(write));
+    const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    if (failures.length) return { attempted, failures };
+  }
+  return { attempted, failures: [] };
+}
+
+/**
+ * Every item written in slow-start batches (1, 2, 4, …): one round's independent pod writes — a
+ * wave of 100 pods' lifecycle patches or deletions takes 7 round trips instead of 100. Throws the
+ * first failure once its batch has settled; the items after that batch are not attempted.
+ */
+export async function writeAllInSlowStart<T>(items: readonly T[], write: (item: T) => Promise<unknown>): Promise<void> {
+  const { failures } = await writeInBatches(items, slowStartBatches(items.length), write);
+  if (failures.length) throw failures[0];
+}
+
 export type ExecutorClient = Pick<KubeClient, 'create' | 'get' | 'patch' | 'delete' | 'updateStatus'>;
 
 export /** The key of a namespaced object in the workqueue and in expectations. */
 const keyOf = (obj: KubeObject) => `${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
-
-/** A pod to create, with the claims it needs first. */
-export interface PodCreation {
-  pod: Pod;
-  pvcs?: readonly PersistentVolumeClaim[];
-}
 
 /** Event notes in each kind's upstream wording. */
 export interface WorkloadEventNotes {
@@ -246,7 +358,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     });
   }
 
-  async patchLabels(namespace: string, patches: ReadonlyArray<{ pod: string; labels: Record<string, string> }>): Promise<void> {
+  async patchLabels(namespace: string, patches: readonly LabelPatch[]): Promise<void> {
     await writeAllInSlowStart(patches, (l) => ignoreNotFound(this.patchPod(namespace, l.pod, { metadata: { labels: l.labels } })));
   }
 
@@ -301,7 +413,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     const key = keyOf(workload);
     const expected = (c: PodCreation) => [
       c.pod.metadata.name ?? '',
-      ...(this.kind.expectClaims ? (c.pvcs ?? []).map((p) => p.metadata?.name ?? '') : []),
+      ...(this.kind.expectClaims ? c.pvcs.map((p) => p.metadata?.name ?? '') : []),
     ];
     const { failures } = await writeInBatches(creations, batchSizes, (c) => {
       for (const n of expected(c)) this.deps.expectations.scale.expectScale(key, 'create', n);
@@ -321,7 +433,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     const name = c.pod.metadata.name ?? '';
     const unexpect = (n: string) => this.deps.expectations.scale.observeScale(key, 'create', n);
     try {
-      for (const pvc of c.pvcs ?? []) {
+      for (const pvc of c.pvcs) {
         try {
           await this.deps.client.create(PersistentVolumeClaims, pvc as Stored<PersistentVolumeClaim>, { namespace });
         } catch (err) {
@@ -335,7 +447,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
       // Refused for a namespace being deleted: stays expected and unreported (see createPods).
       if (isNamespaceTerminating(err)) throw err;
       unexpect(name);
-      if (this.kind.expectClaims) for (const pvc of c.pvcs ?? []) unexpect(pvc.metadata?.name ?? '');
+      if (this.kind.expectClaims) for (const pvc of c.pvcs) unexpect(pvc.metadata?.name ?? '');
       this.event(workload, 'Warning', 'FailedCreate', this.kind.notes.createFailed(name, owner, errMessage(err)), 'Create');
       throw err;
     }

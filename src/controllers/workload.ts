@@ -3,13 +3,10 @@
 //   1. wait while expectations say the cache is behind our own creations, deletions and writes;
 //   2. parse the selector and claim pods (ControllerRefManager), requeueing soon when a claim only
 //      lost optimistic-concurrency races;
-//   3. run the planner; a malformed object (bad selector, a value the planner cannot read) is
-//      reported as a Warning Event and a status condition, and the key is forgotten (TerminalError)
-//      instead of crashing the process or hot-looping: the next change to the object brings it back.
+//   3. run the planner through the failed-plan idiom (failed-plan.ts: a malformed object is reported
+//      as a Warning Event and a status condition, and the key is forgotten until its next change).
 
 import { Pods, type KubeClient, type KubeObject, type OwnerReference, type ResourceType, type Stored } from '../runtime/client.ts';
-import { TerminalError } from '../runtime/controller.ts';
-import type { EventRecorder } from '../runtime/events.ts';
 import {
   expectationGate,
   ResourceVersionExpectations,
@@ -19,23 +16,12 @@ import {
 } from '../runtime/expectations.ts';
 import type { Logger } from '../runtime/log.ts';
 import { ClaimError, ControllerRefManager } from '../runtime/refmanager.ts';
-import { metaTime } from '../util/clock.ts';
-import { errMessage } from '../util/errors.ts';
 import { labelSelectorAsSelector, type LabelSelectorLike } from '../util/labelselector.ts';
+import { FailedPlanReporter, type FailedPlanDeps, type FailedPlanKind, type ReportedObject } from './failed-plan.ts';
 
 /** A workload as the shared step reads it. */
-export interface WorkloadObject {
+export interface WorkloadObject extends ReportedObject {
   spec?: { selector?: LabelSelectorLike | null };
-  status?: { conditions?: readonly WorkloadCondition[] };
-}
-
-// type/status optional: some kinds' schemas (UnitedDeployment's) declare them so.
-interface WorkloadCondition {
-  type?: string;
-  status?: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
 }
 
 /**
@@ -76,28 +62,26 @@ export class WorkloadExpectations {
 }
 
 /** What the shared step needs to know about one workload kind. */
-export interface WorkloadKind<W extends WorkloadObject> {
+export interface WorkloadKind<W extends WorkloadObject> extends FailedPlanKind<W> {
   type: ResourceType;
   /** The condition type a failed round is recorded under (upstream's, per kind). */
   failureCondition: string;
-  /** Status fields the schema requires, for a failure recorded before any status was written. */
-  emptyStatus?: Partial<NonNullable<W['status']>>;
   controllerRef(workload: Stored<W>): OwnerReference;
 }
 
-export interface WorkloadStepDeps {
+export interface WorkloadStepDeps extends FailedPlanDeps {
   client: Pick<KubeClient, 'get' | 'patch' | 'updateStatus'>;
-  recorder: EventRecorder;
-  log: Logger;
   resourceVersions: ResourceVersionExpectations;
-  now: () => number;
 }
 
-export class WorkloadStep<W extends WorkloadObject> {
+/** The shared step; its orReport is the failed-plan idiom, recording failures under the kind's condition. */
+export class WorkloadStep<W extends WorkloadObject> extends FailedPlanReporter<W> {
   constructor(
-    private readonly kind: WorkloadKind<W>,
+    protected override readonly kind: WorkloadKind<W>,
     private readonly deps: WorkloadStepDeps,
-  ) {}
+  ) {
+    super(kind, deps);
+  }
 
   /**
    * The pods the workload controls after claiming `candidates` (its own pods, plus the orphans it
@@ -117,34 +101,6 @@ export class WorkloadStep<W extends WorkloadObject> {
     } catch (err) {
       if (err instanceof ClaimError && err.onlyConflicts()) return undefined;
       throw err;
-    }
-  }
-
-  /** Runs the planner (or any read of the object's values): a throw is reported, then terminal. */
-  async orReport<T>(workload: Stored<W>, plan: () => T): Promise<T> {
-    try {
-      return plan();
-    } catch (err) {
-      await this.reportBadObject(workload, err);
-      const { namespace, name } = workload.metadata;
-      throw new TerminalError(`cannot plan ${this.kind.type.kind} ${namespace ?? ''}/${name ?? ''}`, { cause: err });
-    }
-  }
-
-  private async reportBadObject(workload: Stored<W>, err: unknown): Promise<void> {
-    const message = errMessage(err);
-    const kind = this.kind.type.kind;
-    this.deps.recorder.event(workload, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile ${kind}: ${message}`);
-    const type = this.kind.failureCondition;
-    const conditions: WorkloadCondition[] = (workload.status?.conditions ?? []).filter((c) => c.type !== type);
-    conditions.push({ type, status: 'True', reason: 'FailedSync', message, lastTransitionTime: metaTime(this.deps.now()) });
-    try {
-      await this.deps.client.updateStatus(this.kind.type, {
-        ...workload,
-        status: { ...this.kind.emptyStatus, ...workload.status, conditions },
-      });
-    } catch (e) {
-      this.deps.log.info({ err: errMessage(e) }, 'could not record the failure on the status');
     }
   }
 }

@@ -1,13 +1,13 @@
 // A controller loop (controller-runtime pkg/internal/controller): N workers take keys from a
 // WorkQueue, run reconcile, and the outcome decides the key's next visit:
 //
-//   outcome                        queue action
-//   throws TerminalError           forget (no retry; counted as a terminal error)
-//   throws anything else           addRateLimited (per-key exponential backoff)
-//   returns {requeueAfter > 0}     forget + addAfter(requeueAfter)
-//   returns anything else          forget
+//   outcome                          queue action
+//   throws TerminalError             forget (no retry; counted as a terminal error)
+//   throws anything else             addRateLimited (per-key exponential backoff)
+//   returns {requeueAfterMs > 0}     forget + addAfter(requeueAfterMs)
+//   returns anything else            forget
 //
-// A throw carries no result, so "error plus requeueAfter" always means backoff, as in
+// A throw carries no result, so "error plus requeueAfterMs" always means backoff, as in
 // controller-runtime where the result is ignored when an error is returned.
 //
 // Nothing a reconciler throws escapes a worker. Built-in programming errors (TypeError,
@@ -57,7 +57,13 @@ export function isPanic(err: unknown): boolean {
 }
 
 export interface ReconcileResult {
-  /** ms; > 0 re-runs the key after this delay, the way to poll for something no event announces. */
+  /** > 0 re-runs the key after this many milliseconds, the way to poll for something no event announces. */
+  requeueAfterMs?: number;
+  /**
+   * Removed at merge: the former name of requeueAfterMs, still returned by the kinds of issue #33's
+   * shape helpers (ephemeraljob, nodepodprobe, podprobemarker, podunavailablebudget, sidecarset,
+   * uniteddeployment, workloadspread) until their rename is merged.
+   */
   requeueAfter?: number;
 }
 
@@ -209,12 +215,12 @@ export class Controller {
       return;
     }
     reconcileTime.observe(this.labels, (this.clock.now() - started) / 1000);
-    const requeueAfter = result?.requeueAfter ?? 0;
+    const requeueAfterMs = result?.requeueAfterMs ?? result?.requeueAfter ?? 0;
     this.queue.forget(key);
-    if (requeueAfter > 0) {
-      this.queue.addAfter(key, requeueAfter, { priority });
+    if (requeueAfterMs > 0) {
+      this.queue.addAfter(key, requeueAfterMs, { priority });
       reconcileTotal.inc({ ...this.labels, result: 'requeue_after' });
-      log.debug({ requeueAfter }, 'Reconcile done, requeueing after');
+      log.debug({ requeueAfterMs }, 'Reconcile done, requeueing after');
     } else {
       reconcileTotal.inc({ ...this.labels, result: 'success' });
       log.debug('Reconcile successful');

@@ -11,7 +11,7 @@ export const CONFLICT_REQUEUE_MS = 1000;
 
 /** How the round ends after a write lost a race (409) or found its object gone (404); undefined for any other error. */
 export function writeRaceResult(err: unknown): ReconcileResult | undefined {
-  if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
+  if (isConflict(err)) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
   if (isNotFound(err)) return {};
   return undefined;
 }

@@ -8,6 +8,7 @@
 import type { ImagePullJob } from '../apis/apps/imagepulljob.ts';
 import { CONTROLLER_REVISION_HASH_LABEL, IMAGE_PREDOWNLOAD_CREATED_KEY, IMAGE_PREDOWNLOAD_IGNORED_KEY } from '../apis/constants.ts';
 import type { OwnerReference } from '../apis/core.ts';
+import { canUpdateInPlace } from './inplaceupdate.ts';
 import { getScaledValueFromIntOrPercent, type IntOrString } from './intstr.ts';
 import type { LabelSelectorLike } from './labelselector.ts';
 import { templateFromRevision, type ControllerRevision } from './revision-data.ts';
@@ -49,6 +50,65 @@ export interface PreDownloadPlan {
   deleteJobs: string[];
   /** Label to put on the update revision so the decision is made once per revision. */
   labelRevision?: { name: string; key: string };
+}
+
+/** A workload (CloneSet, Advanced DaemonSet, …) as pre-download reads it. */
+export interface PreDownloadWorkload {
+  apiVersion?: string;
+  metadata?: { name?: string; uid?: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: {
+    selector?: LabelSelectorLike;
+    template?: { metadata?: { labels?: Record<string, string> }; spec?: { imagePullSecrets?: ReadonlyArray<{ name?: string }> } };
+  };
+}
+
+/** What a workload's rollout decides (scaled already): the rest of the input comes from the workload. */
+export type PreDownloadRollout = Pick<
+  PreDownloadInput,
+  | 'replicas'
+  | 'partition'
+  | 'maxUnavailable'
+  | 'recreate'
+  | 'updatedReadyReplicas'
+  | 'minUpdatedReadyPods'
+  | 'parallelism'
+  | 'timeoutSeconds'
+>;
+
+/**
+ * Pre-download for a workload of `kind` rolling from `current` to `update`: its owner reference,
+ * selector, template labels and pull secrets are read from the workload itself.
+ */
+export function planWorkloadImagePreDownload(input: {
+  kind: string;
+  workload: PreDownloadWorkload;
+  current: ControllerRevision;
+  update: ControllerRevision;
+  rollout: PreDownloadRollout;
+  ownedJobs: readonly string[];
+  /** Feature gate InPlaceUpdateEnvFromMetadata (what can change in place). */
+  envFromMetadata: boolean;
+}): PreDownloadPlan {
+  const { kind, workload, current, update } = input;
+  const { metadata, spec } = workload;
+  return planImagePreDownload({
+    ...input.rollout,
+    owner: {
+      apiVersion: workload.apiVersion ?? 'apps.kruise.io/v1beta1',
+      kind,
+      name: metadata?.name ?? '',
+      uid: metadata?.uid ?? '',
+      namespace: metadata?.namespace ?? '',
+      annotations: metadata?.annotations,
+    },
+    current,
+    update,
+    canUpdateInPlace: canUpdateInPlace(current, update, { envFromMetadata: input.envFromMetadata }),
+    selector: spec?.selector ?? {},
+    templateLabels: spec?.template?.metadata?.labels,
+    pullSecrets: (spec?.template?.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter(Boolean),
+    ownedJobs: [...input.ownedJobs],
+  });
 }
 
 const nothing = (): PreDownloadPlan => ({ createJobs: [], deleteJobs: [] });

@@ -3,7 +3,7 @@
 // transition is planned from the observed pod and applied by the caller's executor.
 
 import { CONDITION_KRUISE_POD_READY, LIFECYCLE_STATE_LABEL, LIFECYCLE_TIMESTAMP_ANNOTATION, LifecycleState } from '../apis/constants.ts';
-import type { Lifecycle, LifecycleHook } from '../apis/apps/pub.ts';
+import type { LifecycleHook } from '../apis/apps/pub.ts';
 import type { PodCondition, PodView } from '../apis/core-objects.ts';
 
 /** The parts of a pod the lifecycle helpers read. */
@@ -29,11 +29,6 @@ export function isPodAllHooked(hook: LifecycleHook | undefined, pod: LifecyclePo
   if (!(hook.finalizersHandler ?? []).every((f) => finalizers.includes(f))) return false;
   const labels = pod.metadata?.labels ?? {};
   return Object.entries(hook.labelsHandler ?? {}).every(([k, v]) => (labels[k] ?? '') === v);
-}
-
-/** Whether a preDelete or inPlaceUpdate hook asks to hold pods not-ready. */
-export function isRequiredPodNotReady(lifecycle: Lifecycle | undefined): boolean {
-  return !!(lifecycle?.preDelete?.markPodNotReady || lifecycle?.inPlaceUpdate?.markPodNotReady);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,9 +9,12 @@ import { CONTROLLER_REVISION_HASH_LABEL, SPECIFIED_DELETE_LABEL } from '../../ap
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import type { Node, Pod } from '../../apis/core-objects.ts';
 import { resolveFeatureGates } from '../../apis/features.ts';
-import { isDaemonPodAvailable, partitionOf, planDaemonSet, rollingUpdateOf, updateBudgets } from '../../controllers/daemonset/plan.ts';
+import { planDaemonSet } from '../../controllers/daemonset/plan.ts';
+import { isDaemonPodAvailable, partitionOf, rollingUpdateOf } from '../../controllers/daemonset/pods.ts';
+import { updateBudgets } from '../../controllers/daemonset/update.ts';
 import { inRange, ordinalOf, replicasOf, replicasRange } from '../../controllers/statefulset/ordinals.ts';
-import { planStatefulSet, scaledMaxUnavailable } from '../../controllers/statefulset/plan.ts';
+import { planStatefulSet } from '../../controllers/statefulset/plan.ts';
+import { scaledMaxUnavailable } from '../../controllers/statefulset/replicas.ts';
 import { isPodTerminal } from '../../util/pod.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { nodeShouldRunDaemonPod } from '../../util/nodefit.ts';

@@ -5,18 +5,19 @@
 // next start time.
 import type { KubeObject } from '../../apis/core-objects.ts';
 import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
+import { FailedPlanReporter } from '../failed-plan.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { AdvancedCronJobExecutor, cronJobKeyOf, type AdvancedCronJobClient } from './executor.ts';
 import { planAdvancedCronJob, templateKind, type AdvancedCronJob, type CronChild, type TemplateKind } from './plan.ts';
-import { errMessage } from '../../util/errors.ts';
 
 export interface AdvancedCronJobCache {
   getCronJob(namespace: string, name: string): AdvancedCronJob | undefined;
@@ -37,10 +38,12 @@ export interface AdvancedCronJobReconcilerDeps {
 export class AdvancedCronJobReconciler {
   private readonly clock: Clock;
   private readonly executor: AdvancedCronJobExecutor;
+  private readonly failures: FailedPlanReporter<AdvancedCronJob>;
 
   constructor(private readonly deps: AdvancedCronJobReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.executor = new AdvancedCronJobExecutor(deps);
+    this.failures = new FailedPlanReporter({ type: AdvancedCronJobs }, { ...deps, now: () => this.clock.now() });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -55,17 +58,11 @@ export class AdvancedCronJobReconciler {
       [scaleExpectations.check(key, 'child creation/deletion'), resourceVersions.check(cronJob, 'AdvancedCronJob resourceVersion')],
       log,
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
-    let plan;
-    try {
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
+    const plan = await this.failures.orReport(cronJob, () => {
       const children = this.deps.cache.ownedChildren(cronJob, templateKind(cronJob));
-      plan = planAdvancedCronJob({ cronJob, children, nowMs: this.clock.now() });
-    } catch (err) {
-      // A malformed object must not take the controller down or hot-loop it.
-      const message = errMessage(err);
-      this.deps.recorder.event(cronJob, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile AdvancedCronJob: ${message}`);
-      throw new TerminalError(`cannot plan AdvancedCronJob ${key}`, { cause: err });
-    }
+      return planAdvancedCronJob({ cronJob, children, nowMs: this.clock.now() });
+    });
     return this.executor.execute(cronJob, plan);
   }
 }
@@ -149,10 +146,10 @@ export const advancedCronJobController: ControllerSetup = {
     const reconciler = new AdvancedCronJobReconciler({
       cache: {
         getCronJob: (ns, name) => cronJobs.lister.get(ns, name),
-        ownedChildren: (j, kind) =>
-          (childInformers[kind]?.lister.byIndex(OwnerUIDIndex, j.metadata.uid ?? '') ?? []).filter(
-            (c) => c.metadata.namespace === j.metadata.namespace && ownerKey(c) === cronJobKeyOf(j),
-          ),
+        ownedChildren: (j, kind) => {
+          const children = childInformers[kind];
+          return children ? ownedBy(children.lister, j).filter((c) => ownerKey(c) === cronJobKeyOf(j)) : [];
+        },
       },
       client: deps.client,
       recorder: deps.recorder,

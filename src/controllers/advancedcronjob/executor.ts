@@ -63,7 +63,7 @@ export class AdvancedCronJobExecutor {
       recorder.event(cronJob, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted job ${child.metadata.name}`);
     }
     if (plan.create) await this.createChild(cronJob, resource, plan.create);
-    return { requeueAfter: plan.requeueAfterMs };
+    return { requeueAfterMs: plan.requeueAfterMs };
   }
 
   private async deleteChild(cronJob: AdvancedCronJob, resource: ResourceType, child: CronChild): Promise<void> {

@@ -4,19 +4,20 @@
 // Like upstream it adopts no orphans: a pod is the job's only through its controller reference.
 import type { Node, Pod } from '../../apis/core-objects.ts';
 import { BroadcastJobs, Nodes, Pods, type KubeObject } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { nodeFitFailure, targetNodeName } from '../../util/nodefit.ts';
+import { FailedPlanReporter } from '../failed-plan.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { BroadcastJobExecutor, jobKeyOf, type BroadcastJobClient } from './executor.ts';
 import { planBroadcastJob, type BroadcastJob } from './plan.ts';
-import { errMessage } from '../../util/errors.ts';
 
 export interface BroadcastJobCache {
   getJob(namespace: string, name: string): BroadcastJob | undefined;
@@ -40,10 +41,12 @@ export interface BroadcastJobReconcilerDeps {
 export class BroadcastJobReconciler {
   private readonly clock: Clock;
   private readonly executor: BroadcastJobExecutor;
+  private readonly failures: FailedPlanReporter<BroadcastJob>;
 
   constructor(private readonly deps: BroadcastJobReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.executor = new BroadcastJobExecutor(deps);
+    this.failures = new FailedPlanReporter({ type: BroadcastJobs }, { ...deps, now: () => this.clock.now() });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -58,22 +61,16 @@ export class BroadcastJobReconciler {
       [scaleExpectations.check(key, 'pod creation/deletion'), resourceVersions.check(job, 'BroadcastJob resourceVersion')],
       log,
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
-    let plan;
-    try {
-      plan = planBroadcastJob({
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
+    const plan = await this.failures.orReport(job, () =>
+      planBroadcastJob({
         job,
         pods: this.deps.cache.ownedPods(job),
         nodes: this.deps.cache.nodes(),
         nowMs: this.clock.now(),
         bindByScheduler: this.deps.bindByScheduler,
-      });
-    } catch (err) {
-      // A malformed object must not take the controller down or hot-loop it.
-      const message = errMessage(err);
-      this.deps.recorder.event(job, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile BroadcastJob: ${message}`);
-      throw new TerminalError(`cannot plan BroadcastJob ${key}`, { cause: err });
-    }
+      }),
+    );
     return this.executor.execute(job, plan);
   }
 }
@@ -175,10 +172,7 @@ export const broadcastJobController: ControllerSetup = {
     const reconciler = new BroadcastJobReconciler({
       cache: {
         getJob: (ns, name) => jobs.lister.get(ns, name),
-        ownedPods: (j) =>
-          pods.lister
-            .byIndex(OwnerUIDIndex, j.metadata.uid ?? '')
-            .filter((p) => p.metadata.namespace === j.metadata.namespace && ownerKey(p) === jobKeyOf(j)),
+        ownedPods: (j) => ownedBy(pods.lister, j).filter((p) => ownerKey(p) === jobKeyOf(j)),
         nodes: () => nodes.lister.list(),
       },
       client: deps.client,

@@ -17,7 +17,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { applyWrites, writeStatus } from '../../runtime/writes.ts';
 import type { Pod } from '../../apis/core-objects.ts';
 import { targetNodeName } from '../../util/nodefit.ts';
-import { slowStartBatches } from '../podwrites.ts';
+import { slowStartBatches } from '../workload-writes.ts';
 import type { BroadcastJob, BroadcastJobPlan } from './plan.ts';
 import { errMessage } from '../../util/errors.ts';
 
@@ -72,7 +72,7 @@ export class BroadcastJobExecutor {
       // A round whose pod writes failed stores nothing: the next one counts again from the cache.
       if (errors.length) throw new Error(errors.join('; '));
       const w = await writeStatus(client, BroadcastJobs, current, plan.status, this.deps.resourceVersions);
-      return w.ended ?? { requeueAfter: plan.requeueAfterMs };
+      return w.ended ?? { requeueAfterMs: plan.requeueAfterMs };
     });
   }
 

@@ -20,13 +20,14 @@ import {
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, type Informer, type InformerSource } from '../../runtime/informer.ts';
+import { splitKey, type Informer, type InformerSource } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { registry } from '../../runtime/metrics.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { makeHandlers } from './event-handler.ts';
@@ -96,12 +97,12 @@ export class CloneSetReconciler {
     const pvcs = cache.ownedPVCs(cs).filter((p) => !p.metadata?.deletionTimestamp);
     const revisions = cache.ownedRevisions(cs);
     const wait = expectations.wait(key, [cs, ...revisions, ...owned], log, () => scaleExpectationLeakage.inc({ namespace, name }));
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
 
     // Upstream hands claimPods only the pods it already owns: those whose labels stopped matching
     // are released (they live on, unmanaged, and are replaced); orphans are never adopted.
     const pods = await this.step.claimPods(cs, owned);
-    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    if (!pods) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     if (hasSpreadConstraints(cs)) await cache.syncNodes?.();
 
     const plan = await this.step.orReport(cs, () =>
@@ -145,26 +146,20 @@ class InformerCache implements CloneSetCache {
     return this.cloneSets.lister.get(namespace, name);
   }
 
-  private owned<T extends KubeObject>(informer: Informer<T>, cs: CloneSet): T[] {
-    const uid = cs.metadata?.uid;
-    if (!uid) return [];
-    return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === cs.metadata?.namespace);
-  }
-
   ownedPods(cs: CloneSet) {
-    return this.owned(this.pods, cs);
+    return ownedBy(this.pods.lister, cs);
   }
 
   ownedPVCs(cs: CloneSet) {
-    return this.owned(this.pvcs, cs);
+    return ownedBy(this.pvcs.lister, cs);
   }
 
   ownedRevisions(cs: CloneSet) {
-    return this.owned(this.revisions, cs);
+    return ownedBy(this.revisions.lister, cs);
   }
 
   ownedImagePullJobs(cs: CloneSet) {
-    return this.imagePullJobs && this.owned(this.imagePullJobs, cs).map((j) => j.metadata.name ?? '');
+    return this.imagePullJobs && ownedBy(this.imagePullJobs.lister, cs).map((j) => j.metadata.name ?? '');
   }
 
   /** Only templates with topologySpreadConstraints need nodes; their informer starts on first use. */

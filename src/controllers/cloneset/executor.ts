@@ -22,9 +22,10 @@ import type { CloneSetPlan } from './plan.ts';
 import { podName, type Pod } from './pods.ts';
 import { computeStatus } from './status.ts';
 import type { PodDeletion } from './scale.ts';
-import { PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
+  PUB_BLOCKED_REQUEUE_MS,
+  slowStartBatches,
   WorkloadWriter,
   type ExecutorClient,
   type WorkloadEventNotes,
@@ -55,7 +56,7 @@ export interface Observed {
 
 export interface ExecuteResult {
   /** ms */
-  requeueAfter?: number;
+  requeueAfterMs?: number;
   /** Error of the Scale phase (FailedScale), already recorded as an event. */
   scaleError?: string;
   /** Error of the Update phase (FailedUpdate), already recorded as an event. */
@@ -84,7 +85,7 @@ export class CloneSetExecutor {
     // 1. revisions
     if (plan.newRevision) {
       const outcome = await this.writer.createRevision(cs, plan.newRevision);
-      if (outcome === 'collision') return { requeueAfter: COLLISION_REQUEUE_MS };
+      if (outcome === 'collision') return { requeueAfterMs: COLLISION_REQUEUE_MS };
       if (outcome === 'namespaceTerminating') return {};
     }
     if (plan.revisionUpdate) await this.writer.renumberRevision(ns, plan.revisionUpdate);
@@ -127,7 +128,7 @@ export class CloneSetExecutor {
     } catch (err) {
       if (isConflict(err)) {
         this.deps.log.info({ err: errMessage(err) }, 'pod changed while being updated; requeueing');
-        return { requeueAfter: CONFLICT_REQUEUE_MS };
+        return { requeueAfterMs: CONFLICT_REQUEUE_MS };
       }
       result.updateError = errMessage(err);
       this.deps.log.error({ err }, 'failed to update pods');
@@ -174,18 +175,15 @@ export class CloneSetExecutor {
         );
         this.deps.expectations.resourceVersions.expect(patched);
       } catch (err) {
-        if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
+        if (isConflict(err)) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
         if (!isNotFound(err)) throw err;
       }
     }
     for (const name of plan.revisionsToDelete) {
       await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
-    const requeues = [
-      plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined,
-      heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined,
-    ];
-    return { requeueAfter: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
+    const requeues = [plan.requeueAfterMs, heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined];
+    return { requeueAfterMs: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
   }
 
   /** The round failed half-way: record FailedScale / FailedUpdate on the status, best effort. */

@@ -7,8 +7,7 @@ import type { CloneSet, CloneSetStatus } from '../../apis/apps/cloneset.ts';
 import { CLONESET_INSTANCE_ID_LABEL, CLONESET_VCT_HASH_ANNOTATION } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import { planImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
-import { canUpdateInPlace } from '../../util/inplaceupdate.ts';
+import { planWorkloadImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { LifecycleTransition } from '../../util/lifecycle.ts';
@@ -25,8 +24,8 @@ import { DEFAULT_MAX_UNAVAILABLE, EMPTY_DIFFS, type ExpectationDiffs } from './d
 import { podName, replicasOf, type Pod } from './pods.ts';
 import { planScale, type PodCreation, type PodDeletion } from './scale.ts';
 import { computeStatus } from './status.ts';
-import { planUpdate, type LabelPatch } from './update.ts';
-import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
+import { planUpdate } from './update.ts';
+import type { InPlaceUpdateAction, LabelPatch, PodRefresh } from '../plan-types.ts';
 
 export interface PlanInput {
   cloneSet: CloneSet;
@@ -83,7 +82,7 @@ export interface CloneSetPlan {
   revisionsToDelete: string[];
   /** Image pre-download for the next in-place update (jobs to create/delete, revision label). */
   preDownload?: PreDownloadPlan;
-  requeueAfter?: number;
+  requeueAfterMs?: number;
 }
 
 const DEFAULT_HISTORY_LIMIT = 10;
@@ -184,8 +183,8 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
     statusChanged: false,
     revisionsToDelete: [],
   };
-  const requeue = (s: number | undefined) => {
-    if (s !== undefined && s > 0) plan.requeueAfter = plan.requeueAfter === undefined ? s : Math.min(plan.requeueAfter, s);
+  const requeue = (ms: number | undefined) => {
+    if (ms !== undefined && ms > 0) plan.requeueAfterMs = plan.requeueAfterMs === undefined ? ms : Math.min(plan.requeueAfterMs, ms);
   };
 
   if (input.imagePullJobs && !cs.metadata?.deletionTimestamp) {
@@ -231,7 +230,7 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
       plan.lifecycleTransitions.push(...update.lifecycleTransitions);
       plan.events.push(...update.events);
       updateError = update.error;
-      requeue(update.requeueAfterSeconds);
+      requeue(update.requeueAfterMs);
     }
   }
 
@@ -246,7 +245,7 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
   });
   plan.status = status.status;
   plan.statusChanged = status.changed;
-  requeue(status.requeueAfterSeconds);
+  requeue(status.requeueAfterMs);
 
   const toDelete = cs.spec?.scaleStrategy?.podsToDelete ?? [];
   if (toDelete.length > 0) {
@@ -270,29 +269,22 @@ function preDownloadFor(
   const rolling = cs.spec?.updateStrategy?.rollingUpdate;
   const inPlace = rolling?.inPlaceUpdateStrategy;
   const updateName = update.metadata.name ?? '';
-  return planImagePreDownload({
-    owner: {
-      apiVersion: cs.apiVersion ?? 'apps.kruise.io/v1beta1',
-      kind: 'CloneSet',
-      name: cs.metadata?.name ?? '',
-      uid: cs.metadata?.uid ?? '',
-      namespace: cs.metadata?.namespace ?? '',
-      annotations: cs.metadata?.annotations,
-    },
+  return planWorkloadImagePreDownload({
+    kind: 'CloneSet',
+    workload: cs,
     current,
     update,
-    replicas,
-    partition: getScaledValueFromIntOrPercent(rolling?.partition ?? 0, replicas, true),
-    maxUnavailable: getScaledValueFromIntOrPercent(rolling?.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, replicas, false),
-    recreate: (rolling?.podUpdatePolicy ?? 'ReCreate') === 'ReCreate',
-    canUpdateInPlace: canUpdateInPlace(current, update, { envFromMetadata: features.InPlaceUpdateEnvFromMetadata }),
-    selector: cs.spec?.selector ?? {},
-    templateLabels: cs.spec?.template?.metadata?.labels,
-    pullSecrets: (cs.spec?.template?.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter(Boolean),
-    updatedReadyReplicas: cs.status?.updateRevision === updateName ? (cs.status.updatedReadyReplicas ?? 0) : 0,
-    minUpdatedReadyPods: inPlace?.imagePreDownloadMinUpdatedReadyPods,
-    parallelism: inPlace?.imagePreDownloadParallelism,
-    timeoutSeconds: inPlace?.imagePreDownloadTimeoutSeconds,
-    ownedJobs: [...jobs],
+    rollout: {
+      replicas,
+      partition: getScaledValueFromIntOrPercent(rolling?.partition ?? 0, replicas, true),
+      maxUnavailable: getScaledValueFromIntOrPercent(rolling?.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE, replicas, false),
+      recreate: (rolling?.podUpdatePolicy ?? 'ReCreate') === 'ReCreate',
+      updatedReadyReplicas: cs.status?.updateRevision === updateName ? (cs.status.updatedReadyReplicas ?? 0) : 0,
+      minUpdatedReadyPods: inPlace?.imagePreDownloadMinUpdatedReadyPods,
+      parallelism: inPlace?.imagePreDownloadParallelism,
+      timeoutSeconds: inPlace?.imagePreDownloadTimeoutSeconds,
+    },
+    ownedJobs: jobs,
+    envFromMetadata: features.InPlaceUpdateEnvFromMetadata,
   });
 }

@@ -38,6 +38,7 @@ import {
   type Pod,
 } from './pods.ts';
 import { metaTime } from '../../util/clock.ts';
+import type { PodCreation as SharedPodCreation } from '../plan-types.ts';
 
 export const INSTANCE_ID_LENGTH = 5;
 
@@ -50,10 +51,8 @@ export function randomInstanceId(length = INSTANCE_ID_LENGTH): string {
   return s;
 }
 
-export interface PodCreation {
-  pod: Pod;
-  /** PVCs to create first (names that already exist are left out). */
-  pvcs: PersistentVolumeClaim[];
+/** A pod to create, at its revision; its claims (names that already exist left out) go first. */
+export interface PodCreation extends SharedPodCreation {
   revision: string;
 }
 

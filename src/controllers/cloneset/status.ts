@@ -26,7 +26,7 @@ export interface StatusResult {
   status: CloneSetStatus;
   /** Whether it differs from cloneSet.status (only then is it written). */
   changed: boolean;
-  requeueAfterSeconds?: number;
+  requeueAfterMs?: number;
 }
 
 const MAX_INT32 = 2147483647;
@@ -42,7 +42,7 @@ export function setCondition(conditions: Condition[] | undefined, c: Condition):
   return list;
 }
 
-function progressing(cs: CloneSet, s: CloneSetStatus, nowMs: number): { condition?: Condition; requeueAfterSeconds?: number } {
+function progressing(cs: CloneSet, s: CloneSetStatus, nowMs: number): { condition?: Condition; requeueAfterMs?: number } {
   const deadline = cs.spec?.progressDeadlineSeconds;
   const replicas = replicasOf(cs);
   const now = metaTime(nowMs);
@@ -75,7 +75,7 @@ function progressing(cs: CloneSet, s: CloneSetStatus, nowMs: number): { conditio
   const start = existing?.reason === 'CloneSetUpdated' && since !== undefined ? since : nowMs;
   return {
     condition: mk('True', 'CloneSetUpdated', 'CloneSet is progressing'),
-    requeueAfterSeconds: Math.max(Math.ceil((start + deadline! * 1000 - nowMs) / 1000), 0) + 1,
+    requeueAfterMs: (Math.max(Math.ceil((start + deadline! * 1000 - nowMs) / 1000), 0) + 1) * 1000,
   };
 }
 
@@ -123,21 +123,21 @@ export function computeStatus(input: StatusInput): StatusResult {
   if (input.updateError)
     conditions = setCondition(conditions, { type: 'FailedUpdate', status: 'True', message: input.updateError, lastTransitionTime: now });
 
-  let requeueAfterSeconds: number | undefined;
+  let requeueAfterMs: number | undefined;
   const deadline = cs.spec?.progressDeadlineSeconds;
   if (deadline === undefined || deadline === MAX_INT32) {
     conditions = conditions?.filter((c) => c.type !== 'Progressing');
   } else {
     const p = progressing(cs, status, nowMs);
     if (p.condition) conditions = setCondition(conditions, p.condition);
-    requeueAfterSeconds = p.requeueAfterSeconds;
+    requeueAfterMs = p.requeueAfterMs;
   }
   if (conditions && conditions.length > 0) status.conditions = conditions;
   if (status.availableReplicas !== status.readyReplicas && minReady > 0) {
-    requeueAfterSeconds = requeueAfterSeconds === undefined ? minReady : Math.min(requeueAfterSeconds, minReady);
+    requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, minReady * 1000);
   }
   const changed = JSON.stringify(normalise(status)) !== JSON.stringify(normalise(cs.status));
-  return { status, changed, requeueAfterSeconds };
+  return { status, changed, requeueAfterMs };
 }
 
 function normalise(s: CloneSetStatus | undefined): unknown {

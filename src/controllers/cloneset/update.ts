@@ -24,12 +24,7 @@ import { calculateDiffsWithExpectation, EMPTY_DIFFS, type ExpectationDiffs } fro
 import { isPodAtRevision, isPodAvailable, minReadySecondsOf, podName } from './pods.ts';
 import { revisionLabelValue } from './scale.ts';
 import { metaTime } from '../../util/clock.ts';
-import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
-
-export interface LabelPatch {
-  pod: string;
-  labels: Record<string, string>;
-}
+import type { InPlaceUpdateAction, LabelPatch, PodRefresh } from '../plan-types.ts';
 
 export interface UpdatePlan {
   diffs: ExpectationDiffs;
@@ -40,7 +35,7 @@ export interface UpdatePlan {
   inPlaceUpdates: InPlaceUpdateAction[];
   /** Event reasons with messages, in order. */
   events: Array<{ type: 'Normal' | 'Warning'; reason: string; message: string }>;
-  requeueAfterSeconds?: number;
+  requeueAfterMs?: number;
   error?: string;
 }
 
@@ -177,8 +172,9 @@ export function planUpdate(input: UpdateInput): UpdatePlan {
     inPlaceUpdates: [],
     events: [],
   };
-  const requeue = (s: number) => {
-    if (s > 0) plan.requeueAfterSeconds = plan.requeueAfterSeconds === undefined ? s : Math.min(plan.requeueAfterSeconds, s);
+  const requeue = (seconds: number) => {
+    const ms = seconds * 1000;
+    if (ms > 0) plan.requeueAfterMs = plan.requeueAfterMs === undefined ? ms : Math.min(plan.requeueAfterMs, ms);
   };
 
   // 1. refresh every pod; a lifecycle change or hash back-fill ends the round

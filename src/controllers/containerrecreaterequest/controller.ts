@@ -5,7 +5,7 @@
 
 import type { Pod } from '../../apis/core-objects.ts';
 import { isNotFound, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
@@ -13,10 +13,10 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { CRR_POD_UID_LABEL } from '../../apis/constants.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { access, READ } from '../../runtime/rbac.ts';
+import { FailedPlanReporter } from '../failed-plan.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { CRRExecutor, type ExecutorClient } from './executor.ts';
 import { planContainerRecreateRequest, type CRR } from './plan.ts';
-import { errMessage } from '../../util/errors.ts';
 
 /** CRRs by `<namespace>/<spec.podName>`. */
 export const CRRPodIndex = 'crrPod';
@@ -38,10 +38,13 @@ export interface CRRReconcilerDeps {
 export class CRRReconciler {
   private readonly clock: Clock;
   private readonly executor: CRRExecutor;
+  private readonly failures: FailedPlanReporter<CRR>;
 
   constructor(private readonly deps: CRRReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
-    this.executor = new CRRExecutor({ client: deps.client, log: deps.log, now: () => this.clock.now() });
+    const now = () => this.clock.now();
+    this.executor = new CRRExecutor({ client: deps.client, log: deps.log, now });
+    this.failures = new FailedPlanReporter({ type: ContainerRecreateRequests }, { recorder: deps.recorder, log: deps.log, now });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -50,18 +53,10 @@ export class CRRReconciler {
     if (!crr) return {};
     const pod = await this.podOf(crr);
 
-    let plan;
-    try {
-      plan = planContainerRecreateRequest({ crr, pod, now: this.clock.now() });
-    } catch (err) {
-      // A malformed CRR must neither stop the controller nor hot-loop: say so where users look.
-      const message = errMessage(err);
-      this.deps.recorder.event(crr, 'Warning', 'FailedSync', 'Reconcile', `failed to reconcile ContainerRecreateRequest: ${message}`);
-      throw new TerminalError(`cannot plan ContainerRecreateRequest ${key}`, { cause: err });
-    }
+    const plan = await this.failures.orReport(crr, () => planContainerRecreateRequest({ crr, pod, now: this.clock.now() }));
     if (plan.note) this.deps.log.debug({ crr: key }, plan.note);
-    const requeueAfter = await this.executor.execute(crr, pod, plan);
-    return requeueAfter ? { requeueAfter } : {};
+    const requeueAfterMs = await this.executor.execute(crr, pod, plan);
+    return requeueAfterMs ? { requeueAfterMs } : {};
   }
 
   /**

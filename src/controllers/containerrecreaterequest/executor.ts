@@ -46,9 +46,9 @@ export class CRRExecutor {
         this.deps.log.debug({ crr: `${ns}/${name}`, action: action.kind }, 'applied');
         if (action.kind === 'delete') return {};
       }
-      return { requeueAfter: plan.requeueAfter !== undefined && plan.requeueAfter > 0 ? plan.requeueAfter : undefined };
+      return { requeueAfterMs: plan.requeueAfterMs !== undefined && plan.requeueAfterMs > 0 ? plan.requeueAfterMs : undefined };
     });
-    return ended.requeueAfter;
+    return ended.requeueAfterMs;
   }
 
   private async apply(

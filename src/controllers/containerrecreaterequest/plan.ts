@@ -45,8 +45,8 @@ export type CRRAction =
 
 export interface CRRPlan {
   actions: CRRAction[];
-  /** ms; when the next deadline falls (or the next poll while recreating). */
-  requeueAfter?: number;
+  /** When the next deadline falls (or the next poll while recreating). */
+  requeueAfterMs?: number;
   /** Why nothing more was done, for the log. */
   note?: string;
 }
@@ -91,7 +91,7 @@ function planFinished(crr: CRR, pod: Pod | undefined, now: number): CRRPlan {
   const left = ttl === undefined || ttl === null ? undefined : ttl * 1000 - (now - completedAt);
   if (left !== undefined && left <= 0) return { actions: [...actions, { kind: 'delete' }] };
   if (crr.metadata.labels && Object.hasOwn(crr.metadata.labels, CRR_ACTIVE_LABEL)) actions.push({ kind: 'removeActiveLabel' });
-  return { actions, requeueAfter: left };
+  return { actions, requeueAfterMs: left };
 }
 
 /** Running containers of the request that started after it was created (older ones are history). */
@@ -159,12 +159,12 @@ export function planContainerRecreateRequest({ crr, pod, now }: CRRInput): CRRPl
   if (!pod || podHasGone(crr, pod)) return { actions: [{ kind: 'complete', message: MSG_POD_GONE }] };
 
   const created = timeMillis(crr.metadata.creationTimestamp) ?? now;
-  let requeueAfter: number | undefined;
+  let requeueAfterMs: number | undefined;
   const phase = crr.status?.phase ?? '';
   if (phase === '') {
     const left = DAEMON_RESPONSE_TIMEOUT_MS - (now - created);
     if (left <= 0) return { actions: [{ kind: 'complete', message: MSG_DAEMON_TIMEOUT }] };
-    requeueAfter = left;
+    requeueAfterMs = left;
   }
 
   const deadline = crr.spec?.activeDeadlineSeconds;
@@ -176,15 +176,15 @@ export function planContainerRecreateRequest({ crr, pod, now }: CRRInput): CRRPl
       );
       return { actions: [{ kind: 'complete', message: MSG_DEADLINE, ...(states.length ? { containerRecreateStates: states } : {}) }] };
     }
-    requeueAfter = minPositive(requeueAfter, left);
+    requeueAfterMs = minPositive(requeueAfterMs, left);
   }
 
-  if (phase !== 'Recreating') return { actions: [], requeueAfter, note: `waiting for the daemon (phase ${phase || 'unset'})` };
+  if (phase !== 'Recreating') return { actions: [], requeueAfterMs, note: `waiting for the daemon (phase ${phase || 'unset'})` };
 
   const actions: CRRAction[] = [];
   const snapshot = containerStatusSnapshot(crr, pod);
   if (!sameSnapshot(crr.status?.containerStatusSnapshot, snapshot)) actions.push({ kind: 'syncSnapshot', snapshot });
   actions.push(...planUnreadyGrace(crr, pod, now));
   // No event announces every container-status change the daemon waits on: poll.
-  return { actions, requeueAfter: minPositive(requeueAfter, RECREATING_POLL_MS) };
+  return { actions, requeueAfterMs: minPositive(requeueAfterMs, RECREATING_POLL_MS) };
 }

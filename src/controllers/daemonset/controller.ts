@@ -10,13 +10,14 @@ import type { FeatureGates } from '../../apis/features.ts';
 import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods, type KubeObject, type Stored } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { DaemonSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
@@ -102,11 +103,11 @@ export class DaemonSetReconciler {
     const owned = cache.ownedPods(ds);
     const revisions = cache.ownedRevisions(ds);
     const wait = expectations.wait(key, [...revisions, ...owned], log);
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
 
     // Owned pods whose labels stopped matching are released (they live on, unmanaged).
     const pods = await this.step.claimPods(ds, owned);
-    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    if (!pods) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     const plan = await this.step.orReport(ds, () =>
       planDaemonSet({
         daemonSet: ds,
@@ -264,18 +265,12 @@ class InformerCache implements DaemonSetCache {
     return this.daemonSets.lister.get(namespace, name);
   }
 
-  private owned<T extends KubeObject>(informer: Informer<T>, ds: DaemonSet): T[] {
-    const uid = ds.metadata?.uid;
-    if (!uid) return [];
-    return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === ds.metadata?.namespace);
-  }
-
   ownedPods(ds: DaemonSet) {
-    return this.owned(this.pods, ds);
+    return ownedBy(this.pods.lister, ds);
   }
 
   ownedRevisions(ds: DaemonSet) {
-    return this.owned(this.revisions, ds);
+    return ownedBy(this.revisions.lister, ds);
   }
 
   nodes() {
@@ -283,7 +278,7 @@ class InformerCache implements DaemonSetCache {
   }
 
   ownedImagePullJobs(ds: DaemonSet) {
-    return this.imagePullJobs && this.owned(this.imagePullJobs, ds).map((j) => j.metadata.name ?? '');
+    return this.imagePullJobs && ownedBy(this.imagePullJobs.lister, ds).map((j) => j.metadata.name ?? '');
   }
 }
 

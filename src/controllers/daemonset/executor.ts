@@ -10,9 +10,9 @@ import { ControllerRevisions, AdvancedDaemonSets, ignoreNotFound, isConflict, ty
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { applyPreDownload } from '../imagejobs/predownload.ts';
-import { slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
+  slowStartBatches,
   WorkloadWriter,
   type ExecutorClient,
   type WorkloadEventNotes,
@@ -57,7 +57,7 @@ export class DaemonSetExecutor {
 
     if (plan.newRevision) {
       const outcome = await this.writer.createRevision(ds, plan.newRevision);
-      if (outcome === 'collision') return { requeueAfter: COLLISION_REQUEUE_MS };
+      if (outcome === 'collision') return { requeueAfterMs: COLLISION_REQUEUE_MS };
       if (outcome === 'namespaceTerminating') return {};
     }
     if (plan.revisionBump) await this.writer.renumberRevision(ns, plan.revisionBump);
@@ -77,14 +77,14 @@ export class DaemonSetExecutor {
     try {
       await this.writePods(ds, plan, podByName);
     } catch (err) {
-      if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
+      if (isConflict(err)) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
       errors.push(errMessage(err));
     }
     try {
       if (plan.createPods.length) {
         await this.writer.createPods(
           ds,
-          plan.createPods.map((pod) => ({ pod })),
+          plan.createPods.map((pod) => ({ pod, pvcs: [] })),
           slowStartBatches(plan.createPods.length),
         );
       }
@@ -112,7 +112,7 @@ export class DaemonSetExecutor {
     if (errors.length) throw new Error(errors.join('; '));
     // As upstream: failed pods are retried through the rate-limited queue.
     if (plan.failedPodNodes.length) throw new Error(`deleted ${plan.failedPodNodes.length} failed pods of DaemonSet ${key}`);
-    return { requeueAfter: plan.requeueAfterMs };
+    return { requeueAfterMs: plan.requeueAfterMs };
   }
 
   private async writePods(ds: Stored<DaemonSet>, plan: DaemonSetPlan, pods: Map<string, Pod>): Promise<void> {

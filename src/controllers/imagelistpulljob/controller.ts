@@ -7,11 +7,12 @@ import { ImageListPullJobs, ImagePullJobs, type KubeClient } from '../../runtime
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { access, READ } from '../../runtime/rbac.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import type { ImagePullJob } from '../imagejobs/resources.ts';
 import { ImageListPullJobExecutor } from './executor.ts';
@@ -61,7 +62,7 @@ export class ImageListPullJobReconciler {
         ],
         log,
       );
-      if (requeue !== undefined) return { requeueAfter: requeue };
+      if (requeue !== undefined) return { requeueAfterMs: requeue };
     }
     const plan = planImageListPullJob({ list, owned, nowMs: this.clock.now() });
     return this.executor.execute(key, list, plan);
@@ -136,8 +137,7 @@ export const imageListPullJobController: ControllerSetup = {
     const reconciler = new ImageListPullJobReconciler({
       cache: {
         getList: (ns, name) => lists.lister.get(ns, name),
-        ownedJobs: (l) =>
-          jobs.lister.byIndex(OwnerUIDIndex, l.metadata.uid ?? '').filter((j) => j.metadata.namespace === l.metadata.namespace),
+        ownedJobs: (l) => ownedBy(jobs.lister, l),
       },
       client: deps.client,
       recorder: deps.recorder,

@@ -45,7 +45,7 @@ export class ImageListPullJobExecutor {
         await ignoreNotFound(client.delete(ImageListPullJobs, name, { namespace, preconditions: { uid: list.metadata.uid } }));
         return {};
       }
-      return { requeueAfter: plan.finished.requeueAfterMs };
+      return { requeueAfterMs: plan.finished.requeueAfterMs };
     }
 
     const errors: string[] = [];

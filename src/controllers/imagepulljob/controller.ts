@@ -7,7 +7,7 @@ import { Nodes } from '../../runtime/client.ts';
 import { randomBytes } from 'node:crypto';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import { Namespaces, Pods, Secrets, type KubeObject, NodeImages, ImagePullJobs } from '../../runtime/client.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
 import { NodeNameIndex, splitKey } from '../../runtime/informer.ts';
@@ -15,6 +15,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
+import { FailedPlanReporter } from '../failed-plan.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { isActiveJob, type ImagePullJob, type NodeImage } from '../imagejobs/resources.ts';
 import type { Secret } from '../../apis/core-objects.ts';
@@ -23,7 +24,6 @@ import { ImagePullJobExecutor, type ImagePullJobClient } from './executor.ts';
 import { DEFAULT_TTL_SECONDS_FOR_ALWAYS_NODEIMAGE, planImagePullJob, type RandomInt } from './plan.ts';
 import { nodeImagesForJob } from './select.ts';
 import type { Pod } from '../../apis/core-objects.ts';
-import { errMessage } from '../../util/errors.ts';
 
 /** Upstream re-checks NodeImages it wrote after 5s rather than waiting out the whole timeout. */
 const NODEIMAGE_CACHE_WAIT_MS = 5000;
@@ -64,12 +64,17 @@ export class ImagePullJobReconciler {
   private readonly randomInt: RandomInt;
   private readonly randomSuffix: () => string;
   private readonly executor: ImagePullJobExecutor;
+  private readonly failures: FailedPlanReporter<ImagePullJob>;
 
   constructor(private readonly deps: ImagePullJobReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.randomInt = deps.randomInt ?? defaultRandomInt;
     this.randomSuffix = deps.randomSuffix ?? defaultRandomSuffix;
     this.executor = new ImagePullJobExecutor({ ...deps, getNodeImage: (name) => deps.cache.getNodeImage(name) });
+    this.failures = new FailedPlanReporter(
+      { type: ImagePullJobs, failureStatus: failureMessage },
+      { ...deps, now: () => this.clock.now() },
+    );
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -84,23 +89,20 @@ export class ImagePullJobReconciler {
       [scaleExpectations.check(key, 'secret creation'), resourceVersions.check(job, 'job resourceVersion')],
       log,
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
 
     let nodeImages: NodeImage[] | undefined;
     let image: { name: string; tag: string } | undefined;
     if (isActiveJob(job)) {
-      try {
-        nodeImages = nodeImagesForJob(job, cache);
-        image = normalizeImageRef(job.spec?.image ?? '');
-      } catch (err) {
-        await this.reportBadJob(job, err);
-        throw new TerminalError(`cannot sync ImagePullJob ${key}`, { cause: err });
-      }
+      ({ nodeImages, image } = await this.failures.orReport(job, () => ({
+        nodeImages: nodeImagesForJob(job, cache),
+        image: normalizeImageRef(job.spec?.image ?? ''),
+      })));
       requeue = expectationGate(
         nodeImages.map((ni) => resourceVersions.check(ni, 'NodeImage resourceVersion', NODEIMAGE_CACHE_WAIT_MS)),
         log,
       );
-      if (requeue !== undefined) return { requeueAfter: requeue };
+      if (requeue !== undefined) return { requeueAfterMs: requeue };
     }
 
     const plan = planImagePullJob({
@@ -117,17 +119,12 @@ export class ImagePullJobReconciler {
     });
     return this.executor.execute(job, plan);
   }
+}
 
-  private async reportBadJob(job: ImagePullJob, err: unknown): Promise<void> {
-    const message = errMessage(err);
-    this.deps.recorder.event(job, 'Warning', 'FailedSync', 'Reconcile', `failed to sync ImagePullJob: ${message}`);
-    if (job.status?.message === message) return;
-    try {
-      await this.deps.client.updateStatus(ImagePullJobs, { ...job, status: { ...job.status, desired: job.status?.desired ?? 0, message } });
-    } catch (e) {
-      this.deps.log.info({ err: errMessage(e) }, 'could not record the failure on the status');
-    }
-  }
+/** ImagePullJob has no conditions: a failed plan is its status message (written once). */
+function failureMessage(job: ImagePullJob, message: string): ImagePullJob['status'] | undefined {
+  if (job.status?.message === message) return undefined;
+  return { ...job.status, desired: job.status?.desired ?? 0, message };
 }
 
 export const imagePullJobController: ControllerSetup = {

@@ -24,7 +24,7 @@ import { claimNodeImage, type Claims, type ImagePullJobPlan, type SecretWrites }
 /** Writes into one NodeImage retried against a fresh copy (retry.RetryOnConflict). */
 const NODEIMAGE_UPDATE_ATTEMPTS = 5;
 
-const requeue = (ms: number | undefined): ReconcileResult => (ms === undefined ? {} : { requeueAfter: ms });
+const requeue = (ms: number | undefined): ReconcileResult => (ms === undefined ? {} : { requeueAfterMs: ms });
 
 /** The calls the executor makes (a KubeClient in production). */
 export type ImagePullJobClient = Pick<KubeClient, 'get' | 'create' | 'update' | 'patch' | 'delete' | 'updateStatus'>;
@@ -55,14 +55,14 @@ export class ImagePullJobExecutor {
         );
         return {};
       }
-      return requeue(plan.requeueAfter);
+      return requeue(plan.requeueAfterMs);
     }
-    if (plan.finalizers && !(await this.patchFinalizers(job, plan.finalizers))) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    if (plan.finalizers && !(await this.patchFinalizers(job, plan.finalizers))) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     await this.writeSecrets(job, plan.secrets);
     if (plan.claims) await this.claim(plan.claims);
     const w = await writeStatus(this.deps.client, ImagePullJobs, job, plan.status, this.deps.resourceVersions);
     if (w.ended) return w.ended;
-    return requeue(plan.requeueAfter);
+    return requeue(plan.requeueAfterMs);
   }
 
   /** False on a conflict or a gone job (the cache is behind; the next round sees the newer job). */

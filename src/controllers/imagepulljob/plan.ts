@@ -291,9 +291,9 @@ export interface Claims {
 
 export type ImagePullJobPlan =
   /** A deleted or completed job: let go of its secrets, drop the finalizer, delete it after its TTL. */
-  | { kind: 'finalize'; secrets?: SecretWrites; finalizers?: string[]; deleteJob: boolean; requeueAfter?: number }
+  | { kind: 'finalize'; secrets?: SecretWrites; finalizers?: string[]; deleteJob: boolean; requeueAfterMs?: number }
   /** An active job: protect it with the finalizer, sync secrets, claim NodeImages, store the status. */
-  | { kind: 'sync'; finalizers?: string[]; secrets: SecretWrites; claims?: Claims; status?: ImagePullJobStatus; requeueAfter?: number };
+  | { kind: 'sync'; finalizers?: string[]; secrets: SecretWrites; claims?: Claims; status?: ImagePullJobStatus; requeueAfterMs?: number };
 
 function secretWrites(input: ImagePullJobInput): SecretWrites {
   const { job } = input;
@@ -324,7 +324,7 @@ export function planImagePullJob(input: ImagePullJobInput): ImagePullJobPlan {
       kind: 'finalize',
       ...release,
       deleteJob: finished.action === 'delete',
-      requeueAfter: finished.action === 'wait' ? finished.requeueAfterMs : undefined,
+      requeueAfterMs: finished.action === 'wait' ? finished.requeueAfterMs : undefined,
     };
   }
   const nodeImages = input.nodeImages ?? [];
@@ -359,6 +359,6 @@ export function planImagePullJob(input: ImagePullJobInput): ImagePullJobPlan {
         }
       : undefined,
     status: changed ? status : undefined,
-    requeueAfter: changed ? undefined : deadlineRequeueMs(job, status, nowMs),
+    requeueAfterMs: changed ? undefined : deadlineRequeueMs(job, status, nowMs),
   };
 }

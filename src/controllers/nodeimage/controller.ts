@@ -71,7 +71,7 @@ export class NodeImageReconciler {
     const nodeImage = cache.getNodeImage(name);
     if (nodeImage) {
       const requeue = expectationGate([resourceVersions.check(nodeImage, 'NodeImage resourceVersion', CACHE_WAIT_MS)], this.deps.log);
-      if (requeue !== undefined) return { requeueAfter: requeue };
+      if (requeue !== undefined) return { requeueAfterMs: requeue };
     }
     const plan = planNodeImage({
       node: cache.getNode(name),

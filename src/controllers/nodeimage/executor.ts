@@ -30,7 +30,7 @@ export class NodeImageExecutor {
     return applyWrites(async () => {
       switch (plan.action) {
         case 'none':
-          return { requeueAfter: this.spread(plan.requeueAfterMs) };
+          return { requeueAfterMs: this.spread(plan.requeueAfterMs) };
         case 'create': {
           const obj: NodeImage = {
             apiVersion: 'apps.kruise.io/v1beta1',
@@ -68,7 +68,7 @@ export class NodeImageExecutor {
             for (const owner of f.owners ?? []) this.deps.recorder.event(owner, 'Warning', 'PullImageFailed', 'PullImage', note);
             this.deps.recorder.event(nodeImage!, 'Warning', 'PullImageFailed', 'PullImage', note);
           }
-          return { requeueAfter: this.spread(plan.requeueAfterMs) };
+          return { requeueAfterMs: this.spread(plan.requeueAfterMs) };
         }
       }
     });

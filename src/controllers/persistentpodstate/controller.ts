@@ -31,7 +31,7 @@ import {
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, waitForCacheSync, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted, waitForCacheSync, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { ResourceMapping } from '../../runtime/restmapper.ts';
@@ -41,6 +41,7 @@ import { parseCustomWorkloadWhitelist, isWhitelisted, type CustomWorkload } from
 import { replicasRange, type OrdinalRange, type OrdinalsView } from '../../util/ordinals.ts';
 import { apiGroupOf, persistentPodStateFor, type StoredPersistentPodState } from '../../util/persistentpodstate.ts';
 import { isPodReady } from '../../util/pod.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { PersistentPodStateExecutor } from './executor.ts';
 import { generateKey, parseGenerateName, planGeneratedState, planPodStates, type TargetWorkload } from './plan.ts';
@@ -94,7 +95,7 @@ export class PersistentPodStateReconciler {
     const pps = cache.getState(namespace, name);
     if (!pps) return {};
     const requeue = expectationGate([resourceVersions.check(pps, 'PersistentPodState resourceVersion')], log);
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
     const ref = pps.spec?.targetRef;
     const group = apiGroupOf(ref?.apiVersion);
     const statefulSet = ref?.kind === 'StatefulSet' && STATEFULSET_GROUPS.has(group);
@@ -275,7 +276,7 @@ export const persistentPodStateController: ControllerSetup = {
       getState: (ns, name) => states.lister.get(ns, name),
       listStates: (ns) => states.lister.list(ns),
       getWorkload: (group, ns, name) => (group === 'apps' ? native : advanced).lister.get(ns, name),
-      podsOf: (w) => pods.lister.byIndex(OwnerUIDIndex, w.metadata.uid ?? '').filter((p) => p.metadata.namespace === w.metadata.namespace),
+      podsOf: (w) => ownedBy(pods.lister, w),
       getNode: (name) => nodes.lister.get(name),
       whitelist,
       async customWorkload(apiVersion, kind, ns, name) {

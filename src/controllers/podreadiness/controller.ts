@@ -3,24 +3,16 @@
 // every such pod without it gets KruisePodReady=True. Components that take a pod out of service
 // later flip it through not-ready keys (util/lifecycle.ts).
 
-import { CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
-import type { Pod, PodCondition } from '../../apis/core-objects.ts';
-import { PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
+import type { Pod } from '../../apis/core-objects.ts';
+import { Pods, type KubeClient } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { applyWrites } from '../../runtime/writes.ts';
-import { metaTime, realClock, type Clock } from '../../util/clock.ts';
-import { containsReadinessGate, getCondition } from '../../util/lifecycle.ts';
+import { realClock, type Clock } from '../../util/clock.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
-
-/** The KruisePodReady condition to add, or undefined when the pod needs none. */
-export function planPodReadiness(pod: Pod, now: number): PodCondition | undefined {
-  if (pod.metadata?.deletionTimestamp) return undefined;
-  if (!containsReadinessGate(pod, CONDITION_KRUISE_POD_READY) || getCondition(pod, CONDITION_KRUISE_POD_READY)) return undefined;
-  return { type: CONDITION_KRUISE_POD_READY, status: 'True', lastTransitionTime: metaTime(now) };
-}
+import { writePodReadiness } from './executor.ts';
+import { planPodReadiness } from './plan.ts';
 
 export interface PodReadinessDeps {
   getPod(namespace: string, name: string): Pod | undefined;
@@ -34,19 +26,7 @@ export async function reconcilePodReadiness(key: string, deps: PodReadinessDeps)
   if (!pod) return {};
   const condition = planPodReadiness(pod, (deps.clock ?? realClock).now());
   if (!condition) return {};
-  return applyWrites(async () => {
-    // Compare-and-swap: a condition someone wrote since the cache saw the pod must not be replaced.
-    await deps.client.patch(
-      Pods,
-      name,
-      {
-        metadata: { resourceVersion: pod.metadata.resourceVersion },
-        status: { conditions: [condition] },
-      },
-      { namespace, patchType: PatchType.StrategicMerge, subresource: 'status' },
-    );
-    return {};
-  });
+  return writePodReadiness(pod, condition, deps.client);
 }
 
 const wantsCondition = (pod: Pod) => planPodReadiness(pod, 0) !== undefined;

@@ -66,7 +66,7 @@ export class ResourceDistributionReconciler {
       ],
       log,
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
     const plan = planDistribution({ rd, namespaces, existing });
     return this.executor.execute(key, rd, plan);
   }

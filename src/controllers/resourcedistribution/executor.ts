@@ -126,6 +126,6 @@ export class ResourceDistributionExecutor {
     if (writeFailures.length) {
       throw new Error(writeFailures.map((f) => `${f.type} in namespace ${f.namespace}: ${f.message}`).join('; '));
     }
-    return raced ? { requeueAfter: CONFLICT_REQUEUE_MS } : {};
+    return raced ? { requeueAfterMs: CONFLICT_REQUEUE_MS } : {};
   }
 }

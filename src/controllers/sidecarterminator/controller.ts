@@ -42,8 +42,8 @@ export async function reconcileSidecarTerminator(key: string, deps: SidecarTermi
     crrExists: deps.cache.crrExists(namespace, crrNameFor(pod)),
     now: (deps.clock ?? realClock).now(),
   });
-  const requeueAfter = await executeSidecarActions(pod, actions, deps);
-  return requeueAfter ? { requeueAfter } : {};
+  const requeueAfterMs = await executeSidecarActions(pod, actions, deps);
+  return requeueAfterMs ? { requeueAfterMs } : {};
 }
 
 export const sidecarTerminatorController: ControllerSetup = {

@@ -101,5 +101,5 @@ export async function executeSidecarActions(
     }
     return {};
   });
-  return ended.requeueAfter;
+  return ended.requeueAfterMs;
 }

@@ -18,7 +18,7 @@ import {
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
@@ -26,6 +26,7 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
+import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { StatefulSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
@@ -77,10 +78,10 @@ export class StatefulSetReconciler {
     const candidates = cache.candidatePods(set);
     const revisions = cache.ownedRevisions(set);
     const wait = expectations.wait(key, [...revisions, ...candidates], log);
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
 
     const pods = await this.step.claimPods(set, candidates);
-    if (!pods) return { requeueAfter: CONFLICT_REQUEUE_MS };
+    if (!pods) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
     const plan = await this.step.orReport(set, () =>
       planStatefulSet({ set, revisions, pods, pvcs: cache.claims(set), now: this.clock.now(), features: this.deps.features }),
     );
@@ -115,18 +116,12 @@ class InformerCache implements StatefulSetCache {
     return this.sets.lister.get(namespace, name);
   }
 
-  private owned<T extends KubeObject>(informer: Informer<T>, set: StatefulSet): T[] {
-    const uid = set.metadata?.uid;
-    if (!uid) return [];
-    return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === set.metadata?.namespace);
-  }
-
   candidatePods(set: StatefulSet) {
     const name = set.metadata?.name ?? '';
     const orphans = this.pods.lister
       .list(set.metadata?.namespace)
       .filter((p) => !p.metadata.ownerReferences?.some((r) => r.controller) && ordinalOf(name, p.metadata.name ?? '') >= 0);
-    return [...this.owned(this.pods, set), ...orphans];
+    return [...ownedBy(this.pods.lister, set), ...orphans];
   }
 
   claims(set: StatefulSet) {
@@ -137,7 +132,7 @@ class InformerCache implements StatefulSetCache {
   }
 
   ownedRevisions(set: StatefulSet) {
-    return this.owned(this.revisions, set);
+    return ownedBy(this.revisions.lister, set);
   }
 }
 

@@ -21,9 +21,10 @@ import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { metaTime } from '../../util/clock.ts';
 import { podName, type Pod } from './pods.ts';
 import type { StatefulSetPlan } from './plan.ts';
-import { PUB_BLOCKED_REQUEUE_MS, slowStartBatches } from '../podwrites.ts';
 import {
   COLLISION_REQUEUE_MS,
+  PUB_BLOCKED_REQUEUE_MS,
+  slowStartBatches,
   WorkloadWriter,
   type ExecutorClient,
   type WorkloadEventNotes,
@@ -66,7 +67,7 @@ export class StatefulSetExecutor {
     // 1. revisions
     if (plan.newRevision) {
       const outcome = await this.writer.createRevision(set, plan.newRevision);
-      if (outcome === 'collision') return { requeueAfter: COLLISION_REQUEUE_MS };
+      if (outcome === 'collision') return { requeueAfterMs: COLLISION_REQUEUE_MS };
       if (outcome === 'namespaceTerminating') return {};
     }
     if (plan.revisionUpdate) await this.writer.renumberRevision(ns, plan.revisionUpdate);
@@ -100,7 +101,7 @@ export class StatefulSetExecutor {
       // 3. pod writes
       heldByBudget = await this.writePods(set, plan, podByName);
     } catch (err) {
-      if (isConflict(err)) return { requeueAfter: CONFLICT_REQUEUE_MS };
+      if (isConflict(err)) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
       failure = { type: 'FailedUpdatePod', message: errMessage(err) };
     }
 
@@ -144,11 +145,8 @@ export class StatefulSetExecutor {
     for (const name of plan.revisionsToDelete) {
       await ignoreNotFound(this.deps.client.delete(ControllerRevisions, name, { namespace: ns }));
     }
-    const requeues = [
-      plan.requeueAfter !== undefined ? plan.requeueAfter * 1000 : undefined,
-      heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined,
-    ];
-    return { requeueAfter: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
+    const requeues = [plan.requeueAfterMs, heldByBudget ? PUB_BLOCKED_REQUEUE_MS : undefined];
+    return { requeueAfterMs: requeues.filter((r) => r !== undefined).sort((a, b) => a - b)[0] };
   }
 
   private async createClaim(ns: string, pvc: PersistentVolumeClaim): Promise<void> {

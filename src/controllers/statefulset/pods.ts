@@ -4,7 +4,6 @@
 
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import {
-  CONDITION_INPLACE_UPDATE_READY,
   CONTROLLER_REVISION_HASH_LABEL,
   LIFECYCLE_STATE_LABEL,
   LIFECYCLE_TIMESTAMP_ANNOTATION,
@@ -14,7 +13,7 @@ import {
 import type { PersistentVolumeClaim, PodTemplateSpec } from '../../apis/core.ts';
 import type { OwnerReference, Pod } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
-import { getCondition, isPodAllHooked } from '../../util/lifecycle.ts';
+import { isPodAllHooked } from '../../util/lifecycle.ts';
 import { isPodAvailable, isPodTerminal, isRunningAndReady, podReadyTime } from '../../util/pod.ts';
 import { equalToRevisionHash } from '../../util/revision.ts';
 import { podNameFor } from './ordinals.ts';
@@ -59,12 +58,6 @@ export const isHealthy = (pod: Pod): boolean => isRunningAndReady(pod) && !isTer
 
 export const isPodAtRevision = (pod: Pod, revision: string): boolean =>
   equalToRevisionHash(pod.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL], revision);
-
-/** In-place update not finished: the InPlaceUpdateReady condition is present and not True. */
-export function inPlaceUpdating(pod: Pod): boolean {
-  const c = getCondition(pod, CONDITION_INPLACE_UPDATE_READY);
-  return !!c && c.status !== 'True';
-}
 
 export const claimName = (vct: string, set: string, ordinal: number): string => `${vct}-${set}-${ordinal}`;
 

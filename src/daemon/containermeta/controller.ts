@@ -43,12 +43,12 @@ export function containerMetaController(ctx: DaemonContext, opts: { httpGet?: Ht
     for (const pod of pods.lister.list()) if (relevant(pod)) controller.queue.add(objectKey(pod));
   });
 
-  async function reconcile(key: string): Promise<{ requeueAfter?: number } | void> {
+  async function reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const [namespace, name] = key.split('/');
     const pod = pods.lister.get(namespace, name);
     if (!pod || pod.metadata.deletionTimestamp || pod.status?.phase !== 'Running' || !relevant(pod)) return;
     const runtime = scope.runtimeFor(pod.spec!.nodeName!);
-    if (!runtime) return { requeueAfter: POLL_MS };
+    if (!runtime) return { requeueAfterMs: POLL_MS };
     const containers = await runtime.podContainers({ uid: pod.metadata.uid!, namespace, name });
     const plan = planContainerMeta(pod as Pod, containers);
     if (plan.annotation !== undefined) {
@@ -89,7 +89,7 @@ export function containerMetaController(ctx: DaemonContext, opts: { httpGet?: Ht
       }
     }
     // The runtime's view changes without a pod event on real nodes until the kubelet reports it.
-    return plan.restart.length ? { requeueAfter: POLL_MS } : undefined;
+    return plan.restart.length ? { requeueAfterMs: POLL_MS } : undefined;
   }
 
   return { name: 'containermeta', start: () => controller.start(), stop: () => controller.stop() };

@@ -85,7 +85,7 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
     }
   }
 
-  async function reconcile(key: string): Promise<{ requeueAfter?: number } | void> {
+  async function reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const cached = crrInformer.lister
       .byIndex(POD_KEY_INDEX, key)
       .filter(isWellFormedCRR)
@@ -97,15 +97,15 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
     const crr = picked;
     const nodeName = crr.metadata.labels![CRR_NODE_NAME_LABEL]!;
     const runtime = scope.runtimeFor(nodeName);
-    if (!runtime) return { requeueAfter: POLL_MS };
+    if (!runtime) return { requeueAfterMs: POLL_MS };
     if (crr.status?.phase !== 'Recreating') {
       await patchStatus(crr, { phase: 'Recreating' });
-      return { requeueAfter: 1 };
+      return { requeueAfterMs: 1 };
     }
     const gate = unreadyGraceGate(crr, clock.now());
     if (gate.wait) {
       log.debug({ crr: crr.metadata.name, reason: gate.reason }, 'CRR waiting');
-      return gate.requeueAfterMs ? { requeueAfter: gate.requeueAfterMs } : undefined;
+      return gate.requeueAfterMs ? { requeueAfterMs: gate.requeueAfterMs } : undefined;
     }
     const pod = podInformer.lister.get(crr.metadata.namespace!, crr.spec.podName);
     const podUID = crr.metadata.labels?.[CRR_POD_UID_LABEL] ?? pod?.metadata.uid ?? '';
@@ -115,7 +115,7 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
       computeContainerStates(crr, containers, clock.now(), pod?.spec?.restartPolicy),
       new Set(containers.map((c) => c.name)),
     );
-    if (step.kind === 'wait') return { requeueAfter: step.requeueAfterMs };
+    if (step.kind === 'wait') return { requeueAfterMs: step.requeueAfterMs };
     if (step.kind === 'complete') {
       log.info({ crr: crr.metadata.name, states: step.states }, 'CRR completed');
       await patchStatus(crr, {
@@ -166,7 +166,7 @@ export function containerRecreateController(ctx: DaemonContext, opts: { httpGet?
       states = afterKill(states, spec.name, error);
     }
     await patchStatus(crr, { containerRecreateStates: states });
-    return { requeueAfter: step.requeueAfterMs };
+    return { requeueAfterMs: step.requeueAfterMs };
   }
 
   return {

@@ -58,7 +58,7 @@ export function podProbeController(ctx: DaemonContext, opts: PodProbeOptions = {
     const npp = informer.lister.get(node);
     if (!npp || !scope.owns(node)) return {};
     const wait = expectationGate([resourceVersions.check(npp, 'NodePodProbe resourceVersion', CACHE_WAIT_MS)], log);
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
     const mine = [...results.values()].filter((r) => r.target.node === node);
     const w = await writeStatus(client, NodePodProbes, npp, nextStatus(npp, mine, clock.now()), resourceVersions);
     if (w.written) log.info({ nodePodProbe: node }, 'NodePodProbe status updated');

@@ -108,7 +108,7 @@ export function barrierController(ctx: DaemonContext): SubController {
     },
   });
 
-  async function reconcile(key: string): Promise<{ requeueAfter?: number } | void> {
+  async function reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const [namespace, name] = key.split('/');
     const pod = pods.lister.get(namespace, name);
     if (!pod || !relevant(pod)) return;
@@ -122,7 +122,7 @@ export function barrierController(ctx: DaemonContext): SubController {
       }
     }
     const status = releasedStatus(pod, keys, clock.now());
-    if (!status) return { requeueAfter: BARRIER_RETRY_MS };
+    if (!status) return { requeueAfterMs: BARRIER_RETRY_MS };
     try {
       await client.patch(
         Pods,

@@ -101,7 +101,7 @@ describe('CloneSet claiming in reconcile', () => {
       failPatch: () => conflict,
     });
     const result = await reconciler.reconcile('default/cs');
-    assert.ok((result.requeueAfter ?? 0) > 0);
+    assert.ok((result.requeueAfterMs ?? 0) > 0);
     assert.deepEqual(
       calls.map((c) => c.verb),
       ['patch'],

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { CloneSet } from '../../../src/apis/apps/cloneset.ts';
 import { CloneSetReconciler, scaleExpectationLeakage, type CloneSetCache } from '../../../src/controllers/cloneset/controller.ts';
 import { makeHandlers } from '../../../src/controllers/cloneset/event-handler.ts';
-import { changedConditions, podUpdatePatch } from '../../../src/controllers/podwrites.ts';
+import { changedConditions, podUpdatePatch } from '../../../src/controllers/workload-writes.ts';
 import { planCloneSet } from '../../../src/controllers/cloneset/plan.ts';
 import type { Pod } from '../../../src/controllers/cloneset/pods.ts';
 import { StatusError, type KubeObject, type ResourceType, type Stored } from '../../../src/runtime/client.ts';
@@ -168,10 +168,10 @@ describe('CloneSet reconcile', () => {
     const satisfied = env.scaleExpectations.satisfiedExpectations('default/cs');
     assert.equal(satisfied.satisfied, false);
     assert.deepEqual(satisfied.dirty.create, ['cs-id000', 'cs-id001', 'cs-id002']);
-    assert.equal(result.requeueAfter, undefined);
+    assert.equal(result.requeueAfterMs, undefined);
     env.client.calls = [];
     env.advance(10_000);
-    assert.deepEqual(await env.reconciler.reconcile('default/cs'), { requeueAfter: 50_000 });
+    assert.deepEqual(await env.reconciler.reconcile('default/cs'), { requeueAfterMs: 50_000 });
     assert.deepEqual(env.client.calls, []);
   });
 
@@ -179,7 +179,7 @@ describe('CloneSet reconcile', () => {
     const { cs, rev } = settled({ replicas: 1 }, () => []);
     const env = setup({ cs, revisions: [rev], timeout: 1000 });
     env.scaleExpectations.expectScale('default/cs', 'create', 'cs-lost');
-    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfter! > 0);
+    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfterMs! > 0);
     env.advance(1000);
     const before = (await scaleExpectationLeakage.get()).values.find((v) => v.labels.name === 'cs')?.value ?? 0;
     await env.reconciler.reconcile('default/cs');
@@ -211,7 +211,7 @@ describe('CloneSet reconcile', () => {
     const { cs, rev } = settled({ replicas: 0 }, () => []);
     const env = setup({ cs: { ...cs, spec: { ...cs.spec!, replicas: 4 } } as Stored<CloneSet>, revisions: [rev] });
     env.client.fail = (c) => (c.verb === 'create' && c.resource === 'pods' ? terminating() : undefined);
-    assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfter, undefined);
+    assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfterMs, undefined);
     assert.deepEqual(
       env.client.calls.filter((c) => c.verb === 'create').map((c) => c.name),
       ['cs-id000'],
@@ -225,7 +225,7 @@ describe('CloneSet reconcile', () => {
     // the refused creation stays expected: the next reconciles make no call
     env.client.calls = [];
     env.advance(10_000);
-    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfter! > 0);
+    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfterMs! > 0);
     assert.deepEqual(env.client.calls, []);
   });
 
@@ -233,7 +233,7 @@ describe('CloneSet reconcile', () => {
     const { cs } = settled({ replicas: 2 }, () => []);
     const env = setup({ cs });
     env.client.fail = (c) => (c.verb === 'create' ? terminating() : undefined);
-    assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfter, undefined);
+    assert.equal((await env.reconciler.reconcile('default/cs')).requeueAfterMs, undefined);
     assert.deepEqual(
       env.client.calls.map((c) => `${c.verb} ${c.resource}`),
       ['create controllerrevisions'],
@@ -291,7 +291,7 @@ describe('CloneSet reconcile', () => {
     const racing = setup({ cs, revisions: [rev], pods });
     let answered = 0;
     racing.client.fail = (c) => (c.verb === 'patch' && ++answered === 2 ? conflict() : undefined);
-    assert.deepEqual(await racing.reconciler.reconcile('default/cs'), { requeueAfter: 1000 });
+    assert.deepEqual(await racing.reconciler.reconcile('default/cs'), { requeueAfterMs: 1000 });
     assert.equal(racing.client.calls.filter((c) => c.verb === 'patch').length, 3, 'batches 1 and 2 sent, then the round ends');
   });
 
@@ -325,7 +325,7 @@ describe('CloneSet reconcile', () => {
     // A pod event re-queues the key before the CloneSet's watch event: the cache still has the old copy.
     opts.cs = { ...opts.cs, metadata: { ...opts.cs.metadata, generation: 3 } } as Stored<CloneSet>;
     const waited = await env.reconciler.reconcile('default/cs');
-    assert.ok((waited.requeueAfter ?? 0) > 0, 'requeued');
+    assert.ok((waited.requeueAfterMs ?? 0) > 0, 'requeued');
     assert.equal(env.client.calls.length, 1, 'no status written from the stale copy');
 
     // The watch brings the written version: the next round writes again.
@@ -358,7 +358,7 @@ describe('CloneSet reconcile', () => {
     assert.equal(spec2.body.metadata.labels['lifecycle.apps.kruise.io/state'], 'Updating');
     assert.ok(env.events.some((e) => e.reason === 'SuccessfulUpdatePodInPlace'));
     // The next reconcile waits until the cache shows the pod at least at the written version.
-    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfter! > 0);
+    assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfterMs! > 0);
   });
 
   test("a new pod's PreparingNormal → Normal and its first InPlaceUpdateReady are one pods/status patch", async () => {
@@ -408,7 +408,7 @@ describe('CloneSet reconcile', () => {
     });
     env.client.fail = (c) => (c.verb === 'patch' && c.resource === 'pods' && !c.opts.subresource ? conflict() : undefined);
     const result = await env.reconciler.reconcile('default/cs');
-    assert.ok(result.requeueAfter! > 0);
+    assert.ok(result.requeueAfterMs! > 0);
     assert.ok(!env.client.calls.some((c) => c.verb === 'updateStatus'));
   });
 

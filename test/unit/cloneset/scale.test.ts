@@ -8,7 +8,7 @@ import {
   sortPodsForDeletion,
   type ScaleInput,
 } from '../../../src/controllers/cloneset/scale.ts';
-import { slowStartBatches } from '../../../src/controllers/podwrites.ts';
+import { slowStartBatches } from '../../../src/controllers/workload-writes.ts';
 import type { PersistentVolumeClaim } from '../../../src/apis/core.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { cloneSet, gates, NOW, pod, template, type CloneSetSpec, type PodOpts } from './fixtures.ts';

@@ -39,7 +39,7 @@ describe('computeStatus', () => {
     const r = status({ replicas: 1, minReadySeconds: 3600 }, [pod('a', { revision: NEW, readySince: '2026-07-01T11:59:00Z' })]);
     assert.equal(r.status.readyReplicas, 1);
     assert.equal(r.status.availableReplicas, 0);
-    assert.equal(r.requeueAfterSeconds, 3600);
+    assert.equal(r.requeueAfterMs, 3_600_000);
   });
 
   it('currentRevision advances once every pod is updated (readiness not required)', () => {
@@ -68,7 +68,7 @@ describe('computeStatus', () => {
       r.status.conditions!.map((c) => [c.type, c.status, c.reason]),
       [['Progressing', 'True', 'CloneSetUpdated']],
     );
-    assert.equal(r.requeueAfterSeconds, 601);
+    assert.equal(r.requeueAfterMs, 601_000);
     const done = computeStatus({
       cloneSet: cloneSet({ replicas: 1, progressDeadlineSeconds: 600 }),
       pods: [pod('a', { revision: NEW })],

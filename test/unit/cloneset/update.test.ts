@@ -186,7 +186,7 @@ interface UpdateCase {
   revisions?: ReturnType<typeof upstreamRevision>[];
   pod: UpstreamPod;
   want: UpstreamPod;
-  requeueAfterSeconds?: number;
+  requeueAfterMs?: number;
   /** Where the behaviour spec overrides upstream's case. */
   note?: string;
 }
@@ -300,14 +300,14 @@ const updateCases: UpdateCase[] = [
       image: 'foo1',
       conditions: [READY, IPU_STARTED],
     },
-    requeueAfterSeconds: 3630,
+    requeueAfterMs: 3_630_000,
   },
   {
     name: 'inplace update during grace period',
     spec: IN_PLACE_GRACE,
     pod: inGrace(3610),
     want: { ...inGrace(3610), labels: { ...revLabels(REV_NEW), 'apps.kruise.io/cloneset-instance-id': 'id-0' } },
-    requeueAfterSeconds: 20,
+    requeueAfterMs: 20_000,
   },
   {
     name: 'inplace update continuously after grace period',
@@ -513,7 +513,7 @@ describe('planUpdate: upstream TestUpdate cases', () => {
       });
       assert.equal(plan.error, undefined);
       assert.deepEqual(applyUpdatePlan(pod, plan), c.want);
-      assert.equal(plan.requeueAfterSeconds, c.requeueAfterSeconds);
+      assert.equal(plan.requeueAfterMs, c.requeueAfterMs);
     });
   }
 });

@@ -75,7 +75,7 @@ describe('BroadcastJobReconciler', () => {
     assert.equal(bodies.at(-1).active, 2);
     // The cache has not shown the pods (nor the status) yet: the next round waits.
     const again = await r.reconcile('ns/bcj');
-    assert.ok((again.requeueAfter ?? 0) > 0);
+    assert.ok((again.requeueAfterMs ?? 0) > 0);
     assert.equal(calls.length, 3);
     // The pod handler observes them by node.
     const queue: string[] = [];
@@ -164,7 +164,7 @@ describe('AdvancedCronJobReconciler', () => {
     });
     const res = await r.reconcile('ns/acj');
     assert.deepEqual(calls, [`delete broadcastjobs acj-${min(-2) / 1000} Background`, `create broadcastjobs acj-${min(0) / 1000}`]);
-    assert.deepEqual(res, { requeueAfter: 30_000 });
+    assert.deepEqual(res, { requeueAfterMs: 30_000 });
   });
 
   test('a child that already exists (cache behind) is not an error', async () => {
@@ -175,7 +175,7 @@ describe('AdvancedCronJobReconciler', () => {
       client: client as any,
       cache: { getCronJob: () => cronJob(), ownedChildren: () => [done(-1)] },
     });
-    assert.deepEqual(await r.reconcile('ns/acj'), { requeueAfter: 30_000 });
+    assert.deepEqual(await r.reconcile('ns/acj'), { requeueAfterMs: 30_000 });
     assert.deepEqual(calls, [`create broadcastjobs acj-${min(0) / 1000}`]);
     assert.deepEqual(d.scaleExpectations.getExpectations('ns/acj')?.create ?? new Set(), new Set());
   });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Pod } from '../../../src/apis/core-objects.ts';
-import { nextPriorities, planLaunchPriority } from '../../../src/controllers/containerlaunchpriority/controller.ts';
+import { nextPriorities, planLaunchPriority } from '../../../src/controllers/containerlaunchpriority/plan.ts';
 import { initializeContainerLaunchPriority } from '../../../src/webhooks/pod/index.ts';
 
 function orderedPod(ready: string[] = []): Pod {

@@ -257,7 +257,7 @@ describe('planContainerRecreateRequest', () => {
     test(c.name, () => {
       const plan = planContainerRecreateRequest({ crr: c.crr, pod: c.pod, now: c.now });
       assert.deepEqual(kinds(plan.actions), c.kinds);
-      assert.equal(plan.requeueAfter, c.requeue);
+      assert.equal(plan.requeueAfterMs, c.requeue);
       if (c.message) assert.equal((plan.actions[0] as { message: string }).message, c.message);
     });
   }

@@ -272,7 +272,7 @@ describe('ImageListPullJobReconciler', () => {
     const { r, scaleExpectations, calls } = setup(list({}, undefined, { 'controller-revision-hash': templateHash(list()) }));
     scaleExpectations.expectScale('ns/l', 'create', 'a:1');
     const res = await r.reconcile('ns/l');
-    assert.ok((res.requeueAfter ?? 0) > 0);
+    assert.ok((res.requeueAfterMs ?? 0) > 0);
     assert.deepEqual(calls, []);
   });
   test('a completed list job is deleted after its TTL', async () => {

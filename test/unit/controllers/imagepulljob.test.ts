@@ -453,7 +453,7 @@ describe('planImagePullJob', () => {
       'an active job claims up to parallelism and stores its first status',
       job(),
       { nodeImages: [ni('a'), ni('b')] },
-      { kind: 'sync', finalizers: undefined, claims: ['a'], status: 'job is running, progress 0.0%', requeueAfter: undefined },
+      { kind: 'sync', finalizers: undefined, claims: ['a'], status: 'job is running, progress 0.0%', requeueAfterMs: undefined },
     ],
     [
       'a job without the finalizer gets it first',
@@ -464,7 +464,7 @@ describe('planImagePullJob', () => {
         finalizers: ['x', 'apps.kruise.io/deletion-protection'],
         claims: [],
         status: 'job is running, progress 0.0%',
-        requeueAfter: undefined,
+        requeueAfterMs: undefined,
       },
     ],
     ['no NodeImages selected: an Always job completes', job(), {}, { kind: 'sync', claims: [], status: 'job has completed' }],
@@ -472,7 +472,7 @@ describe('planImagePullJob', () => {
       'an unchanged status is not written; the deadline is re-checked',
       deadlineJob,
       { nodeImages: [ni('a', [owned()])] },
-      { kind: 'sync', finalizers: undefined, claims: [], status: undefined, requeueAfter: 100_000 },
+      { kind: 'sync', finalizers: undefined, claims: [], status: undefined, requeueAfterMs: 100_000 },
     ],
     [
       'secrets cannot be copied without kruise-daemon-config',
@@ -484,19 +484,19 @@ describe('planImagePullJob', () => {
       'a deleted job releases its secrets and drops the finalizer',
       job({ pullSecrets: ['reg'] }, undefined, { deletionTimestamp: ago(1) }),
       { secretCopies: [secretCopy] },
-      { kind: 'finalize', finalizers: [], deleteSecrets: ['reg-a'], deleteJob: false, requeueAfter: undefined },
+      { kind: 'finalize', finalizers: [], deleteSecrets: ['reg-a'], deleteJob: false, requeueAfterMs: undefined },
     ],
     [
       'a deleted job without the finalizer has nothing to release',
       job({}, undefined, { deletionTimestamp: ago(1), finalizers: [] }),
       {},
-      { kind: 'finalize', finalizers: undefined, deleteSecrets: undefined, deleteJob: false, requeueAfter: undefined },
+      { kind: 'finalize', finalizers: undefined, deleteSecrets: undefined, deleteJob: false, requeueAfterMs: undefined },
     ],
     [
       'a completed job waits for its TTL',
       job({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 60 } }, { desired: 1, completionTime: ago(20) }),
       {},
-      { kind: 'finalize', finalizers: [], deleteJob: false, requeueAfter: 40_000 },
+      { kind: 'finalize', finalizers: [], deleteJob: false, requeueAfterMs: 40_000 },
     ],
     [
       'a completed job past its TTL is deleted',
@@ -506,7 +506,7 @@ describe('planImagePullJob', () => {
         { finalizers: [] },
       ),
       {},
-      { kind: 'finalize', finalizers: undefined, deleteJob: true, requeueAfter: undefined },
+      { kind: 'finalize', finalizers: undefined, deleteJob: true, requeueAfterMs: undefined },
     ],
   ];
   for (const [name, j, extra, want] of cases) {
@@ -656,7 +656,7 @@ describe('ImagePullJobReconciler', () => {
     await first.r.reconcile('ns/job');
     const status = first.calls.at(-1)!.obj.status;
     const { r, calls } = setup({ ...j, status }, nodeImages);
-    assert.deepEqual(await r.reconcile('ns/job'), { requeueAfter: 100_000 });
+    assert.deepEqual(await r.reconcile('ns/job'), { requeueAfterMs: 100_000 });
     assert.deepEqual(calls, []);
   });
 });

@@ -340,16 +340,16 @@ describe('NodeImageReconciler', () => {
       ],
     );
     assert.match(recorder.events[0]!.note, /Failed to pull image docker.io\/library\/nginx:1 on node n1 for node has not responded/);
-    assert.equal(res.requeueAfter, undefined);
+    assert.equal(res.requeueAfterMs, undefined);
   });
   test('a conflict requeues instead of failing', async () => {
     const conflict = new StatusError({ status: 'Failure', code: 409, reason: 'Conflict', message: 'modified' } as any);
     const { r } = reconciler(node(600, { other: 'x' }), ni(), conflict);
-    assert.deepEqual(await r.reconcile('n1'), { requeueAfter: 1000 });
+    assert.deepEqual(await r.reconcile('n1'), { requeueAfterMs: 1000 });
   });
   test('a time-based wait is at least 3s', async () => {
     const { r } = reconciler(node(600), ni({ [IMG]: { tags: [tag('1', { createdAt: ago(59) })] } }));
-    assert.deepEqual(await r.reconcile('n1'), { requeueAfter: 3000 });
+    assert.deepEqual(await r.reconcile('n1'), { requeueAfterMs: 3000 });
   });
 });
 

@@ -391,7 +391,7 @@ describe('reconcilePodProbeMarker (executor)', () => {
   });
   test('a NodePodProbe write that loses a race ends the round with a requeue', async () => {
     const { calls, run } = setup(ppm(), [npp('n1')], 'update');
-    assert.deepEqual(await run(), { requeueAfter: 1000 });
+    assert.deepEqual(await run(), { requeueAfterMs: 1000 });
     assert.deepEqual(calls, ['update npp n1 a']);
   });
   test('deleting: probes out, then the finalizer released', async () => {

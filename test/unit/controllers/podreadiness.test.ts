@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { planPodReadiness, reconcilePodReadiness } from '../../../src/controllers/podreadiness/controller.ts';
+import { reconcilePodReadiness } from '../../../src/controllers/podreadiness/controller.ts';
+import { planPodReadiness } from '../../../src/controllers/podreadiness/plan.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { StatusError } from '../../../src/runtime/client.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
@@ -63,7 +64,7 @@ describe('reconcilePodReadiness', () => {
     assert.equal(c.calls.length, 0);
   });
   test('a conflict retries soon; a vanished pod is done', async () => {
-    assert.deepEqual(await reconcilePodReadiness('ns/p', { getPod: () => pod(), client: client(409) as any }), { requeueAfter: 1000 });
+    assert.deepEqual(await reconcilePodReadiness('ns/p', { getPod: () => pod(), client: client(409) as any }), { requeueAfterMs: 1000 });
     assert.deepEqual(await reconcilePodReadiness('ns/p', { getPod: () => pod(), client: client(404) as any }), {});
   });
 });

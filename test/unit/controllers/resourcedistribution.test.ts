@@ -357,7 +357,7 @@ describe('ResourceDistributionReconciler', () => {
     assert.deepEqual(calls, ['create secrets team-a1', 'create secrets team-a2']);
     assert.deepEqual([statuses[0]?.desired, statuses[0]?.succeeded], [2, 2]);
     const again = await r.reconcile('dist');
-    assert.ok((again.requeueAfter ?? 0) > 0, 'gated on the creations not yet observed');
+    assert.ok((again.requeueAfterMs ?? 0) > 0, 'gated on the creations not yet observed');
     assert.equal(calls.length, 2);
     scaleExpectations.observeScale('dist', 'create', 'team-a1');
     scaleExpectations.observeScale('dist', 'create', 'team-a2');
@@ -383,7 +383,7 @@ describe('ResourceDistributionReconciler', () => {
     const stale = copyIn('team-a1', d, (c) => (c.metadata.annotations![HASH_KEY] = 'old'));
     const fresh = copyIn('team-a2', d);
     const { r, statuses } = setup({ conflictOnUpdate: true, copies: { 'team-a1': stale, 'team-a2': fresh } });
-    assert.deepEqual(await r.reconcile('dist'), { requeueAfter: CONFLICT_REQUEUE_MS });
+    assert.deepEqual(await r.reconcile('dist'), { requeueAfterMs: CONFLICT_REQUEUE_MS });
     assert.equal(statuses[0]!.conditions![2]!.status, 'False');
   });
 });

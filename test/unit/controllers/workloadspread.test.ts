@@ -325,7 +325,7 @@ describe('WorkloadSpread reconciler (executor)', () => {
   });
   test('a status write lost to the webhook requeues and deletes nothing', async () => {
     const { reconciler, calls } = setup({ conflict: true });
-    assert.deepEqual(await reconciler.reconcile('default/ws'), { requeueAfter: 1000 });
+    assert.deepEqual(await reconciler.reconcile('default/ws'), { requeueAfterMs: 1000 });
     assert.ok(!calls.some((c) => c.startsWith('delete')));
   });
   test('a pod it deleted is awaited: the next round waits until the cache has seen it go', async () => {

@@ -6,13 +6,9 @@ import type { DaemonSet } from '../../../src/apis/apps/daemonset.ts';
 import type { Node, Pod, Stored } from '../../../src/apis/core-objects.ts';
 import type { PodTemplateSpec } from '../../../src/apis/core.ts';
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
-import {
-  filterDaemonPodsNodeToUpdate,
-  getNodesNeedingPods,
-  planDaemonSet,
-  updateBudgets,
-  type PlanInput,
-} from '../../../src/controllers/daemonset/plan.ts';
+import { getNodesNeedingPods } from '../../../src/controllers/daemonset/manage.ts';
+import { planDaemonSet, type PlanInput } from '../../../src/controllers/daemonset/plan.ts';
+import { filterDaemonPodsNodeToUpdate, updateBudgets } from '../../../src/controllers/daemonset/update.ts';
 import { chooseRevisions, newDaemonSetRevision, revisionHash, revisionsToTruncate } from '../../../src/controllers/daemonset/revisions.ts';
 import { computePodTemplateHash } from '../../../src/util/go-pod-template.ts';
 import type { ControllerRevision } from '../../../src/util/revision-data.ts';

@@ -119,12 +119,12 @@ describe('Controller result handling', () => {
     assert.equal(isTerminalError('string'), false);
   });
 
-  it('requeueAfter forgets the backoff and re-runs after the delay', async () => {
+  it('requeueAfterMs forgets the backoff and re-runs after the delay', async () => {
     const h = harness([
       () => {
         throw new Error('x');
       },
-      () => ({ requeueAfter: 30_000 }),
+      () => ({ requeueAfterMs: 30_000 }),
       ok,
     ]);
     h.controller.start();
@@ -140,10 +140,10 @@ describe('Controller result handling', () => {
     await h.controller.stop();
   });
 
-  it('an error ignores any requeueAfter it carries and backs off instead', async () => {
+  it('an error ignores any requeueAfterMs it carries and backs off instead', async () => {
     const h = harness([
       () => {
-        throw Object.assign(new Error('x'), { requeueAfter: 60_000 });
+        throw Object.assign(new Error('x'), { requeueAfterMs: 60_000 });
       },
       ok,
     ]);

@@ -14,19 +14,19 @@ const statusError = (code: number) =>
 
 describe('write step', () => {
   it('a 409 requeues, a 404 ends the round, anything else is not a race', () => {
-    assert.deepEqual(writeRaceResult(statusError(409)), { requeueAfter: CONFLICT_REQUEUE_MS });
+    assert.deepEqual(writeRaceResult(statusError(409)), { requeueAfterMs: CONFLICT_REQUEUE_MS });
     assert.deepEqual(writeRaceResult(statusError(404)), {});
     assert.equal(writeRaceResult(statusError(500)), undefined);
     assert.equal(writeRaceResult(new Error('boom')), undefined);
   });
 
   it('applyWrites passes the result on, turns races into results and rethrows the rest', async () => {
-    assert.deepEqual(await applyWrites(async () => ({ requeueAfter: 5 })), { requeueAfter: 5 });
+    assert.deepEqual(await applyWrites(async () => ({ requeueAfterMs: 5 })), { requeueAfterMs: 5 });
     assert.deepEqual(
       await applyWrites(async () => {
         throw statusError(409);
       }),
-      { requeueAfter: CONFLICT_REQUEUE_MS },
+      { requeueAfterMs: CONFLICT_REQUEUE_MS },
     );
     assert.deepEqual(
       await applyWrites(async () => {
@@ -67,7 +67,7 @@ describe('write step', () => {
       },
     };
     assert.deepEqual(await writeStatus(client, NodeImages, { metadata: { name: 'a' } }, {}), {
-      ended: { requeueAfter: CONFLICT_REQUEUE_MS },
+      ended: { requeueAfterMs: CONFLICT_REQUEUE_MS },
     });
   });
 });

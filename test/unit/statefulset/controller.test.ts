@@ -111,7 +111,7 @@ test('first round: revision, then web-0 only (OrderedReady), expected before the
   );
   client.calls = [];
   const r = await reconciler.reconcile('ns/web');
-  assert.ok(r.requeueAfter !== undefined && r.requeueAfter > 0);
+  assert.ok(r.requeueAfterMs !== undefined && r.requeueAfterMs > 0);
   assert.deepEqual(client.calls, [], 'no writes while the creation is unobserved');
 });
 

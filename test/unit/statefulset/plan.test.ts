@@ -8,7 +8,8 @@ import type { StatefulSet } from '../../../src/apis/apps/statefulset.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../../src/apis/features.ts';
 import type { PersistentVolumeClaim } from '../../../src/apis/core.ts';
 import { ordinalOf, replicasRange, reservedOrdinals } from '../../../src/controllers/statefulset/ordinals.ts';
-import { chooseRevisions, planStatefulSet, scaledMaxUnavailable } from '../../../src/controllers/statefulset/plan.ts';
+import { chooseRevisions, planStatefulSet } from '../../../src/controllers/statefulset/plan.ts';
+import { scaledMaxUnavailable } from '../../../src/controllers/statefulset/replicas.ts';
 import { newPod, type Pod } from '../../../src/controllers/statefulset/pods.ts';
 import { isCurrentRevisionNeeded, sortPodsToUpdate } from '../../../src/controllers/statefulset/update.ts';
 import { templateFromRevision, type ControllerRevision } from '../../../src/util/revision-data.ts';
@@ -131,7 +132,7 @@ describe('scale (§4.3 step 5, 7)', () => {
     const rev = revisionFor(set);
     const p = plan(set, [rev], [pod(set, rev, 0, { readySince: new Date(NOW - 10_000).toISOString() })]);
     assert.deepEqual(p.createPods, []);
-    assert.equal(p.requeueAfter, 20);
+    assert.equal(p.requeueAfterMs, 20_000);
   });
   it('Parallel scaleStrategy.maxUnavailable 2 creates at most 2, and none while 2 are unavailable', () => {
     const set = sts({ replicas: 6, podManagementPolicy: 'Parallel', scaleStrategy: { maxUnavailable: 2 } });
@@ -262,7 +263,7 @@ describe('PVCs', () => {
     const stale = { metadata: { name: 'data-web-0', ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web-0', uid: 'gone' }] } };
     const p = plan(set, [], [], { pvcs: [stale] });
     assert.deepEqual(p.createPods, []);
-    assert.equal(p.requeueAfter, 1);
+    assert.equal(p.requeueAfterMs, 1_000);
   });
 });
 
