@@ -69,7 +69,8 @@ export interface UnitedDeploymentPlan {
   allocationError?: string;
   /** The new status; undefined when unchanged. */
   status?: UnitedDeploymentStatus;
-  requeueAfter?: number;
+  /** When to look again (a pending pod times out, an unschedulable subset recovers), in milliseconds. */
+  requeueAfterMs?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -546,7 +547,7 @@ export function planUnitedDeployment(input: PlanInput): UnitedDeploymentPlan {
     updates,
     deletes,
     status: statusChanged(oldStatus, status) ? status : undefined,
-    requeueAfter: requeue.ms,
+    requeueAfterMs: requeue.ms,
   };
 }
 
