@@ -7,13 +7,10 @@ import type { ControllerRevision, Pod } from '../../../src/apis/core-objects.ts'
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { injectSidecarSets } from '../../../src/webhooks/pod/index.ts';
 import { mutateSidecarSet } from '../../../src/webhooks/sidecarset/index.ts';
-import {
-  hotUpgradeContainerToUpgrade,
-  planRevisions,
-  planSidecarSet,
-  upgradableCondition,
-  type SidecarSetObserved,
-} from '../../../src/controllers/sidecarset/plan.ts';
+import { hotUpgradeContainerToUpgrade } from '../../../src/controllers/sidecarset/hotupgrade.ts';
+import { planSidecarSet, type SidecarSetObserved } from '../../../src/controllers/sidecarset/plan.ts';
+import { planRevisions } from '../../../src/controllers/sidecarset/revisions.ts';
+import { upgradableCondition } from '../../../src/controllers/sidecarset/strategy.ts';
 import { COUNTING_ROUND_DELAY_MS, podUpdateRoundDelay, sidecarSetSpecChanged } from '../../../src/controllers/sidecarset/controller.ts';
 import { podSidecarSetHash, sidecarSetRevisionData, type StoredSidecarSet } from '../../../src/util/sidecarset.ts';
 import { controllerRevisionName, hashControllerRevision, marshalGoJSON } from '../../../src/util/revision.ts';
