@@ -15,7 +15,7 @@ import { realClock, type Clock } from '../../util/clock.ts';
 import { errMessage } from '../../util/errors.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { isPodReady } from '../../util/pod.ts';
-import { injectedSidecarSetNames, podMatchesSidecarSet, type StoredSidecarSet } from '../../util/sidecarset.ts';
+import { injectedSidecarSetNames, isSidecarUpdateCompleted, podMatchesSidecarSet, type StoredSidecarSet } from '../../util/sidecarset.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadExpectations } from '../workload.ts';
@@ -107,13 +107,23 @@ export class SidecarSetReconciler {
 export const COUNTING_ROUND_DELAY_MS = 1_000;
 
 /**
+ * How long a round waits after an in-place sidecar upgrade finished on a pod (its sidecar left the
+ * imageID recorded before the upgrade) while the pod stayed ready: upstream's delay for a change of
+ * sidecar consistency. It paces a rollout as OpenKruise's does, one maxUnavailable batch per
+ * delay; v1.8.2's e2e "sidecarSet upgrade cold sidecar container image, and paused" pauses the
+ * SidecarSet 5 s after an image change and expects only the first pod upgraded.
+ */
+export const UPGRADE_FINISHED_ROUND_DELAY_MS = 5_000;
+
+/**
  * When a pod update needs a round of the SidecarSets injected into it: undefined for none, else
  * the delay. Upstream's predicate (deletion started, readiness, sidecar consistency after 5 s,
- * labels) widened to all that the planner reads, so that a rollout moves on as soon as a pod
- * reports back: labels, annotations, containers and their images, phase, readiness, and each
- * container status's ready / image / imageID, at once. Not a condition someone else added
- * (PodGC's DisruptionTarget before it deletes a pod, a readiness gate's own), restart counts or
- * container states; and, as upstream, nothing more once the pod's deletion has started.
+ * labels) widened to all that the planner reads: labels, annotations, containers and their
+ * images, phase, readiness, and each container status's ready / image / imageID, at once — but a
+ * finished in-place upgrade alone after UPGRADE_FINISHED_ROUND_DELAY_MS, as upstream. Not a
+ * condition someone else added (PodGC's DisruptionTarget before it deletes a pod, a readiness
+ * gate's own), restart counts or container states; and, as upstream, nothing more once the pod's
+ * deletion has started.
  */
 export function podUpdateRoundDelay(old: Pod, cur: Pod): number | undefined {
   if (old.metadata.resourceVersion === cur.metadata.resourceVersion || old.metadata.deletionTimestamp) return undefined;
@@ -127,7 +137,15 @@ export function podUpdateRoundDelay(old: Pod, cur: Pod): number | undefined {
   if (images(old) !== images(cur)) return 0;
   const statuses = (p: Pod) =>
     (p.status?.containerStatuses ?? []).map((cs) => `${cs.name}=${cs.ready}/${cs.image}/${cs.imageID ?? ''}`).join('\n');
-  return statuses(old) !== statuses(cur) ? 0 : undefined;
+  if (statuses(old) === statuses(cur)) return undefined;
+  return upgradeFinished(old, cur) ? UPGRADE_FINISHED_ROUND_DELAY_MS : 0;
+}
+
+/** Some sidecar of the pod left the imageID recorded before its in-place upgrade (isSidecarUpdateCompleted turned true). */
+function upgradeFinished(old: Pod, cur: Pod): boolean {
+  const sidecarSets = injectedSidecarSetNames(cur);
+  const containers = new Set(cur.spec?.containers.map((c) => c.name));
+  return !isSidecarUpdateCompleted(old, sidecarSets, containers) && isSidecarUpdateCompleted(cur, sidecarSets, containers);
 }
 
 /**
