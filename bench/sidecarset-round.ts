@@ -12,7 +12,8 @@ import { parseArgs } from 'node:util';
 import type { ControllerRevision, Pod } from '../src/apis/core-objects.ts';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { SidecarSetReconciler } from '../src/controllers/sidecarset/controller.ts';
-import { ResourceVersionExpectations } from '../src/runtime/expectations.ts';
+import { WorkloadExpectations } from '../src/controllers/workload.ts';
+import { keyOf } from '../src/controllers/workload-writes.ts';
 import { logger } from '../src/runtime/log.ts';
 import { labelSelectorAsSelector } from '../src/util/labelselector.ts';
 import type { StoredSidecarSet } from '../src/util/sidecarset.ts';
@@ -76,9 +77,10 @@ function injectedPods(running: boolean): Pod[] {
   return pods;
 }
 
-/** Times `rounds` reconciles of `s` over `pods`; every write is answered at once (the created revision is then listed). */
+/** Times `rounds` reconciles of `s` over `pods`; every write is answered at once (the created revision is then listed and observed). */
 async function time(s: StoredSidecarSet, pods: Pod[]): Promise<number[]> {
   const revisions: ControllerRevision[] = [];
+  const expectations = new WorkloadExpectations();
   const selector = labelSelectorAsSelector(s.spec?.selector);
   const reconciler = new SidecarSetReconciler({
     cache: {
@@ -90,7 +92,11 @@ async function time(s: StoredSidecarSet, pods: Pod[]): Promise<number[]> {
       revisions: () => revisions,
     },
     client: {
-      create: async (_r: unknown, obj: ControllerRevision) => (revisions.push(obj), obj),
+      create: async (_r: unknown, obj: ControllerRevision) => {
+        revisions.push(obj);
+        expectations.revisions.observeScale(keyOf(s), 'create', obj.metadata.name ?? '');
+        return obj;
+      },
       update: async (_r: unknown, obj: unknown) => obj,
       updateStatus: async (_r: unknown, obj: unknown) => obj,
       patch: async () => ({}),
@@ -99,7 +105,7 @@ async function time(s: StoredSidecarSet, pods: Pod[]): Promise<number[]> {
     recorder: { event: () => undefined } as never,
     log: logger,
     revisionNamespace: 'kruise-system',
-    podVersions: new ResourceVersionExpectations(),
+    expectations,
   });
   const times: number[] = [];
   for (let r = 0; r < rounds + 5; r++) {

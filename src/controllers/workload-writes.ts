@@ -207,53 +207,63 @@ interface WorkloadWithCollisions {
   status?: { collisionCount?: number };
 }
 
-export class WorkloadWriter<W extends WorkloadWithCollisions> {
-  private readonly requiredStatus: Record<string, unknown>;
+/** What creating a revision takes: WorkloadWriter's deps, or those of an executor of a kind without pods. */
+export type RevisionWriterDeps = Pick<WorkloadWriterDeps, 'client' | 'expectations' | 'log'>;
 
+/**
+ * Creates a workload's ControllerRevision (in the revision's own namespace: a cluster-scoped
+ * SidecarSet keeps its revisions in the manager's), expected under the workload's key until the
+ * cache shows it. 'created' — also when the name is taken by our own revision with equal data (our
+ * cache lags); 'collision' when it belongs to a different revision (status.collisionCount bumped, so
+ * the next round hashes anew); or 'namespaceTerminating' when the namespace refuses new objects
+ * (the revision stays expected).
+ */
+export async function createRevision<W extends WorkloadWithCollisions>(
+  deps: RevisionWriterDeps,
+  type: ResourceType,
+  workload: Stored<W>,
+  rev: ControllerRevision,
+): Promise<RevisionOutcome> {
+  const key = keyOf(workload);
+  const name = rev.metadata.name ?? '';
+  const expected = deps.expectations.revisions;
+  expected.expectScale(key, 'create', name);
+  try {
+    const created = await deps.client.create<ControllerRevision>(ControllerRevisions, rev);
+    deps.expectations.resourceVersions.expect(created);
+    return 'created';
+  } catch (err) {
+    if (isNamespaceTerminating(err)) return 'namespaceTerminating';
+    if (!isAlreadyExists(err)) {
+      expected.observeScale(key, 'create', name);
+      throw err;
+    }
+  }
+  const live = await deps.client.get<ControllerRevision>(ControllerRevisions, name, {
+    namespace: rev.metadata.namespace ?? workload.metadata.namespace,
+  });
+  const ours = live.metadata.ownerReferences?.some((r) => r.controller && r.uid === workload.metadata.uid);
+  if (ours && equalRevision(live, rev)) return 'created';
+  expected.observeScale(key, 'create', name);
+  const collisionCount = (workload.status?.collisionCount ?? 0) + 1;
+  deps.log.info({ revision: name, collisionCount }, 'controller revision name collision');
+  await deps.client.updateStatus(type, { ...workload, status: { ...requiredStatusOf(type), ...workload.status, collisionCount } });
+  return 'collision';
+}
+
+export class WorkloadWriter<W extends WorkloadWithCollisions> {
   constructor(
     private readonly kind: WorkloadWriterKind,
     private readonly deps: WorkloadWriterDeps,
-  ) {
-    this.requiredStatus = requiredStatusOf(kind.type);
-  }
+  ) {}
 
   event(workload: Stored<W>, type: 'Normal' | 'Warning', reason: string, note: string, action = reason): void {
     this.deps.recorder.event(workload, type, reason, action, note);
   }
 
-  /**
-   * 'created', 'collision' when the name belongs to a different revision (status.collisionCount
-   * bumped, so the next round hashes anew), or 'namespaceTerminating' when the namespace refuses new
-   * objects (the revision stays expected).
-   */
-  async createRevision(workload: Stored<W>, rev: ControllerRevision): Promise<RevisionOutcome> {
-    const key = keyOf(workload);
-    const name = rev.metadata.name ?? '';
-    const expected = this.deps.expectations.revisions;
-    expected.expectScale(key, 'create', name);
-    try {
-      const created = await this.deps.client.create<ControllerRevision>(ControllerRevisions, rev);
-      this.deps.expectations.resourceVersions.expect(created);
-      return 'created';
-    } catch (err) {
-      if (isNamespaceTerminating(err)) return 'namespaceTerminating';
-      if (!isAlreadyExists(err)) {
-        expected.observeScale(key, 'create', name);
-        throw err;
-      }
-    }
-    // Already there: ours with equal data means our cache lags; anything else is a hash collision.
-    const live = await this.deps.client.get<ControllerRevision>(ControllerRevisions, name, { namespace: workload.metadata.namespace });
-    const ours = live.metadata.ownerReferences?.some((r) => r.controller && r.uid === workload.metadata.uid);
-    if (ours && equalRevision(live, rev)) return 'created';
-    expected.observeScale(key, 'create', name);
-    const collisionCount = (workload.status?.collisionCount ?? 0) + 1;
-    this.deps.log.info({ revision: name, collisionCount }, 'controller revision name collision');
-    await this.deps.client.updateStatus(this.kind.type, {
-      ...workload,
-      status: { ...this.requiredStatus, ...workload.status, collisionCount },
-    });
-    return 'collision';
+  /** See createRevision. */
+  createRevision(workload: Stored<W>, rev: ControllerRevision): Promise<RevisionOutcome> {
+    return createRevision(this.deps, this.kind.type, workload, rev);
   }
 
   /** Renumbers an existing revision (a rollback to it makes it the newest), with annotations to merge. */

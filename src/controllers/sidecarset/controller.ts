@@ -1,40 +1,27 @@
 // The SidecarSet controller (upstream pkg/controller/sidecarset; spec §6.3): reads the SidecarSet,
 // the pods its selector picks, their Namespaces and its ControllerRevisions from informer caches,
-// waits while expectations say the cache is behind its own pod writes, asks planSidecarSet for
-// the round and applies it: revision first, then status, then the in-place upgrades. All state is
-// in the API server (the pods' hash annotations say what each runs), so a restarted manager
-// resumes where the pods are.
+// waits while expectations say the cache is behind its own writes, asks planSidecarSet for the
+// round and hands the plan to the executor. All state is in the API server (the pods' hash
+// annotations say what each runs), so a restarted manager resumes where the pods are.
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
 import { SIDECARSET_NAME_REVISION_LABEL } from '../../apis/constants.ts';
-import {
-  ControllerRevisions,
-  Namespaces,
-  PatchType,
-  Pods,
-  SidecarSets,
-  isAlreadyExists,
-  isNotFound,
-  type KubeClient,
-} from '../../runtime/client.ts';
+import { ControllerRevisions, Namespaces, Pods, SidecarSets } from '../../runtime/client.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
-import type { EventRecorder } from '../../runtime/events.ts';
-import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import { unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
-import type { Logger } from '../../runtime/log.ts';
-import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
-import type { FeatureGates } from '../../apis/features.ts';
-import { pubAllowsInPlaceUpdate, PUB_BLOCKED_REQUEUE_MS } from '../podwrites.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { applyWrites, writeStatus, CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
+import { applyWrites } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
+import { errMessage } from '../../util/errors.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { isPodReady } from '../../util/pod.ts';
-import { injectedSidecarSetNames, podMatchesSidecarSet, type StoredSidecarSet } from '../../util/sidecarset.ts';
+import { injectedSidecarSetNames, isSidecarUpdateCompleted, podMatchesSidecarSet, type StoredSidecarSet } from '../../util/sidecarset.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
-import { planSidecarSet, type SidecarSetPlan } from './plan.ts';
-import { errMessage } from '../../util/errors.ts';
+import { WorkloadExpectations } from '../workload.ts';
+import { keyOf } from '../workload-writes.ts';
+import { SidecarSetExecutor, type ExecutorDeps } from './executor.ts';
+import { planSidecarSet } from './plan.ts';
 
 /** What one reconcile reads; informer caches in production, plain objects in unit tests. */
 export interface SidecarSetCache {
@@ -46,50 +33,43 @@ export interface SidecarSetCache {
   revisions(s: StoredSidecarSet): ControllerRevision[];
 }
 
-export interface SidecarSetReconcilerDeps {
+export interface SidecarSetReconcilerDeps extends ExecutorDeps {
   cache: SidecarSetCache;
-  client: Pick<KubeClient, 'create' | 'update' | 'updateStatus' | 'patch' | 'delete'>;
-  recorder: EventRecorder;
-  log: Logger;
-  /** Where revisions live (the manager's namespace). */
-  revisionNamespace: string;
-  podVersions: ResourceVersionExpectations;
-  /** PodUnavailableBudget consulted before each in-place upgrade (gate PodUnavailableBudgetUpdateGate). */
-  pubBudget?: PubBudgetGuard;
-  features?: Pick<FeatureGates, 'PodUnavailableBudgetUpdateGate'>;
   clock?: Clock;
 }
 
 export class SidecarSetReconciler {
   private readonly clock: Clock;
+  private readonly executor: SidecarSetExecutor;
 
   constructor(private readonly deps: SidecarSetReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
+    this.executor = new SidecarSetExecutor(deps);
   }
 
   async reconcile(name: string): Promise<ReconcileResult> {
-    const s = this.deps.cache.getSidecarSet(name);
-    if (!s) return {};
+    const { cache, expectations, log } = this.deps;
+    const s = cache.getSidecarSet(name);
+    if (!s) {
+      expectations.forget(keyOf({ metadata: { name } }));
+      return {};
+    }
     let selected: Pod[];
     try {
-      selected = this.deps.cache.selectedPods(s);
+      selected = cache.selectedPods(s);
     } catch (err) {
       // A selector the webhook would refuse (an object stored before it): say so, do not crash or hot-loop.
-      const message = errMessage(err);
-      this.deps.recorder.event(s, 'Warning', 'FailedSync', 'Reconcile', `invalid selector: ${message}`);
+      this.deps.recorder.event(s, 'Warning', 'FailedSync', 'Reconcile', `invalid selector: ${errMessage(err)}`);
       throw new TerminalError(`cannot plan SidecarSet ${name}`, { cause: err });
     }
-    const requeue = expectationGate(
-      selected.map((p) => this.deps.podVersions.check(p, 'pod resourceVersion')),
-      this.deps.log,
-    );
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    const wait = expectations.wait(keyOf(s), selected, log);
+    if (wait !== undefined) return { requeueAfter: wait };
 
     const namespaces = new Map<string, Namespace>();
     if (s.spec?.namespaceSelector) {
       for (const p of selected) {
         const ns = p.metadata.namespace ?? '';
-        const obj = this.deps.cache.namespace(ns);
+        const obj = cache.namespace(ns);
         if (obj) namespaces.set(ns, obj);
       }
     }
@@ -98,13 +78,13 @@ export class SidecarSetReconciler {
         sidecarSet: s,
         pods: selected,
         namespaces,
-        revisions: this.deps.cache.revisions(s),
+        revisions: cache.revisions(s),
         revisionNamespace: this.deps.revisionNamespace,
         now: new Date(this.clock.now()),
       },
       (pod) => this.matchingSidecarSetNames(pod),
     );
-    return applyWrites(() => this.execute(s, plan));
+    return applyWrites(() => this.executor.execute(s, plan));
   }
 
   private matchingSidecarSetNames(pod: Pod): string[] {
@@ -113,89 +93,6 @@ export class SidecarSetReconciler {
       .listSidecarSets()
       .filter((x) => podMatchesSidecarSet(pod, x, ns))
       .map((x) => x.metadata.name);
-  }
-
-  private async execute(s: StoredSidecarSet, plan: SidecarSetPlan): Promise<ReconcileResult> {
-    const { client } = this.deps;
-    const ns = this.deps.revisionNamespace;
-    const r = plan.revision;
-    if (r.create) {
-      try {
-        await client.create(ControllerRevisions, r.create);
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-        // Same name, other content (a hash collision): the next name comes from a bumped collisionCount.
-        const status = { matchedPods: 0, updatedPods: 0, readyPods: 0, ...s.status, collisionCount: (s.status?.collisionCount ?? 0) + 1 };
-        const { ended } = await writeStatus(client, SidecarSets, s, status);
-        return ended ?? { requeueAfter: CONFLICT_REQUEUE_MS };
-      }
-    }
-    if (r.renumber) {
-      await client.patch(
-        ControllerRevisions,
-        r.renumber.name,
-        { revision: r.renumber.revision },
-        { namespace: ns, patchType: PatchType.Merge },
-      );
-    }
-    if (r.customVersionLabel) {
-      await client.patch(
-        ControllerRevisions,
-        r.latestName,
-        { metadata: { labels: { 'apps.kruise.io/sidecarset-custom-version': r.customVersionLabel } } },
-        { namespace: ns, patchType: PatchType.Merge },
-      );
-    }
-    for (const name of r.delete) {
-      try {
-        await client.delete(ControllerRevisions, name, { namespace: ns });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
-    const { ended } = await writeStatus(client, SidecarSets, s, plan.status);
-    if (ended) return ended;
-
-    if (plan.notUpgradable) {
-      this.deps.recorder.event(
-        s,
-        'Normal',
-        'NotUpgradablePods',
-        'Upgrade',
-        `SidecarSet in-place update detected ${plan.notUpgradable} not upgradable pod(s) in this round, will skip them.`,
-      );
-    }
-    for (const { pod, updated } of plan.resets) {
-      try {
-        const written = await client.update<Pod>(Pods, updated, { namespace: updated.metadata.namespace });
-        this.deps.podVersions.expect(written);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        this.deps.recorder.event(pod, 'Warning', 'ResetContainerFailed', 'Reset', `reset sidecar container image empty failed: ${message}`);
-        throw err;
-      }
-      this.deps.recorder.event(pod, 'Normal', 'ResetContainerSucceed', 'Reset', 'reset sidecar container image empty successfully');
-    }
-    let heldByBudget = 0;
-    for (const { pod, updated } of plan.upgrades) {
-      if (!(await pubAllowsInPlaceUpdate(pod, this.deps.pubBudget, this.deps.features ?? { PodUnavailableBudgetUpdateGate: false }))) {
-        heldByBudget++;
-        continue;
-      }
-      const written = await client.update<Pod>(Pods, updated, { namespace: updated.metadata.namespace });
-      this.deps.podVersions.expect(written);
-    }
-    for (const { pod, conditions } of plan.conditions) {
-      const written = await client.patch<Pod>(
-        Pods,
-        pod.metadata.name!,
-        { status: { conditions: conditions.filter((c) => c.type === 'SidecarSetUpgradable') } },
-        { namespace: pod.metadata.namespace, patchType: PatchType.StrategicMerge, subresource: 'status' },
-      );
-      this.deps.podVersions.expect(written);
-    }
-    // Pods being upgraded report back through their events; pods a budget held back are looked at again.
-    return heldByBudget ? { requeueAfter: PUB_BLOCKED_REQUEUE_MS } : {};
   }
 }
 
@@ -210,13 +107,23 @@ export class SidecarSetReconciler {
 export const COUNTING_ROUND_DELAY_MS = 1_000;
 
 /**
+ * How long a round waits after an in-place sidecar upgrade finished on a pod (its sidecar left the
+ * imageID recorded before the upgrade) while the pod stayed ready: upstream's delay for a change of
+ * sidecar consistency. It paces a rollout as OpenKruise's does, one maxUnavailable batch per
+ * delay; v1.8.2's e2e "sidecarSet upgrade cold sidecar container image, and paused" pauses the
+ * SidecarSet 5 s after an image change and expects only the first pod upgraded.
+ */
+export const UPGRADE_FINISHED_ROUND_DELAY_MS = 5_000;
+
+/**
  * When a pod update needs a round of the SidecarSets injected into it: undefined for none, else
  * the delay. Upstream's predicate (deletion started, readiness, sidecar consistency after 5 s,
- * labels) widened to all that the planner reads, so that a rollout moves on as soon as a pod
- * reports back: labels, annotations, containers and their images, phase, readiness, and each
- * container status's ready / image / imageID, at once. Not a condition someone else added
- * (PodGC's DisruptionTarget before it deletes a pod, a readiness gate's own), restart counts or
- * container states; and, as upstream, nothing more once the pod's deletion has started.
+ * labels) widened to all that the planner reads: labels, annotations, containers and their
+ * images, phase, readiness, and each container status's ready / image / imageID, at once — but a
+ * finished in-place upgrade alone after UPGRADE_FINISHED_ROUND_DELAY_MS, as upstream. Not a
+ * condition someone else added (PodGC's DisruptionTarget before it deletes a pod, a readiness
+ * gate's own), restart counts or container states; and, as upstream, nothing more once the pod's
+ * deletion has started.
  */
 export function podUpdateRoundDelay(old: Pod, cur: Pod): number | undefined {
   if (old.metadata.resourceVersion === cur.metadata.resourceVersion || old.metadata.deletionTimestamp) return undefined;
@@ -230,7 +137,15 @@ export function podUpdateRoundDelay(old: Pod, cur: Pod): number | undefined {
   if (images(old) !== images(cur)) return 0;
   const statuses = (p: Pod) =>
     (p.status?.containerStatuses ?? []).map((cs) => `${cs.name}=${cs.ready}/${cs.image}/${cs.imageID ?? ''}`).join('\n');
-  return statuses(old) !== statuses(cur) ? 0 : undefined;
+  if (statuses(old) === statuses(cur)) return undefined;
+  return upgradeFinished(old, cur) ? UPGRADE_FINISHED_ROUND_DELAY_MS : 0;
+}
+
+/** Some sidecar of the pod left the imageID recorded before its in-place upgrade (isSidecarUpdateCompleted turned true). */
+function upgradeFinished(old: Pod, cur: Pod): boolean {
+  const sidecarSets = injectedSidecarSetNames(cur);
+  const containers = new Set(cur.spec?.containers.map((c) => c.name));
+  return !isSidecarUpdateCompleted(old, sidecarSets, containers) && isSidecarUpdateCompleted(cur, sidecarSets, containers);
 }
 
 /**
@@ -290,14 +205,14 @@ export const sidecarSetController: ControllerSetup = {
     const pods = deps.informers.informerFor<Pod>(Pods, deps.namespace ? { namespace: deps.namespace } : {});
     const namespaces = deps.informers.informerFor<Namespace>(Namespaces);
     const revisions = deps.informers.informerFor<ControllerRevision>(ControllerRevisions);
-    const podVersions = new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs });
+    const expectations = new WorkloadExpectations({ timeout: deps.expectationTimeoutMs });
     const reconciler = new SidecarSetReconciler({
       cache: new InformerCache(sidecarSets, pods, namespaces, revisions, deps.managerNamespace),
       client: deps.client,
       recorder: deps.recorder,
       log: deps.logger,
       revisionNamespace: deps.managerNamespace,
-      podVersions,
+      expectations,
       pubBudget: deps.pubBudget,
       features: deps.features,
     });
@@ -321,18 +236,26 @@ export const sidecarSetController: ControllerSetup = {
         if (!initial) enqueueFor(p, COUNTING_ROUND_DELAY_MS);
       },
       onUpdate: (old, cur) => {
-        podVersions.observe(cur);
+        expectations.resourceVersions.observe(cur);
         const delayMs = podUpdateRoundDelay(old, cur);
         if (delayMs !== undefined) enqueueFor(cur, delayMs);
       },
       onDelete: (obj) => {
         const p = unwrapDeleted(obj);
-        podVersions.delete(p);
+        expectations.resourceVersions.delete(p);
         enqueueFor(p, COUNTING_ROUND_DELAY_MS);
+      },
+    };
+    // Our revisions coming into the cache: the round that created one waited for it.
+    const revisionHandler: EventHandler<ControllerRevision> = {
+      onAdd: (r) => {
+        const owner = sidecarSets.lister.get(r.metadata.labels?.[SIDECARSET_NAME_REVISION_LABEL] ?? '');
+        if (owner) expectations.revisions.observeScale(keyOf(owner), 'create', r.metadata.name ?? '');
       },
     };
     sidecarSets.addEventHandler(sidecarSetHandler);
     pods.addEventHandler(podHandler);
+    revisions.addEventHandler(revisionHandler);
     return { run: (signal: AbortSignal) => controller.runAfterSync(signal, [sidecarSets, pods, namespaces, revisions]) };
   },
 };

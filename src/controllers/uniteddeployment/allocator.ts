@@ -15,8 +15,12 @@ type Subset = NonNullable<NonNullable<UnitedDeploymentSpec['topology']>['subsets
 export interface ObservedSubset {
   /** The workload's spec.replicas. */
   replicas: number;
-  /** The workload's status.readyReplicas. */
-  readyReplicas: number;
+  /**
+   * Adaptive: the pods the subset runs, i.e. the workload's status.replicas less its pods pending
+   * past rescheduleCriticalSeconds (upstream's getSubsetRunningReplicas): ready or not, a pod that
+   * was placed counts.
+   */
+  runningReplicas: number;
   /** Adaptive: the subset is unschedulable this round (pending pods timed out, or reserved pods). */
   unschedulable: boolean;
   /** Reservation: the subset's Schedulable condition is False (newly created pods become reserved). */
@@ -193,14 +197,14 @@ function adaptiveAllocate(spec: UnitedDeploymentSpec, existing: ReadonlyMap<stri
     let hi = max.get(s.name) ?? MAX_INT32;
     const observed = existing.get(s.name);
     const unschedulable = observed?.unschedulable ?? false;
-    const ready = observed?.readyReplicas ?? 0;
+    const running = observed?.runningReplicas ?? 0;
     if (unschedulable && observed) {
-      // An unschedulable subset keeps what runs there and gets nothing more.
-      lo = Math.max(ready, lo);
-      hi = Math.min(ready, hi);
+      // An unschedulable subset can only shrink: at most what runs there, even below its minReplicas.
+      lo = Math.min(running, lo);
+      hi = Math.min(running, hi);
     }
-    // Healthy pods of a schedulable subset are never taken away.
-    if (!unschedulable && ready > lo) lo = Math.min(ready, hi);
+    // Running pods of a schedulable subset are never taken away, ready or not.
+    if (!unschedulable && running > lo) lo = Math.min(running, hi);
     min.set(s.name, lo);
     max.set(s.name, hi);
   }

@@ -1,59 +1,34 @@
 // The UnitedDeployment controller (upstream pkg/controller/uniteddeployment): reads the UD, its
 // ControllerRevisions, its subset workloads and their pods from informer caches, waits while
 // expectations say the cache is behind our own writes, asks planUnitedDeployment for the round and
-// writes the plan. Subset workloads are named client-side (`<ud>-<subset>-` + 5 random characters,
-// generateName kept) so the create can be expected by name before it is sent.
+// hands the plan to the executor.
 
-import { randomBytes } from 'node:crypto';
 import type { UnitedDeployment } from '../../apis/apps/uniteddeployment.ts';
-import { SUBSET_NAME_LABEL, UNITED_DEPLOYMENT_RESERVED_POD_LABEL } from '../../apis/constants.ts';
+import { SUBSET_NAME_LABEL } from '../../apis/constants.ts';
 import {
   AdvancedStatefulSets,
   CloneSets,
   ControllerRevisions,
   Deployments,
-  isAlreadyExists,
-  isNotFound,
-  PatchType,
   Pods,
   StatefulSets,
   UnitedDeployments,
-  type KubeClient,
   type KubeObject,
-  type ResourceType,
   type Stored,
 } from '../../runtime/client.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
-import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown, type Informer } from '../../runtime/informer.ts';
-import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
-import { applyWrites, CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
+import { applyWrites } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector, Selector } from '../../util/labelselector.ts';
 import type { ControllerRevision, Pod } from '../../apis/core-objects.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
-import { planUnitedDeployment, type UnitedDeploymentPlan } from './plan.ts';
+import { UnitedDeploymentExecutor, type ExecutorDeps } from './executor.ts';
+import { planUnitedDeployment } from './plan.ts';
 import { subsetKindOf, udControllerRef, type SubsetKind, type SubsetWorkload } from './subset.ts';
 import type { ScaleExpectations } from '../../runtime/expectations.ts';
-import { errMessage } from '../../util/errors.ts';
-
-export const WORKLOAD_RESOURCE: Record<SubsetKind, ResourceType> = {
-  StatefulSet: StatefulSets,
-  AdvancedStatefulSet: AdvancedStatefulSets,
-  CloneSet: CloneSets,
-  Deployment: Deployments,
-};
-
-const RANDOM_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
-/** A name as the API server's generateName makes it: the prefix and 5 characters of its alphabet. */
-export function generatedName(prefix: string, random: () => Buffer = () => randomBytes(5)): string {
-  return prefix + [...random()].map((b) => RANDOM_ALPHABET[b % RANDOM_ALPHABET.length]).join('');
-}
-
-export type UnitedDeploymentClient = Pick<KubeClient, 'create' | 'get' | 'update' | 'patch' | 'delete' | 'updateStatus'>;
 
 /** What one reconcile reads: informer caches in production, plain objects in unit tests. */
 export interface UnitedDeploymentCache {
@@ -64,13 +39,8 @@ export interface UnitedDeploymentCache {
   pods(ud: UnitedDeployment): Pod[];
 }
 
-export interface ReconcilerDeps {
+export interface ReconcilerDeps extends ExecutorDeps {
   cache: UnitedDeploymentCache;
-  client: UnitedDeploymentClient;
-  recorder: EventRecorder;
-  log: Logger;
-  /** Subset workloads (as `scale`) and revisions created / deleted, and our writes, per UD key. */
-  expectations: WorkloadExpectations;
   clock?: Clock;
 }
 
@@ -85,9 +55,11 @@ const UNITED_DEPLOYMENT_KIND: WorkloadKind<UnitedDeployment> = {
 export class UnitedDeploymentReconciler {
   private readonly clock: Clock;
   private readonly step: WorkloadStep<UnitedDeployment>;
+  private readonly executor: UnitedDeploymentExecutor;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
+    this.executor = new UnitedDeploymentExecutor(deps);
     this.step = new WorkloadStep(UNITED_DEPLOYMENT_KIND, {
       client: deps.client,
       recorder: deps.recorder,
@@ -120,113 +92,7 @@ export class UnitedDeploymentReconciler {
         );
       return planUnitedDeployment({ ud, kind, revisions, workloads, pods: this.deps.cache.pods(ud), now: this.clock.now() });
     });
-    return applyWrites(() => this.execute(ud, kind!, plan));
-  }
-
-  private async execute(ud: Stored<UnitedDeployment>, kind: SubsetKind, plan: UnitedDeploymentPlan): Promise<ReconcileResult> {
-    const key = `${ud.metadata.namespace}/${ud.metadata.name}`;
-    const ns = ud.metadata.namespace ?? '';
-    const { client } = this.deps;
-    const { scale: scaleExpectations, revisions: revisionExpectations, resourceVersions } = this.deps.expectations;
-
-    // 1. revisions
-    if (plan.newRevision) {
-      const revName = plan.newRevision.metadata.name ?? '';
-      revisionExpectations.expectScale(key, 'create', revName);
-      try {
-        resourceVersions.expect(await client.create(ControllerRevisions, plan.newRevision));
-      } catch (err) {
-        revisionExpectations.observeScale(key, 'create', revName);
-        if (!isAlreadyExists(err)) throw err;
-        // Taken by a different revision (ours would be in the cache): a hash collision.
-        const collisionCount = plan.collisionCount + 1;
-        await client.updateStatus(UnitedDeployments, { ...ud, status: { ...ud.status, collisionCount } as UnitedDeployment['status'] });
-        return { requeueAfter: CONFLICT_REQUEUE_MS };
-      }
-    }
-    if (plan.revisionUpdate) {
-      const { name, revision } = plan.revisionUpdate;
-      resourceVersions.expect(await client.patch(ControllerRevisions, name, { revision }, { namespace: ns, patchType: PatchType.Merge }));
-    }
-
-    if (plan.allocationError) {
-      this.deps.recorder.event(
-        ud,
-        'Warning',
-        'Failed SpecifySubsetReplicas',
-        'Allocate',
-        `Specified subset replicas is ineffective: ${plan.allocationError}`,
-      );
-      return {};
-    }
-
-    // 2. reserved pods (reservation strategy)
-    for (const { pod, value } of plan.reservedLabels) {
-      try {
-        const written = await client.patch(
-          Pods,
-          pod,
-          { metadata: { labels: { [UNITED_DEPLOYMENT_RESERVED_POD_LABEL]: value } } },
-          { namespace: ns, patchType: PatchType.StrategicMerge },
-        );
-        resourceVersions.expect(written);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
-
-    // 3. subset workloads: duplicates and removed subsets, new subsets, changed subsets
-    const resource = WORKLOAD_RESOURCE[kind];
-    for (const w of plan.deletes) {
-      const wName = w.metadata.name ?? '';
-      scaleExpectations.expectScale(key, 'delete', wName);
-      try {
-        await client.delete(resource, wName, { namespace: ns, preconditions: { uid: w.metadata.uid } });
-      } catch (err) {
-        scaleExpectations.observeScale(key, 'delete', wName);
-        if (!isNotFound(err)) throw err;
-      }
-    }
-    if (plan.deletes.length > 0) this.event(ud, 'Normal', 'SuccessfulUpdateSubset', `Delete ${plan.deletes.length} Subset (${kind})`);
-    for (const w of plan.creates) {
-      const wName = generatedName(w.metadata.generateName ?? '');
-      scaleExpectations.expectScale(key, 'create', wName);
-      try {
-        resourceVersions.expect(await client.create(resource, { ...w, metadata: { ...w.metadata, name: wName } }));
-      } catch (err) {
-        scaleExpectations.observeScale(key, 'create', wName);
-        this.event(
-          ud,
-          'Warning',
-          'FailedUpdateSubset',
-          `fail to create Subset (${kind}) ${w.metadata.labels?.[SUBSET_NAME_LABEL]}: ${errMessage(err)}`,
-        );
-        throw err;
-      }
-    }
-    if (plan.creates.length > 0) this.event(ud, 'Normal', 'SuccessfulUpdateSubset', `Create ${plan.creates.length} Subset (${kind})`);
-    for (const w of plan.updates) {
-      try {
-        resourceVersions.expect(await client.update(resource, w));
-      } catch (err) {
-        this.event(
-          ud,
-          'Warning',
-          'FailedUpdateSubset',
-          `Error updating PodSet (${kind}) ${w.metadata.name} when updating: ${errMessage(err)}`,
-        );
-        throw err;
-      }
-    }
-
-    // 4. status
-    const status = await writeStatus(client, UnitedDeployments, ud, plan.status, resourceVersions);
-    if (status.ended) return status.ended;
-    return plan.requeueAfter !== undefined ? { requeueAfter: plan.requeueAfter } : {};
-  }
-
-  private event(ud: Stored<UnitedDeployment>, type: 'Normal' | 'Warning', reason: string, note: string): void {
-    this.deps.recorder.event(ud, type, reason, 'Reconcile', note);
+    return applyWrites(() => this.executor.execute(ud, kind!, plan));
   }
 }
 

@@ -69,7 +69,8 @@ export interface UnitedDeploymentPlan {
   allocationError?: string;
   /** The new status; undefined when unchanged. */
   status?: UnitedDeploymentStatus;
-  requeueAfter?: number;
+  /** When to look again (a pending pod times out, an unschedulable subset recovers), in milliseconds. */
+  requeueAfterMs?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,7 +236,7 @@ interface SubsetFacts extends ObservedSubset {
   workload: SubsetWorkload;
   pods: Pod[];
   statusReplicas: number;
-  pendingPods: number;
+  readyReplicas: number;
 }
 
 /** calculateSubsetsStatusForDefaultAdaptiveStrategy. */
@@ -253,12 +254,14 @@ function defaultAdaptive(facts: SubsetFacts, status: SubsetStatus, st: Strategy,
     }
   }
   if (facts.readyReplicas < facts.statusReplicas) {
+    let pendingPods = 0;
     for (const pod of facts.pods) {
       const t = pendingTimeout(pod, st.rescheduleCriticalMs, now);
-      if (t.timedOut) facts.pendingPods++;
+      if (t.timedOut) pendingPods++;
       if (t.checkAfter !== undefined) requeue.push(t.checkAfter);
     }
-    if (facts.pendingPods > 0) {
+    facts.runningReplicas -= pendingPods;
+    if (pendingPods > 0) {
       facts.unschedulable = true;
       setSubsetCondition(status, 'False', 'reschedule', 'timeout pending pods found', nowTime);
       requeue.push(st.unschedulableMs);
@@ -423,10 +426,10 @@ export function planUnitedDeployment(input: PlanInput): UnitedDeploymentPlan {
       replicas: w.spec?.replicas ?? 0,
       statusReplicas: w.status?.replicas ?? 0,
       readyReplicas: w.status?.readyReplicas ?? 0,
+      runningReplicas: w.status?.replicas ?? 0,
       unschedulable: false,
       markedAsUnschedulable: false,
       reservedPods: 0,
-      pendingPods: 0,
     });
   }
 
@@ -544,7 +547,7 @@ export function planUnitedDeployment(input: PlanInput): UnitedDeploymentPlan {
     updates,
     deletes,
     status: statusChanged(oldStatus, status) ? status : undefined,
-    requeueAfter: requeue.ms,
+    requeueAfterMs: requeue.ms,
   };
 }
 

@@ -7,14 +7,16 @@ import type { ControllerRevision, Pod } from '../../../src/apis/core-objects.ts'
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { injectSidecarSets } from '../../../src/webhooks/pod/index.ts';
 import { mutateSidecarSet } from '../../../src/webhooks/sidecarset/index.ts';
+import { hotUpgradeContainerToUpgrade } from '../../../src/controllers/sidecarset/hotupgrade.ts';
+import { planSidecarSet, type SidecarSetObserved } from '../../../src/controllers/sidecarset/plan.ts';
+import { planRevisions } from '../../../src/controllers/sidecarset/revisions.ts';
+import { upgradableCondition } from '../../../src/controllers/sidecarset/strategy.ts';
 import {
-  hotUpgradeContainerToUpgrade,
-  planRevisions,
-  planSidecarSet,
-  upgradableCondition,
-  type SidecarSetObserved,
-} from '../../../src/controllers/sidecarset/plan.ts';
-import { COUNTING_ROUND_DELAY_MS, podUpdateRoundDelay, sidecarSetSpecChanged } from '../../../src/controllers/sidecarset/controller.ts';
+  COUNTING_ROUND_DELAY_MS,
+  podUpdateRoundDelay,
+  sidecarSetSpecChanged,
+  UPGRADE_FINISHED_ROUND_DELAY_MS,
+} from '../../../src/controllers/sidecarset/controller.ts';
 import { podSidecarSetHash, sidecarSetRevisionData, type StoredSidecarSet } from '../../../src/util/sidecarset.ts';
 import { controllerRevisionName, hashControllerRevision, marshalGoJSON } from '../../../src/util/revision.ts';
 
@@ -487,6 +489,26 @@ describe('SidecarSet events and cached reads', () => {
     for (const [what, edit, expected] of rows) {
       test(what, () => assert.equal(podUpdateRoundDelay(base, changed(edit)), expected));
     }
+    describe('an in-place sidecar upgrade finishing: 5 s later while the pod stays ready, as upstream (v1.8.2 e2e "…, and paused")', () => {
+      // Upgraded in place to log:2; the record keeps the imageID log:1 ran.
+      const upgrading = changed((p) => {
+        p.metadata.annotations = {
+          ...p.metadata.annotations,
+          'kruise.io/sidecarset-injected-list': 'log',
+          'kruise.io/sidecarset-inplace-update-state':
+            '{"log":{"revision":"h2","updateTimestamp":"2026-11-23T12:00:00Z","lastContainerStatuses":{"log":{"imageID":"sha256:l"}}}}',
+        };
+        p.spec!.containers[1]!.image = 'log:2';
+      });
+      const restarted = (ready: boolean) =>
+        changed((p) => {
+          p.status!.containerStatuses![1] = { ...p.status!.containerStatuses![1]!, image: 'log:2', imageID: 'sha256:m', ready };
+          if (!ready) p.status!.conditions![0]!.status = 'False';
+        }, upgrading);
+      test('the sidecar runs the new imageID, pod still ready', () =>
+        assert.equal(podUpdateRoundDelay(upgrading, restarted(true)), UPGRADE_FINISHED_ROUND_DELAY_MS));
+      test('readiness changed with it: at once', () => assert.equal(podUpdateRoundDelay(upgrading, restarted(false)), 0));
+    });
     test('the same resourceVersion (a resync) never does', () => {
       assert.equal(podUpdateRoundDelay(base, { ...changed((p) => (p.metadata.labels!.app = 'b')), metadata: base.metadata }), undefined);
     });

@@ -32,7 +32,7 @@ function spec(
 
 const observed = (replicas: number, o: Partial<ObservedSubset> = {}): ObservedSubset => ({
   replicas,
-  readyReplicas: replicas,
+  runningReplicas: replicas,
   unschedulable: false,
   markedAsUnschedulable: false,
   reservedPods: 0,
@@ -240,24 +240,29 @@ describe('adaptiveAllocator (§9.3 line 615)', () => {
       want: { a: 4, b: 3, c: 3 },
     },
     {
-      name: 'unschedulable subset with r ready: min = max(r, min), max = min(r, max); the rest moves on',
-      existing: { a: observed(4, { readyReplicas: 0, unschedulable: true }), b: observed(3), c: observed(3) },
-      // a: min = max(0, 2) = 2, max = min(0, 4) = 0: pass 1 still gives its min 2, pass 2 nothing;
-      // b, c: ready 3 > min 0 ⇒ min 3; pass 2 gives c the remaining 2
-      want: { a: 2, b: 3, c: 5 },
+      name: 'unschedulable subset running r: min = min(r, min), max = min(r, max), even below its minReplicas; the rest moves on',
+      existing: { a: observed(4, { runningReplicas: 0, unschedulable: true }), b: observed(3), c: observed(3) },
+      // a: min = min(0, 2) = 0, max = min(0, 4) = 0: nothing; b, c: running 3 > min 0 ⇒ min 3; pass 2 gives c the remaining 4
+      want: { a: 0, b: 3, c: 7 },
+    },
+    {
+      name: 'unschedulable subset running fewer than its minReplicas keeps only those',
+      existing: { a: observed(4, { runningReplicas: 1, unschedulable: true }), b: observed(3), c: observed(3) },
+      // a: min = min(1, 2) = 1, max = min(1, 4) = 1; b, c min 3; pass 2 gives c the remaining 3
+      want: { a: 1, b: 3, c: 6 },
     },
     {
       name: 'unschedulable subset without min and no ready pods: all its replicas move',
-      existing: { a: observed(4), b: observed(3, { readyReplicas: 0, unschedulable: true }), c: observed(3) },
+      existing: { a: observed(4), b: observed(3, { runningReplicas: 0, unschedulable: true }), c: observed(3) },
       want: { a: 4, b: 0, c: 6 },
     },
     {
-      name: 'unschedulable subset with ready pods keeps exactly them',
-      existing: { a: observed(4), b: observed(3, { readyReplicas: 1, unschedulable: true }), c: observed(3) },
+      name: 'unschedulable subset with running pods keeps exactly them',
+      existing: { a: observed(4), b: observed(3, { runningReplicas: 1, unschedulable: true }), c: observed(3) },
       want: { a: 4, b: 1, c: 5 },
     },
     {
-      name: 'schedulable subset with r > min: min = min(r, max) (healthy pods are never taken away)',
+      name: 'schedulable subset running r > min: min = min(r, max) (running pods are never taken away)',
       existing: { a: observed(0), b: observed(0), c: observed(6) },
       // c: min = min(6, MaxInt32) = 6; pass 1: a 2, b 0, c 6 (8); pass 2: a +2 → 10
       want: { a: 4, b: 0, c: 6 },
@@ -281,20 +286,20 @@ describe('reservationAllocator (§9.3 line 616)', () => {
     },
     {
       name: 'unschedulable a (4 replicas, 4 reserved): maxAllocatable 0, its replicas are re-allocated as temporary pods',
-      existing: { a: observed(4, { readyReplicas: 0, unschedulable: true, markedAsUnschedulable: true, reservedPods: 4 }) },
+      existing: { a: observed(4, { runningReplicas: 0, unschedulable: true, markedAsUnschedulable: true, reservedPods: 4 }) },
       // pass 1: a allocate(2, 10) → maxAllocatable −2 → counts 0; pass 2: a allocate(4 (its spec.replicas), 10) → 0;
       // b +3, c +7 (rest 10 − 3)
       want: { a: 4, b: 3, c: 7 },
     },
     {
       name: 'partly recovered a (4 replicas, 1 reserved): maxAllocatable 3, one temporary pod elsewhere',
-      existing: { a: observed(4, { readyReplicas: 3, unschedulable: true, markedAsUnschedulable: true, reservedPods: 1 }) },
+      existing: { a: observed(4, { runningReplicas: 3, unschedulable: true, markedAsUnschedulable: true, reservedPods: 1 }) },
       // a: allocate(2) → 2 counted (max 1 left), allocate(4) → +2 of which 1 counts → 3 counted; b 3, c 4
       want: { a: 4, b: 3, c: 4 },
     },
     {
       name: 'marked unschedulable with no reserved pods left: maxAllocatable = spec.replicas, no temporary pods',
-      existing: { a: observed(4, { readyReplicas: 4, markedAsUnschedulable: true }) },
+      existing: { a: observed(4, { runningReplicas: 4, markedAsUnschedulable: true }) },
       want: { a: 4, b: 3, c: 3 },
     },
   ];

@@ -390,7 +390,7 @@ describe('adaptive scheduling (§9.3 line 617)', () => {
       const b = first.workloads.find((w) => w.metadata.labels!['apps.kruise.io/subset-name'] === 'b')!;
       const workloads = first.workloads.map((w) => (w === b ? withStatus(w, 3, 0) : withStatus(w, w.spec!.replicas!)));
       const pods = [0, 1, 2].map((i) => pendingPod(b, i, 11_000));
-      return planUnitedDeployment({ ud: u(st), kind: 'CloneSet', revisions: first.revisions, workloads, pods, now: NOW }).requeueAfter;
+      return planUnitedDeployment({ ud: u(st), kind: 'CloneSet', revisions: first.revisions, workloads, pods, now: NOW }).requeueAfterMs;
     };
     assert.equal(requeueWith({ unschedulableLastSeconds: 45 }), 45_000);
     assert.equal(requeueWith({ unschedulableLastSeconds: 45, unschedulableDuration: 60 }), 60_000);
@@ -418,7 +418,7 @@ describe('adaptive scheduling (§9.3 line 617)', () => {
       [cond.type, cond.status, cond.reason, cond.message, cond.lastTransitionTime],
       ['Schedulable', 'False', 'reschedule', 'timeout pending pods found', iso(NOW)],
     );
-    assert.equal(plan.requeueAfter, 60_000);
+    assert.equal(plan.requeueAfterMs, 60_000);
 
     // Within unschedulableDuration the subset stays unschedulable even without pending pods.
     const later = planUnitedDeployment({
@@ -429,7 +429,7 @@ describe('adaptive scheduling (§9.3 line 617)', () => {
       pods: [],
       now: NOW + 30_000,
     });
-    assert.equal(later.requeueAfter, 30_000, 'looks again when the subset recovers');
+    assert.equal(later.requeueAfterMs, 30_000, 'looks again when the subset recovers');
     assert.equal(later.status?.subsetStatuses?.find((s) => s.name === 'b')?.conditions?.[0].status ?? 'False', 'False');
 
     // After it, the subset recovers (Schedulable=True, reason recover) and is allocated again.
@@ -458,7 +458,7 @@ describe('adaptive scheduling (§9.3 line 617)', () => {
       now: NOW,
     });
     assert.deepEqual(plan.updates, []);
-    assert.equal(plan.requeueAfter, 6_000);
+    assert.equal(plan.requeueAfterMs, 6_000);
     // Exactly at the deadline (reached, not past): looked at in 1 ms, not dropped.
     const due = planUnitedDeployment({
       ud: adaptive(),
@@ -469,7 +469,44 @@ describe('adaptive scheduling (§9.3 line 617)', () => {
       now: NOW,
     });
     assert.deepEqual(due.updates, []);
-    assert.equal(due.requeueAfter, 1);
+    assert.equal(due.requeueAfterMs, 1);
+  });
+
+  test('a placed pod keeps its subset\'s replica, ready or not; only pods pending past rescheduleCriticalSeconds move (v1.8.2 e2e "adaptive united deployment with elastic allocator")', () => {
+    // The e2e's topology: subset-0 and subset-1 at most 2, subset-2 unbounded; 3 replicas after a scale-down.
+    const e2e = ud({
+      replicas: 3,
+      topology: {
+        subsets: [{ name: 's0', maxReplicas: 2 }, { name: 's1', maxReplicas: 2 }, { name: 's2' }],
+        scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 10, unschedulableDuration: 60 } },
+      },
+    });
+    const first = settle(e2e);
+    const subset = (w: SubsetWorkload) => w.metadata.labels!['apps.kruise.io/subset-name'];
+    const running = { s0: 2, s1: 1, s2: 1 } as Record<string, number>;
+    const ready = { s0: 2, s1: 0, s2: 1 } as Record<string, number>;
+    const workloads = first.workloads.map((w) => ({
+      ...withStatus(w, running[subset(w)]!, ready[subset(w)]!),
+      spec: { ...w.spec, replicas: running[subset(w)] },
+    }));
+    const s1 = workloads.find((w) => subset(w) === 's1')!;
+    const next = (pendingForMs: number) => {
+      const plan = planUnitedDeployment({
+        ud: e2e,
+        kind: 'CloneSet',
+        revisions: first.revisions,
+        workloads,
+        pods: [pendingPod(s1, 0, pendingForMs)],
+        now: NOW,
+      });
+      const out = Object.fromEntries(workloads.map((w) => [subset(w), w.spec!.replicas]));
+      for (const w of plan.updates) out[subset(w)] = w.spec!.replicas!;
+      return out;
+    };
+    // subset-1's pod is not ready but not yet timed out: it runs there, so subset-2 gives up its replica.
+    assert.deepEqual(next(4_000), { s0: 2, s1: 1, s2: 0 });
+    // Timed out: subset-1 runs nothing and becomes unschedulable; its replica moves to subset-2.
+    assert.deepEqual(next(11_000), { s0: 2, s1: 0, s2: 1 });
   });
 
   test('reservation: timed-out pending pods are labelled reserved, temporary replicas go elsewhere, status selector excludes reserved pods', () => {
