@@ -13,25 +13,22 @@
 //        node --import tsx bench/upstream-e2e.ts --render     (re-render the doc from the results file)
 // A run's files (the suite's output, the JUnit report, the manager's log) stay in
 // ~/.cache/kruise-ts/upstream-e2e/<manager>-<group>-<time>/.
-import { execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import YAML from 'yaml';
 import { ensureKruiseE2E, repoRoot } from '../src/cluster/binaries.ts';
-import { down, kubectl, up, type ClusterState } from '../src/cluster/local-cluster.ts';
+import { down, up, type ClusterState } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail } from '../src/cluster/processes.ts';
-import { LOCAL_VOLUME_PROVISIONER } from '../src/cluster/names.ts';
 import { fromKubeconfigFile } from '../src/runtime/client.ts';
 import { kruiseArgs, servingFlags } from '../test/harness/kruise-cli.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
+import { applyE2ESetup, E2E_FEATURE_GATES, runKruiseE2E } from '../test/harness/upstream-e2e.ts';
 import { defaultedByWebhook } from '../test/harness/webhook-ready.ts';
-import { E2E_GROUPS, groupOfSpec, parseJUnit, renderDoc, selected, type E2EResults, type SpecResult } from './upstream-e2e-report.ts';
+import { E2E_GROUPS, groupOfSpec, renderDoc, type E2EResults, type SpecResult } from './upstream-e2e-report.ts';
 
-/** Upstream's e2e set-up (config/manager of its CI and tools/hack/run-kruise-e2e-test.sh). */
-export const E2E_FEATURE_GATES = 'AllAlpha=true,AllBeta=true,EnableExternalCerts=false';
 const RESULTS = path.join(repoRoot, 'docs/upstream-e2e-results.json');
 const DOC = path.join(repoRoot, 'docs/upstream-e2e.md');
 
@@ -102,10 +99,22 @@ for (const group of groups) {
     started = manager === 'go' ? await startGo(state) : await startTs(state, runDir);
     const { managerAlive, managerLog } = started;
     log(`${group.name}: manager ready after ${((Date.now() - began) / 1000).toFixed(0)} s; running the suite`);
-    const junit = path.join(runDir, 'junit.xml');
-    const exit = await runSuite(state, e2e.binary, group, junit, path.join(runDir, 'e2e.log'));
-    const all = existsSync(junit) ? parseJUnit(readFileSync(junit, 'utf8')) : [];
-    const ran = all.filter((s) => selected(s.name, group));
+    const progress = setInterval(() => {
+      const last = tail(path.join(runDir, 'e2e.log'), 200)
+        .split('\n')
+        .reverse()
+        .find((l) => /^\[(apps|policy)\]/.test(l.trim()));
+      if (last) log(`… ${last.trim().slice(0, 150)}`);
+    }, 60_000);
+    const { exitCode: exit, specs: ran } = await runKruiseE2E({
+      binary: e2e.binary,
+      cluster: state,
+      focus: group.focus,
+      skip: group.skip,
+      timeout: group.timeout,
+      dir: runDir,
+      echo: values.verbose ? process.stdout : undefined,
+    }).finally(() => clearInterval(progress));
     const restarted = !managerAlive();
     const counts = countOf(ran);
     log(
@@ -152,24 +161,6 @@ function countOf(specs: Array<{ result: SpecResult }>) {
     fail: specs.filter((s) => s.result.status === 'fail').length,
     skip: specs.filter((s) => s.result.status === 'skip').length,
   };
-}
-
-/**
- * What upstream's CI installs beside the manager: the kruise-system namespace, the module's
- * test/kruise-e2e-config.yaml (the custom-workload whitelist ConfigMap and an RBAC binding), and
- * the StorageClasses of tools/hack/csi-driver-host-path that the Advanced StatefulSet storage
- * specs name, served here by the local cluster's provisioner instead of the CSI hostpath driver.
- */
-async function applyE2ESetup(state: ClusterState, moduleDir: string): Promise<void> {
-  await kubectl(state, ['create', 'namespace', 'kruise-system']).catch((e: Error) => {
-    if (!/AlreadyExists/.test(e.message)) throw e;
-  });
-  await kubectl(state, ['apply', '-f', path.join(moduleDir, 'test/kruise-e2e-config.yaml')]);
-  const classes = ['allow-expansion-sc.yaml', 'disallow-expansion-sc.yaml'].map((f) => {
-    const sc = YAML.parse(readFileSync(path.join(moduleDir, 'tools/hack/csi-driver-host-path', f), 'utf8')) as { provisioner: string };
-    return { ...sc, provisioner: LOCAL_VOLUME_PROVISIONER };
-  });
-  await kubectl(state, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: classes }));
 }
 
 interface StartedManager {
@@ -231,44 +222,4 @@ async function startTs(state: ClusterState, runDir: string): Promise<StartedMana
     await client.close();
   }
   return { stopManager: () => stopProcesses([proc.pid], 15_000), managerAlive: () => !proc.exited, managerLog: logFile };
-}
-
-/** Runs the suite's binary on the group's focus; resolves to its exit code. */
-async function runSuite(
-  state: ClusterState,
-  binary: string,
-  group: { focus: string; skip: string; timeout: string },
-  junit: string,
-  logFile: string,
-): Promise<number> {
-  const args = [
-    `-test.timeout=${group.timeout}`,
-    '-ginkgo.v',
-    '-ginkgo.noColor',
-    `-ginkgo.reportFile=${junit}`,
-    `-ginkgo.focus=${group.focus}`,
-    ...(group.skip ? [`-ginkgo.skip=${group.skip}`] : []),
-  ];
-  const out = createWriteStream(logFile);
-  const child = spawn(binary, args, {
-    cwd: path.dirname(logFile),
-    env: { ...process.env, KUBECONFIG: state.kubeconfig, PATH: `${path.dirname(state.kubectl)}:${process.env.PATH}` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  for (const stream of [child.stdout, child.stderr]) {
-    stream.pipe(out, { end: false });
-    if (values.verbose) stream.pipe(process.stdout, { end: false });
-  }
-  // A spec line every minute or so shows progress on long groups without the suite's whole output.
-  const progress = setInterval(() => {
-    const last = tail(logFile, 200)
-      .split('\n')
-      .reverse()
-      .find((l) => /^\[(apps|policy)\]/.test(l.trim()));
-    if (last) log(`… ${last.trim().slice(0, 150)}`);
-  }, 60_000);
-  const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
-  clearInterval(progress);
-  out.end();
-  return code;
 }
