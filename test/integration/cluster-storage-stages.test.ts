@@ -152,7 +152,7 @@ describe('KWOK stages: postStart hooks and unpullable images', { concurrency: 2 
       30_000,
     );
     assert.equal(waiting.status.phase, 'Pending');
-    assert.equal(waiting.status.containerStatuses[0].imageID, undefined);
+    assert.ok(!waiting.status.containerStatuses[0].imageID, 'no image was pulled');
 
     await kubectl([
       '-n',
