@@ -27,7 +27,7 @@ import { kruiseArgs, servingFlags } from '../test/harness/kruise-cli.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 import { applyE2ESetup, E2E_FEATURE_GATES, runKruiseE2E } from '../test/harness/upstream-e2e.ts';
 import { defaultedByWebhook } from '../test/harness/webhook-ready.ts';
-import { E2E_GROUPS, groupOfSpec, renderDoc, type E2EResults, type SpecResult } from './upstream-e2e-report.ts';
+import { E2E_GROUPS, groupOfSpec, renderDoc, type E2EResults, type SpecResult } from '../test/harness/upstream-e2e-report.ts';
 
 const RESULTS = path.join(repoRoot, 'docs/upstream-e2e-results.json');
 const DOC = path.join(repoRoot, 'docs/upstream-e2e.md');

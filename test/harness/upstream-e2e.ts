@@ -8,7 +8,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { LOCAL_VOLUME_PROVISIONER } from '../../src/cluster/names.ts';
 import { kubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
-import { parseJUnit, selected, type SpecResult } from '../../bench/upstream-e2e-report.ts';
+import { parseJUnit, selected, type SpecResult } from './upstream-e2e-report.ts';
 
 /** Upstream's e2e feature gates (its CI's config/manager and tools/hack/run-kruise-e2e-test.sh). */
 export const E2E_FEATURE_GATES = 'AllAlpha=true,AllBeta=true,EnableExternalCerts=false';

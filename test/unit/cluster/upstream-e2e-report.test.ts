@@ -1,4 +1,4 @@
-// bench/upstream-e2e-report.ts: upstream's focus groups, Ginkgo v1's JUnit report read into
+// test/harness/upstream-e2e-report.ts: upstream's focus groups, Ginkgo v1's JUnit report read into
 // per-spec results, and the generated part of docs/upstream-e2e.md.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import {
   renderDoc,
   selected,
   type E2EResults,
-} from '../../../bench/upstream-e2e-report.ts';
+} from '../../harness/upstream-e2e-report.ts';
 
 // As Go's encoding/xml writes Ginkgo v1's JUnitTestSuite (entities for quotes and newlines).
 const junit = `<?xml version="1.0" encoding="UTF-8"?>

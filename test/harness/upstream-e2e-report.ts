@@ -1,6 +1,6 @@
-// The pure half of bench/upstream-e2e.ts: upstream's focus groups, the Ginkgo v1 JUnit report read
-// into per-spec results, and the generated part of docs/upstream-e2e.md (unit-tested in
-// test/unit/upstream-e2e-report.test.ts).
+// The pure half of running OpenKruise's e2e suite (bench/upstream-e2e.ts, test/harness/upstream-e2e.ts):
+// upstream's focus groups, the Ginkgo v1 JUnit report read into per-spec results, and the
+// generated part of docs/upstream-e2e.md (unit-tested in test/unit/cluster/upstream-e2e-report.test.ts).
 
 export interface E2EGroup {
   name: string;
