@@ -22,11 +22,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureKruiseE2E, repoRoot } from '../src/cluster/binaries.ts';
 import { down, up, type ClusterState } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail } from '../src/cluster/processes.ts';
-import { fromKubeconfigFile } from '../src/runtime/client.ts';
+import { CloneSets, fromKubeconfigFile, type KubeClient, type KubeObject } from '../src/runtime/client.ts';
 import { kruiseArgs, servingFlags } from '../test/harness/kruise-cli.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 import { applyE2ESetup, E2E_FEATURE_GATES, runKruiseE2E } from '../test/harness/upstream-e2e.ts';
-import { defaultedByWebhook } from '../test/harness/webhook-ready.ts';
 import { E2E_GROUPS, groupOfSpec, renderDoc, type E2EResults, type SpecResult } from '../test/harness/upstream-e2e-report.ts';
 
 const RESULTS = path.join(repoRoot, 'docs/upstream-e2e-results.json');
@@ -85,6 +84,16 @@ const commit = (() => {
   return dirty ? `${head}+dirty` : head;
 })();
 
+// Ctrl-C (or a kill) stops the manager and the cluster too: `kruise start --cluster-name` does not
+// name the run dir, so the next run's `down` would not find a manager left behind.
+let cleanUp: (() => Promise<void>) | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the manager and the cluster`);
+    void (cleanUp?.() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
+}
+
 for (const group of groups) {
   const began = Date.now();
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
@@ -94,6 +103,10 @@ for (const group of groups) {
   await down(clusterName, { quiet: true });
   const { state } = await up({ name: clusterName, nodes });
   let started: StartedManager | undefined;
+  cleanUp = async () => {
+    await started?.stopManager();
+    if (!values['keep-cluster']) await down(clusterName, { quiet: true });
+  };
   try {
     await applyE2ESetup(state, e2e.moduleDir);
     started = manager === 'go' ? await startGo(state) : await startTs(state, runDir);
@@ -150,8 +163,8 @@ for (const group of groups) {
       log(`${group.name}: results written to ${path.relative(repoRoot, DOC)}`);
     }
   } finally {
-    await started?.stopManager();
-    if (!values['keep-cluster']) await down(clusterName, { quiet: true });
+    await cleanUp();
+    cleanUp = undefined;
   }
 }
 
@@ -214,7 +227,7 @@ async function startTs(state: ClusterState, runDir: string): Promise<StartedMana
         (r) => r.ok,
         () => false,
       );
-      if (ready && (await defaultedByWebhook(client))) break;
+      if (ready && (await cloneSetDefaulted(client))) break;
       if (Date.now() > deadline) throw new Error(`Kruise TS not ready within 300 s:\n${tail(logFile, 30)}`);
       await sleep(500);
     }
@@ -222,4 +235,26 @@ async function startTs(state: ClusterState, runDir: string): Promise<StartedMana
     await client.close();
   }
   return { stopManager: () => stopProcesses([proc.pid], 15_000), managerAlive: () => !proc.exited, managerLog: logFile };
+}
+
+/**
+ * Whether the API server calls the manager's CloneSet defaulting webhook yet (a dry-run create comes
+ * back with an update strategy). Not test/harness/webhook-ready.ts's imagePullPolicy probe: with
+ * AllAlpha the alpha gate TemplateNoDefaults leaves the pod template undefaulted, as upstream does.
+ */
+async function cloneSetDefaulted(client: KubeClient): Promise<boolean> {
+  const probe = {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'CloneSet',
+    metadata: { name: 'webhook-probe', namespace: 'default' },
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: 'probe' } },
+      template: { metadata: { labels: { app: 'probe' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+    },
+  };
+  const out = (await client
+    .create({ ...CloneSets, version: 'v1alpha1' }, probe as KubeObject, { namespace: 'default', dryRun: true })
+    .catch(() => undefined)) as { spec?: { updateStrategy?: { type?: string } } } | undefined;
+  return !!out?.spec?.updateStrategy?.type;
 }
