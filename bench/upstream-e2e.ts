@@ -54,7 +54,7 @@ function loadResults(): E2EResults {
 }
 
 function saveResults(results: E2EResults): void {
-  writeFileSync(RESULTS, JSON.stringify(results, null, 1) + '\n');
+  writeFileSync(RESULTS, JSON.stringify(results, null, 2) + '\n');
   writeFileSync(DOC, renderDoc(readFileSync(DOC, 'utf8'), results));
 }
 
@@ -150,7 +150,7 @@ for (const group of groups) {
         ...counts,
         managerDied: restarted,
       };
-      results.runs = [...results.runs.filter((r) => !(r.manager === manager && r.group === group.name)), run];
+      results.runs = [...results.runs.filter((r) => !(r.manager === manager && r.command === run.command)), run];
       for (const spec of ran) {
         const key = spec.name;
         results.specs[key] = {

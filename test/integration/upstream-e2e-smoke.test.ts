@@ -22,6 +22,10 @@ test("a few of OpenKruise's own e2e specs pass against Kruise TS", { timeout: 45
   const run = await runKruiseE2E({ binary: e2e.binary, cluster: testCluster(), focus: SMOKE_FOCUS, timeout: '20m', dir });
   const failed = run.specs.filter((s) => s.result.status === 'fail').map((s) => `${s.name}: ${s.result.firstFailure}`);
   assert.deepEqual(failed, [], `failing upstream specs (the suite's output: ${run.logFile})`);
-  assert.equal(run.specs.filter((s) => s.result.status === 'pass').length, SMOKE_SPECS, `specs passed (the suite's output: ${run.logFile})`);
+  assert.equal(
+    run.specs.filter((s) => s.result.status === 'pass').length,
+    SMOKE_SPECS,
+    `specs passed (the suite's output: ${run.logFile})`,
+  );
   assert.equal(run.exitCode, 0, `the suite's exit code (output: ${run.logFile})`);
 });
