@@ -13,6 +13,9 @@
 #   hack/build-binaries.sh --peer [--print]
 #                                     the same for OpenKruise's kruise-manager (hack/kruise-peer), the
 #                                     upstream peer of differential tests; test-only, built on demand
+#   hack/build-binaries.sh --e2e [--print]
+#                                     OpenKruise's own e2e suite (hack/kruise-e2e) as one test binary,
+#                                     e2e.test; test-only, built on demand (bench/upstream-e2e.ts)
 #
 # Cache: ${KRUISE_TS_CACHE:-$HOME/.cache/kruise-ts}/bin/<component>-<version>/
 set -euo pipefail
@@ -29,6 +32,8 @@ kruise_version=$(awk '$1=="github.com/openkruise/kruise"{print $2; exit}' "$here
 
 k8s_dir="$cache/bin/kubernetes-$k8s_version"
 kruise_dir="$cache/bin/kruise-$kruise_version"
+e2e_version=$(awk '$1=="github.com/openkruise/kruise"{print $2; exit}' "$here/kruise-e2e/go.mod")
+e2e_dir="$cache/bin/kruise-e2e-$e2e_version"
 etcd_dir="$cache/bin/etcd-$etcd_version"
 kwok_dir="$cache/bin/kwok-$kwok_version"
 
@@ -46,6 +51,14 @@ peer=0
 if [[ "${1:-}" == "--peer" ]]; then peer=1; shift; fi
 kubelet=0
 if [[ "${1:-}" == "--kubelet" ]]; then kubelet=1; shift; fi
+e2e=0
+if [[ "${1:-}" == "--e2e" ]]; then e2e=1; shift; fi
+
+if [[ $e2e == 1 && "${1:-}" == "--print" ]]; then
+  echo "e2e=$e2e_dir"
+  complete "$e2e_dir" e2e.test
+  exit $?
+fi
 
 if [[ $kubelet == 1 && "${1:-}" == "--print" ]]; then
   echo "kubelet=$kubelet_dir"
@@ -139,6 +152,24 @@ if [[ $peer == 1 ]]; then
   fi
   log "upstream peer ready in $((SECONDS - total_start)) s"
   echo "kruise=$kruise_dir"
+  exit 0
+fi
+
+if [[ $e2e == 1 ]]; then
+  if ! complete "$e2e_dir" e2e.test; then
+    log "building the kruise e2e suite $e2e_version into $e2e_dir (cold builds take minutes)"
+    tmp="$e2e_dir.partial.$$"
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    # go test -c: the suite is a test package; hack/kruise-e2e/e2e_test.go is its entry point.
+    if ! (cd "$here/kruise-e2e" && CGO_ENABLED=0 GOFLAGS=-mod=mod go test -c -trimpath -ldflags "-s -w" -o "$tmp/e2e.test" .); then
+      rm -rf "$tmp"
+      echo "error: building the kruise e2e suite failed (see the go output above)" >&2
+      exit 1
+    fi
+    rm -rf "$e2e_dir"; mv "$tmp" "$e2e_dir"
+  fi
+  log "kruise e2e suite ready in $((SECONDS - total_start)) s"
+  echo "e2e=$e2e_dir"
   exit 0
 fi
 

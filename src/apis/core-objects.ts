@@ -136,6 +136,32 @@ export interface ConfigMap extends KubeObject {
   immutable?: boolean;
 }
 
+/** core/v1 PersistentVolume (what the local cluster's provisioner writes). */
+export interface PersistentVolume extends KubeObject {
+  spec?: {
+    capacity?: Record<string, string>;
+    accessModes?: string[];
+    persistentVolumeReclaimPolicy?: string;
+    storageClassName?: string;
+    volumeMode?: string;
+    claimRef?: ObjectReference;
+    hostPath?: { path: string; type?: string };
+    nodeAffinity?: {
+      required?: { nodeSelectorTerms: Array<{ matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> }> };
+    };
+  };
+  status?: { phase?: string };
+}
+
+/** storage.k8s.io/v1 StorageClass. */
+export interface StorageClass extends KubeObject {
+  provisioner: string;
+  reclaimPolicy?: string;
+  volumeBindingMode?: string;
+  allowVolumeExpansion?: boolean;
+  parameters?: Record<string, string>;
+}
+
 /** apps/v1 ControllerRevision. */
 export interface ControllerRevision extends KubeObject {
   /** The decoded revision data (the API returns it as a JSON object). */

@@ -115,3 +115,34 @@ export function ensureHelm(log: (line: string) => void): string {
   const dir = /^helm=(.*)$/m.exec(r.stdout)![1]!;
   return path.join(dir, 'helm');
 }
+
+/** OpenKruise's own e2e suite (hack/kruise-e2e) as one test binary, and the module it comes from. */
+export interface KruiseE2E {
+  version: string;
+  /** `go test -c` output: run it with Ginkgo v1 flags (-ginkgo.focus, -ginkgo.reportFile, …). */
+  binary: string;
+  /** The read-only module directory in the Go module cache (test/kruise-e2e-config.yaml, tools/hack/…). */
+  moduleDir: string;
+}
+
+/**
+ * The upstream e2e suite, building it first when missing (minutes, once per version; the Go build
+ * cache makes a rebuild after the peer or the suite itself quick). Test-only: nothing in the product calls this.
+ */
+export function ensureKruiseE2E(log: (line: string) => void): KruiseE2E {
+  let r = spawnSync('bash', [buildScript, '--e2e', '--print'], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    log("Building OpenKruise's e2e suite from the Go module proxy (first run only; cached in ~/.cache/kruise-ts)");
+    r = spawnSync('bash', [buildScript, '--e2e'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status === 127) throw new Error("the Go toolchain is not installed; it is needed once to build OpenKruise's e2e suite");
+    if (r.status !== 0) throw new Error(`building OpenKruise's e2e suite failed (exit ${r.status}); see the build output above`);
+  }
+  const dir = /^e2e=(.*)$/m.exec(r.stdout)![1]!;
+  const version = path.basename(dir).replace(/^kruise-e2e-/, '');
+  const dl = spawnSync('go', ['mod', 'download', '-json', `github.com/openkruise/kruise@${version}`], {
+    cwd: path.join(repoRoot, 'hack/kruise-e2e'),
+    encoding: 'utf8',
+  });
+  if (dl.status !== 0) throw new Error(`go mod download github.com/openkruise/kruise@${version} failed: ${dl.stderr || dl.stdout}`);
+  return { version, binary: path.join(dir, 'e2e.test'), moduleDir: (JSON.parse(dl.stdout) as { Dir: string }).Dir };
+}

@@ -20,14 +20,22 @@ import {
   stopRealNodes,
   type RealNodeState,
 } from './real-node.ts';
-import { DEFAULT_CLUSTER } from './names.ts';
+import { DEFAULT_CLUSTER, DEFAULT_STORAGE_CLASS } from './names.ts';
 import { startProcess, stopProcesses, processesMentioning, freePorts, assertPortFree, isAlive, tail, type Started } from './processes.ts';
 
 const execFileP = promisify(execFile);
 
 export { DEFAULT_CLUSTER };
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
-const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'webhook-proxy'] as const;
+const COMPONENTS = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kwok',
+  'webhook-proxy',
+  'storage-provisioner',
+] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 export interface ClusterState {
@@ -299,35 +307,15 @@ export async function up(opts: UpOptions = {}): Promise<{ state: ClusterState; r
 async function bringUp(name: string, opts: UpOptions, log: (l: string) => void): Promise<{ state: ClusterState; reused: boolean }> {
   const nodes = opts.nodes ?? 3;
   const realNodes = opts.realNodes ?? 0;
-  const runDir = runDirOf(name);
-  // Fail before anything starts when real nodes cannot run here (one message naming what is missing).
-  const realNodesProblem =
-    realNodes > MAX_REAL_NODES
-      ? `at most ${MAX_REAL_NODES} real nodes per cluster (asked for ${realNodes})`
-      : realNodes
-        ? realNodesUnavailableReason()
-        : undefined;
-  if (realNodesProblem) throw new ClusterStartError(realNodesProblem);
-  const addRealNodes = async (state: ClusterState) => {
-    const have = state.realNodes?.length ?? 0;
-    if (realNodes <= have) return;
-    const kubelet = ensureKubelet(log);
-    const added = await startRealNodes(state, kubelet, have, realNodes, log);
-    state.realNodes = [...(state.realNodes ?? []), ...added];
-    writeFileSync(stateFile(runDir), JSON.stringify(state, null, 2));
-  };
+  checkRealNodesPossible(realNodes);
 
   const existing = readState(name);
   if (existing && (await healthy(existing))) {
-    if (nodes > existing.nodes) {
-      await ensureNodes(existing, nodes, log);
-      existing.nodes = nodes;
-      writeFileSync(stateFile(runDir), JSON.stringify(existing, null, 2));
-    }
-    await addRealNodes(existing);
+    await growNodes(existing, nodes, realNodes, log);
     log(`cluster "${name}" is already running (${existing.server}); reusing it`);
     return { state: existing, reused: true };
   }
+  const runDir = runDirOf(name);
   if (existing || processesMentioning(runDirMarker(runDir)).length) {
     log(`cluster "${name}": cleaning up a stale run dir (${runDir})`);
     await stopCluster(name, { quiet: true });
@@ -335,19 +323,72 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
 
   const bins = await ensureBinaries();
   const began = Date.now();
-  rmSync(runDir, { recursive: true, force: true });
-  const logs = path.join(runDir, 'logs');
-  mkdirSync(logs, { recursive: true });
+  const state = await prepareRunDir(name, nodes, bins, opts.port);
+  const start = startupOf(state, opts.extraArgs ?? {});
+  try {
+    log(`cluster "${name}": starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok in ${runDir}`);
+    await startApiServer(state, bins, start);
+    log(`cluster "${name}": API server ready after ${((Date.now() - began) / 1000).toFixed(1)}s`);
+    startControllers(state, bins, start.launch);
+    await ensureNodes(state, nodes, log);
+    await waitControllersReady(state, start);
+    await growNodes(state, nodes, realNodes, log);
+  } catch (err) {
+    await stopRealNodes(state);
+    await stopProcesses(
+      start.started.map((s) => s.pid),
+      3000,
+    );
+    rmSync(stateFile(runDir), { force: true });
+    throw err;
+  }
+  log(
+    `cluster "${name}": up in ${((Date.now() - began) / 1000).toFixed(1)}s with ${nodes} nodes` +
+      (realNodes ? ` and ${realNodes} real node(s)` : '') +
+      `; KUBECONFIG=${state.kubeconfig}`,
+  );
+  return { state, reused: false };
+}
 
-  if (opts.port !== undefined) await assertPortFree(opts.port, 'kube-apiserver --port');
+/** Fails before anything starts when real nodes cannot run here (one message naming what is missing). */
+function checkRealNodesPossible(realNodes: number): void {
+  const problem =
+    realNodes > MAX_REAL_NODES
+      ? `at most ${MAX_REAL_NODES} real nodes per cluster (asked for ${realNodes})`
+      : realNodes
+        ? realNodesUnavailableReason()
+        : undefined;
+  if (problem) throw new ClusterStartError(problem);
+}
+
+/** Adds the simulated and real nodes a running cluster lacks (`up` with larger --nodes / --real-nodes). */
+async function growNodes(state: ClusterState, nodes: number, realNodes: number, log: (l: string) => void): Promise<void> {
+  if (nodes > state.nodes) {
+    await ensureNodes(state, nodes, log);
+    state.nodes = nodes;
+    writeFileSync(stateFile(state.runDir), JSON.stringify(state, null, 2));
+  }
+  const have = state.realNodes?.length ?? 0;
+  if (realNodes <= have) return;
+  const kubelet = ensureKubelet(log);
+  const added = await startRealNodes(state, kubelet, have, realNodes, log);
+  state.realNodes = [...(state.realNodes ?? []), ...added];
+  writeFileSync(stateFile(state.runDir), JSON.stringify(state, null, 2));
+}
+
+/** A fresh run dir: free ports, PKI, the admin kubeconfig; the state of a cluster with nothing started yet. */
+async function prepareRunDir(name: string, nodes: number, bins: Binaries, port: number | undefined): Promise<ClusterState> {
+  const runDir = runDirOf(name);
+  rmSync(runDir, { recursive: true, force: true });
+  mkdirSync(path.join(runDir, 'logs'), { recursive: true });
+  if (port !== undefined) await assertPortFree(port, 'kube-apiserver --port');
   const [etcdClient, etcdPeer, apiserverFree, controllerManager, scheduler, kwok, webhookProxy] = await freePorts(7);
-  const ports = { etcdClient, etcdPeer, apiserver: opts.port ?? apiserverFree, controllerManager, scheduler, kwok, webhookProxy };
+  const ports = { etcdClient, etcdPeer, apiserver: port ?? apiserverFree, controllerManager, scheduler, kwok, webhookProxy };
   const server = `https://127.0.0.1:${ports.apiserver}`;
   const { ca, admin } = await writePki(runDir);
   const kubeconfig = path.join(runDir, 'kubeconfig');
   writeFileSync(kubeconfig, kubeconfigYaml(name, server, ca.certPem, admin.certPem, admin.keyPem), { mode: 0o600 });
-
-  const state: ClusterState = {
+  return {
     name,
     runDir,
     kubeconfig,
@@ -359,15 +400,27 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
     kubectl: bins.kubectl,
     startedAt: new Date().toISOString(),
   };
+}
+
+type Launch = (component: Component, bin: string, args: string[]) => Started;
+
+/** How a start-up launches components (recorded in state.json) and waits, failing at once when one exits. */
+interface Startup {
+  started: Started[];
+  launch: Launch;
+  waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, component: Component): Promise<void>;
+}
+
+function startupOf(state: ClusterState, extraArgs: Partial<Record<Component, string[]>>): Startup {
   const started: Started[] = [];
-  const saveState = () => writeFileSync(stateFile(runDir), JSON.stringify(state, null, 2));
-  const launch = (component: Component, bin: string, args: string[]) => {
-    const fullArgs = [...args, ...(opts.extraArgs?.[component] ?? [])];
-    const s = startProcess(component, bin, fullArgs, path.join(logs, `${component}.log`));
+  const logFile = (component: Component) => path.join(state.runDir, 'logs', `${component}.log`);
+  const launch: Launch = (component, bin, args) => {
+    const fullArgs = [...args, ...(extraArgs[component] ?? [])];
+    const s = startProcess(component, bin, fullArgs, logFile(component));
     started.push(s);
     state.pids[component] = s.pid;
     state.commands[component] = { bin, args: fullArgs };
-    saveState();
+    writeFileSync(stateFile(state.runDir), JSON.stringify(state, null, 2));
     return s;
   };
   const failIfExited = () => {
@@ -378,116 +431,114 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
       );
     }
   };
-  const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs: number, logFile?: string) => {
+  const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs: number, component: Component) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       failIfExited();
       if (await check().catch(() => false)) return;
       if (Date.now() > deadline) {
         throw new ClusterStartError(
-          `timed out after ${timeoutMs / 1000}s waiting for ${what}` + (logFile ? `; last lines of ${logFile}:\n${tail(logFile, 25)}` : ''),
+          `timed out after ${timeoutMs / 1000}s waiting for ${what}; last lines of ${logFile(component)}:\n${tail(logFile(component), 25)}`,
         );
       }
       await sleep(150);
     }
   };
-
-  try {
-    log(`cluster "${name}": starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok in ${runDir}`);
-    launchControlPlane(state, bins, launch);
-    await waitFor(
-      'kube-apiserver /readyz',
-      async () => (await apiGet(state, '/readyz')).status === 200,
-      90_000,
-      path.join(logs, 'kube-apiserver.log'),
-    );
-    log(`cluster "${name}": API server ready after ${((Date.now() - began) / 1000).toFixed(1)}s`);
-
-    launch('kube-controller-manager', bins.kubeControllerManager, [
-      `--kubeconfig=${kubeconfig}`,
-      `--authentication-kubeconfig=${kubeconfig}`,
-      `--authorization-kubeconfig=${kubeconfig}`,
-      '--bind-address=127.0.0.1',
-      `--secure-port=${ports.controllerManager}`,
-      `--cert-dir=${path.join(runDir, 'kcm-certs')}`,
-      `--root-ca-file=${path.join(runDir, 'pki/ca.crt')}`,
-      `--service-account-private-key-file=${path.join(runDir, 'pki/sa.key')}`,
-      '--use-service-account-credentials=true',
-      '--leader-elect=false',
-      '--controllers=*',
-      '--cluster-name=kruise-ts',
-      '--concurrent-gc-syncs=20',
-      '--kube-api-qps=200',
-      '--kube-api-burst=400',
-    ]);
-    launch('kube-scheduler', bins.kubeScheduler, [
-      `--kubeconfig=${kubeconfig}`,
-      `--authentication-kubeconfig=${kubeconfig}`,
-      `--authorization-kubeconfig=${kubeconfig}`,
-      '--bind-address=127.0.0.1',
-      `--secure-port=${ports.scheduler}`,
-      '--leader-elect=false',
-      `--config=${writeSchedulerConfig(runDir, kubeconfig)}`,
-    ]);
-    launch('kwok', bins.kwok, [
-      `--kubeconfig=${kubeconfig}`,
-      `--config=${path.join(repoRoot, 'config/kwok/kwok.yaml')}`,
-      `--config=${path.join(repoRoot, 'config/kwok/stages.yaml')}`,
-      `--config=${path.join(repoRoot, 'config/kwok/exec.yaml')}`,
-      '--manage-all-nodes=false',
-      '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
-      '--node-lease-duration-seconds=40',
-      '--cidr=10.244.0.0/16',
-      // The simulated nodes' kubelet API (exec, config/kwok/exec.yaml) is KWOK's own server: the
-      // nodes report it as their address and kubelet port, so the API server dials it (over TLS,
-      // KWOK's self-signed certificate; the API server checks no kubelet certificate here).
-      '--node-ip=127.0.0.1',
-      `--node-port=${ports.kwok}`,
-      `--server-address=127.0.0.1:${ports.kwok}`,
-    ]);
-    // The stable address kruise-manager's webhooks are configured with (src/cluster/webhook-proxy.ts).
-    launch('webhook-proxy', process.execPath, [
-      '--import',
-      path.join(repoRoot, 'node_modules/tsx/dist/esm/index.mjs'),
-      path.join(repoRoot, 'src/cluster/webhook-proxy-main.ts'),
-      `--kubeconfig=${kubeconfig}`,
-      `--port=${ports.webhookProxy}`,
-    ]);
-
-    await ensureNodes(state, nodes, log);
-    await waitFor(
-      'the default ServiceAccount (kube-controller-manager)',
-      async () => (await apiGet(state, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
-      60_000,
-      path.join(logs, 'kube-controller-manager.log'),
-    );
-    await waitFor('kube-scheduler /healthz', () => httpsHealthy(ports.scheduler), 60_000, path.join(logs, 'kube-scheduler.log'));
-    await waitFor(
-      'the webhook proxy to announce itself',
-      async () => (await apiGet(state, '/api/v1/namespaces/kube-public/configmaps/kruise-ts-webhook-proxy')).status === 200,
-      60_000,
-      path.join(logs, 'webhook-proxy.log'),
-    );
-    failIfExited();
-    await addRealNodes(state);
-  } catch (err) {
-    await stopRealNodes(state);
-    await stopProcesses(
-      started.map((s) => s.pid),
-      3000,
-    );
-    rmSync(stateFile(runDir), { force: true });
-    throw err;
-  }
-  log(
-    `cluster "${name}": up in ${((Date.now() - began) / 1000).toFixed(1)}s with ${nodes} nodes` +
-      (realNodes ? ` and ${realNodes} real node(s)` : '') +
-      `; KUBECONFIG=${kubeconfig}`,
-  );
-  return { state, reused: false };
+  return { started, launch, waitFor };
 }
 
-function launchControlPlane(state: ClusterState, bins: Binaries, launch: (c: Component, bin: string, args: string[]) => Started) {
+async function startApiServer(state: ClusterState, bins: Binaries, start: Startup): Promise<void> {
+  launchControlPlane(state, bins, start.launch);
+  await start.waitFor('kube-apiserver /readyz', async () => (await apiGet(state, '/readyz')).status === 200, 90_000, 'kube-apiserver');
+}
+
+/** Everything that works through the API server: controller-manager, scheduler, KWOK and our two helpers. */
+function startControllers(state: ClusterState, bins: Binaries, launch: Launch): void {
+  const { runDir, kubeconfig, ports } = state;
+  launch('kube-controller-manager', bins.kubeControllerManager, [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${ports.controllerManager}`,
+    `--cert-dir=${path.join(runDir, 'kcm-certs')}`,
+    `--root-ca-file=${path.join(runDir, 'pki/ca.crt')}`,
+    `--service-account-private-key-file=${path.join(runDir, 'pki/sa.key')}`,
+    '--use-service-account-credentials=true',
+    '--leader-elect=false',
+    '--controllers=*',
+    '--cluster-name=kruise-ts',
+    '--concurrent-gc-syncs=20',
+    '--kube-api-qps=200',
+    '--kube-api-burst=400',
+  ]);
+  launch('kube-scheduler', bins.kubeScheduler, [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${ports.scheduler}`,
+    '--leader-elect=false',
+    `--config=${writeSchedulerConfig(runDir, kubeconfig)}`,
+  ]);
+  launch('kwok', bins.kwok, [
+    `--kubeconfig=${kubeconfig}`,
+    `--config=${path.join(repoRoot, 'config/kwok/kwok.yaml')}`,
+    `--config=${path.join(repoRoot, 'config/kwok/stages.yaml')}`,
+    `--config=${path.join(repoRoot, 'config/kwok/exec.yaml')}`,
+    '--manage-all-nodes=false',
+    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+    '--node-lease-duration-seconds=40',
+    '--cidr=10.244.0.0/16',
+    // The simulated nodes' kubelet API (exec, config/kwok/exec.yaml) is KWOK's own server: the
+    // nodes report it as their address and kubelet port, so the API server dials it (over TLS,
+    // KWOK's self-signed certificate; the API server checks no kubelet certificate here).
+    '--node-ip=127.0.0.1',
+    `--node-port=${ports.kwok}`,
+    `--server-address=127.0.0.1:${ports.kwok}`,
+  ]);
+  const tsx = path.join(repoRoot, 'node_modules/tsx/dist/esm/index.mjs');
+  // The stable address kruise-manager's webhooks are configured with (src/cluster/webhook-proxy.ts).
+  launch('webhook-proxy', process.execPath, [
+    '--import',
+    tsx,
+    path.join(repoRoot, 'src/cluster/webhook-proxy-main.ts'),
+    `--kubeconfig=${kubeconfig}`,
+    `--port=${ports.webhookProxy}`,
+  ]);
+  // The default StorageClass and the provisioner that binds its claims (src/cluster/storage.ts).
+  launch('storage-provisioner', process.execPath, [
+    '--import',
+    tsx,
+    path.join(repoRoot, 'src/cluster/storage-provisioner-main.ts'),
+    `--kubeconfig=${kubeconfig}`,
+    `--volume-root=${path.join(runDir, 'volumes')}`,
+  ]);
+}
+
+async function waitControllersReady(state: ClusterState, start: Startup): Promise<void> {
+  await start.waitFor(
+    'the default ServiceAccount (kube-controller-manager)',
+    async () => (await apiGet(state, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
+    60_000,
+    'kube-controller-manager',
+  );
+  await start.waitFor('kube-scheduler /healthz', () => httpsHealthy(state.ports.scheduler), 60_000, 'kube-scheduler');
+  await start.waitFor(
+    'the webhook proxy to announce itself',
+    async () => (await apiGet(state, '/api/v1/namespaces/kube-public/configmaps/kruise-ts-webhook-proxy')).status === 200,
+    60_000,
+    'webhook-proxy',
+  );
+  await start.waitFor(
+    `the default StorageClass "${DEFAULT_STORAGE_CLASS}"`,
+    async () => (await apiGet(state, `/apis/storage.k8s.io/v1/storageclasses/${DEFAULT_STORAGE_CLASS}`)).status === 200,
+    60_000,
+    'storage-provisioner',
+  );
+}
+
+function launchControlPlane(state: ClusterState, bins: Binaries, launch: Launch) {
   const { runDir, ports } = state;
   const pki = (f: string) => path.join(runDir, 'pki', f);
   launch('etcd', bins.etcd, [
