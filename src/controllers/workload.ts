@@ -7,7 +7,9 @@
 //      reported as a Warning Event and a status condition, and the key is forgotten (TerminalError)
 //      instead of crashing the process or hot-looping: the next change to the object brings it back.
 
-import { Pods, type KubeClient, type KubeObject, type OwnerReference, type ResourceType, type Stored } from '../runtime/client.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import type { KubeObject, OwnerReference, Stored } from '../apis/core-objects.ts';
+import { Pods, type ResourceType } from '../runtime/resources.ts';
 import { TerminalError } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import {

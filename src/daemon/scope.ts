@@ -1,7 +1,8 @@
 // The two node scopes (context.ts NodeScope): one real node with its container runtime, or every
 // simulated node of the local cluster, tracked through a Node informer.
 import { CRR_NODE_NAME_LABEL } from '../apis/constants.ts';
-import { Nodes, type KubeObject } from '../runtime/client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { Nodes } from '../runtime/resources.ts';
 import { unwrapDeleted, type SharedInformerFactory } from '../runtime/informer.ts';
 import { parseSelector, type Selector } from '../util/labelselector.ts';
 import type { NodeScope } from './context.ts';

@@ -11,18 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { handleConversionReview } from '../apis/conversion/index.ts';
 import { APPS_GROUP, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts';
-import {
-  PodUnavailableBudgets,
-  ignoreNotFound,
-  fromDefault,
-  fromKubeconfigFile,
-  Namespaces,
-  isAlreadyExists,
-  isConflict,
-  isForbidden,
-  isNotFound,
-  type KubeClient,
-} from '../runtime/client.ts';
+import { fromDefault, fromKubeconfigFile, type KubeClient } from '../runtime/client.ts';
+import { ignoreNotFound, isAlreadyExists, isConflict, isForbidden, isNotFound } from '../runtime/errors.ts';
+import { PodUnavailableBudgets, Namespaces } from '../runtime/resources.ts';
 import { SharedInformerFactory, type InformerScope } from '../runtime/informer.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
@@ -31,7 +22,8 @@ import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { leadershipLost, registry } from '../runtime/metrics.ts';
 import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
 import { delegatedAuthorizer, servingCertificate } from '../runtime/secure-serving.ts';
-import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
+import { WebhookServer } from '../runtime/webhook/server.ts';
+import { webhookReadinessCheck } from '../runtime/webhook/health.ts';
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
 import { KRUISE_CRD_GROUPS } from '../runtime/webhook/crd-conversion.ts';
 import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';

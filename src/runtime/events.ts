@@ -11,21 +11,12 @@
 // failures are logged, and a per-object token bucket (client-go's spam filter: burst 25, one token
 // per 5 minutes) drops floods from one object before they reach the API server.
 
-import type { Event as KubeEvent, EventSeries, EventType, ObjectReference } from '../apis/core-objects.ts';
+import type { Event as KubeEvent, EventSeries, EventType, ObjectReference, KubeObject } from '../apis/core-objects.ts';
 import { realClock, type Clock, type Timer } from '../util/clock.ts';
 import { formatMicroTime } from './leaderelection.ts';
-import {
-  CoreEvents,
-  Events,
-  isForbidden,
-  isNotFound,
-  isAlreadyExists,
-  isNamespaceTerminating,
-  PatchType,
-  StatusError,
-  type KubeClient,
-  type KubeObject,
-} from './client.ts';
+import { PatchType, type KubeClient } from './client.ts';
+import { isForbidden, isNotFound, isAlreadyExists, isNamespaceTerminating, StatusError } from './errors.ts';
+import { CoreEvents, Events } from './resources.ts';
 import { logger as rootLogger, type Logger } from './log.ts';
 import { errMessage } from '../util/errors.ts';
 

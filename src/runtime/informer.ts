@@ -3,7 +3,8 @@
 
 import { realClock, type Clock, type Timer } from '../util/clock.ts';
 import type { Selector } from '../util/labelselector.ts';
-import { resourceTypeKey, type KubeObject, type ResourceType } from './client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { resourceTypeKey, type ResourceType } from './resources.ts';
 import { logger } from './log.ts';
 import { Reflector, type BackoffOptions, type ListerWatcher, type ReflectorStore, type RuntimeLogger } from './reflector.ts';
 

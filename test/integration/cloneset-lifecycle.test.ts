@@ -6,7 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fromKubeconfigFile, PatchType, Pods, type KubeClient, CloneSets } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import { Pods, CloneSets } from '../../src/runtime/resources.ts';
 import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';

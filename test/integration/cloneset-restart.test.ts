@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CloneSets } from '../../src/runtime/client.ts';
+import { CloneSets } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Node, Pod } from '../../src/apis/core-objects.ts';
-import { AdvancedDaemonSets, Nodes, Pods } from '../../src/runtime/client.ts';
+import { AdvancedDaemonSets, Nodes, Pods } from '../../src/runtime/resources.ts';
 import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
 import { targetNodeName } from '../../src/util/nodefit.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';

@@ -1,5 +1,6 @@
 // A pod watch that checks a workload's rollout bounds at every event (used by the SIGKILL tests).
-import { Pods, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeClient } from '../../src/runtime/client.ts';
+import { Pods } from '../../src/runtime/resources.ts';
 import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
 import type { Pod } from '../../src/apis/core-objects.ts';
 import { waitFor } from '../harness/cluster.ts';

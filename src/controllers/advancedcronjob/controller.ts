@@ -4,7 +4,7 @@
 // planAdvancedCronJob (plan.ts) for the round, hands the plan to the executor and requeues at the
 // next start time.
 import type { KubeObject } from '../../apis/core-objects.ts';
-import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../runtime/client.ts';
+import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';

@@ -2,8 +2,8 @@
 // controls and all Nodes from informer caches, waits while expectations say the cache is behind its
 // own writes, asks planBroadcastJob (plan.ts) for the round and hands the plan to the executor.
 // Like upstream it adopts no orphans: a pod is the job's only through its controller reference.
-import type { Node, Pod } from '../../apis/core-objects.ts';
-import { BroadcastJobs, Nodes, Pods, type KubeObject } from '../../runtime/client.ts';
+import type { Node, Pod, KubeObject } from '../../apis/core-objects.ts';
+import { BroadcastJobs, Nodes, Pods } from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';

@@ -8,16 +8,8 @@ import { Counter } from 'prom-client';
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import {
-  ControllerRevisions,
-  Nodes,
-  PersistentVolumeClaims,
-  Pods,
-  type KubeObject,
-  type Stored,
-  CloneSets,
-  ImagePullJobs,
-} from '../../runtime/client.ts';
+import type { KubeObject, Stored } from '../../apis/core-objects.ts';
+import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods, CloneSets, ImagePullJobs } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, type Informer, type InformerSource } from '../../runtime/informer.ts';

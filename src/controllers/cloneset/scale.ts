@@ -38,16 +38,13 @@ import {
   type Pod,
 } from './pods.ts';
 import { metaTime } from '../../util/clock.ts';
+import { randomString } from '../../util/rand.ts';
 
 export const INSTANCE_ID_LENGTH = 5;
 
-const ID_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
 /** apimachinery rand.String: `length` characters from the vowel-free alphabet. */
 export function randomInstanceId(length = INSTANCE_ID_LENGTH): string {
-  let s = '';
-  for (let i = 0; i < length; i++) s += ID_ALPHABET[Math.floor(Math.random() * ID_ALPHABET.length)];
-  return s;
+  return randomString(length);
 }
 
 export interface PodCreation {

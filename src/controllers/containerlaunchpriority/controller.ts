@@ -7,7 +7,9 @@
 import type { ConfigMap, Pod } from '../../apis/core-objects.ts';
 import { CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION, ENV_CONTAINER_BARRIER } from '../../apis/constants.ts';
 import { access, READ } from '../../runtime/rbac.ts';
-import { ConfigMaps, PatchType, Pods, isAlreadyExists, isNotFound, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { isAlreadyExists, isNotFound } from '../../runtime/errors.ts';
+import { ConfigMaps, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

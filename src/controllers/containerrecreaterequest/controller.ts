@@ -4,7 +4,9 @@
 // daemon waits on) enqueue the CRRs of that pod.
 
 import type { Pod } from '../../apis/core-objects.ts';
-import { isNotFound, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { Pods, ContainerRecreateRequests } from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';

@@ -5,9 +5,9 @@
 // (as upstream) is in memory: a restart only makes the next retry come sooner.
 
 import type { DaemonSet } from '../../apis/apps/daemonset.ts';
-import type { Node, OwnerReference, Pod } from '../../apis/core-objects.ts';
+import type { Node, OwnerReference, Pod, KubeObject, Stored } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
-import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods, type KubeObject, type Stored } from '../../runtime/client.ts';
+import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';

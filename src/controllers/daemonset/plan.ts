@@ -36,6 +36,7 @@ import { isPodAvailable, isPodReady, timeMillis } from '../../util/pod.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { chooseRevisions, daemonSetControllerRef, revisionHash, revisionsToTruncate } from './revisions.ts';
 import type { InPlaceUpdateAction, PodRefresh } from '../podwrites.ts';
+import { randomString } from '../../util/rand.ts';
 
 /** Upstream BurstReplicas: pods created (and deleted) per reconcile unless spec.burstReplicas says. */
 export const DEFAULT_BURST_REPLICAS = 250;
@@ -86,9 +87,7 @@ export interface DaemonSetPlan {
   requeueAfterMs?: number;
 }
 
-const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-const randomSuffix = () =>
-  Array.from({ length: 5 }, () => GENERATE_NAME_ALPHABET[Math.floor(Math.random() * GENERATE_NAME_ALPHABET.length)]).join('');
+const randomSuffix = () => randomString(5);
 
 const podName = (p: Pod) => p.metadata.name ?? '';
 const isPreDeleting = (p: Pod | undefined) => !!p && getPodLifecycleState(p) === LifecycleState.PreparingDelete;

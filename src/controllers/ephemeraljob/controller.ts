@@ -5,8 +5,10 @@
 
 import type { EphemeralJob } from '../../apis/apps/ephemeraljob.ts';
 import { FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP } from '../../apis/constants.ts';
-import type { Pod } from '../../apis/core-objects.ts';
-import { EphemeralJobs, isNotFound, PatchType, Pods, type KubeClient, type KubeObject, type Stored } from '../../runtime/client.ts';
+import type { Pod, KubeObject, Stored } from '../../apis/core-objects.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { EphemeralJobs, Pods } from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';

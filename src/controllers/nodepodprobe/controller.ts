@@ -7,17 +7,10 @@
 // both the metadata and the conditions (the pods/status endpoint keeps label and annotation
 // changes, as upstream's status update relies on): conditions merge by type and keys not named are
 // left alone, so it never overwrites what the kubelet or another controller wrote meanwhile.
-import type { Node, Pod } from '../../apis/core-objects.ts';
-import {
-  isAlreadyExists,
-  isNotFound,
-  NodePodProbes,
-  Nodes,
-  PatchType,
-  Pods,
-  PodProbeMarkers,
-  type KubeClient,
-} from '../../runtime/client.ts';
+import type { Node, Pod, Stored } from '../../apis/core-objects.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { isAlreadyExists, isNotFound } from '../../runtime/errors.ts';
+import { NodePodProbes, Nodes, Pods, PodProbeMarkers } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
@@ -27,7 +20,6 @@ import { LowPriority } from '../../runtime/workqueue.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { PodProbeMarker } from '../../apis/apps/podprobemarker.ts';
-import type { Stored } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { planNodePodProbe, wantsNodePodProbe, type StoredNPP } from './plan.ts';

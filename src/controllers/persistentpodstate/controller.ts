@@ -5,7 +5,7 @@
 // workload's kruise.io/auto-generate-persistent-pod-state annotations ask for (work-queue keys
 // `<ns>/generate#<apiVersion>#<kind>#<name>`, as upstream). Pods becoming ready or going away,
 // workload scaling, deletion and annotation changes re-run the PersistentPodState concerned.
-import type { ConfigMap, Node, Pod, Stored } from '../../apis/core-objects.ts';
+import type { ConfigMap, Node, Pod, Stored, KubeObject } from '../../apis/core-objects.ts';
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import {
   APPS_GROUP,
@@ -17,6 +17,7 @@ import {
   PPS_CUSTOM_WORKLOAD_WHITELIST_KEY,
   REQUIRED_PERSISTENT_TOPOLOGY_ANNOTATION,
 } from '../../apis/constants.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
   ConfigMaps,
@@ -25,9 +26,7 @@ import {
   Pods,
   StatefulSets,
   resourceTypeKey,
-  type KubeClient,
-  type KubeObject,
-} from '../../runtime/client.ts';
+} from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';

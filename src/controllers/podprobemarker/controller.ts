@@ -15,7 +15,9 @@
 // the cache before the next round plans from it.
 import { FINALIZER_NODE_POD_PROBE_CLEANUP } from '../../apis/constants.ts';
 import type { Node, Pod } from '../../apis/core-objects.ts';
-import { isNotFound, NodePodProbes, Nodes, PatchType, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { NodePodProbes, Nodes, Pods, PodProbeMarkers } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';

@@ -5,7 +5,8 @@
 
 import { CONDITION_KRUISE_POD_READY } from '../../apis/constants.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
-import { PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { splitKey, type EventHandler } from '../../runtime/informer.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

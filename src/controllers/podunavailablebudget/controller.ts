@@ -6,7 +6,8 @@
 // PubBudgetGuard, so inside one process they take turns and start from the newest version, and
 // across processes the resourceVersion turns a race into a 409 and a fresh round.
 
-import type { LabelSelector, Pod } from '../../apis/core-objects.ts';
+import type { LabelSelector, Pod, KubeObject } from '../../apis/core-objects.ts';
+import { PatchType, type KubeClient, type Scale } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
   CloneSets,
@@ -15,12 +16,8 @@ import {
   Pods,
   ReplicaSets,
   StatefulSets,
-  PatchType,
-  type KubeClient,
-  type KubeObject,
   type ResourceType,
-  type Scale,
-} from '../../runtime/client.ts';
+} from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';

@@ -6,7 +6,8 @@
 // object that blocked a namespace (ConflictOccurred) lets the copy in. planDistribution (plan.ts)
 // decides from the caches once expectations are met; the executor (executor.ts) writes.
 import type { Namespace } from '../../apis/core-objects.ts';
-import { ConfigMaps, Namespaces, ResourceDistributions, Secrets, type KubeClient } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { ConfigMaps, Namespaces, ResourceDistributions, Secrets } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';

@@ -7,16 +7,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
 import { SIDECARSET_NAME_REVISION_LABEL } from '../../apis/constants.ts';
-import {
-  ControllerRevisions,
-  Namespaces,
-  PatchType,
-  Pods,
-  SidecarSets,
-  isAlreadyExists,
-  isNotFound,
-  type KubeClient,
-} from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { isAlreadyExists, isNotFound } from '../../runtime/errors.ts';
+import { ControllerRevisions, Namespaces, Pods, SidecarSets } from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';

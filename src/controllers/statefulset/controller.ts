@@ -7,15 +7,8 @@ import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import {
-  AdvancedStatefulSets,
-  ControllerRevisions,
-  PersistentVolumeClaims,
-  Pods,
-  type KubeObject,
-  type OwnerReference,
-  type Stored,
-} from '../../runtime/client.ts';
+import type { KubeObject, OwnerReference, Stored } from '../../apis/core-objects.ts';
+import { AdvancedStatefulSets, ControllerRevisions, PersistentVolumeClaims, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';

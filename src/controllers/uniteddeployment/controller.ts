@@ -7,22 +7,19 @@
 import { randomBytes } from 'node:crypto';
 import type { UnitedDeployment } from '../../apis/apps/uniteddeployment.ts';
 import { SUBSET_NAME_LABEL, UNITED_DEPLOYMENT_RESERVED_POD_LABEL } from '../../apis/constants.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import type { KubeObject, Stored, ControllerRevision, Pod } from '../../apis/core-objects.ts';
+import { isAlreadyExists, isNotFound } from '../../runtime/errors.ts';
 import {
   AdvancedStatefulSets,
   CloneSets,
   ControllerRevisions,
   Deployments,
-  isAlreadyExists,
-  isNotFound,
-  PatchType,
   Pods,
   StatefulSets,
   UnitedDeployments,
-  type KubeClient,
-  type KubeObject,
   type ResourceType,
-  type Stored,
-} from '../../runtime/client.ts';
+} from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown, type Informer } from '../../runtime/informer.ts';
@@ -31,13 +28,13 @@ import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { applyWrites, CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector, Selector } from '../../util/labelselector.ts';
-import type { ControllerRevision, Pod } from '../../apis/core-objects.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { planUnitedDeployment, type UnitedDeploymentPlan } from './plan.ts';
 import { subsetKindOf, udControllerRef, type SubsetKind, type SubsetWorkload } from './subset.ts';
 import type { ScaleExpectations } from '../../runtime/expectations.ts';
 import { errMessage } from '../../util/errors.ts';
+import { RAND_ALPHABET } from '../../util/rand.ts';
 
 export const WORKLOAD_RESOURCE: Record<SubsetKind, ResourceType> = {
   StatefulSet: StatefulSets,
@@ -46,11 +43,9 @@ export const WORKLOAD_RESOURCE: Record<SubsetKind, ResourceType> = {
   Deployment: Deployments,
 };
 
-const RANDOM_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
 /** A name as the API server's generateName makes it: the prefix and 5 characters of its alphabet. */
 export function generatedName(prefix: string, random: () => Buffer = () => randomBytes(5)): string {
-  return prefix + [...random()].map((b) => RANDOM_ALPHABET[b % RANDOM_ALPHABET.length]).join('');
+  return prefix + [...random()].map((b) => RAND_ALPHABET[b % RAND_ALPHABET.length]).join('');
 }
 
 export type UnitedDeploymentClient = Pick<KubeClient, 'create' | 'get' | 'update' | 'patch' | 'delete' | 'updateStatus'>;

@@ -5,7 +5,9 @@
 // then the deletion of pods stuck unschedulable past rescheduleCriticalSeconds.
 
 import { KRUISE_CONFIGURATION_NAME, WS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/constants.ts';
-import type { ConfigMap, Node, Pod } from '../../apis/core-objects.ts';
+import type { ConfigMap, Node, Pod, KubeObject } from '../../apis/core-objects.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { ignoreNotFound } from '../../runtime/errors.ts';
 import {
   AdvancedStatefulSets,
   CloneSets,
@@ -13,17 +15,13 @@ import {
   ConfigMaps,
   Jobs,
   Nodes,
-  PatchType,
   Pods,
   ReplicaSets,
   StatefulSets,
-  ignoreNotFound,
   kruiseResource,
   resourceTypeKey,
-  type KubeClient,
-  type KubeObject,
   type ResourceType,
-} from '../../runtime/client.ts';
+} from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { OwnerUIDIndex, splitKey, unwrapDeleted, waitForCacheSync, type EventHandler, type Informer } from '../../runtime/informer.ts';

@@ -3,7 +3,9 @@
 // status (plan.ts) and writes it through the status subresource.
 import type { ImageTagStatus, NodeImage as NodeImageApi } from '../../apis/apps/nodeimage.ts';
 import type { Secret, Stored } from '../../apis/core-objects.ts';
-import { PatchType, Secrets, isNotFound, NodeImages } from '../../runtime/client.ts';
+import { PatchType } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { Secrets, NodeImages } from '../../runtime/resources.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { unwrapDeleted } from '../../runtime/informer.ts';
 import type { Logger } from '../../runtime/log.ts';

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { Node, Pod } from '../../../src/apis/core-objects.ts';
 import { planWorkloadSpread, type SpreadInputs } from '../../../src/controllers/workloadspread/plan.ts';
 import { WorkloadSpreadReconciler } from '../../../src/controllers/workloadspread/controller.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import type { SpreadView, SubsetStatus } from '../../../src/util/workloadspread.ts';
 
 const NOW = Date.parse('2026-01-02T03:04:05Z');

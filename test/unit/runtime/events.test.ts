@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { FakeClock } from '../../../src/util/clock.ts';
-import { StatusError, KubeClient } from '../../../src/runtime/client.ts';
+import { KubeClient } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { KubeEventRecorder, kubeEventSink, type EventSeries, type EventSink, type KubeEvent } from '../../../src/runtime/events.ts';
 import { FakeApiServer } from './fake-apiserver.ts';
 

@@ -2,7 +2,9 @@ import { test, describe, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { Selector, parseSelector, selectorFromSet } from '../../../src/util/labelselector.ts';
-import { ConfigMaps, KubeClient, Nodes, Pods, type KubeObject } from '../../../src/runtime/client.ts';
+import { KubeClient } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { ConfigMaps, Nodes, Pods } from '../../../src/runtime/resources.ts';
 import {
   DeletedFinalStateUnknown,
   NamespaceIndex,

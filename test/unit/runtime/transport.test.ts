@@ -9,7 +9,9 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { createCA, issueCert } from '../../../src/util/pki.ts';
-import { KubeClient, Namespaces, type KubeObject, type WatchEvent } from '../../../src/runtime/client.ts';
+import { KubeClient, type WatchEvent } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { Namespaces } from '../../../src/runtime/resources.ts';
 import { newTransport } from '../../../src/runtime/transport.ts';
 
 interface Pki {

@@ -10,18 +10,13 @@ import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { invalid, required } from '../../../src/apis/field-errors.ts';
 import { createCA, issueCert, type CertAuthority } from '../../../src/util/pki.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
-import {
-  INTERNAL_ERROR_MESSAGE,
-  SERVING_TIMEOUTS,
-  WebhookServer,
-  admit,
-  webhookName,
-  webhookPath,
-  webhookPanics,
-  webhookReadinessCheck,
-  type AdmissionRequest,
-  type AdmissionReview,
-} from '../../../src/runtime/webhook/server.ts';
+import { SERVING_TIMEOUTS, WebhookServer } from '../../../src/runtime/webhook/server.ts';
+import { admit } from '../../../src/runtime/webhook/admission.ts';
+import { webhookReadinessCheck } from '../../../src/runtime/webhook/health.ts';
+import { webhookPanics } from '../../../src/runtime/webhook/metrics.ts';
+import { webhookName, webhookPath } from '../../../src/runtime/webhook/paths.ts';
+import { INTERNAL_ERROR_MESSAGE } from '../../../src/runtime/webhook/response.ts';
+import type { AdmissionRequest, AdmissionReview } from '../../../src/runtime/webhook/review.ts';
 import { AdmissionDenied, type AdmissionContext, type WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
 
 const silent = pino({ level: 'silent' });
