@@ -81,6 +81,11 @@ export interface ControllerOptions {
   /** Used for the queue the controller creates when `queue` is not given. */
   rateLimiter?: RateLimiter;
   queue?: WorkQueue;
+  /**
+   * The controller's logger, already naming it (`{controller: name}`): whoever builds a controller
+   * (the manager, the daemon) binds that once, for the reconciles and for everything else the
+   * controller logs. Default: the root logger with the name bound.
+   */
   logger?: Logger;
 }
 
@@ -110,7 +115,7 @@ export class Controller {
     this.workerCount = workers;
     this.clock = options.clock ?? realClock;
     this.queue = options.queue ?? new WorkQueue({ name: options.name, clock: this.clock, rateLimiter: options.rateLimiter });
-    this.log = childLogger({ controller: options.name }, options.logger ?? rootLogger);
+    this.log = options.logger ?? childLogger({ controller: options.name }, rootLogger);
     this.labels = { controller: options.name };
   }
 
