@@ -10,7 +10,7 @@ import { CloneSets } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
-import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
+import { PodBoundsWatcher } from '../harness/pod-watchers.ts';
 
 // 3 nodes: room for 200 pods plus surge at 110 pods a node.
 const cluster = new OwnCluster(`${TEST_CLUSTER}-cs-restart`, 3);

@@ -9,7 +9,7 @@ import { Pods, CloneSets } from '../../src/runtime/resources.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
-import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
+import { PodBoundsWatcher } from '../harness/pod-watchers.ts';
 
 let client: KubeClient;
 let ns: string;

@@ -26,7 +26,7 @@ import { repoRoot } from '../../src/cluster/binaries.ts';
 import { runKubectlKruise } from '../../src/cli/kubectl/main.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
-import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
+import { PodBoundsWatcher } from '../harness/pod-watchers.ts';
 import { podsOf as setPodsOf, stsManifest, waitOrdinals } from './statefulset-helpers.ts';
 
 let client: KubeClient;
