@@ -22,7 +22,8 @@ import type { ConfigMap, Lease, Secret } from '../apis/core-objects.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { isAlreadyExists } from '../runtime/errors.ts';
 import { ConfigMaps, Leases, Secrets } from '../runtime/resources.ts';
-import { DeletedFinalStateUnknown, SharedIndexInformer } from '../runtime/informer.ts';
+import { SharedIndexInformer } from '../runtime/informer.ts';
+import { DeletedFinalStateUnknown } from '../runtime/store.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { DEFAULT_NAMESPACE, DEFAULT_SECRET_NAME, secretToCerts } from '../runtime/webhook/certs.ts';
 import {

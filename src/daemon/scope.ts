@@ -3,7 +3,8 @@
 import { CRR_NODE_NAME_LABEL } from '../apis/constants.ts';
 import type { KubeObject } from '../apis/core-objects.ts';
 import { Nodes } from '../runtime/resources.ts';
-import { unwrapDeleted, type SharedInformerFactory } from '../runtime/informer.ts';
+import type { SharedInformerFactory } from '../runtime/informer-factory.ts';
+import { unwrapDeleted } from '../runtime/store.ts';
 import { parseSelector, type Selector } from '../util/labelselector.ts';
 import type { NodeScope } from './context.ts';
 import type { ContainerRuntime } from './runtime/types.ts';

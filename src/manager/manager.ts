@@ -14,7 +14,7 @@ import { APPS_GROUP, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts
 import { fromDefault, fromKubeconfigFile, type KubeClient } from '../runtime/client.ts';
 import { ignoreNotFound, isAlreadyExists, isConflict, isForbidden, isNotFound } from '../runtime/errors.ts';
 import { PodUnavailableBudgets, Namespaces } from '../runtime/resources.ts';
-import { SharedInformerFactory, type InformerScope } from '../runtime/informer.ts';
+import { SharedInformerFactory, type InformerScope } from '../runtime/informer-factory.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
 import { leaseFence } from '../runtime/lease-fence.ts';
@@ -37,7 +37,8 @@ import type { StoredPub } from '../util/pub.ts';
 import type { Pod } from '../apis/core-objects.ts';
 import { parseApiVersion } from '../apis/registry.ts';
 import type { ControllerDeps, ControllerRunner, ControllerSetup } from '../controllers/types.ts';
-import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
+import { KubeEventRecorder } from '../runtime/events.ts';
+import { kubeEventSink } from '../runtime/event-sink.ts';
 import { RestMapper } from '../runtime/restmapper.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
@@ -192,7 +193,7 @@ function connect(cfg: ManagerConfig, log: Logger): StartUp {
  * the API server serves. Independent requests, sent together: each round trip before the webhook
  * server listens is start-up time.
  */
-async function prepareCluster({ client, log, namespace }: StartUp): Promise<ReadonlySet<string>> {
+async function prepareCluster({ cfg, client, log, namespace }: StartUp): Promise<ReadonlySet<string>> {
   const [served] = await Promise.all([
     servedKruiseKinds(client, { expected: cfg.apiVersions, warn: (message) => log.warn(message) }),
     ensureNamespace(client, namespace, log, { required: true }),

@@ -12,7 +12,7 @@ import { PatchType, type KubeClient } from './client.ts';
 import type { KubeObject, OwnerReference } from '../apis/core-objects.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import type { ResourceType } from './resources.ts';
-import type { LabelMatcher } from './informer.ts';
+import type { LabelMatcher } from './store.ts';
 import { errMessage } from '../util/errors.ts';
 
 /** What to do with one object: keep it, adopt it, release it, or leave it alone. */

@@ -2,7 +2,8 @@
 // tests): a state that breaks the workload's bounds at any moment is recorded with what was seen.
 import type { KubeClient } from '../../src/runtime/client.ts';
 import { Pods } from '../../src/runtime/resources.ts';
-import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer-factory.ts';
+import { unwrapDeleted } from '../../src/runtime/store.ts';
 import type { Pod } from '../../src/apis/core-objects.ts';
 import { waitFor } from './cluster.ts';
 

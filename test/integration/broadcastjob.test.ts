@@ -15,7 +15,7 @@ import type { AdvancedCronJob } from '../../src/controllers/advancedcronjob/plan
 import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
 import { isNotFound } from '../../src/runtime/errors.ts';
 import { AdvancedCronJobs, BroadcastJobs, Jobs, Nodes, Pods } from '../../src/runtime/resources.ts';
-import { SharedInformerFactory } from '../../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer-factory.ts';
 import { isPodActive } from '../../src/util/pod.ts';
 import { targetNodeName } from '../../src/util/nodefit.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';

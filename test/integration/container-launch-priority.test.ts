@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { ConfigMap, Pod } from '../../src/apis/core-objects.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import { ConfigMaps, Pods } from '../../src/runtime/resources.ts';
-import { SharedInformerFactory } from '../../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer-factory.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pod, KubeObject } from '../../src/apis/core-objects.ts';
 import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
 import { Pods, SidecarSets } from '../../src/runtime/resources.ts';
-import { SharedInformerFactory } from '../../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer-factory.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest } from './cloneset-helpers.ts';
 

@@ -8,7 +8,9 @@ import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

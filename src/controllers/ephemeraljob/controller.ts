@@ -12,7 +12,7 @@ import { EphemeralJobs, Pods } from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { splitKey, unwrapDeleted } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { applyWrites, writeStatus } from '../../runtime/writes.ts';

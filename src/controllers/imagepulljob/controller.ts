@@ -10,7 +10,7 @@ import type { KubeObject, Secret, Pod } from '../../apis/core-objects.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { NodeNameIndex, splitKey } from '../../runtime/informer.ts';
+import { NodeNameIndex, splitKey } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';

@@ -20,7 +20,8 @@ import { Nodes, Secrets, ImagePullJobs, NodeImages } from '../../runtime/resourc
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';

@@ -21,7 +21,8 @@ import { NodePodProbes, Nodes, Pods, PodProbeMarkers } from '../../runtime/resou
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

@@ -20,7 +20,9 @@ import {
 } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { RestMapper } from '../../runtime/restmapper.ts';

@@ -11,7 +11,8 @@ import { ConfigMaps, Namespaces, ResourceDistributions, Secrets } from '../../ru
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler, type Lister } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted, type Lister } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

@@ -13,7 +13,9 @@ import { ControllerRevisions, Namespaces, Pods, SidecarSets } from '../../runtim
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import type { FeatureGates } from '../../apis/features.ts';

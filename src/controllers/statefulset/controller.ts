@@ -11,7 +11,9 @@ import type { KubeObject, OwnerReference, Stored } from '../../apis/core-objects
 import { AdvancedStatefulSets, ControllerRevisions, PersistentVolumeClaims, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

@@ -22,7 +22,8 @@ import {
 } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown, type Informer } from '../../runtime/informer.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { applyWrites, CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';

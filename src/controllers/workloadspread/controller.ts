@@ -24,7 +24,9 @@ import {
 } from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, waitForCacheSync, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { waitForCacheSync, type Informer } from '../../runtime/informer-factory.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { ResourceMapping } from '../../runtime/restmapper.ts';

@@ -6,7 +6,7 @@ import { PatchType } from '../../runtime/client.ts';
 import { isNotFound } from '../../runtime/errors.ts';
 import { Pods } from '../../runtime/resources.ts';
 import { Controller } from '../../runtime/controller.ts';
-import { objectKey, unwrapDeleted } from '../../runtime/informer.ts';
+import { objectKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Pod } from '../../apis/core-objects.ts';
 import type { DaemonContext, SubController } from '../context.ts';
 import { fetchHttpGet, killContainer, type HttpGet } from '../containerrecreate/kill.ts';

@@ -8,7 +8,7 @@ import { isNotFound } from '../../runtime/errors.ts';
 import { Pods, ContainerRecreateRequests } from '../../runtime/resources.ts';
 import { Controller, isPanic } from '../../runtime/controller.ts';
 import { metaTime } from '../../util/clock.ts';
-import { unwrapDeleted } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import { newerObject, type DaemonContext, type SubController } from '../context.ts';
 import { killContainer, fetchHttpGet, type HttpGet } from './kill.ts';
 import {

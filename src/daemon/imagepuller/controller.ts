@@ -7,7 +7,7 @@ import { PatchType } from '../../runtime/client.ts';
 import { isNotFound } from '../../runtime/errors.ts';
 import { Secrets, NodeImages } from '../../runtime/resources.ts';
 import { Controller } from '../../runtime/controller.ts';
-import { unwrapDeleted } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { metaTime, type Clock } from '../../util/clock.ts';
 import type { DaemonContext, SubController } from '../context.ts';

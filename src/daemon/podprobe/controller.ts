@@ -8,7 +8,7 @@ import type { Timer } from '../../util/clock.ts';
 import { NodePodProbes } from '../../runtime/resources.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import { writeStatus } from '../../runtime/writes.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { DaemonContext, SubController } from '../context.ts';

@@ -12,7 +12,7 @@ import { PatchType } from '../../runtime/client.ts';
 import { isConflict, isNotFound } from '../../runtime/errors.ts';
 import { ConfigMaps, Pods } from '../../runtime/resources.ts';
 import { Controller } from '../../runtime/controller.ts';
-import { objectKey } from '../../runtime/informer.ts';
+import { objectKey } from '../../runtime/store.ts';
 import { metaTime } from '../../util/clock.ts';
 import type { DaemonContext, SubController } from '../context.ts';
 import { simulatedContainerID, simulatedImageID } from './runtime.ts';

@@ -14,7 +14,8 @@ import {
   ValidatingWebhookConfigurations,
   type ResourceType,
 } from '../resources.ts';
-import { DeletedFinalStateUnknown, SharedIndexInformer, type InformerOptions } from '../informer.ts';
+import { SharedIndexInformer, type InformerOptions } from '../informer.ts';
+import { DeletedFinalStateUnknown } from '../store.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import {
   DEFAULT_NAMESPACE,

@@ -21,7 +21,7 @@ import {
   Jobs,
   type ResourceType,
 } from '../resources.ts';
-import type { SharedInformerFactory } from '../informer.ts';
+import type { SharedInformerFactory } from '../informer-factory.ts';
 import type { RestMapper } from '../restmapper.ts';
 import type { AdmissionCache, AdmissionReader, AdmissionWriter } from './types.ts';
 

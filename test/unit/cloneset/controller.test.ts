@@ -15,7 +15,7 @@ import { StatusError } from '../../../src/runtime/errors.ts';
 import type { ResourceType } from '../../../src/runtime/resources.ts';
 import { isTerminalError } from '../../../src/runtime/controller.ts';
 import { WorkloadExpectations } from '../../../src/controllers/workload.ts';
-import { DeletedFinalStateUnknown } from '../../../src/runtime/informer.ts';
+import { DeletedFinalStateUnknown } from '../../../src/runtime/store.ts';
 import { LowPriority } from '../../../src/runtime/workqueue.ts';
 import type { ControllerRevision } from '../../../src/util/revision-data.ts';
 import { cloneSet, gates, NOW, NOW_S, pod, revisionOf, template } from './fixtures.ts';

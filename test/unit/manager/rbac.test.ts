@@ -65,6 +65,7 @@ test("the manager's own modules (start-up, webhooks, events, leader election) de
     sources('src/manager'),
     sources('src/runtime/webhook'),
     readFileSync(path.join(root, 'src/runtime/events.ts'), 'utf8'),
+    readFileSync(path.join(root, 'src/runtime/event-sink.ts'), 'utf8'),
     readFileSync(path.join(root, 'src/runtime/lease-store.ts'), 'utf8'),
   ].join('\n');
   // CoreEvents is the fallback for roles without events.k8s.io (upstream's); ours grants the latter.
