@@ -240,7 +240,8 @@ describe('transport', () => {
   test('an idle connection does not keep the process alive', async () => {
     // A child that makes one request and never closes its client exits on its own.
     const script = `
-      import { KubeClient, Namespaces } from ${JSON.stringify(new URL('../../../src/runtime/client.ts', import.meta.url).href)};
+      import { KubeClient } from ${JSON.stringify(new URL('../../../src/runtime/client.ts', import.meta.url).href)};
+      import { Namespaces } from ${JSON.stringify(new URL('../../../src/runtime/resources.ts', import.meta.url).href)};
       const c = new KubeClient({ server: ${JSON.stringify(h2Url)}, tls: { ca: ${JSON.stringify(pki.ca)} }, qps: 0 });
       console.log((await c.get(Namespaces, 'child')).metadata.name);`;
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
