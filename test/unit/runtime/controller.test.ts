@@ -348,7 +348,10 @@ describe('Controller workers', () => {
     await clock.advance(0);
     await controller.stop();
     const count = (line: string, key: string) => line.split(`"${key}":`).length - 1;
-    assert.ok(lines.some((line) => count(line, 'reconcileID') === 1), 'the reconcile logged nothing');
+    assert.ok(
+      lines.some((line) => count(line, 'reconcileID') === 1),
+      'the reconcile logged nothing',
+    );
     for (const line of lines) {
       assert.equal(count(line, 'controller'), 1, line);
       assert.ok(count(line, 'object') <= 1 && count(line, 'reconcileID') <= 1, line);
