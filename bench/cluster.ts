@@ -5,8 +5,9 @@
 // Usage: ./run.sh bench-cluster  or  node --import tsx bench/cluster.ts [--pods 3000] [--concurrency 64]
 import { parseArgs } from 'node:util';
 import { up, down } from '../src/cluster/local-cluster.ts';
-import { fromKubeconfigFile, Pods, Namespaces, type KubeObject } from '../src/runtime/client.ts';
-import type { Pod } from '../src/apis/core-objects.ts';
+import { fromKubeconfigFile } from '../src/runtime/client.ts';
+import type { KubeObject, Pod } from '../src/apis/core-objects.ts';
+import { Pods, Namespaces } from '../src/runtime/resources.ts';
 
 const { values } = parseArgs({
   options: {

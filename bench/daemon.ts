@@ -23,17 +23,9 @@ import { freePorts, startProcess, stopProcesses, tail, type Started } from '../s
 import { repoRoot } from '../src/cluster/binaries.ts';
 import { CriRuntime } from '../src/daemon/runtime/cri-runtime.ts';
 import { installCRDs } from '../src/manager/crds.ts';
-import {
-  fromKubeconfigFile,
-  Namespaces,
-  Nodes,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-  ImagePullJobs,
-  ContainerRecreateRequests,
-  NodeImages,
-} from '../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../src/runtime/client.ts';
+import type { KubeObject } from '../src/apis/core-objects.ts';
+import { Namespaces, Nodes, Pods, ImagePullJobs, ContainerRecreateRequests, NodeImages } from '../src/runtime/resources.ts';
 import { containerdUnavailableReason, startContainerd, type ContainerdEnv } from '../test/harness/containerd.ts';
 import { MiniKubelet, type Pod } from '../test/harness/mini-kubelet.ts';
 import { defaultedByWebhook } from '../test/harness/webhook-ready.ts';

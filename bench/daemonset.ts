@@ -14,7 +14,9 @@ import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { cpuSeconds, rssMiB } from './measure.ts';
 import { stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { installCRDs } from '../src/manager/crds.ts';
-import { AdvancedDaemonSets, fromKubeconfigFile, Pods, type KubeObject } from '../src/runtime/client.ts';
+import { fromKubeconfigFile } from '../src/runtime/client.ts';
+import type { KubeObject } from '../src/apis/core-objects.ts';
+import { AdvancedDaemonSets, Pods } from '../src/runtime/resources.ts';
 import { Phases, startBenchManager, waitForDefaulting } from './workload.ts';
 
 const { values } = parseArgs({

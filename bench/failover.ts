@@ -15,16 +15,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { stopProcesses, tail } from '../src/cluster/processes.ts';
 import { installCRDs } from '../src/manager/crds.ts';
-import {
-  CloneSets,
-  CustomResourceDefinitions,
-  Namespaces,
-  PatchType,
-  Pods,
-  ValidatingWebhookConfigurations,
-  fromKubeconfigFile,
-  type KubeObject,
-} from '../src/runtime/client.ts';
+import { PatchType, fromKubeconfigFile } from '../src/runtime/client.ts';
+import type { KubeObject } from '../src/apis/core-objects.ts';
+import { CloneSets, CustomResourceDefinitions, Namespaces, Pods, ValidatingWebhookConfigurations } from '../src/runtime/resources.ts';
 import { clientLoop, leaseHolder, startManagerProcess, waitLeader, type ManagerProcess } from '../test/harness/managers.ts';
 
 const { values } = parseArgs({

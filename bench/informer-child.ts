@@ -5,14 +5,9 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import {
-  fromKubeconfigFile,
-  Pods,
-  type KubeObject,
-  type ListOptions,
-  type ResourceType,
-  type WatchOptions,
-} from '../src/runtime/client.ts';
+import { fromKubeconfigFile, type ListOptions, type WatchOptions } from '../src/runtime/client.ts';
+import type { KubeObject } from '../src/apis/core-objects.ts';
+import { Pods, type ResourceType } from '../src/runtime/resources.ts';
 import { SharedIndexInformer } from '../src/runtime/informer.ts';
 import type { ListerWatcher } from '../src/runtime/reflector.ts';
 

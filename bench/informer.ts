@@ -11,7 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { up, down } from '../src/cluster/local-cluster.ts';
-import { fromKubeconfigFile, Namespaces, Pods, type KubeObject } from '../src/runtime/client.ts';
+import { fromKubeconfigFile } from '../src/runtime/client.ts';
+import type { KubeObject } from '../src/apis/core-objects.ts';
+import { Namespaces, Pods } from '../src/runtime/resources.ts';
 
 const { values } = parseArgs({
   options: {

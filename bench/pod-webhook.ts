@@ -17,27 +17,20 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { up, down } from '../src/cluster/local-cluster.ts';
+import { up, down, type ClusterState } from '../src/cluster/local-cluster.ts';
 import { freePorts, stopProcesses, tail } from '../src/cluster/processes.ts';
 import { startBenchManager, withoutWebhookProxy } from './workload.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
-import type { ClusterState } from '../src/cluster/local-cluster.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import { resolveFeatureGates } from '../src/apis/features.ts';
-import { admit } from '../src/runtime/webhook/server.ts';
+import { admit } from '../src/runtime/webhook/admission.ts';
 import { cpuSeconds } from './measure.ts';
 import type { AdmissionCache } from '../src/runtime/webhook/types.ts';
 import { registrations as podRegistrations } from '../src/webhooks/pod/index.ts';
 import { mutateSidecarSet } from '../src/webhooks/sidecarset/index.ts';
-import {
-  fromKubeconfigFile,
-  Namespaces,
-  Pods,
-  SidecarSets,
-  MutatingWebhookConfigurations,
-  type KubeClient,
-  type KubeObject,
-} from '../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../src/runtime/client.ts';
+import type { KubeObject } from '../src/apis/core-objects.ts';
+import { Namespaces, Pods, SidecarSets, MutatingWebhookConfigurations } from '../src/runtime/resources.ts';
 
 const { values } = parseArgs({
   options: {

@@ -11,9 +11,11 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { installCRDs } from '../src/manager/crds.ts';
-import { fromKubeconfigFile, ignoreNotFound, Namespaces, PodUnavailableBudgets, type KubeClient } from '../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../src/runtime/client.ts';
+import { ignoreNotFound } from '../src/runtime/errors.ts';
+import { Namespaces, PodUnavailableBudgets } from '../src/runtime/resources.ts';
 import { PubBudgetGuard, type PubStore } from '../src/runtime/pub-budget.ts';
-import { SharedInformerFactory } from '../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../src/runtime/informer-factory.ts';
 import type { Pod } from '../src/apis/core-objects.ts';
 import type { StoredPub } from '../src/util/pub.ts';
 

@@ -14,7 +14,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { installCRDs } from '../src/manager/crds.ts';
-import { AdvancedStatefulSets, fromKubeconfigFile, Pods, type KubeObject } from '../src/runtime/client.ts';
+import { fromKubeconfigFile } from '../src/runtime/client.ts';
+import type { KubeObject } from '../src/apis/core-objects.ts';
+import { AdvancedStatefulSets, Pods } from '../src/runtime/resources.ts';
 import { cpuSeconds, rssMiB } from './measure.ts';
 import { Phases, startBenchManager, waitForDefaulting } from './workload.ts';
 

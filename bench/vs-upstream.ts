@@ -37,15 +37,10 @@ import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { ensureUpstreamPeer, repoRoot } from '../src/cluster/binaries.ts';
 import { installCRDs } from '../src/manager/crds.ts';
-import {
-  fromKubeconfigFile,
-  Pods,
-  type KubeObject,
-  CloneSets as CloneSetsStorage,
-  isAlreadyExists,
-  isNotFound,
-  StatusError,
-} from '../src/runtime/client.ts';
+import { fromKubeconfigFile } from '../src/runtime/client.ts';
+import type { KubeObject } from '../src/apis/core-objects.ts';
+import { isAlreadyExists, isNotFound, StatusError } from '../src/runtime/errors.ts';
+import { Pods, CloneSets as CloneSetsStorage } from '../src/runtime/resources.ts';
 
 // v1alpha1: the version both managers serve (v1.8.2 has no v1beta1 CloneSet).
 const CloneSets = { ...CloneSetsStorage, version: 'v1alpha1' };

@@ -16,14 +16,11 @@ import { pino } from 'pino';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { registry } from '../src/runtime/metrics.ts';
 import fjp from 'fast-json-patch';
-import {
-  MAX_JSON_DEPTH,
-  WebhookServer,
-  admit,
-  decodeAdmission,
-  nestingExceeds,
-  type AdmissionRequest,
-} from '../src/runtime/webhook/server.ts';
+import { WebhookServer } from '../src/runtime/webhook/server.ts';
+import { admit } from '../src/runtime/webhook/admission.ts';
+import { decodeAdmission } from '../src/runtime/webhook/decode.ts';
+import { MAX_JSON_DEPTH, nestingExceeds } from '../src/runtime/webhook/http.ts';
+import type { AdmissionRequest } from '../src/runtime/webhook/review.ts';
 import { createCA, issueCert } from '../src/util/pki.ts';
 import { allRegistrations } from '../src/webhooks/index.ts';
 import { cloneSet, review } from './webhook-fixture.ts';

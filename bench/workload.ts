@@ -9,7 +9,9 @@ import { startProcess, tail, type Started } from '../src/cluster/processes.ts';
 import { repoRoot } from '../src/cluster/binaries.ts';
 import { writes, type Writes } from './measure.ts';
 import type { ConfigMap } from '../src/apis/core-objects.ts';
-import { ConfigMaps, isNotFound, type KubeClient } from '../src/runtime/client.ts';
+import type { KubeClient } from '../src/runtime/client.ts';
+import { isNotFound } from '../src/runtime/errors.ts';
+import { ConfigMaps } from '../src/runtime/resources.ts';
 import { WEBHOOK_PROXY_CONFIGMAP } from '../src/runtime/webhook/endpoint.ts';
 
 /**

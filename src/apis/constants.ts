@@ -49,8 +49,6 @@ export const CRR_NODE_NAME_LABEL = 'crr.apps.kruise.io/node-name';
 export const CRR_ACTIVE_LABEL = 'crr.apps.kruise.io/active';
 /** v1alpha1 SidecarSet label for v1beta1 spec.customVersion. */
 export const SIDECARSET_CUSTOM_VERSION_LABEL = 'apps.kruise.io/sidecarset-custom-version';
-/** Deprecated label on secrets copied for ImagePullJobs: UID of the source secret. */
-export const IMAGEPULLJOB_SOURCE_UID_LABEL = 'imagepulljobs.kruise.io/source-uid';
 /** Pod ordinal label written by Advanced StatefulSet (gate PodIndexLabel). */
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
 

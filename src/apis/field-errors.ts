@@ -81,8 +81,3 @@ export const notSupported = (field: string, badValue: unknown, valid: string[]):
   badValue,
   detail: valid.length ? `supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}` : '',
 });
-export const tooLong = (field: string, max: number): FieldError => ({
-  type: 'FieldValueTooLong',
-  field,
-  detail: `must have at most ${max} bytes`,
-});

@@ -7,17 +7,10 @@
 import { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { APPS_GROUP } from '../apis/constants.ts';
-import {
-  ConfigMaps,
-  CustomResourceDefinitions,
-  fromKubeconfigFile,
-  isConflict,
-  isNotFound,
-  type KubeClient,
-  type KubeObject,
-  type ResourceType,
-  Secrets,
-} from '../runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../runtime/client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { isConflict, isNotFound } from '../runtime/errors.ts';
+import { ConfigMaps, CustomResourceDefinitions, type ResourceType, Secrets } from '../runtime/resources.ts';
 import { isDistributionRef } from '../controllers/resourcedistribution/plan.ts';
 
 const KRUISE_GROUPS = ['apps.kruise.io', 'policy.kruise.io'];

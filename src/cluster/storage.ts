@@ -21,15 +21,9 @@ import path from 'node:path';
 import type { KubeObject, PersistentVolume, StorageClass, Stored } from '../apis/core-objects.ts';
 import type { PersistentVolumeClaim } from '../apis/core.ts';
 import { compareQuantity, tryParseQuantity } from '../apis/quantity.ts';
-import {
-  isAlreadyExists,
-  isNotFound,
-  PatchType,
-  PersistentVolumeClaims,
-  StorageClasses,
-  type KubeClient,
-  type ResourceType,
-} from '../runtime/client.ts';
+import { PatchType, type KubeClient } from '../runtime/client.ts';
+import { PersistentVolumeClaims, StorageClasses, type ResourceType } from '../runtime/resources.ts';
+import { isAlreadyExists, isNotFound } from '../runtime/errors.ts';
 import { SharedIndexInformer } from '../runtime/informer.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { DEFAULT_STORAGE_CLASS, LOCAL_VOLUME_PROVISIONER } from './names.ts';

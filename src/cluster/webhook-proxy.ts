@@ -19,8 +19,11 @@ import https from 'node:https';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConfigMap, Lease, Secret } from '../apis/core-objects.ts';
-import { ConfigMaps, isAlreadyExists, Leases, Secrets, type KubeClient } from '../runtime/client.ts';
-import { DeletedFinalStateUnknown, SharedIndexInformer } from '../runtime/informer.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import { isAlreadyExists } from '../runtime/errors.ts';
+import { ConfigMaps, Leases, Secrets } from '../runtime/resources.ts';
+import { SharedIndexInformer } from '../runtime/informer.ts';
+import { DeletedFinalStateUnknown } from '../runtime/store.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { DEFAULT_NAMESPACE, DEFAULT_SECRET_NAME, secretToCerts } from '../runtime/webhook/certs.ts';
 import {

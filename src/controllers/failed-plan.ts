@@ -4,7 +4,9 @@
 // the kind has a place for it: a condition, or ImagePullJob's message), then the round ends with a
 // TerminalError: the key is forgotten until the object's next change brings it back.
 
-import type { KubeClient, ResourceType, Stored } from '../runtime/client.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import type { ResourceType } from '../runtime/resources.ts';
+import type { Stored } from '../apis/core-objects.ts';
 import { TerminalError } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';

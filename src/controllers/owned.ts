@@ -1,7 +1,7 @@
 // The objects a controller owns, read from an informer's cache through its controller-UID index.
 
-import type { KubeObject } from '../runtime/client.ts';
-import { OwnerUIDIndex, type Lister } from '../runtime/informer.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { OwnerUIDIndex, type Lister } from '../runtime/store.ts';
 
 /**
  * The cached objects whose controller reference is `owner` (by UID), in the owner's namespace (an

@@ -5,7 +5,7 @@ import type { FeatureGates } from '../apis/features.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { Controller, type ReconcileResult } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/events.ts';
-import type { InformerSource } from '../runtime/informer.ts';
+import type { InformerSource } from '../runtime/informer-factory.ts';
 import type { Access } from '../runtime/rbac.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { PubBudgetGuard } from '../runtime/pub-budget.ts';

@@ -13,22 +13,10 @@
 
 import type { PersistentVolumeClaim } from '../apis/core.ts';
 import { kindFor } from '../apis/registry.ts';
-import type { Pod, PodCondition } from '../apis/core-objects.ts';
-import {
-  ControllerRevisions,
-  ignoreNotFound,
-  isAlreadyExists,
-  isConflict,
-  isNamespaceTerminating,
-  isNotFound,
-  PatchType,
-  PersistentVolumeClaims,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-  type ResourceType,
-  type Stored,
-} from '../runtime/client.ts';
+import type { Pod, PodCondition, KubeObject, Stored } from '../apis/core-objects.ts';
+import { PatchType, type KubeClient } from '../runtime/client.ts';
+import { ignoreNotFound, isAlreadyExists, isConflict, isNamespaceTerminating, isNotFound } from '../runtime/errors.ts';
+import { ControllerRevisions, PersistentVolumeClaims, Pods, type ResourceType } from '../runtime/resources.ts';
 import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { LifecycleTransition } from '../util/lifecycle.ts';

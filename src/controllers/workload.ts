@@ -6,7 +6,9 @@
 //   3. run the planner through the failed-plan idiom (failed-plan.ts: a malformed object is reported
 //      as a Warning Event and a status condition, and the key is forgotten until its next change).
 
-import { Pods, type KubeClient, type KubeObject, type OwnerReference, type ResourceType, type Stored } from '../runtime/client.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import { Pods, type ResourceType } from '../runtime/resources.ts';
+import type { KubeObject, OwnerReference, Stored } from '../apis/core-objects.ts';
 import {
   expectationGate,
   ResourceVersionExpectations,

@@ -1,9 +1,10 @@
 // What every daemon sub-controller is given: the API client, shared informers, the node scope it
 // serves, and the process-wide clock, recorder and logger.
 import type { FeatureGates } from '../apis/features.ts';
-import type { KubeClient, KubeObject } from '../runtime/client.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
 import type { EventRecorder } from '../runtime/events.ts';
-import type { InformerSelector, SharedInformerFactory } from '../runtime/informer.ts';
+import type { InformerSelector, SharedInformerFactory } from '../runtime/informer-factory.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../util/clock.ts';
 import type { ContainerRuntime } from './runtime/types.ts';

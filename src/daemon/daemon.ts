@@ -5,9 +5,11 @@
 // kubelet's launch barrier), and serves /healthz and /metrics
 // on --addr (upstream :10221).
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
-import { fromDefault, fromKubeconfigFile, Pods, type KubeClient } from '../runtime/client.ts';
-import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
-import { SharedInformerFactory } from '../runtime/informer.ts';
+import { fromDefault, fromKubeconfigFile, type KubeClient } from '../runtime/client.ts';
+import { Pods } from '../runtime/resources.ts';
+import { KubeEventRecorder } from '../runtime/events.ts';
+import { kubeEventSink } from '../runtime/event-sink.ts';
+import { SharedInformerFactory } from '../runtime/informer-factory.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { registry } from '../runtime/metrics.ts';
 import { ProbeServer } from '../runtime/probes.ts';

@@ -1,6 +1,6 @@
 // kruise-daemon's RBAC, next to the sub-controllers that need it (config/rbac/daemon.yaml is
 // generated from this by hack/gen-rbac.ts).
-import { ConfigMaps, ContainerRecreateRequests, Events, NodeImages, NodePodProbes, Nodes, Pods, Secrets } from '../runtime/client.ts';
+import { ConfigMaps, ContainerRecreateRequests, Events, NodeImages, NodePodProbes, Nodes, Pods, Secrets } from '../runtime/resources.ts';
 import { access, READ, type Access } from '../runtime/rbac.ts';
 
 export const daemonAccess: readonly Access[] = [

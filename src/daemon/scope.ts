@@ -1,8 +1,10 @@
 // The two node scopes (context.ts NodeScope): one real node with its container runtime, or every
 // simulated node of the local cluster, tracked through a Node informer.
 import { CRR_NODE_NAME_LABEL } from '../apis/constants.ts';
-import { Nodes, type KubeObject } from '../runtime/client.ts';
-import { unwrapDeleted, type SharedInformerFactory } from '../runtime/informer.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { Nodes } from '../runtime/resources.ts';
+import type { SharedInformerFactory } from '../runtime/informer-factory.ts';
+import { unwrapDeleted } from '../runtime/store.ts';
 import { parseSelector, type Selector } from '../util/labelselector.ts';
 import type { NodeScope } from './context.ts';
 import type { ContainerRuntime } from './runtime/types.ts';

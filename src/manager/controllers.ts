@@ -9,7 +9,10 @@
 import { APPS_GROUP } from '../apis/constants.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import { kinds as kruiseKinds, servedVersions, type APIVersionSet } from '../apis/registry.ts';
-import { CustomResourceDefinitions, ignoreNotFound, type KubeClient, type KubeObject } from '../runtime/client.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { ignoreNotFound } from '../runtime/errors.ts';
+import { CustomResourceDefinitions } from '../runtime/resources.ts';
 import type { ControllerSetup } from '../controllers/types.ts';
 
 /** A Kruise kind as ControllerSetup.kinds names it: bare in apps.kruise.io, else `Kind.group`. */

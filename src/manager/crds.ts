@@ -4,7 +4,10 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { CRD_SET_DIRS } from '../apis/crd.ts';
 import { DEFAULT_API_VERSION_SET, type APIVersionSet } from '../apis/registry.ts';
-import { CustomResourceDefinitions, isInvalid, isNotFound, type KubeClient, type KubeObject } from '../runtime/client.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { isInvalid, isNotFound } from '../runtime/errors.ts';
+import { CustomResourceDefinitions } from '../runtime/resources.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 

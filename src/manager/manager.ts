@@ -11,19 +11,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveFeatureGates, type FeatureGates } from '../apis/features.ts';
 import { handleConversionReview } from '../apis/conversion/index.ts';
 import { APPS_GROUP, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../apis/constants.ts';
-import {
-  PodUnavailableBudgets,
-  ignoreNotFound,
-  fromDefault,
-  fromKubeconfigFile,
-  Namespaces,
-  isAlreadyExists,
-  isConflict,
-  isForbidden,
-  isNotFound,
-  type KubeClient,
-} from '../runtime/client.ts';
-import { SharedInformerFactory, type InformerScope } from '../runtime/informer.ts';
+import { fromDefault, fromKubeconfigFile, type KubeClient } from '../runtime/client.ts';
+import { ignoreNotFound, isAlreadyExists, isConflict, isForbidden, isNotFound } from '../runtime/errors.ts';
+import { PodUnavailableBudgets, Namespaces } from '../runtime/resources.ts';
+import { SharedInformerFactory, type InformerScope } from '../runtime/informer-factory.ts';
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
 import { leaseFence } from '../runtime/lease-fence.ts';
@@ -31,7 +22,8 @@ import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { leadershipLost, registry } from '../runtime/metrics.ts';
 import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
 import { delegatedAuthorizer, servingCertificate } from '../runtime/secure-serving.ts';
-import { WebhookServer, webhookReadinessCheck } from '../runtime/webhook/server.ts';
+import { WebhookServer } from '../runtime/webhook/server.ts';
+import { webhookReadinessCheck } from '../runtime/webhook/health.ts';
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
 import { KRUISE_CRD_GROUPS } from '../runtime/webhook/crd-conversion.ts';
 import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
@@ -44,8 +36,9 @@ import { PubBudgetGuard } from '../runtime/pub-budget.ts';
 import type { StoredPub } from '../util/pub.ts';
 import type { Pod } from '../apis/core-objects.ts';
 import { parseApiVersion } from '../apis/registry.ts';
-import type { ControllerDeps, ControllerRunner } from '../controllers/types.ts';
-import { KubeEventRecorder, kubeEventSink } from '../runtime/events.ts';
+import type { ControllerDeps, ControllerRunner, ControllerSetup } from '../controllers/types.ts';
+import { KubeEventRecorder } from '../runtime/events.ts';
+import { kubeEventSink } from '../runtime/event-sink.ts';
 import { RestMapper } from '../runtime/restmapper.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
@@ -76,9 +69,82 @@ export interface RunningManager {
   done: Promise<void>;
 }
 
+/**
+ * kruise-manager's start-up in phases, like controller-runtime's runnable groups: what every replica
+ * runs (metrics and probes, then the webhook and conversion server with the caches it reads), the
+ * webhook configurations brought in line before the election, then the controllers, which only the
+ * leader runs (built, and their caches warmed, before the election). A phase that fails closes what
+ * the earlier ones opened.
+ */
 export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger } = {}): Promise<RunningManager> {
-  const log = opts.logger ?? rootLogger;
-  const features = resolveFeatureGates(cfg.featureGates, process.env);
+  const up = connect(cfg, opts.logger ?? rootLogger);
+  const { client, closeOnFailure } = up;
+
+  const served = await prepareCluster(up);
+  const { metricsPort, probes } = await startMetricsAndProbes(up);
+  const webhooks = await startWebhooks(up, served, probes);
+  // The controllers' code (its own chunk in dist/: a quarter of the manager's) is imported only now
+  // — compiling it before the webhook server listened held the server back — and while the
+  // requests below are in flight.
+  const controllersModule = import('../controllers/index.ts');
+  const alignment = await alignWebhooks(up, webhooks);
+  webhooks.warmPodWebhookCaches(true);
+  const { allControllers } = await closeOnFailure(controllersModule);
+  const controllers = await buildControllers(up, webhooks, served, allControllers);
+  await alignment.inLine;
+  const leadership = lead(up, alignment, controllers);
+
+  const stop = async () => {
+    if (leadership.stopping) return leadership.done;
+    leadership.stopping = true;
+    // In service mode the API server reaches every replica through one Service and reuses its
+    // connections across a rolling update: this replica keeps answering for a while (handing each
+    // connection back) while its controllers stop, so no review fails as it goes.
+    const drained = cfg.webhookClientMode === 'service' ? webhooks.server.drain(SERVICE_MODE_WEBHOOK_DRAIN_MS) : undefined;
+    up.stopController.abort();
+    await leadership.done;
+    await drained;
+    for (const close of up.closers.reverse()) await close();
+    await client.close();
+  };
+
+  return {
+    client,
+    features: up.features,
+    identity: up.identity,
+    webhookPort: webhooks.server.port(),
+    metricsPort,
+    healthPort: probes?.port(),
+    isLeader: () => leadership.leading,
+    stop,
+    done: leadership.done,
+  };
+}
+
+/** What every phase of start-up shares: the configuration, the clients, and what closes on a failure. */
+interface StartUp {
+  cfg: ManagerConfig;
+  log: Logger;
+  features: FeatureGates;
+  /** The manager's own client (user agent kruise-manager): informer lists, start-up, the webhooks. */
+  client: KubeClient;
+  /** Each client's rate limit (--rest-config-qps, --rest-config-burst). */
+  limits: { qps: number; burst: number };
+  /** A client with its own rate limit, for one controller or component. */
+  clientFor(name: string, writeFence?: () => void): KubeClient;
+  /** Set by lead(): leader-only writes check its lease first. */
+  elector: LeaderElector | undefined;
+  /** Refuses a write once this replica no longer holds the lease; undefined without leader election. */
+  leaderFence: (() => void) | undefined;
+  identity: string;
+  namespace: string;
+  stopController: AbortController;
+  closers: Array<() => Promise<void> | void>;
+  /** Awaits p; when it fails, closes what start-up has opened so far (last first) and rethrows. */
+  closeOnFailure<T>(p: Promise<T>): Promise<T>;
+}
+
+function connect(cfg: ManagerConfig, log: Logger): StartUp {
   // As upstream: --rest-config-qps/--rest-config-burst is the budget of each client, and every
   // controller, the event recorder and leader election have their own (so equal flags mean equal
   // budgets, and a controller's burst of writes cannot delay a lease renewal). This one (user agent
@@ -87,43 +153,57 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const client = cfg.kubeconfig
     ? fromKubeconfigFile(cfg.kubeconfig, { ...limits, userAgent: MANAGER_USER_AGENT })
     : fromDefault({ ...limits, userAgent: MANAGER_USER_AGENT });
-  const clientFor = (name: string, writeFence?: () => void) =>
-    client.withOwnLimit({ ...limits, userAgent: `${MANAGER_USER_AGENT}/${name}`, writeFence });
-  // Leader-only writes check the lease first: a controller's client refuses to write once this
-  // replica's own clock says its lease may have passed on (e.g. woken from a freeze longer than the
-  // renew deadline), before its elector has even tried to renew.
-  let elector: LeaderElector | undefined;
-  const leaderFence = cfg.enableLeaderElection
-    ? () => {
-        if (!elector?.holdsLease()) throw new Error('write refused: this replica no longer holds the leader lease');
+  const closers: StartUp['closers'] = [];
+  const up: StartUp = {
+    cfg,
+    log,
+    features: resolveFeatureGates(cfg.featureGates, process.env),
+    client,
+    limits,
+    clientFor: (name, writeFence) => client.withOwnLimit({ ...limits, userAgent: `${MANAGER_USER_AGENT}/${name}`, writeFence }),
+    elector: undefined,
+    // Leader-only writes check the lease first: a controller's client refuses to write once this
+    // replica's own clock says its lease may have passed on (e.g. woken from a freeze longer than the
+    // renew deadline), before its elector has even tried to renew.
+    leaderFence: cfg.enableLeaderElection
+      ? () => {
+          if (!up.elector?.holdsLease()) throw new Error('write refused: this replica no longer holds the leader lease');
+        }
+      : undefined,
+    identity: cfg.identity ?? `${os.hostname()}_${randomBytes(4).toString('hex')}`,
+    namespace: cfg.leaderElectionNamespace,
+    stopController: new AbortController(),
+    closers,
+    closeOnFailure: async (p) => {
+      try {
+        return await p;
+      } catch (err) {
+        for (const close of [...closers].reverse()) await close();
+        await client.close();
+        throw err;
       }
-    : undefined;
-  const identity = cfg.identity ?? `${os.hostname()}_${randomBytes(4).toString('hex')}`;
-  const namespace = cfg.leaderElectionNamespace;
-  const stopController = new AbortController();
-  const closers: Array<() => Promise<void> | void> = [];
-  /** Awaits p; when it fails, closes what start-up has opened so far (last first) and rethrows. */
-  const closeOnFailure = async <T>(p: Promise<T>): Promise<T> => {
-    try {
-      return await p;
-    } catch (err) {
-      for (const close of [...closers].reverse()) await close();
-      await client.close();
-      throw err;
-    }
+    },
   };
+  return up;
+}
 
-  // The namespaces upstream's installation creates: the manager's own (Lease, webhook Secret) and
-  // the one the ImagePullJob controller copies pull secrets into for kruise-daemon; and which of
-  // our kinds the API server serves. Independent requests, sent together: each round trip before
-  // the webhook server listens is start-up time.
+/**
+ * The namespaces upstream's installation creates: the manager's own (Lease, webhook Secret) and the
+ * one the ImagePullJob controller copies pull secrets into for kruise-daemon; and which of our kinds
+ * the API server serves. Independent requests, sent together: each round trip before the webhook
+ * server listens is start-up time.
+ */
+async function prepareCluster({ cfg, client, log, namespace }: StartUp): Promise<ReadonlySet<string>> {
   const [served] = await Promise.all([
     servedKruiseKinds(client, { expected: cfg.apiVersions, warn: (message) => log.warn(message) }),
     ensureNamespace(client, namespace, log, { required: true }),
     ensureNamespace(client, KRUISE_DAEMON_CONFIG_NAMESPACE, log, { required: false }),
   ]);
+  return served;
+}
 
-  // Metrics and probes, on every replica.
+/** Metrics and probes, on every replica. */
+async function startMetricsAndProbes({ cfg, client, log, closers }: StartUp): Promise<{ metricsPort?: number; probes?: ProbeServer }> {
   const metricsAddr = parseAddr(cfg.metricsAddr);
   let metricsPort: number | undefined;
   if (metricsAddr) {
@@ -146,9 +226,27 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const probes = healthAddr ? new ProbeServer({ port: healthAddr.port, host: healthAddr.host, logger: log }) : undefined;
   probes?.addHealthzCheck('ping', ping);
   await probes?.start();
-  const healthPort = probes?.port();
   if (probes) closers.push(() => probes.close());
+  return { metricsPort, probes };
+}
 
+/** The webhook and conversion server and the caches it reads: every replica serves admission. */
+interface Webhooks {
+  server: WebhookServer;
+  informers: SharedInformerFactory;
+  restMapper: RestMapper;
+  certDir: string;
+  secret: { namespace: string; name: string };
+  clientMode: ClientMode;
+  pubBudget: PubBudgetGuard | undefined;
+  /** Where the PUB guard's denials become Events, once the recorder exists. */
+  pubDenials: { record?: (pod: Pod) => void };
+  /** Opens the pod webhook's caches of built-in kinds (false) or of Kruise kinds (true). */
+  warmPodWebhookCaches(kruiseKinds: boolean): void;
+}
+
+async function startWebhooks(up: StartUp, served: ReadonlySet<string>, probes: ProbeServer | undefined): Promise<Webhooks> {
+  const { cfg, client, log, features, namespace, closers, closeOnFailure } = up;
   // Webhook serving certificates: every replica reads (or first creates) them from the Secret.
   const serviceMode: ClientMode = { mode: 'service', namespace, name: DEFAULT_SERVICE_NAME };
   const servingName = cfg.webhookClientMode === 'url' ? cfg.webhookHost : servingNameFor(serviceMode);
@@ -161,8 +259,8 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
 
   // One informer per resource type and selector for the whole process: the pod webhook reads them
   // on its hot path on every replica (admission never depends on leadership), and each leadership
-  // term's controllers register their handlers on the same caches (below), so no object is held or
-  // watched twice.
+  // term's controllers register their handlers on the same caches (buildControllers), so no object
+  // is held or watched twice.
   // They start once the webhook server listens (below): their lists share this client's rate
   // limit with the start-up requests before it, and with 20k pods to list they held the webhook
   // back by a quarter of a second.
@@ -175,8 +273,8 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
   });
   // The pod webhook's caches fill from the start, its Kruise kinds' once the CRDs' conversion points
-  // here (below): a list before that would fail on a takeover, and on a first start its watch would
-  // be cut by the storage the API server rebuilds for each CRD written (1 s to come back).
+  // here (alignWebhooks): a list before that would fail on a takeover, and on a first start its
+  // watch would be cut by the storage the API server rebuilds for each CRD written (1 s to come back).
   const warmPodWebhookCaches = (kruiseKinds: boolean) => {
     if (!features.PodWebhook) return;
     for (const { apiVersion, kind } of POD_WEBHOOK_CACHED_KINDS)
@@ -187,9 +285,9 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
 
   // PodUnavailableBudget: one guard per process, shared by the pod webhook (every replica) and the
   // controllers (leader), so budget taken here is serialised and starts from the newest version.
-  // Events need the recorder, made further down.
-  const pubDenials: { record?: (pod: Pod) => void } = {};
-  const pubClient = clientFor('podunavailablebudget-webhook');
+  // Events need the recorder, made by buildControllers.
+  const pubDenials: Webhooks['pubDenials'] = {};
+  const pubClient = up.clientFor('podunavailablebudget-webhook');
   const pubBudget =
     features.PodUnavailableBudgetDeleteGate || features.PodUnavailableBudgetUpdateGate
       ? new PubBudgetGuard({
@@ -242,38 +340,49 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
     return webhookReady();
   });
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
-  // The controllers' code (its own chunk in dist/: a quarter of the manager's) is imported only now
-  // — compiling it before the webhook server listened held the server back — and while the
-  // requests below are in flight.
-  const controllersModule = import('../controllers/index.ts');
   if (proxy) {
     // Closed before the server (closers run last first): the proxy stops sending reviews first.
-    const backend = registerWebhookBackend({ client, namespace, identity, address: ownAddress, logger: log });
+    const backend = registerWebhookBackend({ client, namespace, identity: up.identity, address: ownAddress, logger: log });
     closers.push(() => backend.stop());
   }
+  return { server, informers, restMapper, certDir, secret, clientMode, pubBudget, pubDenials, warmPodWebhookCaches };
+}
 
-  // The webhook controller keeps certificates, webhook configurations and CRD conversion in line:
-  // one before the election, then one for each leadership term. The leader's writes check the
-  // lease first. In url mode only one replica may write, or replicas on different ports would
-  // fight over the URL.
-  const webhookControllerFor = () =>
+/** The webhook controller of each leadership term, and the first one's pass before the election. */
+interface WebhookAlignment {
+  /** A new webhook controller, for the next leadership term. */
+  controllerFor(): WebhookCertController;
+  /** Resolves once this replica has seen the configurations in line (its controllers wait for it). */
+  inLine: Promise<unknown>;
+  first: WebhookCertController;
+}
+
+/**
+ * The webhook controller keeps certificates, webhook configurations and CRD conversion in line:
+ * one pass before the election, then one controller for each leadership term. The leader's writes
+ * check the lease first. In url mode only one replica may write, or replicas on different ports
+ * would fight over the URL.
+ */
+async function alignWebhooks(up: StartUp, webhooks: Webhooks): Promise<WebhookAlignment> {
+  const { cfg, client, log, namespace } = up;
+  const controllerFor = () =>
     new WebhookCertController({
       client,
       registrations: allRegistrations,
-      features,
-      clientMode,
+      features: up.features,
+      clientMode: webhooks.clientMode,
       // In a pod (service mode) the installation owns the configurations, as upstream's chart does.
       createConfigurations: cfg.webhookClientMode === 'url',
       timeoutSeconds: cfg.webhookTimeoutSeconds,
       managerNamespace: namespace,
-      certDir,
-      secret,
-      onCertsChanged: () => server.reloadCertificate(),
+      certDir: webhooks.certDir,
+      secret: webhooks.secret,
+      onCertsChanged: () => webhooks.server.reloadCertificate(),
       logger: log,
       watch: true,
-      beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, identity) : undefined,
+      beforeWrite: cfg.enableLeaderElection ? leaseFence(client, { namespace, name: cfg.leaderElectionId }, up.identity) : undefined,
     });
-  let webhookController = webhookControllerFor();
+  const first = controllerFor();
   // Before the election, as upstream's every replica does at start-up, when no other replica holds
   // the Lease (a leader-only write otherwise): objects stored at another version can only be listed
   // through the CRD's conversion webhook, which after a takeover from OpenKruise still names the
@@ -283,50 +392,64 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   // previous manager's address. With another replica leading, this one only reads, alongside its
   // caches' lists: already in line (a restart), its controllers need not wait for a pass of
   // their own once it leads.
-  let webhooksInLine: Promise<unknown> = Promise.resolve();
-  if (await mayWriteBeforeElection(cfg, client, namespace, identity)) {
-    // Replicas starting together (a Helm install) race on these writes: a conflict means another
-    // wrote first, so go again on what it wrote rather than fail start-up.
-    const syncUnfenced = async () => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await webhookController.sync({ beforeWrite: undefined });
-        } catch (err) {
-          if (!isConflict(err) || attempt >= 5) throw err;
-        }
+  if (!(await mayWriteBeforeElection(cfg, client, namespace, up.identity))) return { controllerFor, first, inLine: first.verify() };
+  // Replicas starting together (a Helm install) race on these writes: a conflict means another
+  // wrote first, so go again on what it wrote rather than fail start-up.
+  const syncUnfenced = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await first.sync({ beforeWrite: undefined });
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 5) throw err;
       }
-    };
-    // A failure leaves it to the leader, which goes on trying; its controllers wait for that.
-    await syncUnfenced().catch((err: unknown) =>
-      log.error({ err }, 'webhook configurations and CRD conversion not brought in line before the election'),
-    );
-  } else {
-    webhooksInLine = webhookController.verify();
-  }
-  warmPodWebhookCaches(true);
+    }
+  };
+  // A failure leaves it to the leader, which goes on trying; its controllers wait for that.
+  await syncUnfenced().catch((err: unknown) =>
+    log.error({ err }, 'webhook configurations and CRD conversion not brought in line before the election'),
+  );
+  return { controllerFor, first, inLine: Promise.resolve() };
+}
 
+/** The leader-only controllers: the current leadership term's, and how to build the next term's. */
+interface Controllers {
+  current: ControllerTerm;
+  newTerm(): ControllerTerm;
+  /** The process's informers, which every term's controllers share. */
+  informers: SharedInformerFactory;
+}
+
+/**
+ * The controllers, their event handlers, workqueues and expectations live for one leadership
+ * term: they are built (and the caches they ask for start filling) before the election, so a new
+ * leader acts on warm caches, and are thrown away when leadership is lost. The caches themselves
+ * live for the process; they are relisted when a term ends, and the next term's controllers wait
+ * for that list, so a leader elected again acts on what the API server said after the loss, not
+ * on a cache whose watch may still be reconnecting from the outage.
+ */
+async function buildControllers(
+  up: StartUp,
+  webhooks: Webhooks,
+  served: ReadonlySet<string>,
+  allControllers: readonly ControllerSetup[],
+): Promise<Controllers> {
+  const { cfg, log, features, closers } = up;
   const recorder = new KubeEventRecorder({
-    sink: kubeEventSink(client.withOwnLimit({ ...limits, userAgent: MANAGER_USER_AGENT }), log),
-    reportingInstance: `kruise-manager-${identity}`.slice(0, 128),
+    sink: kubeEventSink(up.client.withOwnLimit({ ...up.limits, userAgent: MANAGER_USER_AGENT }), log),
+    reportingInstance: `kruise-manager-${up.identity}`.slice(0, 128),
     logger: log,
   });
   closers.push(() => recorder.close());
-  pubDenials.record = (pod) => recorder.event(pod, 'Warning', 'PubPreventPodDeletion', 'Admit', 'openkruise pub prevents pod deletion');
+  webhooks.pubDenials.record = (pod) =>
+    recorder.event(pod, 'Warning', 'PubPreventPodDeletion', 'Admit', 'openkruise pub prevents pod deletion');
 
-  // The controllers, their event handlers, workqueues and expectations live for one leadership
-  // term: they are built (and the caches they ask for start filling) before the election, so a new
-  // leader acts on warm caches, and are thrown away when leadership is lost. The caches themselves
-  // live for the process; they are relisted when a term ends, and the next term's controllers wait
-  // for that list, so a leader elected again acts on what the API server said after the loss, not
-  // on a cache whose watch may still be reconnecting from the outage.
-  const { allControllers } = await closeOnFailure(controllersModule);
   const selection = selectControllers(allControllers, features, served);
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
   const newTerm = (): ControllerTerm => {
-    const scope = informers.scope();
+    const scope = webhooks.informers.scope();
     const runners = selection.run.map((c) => {
       const deps: ControllerDeps = {
-        client: clientFor(c.clientName ?? `${c.name}-controller`, leaderFence),
+        client: up.clientFor(c.clientName ?? `${c.name}-controller`, up.leaderFence),
         informers: scope,
         recorder,
         features,
@@ -335,26 +458,39 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
         expectationTimeoutMs: cfg.expectationTimeoutMs,
         cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
         namespace: cfg.namespace,
-        managerNamespace: namespace,
+        managerNamespace: up.namespace,
         flags: cfg,
         served: (kind) => served.has(kind),
-        restMapper,
-        pubBudget,
+        restMapper: webhooks.restMapper,
+        pubBudget: webhooks.pubBudget,
       };
       return { name: c.name, runner: c.setup(deps) };
     });
     return { informers: scope, runners, end: () => scope.close() };
   };
-  let term = newTerm();
-  closers.push(() => term.end());
+  const controllers: Controllers = { current: newTerm(), newTerm, informers: webhooks.informers };
+  closers.push(() => controllers.current.end());
   // Every cache a controller declared fills before start-up goes on (controller-runtime's
   // CacheSyncTimeout): one that cannot (a missing resource, no RBAC) fails start-up, naming it.
-  await closeOnFailure(term.informers.waitForCacheSync(stopController.signal, cfg.controllerCacheSyncTimeoutMs));
-  await webhooksInLine;
+  await up.closeOnFailure(controllers.current.informers.waitForCacheSync(up.stopController.signal, cfg.controllerCacheSyncTimeoutMs));
+  return controllers;
+}
 
-  let leading = false;
+/** The leader-only phase: the election (when enabled) and each term's controllers. */
+interface Leadership {
+  leading: boolean;
+  stopping: boolean;
+  /** Resolves when the controllers have stopped for good (after stop()). */
+  done: Promise<void>;
+}
+
+function lead(up: StartUp, alignment: WebhookAlignment, controllers: Controllers): Leadership {
+  const { cfg, log, identity, namespace, stopController } = up;
+  let webhookController = alignment.first;
+  const leadership: Leadership = { leading: false, stopping: false, done: Promise.resolve() };
+
   const runControllers = async (signal: AbortSignal) => {
-    leading = true;
+    leadership.leading = true;
     log.info({ identity }, 'became leader; starting controllers');
     const certRun = webhookController.run(signal);
     // As upstream (main.go waits for webhook.WaitReady before setting up controllers): admission is
@@ -364,81 +500,54 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
       signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
     );
     await Promise.race([webhookController.ready, aborted]);
-    const runs = term.runners.map(({ name, runner }) =>
+    const runs = controllers.current.runners.map(({ name, runner }) =>
       runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')),
     );
     try {
       await Promise.all([certRun, ...runs]);
     } finally {
-      leading = false;
+      leadership.leading = false;
     }
   };
 
-  let stopping = false;
-  let done: Promise<void>;
-  if (cfg.enableLeaderElection) {
-    const campaign = () =>
-      (elector = new LeaderElector({
-        store: new KubeLeaseStore({ client: clientFor('leader-election'), namespace, name: cfg.leaderElectionId }),
-        identity,
-        name: cfg.leaderElectionId,
-        leaseDuration: cfg.leaderElectionLeaseDurationMs,
-        renewDeadline: cfg.leaderElectionRenewDeadlineMs,
-        retryPeriod: cfg.leaderElectionRetryPeriodMs,
-        releaseOnCancel: true,
-        logger: log,
-        callbacks: {
-          onStartedLeading: runControllers,
-          onStoppedLeading: () => {},
-          onNewLeader: (leader) => log.info({ leader }, 'new leader elected'),
-        },
-      }));
-    // Upstream exits on a lost lease and relies on the kubelet to restart it; outside Kubernetes
-    // nothing would. Instead: the term's controllers have stopped (the elector awaits them before
-    // returning), its handlers, workqueues and expectations are dropped, every cache relists, and a
-    // new term campaigns again (its controllers wait for the relist before they act).
-    leadershipLost.inc({ name: cfg.leaderElectionId }, 0);
-    done = (async () => {
-      for (;;) {
-        await campaign().run(stopController.signal);
-        if (stopping || stopController.signal.aborted) return;
-        leadershipLost.inc({ name: cfg.leaderElectionId });
-        log.error({ identity }, 'leader election lost; controllers stopped, caches relisting, re-entering the election');
-        term.end();
-        void informers.relist();
-        term = newTerm();
-        webhookController = webhookControllerFor();
-      }
-    })();
-  } else {
-    done = runControllers(stopController.signal);
+  if (!cfg.enableLeaderElection) {
+    leadership.done = runControllers(stopController.signal);
+    return leadership;
   }
-
-  const stop = async () => {
-    if (stopping) return done;
-    stopping = true;
-    // In service mode the API server reaches every replica through one Service and reuses its
-    // connections across a rolling update: this replica keeps answering for a while (handing each
-    // connection back) while its controllers stop, so no review fails as it goes.
-    const drained = cfg.webhookClientMode === 'service' ? server.drain(SERVICE_MODE_WEBHOOK_DRAIN_MS) : undefined;
-    stopController.abort();
-    await done;
-    await drained;
-    for (const close of closers.reverse()) await close();
-    await client.close();
-  };
-
-  return {
-    client,
-    features,
-    identity,
-    webhookPort: server.port(),
-    metricsPort,
-    healthPort,
-    isLeader: () => leading,
-    stop,
-    done,
-  };
+  const campaign = () =>
+    (up.elector = new LeaderElector({
+      store: new KubeLeaseStore({ client: up.clientFor('leader-election'), namespace, name: cfg.leaderElectionId }),
+      identity,
+      name: cfg.leaderElectionId,
+      leaseDuration: cfg.leaderElectionLeaseDurationMs,
+      renewDeadline: cfg.leaderElectionRenewDeadlineMs,
+      retryPeriod: cfg.leaderElectionRetryPeriodMs,
+      releaseOnCancel: true,
+      logger: log,
+      callbacks: {
+        onStartedLeading: runControllers,
+        onStoppedLeading: () => {},
+        onNewLeader: (leader) => log.info({ leader }, 'new leader elected'),
+      },
+    }));
+  // Upstream exits on a lost lease and relies on the kubelet to restart it; outside Kubernetes
+  // nothing would. Instead: the term's controllers have stopped (the elector awaits them before
+  // returning), its handlers, workqueues and expectations are dropped, every cache relists, and a
+  // new term campaigns again (its controllers wait for the relist before they act).
+  leadershipLost.inc({ name: cfg.leaderElectionId }, 0);
+  leadership.done = (async () => {
+    for (;;) {
+      await campaign().run(stopController.signal);
+      if (leadership.stopping || stopController.signal.aborted) return;
+      leadershipLost.inc({ name: cfg.leaderElectionId });
+      log.error({ identity }, 'leader election lost; controllers stopped, caches relisting, re-entering the election');
+      controllers.current.end();
+      void controllers.informers.relist();
+      controllers.current = controllers.newTerm();
+      webhookController = alignment.controllerFor();
+    }
+  })();
+  return leadership;
 }
 
 /** Leader election off, or its Lease absent, expired or already ours. */

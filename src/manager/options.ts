@@ -4,6 +4,7 @@ import { Command, Option, InvalidArgumentError, type OptionValues } from 'comman
 import { parseDuration } from '../util/duration.ts';
 import { parseFeatureGates } from '../apis/features.ts';
 import { API_VERSION_SETS, DEFAULT_API_VERSION_SET, type APIVersionSet } from '../apis/registry.ts';
+import { DEFAULT_WEBHOOK_PORT } from '../runtime/webhook/server.ts';
 
 export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
 
@@ -228,7 +229,7 @@ export function addManagerFlags(cmd: Command): Command {
         .argParser(int)
         .default(50),
     )
-    .addOption(new Option('--webhook-port <port>', 'port of the admission webhook server').argParser(int).default(9876))
+    .addOption(new Option('--webhook-port <port>', 'port of the admission webhook server').argParser(int).default(DEFAULT_WEBHOOK_PORT))
     .option(
       '--webhook-host <host>',
       'address the webhook server binds to and, in url mode, the host the API server calls (default: 127.0.0.1 in url mode, all interfaces in service mode)',

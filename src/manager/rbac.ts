@@ -23,7 +23,7 @@ import {
   StatefulSets,
   StorageClasses,
   ValidatingWebhookConfigurations,
-} from '../runtime/client.ts';
+} from '../runtime/resources.ts';
 import { stringify } from 'yaml';
 import { access, READ, rulesFor, type Access } from '../runtime/rbac.ts';
 import { allControllers } from '../controllers/index.ts';

@@ -6,9 +6,7 @@
 
 import type { Readable } from 'node:stream';
 import { isDeepStrictEqual } from 'node:util';
-import { APPS_GROUP, POLICY_GROUP } from '../apis/constants.ts';
 import type { KubeObject, ObjectMeta } from '../apis/core-objects.ts';
-import { kindFor, hubGVR } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
 import { ListBodyReader, type ListHead } from './list-reader.ts';
@@ -17,13 +15,11 @@ import { newTransport, type ApiResponse, type HttpMethod, type Transport } from 
 import fjp, { type Operation } from 'fast-json-patch';
 import { applyMergePatch } from '../util/merge-patch.ts';
 import { fromWire, toWire, WireVersions } from './wire-versions.ts';
-
-export type { AuthHeaders, TLSOptions } from './kubeconfig.ts';
+import { StatusError, isConflict, isNotFound, type Status } from './errors.ts';
+import { Pods, apiVersionOf, type APIResourceList, type ResourceType } from './resources.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Object shapes: the stored objects are src/apis's; what follows is only the API machinery's own.
-
-export type { KubeObject, ObjectMeta, OwnerReference, Stored } from '../apis/core-objects.ts';
 
 export interface ListMeta {
   resourceVersion?: string;
@@ -38,237 +34,9 @@ export interface ObjectList<T extends KubeObject> {
   items: T[];
 }
 
-export interface StatusCause {
-  /** The cause type (Go's StatusCause.Type, `reason` on the wire), e.g. NamespaceTerminating. */
-  reason?: string;
-  message?: string;
-  field?: string;
-}
-
-export interface Status {
-  apiVersion?: string;
-  kind?: string;
-  status?: 'Success' | 'Failure';
-  code?: number;
-  reason?: string;
-  message?: string;
-  details?: {
-    name?: string;
-    group?: string;
-    kind?: string;
-    uid?: string;
-    causes?: StatusCause[];
-    retryAfterSeconds?: number;
-  };
-}
-
 export interface Scale extends KubeObject {
   spec?: { replicas?: number };
   status?: { replicas: number; selector?: string };
-}
-
-/** One resource of a discovery document; subresources are named `<resource>/<sub>`. */
-export interface APIResource {
-  name: string;
-  namespaced: boolean;
-  kind: string;
-  verbs?: string[];
-  group?: string;
-  version?: string;
-}
-
-export interface APIResourceList {
-  groupVersion: string;
-  resources: APIResource[];
-}
-
-// ---------------------------------------------------------------------------------------------
-// Resource addressing
-
-export interface ResourceType {
-  /** '' for the core group. */
-  readonly group: string;
-  readonly version: string;
-  /** Lower-case plural, as in the URL. */
-  readonly resource: string;
-  readonly kind: string;
-  readonly namespaced: boolean;
-}
-
-function rt(group: string, version: string, resource: string, kind: string, namespaced: boolean): ResourceType {
-  return Object.freeze({ group, version, resource, kind, namespaced });
-}
-
-export const Pods = rt('', 'v1', 'pods', 'Pod', true);
-export const Nodes = rt('', 'v1', 'nodes', 'Node', false);
-export const Namespaces = rt('', 'v1', 'namespaces', 'Namespace', false);
-export const ConfigMaps = rt('', 'v1', 'configmaps', 'ConfigMap', true);
-export const Secrets = rt('', 'v1', 'secrets', 'Secret', true);
-export const PersistentVolumeClaims = rt('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim', true);
-export const Events = rt('events.k8s.io', 'v1', 'events', 'Event', true);
-export const TokenReviews = rt('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false);
-export const SubjectAccessReviews = rt('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false);
-/** Core v1 Events: where events go when events.k8s.io is not permitted (upstream's RBAC grants only these). */
-export const CoreEvents = rt('', 'v1', 'events', 'Event', true);
-export const Leases = rt('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
-export const ControllerRevisions = rt('apps', 'v1', 'controllerrevisions', 'ControllerRevision', true);
-export const Deployments = rt('apps', 'v1', 'deployments', 'Deployment', true);
-export const ReplicaSets = rt('apps', 'v1', 'replicasets', 'ReplicaSet', true);
-export const StatefulSets = rt('apps', 'v1', 'statefulsets', 'StatefulSet', true);
-export const DaemonSets = rt('apps', 'v1', 'daemonsets', 'DaemonSet', true);
-export const Jobs = rt('batch', 'v1', 'jobs', 'Job', true);
-export const StorageClasses = rt('storage.k8s.io', 'v1', 'storageclasses', 'StorageClass', false);
-export const MutatingWebhookConfigurations = rt(
-  'admissionregistration.k8s.io',
-  'v1',
-  'mutatingwebhookconfigurations',
-  'MutatingWebhookConfiguration',
-  false,
-);
-export const ValidatingWebhookConfigurations = rt(
-  'admissionregistration.k8s.io',
-  'v1',
-  'validatingwebhookconfigurations',
-  'ValidatingWebhookConfiguration',
-  false,
-);
-/** A Kruise kind at its storage version, from the API registry (one source for group/plural/scope). */
-export function kruiseResource(kind: string, group: string = APPS_GROUP): ResourceType {
-  const def = kindFor(group, kind);
-  if (!def) throw new Error(`${kind}.${group} is not a Kruise kind`);
-  const gvr = hubGVR(def);
-  return rt(gvr.group, gvr.version, gvr.resource, def.kind, def.scope === 'Namespaced');
-}
-
-// The Kruise resources the controllers and the daemon read and write, at their storage version
-// (v1beta1: status fields such as containerStatusSnapshot exist only there).
-export const CloneSets = kruiseResource('CloneSet');
-/** apps.kruise.io DaemonSet (`DaemonSets` is apps/v1's). */
-export const AdvancedDaemonSets = kruiseResource('DaemonSet');
-export const AdvancedStatefulSets = kruiseResource('StatefulSet');
-export const ContainerRecreateRequests = kruiseResource('ContainerRecreateRequest');
-export const ImagePullJobs = kruiseResource('ImagePullJob');
-export const ImageListPullJobs = kruiseResource('ImageListPullJob');
-export const NodeImages = kruiseResource('NodeImage');
-export const SidecarSets = kruiseResource('SidecarSet');
-export const BroadcastJobs = kruiseResource('BroadcastJob');
-export const AdvancedCronJobs = kruiseResource('AdvancedCronJob');
-export const UnitedDeployments = kruiseResource('UnitedDeployment');
-export const EphemeralJobs = kruiseResource('EphemeralJob');
-export const PodUnavailableBudgets = kruiseResource('PodUnavailableBudget', POLICY_GROUP);
-export const ResourceDistributions = kruiseResource('ResourceDistribution');
-export const PersistentPodStates = kruiseResource('PersistentPodState');
-export const PodProbeMarkers = kruiseResource('PodProbeMarker');
-export const NodePodProbes = kruiseResource('NodePodProbe');
-
-export const CustomResourceDefinitions = rt('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false);
-
-export function apiVersionOf(type: ResourceType): string {
-  return type.group ? `${type.group}/${type.version}` : type.version;
-}
-
-/** A stable identity for a resource type, e.g. `deployments.v1.apps`. */
-export function resourceTypeKey(type: ResourceType): string {
-  return `${type.resource}.${type.version}.${type.group}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Errors
-
-const reasonByCode: Record<number, string> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  406: 'NotAcceptable',
-  409: 'Conflict',
-  410: 'Expired',
-  413: 'RequestEntityTooLarge',
-  415: 'UnsupportedMediaType',
-  422: 'Invalid',
-  429: 'TooManyRequests',
-  500: 'InternalError',
-  503: 'ServiceUnavailable',
-  504: 'Timeout',
-};
-
-/** A failure reported by the API server (an HTTP error or a watch ERROR event) as a metav1.Status. */
-export class StatusError extends Error {
-  readonly code: number;
-  readonly reason: string;
-  readonly status: Status;
-
-  constructor(status: Status, httpCode?: number) {
-    const code = status.code ?? httpCode ?? 0;
-    const reason = status.reason || reasonByCode[code] || 'Unknown';
-    super(status.message || `${reason} (HTTP ${code})`);
-    this.name = 'StatusError';
-    this.code = code;
-    this.reason = reason;
-    this.status = status;
-  }
-
-  /** Builds the error from a response body, which is a Status unless something in between answered. */
-  static fromResponse(httpCode: number, body: string): StatusError {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      parsed = undefined;
-    }
-    if (isStatus(parsed)) return new StatusError(parsed, httpCode);
-    const text = body.trim().slice(0, 1024);
-    return new StatusError({ kind: 'Status', status: 'Failure', code: httpCode, message: text || undefined }, httpCode);
-  }
-}
-
-function isStatus(v: unknown): v is Status {
-  return typeof v === 'object' && v !== null && (v as Status).kind === 'Status';
-}
-
-function hasReason(err: unknown, reason: string): boolean {
-  return err instanceof StatusError && err.reason === reason;
-}
-
-export function isNotFound(err: unknown): boolean {
-  return hasReason(err, 'NotFound');
-}
-/** The call's result, or undefined when the object is already gone (deletes and patches racing a delete). */
-export async function ignoreNotFound<T>(p: Promise<T>): Promise<T | undefined> {
-  try {
-    return await p;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-export function isAlreadyExists(err: unknown): boolean {
-  return hasReason(err, 'AlreadyExists');
-}
-export function isConflict(err: unknown): boolean {
-  return hasReason(err, 'Conflict');
-}
-/** The requested resourceVersion or continue token is too old: the caller must relist. */
-export function isGone(err: unknown): boolean {
-  return err instanceof StatusError && (err.code === 410 || err.reason === 'Gone' || err.reason === 'Expired');
-}
-export function isInvalid(err: unknown): boolean {
-  return hasReason(err, 'Invalid');
-}
-export function isForbidden(err: unknown): boolean {
-  return hasReason(err, 'Forbidden');
-}
-/**
- * The API server refused to create an object because its namespace is being deleted (403 with a
- * NamespaceTerminating cause): nothing more can be created there, so callers stop quietly instead
- * of retrying (upstream: apierrors.HasStatusCause(err, v1.NamespaceTerminatingCause)).
- */
-export function isNamespaceTerminating(err: unknown): boolean {
-  return err instanceof StatusError && (err.status.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating');
-}
-export function isTooManyRequests(err: unknown): boolean {
-  return err instanceof StatusError && (err.reason === 'TooManyRequests' || err.code === 429);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -59,12 +59,6 @@ export function isPanic(err: unknown): boolean {
 export interface ReconcileResult {
   /** > 0 re-runs the key after this many milliseconds, the way to poll for something no event announces. */
   requeueAfterMs?: number;
-  /**
-   * Removed at merge: the former name of requeueAfterMs, still returned by the kinds of issue #33's
-   * shape helpers (ephemeraljob, nodepodprobe, podprobemarker, podunavailablebudget, sidecarset,
-   * uniteddeployment, workloadspread) until their rename is merged.
-   */
-  requeueAfter?: number;
 }
 
 export interface ReconcileContext {
@@ -87,6 +81,11 @@ export interface ControllerOptions {
   /** Used for the queue the controller creates when `queue` is not given. */
   rateLimiter?: RateLimiter;
   queue?: WorkQueue;
+  /**
+   * The controller's logger, already naming it (`{controller: name}`): whoever builds a controller
+   * (the manager, the daemon) binds that once, for the reconciles and for everything else the
+   * controller logs. Default: the root logger with the name bound.
+   */
   logger?: Logger;
 }
 
@@ -116,7 +115,7 @@ export class Controller {
     this.workerCount = workers;
     this.clock = options.clock ?? realClock;
     this.queue = options.queue ?? new WorkQueue({ name: options.name, clock: this.clock, rateLimiter: options.rateLimiter });
-    this.log = childLogger({ controller: options.name }, options.logger ?? rootLogger);
+    this.log = options.logger ?? childLogger({ controller: options.name }, rootLogger);
     this.labels = { controller: options.name };
   }
 
@@ -215,7 +214,7 @@ export class Controller {
       return;
     }
     reconcileTime.observe(this.labels, (this.clock.now() - started) / 1000);
-    const requeueAfterMs = result?.requeueAfterMs ?? result?.requeueAfter ?? 0;
+    const requeueAfterMs = result?.requeueAfterMs ?? 0;
     this.queue.forget(key);
     if (requeueAfterMs > 0) {
       this.queue.addAfter(key, requeueAfterMs, { priority });

@@ -4,7 +4,9 @@
 // new leader wrote. Before such a write, the writer re-reads the Lease from the API server.
 
 import type { Lease } from '../apis/core-objects.ts';
-import { isNotFound, Leases, type KubeClient } from './client.ts';
+import type { KubeClient } from './client.ts';
+import { isNotFound } from './errors.ts';
+import { Leases } from './resources.ts';
 
 export interface LeaseRef {
   namespace: string;

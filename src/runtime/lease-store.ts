@@ -4,8 +4,10 @@
 // surfaces as a StatusError whose code is 409, which is what the elector checks. Note the record's
 // leaderTransitions is stored as spec.leaseTransitions (the API field's name).
 
-import type { Lease, LeaseSpec } from '../apis/core-objects.ts';
-import { isNotFound, Leases, type KubeClient, type ObjectMeta } from './client.ts';
+import type { Lease, LeaseSpec, ObjectMeta } from '../apis/core-objects.ts';
+import type { KubeClient } from './client.ts';
+import { isNotFound } from './errors.ts';
+import { Leases } from './resources.ts';
 import { formatMicroTime, type LeaseRecord, type LeaseStore, type StoredLease } from './leaderelection.ts';
 
 export interface KubeLeaseStoreOptions {

@@ -12,7 +12,7 @@ import type { Pod } from '../apis/core-objects.ts';
 import type { PubOperation } from '../apis/policy/podunavailablebudget.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { pubExemption, relatedPubName, takePubBudget, type StoredPub } from '../util/pub.ts';
-import { isConflict, isNotFound } from './client.ts';
+import { isConflict, isNotFound } from './errors.ts';
 
 /** Where a guard reads and writes budgets. */
 export interface PubStore {

@@ -2,7 +2,7 @@
 // the API accesses they make, next to their informers and writes, and config/rbac/ is generated
 // from those lists (hack/gen-rbac.ts; a unit test fails when the files are stale). One rule shape,
 // merged and sorted so the output is stable.
-import type { ResourceType } from './client.ts';
+import type { ResourceType } from './resources.ts';
 
 /** Verbs on one resource (or subresource, `pods/status`) of one API group. */
 export interface Access {

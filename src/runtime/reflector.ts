@@ -4,17 +4,10 @@
 import { realClock, type Clock } from '../util/clock.ts';
 import { logger } from './log.ts';
 import { withoutManagedFields } from './list-reader.ts';
-import {
-  StatusError,
-  isGone,
-  isTooManyRequests,
-  type KubeObject,
-  type ListOptions,
-  type ObjectList,
-  type ResourceType,
-  type WatchEvent,
-  type WatchOptions,
-} from './client.ts';
+import type { ListOptions, ObjectList, WatchEvent, WatchOptions } from './client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { StatusError, isGone, isTooManyRequests } from './errors.ts';
+import type { ResourceType } from './resources.ts';
 
 /** The part of a pino logger the informer layer uses (tests pass plain objects). */
 export interface RuntimeLogger {

@@ -8,8 +8,11 @@
 //
 // The decision is pure (claimDecision); ControllerRefManager makes the writes.
 
-import { isConflict, isNotFound, PatchType, type KubeClient, type KubeObject, type OwnerReference, type ResourceType } from './client.ts';
-import type { LabelMatcher } from './informer.ts';
+import { PatchType, type KubeClient } from './client.ts';
+import type { KubeObject, OwnerReference } from '../apis/core-objects.ts';
+import { isConflict, isNotFound } from './errors.ts';
+import type { ResourceType } from './resources.ts';
+import type { LabelMatcher } from './store.ts';
 import { errMessage } from '../util/errors.ts';
 
 /** What to do with one object: keep it, adopt it, release it, or leave it alone. */

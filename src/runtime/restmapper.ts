@@ -9,7 +9,8 @@
 // discovery call per reconcile.
 import { kindFor, parseApiVersion } from '../apis/registry.ts';
 import { realClock, type Clock } from '../util/clock.ts';
-import type { APIResourceList, KubeClient, ResourceType } from './client.ts';
+import type { KubeClient } from './client.ts';
+import type { APIResourceList, ResourceType } from './resources.ts';
 
 export interface ResourceMapping extends ResourceType {
   /** Whether `<resource>/scale` is served (autoscaling/v1 Scale). */

@@ -6,7 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createCA, issueCert, type KeyPair } from '../util/pki.ts';
-import { SubjectAccessReviews, TokenReviews, type KubeClient, type KubeObject } from './client.ts';
+import type { KubeClient } from './client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { SubjectAccessReviews, TokenReviews } from './resources.ts';
 import { errMessage } from '../util/errors.ts';
 
 export type AuthDecision = { status: 200 } | { status: 401 | 403 | 500; message: string };

@@ -2,7 +2,10 @@
 // computed from, so a concurrent writer (the daemon, another controller, a user) turns ours into a
 // 409 instead of being overwritten: the round ends and the key is looked at again shortly, from the
 // newer object. A 404 means the object went away meanwhile: the round ends with nothing left to do.
-import { isConflict, isNotFound, type KubeClient, type KubeObject, type ResourceType } from './client.ts';
+import type { KubeClient } from './client.ts';
+import type { KubeObject } from '../apis/core-objects.ts';
+import { isConflict, isNotFound } from './errors.ts';
+import type { ResourceType } from './resources.ts';
 import type { ReconcileResult } from './controller.ts';
 import type { ResourceVersionExpectations } from './expectations.ts';
 

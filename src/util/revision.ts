@@ -2,6 +2,8 @@
 // pkg/controller/history so revisions (and the pod labels naming them) written by Kruise TS and by
 // Go Kruise are interchangeable.
 
+import { RAND_ALPHABET } from './rand.ts';
+
 /** Label history.NewControllerRevision puts on each ControllerRevision: its bare hash. */
 export const CONTROLLER_REVISION_HASH_KEY = 'controller.kubernetes.io/hash';
 
@@ -27,13 +29,10 @@ export function fnv1a_32(data: Uint8Array | string): number {
   return hash;
 }
 
-// Vowel-free so that hashes never spell words.
-const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
-/** apimachinery rand.SafeEncodeString: each code point c becomes SAFE_ALPHABET[c mod 27]. */
+/** apimachinery rand.SafeEncodeString: each code point c becomes RAND_ALPHABET[c mod 27]. */
 export function safeEncodeString(s: string): string {
   let out = '';
-  for (const ch of s) out += SAFE_ALPHABET[ch.codePointAt(0)! % SAFE_ALPHABET.length];
+  for (const ch of s) out += RAND_ALPHABET[ch.codePointAt(0)! % RAND_ALPHABET.length];
   return out;
 }
 

@@ -5,8 +5,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, tail, type Started } from '../../src/cluster/processes.ts';
-import { Leases, PatchType, type KubeClient, type KubeObject, type ResourceType } from '../../src/runtime/client.ts';
-import type { Lease } from '../../src/apis/core-objects.ts';
+import { PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject, Lease } from '../../src/apis/core-objects.ts';
+import { Leases, type ResourceType } from '../../src/runtime/resources.ts';
 import { kruiseArgs, servingFlags } from './kruise-cli.ts';
 
 export interface ManagerProcess {

@@ -14,7 +14,10 @@ import {
   type PodSandboxConfig,
 } from '../../src/daemon/cri/client.ts';
 import { KubeletLabels, nanosToMs } from '../../src/daemon/runtime/cri-runtime.ts';
-import { isAlreadyExists, isNotFound, Leases, Nodes, PatchType, Pods, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { isAlreadyExists, isNotFound } from '../../src/runtime/errors.ts';
+import { Leases, Nodes, Pods } from '../../src/runtime/resources.ts';
 
 export interface PodContainer {
   name: string;

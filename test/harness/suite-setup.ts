@@ -10,12 +10,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, readState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail } from '../../src/cluster/processes.ts';
-import {
-  fromKubeconfigFile,
-  CustomResourceDefinitions,
-  ValidatingWebhookConfigurations,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { CustomResourceDefinitions, ValidatingWebhookConfigurations } from '../../src/runtime/resources.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { SUITE_API_VERSIONS, SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
 import { simulatedDaemonPids, startSimulatedDaemon } from './simulated-daemon.ts';

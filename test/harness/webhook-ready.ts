@@ -1,7 +1,8 @@
 // Whether the API server really calls the manager's defaulting webhook yet. It loads a changed
 // webhook configuration asynchronously; a CloneSet admitted before that keeps an undefaulted first
 // revision, so its first image change differs in more than the image and cannot go in place.
-import type { KubeClient, KubeObject } from '../../src/runtime/client.ts';
+import type { KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
 
 const CloneSets = { group: 'apps.kruise.io', version: 'v1beta1', resource: 'clonesets', kind: 'CloneSet', namespaced: true } as const;
 

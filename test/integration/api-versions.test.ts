@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject, Pod } from '../../src/apis/core-objects.ts';
-import { CloneSets, CustomResourceDefinitions, Pods } from '../../src/runtime/client.ts';
+import { CloneSets, CustomResourceDefinitions, Pods } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
 

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { restartComponent } from '../../src/cluster/local-cluster.ts';
 import { freePorts, isAlive } from '../../src/cluster/processes.ts';
-import { CloneSets } from '../../src/runtime/client.ts';
+import { CloneSets } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';

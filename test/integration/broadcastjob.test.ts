@@ -9,22 +9,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { Node, Pod } from '../../src/apis/core-objects.ts';
+import type { Node, Pod, KubeObject } from '../../src/apis/core-objects.ts';
 import type { BroadcastJob } from '../../src/controllers/broadcastjob/plan.ts';
 import type { AdvancedCronJob } from '../../src/controllers/advancedcronjob/plan.ts';
-import {
-  AdvancedCronJobs,
-  BroadcastJobs,
-  fromKubeconfigFile,
-  isNotFound,
-  Jobs,
-  Nodes,
-  PatchType,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
-import { SharedInformerFactory } from '../../src/runtime/informer.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import { isNotFound } from '../../src/runtime/errors.ts';
+import { AdvancedCronJobs, BroadcastJobs, Jobs, Nodes, Pods } from '../../src/runtime/resources.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer-factory.ts';
 import { isPodActive } from '../../src/util/pod.ts';
 import { targetNodeName } from '../../src/util/nodefit.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';

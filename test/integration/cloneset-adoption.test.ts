@@ -7,16 +7,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  CloneSets,
-  ConfigMaps,
-  fromKubeconfigFile,
-  PersistentVolumeClaims,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-  type OwnerReference,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject, OwnerReference } from '../../src/apis/core-objects.ts';
+import { CloneSets, ConfigMaps, PersistentVolumeClaims, Pods } from '../../src/runtime/resources.ts';
 import type { CloneSet } from '../../src/apis/apps/cloneset.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { sortPodsForDeletion } from '../../src/controllers/cloneset/scale.ts';

@@ -7,7 +7,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ControllerRevisions, isNotFound, Pods, type KubeObject, type Stored, CloneSets, ImagePullJobs } from '../../src/runtime/client.ts';
+import type { KubeObject, Stored } from '../../src/apis/core-objects.ts';
+import { isNotFound } from '../../src/runtime/errors.ts';
+import { ControllerRevisions, Pods, CloneSets, ImagePullJobs } from '../../src/runtime/resources.ts';
 import type { ImagePullJob } from '../../src/apis/apps/imagepulljob.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';

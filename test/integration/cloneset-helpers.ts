@@ -1,5 +1,7 @@
 // Shared by the CloneSet integration tests: manifests and polling on CloneSets and their pods.
-import { Pods, type KubeClient, type KubeObject, CloneSets } from '../../src/runtime/client.ts';
+import type { KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { Pods, CloneSets } from '../../src/runtime/resources.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { waitFor } from '../harness/cluster.ts';
 

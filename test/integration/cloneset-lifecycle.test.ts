@@ -6,8 +6,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fromKubeconfigFile, PatchType, Pods, type KubeClient, CloneSets } from '../../src/runtime/client.ts';
-import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import { Pods, CloneSets } from '../../src/runtime/resources.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer-factory.ts';
+import { unwrapDeleted } from '../../src/runtime/store.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';

@@ -6,11 +6,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CloneSets } from '../../src/runtime/client.ts';
+import { CloneSets } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
-import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
+import { PodBoundsWatcher } from '../harness/pod-watchers.ts';
 
 // 3 nodes: room for 200 pods plus surge at 110 pods a node.
 const cluster = new OwnCluster(`${TEST_CLUSTER}-cs-restart`, 3);

@@ -8,7 +8,7 @@
 //     in-place update patches each pod once (its spec), where upstream patches twice.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CloneSets } from '../../src/runtime/client.ts';
+import { CloneSets } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER } from '../harness/cluster.ts';
 import { cloneSetManifest, waitSettled } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';

@@ -4,11 +4,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fromKubeconfigFile, Pods, type KubeClient, CloneSets } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { Pods, CloneSets } from '../../src/runtime/resources.ts';
 import type { Pod } from '../../src/controllers/cloneset/pods.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
-import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
+import { PodBoundsWatcher } from '../harness/pod-watchers.ts';
 
 let client: KubeClient;
 let ns: string;

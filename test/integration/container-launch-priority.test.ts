@@ -6,8 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConfigMap, Pod } from '../../src/apis/core-objects.ts';
-import { ConfigMaps, fromKubeconfigFile, Pods, type KubeClient } from '../../src/runtime/client.ts';
-import { SharedInformerFactory } from '../../src/runtime/informer.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { ConfigMaps, Pods } from '../../src/runtime/resources.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer-factory.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;

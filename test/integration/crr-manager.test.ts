@@ -5,17 +5,10 @@
 // serve (it serves type=kwok nodes), and where the daemon would act the test writes the CRR status.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  fromKubeconfigFile,
-  isNotFound,
-  Nodes,
-  PatchType,
-  Pods,
-  StatusError,
-  type KubeClient,
-  type KubeObject,
-  ContainerRecreateRequests,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { isNotFound, StatusError } from '../../src/runtime/errors.ts';
+import { Nodes, Pods, ContainerRecreateRequests } from '../../src/runtime/resources.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;

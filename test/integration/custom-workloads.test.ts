@@ -10,16 +10,9 @@
 // suite's shared value (test/harness/custom-workloads.ts), which manager.test.ts also writes.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Node, Pod } from '../../src/apis/core-objects.ts';
-import {
-  fromKubeconfigFile,
-  kruiseResource,
-  Nodes,
-  PersistentPodStates,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import type { Node, Pod, KubeObject } from '../../src/apis/core-objects.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { kruiseResource, Nodes, PersistentPodStates, Pods } from '../../src/runtime/resources.ts';
 import type { StoredPersistentPodState } from '../../src/util/persistentpodstate.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, kubectlJson, testCluster, waitFor } from '../harness/cluster.ts';
 import {

@@ -17,18 +17,17 @@ import { freePorts, startProcess, stopProcesses, tail, type Started } from '../.
 import { repoRoot } from '../../src/cluster/binaries.ts';
 import { CriClient } from '../../src/daemon/cri/client.ts';
 import { CriRuntime, bareID, nanosToMs } from '../../src/daemon/runtime/cri-runtime.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
 import {
-  fromKubeconfigFile,
   Nodes,
   Pods,
-  type KubeClient,
-  type KubeObject,
   ContainerRecreateRequests,
   NodeImages,
   ImagePullJobs,
   NodePodProbes,
   PodProbeMarkers,
-} from '../../src/runtime/client.ts';
+} from '../../src/runtime/resources.ts';
 import { containerdUnavailableReason, startContainerd, type ContainerdEnv } from '../harness/containerd.ts';
 import { MiniKubelet, type PodContainer, type Pod } from '../harness/mini-kubelet.ts';
 import { createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';

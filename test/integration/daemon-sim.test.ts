@@ -9,14 +9,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stopProcesses } from '../../src/cluster/processes.ts';
 import { simulatedDaemonPids, startSimulatedDaemon } from '../harness/simulated-daemon.ts';
-import {
-  fromKubeconfigFile,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-  ContainerRecreateRequests,
-  NodeImages,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { Pods, ContainerRecreateRequests, NodeImages } from '../../src/runtime/resources.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';
 
 let ns: string;

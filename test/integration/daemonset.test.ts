@@ -7,10 +7,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Node, Pod } from '../../src/apis/core-objects.ts';
-import { AdvancedDaemonSets, Nodes, Pods } from '../../src/runtime/client.ts';
-import { SharedInformerFactory, unwrapDeleted } from '../../src/runtime/informer.ts';
+import { AdvancedDaemonSets, Nodes, Pods } from '../../src/runtime/resources.ts';
 import { targetNodeName } from '../../src/util/nodefit.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
+import { PodStateWatcher } from '../harness/pod-watchers.ts';
 import { isReady } from './cloneset-helpers.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
 
@@ -317,55 +317,23 @@ describe('Advanced DaemonSet', () => {
  * a node run two live pods (no surge configured) or more than maxUnavailable nodes lack an
  * available pod.
  */
-class NodeBudgetWatcher {
-  private readonly pods = new Map<string, Pod>();
-  readonly violations: string[] = [];
-  events = 0;
-  private readonly abort = new AbortController();
-  private readonly factory: SharedInformerFactory;
-
+class NodeBudgetWatcher extends PodStateWatcher {
   constructor(
     selector: string,
     private readonly nodes: readonly string[],
     private readonly maxUnavailable: number,
   ) {
-    this.factory = new SharedInformerFactory(client, {});
-    const informer = this.factory.informerFor<Pod>(Pods, { namespace: ns, labelSelector: selector });
-    const seen = (p: Pod, initial = false) => {
-      this.pods.set(p.metadata.name!, p);
-      if (!initial) this.check(`${p.metadata.name} rv ${p.metadata.resourceVersion}`);
-    };
-    informer.addEventHandler({
-      onAdd: (p, initial) => seen(p, initial),
-      onUpdate: (_old, p) => seen(p),
-      onDelete: (o) => {
-        const p = unwrapDeleted(o);
-        this.pods.delete(p.metadata.name!);
-        this.check(`${p.metadata.name} deleted`);
-      },
-    });
+    super(client, ns, selector, nodes.length);
   }
 
-  async start(): Promise<void> {
-    this.factory.start(this.abort.signal);
-    await this.factory.waitForCacheSync(this.abort.signal);
-    await waitFor('the pod watch to deliver the initial list', async () => this.pods.size >= this.nodes.length, 10_000, 20);
-    this.check('the initial list');
-  }
-
-  private check(what: string): void {
-    this.events++;
-    const live = [...this.pods.values()].filter((p) => !p.metadata.deletionTimestamp);
+  protected judge(live: readonly Pod[]): string | undefined {
     const perNode = new Map<string, Pod[]>();
     for (const p of live) perNode.set(targetNodeName(p) ?? '', [...(perNode.get(targetNodeName(p) ?? '') ?? []), p]);
     const doubled = [...perNode].filter(([, l]) => l.length > 1).map(([n]) => n);
     const unavailable = this.nodes.filter((n) => !(perNode.get(n) ?? []).some(isReady)).length;
-    if ((doubled.length > 0 || unavailable > this.maxUnavailable) && this.violations.length < 20) {
-      this.violations.push(`after ${what}: ${unavailable} nodes without a ready pod, nodes with 2 pods: ${doubled.join(',')}`);
+    if (doubled.length > 0 || unavailable > this.maxUnavailable) {
+      return `${unavailable} nodes without a ready pod, nodes with 2 pods: ${doubled.join(',')}`;
     }
-  }
-
-  stop(): void {
-    this.abort.abort();
+    return undefined;
   }
 }

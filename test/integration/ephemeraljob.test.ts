@@ -5,7 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EphemeralJobs, fromKubeconfigFile, Pods, type KubeClient } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { EphemeralJobs, Pods } from '../../src/runtime/resources.ts';
 import type { Pod } from '../../src/apis/core-objects.ts';
 import { apply, componentLogs, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 

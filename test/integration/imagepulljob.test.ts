@@ -8,20 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  fromKubeconfigFile,
-  isNotFound,
-  Namespaces,
-  Nodes,
-  PatchType,
-  Pods,
-  Secrets,
-  type KubeClient,
-  type KubeObject,
-  ImagePullJobs,
-  ImageListPullJobs,
-  NodeImages,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { isNotFound } from '../../src/runtime/errors.ts';
+import { Namespaces, Nodes, Pods, Secrets, ImagePullJobs, ImageListPullJobs, NodeImages } from '../../src/runtime/resources.ts';
 import type { ImagePullJob, NodeImage } from '../../src/controllers/imagejobs/resources.ts';
 import type { ImageListPullJob } from '../../src/controllers/imagelistpulljob/plan.ts';
 import { normalizeImageRef } from '../../src/util/imageref.ts';

@@ -6,15 +6,10 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { up, down, restartComponent, type ClusterState } from '../../src/cluster/local-cluster.ts';
-import {
-  fromKubeconfigFile,
-  ConfigMaps,
-  isGone,
-  Namespaces,
-  PatchType,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { isGone } from '../../src/runtime/errors.ts';
+import { ConfigMaps, Namespaces } from '../../src/runtime/resources.ts';
 import { SharedIndexInformer } from '../../src/runtime/informer.ts';
 import type { RuntimeLogger } from '../../src/runtime/reflector.ts';
 import { TcpProxy } from '../harness/tcp-proxy.ts';

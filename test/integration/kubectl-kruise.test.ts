@@ -11,6 +11,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject, Pod } from '../../src/apis/core-objects.ts';
 import {
   AdvancedDaemonSets,
   AdvancedStatefulSets,
@@ -18,17 +20,13 @@ import {
   Deployments,
   Pods,
   SidecarSets,
-  fromKubeconfigFile,
-  type KubeClient,
-  type KubeObject,
   type ResourceType,
-} from '../../src/runtime/client.ts';
-import type { Pod } from '../../src/apis/core-objects.ts';
+} from '../../src/runtime/resources.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
 import { runKubectlKruise } from '../../src/cli/kubectl/main.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
-import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
+import { PodBoundsWatcher } from '../harness/pod-watchers.ts';
 import { podsOf as setPodsOf, stsManifest, waitOrdinals } from './statefulset-helpers.ts';
 
 let client: KubeClient;

@@ -7,17 +7,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import {
-  AdvancedStatefulSets,
-  fromKubeconfigFile,
-  Nodes,
-  PatchType,
-  PersistentPodStates,
-  Pods,
-  StatefulSets,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { AdvancedStatefulSets, Nodes, PersistentPodStates, Pods, StatefulSets } from '../../src/runtime/resources.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 type Obj = KubeObject & { spec?: any; status?: any };

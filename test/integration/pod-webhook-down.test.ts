@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/apis/core-objects.ts';
-import { Namespaces, Pods, SidecarSets } from '../../src/runtime/client.ts';
+import { Namespaces, Pods, SidecarSets } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
 

@@ -8,17 +8,9 @@
 // nodeName.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Pod } from '../../src/apis/core-objects.ts';
-import {
-  fromKubeconfigFile,
-  NodePodProbes,
-  Nodes,
-  PatchType,
-  PodProbeMarkers,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import type { Pod, KubeObject } from '../../src/apis/core-objects.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import { NodePodProbes, Nodes, PodProbeMarkers, Pods } from '../../src/runtime/resources.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 const CONDITION = 'game.kruise.io/healthy';

@@ -8,16 +8,8 @@
 // scaled-away pod leaves the NodePodProbe, and deleting the marker removes its probes everywhere.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  CloneSets,
-  NodePodProbes,
-  Nodes,
-  PatchType,
-  PodProbeMarkers,
-  Pods,
-  type KubeClient,
-  fromKubeconfigFile,
-} from '../../src/runtime/client.ts';
+import { PatchType, type KubeClient, fromKubeconfigFile } from '../../src/runtime/client.ts';
+import { CloneSets, NodePodProbes, Nodes, PodProbeMarkers, Pods } from '../../src/runtime/resources.ts';
 import type { Node, Pod } from '../../src/apis/core-objects.ts';
 import { SIM_EXEC_EXIT_CODES_ANNOTATION } from '../../src/daemon/simulated/runtime.ts';
 import { cloneSetManifest, podsOf } from './cloneset-helpers.ts';

@@ -6,7 +6,9 @@
 // PodUnavailableBudgetUpdateGate on).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fromKubeconfigFile, PodUnavailableBudgets, Pods, StatusError, type KubeClient } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { StatusError } from '../../src/runtime/errors.ts';
+import { PodUnavailableBudgets, Pods } from '../../src/runtime/resources.ts';
 import type { Pod } from '../../src/apis/core-objects.ts';
 import type { StoredPub } from '../../src/util/pub.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';

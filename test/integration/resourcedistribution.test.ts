@@ -5,16 +5,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import {
-  fromKubeconfigFile,
-  isNotFound,
-  Namespaces,
-  PatchType,
-  ResourceDistributions,
-  Secrets,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { isNotFound } from '../../src/runtime/errors.ts';
+import { Namespaces, ResourceDistributions, Secrets } from '../../src/runtime/resources.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 type Obj = KubeObject & { data?: Record<string, string>; spec?: any; status?: any };

@@ -4,15 +4,9 @@
 // the suite's simulated kruise-daemon then stops the sidecar as the CRR asks.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  fromKubeconfigFile,
-  Nodes,
-  PatchType,
-  Pods,
-  type KubeClient,
-  type KubeObject,
-  ContainerRecreateRequests,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { Nodes, Pods, ContainerRecreateRequests } from '../../src/runtime/resources.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;

@@ -8,16 +8,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { Pod } from '../../src/apis/core-objects.ts';
-import {
-  Deployments,
-  fromKubeconfigFile,
-  Namespaces,
-  PatchType,
-  Pods,
-  SidecarSets,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import { Deployments, Namespaces, Pods, SidecarSets } from '../../src/runtime/resources.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 
 let client: KubeClient;

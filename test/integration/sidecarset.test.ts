@@ -6,9 +6,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Pod } from '../../src/apis/core-objects.ts';
-import { fromKubeconfigFile, PatchType, Pods, SidecarSets, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
-import { SharedInformerFactory } from '../../src/runtime/informer.ts';
+import type { Pod, KubeObject } from '../../src/apis/core-objects.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import { Pods, SidecarSets } from '../../src/runtime/resources.ts';
+import { SharedInformerFactory } from '../../src/runtime/informer-factory.ts';
 import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest } from './cloneset-helpers.ts';
 

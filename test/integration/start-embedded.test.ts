@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { down, readState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, tail, type Started } from '../../src/cluster/processes.ts';
-import { fromKubeconfigFile, Namespaces, Secrets, ImagePullJobs, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { Namespaces, Secrets, ImagePullJobs } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
 

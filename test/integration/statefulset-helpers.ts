@@ -1,5 +1,7 @@
 // Shared by the Advanced StatefulSet integration tests: manifests and polling.
-import { AdvancedStatefulSets, Pods, type KubeClient, type KubeObject } from '../../src/runtime/client.ts';
+import type { KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { AdvancedStatefulSets, Pods } from '../../src/runtime/resources.ts';
 import type { Pod } from '../../src/controllers/statefulset/pods.ts';
 import { waitFor } from '../harness/cluster.ts';
 

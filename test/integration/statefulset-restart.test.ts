@@ -6,10 +6,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AdvancedStatefulSets } from '../../src/runtime/client.ts';
+import { AdvancedStatefulSets } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
-import { PodBoundsWatcher } from './pod-bounds-watcher.ts';
+import { PodBoundsWatcher } from '../harness/pod-watchers.ts';
 import { allPods, ordinal, stsManifest, waitOrdinals, type TestStatefulSet } from './statefulset-helpers.ts';
 
 const cluster = new OwnCluster(`${TEST_CLUSTER}-asts-restart`, 1);

@@ -5,13 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  AdvancedStatefulSets,
-  fromKubeconfigFile,
-  PersistentVolumeClaims,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { AdvancedStatefulSets, PersistentVolumeClaims } from '../../src/runtime/resources.ts';
 import { apply, createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';
 import { allPods, isReady, ordinal, podsOf, stsManifest, waitOrdinals, type TestStatefulSet } from './statefulset-helpers.ts';
 

@@ -3,17 +3,9 @@
 // six fractional digits, and no conversion annotation on objects that have nothing to carry.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  fromKubeconfigFile,
-  Pods,
-  PatchType,
-  type KubeClient,
-  type KubeObject,
-  CloneSets,
-  ContainerRecreateRequests,
-  ImagePullJobs,
-  NodeImages,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { Pods, CloneSets, ContainerRecreateRequests, ImagePullJobs, NodeImages } from '../../src/runtime/resources.ts';
 import { CONVERSION_RESIDUAL_ANNOTATION } from '../../src/apis/conversion/index.ts';
 import { createNamespace, deleteNamespace, kubectlJson, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf } from './cloneset-helpers.ts';

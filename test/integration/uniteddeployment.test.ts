@@ -5,7 +5,8 @@
 // be scheduled is marked Schedulable=False and its replicas move to another subset.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CloneSets, fromKubeconfigFile, Nodes, Pods, UnitedDeployments, type KubeClient } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { CloneSets, Nodes, Pods, UnitedDeployments } from '../../src/runtime/resources.ts';
 import type { Pod } from '../../src/apis/core-objects.ts';
 import { apply, componentLogs, createNamespace, deleteNamespace, kubectl, testCluster, waitFor } from '../harness/cluster.ts';
 

@@ -10,16 +10,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, type ClusterState } from '../../src/cluster/local-cluster.ts';
 import { stopProcesses } from '../../src/cluster/processes.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
-import {
-  CustomResourceDefinitions,
-  Leases,
-  Namespaces,
-  ValidatingWebhookConfigurations,
-  fromKubeconfigFile,
-  isNotFound,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import type { KubeObject } from '../../src/apis/core-objects.ts';
+import { isNotFound } from '../../src/runtime/errors.ts';
+import { CustomResourceDefinitions, Leases, Namespaces, ValidatingWebhookConfigurations } from '../../src/runtime/resources.ts';
 import { findWebhookProxy, formatHostPort, WEBHOOK_BACKEND_LABEL } from '../../src/runtime/webhook/endpoint.ts';
 import { clientLoop, leaseHolder, startManagerProcess, waitLeader, type ManagerProcess } from '../harness/managers.ts';
 

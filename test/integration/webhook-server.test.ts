@@ -10,14 +10,9 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { FEATURE_GATE_DEFAULTS } from '../../src/apis/features.ts';
 import { invalid } from '../../src/apis/field-errors.ts';
-import {
-  fromKubeconfigFile,
-  kruiseResource,
-  MutatingWebhookConfigurations,
-  StatusError,
-  ValidatingWebhookConfigurations,
-  type KubeClient,
-} from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { StatusError } from '../../src/runtime/errors.ts';
+import { kruiseResource, MutatingWebhookConfigurations, ValidatingWebhookConfigurations } from '../../src/runtime/resources.ts';
 import { LeaderElector } from '../../src/runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../../src/runtime/lease-store.ts';
 import { WebhookServer } from '../../src/runtime/webhook/server.ts';

@@ -7,16 +7,9 @@
 // deleted and recreated in the next subset.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Node, Pod } from '../../src/apis/core-objects.ts';
-import {
-  CloneSets,
-  fromKubeconfigFile,
-  kruiseResource,
-  Nodes,
-  PatchType,
-  type KubeClient,
-  type KubeObject,
-} from '../../src/runtime/client.ts';
+import type { Node, Pod, KubeObject } from '../../src/apis/core-objects.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import { CloneSets, kruiseResource, Nodes } from '../../src/runtime/resources.ts';
 import { createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, podsOf } from './cloneset-helpers.ts';
 

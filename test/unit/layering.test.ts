@@ -10,6 +10,8 @@
 //   the layer's top-level modules (src/controllers/*.ts, src/webhooks/*.ts: registries and shared
 //   rules) and the shared folders named below, never another kind's folder. The daemon is one
 //   component; its sub-folders share the ContainerRuntime types and may import each other.
+// - No import circles: no module of src/ reaches itself through its imports (type-only imports
+//   included: a circle of types is still two modules that cannot be read apart).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -86,6 +88,85 @@ function allEdges(): Edge[] {
   return sourceFiles('').flatMap((from) => importsOf(from, fs.readFileSync(path.join(SRC, from), 'utf8')).map((to) => ({ from, to })));
 }
 
+/**
+ * The import circles of a graph: its strongly connected components with more than one module (or
+ * a module importing itself), each as one circle through them, from its least module back to it.
+ */
+function importCircles(edges: readonly Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) {
+    next.set(from, [...(next.get(from) ?? []), to]);
+    if (!next.has(to)) next.set(to, []);
+  }
+  // Tarjan's algorithm, iterative so a long chain of imports cannot exhaust the stack.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  for (const root of [...next.keys()].sort()) {
+    if (index.has(root)) continue;
+    const work: { node: string; i: number }[] = [{ node: root, i: 0 }];
+    index.set(root, index.size);
+    low.set(root, index.get(root)!);
+    stack.push(root);
+    onStack.add(root);
+    while (work.length) {
+      const frame = work[work.length - 1]!;
+      const targets = next.get(frame.node)!;
+      if (frame.i < targets.length) {
+        const to = targets[frame.i++]!;
+        if (!index.has(to)) {
+          index.set(to, index.size);
+          low.set(to, index.get(to)!);
+          stack.push(to);
+          onStack.add(to);
+          work.push({ node: to, i: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.node, Math.min(low.get(frame.node)!, index.get(to)!));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node)!, low.get(frame.node)!));
+      if (low.get(frame.node) !== index.get(frame.node)) continue;
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== frame.node);
+      if (component.length > 1 || targets.includes(frame.node)) components.push(component);
+    }
+  }
+  return components.map((component) => circleThrough(new Set(component), next));
+}
+
+/** One circle from the least module of a component back to it, by a breadth-first search inside it. */
+function circleThrough(component: ReadonlySet<string>, next: ReadonlyMap<string, string[]>): string[] {
+  const start = [...component].sort()[0]!;
+  const via = new Map<string, string>();
+  const queue = [start];
+  while (queue.length) {
+    const node = queue.shift()!;
+    for (const to of next.get(node)!) {
+      if (!component.has(to)) continue;
+      if (to === start) {
+        const path = [node];
+        while (path[0] !== start) path.unshift(via.get(path[0]!)!);
+        return [...path, start];
+      }
+      if (!via.has(to)) {
+        via.set(to, node);
+        queue.push(to);
+      }
+    }
+  }
+  return [start, start];
+}
+
 describe('layering', () => {
   test('every import in src/ follows apis ← util ← runtime ← controllers | webhooks | daemon | cluster ← manager ← cli', () => {
     const edges = allEdges();
@@ -96,6 +177,23 @@ describe('layering', () => {
       return why ? [`${e.from} → ${e.to}: ${why}`] : [];
     });
     assert.deepEqual(problems, []);
+  });
+
+  test('no import circles among src/ modules', () => {
+    const circles = importCircles(allEdges()).map((c) => c.join(' → '));
+    assert.deepEqual(circles, []);
+  });
+
+  test('the circle finder, table-driven', () => {
+    const graph = (...pairs: string[]): Edge[] => pairs.map((p) => ({ from: p[0]!, to: p[1]! }));
+    assert.deepEqual(importCircles(graph('ab', 'bc', 'cd')), []);
+    assert.deepEqual(importCircles(graph('ab', 'ba')), [['a', 'b', 'a']]);
+    assert.deepEqual(importCircles(graph('aa')), [['a', 'a']]);
+    assert.deepEqual(importCircles(graph('xb', 'bc', 'cd', 'db', 'de')), [['b', 'c', 'd', 'b']]);
+    assert.deepEqual(importCircles(graph('ab', 'ba', 'cd', 'dc', 'bc')).sort(), [
+      ['a', 'b', 'a'],
+      ['c', 'd', 'c'],
+    ]);
   });
 
   test('every layer under src/ is a known one', () => {

@@ -3,8 +3,9 @@
 // instantiated by hand from an AdvancedCronJob's (or CronJob's) template, annotated
 // cronjob.kubernetes.io/instantiate=manual and owned by it.
 import { Command, Option } from 'commander';
-import type { Pod } from '../../apis/core-objects.ts';
-import { Jobs, Pods, kruiseResource, type KubeObject } from '../../runtime/client.ts';
+import { CRONJOB_INSTANTIATE_ANNOTATION } from '../../apis/constants.ts';
+import type { Pod, KubeObject } from '../../apis/core-objects.ts';
+import { Jobs, Pods, kruiseResource } from '../../runtime/resources.ts';
 import {
   CliError,
   describeError,
@@ -16,13 +17,12 @@ import {
   type OutputFormat,
   type Session,
   type Target,
+  printResult,
 } from './session.ts';
-import { printResult } from './session.ts';
 import { withSession } from './program.ts';
 
 const ContainerRecreateRequestsV1alpha1 = { ...kruiseResource('ContainerRecreateRequest'), version: 'v1alpha1' };
 const BroadcastJobs = kruiseResource('BroadcastJob');
-export const INSTANTIATE_ANNOTATION = 'cronjob.kubernetes.io/instantiate';
 
 const dryRunOption = () => new Option('--dry-run [strategy]', 'must be "none", "server", or "client"').default('none');
 const outputOption = () => new Option('-o, --output <format>', 'output format: json|yaml|name');
@@ -151,7 +151,7 @@ export function instantiate(source: CronJobLike, sourceTarget: Target, name: str
       name,
       namespace: source.metadata.namespace,
       labels: template.metadata?.labels,
-      annotations: { ...template.metadata?.annotations, [INSTANTIATE_ANNOTATION]: 'manual' },
+      annotations: { ...template.metadata?.annotations, [CRONJOB_INSTANTIATE_ANNOTATION]: 'manual' },
       ownerReferences: [
         {
           apiVersion: source.apiVersion ?? `${sourceTarget.type.group}/${sourceTarget.type.version}`,

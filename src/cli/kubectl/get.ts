@@ -1,7 +1,7 @@
 // `kubectl kruise get TYPE [NAME...]`: workloads with their rollout columns, across namespaces
 // with -A; -o json|yaml|name|wide as kubectl.
 import { Command } from 'commander';
-import type { KubeObject } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import { withSession } from './program.ts';
 import { CliError, cliIO, describeError, getTarget, ns, parseOutput, printData, resolveType, table, typeName, write } from './session.ts';
 import type { Workload } from './status.ts';

@@ -1,7 +1,8 @@
 // Revision history of a workload, as `rollout history` / `rollout undo` read it: ControllerRevisions
 // owned by the object (CloneSet, Advanced StatefulSet/DaemonSet, native StatefulSet/DaemonSet), or
 // ReplicaSets with deployment.kubernetes.io/revision for a Deployment.
-import { ControllerRevisions, ReplicaSets, type KubeObject, type ResourceType } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
+import { ControllerRevisions, ReplicaSets, type ResourceType } from '../../runtime/resources.ts';
 import type { PodTemplateSpec } from '../../apis/core.ts';
 import { templateFromRevision, type ControllerRevision } from '../../util/revision-data.ts';
 import { CliError, type Session } from './session.ts';

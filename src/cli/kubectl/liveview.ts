@@ -8,8 +8,8 @@ import {
   INPLACE_UPDATE_STATE_ANNOTATION,
   SPECIFIED_DELETE_LABEL,
 } from '../../apis/constants.ts';
-import type { Pod } from '../../apis/core-objects.ts';
-import { Pods, type KubeObject, type ResourceType } from '../../runtime/client.ts';
+import type { Pod, KubeObject } from '../../apis/core-objects.ts';
+import { Pods, type ResourceType } from '../../runtime/resources.ts';
 import { getPodLifecycleState } from '../../util/lifecycle.ts';
 import { labelSelectorToString, type LabelSelectorLike } from '../../util/labelselector.ts';
 import { isPodReady } from '../../util/pod.ts';

@@ -8,7 +8,9 @@
 // next step, so that the two together never run more than the replicas plus max-surge.
 import { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CloneSets, Deployments, isNotFound, type KubeObject } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { CloneSets, Deployments } from '../../runtime/resources.ts';
 import type { PodTemplateSpec } from '../../apis/core.ts';
 import type { LabelSelectorLike } from '../../util/labelselector.ts';
 import { withSession } from './program.ts';

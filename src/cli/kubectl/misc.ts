@@ -2,8 +2,8 @@
 import { Command } from 'commander';
 import { spawn } from 'node:child_process';
 import { stringify as toYaml } from 'yaml';
-import type { Pod } from '../../apis/core-objects.ts';
-import { Events, Pods, type KubeObject } from '../../runtime/client.ts';
+import type { Pod, KubeObject } from '../../apis/core-objects.ts';
+import { Events, Pods } from '../../runtime/resources.ts';
 import { labelSelectorToString, type LabelSelectorLike } from '../../util/labelselector.ts';
 import { podsOfWorkload, renderFrame } from './liveview.ts';
 import { withSession } from './program.ts';

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify as toYaml } from 'yaml';
 import { RESTARTED_AT_ANNOTATION } from '../../apis/constants.ts';
 import type { PodTemplateSpec } from '../../apis/core.ts';
-import type { KubeObject } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import { metaTime } from '../../util/clock.ts';
 import { revisionsOf, rollbackTarget, sameTemplate, type Revision } from './history.ts';
 import { renderFrame, podsOfWorkload, type Frame } from './liveview.ts';

@@ -3,8 +3,8 @@
 // spec.scaleStrategy.podsToDelete and replicas drops by as many, so exactly those pods go).
 import { Command, Option } from 'commander';
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
-import type { Pod } from '../../apis/core-objects.ts';
-import { Pods, type KubeObject } from '../../runtime/client.ts';
+import type { Pod, KubeObject } from '../../apis/core-objects.ts';
+import { Pods } from '../../runtime/resources.ts';
 import {
   CliError,
   describeError,

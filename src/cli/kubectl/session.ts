@@ -6,20 +6,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { stringify as toYaml } from 'yaml';
 import { resolveResource, hubGVR } from '../../apis/registry.ts';
-import {
-  DaemonSets,
-  Deployments,
-  Jobs,
-  KubeClient,
-  Pods,
-  ReplicaSets,
-  StatefulSets,
-  StatusError,
-  isConflict,
-  isNotFound,
-  type KubeObject,
-  type ResourceType,
-} from '../../runtime/client.ts';
+import { KubeClient } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
+import { StatusError, isConflict, isNotFound } from '../../runtime/errors.ts';
+import { DaemonSets, Deployments, Jobs, Pods, ReplicaSets, StatefulSets, type ResourceType } from '../../runtime/resources.ts';
 import { selectContext, type SelectedContext } from '../../runtime/kubeconfig.ts';
 import { errMessage } from '../../util/errors.ts';
 

@@ -4,7 +4,7 @@
 // spec.template.spec).
 import { Command, Option } from 'commander';
 import type { Container, PodSpec } from '../../apis/core.ts';
-import type { KubeObject } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import { parseQuantity } from '../../apis/quantity.ts';
 import { CliError, mutate, parseDryRun, parseOutput, parseTargets, type Target } from './session.ts';
 import { withSession } from './program.ts';

@@ -1,7 +1,7 @@
 // `rollout status` messages, word for word as kubectl and kruise-tools print them (behaviour spec
 // §23), as pure functions of the object: { message, done } or an error for a rollout that cannot
 // finish.
-import type { ResourceType } from '../../runtime/client.ts';
+import type { ResourceType } from '../../runtime/resources.ts';
 import { getScaledValueFromIntOrPercent, type IntOrString } from '../../util/intstr.ts';
 import type { LabelSelectorLike } from '../../util/labelselector.ts';
 import { CliError, isKruise } from './session.ts';

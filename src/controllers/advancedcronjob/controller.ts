@@ -4,11 +4,13 @@
 // planAdvancedCronJob (plan.ts) for the round, hands the plan to the executor and requeues at the
 // next start time.
 import type { KubeObject } from '../../apis/core-objects.ts';
-import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../runtime/client.ts';
+import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

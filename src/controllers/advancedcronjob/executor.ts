@@ -2,17 +2,9 @@
 // children beyond the history limits, the active children a Replace run supersedes, then the new
 // child. Deletions propagate in the background; every create and delete is a scale expectation
 // (by child name) recorded before the call.
-import {
-  AdvancedCronJobs,
-  BroadcastJobs,
-  ImageListPullJobs,
-  isAlreadyExists,
-  isNamespaceTerminating,
-  isNotFound,
-  Jobs,
-  type KubeClient,
-  type ResourceType,
-} from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isAlreadyExists, isNamespaceTerminating, isNotFound } from '../../runtime/errors.ts';
+import { AdvancedCronJobs, BroadcastJobs, ImageListPullJobs, Jobs, type ResourceType } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';

@@ -3,11 +3,13 @@
 // own writes, asks planBroadcastJob (plan.ts) for the round and hands the plan to the executor.
 // Like upstream it adopts no orphans: a pod is the job's only through its controller reference.
 import type { Node, Pod } from '../../apis/core-objects.ts';
-import { BroadcastJobs, Nodes, Pods, type KubeObject } from '../../runtime/client.ts';
+import { BroadcastJobs, Nodes, Pods } from '../../runtime/resources.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

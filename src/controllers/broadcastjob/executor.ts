@@ -1,15 +1,9 @@
 // Applies one BroadcastJob plan (plan.ts) through the API: the TTL deletion of a finished job, or
 // spec.paused (failurePolicy Pause), pod deletions and slow-start creations (each a scale
 // expectation keyed by node, recorded before the call, as upstream), events and the status.
-import {
-  BroadcastJobs,
-  ignoreNotFound,
-  isNamespaceTerminating,
-  isNotFound,
-  PatchType,
-  Pods,
-  type KubeClient,
-} from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { ignoreNotFound, isNamespaceTerminating, isNotFound } from '../../runtime/errors.ts';
+import { BroadcastJobs, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';

@@ -8,19 +8,12 @@ import { Counter } from 'prom-client';
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import {
-  ControllerRevisions,
-  Nodes,
-  PersistentVolumeClaims,
-  Pods,
-  type KubeObject,
-  type Stored,
-  CloneSets,
-  ImagePullJobs,
-} from '../../runtime/client.ts';
+import type { KubeObject, Stored } from '../../apis/core-objects.ts';
+import { CloneSets, ControllerRevisions, ImagePullJobs, Nodes, PersistentVolumeClaims, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { splitKey, type Informer, type InformerSource } from '../../runtime/informer.ts';
+import { splitKey } from '../../runtime/store.ts';
+import type { Informer, InformerSource } from '../../runtime/informer-factory.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { registry } from '../../runtime/metrics.ts';
 import { realClock, type Clock } from '../../util/clock.ts';

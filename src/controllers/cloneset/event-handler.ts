@@ -6,9 +6,10 @@
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import { CONDITION_INPLACE_UPDATE_READY } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import type { KubeObject, OwnerReference, Stored } from '../../runtime/client.ts';
+import type { KubeObject, OwnerReference, Stored } from '../../apis/core-objects.ts';
 import type { WorkloadExpectations } from '../workload.ts';
-import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { checkContainersUpdateCompleted, getInPlaceUpdateState } from '../../util/inplaceupdate.ts';
 import { getCondition } from '../../util/lifecycle.ts';

@@ -5,16 +5,10 @@
 
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import {
-  ControllerRevisions,
-  ignoreNotFound,
-  isConflict,
-  CloneSets,
-  isNotFound,
-  PatchType,
-  PersistentVolumeClaims,
-  type Stored,
-} from '../../runtime/client.ts';
+import { PatchType } from '../../runtime/client.ts';
+import type { Stored } from '../../apis/core-objects.ts';
+import { ignoreNotFound, isConflict, isNotFound } from '../../runtime/errors.ts';
+import { ControllerRevisions, CloneSets, PersistentVolumeClaims } from '../../runtime/resources.ts';
 import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { applyPreDownload } from '../imagejobs/predownload.ts';

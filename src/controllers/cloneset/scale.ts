@@ -39,16 +39,13 @@ import {
 } from './pods.ts';
 import { metaTime } from '../../util/clock.ts';
 import type { PodCreation as SharedPodCreation } from '../plan-types.ts';
+import { randomString } from '../../util/rand.ts';
 
 export const INSTANCE_ID_LENGTH = 5;
 
-const ID_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
 /** apimachinery rand.String: `length` characters from the vowel-free alphabet. */
 export function randomInstanceId(length = INSTANCE_ID_LENGTH): string {
-  let s = '';
-  for (let i = 0; i < length; i++) s += ID_ALPHABET[Math.floor(Math.random() * ID_ALPHABET.length)];
-  return s;
+  return randomString(length);
 }
 
 /** A pod to create, at its revision; its claims (names that already exist left out) go first. */

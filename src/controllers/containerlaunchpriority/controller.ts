@@ -8,9 +8,12 @@
 import type { ConfigMap, Pod } from '../../apis/core-objects.ts';
 import { CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION } from '../../apis/constants.ts';
 import { access, READ } from '../../runtime/rbac.ts';
-import { ConfigMaps, Pods, isNotFound, type KubeClient } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { ConfigMaps, Pods } from '../../runtime/resources.ts';
+import { isNotFound } from '../../runtime/errors.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
-import { splitKey, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey } from '../../runtime/store.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { barrierName, executeLaunchPriority } from './executor.ts';

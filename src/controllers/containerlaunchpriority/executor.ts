@@ -3,7 +3,9 @@
 
 import { CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION } from '../../apis/constants.ts';
 import type { Pod } from '../../apis/core-objects.ts';
-import { ConfigMaps, PatchType, Pods, isAlreadyExists, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { ConfigMaps, Pods } from '../../runtime/resources.ts';
+import { isAlreadyExists } from '../../runtime/errors.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import type { LaunchPriorityPlan } from './plan.ts';

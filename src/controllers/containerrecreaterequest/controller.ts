@@ -4,10 +4,13 @@
 // daemon waits on) enqueue the CRRs of that pod.
 
 import type { Pod } from '../../apis/core-objects.ts';
-import { isNotFound, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { ContainerRecreateRequests, Pods } from '../../runtime/resources.ts';
+import { isNotFound } from '../../runtime/errors.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { CRR_POD_UID_LABEL } from '../../apis/constants.ts';

@@ -4,7 +4,9 @@
 // (409) instead of being overwritten.
 
 import { CRR_ACTIVE_LABEL, FINALIZER_CRR_UNREADY_ACQUIRED } from '../../apis/constants.ts';
-import { ContainerRecreateRequests, isNotFound, PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { ContainerRecreateRequests, Pods } from '../../runtime/resources.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';

@@ -5,12 +5,14 @@
 // (as upstream) is in memory: a restart only makes the next retry come sooner.
 
 import type { DaemonSet } from '../../apis/apps/daemonset.ts';
-import type { Node, OwnerReference, Pod } from '../../apis/core-objects.ts';
+import type { Node, OwnerReference, Pod, KubeObject, Stored } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
-import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods, type KubeObject, type Stored } from '../../runtime/client.ts';
+import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

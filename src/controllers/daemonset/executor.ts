@@ -5,8 +5,9 @@
 // acts on a cache that has not seen our own writes.
 
 import type { DaemonSet } from '../../apis/apps/daemonset.ts';
-import type { Pod } from '../../apis/core-objects.ts';
-import { ControllerRevisions, AdvancedDaemonSets, ignoreNotFound, isConflict, type Stored } from '../../runtime/client.ts';
+import type { Pod, Stored } from '../../apis/core-objects.ts';
+import { ignoreNotFound, isConflict } from '../../runtime/errors.ts';
+import { ControllerRevisions, AdvancedDaemonSets } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { applyPreDownload } from '../imagejobs/predownload.ts';

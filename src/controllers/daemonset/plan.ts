@@ -21,6 +21,7 @@ import { hasInPlaceGate, isPodUpdated, nodeToDaemonPods, partitionOf, podName, r
 import { chooseRevisions, revisionHash, revisionsToTruncate } from './revisions.ts';
 import { computeStatus } from './status.ts';
 import { rollingUpdate } from './update.ts';
+import { randomString } from '../../util/rand.ts';
 
 /** Upstream BurstReplicas: pods created (and deleted) per reconcile unless spec.burstReplicas says. */
 export const DEFAULT_BURST_REPLICAS = 250;
@@ -71,9 +72,7 @@ export interface DaemonSetPlan {
   requeueAfterMs?: number;
 }
 
-const GENERATE_NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-const randomSuffix = () =>
-  Array.from({ length: 5 }, () => GENERATE_NAME_ALPHABET[Math.floor(Math.random() * GENERATE_NAME_ALPHABET.length)]).join('');
+const randomSuffix = () => randomString(5);
 
 export function planDaemonSet(input: PlanInput): DaemonSetPlan {
   const ds = input.daemonSet;

@@ -5,11 +5,13 @@
 
 import type { EphemeralJob } from '../../apis/apps/ephemeraljob.ts';
 import type { Pod } from '../../apis/core-objects.ts';
-import { apiVersionOf, EphemeralJobs, Pods, type KubeClient, type KubeObject, type Stored } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { apiVersionOf, EphemeralJobs, Pods } from '../../runtime/resources.ts';
+import type { KubeObject, Stored } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { splitKey, unwrapDeleted } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
@@ -53,7 +55,7 @@ export class EphemeralJobReconciler {
       ([job, ...pods] as KubeObject[]).map((o) => this.deps.resourceVersions.check(o, 'resourceVersion')),
       this.deps.log,
     );
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
     const plan = await this.step.orReport(job, () => planEphemeralJob({ job, pods, now: this.clock.now() }));
     return this.executor.execute(job, plan);
   }

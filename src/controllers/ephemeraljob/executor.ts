@@ -6,7 +6,10 @@
 import type { EphemeralJob } from '../../apis/apps/ephemeraljob.ts';
 import { FINALIZER_EPHEMERAL_CONTAINERS_CLEANUP } from '../../apis/constants.ts';
 import type { Pod } from '../../apis/core-objects.ts';
-import { EphemeralJobs, isNotFound, PatchType, Pods, type KubeClient, type Stored } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { EphemeralJobs, Pods } from '../../runtime/resources.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import type { Stored } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations } from '../../runtime/expectations.ts';
@@ -63,6 +66,6 @@ export class EphemeralJobExecutor {
     }
     const status = await writeStatus(client, EphemeralJobs, job, plan.status, resourceVersions);
     if (status.ended) return status.ended;
-    return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : {};
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {};
   }
 }

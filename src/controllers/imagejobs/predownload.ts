@@ -4,16 +4,10 @@
 // event or a log line and never holds the rollout. Shared by CloneSet and Advanced DaemonSet.
 
 import type { ImagePullJob } from '../../apis/apps/imagepulljob.ts';
-import {
-  ControllerRevisions,
-  ignoreNotFound,
-  ImagePullJobs,
-  isAlreadyExists,
-  PatchType,
-  type KubeClient,
-  type KubeObject,
-  type Stored,
-} from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import type { KubeObject, Stored } from '../../apis/core-objects.ts';
+import { ignoreNotFound, isAlreadyExists } from '../../runtime/errors.ts';
+import { ControllerRevisions, ImagePullJobs } from '../../runtime/resources.ts';
 import type { ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { PreDownloadPlan } from '../../util/imagepredownload.ts';

@@ -3,11 +3,13 @@
 // template, deleting those of removed images), sums their progress into the status, and deletes the
 // list job ttlSecondsAfterFinished after it completes. planImageListPullJob (plan.ts) decides the
 // round from the cache once expectations are met; the executor (executor.ts) applies it.
-import { ImageListPullJobs, ImagePullJobs, type KubeClient } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { ImageListPullJobs, ImagePullJobs } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';

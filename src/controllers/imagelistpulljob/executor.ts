@@ -2,7 +2,9 @@
 // the TTL deletion of a completed list job or the ImagePullJob creations and deletions (recorded as
 // scale expectations first) and the status.
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../apis/constants.ts';
-import { ignoreNotFound, ImageListPullJobs, ImagePullJobs, isNotFound, PatchType, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { ignoreNotFound, isNotFound } from '../../runtime/errors.ts';
+import { ImageListPullJobs, ImagePullJobs } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ScaleExpectations } from '../../runtime/expectations.ts';

@@ -1,4 +1,4 @@
-import { Nodes } from '../../runtime/client.ts';
+import { ImagePullJobs, Namespaces, NodeImages, Nodes, Pods, Secrets } from '../../runtime/resources.ts';
 // The ImagePullJob controller (upstream pkg/controller/imagepulljob): reads the job, its NodeImages,
 // pods and secrets from informer caches, waits while expectations say the cache is behind its own
 // writes, asks planImagePullJob for the round (pull-secret copies, the status from the NodeImages'
@@ -6,11 +6,11 @@ import { Nodes } from '../../runtime/client.ts';
 // secrets and deletion after its TTL) and hands the plan to the executor.
 import { randomBytes } from 'node:crypto';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
-import { Namespaces, Pods, Secrets, type KubeObject, NodeImages, ImagePullJobs } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { NodeNameIndex, splitKey } from '../../runtime/informer.ts';
+import { NodeNameIndex, splitKey } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
@@ -18,12 +18,12 @@ import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { FailedPlanReporter } from '../failed-plan.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { isActiveJob, type ImagePullJob, type NodeImage } from '../imagejobs/resources.ts';
-import type { Secret } from '../../apis/core-objects.ts';
 import { makeHandlers } from './event-handler.ts';
 import { ImagePullJobExecutor, type ImagePullJobClient } from './executor.ts';
 import { DEFAULT_TTL_SECONDS_FOR_ALWAYS_NODEIMAGE, planImagePullJob, type RandomInt } from './plan.ts';
 import { nodeImagesForJob } from './select.ts';
-import type { Pod } from '../../apis/core-objects.ts';
+import type { Pod, Secret } from '../../apis/core-objects.ts';
+import { RAND_ALPHABET } from '../../util/rand.ts';
 
 /** Upstream re-checks NodeImages it wrote after 5s rather than waiting out the whole timeout. */
 const NODEIMAGE_CACHE_WAIT_MS = 5000;
@@ -55,8 +55,7 @@ export interface ImagePullJobReconcilerDeps {
 const defaultRandomInt: RandomInt = (n) => Math.floor(Math.random() * n);
 /** Five lower-case alphanumerics, like apiserver generateName suffixes. */
 function defaultRandomSuffix(): string {
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  return [...randomBytes(5)].map((b) => alphabet[b % alphabet.length]).join('');
+  return [...randomBytes(5)].map((b) => RAND_ALPHABET[b % RAND_ALPHABET.length]).join('');
 }
 
 export class ImagePullJobReconciler {

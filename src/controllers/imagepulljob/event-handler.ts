@@ -5,7 +5,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { normalizeImageRef } from '../../util/imageref.ts';
 import { isActiveJob, jobKey, type ImagePullJob, type NodeImage } from '../imagejobs/resources.ts';

@@ -1,16 +1,9 @@
 // Applies an ImagePullJob plan (plan.ts) through the API, in order: finalizer, pull-secret copies,
 // NodeImage claims, status; for a finished job: secrets, finalizer, TTL deletion. Creations are
 // recorded as expectations first, and every write's resourceVersion is expected in the cache.
-import {
-  ignoreNotFound,
-  isConflict,
-  isNotFound,
-  PatchType,
-  Secrets,
-  type KubeClient,
-  ImagePullJobs,
-  NodeImages,
-} from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { ignoreNotFound, isConflict, isNotFound } from '../../runtime/errors.ts';
+import { Secrets, ImagePullJobs, NodeImages } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';

@@ -3,7 +3,7 @@
 // NodeImage's spec changes when the job claims it, and planImagePullJob, the whole round.
 import { isDeepStrictEqual } from 'node:util';
 import { FINALIZER_IMAGEPULLJOB_DELETION_PROTECTION, KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../apis/constants.ts';
-import type { KubeObject } from '../../runtime/client.ts';
+import type { KubeObject, Secret } from '../../apis/core-objects.ts';
 import {
   byTag,
   finishedJobAction,
@@ -16,7 +16,6 @@ import {
   type ImageTagSpec,
   type NodeImage,
 } from '../imagejobs/resources.ts';
-import type { Secret } from '../../apis/core-objects.ts';
 import { planSecretSync, type PullSecretRef, type SecretSyncPlan } from './secrets.ts';
 import { metaTime } from '../../util/clock.ts';
 

@@ -15,11 +15,13 @@
 //
 // planNodeImage (plan.ts) decides the round from the cached Node and NodeImage; the executor
 // (executor.ts) applies it.
-import { Nodes, Secrets, type KubeObject, ImagePullJobs, NodeImages } from '../../runtime/client.ts';
+import type { KubeObject, Node } from '../../apis/core-objects.ts';
+import { Nodes, Secrets, ImagePullJobs, NodeImages } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
@@ -30,7 +32,6 @@ import { managerController, type ControllerDeps, type ControllerSetup } from '..
 import type { ImagePullJob, NodeImage } from '../imagejobs/resources.ts';
 import { NodeImageExecutor, type NodeImageClient } from './executor.ts';
 import { DEFAULT_CREATION_DELAY_MS, nodeReadiness, planNodeImage } from './plan.ts';
-import type { Node } from '../../apis/core-objects.ts';
 
 /** How soon a NodeImage whose cache copy is behind our own write is looked at again. */
 const CACHE_WAIT_MS = 1000;

@@ -2,7 +2,9 @@
 // the one of a gone node, store a cleaned-up spec, or store a status with lagging or overdue tags
 // failed (with events for the jobs that own them). Every write's resourceVersion is expected in the
 // cache; a write that loses a race with the daemon or an ImagePullJob ends the round (requeue).
-import { isAlreadyExists, type KubeClient, NodeImages } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isAlreadyExists } from '../../runtime/errors.ts';
+import { NodeImages } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations } from '../../runtime/expectations.ts';

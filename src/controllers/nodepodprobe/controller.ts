@@ -4,17 +4,18 @@
 // states kruise-daemon writes into pod conditions and markerPolicy labels/annotations. It reads the
 // caches, waits while the NodePodProbe's copy is behind our own write, asks planNodePodProbe
 // (plan.ts) for the round and hands it to the executor (executor.ts).
-import type { Node, Pod } from '../../apis/core-objects.ts';
-import { NodePodProbes, Nodes, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
+import type { Node, Pod, Stored } from '../../apis/core-objects.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { NodePodProbes, Nodes, PodProbeMarkers, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { PodProbeMarker } from '../../apis/apps/podprobemarker.ts';
-import type { Stored } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { executeNodePodProbePlan } from './executor.ts';
@@ -41,7 +42,7 @@ export async function reconcileNodePodProbe(name: string, deps: NodePodProbeDeps
   const npp = cache.getNodePodProbe(name);
   if (npp) {
     const wait = expectationGate([resourceVersions.check(npp, 'NodePodProbe resourceVersion', CACHE_WAIT_MS)], log);
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
   }
   const plan = planNodePodProbe({ name, node: cache.getNode(name), npp, getPod: cache.getPod, getMarker: cache.getMarker });
   return executeNodePodProbePlan(deps, name, npp, plan);

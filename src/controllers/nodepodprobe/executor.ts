@@ -5,7 +5,9 @@
 // and the conditions (the pods/status endpoint keeps label and annotation changes, as upstream's
 // status update relies on): conditions merge by type and keys not named are left alone, so it never
 // overwrites what the kubelet or another controller wrote meanwhile.
-import { isAlreadyExists, isNotFound, NodePodProbes, PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { NodePodProbes, Pods } from '../../runtime/resources.ts';
+import { isAlreadyExists, isNotFound } from '../../runtime/errors.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';

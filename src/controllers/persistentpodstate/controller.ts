@@ -5,7 +5,7 @@
 // workload's kruise.io/auto-generate-persistent-pod-state annotations ask for (work-queue keys
 // `<ns>/generate#<apiVersion>#<kind>#<name>`, as upstream). Pods becoming ready or going away,
 // workload scaling, deletion and annotation changes re-run the PersistentPodState concerned.
-import type { ConfigMap, Node, Pod, Stored } from '../../apis/core-objects.ts';
+import type { ConfigMap, Node, Pod, Stored, KubeObject } from '../../apis/core-objects.ts';
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import {
   APPS_GROUP,
@@ -17,21 +17,22 @@ import {
   PPS_CUSTOM_WORKLOAD_WHITELIST_KEY,
   REQUIRED_PERSISTENT_TOPOLOGY_ANNOTATION,
 } from '../../apis/constants.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
   ConfigMaps,
   Nodes,
   PersistentPodStates,
   Pods,
-  StatefulSets,
   resourceTypeKey,
-  type KubeClient,
-  type KubeObject,
-} from '../../runtime/client.ts';
+  StatefulSets,
+} from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { splitKey, unwrapDeleted, waitForCacheSync, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
+import { waitForCacheSync, type Informer } from '../../runtime/informer-factory.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { ResourceMapping } from '../../runtime/restmapper.ts';

@@ -1,6 +1,8 @@
 // Applies PersistentPodState plans (plan.ts) through the API: the recorded pod states (status),
 // and the create/update/delete of a PersistentPodState generated from a workload's annotations.
-import { isAlreadyExists, isNotFound, PersistentPodStates, type KubeClient } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isAlreadyExists, isNotFound } from '../../runtime/errors.ts';
+import { PersistentPodStates } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';

@@ -7,11 +7,13 @@
 // (NodePodProbes are written by every marker and by the NodePodProbe controller), asks
 // planPodProbeMarker (plan.ts) for the round and hands it to the executor (executor.ts).
 import type { Node, Pod } from '../../apis/core-objects.ts';
-import { NodePodProbes, Nodes, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { NodePodProbes, Nodes, PodProbeMarkers, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { splitKey, unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
@@ -61,7 +63,7 @@ export async function reconcilePodProbeMarker(key: string, deps: PodProbeMarkerD
     [ppm, ...nodePodProbes, ...pods].map((o) => resourceVersions.check(o, `${o.kind ?? 'object'} resourceVersion`, CACHE_WAIT_MS)),
     log,
   );
-  if (wait !== undefined) return { requeueAfter: wait };
+  if (wait !== undefined) return { requeueAfterMs: wait };
   const plan = planPodProbeMarker({ ppm, pods, getNode: cache.getNode, nodePodProbes, serverless: deps.serverless });
   return executePodProbeMarkerPlan(deps, ppm, plan);
 }

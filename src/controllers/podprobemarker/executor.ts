@@ -6,7 +6,9 @@
 // the cache before the next round plans from it.
 import { FINALIZER_NODE_POD_PROBE_CLEANUP } from '../../apis/constants.ts';
 import type { Pod } from '../../apis/core-objects.ts';
-import { isNotFound, NodePodProbes, PatchType, Pods, PodProbeMarkers, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { NodePodProbes, PodProbeMarkers, Pods } from '../../runtime/resources.ts';
+import { isNotFound } from '../../runtime/errors.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';

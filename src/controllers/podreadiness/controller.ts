@@ -4,9 +4,11 @@
 // later flip it through not-ready keys (util/lifecycle.ts).
 
 import type { Pod } from '../../apis/core-objects.ts';
-import { Pods, type KubeClient } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
-import { splitKey, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey } from '../../runtime/store.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { access, READ } from '../../runtime/rbac.ts';

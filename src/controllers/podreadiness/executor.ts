@@ -1,7 +1,8 @@
 // The podreadiness write: the planned condition on the pod's status.
 
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
-import { PatchType, Pods, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 

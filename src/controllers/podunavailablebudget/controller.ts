@@ -5,26 +5,26 @@
 // process's PubBudgetGuard, so inside one process they take turns and the round plans from the
 // newest version, and across processes the resourceVersion turns a race into a 409 and a fresh round.
 
-import type { LabelSelector, Pod } from '../../apis/core-objects.ts';
+import type { LabelSelector, Pod, KubeObject } from '../../apis/core-objects.ts';
+import type { KubeClient, Scale } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
   apiVersionOf,
   CloneSets,
   Deployments,
-  PodUnavailableBudgets,
   Pods,
+  PodUnavailableBudgets,
   ReplicaSets,
   StatefulSets,
-  type KubeClient,
-  type KubeObject,
   type ResourceType,
-  type Scale,
-} from '../../runtime/client.ts';
+} from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted } from '../../runtime/store.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
 import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { RestMapper } from '../../runtime/restmapper.ts';
@@ -80,7 +80,7 @@ export class PubReconciler {
       targets.pods.map((p) => resourceVersions.check(p, 'pod resourceVersion')),
       log,
     );
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
     const round = async (): Promise<ReconcileResult> => {
       const pub = guard ? guard.newest(key, cached) : cached;
       const plan = await this.step.orReport(pub as Reported, () =>

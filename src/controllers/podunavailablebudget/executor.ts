@@ -3,7 +3,8 @@
 // events, then the status, written with the resourceVersion it was computed from and remembered by
 // the process's PubBudgetGuard so the pod webhook's next admission starts from it.
 
-import { PatchType, PodUnavailableBudgets, Pods, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { Pods, PodUnavailableBudgets } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations } from '../../runtime/expectations.ts';
@@ -38,6 +39,6 @@ export class PubExecutor {
     const { written, ended } = await writeStatus(client, PodUnavailableBudgets, pub, plan.status?.status);
     if (ended) return ended;
     if (written) guard?.remember(key, written);
-    return plan.status?.requeueAfterMs !== undefined ? { requeueAfter: plan.status.requeueAfterMs } : {};
+    return plan.status?.requeueAfterMs !== undefined ? { requeueAfterMs: plan.status.requeueAfterMs } : {};
   }
 }

@@ -6,11 +6,13 @@
 // object that blocked a namespace (ConflictOccurred) lets the copy in. planDistribution (plan.ts)
 // decides from the caches once expectations are met; the executor (executor.ts) writes.
 import type { Namespace } from '../../apis/core-objects.ts';
-import { ConfigMaps, Namespaces, ResourceDistributions, Secrets, type KubeClient } from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { ConfigMaps, Namespaces, ResourceDistributions, Secrets } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler, type Lister } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted, type Lister } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

@@ -3,15 +3,9 @@
 // failures into per-namespace failures, writes the status they add up to, and fails the round (so
 // it is retried with backoff) when a create, update or delete failed. A lost write race (409, or a
 // 404 on update) is no failure: the round is looked at again shortly, from the newer cache.
-import {
-  ConfigMaps,
-  isConflict,
-  isNotFound,
-  ResourceDistributions,
-  Secrets,
-  type KubeClient,
-  type ResourceType,
-} from '../../runtime/client.ts';
+import type { KubeClient } from '../../runtime/client.ts';
+import { isConflict, isNotFound } from '../../runtime/errors.ts';
+import { ConfigMaps, ResourceDistributions, Secrets, type ResourceType } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';

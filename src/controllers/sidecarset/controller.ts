@@ -6,11 +6,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
 import { SIDECARSET_NAME_REVISION_LABEL } from '../../apis/constants.ts';
-import { ControllerRevisions, Namespaces, Pods, SidecarSets } from '../../runtime/client.ts';
+import { ControllerRevisions, Namespaces, Pods, SidecarSets } from '../../runtime/resources.ts';
 import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
-import { unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
-import { applyWrites } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { errMessage } from '../../util/errors.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
@@ -63,7 +64,7 @@ export class SidecarSetReconciler {
       throw new TerminalError(`cannot plan SidecarSet ${name}`, { cause: err });
     }
     const wait = expectations.wait(keyOf(s), selected, log);
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
 
     const namespaces = new Map<string, Namespace>();
     if (s.spec?.namespaceSelector) {
@@ -84,7 +85,7 @@ export class SidecarSetReconciler {
       },
       (pod) => this.matchingSidecarSetNames(pod),
     );
-    return applyWrites(() => this.executor.execute(s, plan));
+    return this.executor.execute(s, plan);
   }
 
   private matchingSidecarSetNames(pod: Pod): string[] {

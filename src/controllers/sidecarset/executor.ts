@@ -7,15 +7,17 @@
 import type { Pod, PodCondition } from '../../apis/core-objects.ts';
 import { CONDITION_SIDECARSET_UPGRADABLE, SIDECARSET_CUSTOM_VERSION_LABEL } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
-import { ControllerRevisions, ignoreNotFound, PatchType, Pods, SidecarSets, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { ControllerRevisions, Pods, SidecarSets } from '../../runtime/resources.ts';
+import { ignoreNotFound } from '../../runtime/errors.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
-import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
+import { applyWrites, CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { errMessage } from '../../util/errors.ts';
 import type { StoredSidecarSet } from '../../util/sidecarset.ts';
-import { pubAllowsInPlaceUpdate, PUB_BLOCKED_REQUEUE_MS } from '../podwrites.ts';
+import { pubAllowsInPlaceUpdate, PUB_BLOCKED_REQUEUE_MS } from '../workload-writes.ts';
 import type { WorkloadExpectations } from '../workload.ts';
 import { createRevision } from '../workload-writes.ts';
 import type { SidecarSetPlan } from './plan.ts';
@@ -38,7 +40,12 @@ export class SidecarSetExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** Applies the plan; a 409 or 404 is left to the caller's applyWrites, other failures are thrown. */
-  async execute(s: StoredSidecarSet, plan: SidecarSetPlan): Promise<ReconcileResult> {
+  /** Writes the plan; a conflict or a vanished object ends the round as the shared write step says. */
+  execute(s: StoredSidecarSet, plan: SidecarSetPlan): Promise<ReconcileResult> {
+    return applyWrites(() => this.write(s, plan));
+  }
+
+  private async write(s: StoredSidecarSet, plan: SidecarSetPlan): Promise<ReconcileResult> {
     const ended = await this.writeRevisions(s, plan.revision);
     if (ended) return ended;
     const status = await writeStatus(this.deps.client, SidecarSets, s, plan.status);
@@ -57,7 +64,7 @@ export class SidecarSetExecutor {
     const heldByBudget = await this.upgrade(plan.upgrades);
     for (const { pod, conditions } of plan.conditions) await this.patchUpgradableCondition(pod, conditions);
     // Pods being upgraded report back through their events; pods a budget held back are looked at again.
-    return heldByBudget ? { requeueAfter: PUB_BLOCKED_REQUEUE_MS } : {};
+    return heldByBudget ? { requeueAfterMs: PUB_BLOCKED_REQUEUE_MS } : {};
   }
 
   /** The revision of the current spec, its number and label, and the history trimmed; a result ends the round. */
@@ -66,7 +73,7 @@ export class SidecarSetExecutor {
     const namespace = this.deps.revisionNamespace;
     if (r.create) {
       const outcome = await createRevision(this.deps, SidecarSets, s, r.create);
-      if (outcome === 'collision') return { requeueAfter: CONFLICT_REQUEUE_MS };
+      if (outcome === 'collision') return { requeueAfterMs: CONFLICT_REQUEUE_MS };
       if (outcome === 'namespaceTerminating') return {};
     }
     if (r.renumber) {

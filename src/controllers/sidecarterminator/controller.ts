@@ -2,11 +2,12 @@
 // isInterestingPod accepts, decides with planSidecarTermination from the cached pod, its node (is it
 // a virtual kubelet?) and whether its CRR exists, then applies the actions.
 
-import type { Pod } from '../../apis/core-objects.ts';
-import { Nodes, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
+import type { Pod, KubeObject } from '../../apis/core-objects.ts';
+import { Nodes, Pods, ContainerRecreateRequests } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { splitKey, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey } from '../../runtime/store.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { isVirtualKubeletNode } from '../../util/virtual-kubelet.ts';

@@ -4,7 +4,9 @@
 
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
 import type { Pod, Stored } from '../../apis/core-objects.ts';
-import { isAlreadyExists, PatchType, Pods, type KubeClient, ContainerRecreateRequests } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { isAlreadyExists } from '../../runtime/errors.ts';
+import { Pods, ContainerRecreateRequests } from '../../runtime/resources.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { applyWrites } from '../../runtime/writes.ts';
 import { crrNameFor, type SidecarAction } from './plan.ts';

@@ -7,18 +7,13 @@ import type { PubBudgetGuard } from '../../runtime/pub-budget.ts';
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import {
-  AdvancedStatefulSets,
-  ControllerRevisions,
-  PersistentVolumeClaims,
-  Pods,
-  type KubeObject,
-  type OwnerReference,
-  type Stored,
-} from '../../runtime/client.ts';
+import type { KubeObject, OwnerReference, Stored } from '../../apis/core-objects.ts';
+import { AdvancedStatefulSets, ControllerRevisions, PersistentVolumeClaims, Pods } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { splitKey, unwrapDeleted, type EventHandler, type Informer } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { CONFLICT_REQUEUE_MS } from '../../runtime/writes.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';

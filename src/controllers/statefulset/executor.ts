@@ -6,16 +6,10 @@
 
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import {
-  AdvancedStatefulSets,
-  ControllerRevisions,
-  ignoreNotFound,
-  isAlreadyExists,
-  isConflict,
-  PatchType,
-  PersistentVolumeClaims,
-  type Stored,
-} from '../../runtime/client.ts';
+import { PatchType } from '../../runtime/client.ts';
+import type { Stored } from '../../apis/core-objects.ts';
+import { ignoreNotFound, isAlreadyExists, isConflict } from '../../runtime/errors.ts';
+import { AdvancedStatefulSets, ControllerRevisions, PersistentVolumeClaims } from '../../runtime/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { metaTime } from '../../util/clock.ts';

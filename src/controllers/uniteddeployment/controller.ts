@@ -13,16 +13,14 @@ import {
   Pods,
   StatefulSets,
   UnitedDeployments,
-  type KubeObject,
-  type Stored,
-} from '../../runtime/client.ts';
+} from '../../runtime/resources.ts';
+import type { ControllerRevision, KubeObject, Pod, Stored } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown, type Informer } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown } from '../../runtime/store.ts';
+import type { Informer } from '../../runtime/informer-factory.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
-import { applyWrites } from '../../runtime/writes.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector, Selector } from '../../util/labelselector.ts';
-import type { ControllerRevision, Pod } from '../../apis/core-objects.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { UnitedDeploymentExecutor, type ExecutorDeps } from './executor.ts';
@@ -82,7 +80,7 @@ export class UnitedDeploymentReconciler {
     const revisions = this.deps.cache.revisions(ud);
     const workloads = kind ? this.deps.cache.workloads(ud, kind) : [];
     const requeue = this.deps.expectations.wait(key, [ud, ...revisions, ...workloads], this.deps.log);
-    if (requeue !== undefined) return { requeueAfter: requeue };
+    if (requeue !== undefined) return { requeueAfterMs: requeue };
 
     // A malformed object is reported (Event + SubsetFailure condition) instead of hot-looping.
     const plan = await this.step.orReport(ud, () => {
@@ -92,7 +90,7 @@ export class UnitedDeploymentReconciler {
         );
       return planUnitedDeployment({ ud, kind, revisions, workloads, pods: this.deps.cache.pods(ud), now: this.clock.now() });
     });
-    return applyWrites(() => this.executor.execute(ud, kind!, plan));
+    return this.executor.execute(ud, kind!, plan);
   }
 }
 

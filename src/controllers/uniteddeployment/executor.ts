@@ -8,30 +8,29 @@
 import { randomBytes } from 'node:crypto';
 import type { UnitedDeployment } from '../../apis/apps/uniteddeployment.ts';
 import { SUBSET_NAME_LABEL, UNITED_DEPLOYMENT_RESERVED_POD_LABEL } from '../../apis/constants.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
   CloneSets,
   ControllerRevisions,
   Deployments,
-  ignoreNotFound,
-  isNotFound,
-  PatchType,
   Pods,
   StatefulSets,
   UnitedDeployments,
-  type KubeClient,
   type ResourceType,
-  type Stored,
-} from '../../runtime/client.ts';
+} from '../../runtime/resources.ts';
+import { ignoreNotFound, isNotFound } from '../../runtime/errors.ts';
+import type { Stored } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
+import { applyWrites, CONFLICT_REQUEUE_MS, writeStatus } from '../../runtime/writes.ts';
 import { errMessage } from '../../util/errors.ts';
 import type { WorkloadExpectations } from '../workload.ts';
 import { createRevision, keyOf } from '../workload-writes.ts';
 import type { UnitedDeploymentPlan } from './plan.ts';
 import type { SubsetKind, SubsetWorkload } from './subset.ts';
+import { RAND_ALPHABET } from '../../util/rand.ts';
 
 export const WORKLOAD_RESOURCE: Record<SubsetKind, ResourceType> = {
   StatefulSet: StatefulSets,
@@ -40,11 +39,9 @@ export const WORKLOAD_RESOURCE: Record<SubsetKind, ResourceType> = {
   Deployment: Deployments,
 };
 
-const RANDOM_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-
 /** A name as the API server's generateName makes it: the prefix and 5 characters of its alphabet. */
 export function generatedName(prefix: string, random: () => Buffer = () => randomBytes(5)): string {
-  return prefix + [...random()].map((b) => RANDOM_ALPHABET[b % RANDOM_ALPHABET.length]).join('');
+  return prefix + [...random()].map((b) => RAND_ALPHABET[b % RAND_ALPHABET.length]).join('');
 }
 
 export type UnitedDeploymentClient = Pick<KubeClient, 'create' | 'get' | 'update' | 'patch' | 'delete' | 'updateStatus'>;
@@ -61,14 +58,19 @@ export class UnitedDeploymentExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** Applies the plan; a 409 or 404 is left to the caller's applyWrites, other failures are thrown. */
-  async execute(ud: Stored<UnitedDeployment>, kind: SubsetKind, plan: UnitedDeploymentPlan): Promise<ReconcileResult> {
+  /** Writes the plan; a conflict or a vanished object ends the round as the shared write step says. */
+  execute(ud: Stored<UnitedDeployment>, kind: SubsetKind, plan: UnitedDeploymentPlan): Promise<ReconcileResult> {
+    return applyWrites(() => this.write(ud, kind, plan));
+  }
+
+  private async write(ud: Stored<UnitedDeployment>, kind: SubsetKind, plan: UnitedDeploymentPlan): Promise<ReconcileResult> {
     const ns = ud.metadata.namespace ?? '';
     const { client, expectations } = this.deps;
 
     // 1. revisions
     if (plan.newRevision) {
       const outcome = await createRevision(this.deps, UnitedDeployments, ud, plan.newRevision);
-      if (outcome === 'collision') return { requeueAfter: CONFLICT_REQUEUE_MS };
+      if (outcome === 'collision') return { requeueAfterMs: CONFLICT_REQUEUE_MS };
       if (outcome === 'namespaceTerminating') return {};
     }
     if (plan.revisionUpdate) {
@@ -109,7 +111,7 @@ export class UnitedDeploymentExecutor {
     // 4. status
     const status = await writeStatus(client, UnitedDeployments, ud, plan.status, expectations.resourceVersions);
     if (status.ended) return status.ended;
-    return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : {};
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {};
   }
 
   /** Duplicates and removed subsets, each with its uid as precondition; one event for them all. */

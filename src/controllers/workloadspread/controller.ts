@@ -5,28 +5,28 @@
 // event-handler.ts.
 
 import { KRUISE_CONFIGURATION_NAME, WS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/constants.ts';
-import type { ConfigMap, Node, Pod } from '../../apis/core-objects.ts';
+import type { ConfigMap, Node, Pod, KubeObject } from '../../apis/core-objects.ts';
+import type { KubeClient } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
+  apiVersionOf,
   CloneSets,
-  Deployments,
   ConfigMaps,
+  Deployments,
   Jobs,
   Nodes,
   Pods,
   ReplicaSets,
-  StatefulSets,
-  apiVersionOf,
-  ignoreNotFound,
   resourceTypeKey,
-  type KubeClient,
-  type KubeObject,
+  StatefulSets,
   type ResourceType,
-} from '../../runtime/client.ts';
+} from '../../runtime/resources.ts';
+import { ignoreNotFound } from '../../runtime/errors.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { expectationGate, ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
-import { OwnerUIDIndex, splitKey, waitForCacheSync, type Informer } from '../../runtime/informer.ts';
+import { OwnerUIDIndex, splitKey } from '../../runtime/store.ts';
+import { waitForCacheSync, type Informer } from '../../runtime/informer-factory.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import type { ResourceMapping } from '../../runtime/restmapper.ts';
@@ -204,7 +204,7 @@ export class WorkloadSpreadReconciler {
       ],
       log,
     );
-    if (wait !== undefined) return { requeueAfter: wait };
+    if (wait !== undefined) return { requeueAfterMs: wait };
 
     const plan = await this.step.orReport(ws as Reported, () =>
       planWorkloadSpread({

@@ -16,9 +16,10 @@
 // A deleted pod is also observed against the scale expectations of the WorkloadSpread that deleted it.
 
 import type { Pod } from '../../apis/core-objects.ts';
-import type { KubeObject } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import type { ScaleExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted, type EventHandler } from '../../runtime/informer.ts';
+import type { EventHandler } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { isPendingUnschedulable } from './plan.ts';
 import { controllerOf, groupOf, matchedWorkloadSpreadOf, podVersion, replicasAtPath } from '../../util/workloadspread.ts';

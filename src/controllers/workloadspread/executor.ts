@@ -5,7 +5,10 @@
 // deletion is a scale expectation, before the next round plans from them.
 
 import type { Pod } from '../../apis/core-objects.ts';
-import { ignoreNotFound, kruiseResource, PatchType, Pods, type KubeClient, type KubeObject } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { kruiseResource, Pods } from '../../runtime/resources.ts';
+import { ignoreNotFound } from '../../runtime/errors.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { ResourceVersionExpectations, ScaleExpectations } from '../../runtime/expectations.ts';
@@ -58,7 +61,7 @@ export class WorkloadSpreadExecutor {
           throw err;
         }
       }
-      return plan.requeueAfterMs !== undefined ? { requeueAfter: plan.requeueAfterMs } : {};
+      return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : {};
     });
   }
 }

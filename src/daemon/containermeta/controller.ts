@@ -2,9 +2,11 @@
 // annotations, reports runtime-containers-meta and restarts containers left with stale env by an
 // in-place metadata update (plan.ts decides both).
 import { RUNTIME_CONTAINERS_META_ANNOTATION } from '../../apis/constants.ts';
-import { PatchType, Pods, isNotFound } from '../../runtime/client.ts';
+import { PatchType } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { Pods } from '../../runtime/resources.ts';
 import { Controller } from '../../runtime/controller.ts';
-import { objectKey, unwrapDeleted } from '../../runtime/informer.ts';
+import { objectKey, unwrapDeleted } from '../../runtime/store.ts';
 import type { Pod } from '../../apis/core-objects.ts';
 import type { DaemonContext, SubController } from '../context.ts';
 import { fetchHttpGet, killContainer, type HttpGet } from '../containerrecreate/kill.ts';

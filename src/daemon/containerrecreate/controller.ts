@@ -2,11 +2,13 @@
 // (`namespace/podName`), since a pod's CRRs run one at a time. Decisions come from state.ts; this
 // file reads the runtime and the caches, kills containers and writes CRR status (subresource).
 import { CRR_NODE_NAME_LABEL, CRR_POD_UID_LABEL } from '../../apis/constants.ts';
-import { PatchType, isNotFound, Pods, type KubeObject, ContainerRecreateRequests } from '../../runtime/client.ts';
+import { PatchType } from '../../runtime/client.ts';
+import type { KubeObject, Pod } from '../../apis/core-objects.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { Pods, ContainerRecreateRequests } from '../../runtime/resources.ts';
 import { Controller, isPanic } from '../../runtime/controller.ts';
 import { metaTime } from '../../util/clock.ts';
-import { unwrapDeleted } from '../../runtime/informer.ts';
-import type { Pod } from '../../apis/core-objects.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import { newerObject, type DaemonContext, type SubController } from '../context.ts';
 import { killContainer, fetchHttpGet, type HttpGet } from './kill.ts';
 import {

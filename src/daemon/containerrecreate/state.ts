@@ -3,7 +3,7 @@
 // and which container to kill next. The controller (controller.ts) feeds them observed state and
 // applies the returned plan.
 import type { ContainerRecreateRequestSpec, ContainerRecreateRequestStatus } from '../../apis/apps/containerrecreaterequest.ts';
-import type { KubeObject } from '../../runtime/client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import type { RuntimeContainer } from '../runtime/types.ts';
 
 /** A CRR whose spec has the shape the daemon relies on (see isWellFormedCRR). */

@@ -3,9 +3,11 @@
 // status (plan.ts) and writes it through the status subresource.
 import type { ImageTagStatus, NodeImage as NodeImageApi } from '../../apis/apps/nodeimage.ts';
 import type { Secret, Stored } from '../../apis/core-objects.ts';
-import { PatchType, Secrets, isNotFound, NodeImages } from '../../runtime/client.ts';
+import { PatchType } from '../../runtime/client.ts';
+import { isNotFound } from '../../runtime/errors.ts';
+import { Secrets, NodeImages } from '../../runtime/resources.ts';
 import { Controller } from '../../runtime/controller.ts';
-import { unwrapDeleted } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { metaTime, type Clock } from '../../util/clock.ts';
 import type { DaemonContext, SubController } from '../context.ts';

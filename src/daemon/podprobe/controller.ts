@@ -5,10 +5,10 @@
 // pod IP — and reports results past their thresholds. The NodePodProbe status is rewritten only
 // when a reported result changes it (state, message, or a lastProbeTime older than 10 minutes).
 import type { Timer } from '../../util/clock.ts';
-import { NodePodProbes } from '../../runtime/client.ts';
+import { NodePodProbes } from '../../runtime/resources.ts';
 import { Controller, type ReconcileResult } from '../../runtime/controller.ts';
 import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
-import { unwrapDeleted } from '../../runtime/informer.ts';
+import { unwrapDeleted } from '../../runtime/store.ts';
 import { writeStatus } from '../../runtime/writes.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { DaemonContext, SubController } from '../context.ts';

@@ -8,9 +8,11 @@
 // them become ready, so containers start in barrier order.
 import { ENV_CONTAINER_BARRIER } from '../../apis/constants.ts';
 import type { ConfigMap, ContainerStatus, Pod, PodCondition } from '../../apis/core-objects.ts';
-import { ConfigMaps, PatchType, Pods, isConflict, isNotFound } from '../../runtime/client.ts';
+import { PatchType } from '../../runtime/client.ts';
+import { isConflict, isNotFound } from '../../runtime/errors.ts';
+import { ConfigMaps, Pods } from '../../runtime/resources.ts';
 import { Controller } from '../../runtime/controller.ts';
-import { objectKey } from '../../runtime/informer.ts';
+import { objectKey } from '../../runtime/store.ts';
 import { metaTime } from '../../util/clock.ts';
 import type { DaemonContext, SubController } from '../context.ts';
 import { simulatedContainerID, simulatedImageID } from './runtime.ts';

@@ -17,7 +17,9 @@
 //   sim.kruise-ts.io/container-env, so it survives daemon restarts (container meta compares it
 //   with the pod's current labels/annotations).
 import { createHash } from 'node:crypto';
-import { PatchType, Pods, isConflict, isNotFound, type KubeClient } from '../../runtime/client.ts';
+import { PatchType, type KubeClient } from '../../runtime/client.ts';
+import { isConflict, isNotFound } from '../../runtime/errors.ts';
+import { Pods } from '../../runtime/resources.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { metaTime, type Clock } from '../../util/clock.ts';

@@ -5,16 +5,17 @@ import path from 'node:path';
 import type { LabelSelector } from '../../apis/core.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
+import type { KubeClient } from '../client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
 import {
   CustomResourceDefinitions,
   MutatingWebhookConfigurations,
   Secrets,
   ValidatingWebhookConfigurations,
-  type KubeClient,
-  type KubeObject,
   type ResourceType,
-} from '../client.ts';
-import { DeletedFinalStateUnknown, SharedIndexInformer, type InformerOptions } from '../informer.ts';
+} from '../resources.ts';
+import { SharedIndexInformer, type InformerOptions } from '../informer.ts';
+import { DeletedFinalStateUnknown } from '../store.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import {
   DEFAULT_NAMESPACE,
@@ -37,7 +38,7 @@ import {
   type ClientMode,
 } from './configuration.ts';
 import { ensureCRDConversion, KRUISE_CRD_GROUPS } from './crd-conversion.ts';
-import { enabledRegistrations, webhookPath } from './server.ts';
+import { enabledRegistrations, webhookPath } from './paths.ts';
 import type { WebhookRegistration } from './types.ts';
 
 export interface WebhookCertControllerOptions {

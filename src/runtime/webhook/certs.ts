@@ -18,7 +18,9 @@ import { isIP } from 'node:net';
 import { createCA, issueCert, loadCA } from '../../util/pki.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import type { Secret } from '../../apis/core-objects.ts';
-import { Secrets, isAlreadyExists, isNotFound, type KubeClient } from '../client.ts';
+import type { KubeClient } from '../client.ts';
+import { isAlreadyExists, isNotFound } from '../errors.ts';
+import { Secrets } from '../resources.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 
 // ---------------------------------------------------------------------------------------------

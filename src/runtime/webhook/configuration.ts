@@ -8,19 +8,14 @@
 import type { LabelSelector } from '../../apis/core.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { Operation, WebhookRegistration } from './types.ts';
-import {
-  MutatingWebhookConfigurations,
-  ValidatingWebhookConfigurations,
-  isNotFound,
-  type KubeClient,
-  type KubeObject,
-  type ResourceType,
-} from '../client.ts';
+import type { KubeClient } from '../client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
+import { isNotFound } from '../errors.ts';
+import { MutatingWebhookConfigurations, ValidatingWebhookConfigurations, type ResourceType } from '../resources.ts';
 import { serviceDNSName } from './certs.ts';
-import { enabledRegistrations, webhookName, webhookPath, type WebhookType } from './server.ts';
+import { enabledRegistrations, webhookName, webhookPath, type WebhookType } from './paths.ts';
 
 export const DEFAULT_SERVICE_NAME = 'kruise-webhook-service';
-export const DEFAULT_WEBHOOK_PORT = 9876;
 export const MUTATING_WEBHOOK_CONFIGURATION_NAME = 'kruise-mutating-webhook-configuration';
 export const VALIDATING_WEBHOOK_CONFIGURATION_NAME = 'kruise-validating-webhook-configuration';
 

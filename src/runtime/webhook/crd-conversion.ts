@@ -2,7 +2,9 @@
 // /convert with the CA bundle (pkg/webhook/util/crd).
 
 import { APPS_GROUP, POLICY_GROUP } from '../../apis/constants.ts';
-import { CustomResourceDefinitions, type KubeClient, type KubeObject } from '../client.ts';
+import type { KubeClient } from '../client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
+import { CustomResourceDefinitions } from '../resources.ts';
 import { clientConfigFor, isSubset, type ClientMode, type WebhookClientConfig } from './configuration.ts';
 
 /** The CRD groups whose conversion webhooks point at this manager. */

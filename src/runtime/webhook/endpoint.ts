@@ -10,7 +10,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConfigMap, Lease } from '../../apis/core-objects.ts';
 import { formatMicroTime } from '../leaderelection.ts';
-import { ConfigMaps, isAlreadyExists, isForbidden, isNotFound, Leases, type KubeClient } from '../client.ts';
+import type { KubeClient } from '../client.ts';
+import { isAlreadyExists, isForbidden, isNotFound } from '../errors.ts';
+import { ConfigMaps, Leases } from '../resources.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 
 /** Where the webhook proxy announces the address it serves on (`data.address`, host:port). */

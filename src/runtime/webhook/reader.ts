@@ -2,6 +2,9 @@
 // kruise-configuration ConfigMap, other WorkloadSpreads…), read straight from the API server so a
 // decision never rests on a cache that has not caught up.
 import { gvrFor, kindFor, parseApiVersion } from '../../apis/registry.ts';
+import type { KubeClient } from '../client.ts';
+import type { KubeObject } from '../../apis/core-objects.ts';
+import { isNotFound } from '../errors.ts';
 import {
   ConfigMaps,
   ControllerRevisions,
@@ -16,12 +19,9 @@ import {
   StatefulSets,
   DaemonSets,
   Jobs,
-  isNotFound,
-  type KubeClient,
-  type KubeObject,
   type ResourceType,
-} from '../client.ts';
-import type { SharedInformerFactory } from '../informer.ts';
+} from '../resources.ts';
+import type { SharedInformerFactory } from '../informer-factory.ts';
 import type { RestMapper } from '../restmapper.ts';
 import type { AdmissionCache, AdmissionReader, AdmissionWriter } from './types.ts';
 

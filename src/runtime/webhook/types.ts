@@ -4,7 +4,7 @@
 import type { FeatureGates } from '../../apis/features.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import type { PubBudgetGuard } from '../pub-budget.ts';
-import type { ResourceType } from '../client.ts';
+import type { ResourceType } from '../resources.ts';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 

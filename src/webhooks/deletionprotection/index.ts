@@ -11,7 +11,7 @@
 import { DELETION_PROTECTION_LABEL, DeletionProtection } from '../../apis/constants.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import type { KubeObject, Pod } from '../../apis/core-objects.ts';
-import type { ResourceType } from '../../runtime/client.ts';
+import type { ResourceType } from '../../runtime/resources.ts';
 import { AdmissionDenied, type AdmissionContext, type WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { checkWorkloadDeletion } from '../workload.ts';

@@ -14,6 +14,7 @@ import {
   USING_ENHANCED_LIVENESS_ANNOTATION,
 } from '../../apis/constants.ts';
 import { AdmissionDenied } from '../../runtime/webhook/types.ts';
+import { randomString } from '../../util/rand.ts';
 
 /** Whether the pod's controller is a Kruise workload (IsPodOwnedByKruise: group apps.kruise.io). */
 export function isPodOwnedByKruise(pod: Pick<Pod, 'metadata'>): boolean {
@@ -38,14 +39,10 @@ export const barrierConfigMapName = (podName: string): string => `${podName}-bar
 /** The barrier key of a priority: `p_<n>`. */
 export const barrierKey = (priority: number): string => `p_${priority}`;
 
-const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
-
 /** The API server's name generator (generateName + 5 random characters). */
 export function generateName(base: string, random: () => number): string {
   const prefix = base.length > 58 ? base.slice(0, 58) : base;
-  let suffix = '';
-  for (let i = 0; i < 5; i++) suffix += NAME_CHARS[Math.floor(random() * NAME_CHARS.length)];
-  return prefix + suffix;
+  return prefix + randomString(5, random);
 }
 
 /**

@@ -11,13 +11,15 @@
 //     final removal of a terminated pod never depends on the manager.
 //   - both skip kube-system and the manager's own namespace (namespaceSelector), besides
 //     upstream's `control-plane` namespaces: the control plane and Kruise itself can always start.
-//   - timeoutSeconds 10 (the API server's default): the handlers are in-memory; only a cache's
-//     first sync may wait, at most 5 s.
+//   - timeoutSeconds 10 (the API server's default): the handlers are in-memory except WorkloadSpread's
+//     status write for the pods a WorkloadSpread matches (pipeline.ts); a cache's first sync may
+//     wait, at most 5 s.
 import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { mutatePodWebhook, validatePodWebhook } from './pipeline.ts';
 
 export * from './handlers.ts';
 export * from './pipeline.ts';
+export * from './types.ts';
 export * from './sidecarset.ts';
 export * from './pub.ts';
 

@@ -15,7 +15,7 @@ import {
 import type { Pod } from '../../apis/core-objects.ts';
 import { apiGroupOf, persistentNodeAffinity, persistentPodStateFor, type StoredPersistentPodState } from '../../util/persistentpodstate.ts';
 import { isWhitelisted, parseCustomWorkloadWhitelist } from '../../util/custom-workloads.ts';
-import type { PodAdmission } from './pipeline.ts';
+import type { PodAdmission } from './types.ts';
 
 const STATEFULSET_GROUPS = new Set(['apps', APPS_GROUP]);
 

@@ -5,15 +5,17 @@
 //     PodProbeMarker on serverless;
 //   /validate-pod (pods UPDATE/DELETE, pods/eviction CREATE): WorkloadSpread → PodUnavailableBudget.
 //
-// Every read is from the manager's informer caches (AdmissionContext.cache), never the API server:
-// admitting a pod costs in-memory work only, and a pod nothing applies to (no Kruise owner, no
-// matching SidecarSet, one container, no annotations asking for anything) is answered without a
-// patch.
-import type { FeatureGates } from '../../apis/features.ts';
+// Reads are from the manager's informer caches (AdmissionContext.cache), and a pod nothing applies
+// to (no Kruise owner, no matching SidecarSet, one container, no annotations asking for anything) is
+// answered from memory without a patch. The one handler that calls the API server is WorkloadSpread's,
+// as upstream's does: a pod a WorkloadSpread matches reserves its subset slot by a status write
+// (a deletion books it back likewise), and a lost write race re-reads the WorkloadSpread live
+// (workloadspread.ts). Only those pods pay that latency: one round trip, more after a 409.
 import type { FieldError } from '../../apis/field-errors.ts';
 import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
 import { APPS_GROUP } from '../../apis/constants.ts';
-import type { AdmissionCache, AdmissionContext, AdmissionReader, AdmissionWriter } from '../../runtime/webhook/types.ts';
+import type { AdmissionContext } from '../../runtime/webhook/types.ts';
+import type { PodAdmission, PodMutatingHandler, PodOperation, PodValidatingHandler, PodValidation } from './types.ts';
 import type { StoredSidecarSet } from '../../util/sidecarset.ts';
 import { injectPodReadinessGate, initializeContainerLaunchPriority, moveLivenessProbesToContext } from './handlers.ts';
 import { injectSidecarSets, sidecarSetsToInject } from './sidecarset.ts';
@@ -23,26 +25,6 @@ import { injectPersistentPodState } from './persistentpodstate.ts';
 import { annotateRelatedPub, validatePodUnavailableBudget } from './pub.ts';
 import { errMessage } from '../../util/errors.ts';
 import { annotateServerlessProbes } from './podprobemarker.ts';
-
-/** What a pod handler knows besides the pod. */
-export interface PodAdmission {
-  features: FeatureGates;
-  /** Informer-backed reads; without it (pure unit tests of other handlers) nothing is read. */
-  cache?: AdmissionCache;
-  /** Status writes (WorkloadSpread reserves a subset slot) and the live reads after a lost race. */
-  writer?: AdmissionWriter;
-  reader?: AdmissionReader;
-  dryRun?: boolean;
-  now: Date;
-  random: () => number;
-}
-
-export interface PodMutatingHandler {
-  name: string;
-  enabled(features: FeatureGates): boolean;
-  /** Mutates the new pod in place; true when it changed it. */
-  mutate(pod: Pod, req: PodAdmission): boolean | Promise<boolean>;
-}
 
 const always = () => true;
 
@@ -132,26 +114,6 @@ export async function mutatePodWebhook(pod: Pod, ctx: AdmissionContext): Promise
     random: Math.random,
   });
   if (!hadNamespace) delete pod.metadata.namespace;
-}
-
-export type PodOperation = 'UPDATE' | 'DELETE' | 'EVICT';
-
-/** What a validating pod handler is asked: the operation and, except for evictions, the pods. */
-export interface PodValidation {
-  operation: PodOperation;
-  namespace: string;
-  name: string;
-  /** The new pod (UPDATE). */
-  pod?: Pod;
-  /** The pod before the change (UPDATE) or being deleted (DELETE); evictions name the pod only. */
-  oldPod?: Pod;
-  ctx: AdmissionContext;
-}
-
-export interface PodValidatingHandler {
-  name: string;
-  enabled(features: FeatureGates, operation: PodOperation): boolean;
-  validate(req: PodValidation): FieldError[] | Promise<FieldError[]>;
 }
 
 /**

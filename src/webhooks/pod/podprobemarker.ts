@@ -12,7 +12,7 @@ import type { Pod, Stored } from '../../apis/core-objects.ts';
 import type { PodProbeMarker } from '../../apis/apps/podprobemarker.ts';
 import { marshalGoJSON } from '../../util/revision.ts';
 import { podProbeMarkersForPod, type MarkerProbe } from '../../util/probe-marker.ts';
-import type { PodAdmission } from './pipeline.ts';
+import type { PodAdmission } from './types.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);

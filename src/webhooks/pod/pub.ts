@@ -11,11 +11,10 @@ import { POLICY_GROUP } from '../../apis/constants.ts';
 import type { FieldError } from '../../apis/field-errors.ts';
 import type { Pod } from '../../apis/core-objects.ts';
 import type { PubOperation } from '../../apis/policy/podunavailablebudget.ts';
-import type { AdmissionCache } from '../../runtime/webhook/types.ts';
-import { AdmissionDenied } from '../../runtime/webhook/types.ts';
+import { type AdmissionCache, AdmissionDenied } from '../../runtime/webhook/types.ts';
 import { canResizeInPlace, isPodUnavailableChanged, relatedPubAnnotations, relatedPubName, type StoredPub } from '../../util/pub.ts';
 import { pubCoversPod, type PubTargetCache } from '../../util/pub-targets.ts';
-import type { PodAdmission, PodValidation } from './pipeline.ts';
+import type { PodAdmission, PodValidation } from './types.ts';
 
 export const PUB_API_VERSION = `${POLICY_GROUP}/v1beta1`;
 

@@ -10,7 +10,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { OwnerReference, Pod } from '../../apis/core-objects.ts';
-import { isConflict } from '../../runtime/client.ts';
+import { isConflict } from '../../runtime/errors.ts';
 import type { AdmissionCache, AdmissionReader, AdmissionWriter } from '../../runtime/webhook/types.ts';
 import {
   BUILTIN_WORKLOADS,

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decoderFor } from '../../../src/apis/decode.ts';
 import { kindFor } from '../../../src/apis/registry.ts';
-import { MAX_JSON_DEPTH, nestingExceeds } from '../../../src/runtime/webhook/server.ts';
+import { MAX_JSON_DEPTH, nestingExceeds } from '../../../src/runtime/webhook/http.ts';
 
 const cloneSetV1beta1 = decoderFor(kindFor('apps.kruise.io', 'CloneSet')!, 'v1beta1')!;
 const cloneSet = (spec: Record<string, unknown>): any => ({

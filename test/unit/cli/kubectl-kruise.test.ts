@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command } from 'commander';
-import { CloneSets, Deployments, StatefulSets, DaemonSets, kruiseResource } from '../../../src/runtime/client.ts';
+import { CloneSets, Deployments, StatefulSets, DaemonSets, kruiseResource } from '../../../src/runtime/resources.ts';
 import { rolloutStatus, type Workload } from '../../../src/cli/kubectl/status.ts';
 import { CliError, parseDryRun, parseOutput, parseTargets, resolveType, table, typeName } from '../../../src/cli/kubectl/session.ts';
 import { applyOverrides, planReport, renderReport } from '../../../src/cli/kubectl/plan.ts';

@@ -10,10 +10,12 @@ import { makeHandlers } from '../../../src/controllers/cloneset/event-handler.ts
 import { changedConditions, podUpdatePatch } from '../../../src/controllers/workload-writes.ts';
 import { planCloneSet } from '../../../src/controllers/cloneset/plan.ts';
 import type { Pod } from '../../../src/controllers/cloneset/pods.ts';
-import { StatusError, type KubeObject, type ResourceType, type Stored } from '../../../src/runtime/client.ts';
+import type { KubeObject, Stored } from '../../../src/apis/core-objects.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
+import type { ResourceType } from '../../../src/runtime/resources.ts';
 import { isTerminalError } from '../../../src/runtime/controller.ts';
 import { WorkloadExpectations } from '../../../src/controllers/workload.ts';
-import { DeletedFinalStateUnknown } from '../../../src/runtime/informer.ts';
+import { DeletedFinalStateUnknown } from '../../../src/runtime/store.ts';
 import { LowPriority } from '../../../src/runtime/workqueue.ts';
 import type { ControllerRevision } from '../../../src/util/revision-data.ts';
 import { cloneSet, gates, NOW, NOW_S, pod, revisionOf, template } from './fixtures.ts';

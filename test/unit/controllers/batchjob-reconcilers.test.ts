@@ -8,7 +8,7 @@ import { AdvancedCronJobReconciler } from '../../../src/controllers/advancedcron
 import type { AdvancedCronJob, CronChild } from '../../../src/controllers/advancedcronjob/plan.ts';
 import { BroadcastJobReconciler, makeHandlers } from '../../../src/controllers/broadcastjob/controller.ts';
 import type { BroadcastJob } from '../../../src/controllers/broadcastjob/plan.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import { metaTime } from '../../../src/util/clock.ts';
 

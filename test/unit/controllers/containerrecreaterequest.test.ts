@@ -10,7 +10,7 @@ import {
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { CRRExecutor } from '../../../src/controllers/containerrecreaterequest/executor.ts';
 import { CRRReconciler, makeHandlers } from '../../../src/controllers/containerrecreaterequest/controller.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { logger } from '../../../src/runtime/log.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 

@@ -5,7 +5,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ControllerRevision } from '../../../src/apis/core-objects.ts';
-import { SidecarSets, StatusError, type KubeObject, type ResourceType } from '../../../src/runtime/client.ts';
+import { SidecarSets, type ResourceType } from '../../../src/runtime/resources.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
 import { logger } from '../../../src/runtime/log.ts';
 import { WorkloadExpectations } from '../../../src/controllers/workload.ts';
 import { createRevision, keyOf } from '../../../src/controllers/workload-writes.ts';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FailedPlanReporter, type FailedPlanKind, type ReportedObject } from '../../../src/controllers/failed-plan.ts';
-import { CloneSets, ImagePullJobs, type ResourceType, type Stored } from '../../../src/runtime/client.ts';
+import { CloneSets, ImagePullJobs, type ResourceType } from '../../../src/runtime/resources.ts';
+import type { Stored } from '../../../src/apis/core-objects.ts';
 import { isTerminalError } from '../../../src/runtime/controller.ts';
 import { logger } from '../../../src/runtime/log.ts';
 

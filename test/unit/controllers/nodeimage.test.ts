@@ -4,7 +4,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 import { makeNodeImageHandlers, NodeImageReconciler } from '../../../src/controllers/nodeimage/controller.ts';
 import {

@@ -24,7 +24,7 @@ import type { CustomWorkload } from '../../../src/util/custom-workloads.ts';
 import { replicasRange } from '../../../src/util/ordinals.ts';
 import { persistentNodeAffinity, type StoredPersistentPodState } from '../../../src/util/persistentpodstate.ts';
 import { injectPersistentPodState } from '../../../src/webhooks/pod/persistentpodstate.ts';
-import type { PodAdmission } from '../../../src/webhooks/pod/pipeline.ts';
+import type { PodAdmission } from '../../../src/webhooks/pod/types.ts';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const HOST = 'kubernetes.io/hostname';

@@ -17,7 +17,7 @@ import {
   reconcilePodProbeMarker,
 } from '../../../src/controllers/podprobemarker/controller.ts';
 import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { logger } from '../../../src/runtime/log.ts';
 
 const FINALIZER = 'kruise.io/node-pod-probe-cleanup';

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { reconcilePodReadiness } from '../../../src/controllers/podreadiness/controller.ts';
 import { planPodReadiness } from '../../../src/controllers/podreadiness/plan.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');

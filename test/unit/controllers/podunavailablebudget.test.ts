@@ -258,7 +258,7 @@ describe('PubReconciler (executor)', () => {
     ]);
     // (No workload owns the pods: totalReplicas 0, so desiredAvailable 0.) The patched pod is
     // expected in the cache: the next round waits for it.
-    assert.ok(((await reconciler.reconcile('ns/pub')).requeueAfter ?? 0) > 0);
+    assert.ok(((await reconciler.reconcile('ns/pub')).requeueAfterMs ?? 0) > 0);
   });
 
   test('a percent that cannot be parsed: the upstream event, no status, not terminal', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { pino } from 'pino';
 import type { Namespace } from '../../../src/apis/core-objects.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { ResourceVersionExpectations, ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import { CONFLICT_REQUEUE_MS } from '../../../src/runtime/writes.ts';
 import { ResourceDistributionReconciler } from '../../../src/controllers/resourcedistribution/controller.ts';

@@ -11,17 +11,6 @@ const CONTROLLERS = join(import.meta.dirname, '../../../src/controllers');
 /** Folders of src/controllers/ that are shared by several kinds, not a kind of their own. */
 const SHARED_FOLDERS = ['imagejobs'];
 
-/** Kinds being brought into the shape by another helper of issue #33 — removed at merge. */
-const PENDING_CONFORMANCE = [
-  'ephemeraljob',
-  'nodepodprobe',
-  'podprobemarker',
-  'podunavailablebudget',
-  'sidecarset',
-  'uniteddeployment',
-  'workloadspread',
-];
-
 const SHAPE = ['plan.ts', 'executor.ts', 'controller.ts'];
 
 const kindFolders = readdirSync(CONTROLLERS, { withFileTypes: true })
@@ -60,15 +49,7 @@ describe('controller shape', () => {
     assert.deepEqual(directWrites('// the executor calls client.patch(...) here\nconst note = "client.delete(x)";'), []);
   });
 
-  test('the pending list names only kinds still out of shape', () => {
-    for (const kind of PENDING_CONFORMANCE) {
-      assert.ok(kindFolders.includes(kind), `${kind} is not a controller folder`);
-      const conforms = SHAPE.every((f) => existsSync(join(CONTROLLERS, kind, f)));
-      assert.ok(!conforms, `${kind} has the shape now: take it off PENDING_CONFORMANCE`);
-    }
-  });
-
-  for (const kind of kindFolders.filter((k) => !PENDING_CONFORMANCE.includes(k))) {
+  for (const kind of kindFolders) {
     test(`${kind}/ has plan.ts, executor.ts and a controller.ts that does not write`, () => {
       const missing = SHAPE.filter((f) => !existsSync(join(CONTROLLERS, kind, f)));
       assert.deepEqual(missing, [], `src/controllers/${kind}/ lacks ${missing.join(', ')}`);

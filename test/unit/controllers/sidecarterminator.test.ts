@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { classifySidecars, isInterestingPod, planSidecarTermination } from '../../../src/controllers/sidecarterminator/plan.ts';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { reconcileSidecarTerminator } from '../../../src/controllers/sidecarterminator/controller.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
 const NORMAL = [{ name: 'KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT', value: 'true' }];

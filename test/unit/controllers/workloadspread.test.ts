@@ -4,7 +4,7 @@ import type { Node, Pod } from '../../../src/apis/core-objects.ts';
 import { planWorkloadSpread, type SpreadInputs } from '../../../src/controllers/workloadspread/plan.ts';
 import { WorkloadSpreadReconciler } from '../../../src/controllers/workloadspread/controller.ts';
 import { makeSpreadHandlers } from '../../../src/controllers/workloadspread/event-handler.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { ScaleExpectations } from '../../../src/runtime/expectations.ts';
 import type { SpreadView, SubsetStatus } from '../../../src/util/workloadspread.ts';
 
@@ -333,7 +333,7 @@ describe('WorkloadSpread reconciler (executor)', () => {
     await reconciler.reconcile('default/ws');
     calls.length = 0;
     const next = await reconciler.reconcile('default/ws');
-    assert.ok((next.requeueAfter ?? 0) > 0, JSON.stringify(next));
+    assert.ok((next.requeueAfterMs ?? 0) > 0, JSON.stringify(next));
     assert.deepEqual(calls, []);
   });
 });

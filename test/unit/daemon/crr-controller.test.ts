@@ -6,7 +6,7 @@ import { containerRecreateController } from '../../../src/daemon/containerrecrea
 const INTERNAL_KILL_ERROR = 'kruise-daemon internal error, see its log';
 import { singleNodeScope } from '../../../src/daemon/scope.ts';
 import { defaultFeatureGates } from '../../../src/apis/features.ts';
-import { SharedInformerFactory } from '../../../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../../../src/runtime/informer-factory.ts';
 import { logger } from '../../../src/runtime/log.ts';
 import type { KubeClient } from '../../../src/runtime/client.ts';
 import { realClock } from '../../../src/util/clock.ts';

@@ -19,7 +19,7 @@ import { podProbeController } from '../../../src/daemon/podprobe/controller.ts';
 import { simulatedExitCode, SIM_EXEC_EXIT_CODES_ANNOTATION } from '../../../src/daemon/simulated/runtime.ts';
 import { singleNodeScope } from '../../../src/daemon/scope.ts';
 import { defaultFeatureGates } from '../../../src/apis/features.ts';
-import { SharedInformerFactory } from '../../../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../../../src/runtime/informer-factory.ts';
 import { logger } from '../../../src/runtime/log.ts';
 import type { KubeClient } from '../../../src/runtime/client.ts';
 import { realClock } from '../../../src/util/clock.ts';

@@ -5,7 +5,8 @@ import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { allControllers } from '../../../src/controllers/index.ts';
 import type { ControllerSetup } from '../../../src/controllers/types.ts';
 import { selectControllers, servedKruiseKinds } from '../../../src/manager/controllers.ts';
-import { CloneSets, NodeImages, StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
+import { CloneSets, NodeImages } from '../../../src/runtime/resources.ts';
 import { WireVersions } from '../../../src/runtime/wire-versions.ts';
 
 const setup = (name: string, kinds: string[], gate?: ControllerSetup['gate']): ControllerSetup => ({

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
 import { ensureNamespace } from '../../../src/manager/manager.ts';
-import { StatusError, type KubeClient } from '../../../src/runtime/client.ts';
+import type { KubeClient } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 
 const forbidden = () =>
   new StatusError({ code: 403, reason: 'Forbidden', message: 'namespaces is forbidden: User "u" cannot create resource "namespaces"' });

@@ -3,8 +3,10 @@
 // once synced; --sync-period is every handler's default resync.
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigMaps, Nodes, Pods, type KubeClient, type KubeObject } from '../../../src/runtime/client.ts';
-import { CacheSyncTimeoutError, SharedInformerFactory } from '../../../src/runtime/informer.ts';
+import type { KubeClient } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { ConfigMaps, Nodes, Pods } from '../../../src/runtime/resources.ts';
+import { CacheSyncTimeoutError, SharedInformerFactory } from '../../../src/runtime/informer-factory.ts';
 import type { RuntimeLogger } from '../../../src/runtime/reflector.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { useFakeApiServer, waitFor, type FakeApiServer } from './fake-apiserver.ts';

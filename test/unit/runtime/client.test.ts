@@ -8,18 +8,10 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { createCA, issueCert } from '../../../src/util/pki.ts';
+import { KubeClient, PatchType, WatchDecodeError, fromKubeconfigFile, type WatchEvent } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
 import {
-  ConfigMaps,
-  Deployments,
-  Events,
-  KubeClient,
-  Leases,
-  Namespaces,
-  PatchType,
-  Pods,
   StatusError,
-  WatchDecodeError,
-  fromKubeconfigFile,
   isAlreadyExists,
   isConflict,
   isForbidden,
@@ -27,9 +19,8 @@ import {
   isInvalid,
   isNotFound,
   isTooManyRequests,
-  type KubeObject,
-  type WatchEvent,
-} from '../../../src/runtime/client.ts';
+} from '../../../src/runtime/errors.ts';
+import { ConfigMaps, Deployments, Events, Leases, Namespaces, Pods } from '../../../src/runtime/resources.ts';
 import { FakeApiServer, status, waitFor, useFakeApiServer } from './fake-apiserver.ts';
 
 const PODS = '/v1/pods';

@@ -336,4 +336,25 @@ describe('Controller workers', () => {
     assert.notEqual(ids[0], ids[1]);
     await h.controller.stop();
   });
+
+  it("logs each key once: the caller's controller binding, then the reconcile's object and reconcileID", async () => {
+    const lines: string[] = [];
+    const sink = { write: (line: string) => void lines.push(line) };
+    const logger = pino({ level: 'debug' }, sink).child({ controller: 'bound-once' });
+    const clock = new FakeClock();
+    const controller = new Controller({ name: 'bound-once', clock, logger, reconcile: () => {} });
+    controller.start();
+    controller.queue.add('ns/a');
+    await clock.advance(0);
+    await controller.stop();
+    const count = (line: string, key: string) => line.split(`"${key}":`).length - 1;
+    assert.ok(
+      lines.some((line) => count(line, 'reconcileID') === 1),
+      'the reconcile logged nothing',
+    );
+    for (const line of lines) {
+      assert.equal(count(line, 'controller'), 1, line);
+      assert.ok(count(line, 'object') <= 1 && count(line, 'reconcileID') <= 1, line);
+    }
+  });
 });

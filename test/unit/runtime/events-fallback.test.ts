@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { pino } from 'pino';
-import { kubeEventSink, type KubeEvent } from '../../../src/runtime/events.ts';
+import type { Event as KubeEvent } from '../../../src/apis/core-objects.ts';
+import { kubeEventSink } from '../../../src/runtime/event-sink.ts';
 import type { KubeClient } from '../../../src/runtime/client.ts';
 import { status, useFakeApiServer, type FakeApiServer } from './fake-apiserver.ts';
 

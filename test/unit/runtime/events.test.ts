@@ -2,8 +2,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { FakeClock } from '../../../src/util/clock.ts';
-import { StatusError, KubeClient } from '../../../src/runtime/client.ts';
-import { KubeEventRecorder, kubeEventSink, type EventSeries, type EventSink, type KubeEvent } from '../../../src/runtime/events.ts';
+import { KubeClient } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
+import type { Event as KubeEvent, EventSeries } from '../../../src/apis/core-objects.ts';
+import { KubeEventRecorder } from '../../../src/runtime/events.ts';
+import { kubeEventSink, type EventSink } from '../../../src/runtime/event-sink.ts';
 import { FakeApiServer } from './fake-apiserver.ts';
 
 const silent = pino({ level: 'silent' });

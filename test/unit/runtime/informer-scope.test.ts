@@ -3,8 +3,12 @@
 // term, and a relist at the end of a term is what the next term waits for.
 import { test, describe, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { Pods, type KubeClient, type KubeObject } from '../../../src/runtime/client.ts';
-import { DeletedFinalStateUnknown, SharedInformerFactory, unwrapDeleted, type EventHandler } from '../../../src/runtime/informer.ts';
+import type { KubeClient } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { Pods } from '../../../src/runtime/resources.ts';
+import type { EventHandler } from '../../../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../../../src/runtime/informer-factory.ts';
+import { DeletedFinalStateUnknown, unwrapDeleted } from '../../../src/runtime/store.ts';
 import type { RuntimeLogger } from '../../../src/runtime/reflector.ts';
 import { useFakeApiServer, waitFor, type FakeApiServer } from './fake-apiserver.ts';
 

@@ -2,22 +2,22 @@ import { test, describe, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { Selector, parseSelector, selectorFromSet } from '../../../src/util/labelselector.ts';
-import { ConfigMaps, KubeClient, Nodes, Pods, type KubeObject } from '../../../src/runtime/client.ts';
+import { KubeClient } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { ConfigMaps, Nodes, Pods } from '../../../src/runtime/resources.ts';
+import { SharedIndexInformer, type EventHandler, type InformerOptions } from '../../../src/runtime/informer.ts';
+import { SharedInformerFactory } from '../../../src/runtime/informer-factory.ts';
 import {
   DeletedFinalStateUnknown,
   NamespaceIndex,
   NodeNameIndex,
   OwnerUIDIndex,
-  SharedIndexInformer,
-  SharedInformerFactory,
   deepFreeze,
   freezeCachedObjects,
   objectKey,
   splitKey,
   unwrapDeleted,
-  type EventHandler,
-  type InformerOptions,
-} from '../../../src/runtime/informer.ts';
+} from '../../../src/runtime/store.ts';
 import type { RuntimeLogger } from '../../../src/runtime/reflector.ts';
 import { FakeApiServer, waitFor, useFakeApiServer } from './fake-apiserver.ts';
 

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../../src/apis/core-objects.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { PubBudgetGuard, type PubStore } from '../../../src/runtime/pub-budget.ts';
 import type { StoredPub } from '../../../src/util/pub.ts';
 

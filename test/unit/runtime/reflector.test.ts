@@ -2,7 +2,10 @@ import { test, describe, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { FakeClock, realClock, type Clock } from '../../../src/util/clock.ts';
-import { KubeClient, Pods, StatusError, type KubeObject, type ListOptions, type WatchEvent } from '../../../src/runtime/client.ts';
+import { KubeClient, type ListOptions, type WatchEvent } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
+import { Pods } from '../../../src/runtime/resources.ts';
 import {
   Backoff,
   Reflector,

@@ -4,7 +4,9 @@
 // of other controllers are never touched.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CloneSets, Pods, type KubeClient, type KubeObject, type OwnerReference } from '../../../src/runtime/client.ts';
+import type { KubeClient } from '../../../src/runtime/client.ts';
+import type { KubeObject, OwnerReference } from '../../../src/apis/core-objects.ts';
+import { CloneSets, Pods } from '../../../src/runtime/resources.ts';
 import { ClaimError, claimDecision, ControllerRefManager, type ClaimDecision } from '../../../src/runtime/refmanager.ts';
 import { selectorFromSet } from '../../../src/util/labelselector.ts';
 import { useFakeApiServer, type FakeApiServer } from './fake-apiserver.ts';

@@ -9,7 +9,9 @@ import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { createCA, issueCert } from '../../../src/util/pki.ts';
-import { KubeClient, Namespaces, type KubeObject, type WatchEvent } from '../../../src/runtime/client.ts';
+import { KubeClient, type WatchEvent } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { Namespaces } from '../../../src/runtime/resources.ts';
 import { newTransport } from '../../../src/runtime/transport.ts';
 
 interface Pki {
@@ -238,7 +240,8 @@ describe('transport', () => {
   test('an idle connection does not keep the process alive', async () => {
     // A child that makes one request and never closes its client exits on its own.
     const script = `
-      import { KubeClient, Namespaces } from ${JSON.stringify(new URL('../../../src/runtime/client.ts', import.meta.url).href)};
+      import { KubeClient } from ${JSON.stringify(new URL('../../../src/runtime/client.ts', import.meta.url).href)};
+      import { Namespaces } from ${JSON.stringify(new URL('../../../src/runtime/resources.ts', import.meta.url).href)};
       const c = new KubeClient({ server: ${JSON.stringify(h2Url)}, tls: { ca: ${JSON.stringify(pki.ca)} }, qps: 0 });
       console.log((await c.get(Namespaces, 'child')).metadata.name);`;
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {

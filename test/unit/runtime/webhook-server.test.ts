@@ -8,20 +8,16 @@ import { X509Certificate } from 'node:crypto';
 import { pino } from 'pino';
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { invalid, required } from '../../../src/apis/field-errors.ts';
+import { FakeClock } from '../../../src/util/clock.ts';
 import { createCA, issueCert, type CertAuthority } from '../../../src/util/pki.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
-import {
-  INTERNAL_ERROR_MESSAGE,
-  SERVING_TIMEOUTS,
-  WebhookServer,
-  admit,
-  webhookName,
-  webhookPath,
-  webhookPanics,
-  webhookReadinessCheck,
-  type AdmissionRequest,
-  type AdmissionReview,
-} from '../../../src/runtime/webhook/server.ts';
+import { SERVING_TIMEOUTS, WebhookServer } from '../../../src/runtime/webhook/server.ts';
+import { admit } from '../../../src/runtime/webhook/admission.ts';
+import { webhookReadinessCheck } from '../../../src/runtime/webhook/health.ts';
+import { webhookPanics } from '../../../src/runtime/webhook/metrics.ts';
+import { webhookName, webhookPath } from '../../../src/runtime/webhook/paths.ts';
+import { INTERNAL_ERROR_MESSAGE } from '../../../src/runtime/webhook/response.ts';
+import type { AdmissionRequest, AdmissionReview } from '../../../src/runtime/webhook/review.ts';
 import { AdmissionDenied, type AdmissionContext, type WebhookRegistration } from '../../../src/runtime/webhook/types.ts';
 
 const silent = pino({ level: 'silent' });
@@ -440,6 +436,66 @@ describe('WebhookServer over HTTPS', () => {
     assert.notEqual(after!.fingerprint256, before.fingerprint256);
     assert.equal(after!.fingerprint256, new X509Certificate(next.certPem).fingerprint256);
   });
+});
+
+test("the server's waits run on its clock: the certificate reload and poll, the drain, an admission's timeout", async () => {
+  const { dir } = await servingCertDir('whs-clock-');
+  const clock = new FakeClock();
+  const slow: WebhookRegistration = { ...cloneset, mutate: () => new Promise<void>(() => {}) };
+  const server = new WebhookServer({
+    registrations: [slow],
+    features,
+    tls: { certDir: dir },
+    host: '127.0.0.1',
+    port: 0,
+    logger: silent,
+    certPollMs: 60_000,
+    clock,
+  });
+  await server.start();
+  try {
+    const served = () =>
+      new Promise<string>((resolve, reject) => {
+        const req = https.request(
+          { host: '127.0.0.1', port: server.port(), path: '/healthz', rejectUnauthorized: false, agent: false },
+          (res) => {
+            res.resume();
+            resolve((res.socket as import('node:tls').TLSSocket).getPeerX509Certificate()!.fingerprint256);
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    const first = await served();
+    const ca2 = await createCA('test-ca');
+    const next = await issueCert(ca2, { commonName: 'localhost', ipAddresses: ['127.0.0.1'] });
+    fs.writeFileSync(path.join(dir, 'tls.crt'), next.certPem);
+    fs.writeFileSync(path.join(dir, 'tls.key'), next.keyPem);
+    await new Promise((r) => setTimeout(r, 200)); // the directory watch's notifications arrive
+    assert.equal(await served(), first, 'nothing reloads while the clock stands still');
+    await clock.advance(60_000);
+    assert.equal(await served(), new X509Certificate(next.certPem).fingerprint256);
+
+    let answered = false;
+    const answer = admit('mutate', [slow], request(), { features, logger: silent, timeoutMs: 10_000, clock }).then((r) => {
+      answered = true;
+      return r;
+    });
+    await clock.advance(9_999);
+    assert.equal(answered, false);
+    await clock.advance(1);
+    assert.equal((await answer).status?.code, 500);
+
+    let drained = false;
+    const drain = server.drain(5_000).then(() => (drained = true));
+    await clock.advance(4_999);
+    assert.equal(drained, false);
+    await clock.advance(1);
+    await drain;
+  } finally {
+    await server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a Kruise object with a wrongly typed field is refused before any handler runs, naming the field', async () => {

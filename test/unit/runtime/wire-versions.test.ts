@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CRR_UNREADY_ACQUIRED_ANNOTATION } from '../../../src/apis/constants.ts';
 import type { KubeObject } from '../../../src/apis/core-objects.ts';
-import { CloneSets, ContainerRecreateRequests, isConflict, KubeClient, PatchType, Pods } from '../../../src/runtime/client.ts';
+import { KubeClient, PatchType } from '../../../src/runtime/client.ts';
+import { isConflict } from '../../../src/runtime/errors.ts';
+import { CloneSets, ContainerRecreateRequests, Pods } from '../../../src/runtime/resources.ts';
 import { FakeApiServer, useFakeApiServer } from './fake-apiserver.ts';
 
 type Obj = KubeObject & { spec?: any; status?: any };

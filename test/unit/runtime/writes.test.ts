@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { NodeImages, StatusError, type KubeObject } from '../../../src/runtime/client.ts';
+import type { KubeObject } from '../../../src/apis/core-objects.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
+import { NodeImages } from '../../../src/runtime/resources.ts';
 import { ResourceVersionExpectations } from '../../../src/runtime/expectations.ts';
 import { applyWrites, CONFLICT_REQUEUE_MS, writeRaceResult, writeStatus } from '../../../src/runtime/writes.ts';
 

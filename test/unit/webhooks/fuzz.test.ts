@@ -9,19 +9,14 @@
 import { describe, it, beforeEach, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { handleConversionReview } from '../../../src/apis/conversion/index.ts';
+import { handleConversionReview, type ConversionReview } from '../../../src/apis/conversion/index.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../../src/apis/features.ts';
 import { kinds, type KindDefinition } from '../../../src/apis/registry.ts';
-import {
-  INTERNAL_ERROR_MESSAGE,
-  MAX_JSON_DEPTH,
-  WebhookHandler,
-  webhookPanics,
-  webhookPath,
-  type AdmissionReview,
-  type ConversionReview,
-  type WebhookAnswer,
-} from '../../../src/runtime/webhook/server.ts';
+import { MAX_JSON_DEPTH, WebhookHandler, type WebhookAnswer } from '../../../src/runtime/webhook/http.ts';
+import { webhookPanics } from '../../../src/runtime/webhook/metrics.ts';
+import { webhookPath } from '../../../src/runtime/webhook/paths.ts';
+import { INTERNAL_ERROR_MESSAGE } from '../../../src/runtime/webhook/response.ts';
+import type { AdmissionReview } from '../../../src/runtime/webhook/review.ts';
 import type { AdmissionReader, Operation } from '../../../src/runtime/webhook/types.ts';
 import { allRegistrations } from '../../../src/webhooks/index.ts';
 import {

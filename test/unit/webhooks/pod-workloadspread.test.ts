@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Pod } from '../../../src/apis/core-objects.ts';
-import { StatusError } from '../../../src/runtime/client.ts';
+import { StatusError } from '../../../src/runtime/errors.ts';
 import { injectWorkloadSpread, recordPodDeletion, type SpreadAccess } from '../../../src/webhooks/pod/workloadspread.ts';
 
 const NOW = Date.parse('2026-01-02T03:04:05Z');

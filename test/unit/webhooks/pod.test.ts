@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Pod } from '../../../src/apis/core-objects.ts';
 import { FEATURE_GATE_DEFAULTS, type FeatureGates } from '../../../src/apis/features.ts';
-import { admit } from '../../../src/runtime/webhook/server.ts';
+import { admit } from '../../../src/runtime/webhook/admission.ts';
 import type { AdmissionCache } from '../../../src/runtime/webhook/types.ts';
 import { buildWebhookConfigurations } from '../../../src/runtime/webhook/configuration.ts';
 import { allRegistrations } from '../../../src/webhooks/index.ts';
