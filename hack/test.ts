@@ -34,9 +34,9 @@ if (!files.length) {
   process.stderr.write(`no test files match ${JSON.stringify(filters)}\n`);
   process.exit(1);
 }
-// Files that bring up a cluster of their own (real-node: a cluster with a real kubelet) need no
-// shared suite cluster when they run alone.
-const OWN_CLUSTER = ['test/integration/real-node.test.ts'];
+// Files that bring up a cluster of their own (real-node: a cluster with a real kubelet; the kubectl
+// differential: one cluster switched between the two managers) need no shared suite cluster when they run alone.
+const OWN_CLUSTER = ['test/integration/real-node.test.ts', 'test/integration/kubectl-differential.test.ts'];
 const needsCluster = files.some((f) => f.startsWith('test/integration/') && !OWN_CLUSTER.includes(f));
 
 const began = Date.now();

@@ -15,6 +15,7 @@ import {
   SIDECARSET_NAME_REVISION_LABEL,
   SIDECARSET_WORKING_HOTUPGRADE_CONTAINER_ANNOTATION,
 } from '../apis/constants.ts';
+import { marshalGoSidecarContainers } from './go-container.ts';
 import { matchesLabelSelector } from './labelselector.ts';
 import { controllerRevisionName, marshalGoJSON } from './revision.ts';
 
@@ -271,10 +272,21 @@ export function plainContainer(c: SidecarContainer): Container {
 /** The fields a SidecarSet revision records; the rest of the spec is not versioned. */
 const REVISION_FIELDS = ['volumes', 'containers', 'initContainers', 'imagePullSecrets', 'patchPodMetadata'] as const;
 
-/** The revision data: `{"spec": {"$patch": "replace", <revision fields>}}`, fields as stored (absent = null). */
+/**
+ * The revision data: `{"spec": {"$patch": "replace", <revision fields>}}` (getPatch). v1.8.2 takes the
+ * fields from its typed SidecarSet re-encoded, so the containers are written as Go marshals a
+ * SidecarContainer (`resources: {}` and the other struct members present whether or not the stored
+ * object has them: an object OpenKruise stored has them, one created through Kruise TS does not), and
+ * an absent or empty field (all are omitempty) is null.
+ */
 export function sidecarSetRevisionData(s: Pick<SidecarSet, 'spec'>): { spec: Record<string, unknown> } {
   const spec: Record<string, unknown> = { $patch: 'replace' };
-  for (const f of REVISION_FIELDS) spec[f] = s.spec?.[f] ?? null;
+  for (const f of REVISION_FIELDS) {
+    const v = s.spec?.[f];
+    if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) spec[f] = null;
+    else if (f === 'containers' || f === 'initContainers') spec[f] = JSON.parse(marshalGoSidecarContainers(v as unknown[]));
+    else spec[f] = v;
+  }
   return { spec };
 }
 

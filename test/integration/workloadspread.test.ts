@@ -182,7 +182,8 @@ describe('WorkloadSpread', { concurrency: 1 }, () => {
     const ws = await client.get<WS>(WorkloadSpreads, 'adaptive', { namespace: ns });
     const nowhere = ws.status.subsetStatuses.find((s: any) => s.name === 'nowhere');
     assert.equal(nowhere.conditions?.find((c: any) => c.type === 'Schedulable')?.status, 'False', JSON.stringify(ws.status));
-    assert.equal(nowhere.conditions.find((c: any) => c.type === 'Schedulable').reason, 'PodUnschedulable');
+    // v1.8.2 gives it no reason; read at v1beta1 (the suite cluster's version) it carries the stand-in.
+    assert.equal(nowhere.conditions.find((c: any) => c.type === 'Schedulable').reason, 'Unspecified');
     assert.ok(Date.now() - started < 45_000);
   });
 });

@@ -378,3 +378,64 @@ describe(`golden values from upstream ${golden.peer}: child naming`, () => {
     for (const pod of pods) checkBroadcastJobPod(job, pod);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Revision names v1.8.2 gave two of its own config/samples objects in the kubectl differential test
+// (test/integration/kubectl-differential.test.ts): templates with no `resources`, no subset
+// `selector` or `serviceName` — members Go writes whatever the stored object holds.
+
+describe('revision names v1.8.2 gave its config/samples objects, created through Kruise TS', () => {
+  const container = (name: string, image: string, extra: Record<string, unknown> = {}) => ({ name, image, ...extra });
+
+  it('SidecarSet guestbook-sidecar (containers without resources)', () => {
+    const input = {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'SidecarSet',
+      metadata: { name: 'guestbook-sidecar' },
+      spec: {
+        selector: { matchLabels: { 'app.kubernetes.io/name': 'guestbook-with-sidecar' } },
+        initContainers: [container('init-myservice', 'busybox:1.28', { command: ['sh', '-c', 'echo The app is running! && sleep 360'] })],
+        containers: [
+          container('guestbook-sidecar', 'openkruise/guestbook:sidecar', {
+            imagePullPolicy: 'Always',
+            ports: [{ name: 'sidecar-server', containerPort: 4000 }],
+            volumeMounts: [{ name: 'log-volume', mountPath: '/var/log' }],
+          }),
+        ],
+        volumes: [{ name: 'log-volume', emptyDir: {} }],
+      },
+    };
+    const s = convert(input, 'apps.kruise.io/v1beta1') as SidecarSet;
+    mutateSidecarSet(s, ctx('apps.kruise.io/v1beta1'));
+    assert.equal(sidecarSetRevisionName(s as Parameters<typeof sidecarSetRevisionName>[0], 0), 'guestbook-sidecar-7485789df8');
+  });
+
+  it('UnitedDeployment uniteddeployment-sample (statefulSetTemplate without selector or serviceName)', () => {
+    const input = {
+      apiVersion: 'apps.kruise.io/v1alpha1',
+      kind: 'UnitedDeployment',
+      metadata: { name: 'uniteddeployment-sample', namespace: 'kdiff', labels: { 'controller-tools.k8s.io': '1.0' } },
+      spec: {
+        replicas: 6,
+        revisionHistoryLimit: 10,
+        selector: { matchLabels: { app: 'foo' } },
+        template: {
+          statefulSetTemplate: {
+            metadata: { labels: { app: 'foo' } },
+            spec: { template: { metadata: { labels: { app: 'foo' } }, spec: { containers: [container('nginx', 'nginx')] } } },
+          },
+        },
+        topology: {
+          subsets: ['a', 'b', 'c'].map((z, i) => ({
+            name: `subset-${z}`,
+            ...(i === 0 ? { replicas: 1 } : i === 1 ? { replicas: '50%' } : {}),
+            nodeSelectorTerm: { matchExpressions: [{ key: 'node', operator: 'In', values: [`zone-${z}`] }] },
+          })),
+        },
+      },
+    };
+    const ud = convert(input, 'apps.kruise.io/v1beta1') as Stored<UnitedDeployment>;
+    mutateUnitedDeployment(ud, ctx('apps.kruise.io/v1beta1'));
+    assert.equal(newUnitedDeploymentRevision(ud, 1, 0).metadata.name, 'uniteddeployment-sample-6fdc9c94d5');
+  });
+});

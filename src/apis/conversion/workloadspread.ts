@@ -60,7 +60,12 @@ export const workloadSpreadConversion: KindConversion = {
       ['requiredNodeSelector', 'requiredNodeSelectorTerm'],
       ['preferredNodeSelector', 'preferredNodeSelectorTerms'],
     ]);
-    eachCondition(out.status, (c) => delete c.observedGeneration);
+    // v1.8.2 writes its subset conditions with no reason or message (omitempty): the hub's stand-ins go.
+    eachCondition(out.status, (c) => {
+      delete c.observedGeneration;
+      if (c.reason === UNSPECIFIED_CONDITION_REASON) delete c.reason;
+      if (c.message === '') delete c.message;
+    });
     return out;
   },
 };

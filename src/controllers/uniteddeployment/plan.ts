@@ -90,22 +90,23 @@ export function unitedDeploymentRevisionData(ud: UnitedDeployment): string {
 type SubsetTemplates = NonNullable<NonNullable<UnitedDeployment['spec']>['template']>;
 
 /**
- * The members of each subset template's spec that Go's types hold as structs (not pointers): Go
- * marshals them even when empty (`omitempty` does not drop a struct), so v1.8.2 hashes `{}` for them
- * whether or not the stored object has them — an object OpenKruise stored has them (its webhook
- * re-marshals), one created through Kruise TS does not.
+ * The members of each subset template's spec that Go marshals even when unset, with the value it
+ * writes: structs (not pointers; `omitempty` does not drop a struct) as `{}`, fields without
+ * `omitempty` as their zero value (`selector`, a pointer: null; apps/v1 `serviceName`: ""). v1.8.2
+ * hashes them whether or not the stored object has them — an object OpenKruise stored has them (its
+ * webhook re-marshals), one created through Kruise TS does not.
  */
-const GO_STRUCT_MEMBERS: Record<string, readonly string[]> = {
-  cloneSetTemplate: ['scaleStrategy', 'updateStrategy'],
-  advancedStatefulSetTemplate: ['volumeClaimUpdateStrategy', 'updateStrategy'],
-  statefulSetTemplate: ['updateStrategy'],
-  deploymentTemplate: ['strategy'],
+const GO_ALWAYS_WRITTEN: Record<string, Record<string, unknown>> = {
+  cloneSetTemplate: { selector: null, scaleStrategy: {}, updateStrategy: {} },
+  advancedStatefulSetTemplate: { selector: null, volumeClaimUpdateStrategy: {}, updateStrategy: {} },
+  statefulSetTemplate: { selector: null, serviceName: '', updateStrategy: {} },
+  deploymentTemplate: { selector: null, strategy: {} },
 };
 
 /**
  * The subset templates as Go re-marshals its decoded types: metadata with `creationTimestamp: null`,
  * pod templates as normalisePodTemplate writes them, the spec's struct-typed members
- * (GO_STRUCT_MEMBERS) always present, claim templates as Go marshals a PersistentVolumeClaim.
+ * (GO_ALWAYS_WRITTEN) always present, claim templates as Go marshals a PersistentVolumeClaim.
  */
 function goSubsetTemplates(templates: SubsetTemplates): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -113,7 +114,8 @@ function goSubsetTemplates(templates: SubsetTemplates): Record<string, unknown> 
     if (!t) continue;
     const spec: Record<string, unknown> = { ...(t.spec ?? {}) };
     spec.template = normalisePodTemplate(spec.template as PodTemplateSpec | undefined);
-    for (const member of GO_STRUCT_MEMBERS[key] ?? []) spec[member] ??= {};
+    for (const [member, zero] of Object.entries(GO_ALWAYS_WRITTEN[key] ?? {}))
+      if (spec[member] === undefined) spec[member] = structuredClone(zero);
     if (Array.isArray(spec.volumeClaimTemplates)) spec.volumeClaimTemplates = spec.volumeClaimTemplates.map(goClaimTemplate);
     out[key] = { ...t, metadata: { creationTimestamp: null, ...(t.metadata ?? {}) }, spec };
   }

@@ -16,6 +16,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { WorkloadSpreadStatus } from '../../apis/apps/workloadspread.ts';
 import { MATCHED_WORKLOADSPREAD_ANNOTATION, POD_DELETION_COST_ANNOTATION } from '../../apis/constants.ts';
 import type { Node, Pod } from '../../apis/core-objects.ts';
+import { UNSPECIFIED_CONDITION_REASON } from '../../apis/conversion/workloadspread.ts';
 import { metaTime } from '../../util/clock.ts';
 import { findUntoleratedTaint, nodeSelectorTermMatches } from '../../util/nodefit.ts';
 import { activePodsLess, comparatorFromLess, isPodActive, timeMillis } from '../../util/pod.ts';
@@ -191,8 +192,12 @@ function lateMatch(round: Round, pod: Pod, missing: Map<string, number>, patches
   return best.name;
 }
 
-function newCondition(status: 'True' | 'False', reason: string, now: number): SubsetCondition {
-  return { type: SUBSET_SCHEDULABLE, status, reason, message: '', lastTransitionTime: metaTime(now) };
+/**
+ * v1.8.2 gives the Schedulable condition no reason or message (later upstream versions name one); the
+ * v1beta1 condition requires a reason, so it carries the stand-in v1alpha1 reads as none.
+ */
+function newCondition(status: 'True' | 'False', now: number): SubsetCondition {
+  return { type: SUBSET_SCHEDULABLE, status, reason: UNSPECIFIED_CONDITION_REASON, message: '', lastTransitionTime: metaTime(now) };
 }
 
 /** setWorkloadSpreadSubsetCondition: same status and reason keeps the old one; same status keeps its transition time. */
@@ -232,9 +237,9 @@ function reschedule(
   const oldCond = subsetCondition(old, SUBSET_SCHEDULABLE);
   if (oldCond) status.conditions = [{ ...oldCond }];
   if (failed.length) {
-    setCondition(status, newCondition('False', 'PodUnschedulable', now));
+    setCondition(status, newCondition('False', now));
   } else if (!oldCond) {
-    setCondition(status, newCondition('True', 'Sufficient', now));
+    setCondition(status, newCondition('True', now));
   } else if (oldCond.status === 'False') {
     const recoverAt = (timeMillis(oldCond.lastTransitionTime) ?? now) + MAX_SCHEDULED_FAILED_DURATION_MS;
     if (recoverAt < now) {
@@ -244,7 +249,7 @@ function reschedule(
           reason: 'RecoverSchedulable',
           message: `Subset ${status.name} of WorkloadSpread ${ws.metadata.namespace}/${ws.metadata.name} is recovered from unschedulable to schedulable`,
         });
-      setCondition(status, newCondition('True', 'Sufficient', now));
+      setCondition(status, newCondition('True', now));
     } else {
       round.checkIn(recoverAt - now);
     }
@@ -333,7 +338,7 @@ function subsetStatuses(
       } else {
         const oldCond = subsetCondition(oldByName.get(subset.name), SUBSET_SCHEDULABLE);
         if (oldCond) status.conditions = [{ ...oldCond }];
-        setCondition(status, newCondition('True', 'Sufficient', round.inputs.now));
+        setCondition(status, newCondition('True', round.inputs.now));
       }
     }
     return status;

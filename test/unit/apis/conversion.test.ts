@@ -920,6 +920,28 @@ describe('WorkloadSpread', () => {
     assert.equal(cond.observedGeneration, undefined);
     assert.deepEqual((a.spec as { subsets: unknown[] }).subsets, [{ name: 'a', requiredNodeSelectorTerm: { matchFields: [] } }]);
   });
+
+  test("the hub's stand-in reason and an empty message read as v1.8.2's none at v1alpha1, and come back", () => {
+    const condition = {
+      type: 'Schedulable',
+      status: 'True',
+      lastTransitionTime: '2024-01-01T00:00:00Z',
+      reason: 'Unspecified',
+      message: '',
+    };
+    const b: KubeObject = {
+      apiVersion: BETA,
+      kind: 'WorkloadSpread',
+      metadata: { name: 'ws' },
+      spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' }, subsets: [{ name: 'a' }] },
+      status: { subsetStatuses: [{ name: 'a', replicas: 0, missingReplicas: -1, conditions: [condition] }] },
+    };
+    const a = convert(b, ALPHA);
+    const conditionsOf = (o: KubeObject) => (o.status as { subsetStatuses: { conditions: unknown[] }[] }).subsetStatuses[0]!.conditions;
+    assert.deepEqual(conditionsOf(a), [{ type: 'Schedulable', status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z' }]);
+    assert.equal(a.metadata?.annotations, undefined, 'nothing lost: no residual annotation');
+    assert.deepEqual(conditionsOf(convert(a, BETA)), [condition]);
+  });
 });
 
 describe('ResourceDistribution', () => {

@@ -209,10 +209,10 @@ describe('WorkloadSpread planner: adaptive rescheduling', () => {
     assert.deepEqual(p.podsToDelete, ['a0']);
     const [a, b, c] = p.status!.subsetStatuses!;
     assert.deepEqual(a!.conditions, [
-      { type: 'Schedulable', status: 'False', reason: 'PodUnschedulable', message: '', lastTransitionTime: iso(NOW) },
+      { type: 'Schedulable', status: 'False', reason: 'Unspecified', message: '', lastTransitionTime: iso(NOW) },
     ]);
     assert.deepEqual(b!.conditions, [
-      { type: 'Schedulable', status: 'True', reason: 'Sufficient', message: '', lastTransitionTime: iso(NOW) },
+      { type: 'Schedulable', status: 'True', reason: 'Unspecified', message: '', lastTransitionTime: iso(NOW) },
     ]);
     assert.equal(c!.conditions![0]!.status, 'True', 'the last subset is always schedulable');
     // a1 times out in 6 s: the next round is due then.
@@ -224,7 +224,7 @@ describe('WorkloadSpread planner: adaptive rescheduling', () => {
     const due = plan(adaptive(), [pod('a0', { subset: 'a', unschedulable: true, created: 10 })]);
     assert.deepEqual(due.podsToDelete, []);
     assert.equal(due.requeueAfterMs, 1);
-    const cond = { type: 'Schedulable', status: 'False' as const, reason: 'PodUnschedulable', message: '', lastTransitionTime: ago(300) };
+    const cond = { type: 'Schedulable', status: 'False' as const, reason: 'Unspecified', message: '', lastTransitionTime: ago(300) };
     const recovering = plan(adaptive({ subsetStatuses: [{ name: 'a', replicas: 0, missingReplicas: 2, conditions: [cond] }] }), []);
     assert.equal(recovering.status?.subsetStatuses?.[0]?.conditions?.[0]?.status ?? 'False', 'False');
     assert.equal(recovering.requeueAfterMs, 1);
@@ -233,7 +233,7 @@ describe('WorkloadSpread planner: adaptive rescheduling', () => {
     const cond = (t: number) => ({
       type: 'Schedulable',
       status: 'False' as const,
-      reason: 'PodUnschedulable',
+      reason: 'Unspecified',
       message: '',
       lastTransitionTime: ago(t),
     });
@@ -242,7 +242,7 @@ describe('WorkloadSpread planner: adaptive rescheduling', () => {
     assert.equal(early.requeueAfterMs, 200_000);
     const late = plan(adaptive({ subsetStatuses: [{ name: 'a', replicas: 0, missingReplicas: 2, conditions: [cond(301)] }] }), []);
     assert.deepEqual(late.status!.subsetStatuses![0]!.conditions, [
-      { type: 'Schedulable', status: 'True', reason: 'Sufficient', message: '', lastTransitionTime: iso(NOW) },
+      { type: 'Schedulable', status: 'True', reason: 'Unspecified', message: '', lastTransitionTime: iso(NOW) },
     ]);
     assert.deepEqual(
       late.events.map((e) => e.reason),
@@ -257,7 +257,7 @@ describe('WorkloadSpread planner: adaptive rescheduling', () => {
             name: 'a',
             replicas: 0,
             missingReplicas: 2,
-            conditions: [{ type: 'Schedulable', status: 'False', reason: 'PodUnschedulable', message: '', lastTransitionTime: ago(1) }],
+            conditions: [{ type: 'Schedulable', status: 'False', reason: 'Unspecified', message: '', lastTransitionTime: ago(1) }],
           },
         ],
       }),
