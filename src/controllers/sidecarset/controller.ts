@@ -7,13 +7,12 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
 import { SIDECARSET_NAME_REVISION_LABEL } from '../../apis/constants.ts';
 import { ControllerRevisions, Namespaces, Pods, SidecarSets } from '../../runtime/resources.ts';
-import { TerminalError, type ReconcileResult } from '../../runtime/controller.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventHandler } from '../../runtime/informer.ts';
 import { unwrapDeleted } from '../../runtime/store.ts';
 import type { Informer } from '../../runtime/informer-factory.ts';
 import { LowPriority } from '../../runtime/workqueue.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
-import { errMessage } from '../../util/errors.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { isPodReady } from '../../util/pod.ts';
 import { injectedSidecarSetNames, isSidecarUpdateCompleted, podMatchesSidecarSet, type StoredSidecarSet } from '../../util/sidecarset.ts';
@@ -23,6 +22,7 @@ import { WorkloadExpectations } from '../workload.ts';
 import { keyOf } from '../workload-writes.ts';
 import { SidecarSetExecutor, type ExecutorDeps } from './executor.ts';
 import { planSidecarSet } from './plan.ts';
+import { FailedPlanReporter } from '../failed-plan.ts';
 
 /** What one reconcile reads; informer caches in production, plain objects in unit tests. */
 export interface SidecarSetCache {
@@ -42,10 +42,13 @@ export interface SidecarSetReconcilerDeps extends ExecutorDeps {
 export class SidecarSetReconciler {
   private readonly clock: Clock;
   private readonly executor: SidecarSetExecutor;
+  /** A SidecarSet's status has no conditions: a failed plan is an Event, then terminal. */
+  private readonly failures: FailedPlanReporter<StoredSidecarSet>;
 
   constructor(private readonly deps: SidecarSetReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.executor = new SidecarSetExecutor(deps);
+    this.failures = new FailedPlanReporter({ type: SidecarSets }, { recorder: deps.recorder, log: deps.log, now: () => this.clock.now() });
   }
 
   async reconcile(name: string): Promise<ReconcileResult> {
@@ -55,14 +58,8 @@ export class SidecarSetReconciler {
       expectations.forget(keyOf({ metadata: { name } }));
       return {};
     }
-    let selected: Pod[];
-    try {
-      selected = cache.selectedPods(s);
-    } catch (err) {
-      // A selector the webhook would refuse (an object stored before it): say so, do not crash or hot-loop.
-      this.deps.recorder.event(s, 'Warning', 'FailedSync', 'Reconcile', `invalid selector: ${errMessage(err)}`);
-      throw new TerminalError(`cannot plan SidecarSet ${name}`, { cause: err });
-    }
+    // A selector the webhook would refuse (an object stored before it): said, not crashed on or hot-looped.
+    const selected = await this.failures.orReport(s, () => cache.selectedPods(s));
     const wait = expectations.wait(keyOf(s), selected, log);
     if (wait !== undefined) return { requeueAfterMs: wait };
 

@@ -16,7 +16,7 @@ import {
 } from '../../runtime/resources.ts';
 import type { ControllerRevision, KubeObject, Pod, Stored } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
-import { OwnerUIDIndex, splitKey, unwrapDeleted, type DeletedFinalStateUnknown } from '../../runtime/store.ts';
+import { splitKey, unwrapDeleted, type DeletedFinalStateUnknown } from '../../runtime/store.ts';
 import type { Informer } from '../../runtime/informer-factory.ts';
 import { access, READ, WRITE } from '../../runtime/rbac.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
@@ -27,6 +27,7 @@ import { UnitedDeploymentExecutor, type ExecutorDeps } from './executor.ts';
 import { planUnitedDeployment } from './plan.ts';
 import { subsetKindOf, udControllerRef, type SubsetKind, type SubsetWorkload } from './subset.ts';
 import type { ScaleExpectations } from '../../runtime/expectations.ts';
+import { ownedBy } from '../owned.ts';
 
 /** What one reconcile reads: informer caches in production, plain objects in unit tests. */
 export interface UnitedDeploymentCache {
@@ -122,19 +123,13 @@ class InformerCache implements UnitedDeploymentCache {
     return this.uds.lister.get(namespace, name);
   }
 
-  private owned<T extends KubeObject>(informer: Informer<T>, ud: UnitedDeployment): T[] {
-    const uid = ud.metadata?.uid;
-    if (!uid) return [];
-    return informer.lister.byIndex(OwnerUIDIndex, uid).filter((o) => o.metadata.namespace === ud.metadata?.namespace);
-  }
-
   revisions(ud: UnitedDeployment) {
-    return this.owned(this.revisionInformer, ud);
+    return ownedBy(this.revisionInformer.lister, ud);
   }
 
   workloads(ud: UnitedDeployment, kind: SubsetKind) {
     // A UD owns workloads of one kind; two kinds share a resource (apps/v1 and Kruise StatefulSet) only by kind name.
-    return this.owned(this.workloadInformers[kind], ud);
+    return ownedBy(this.workloadInformers[kind].lister, ud);
   }
 
   pods(ud: UnitedDeployment) {
