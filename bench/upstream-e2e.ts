@@ -23,12 +23,11 @@ import { ensureKruiseE2E, repoRoot } from '../src/cluster/binaries.ts';
 import { down, up, type ClusterState } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail } from '../src/cluster/processes.ts';
 import { fromKubeconfigFile, type KubeClient } from '../src/runtime/client.ts';
-import { CloneSets } from '../src/runtime/resources.ts';
-import type { KubeObject } from '../src/apis/core-objects.ts';
 import { kruiseArgs, servingFlags } from '../test/harness/kruise-cli.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 import { applyE2ESetup, E2E_FEATURE_GATES, runKruiseE2E } from '../test/harness/upstream-e2e.ts';
 import { E2E_GROUPS, groupOfSpec, renderDoc, type E2EResults, type SpecResult } from '../test/harness/upstream-e2e-report.ts';
+import { dryRunCloneSetProbe } from '../test/harness/webhook-ready.ts';
 
 const RESULTS = path.join(repoRoot, 'docs/upstream-e2e-results.json');
 const DOC = path.join(repoRoot, 'docs/upstream-e2e.md');
@@ -245,18 +244,5 @@ async function startTs(state: ClusterState, runDir: string): Promise<StartedMana
  * AllAlpha the alpha gate TemplateNoDefaults leaves the pod template undefaulted, as upstream does.
  */
 async function cloneSetDefaulted(client: KubeClient): Promise<boolean> {
-  const probe = {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'CloneSet',
-    metadata: { name: 'webhook-probe', namespace: 'default' },
-    spec: {
-      replicas: 0,
-      selector: { matchLabels: { app: 'probe' } },
-      template: { metadata: { labels: { app: 'probe' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
-    },
-  };
-  const out = (await client
-    .create({ ...CloneSets, version: 'v1alpha1' }, probe as KubeObject, { namespace: 'default', dryRun: true })
-    .catch(() => undefined)) as { spec?: { updateStrategy?: { type?: string } } } | undefined;
-  return !!out?.spec?.updateStrategy?.type;
+  return !!(await dryRunCloneSetProbe(client))?.spec.updateStrategy?.type;
 }

@@ -19,6 +19,7 @@ import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { kruiseArgs, servingFlags } from '../harness/kruise-cli.ts';
 import { creationOrder, fullObjects, sampleObjects, type DifferentialObject } from '../harness/kubectl-differential-objects.ts';
 import { startUpstreamPeer, UPSTREAM_NAMESPACE, type RunningPeer } from '../harness/upstream-peer.ts';
+import { CLONESET_WEBHOOK_PROBE } from '../harness/webhook-ready.ts';
 
 const CLUSTER = `${TEST_CLUSTER}-kdiff`;
 const NAMESPACE = 'kdiff';
@@ -211,21 +212,13 @@ describe('kubectl differential: the same manifests under OpenKruise v1.8.2 and u
       path.join(peer.cluster.runDir, 'logs', 'kruise-manager.log'),
     );
     // Serving once a server-side dry run of a CloneSet comes back defaulted by its webhook.
-    const probe = {
-      apiVersion: 'apps.kruise.io/v1alpha1',
-      kind: 'CloneSet',
-      metadata: { name: 'webhook-probe', namespace: 'default' },
-      spec: {
-        replicas: 0,
-        selector: { matchLabels: { app: 'probe' } },
-        template: { metadata: { labels: { app: 'probe' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
-      },
-    };
     await waitFor(
       'Kruise TS to serve its webhooks',
       async () => {
         if (manager!.exited) throw new Error(`manager exited: ${tail(manager!.logFile, 20)}`);
-        const out = await kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], JSON.stringify(probe)).catch(() => '');
+        const out = await kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], JSON.stringify(CLONESET_WEBHOOK_PROBE)).catch(
+          () => '',
+        );
         return !!out && JSON.parse(out).spec.template.spec.containers[0].imagePullPolicy === 'Always';
       },
       120_000,
