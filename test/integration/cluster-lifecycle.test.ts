@@ -38,7 +38,7 @@ describe('local cluster lifecycle', { concurrency: false }, () => {
     assert.equal(JSON.parse(cli.stdout).running, true);
 
     const { stopped } = await down(n, { quiet: true, purge: true });
-    assert.equal(stopped, 6, 'etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, webhook-proxy');
+    assert.equal(stopped, 7, 'etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, webhook-proxy, storage-provisioner');
     assert.deepEqual(processesMentioning(runDirOf(n)), []);
     assert.equal(readState(n), null);
   });
