@@ -8,7 +8,7 @@ import type { Node, Pod } from '../../apis/core-objects.ts';
 import { isPodHooked } from '../../util/lifecycle.ts';
 import { withDaemonPodTolerations, withNodeNameAffinity, type DaemonPlacement } from '../../util/nodefit.ts';
 import { isPodReady } from '../../util/pod.ts';
-import type { DaemonSetPlan, PlanInput } from './plan.ts';
+import type { DaemonSetPlan, PlanInput } from './types.ts';
 import { allowsSurge, compareDaemonPods, isDaemonPodAvailable, isPodUpdated, isPreDeleting, podName, rollingUpdateOf } from './pods.ts';
 import { daemonSetControllerRef } from './revisions.ts';
 

@@ -6,71 +6,26 @@
 
 import type { DaemonSet, DaemonSetStatus } from '../../apis/apps/daemonset.ts';
 import { CONTROLLER_REVISION_HASH_LABEL, LifecycleState } from '../../apis/constants.ts';
-import type { Node, Pod } from '../../apis/core-objects.ts';
-import type { FeatureGates } from '../../apis/features.ts';
+import type { Pod } from '../../apis/core-objects.ts';
 import { metaTime } from '../../util/clock.ts';
 import { planWorkloadImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
 import { planInPlaceRefresh } from '../../util/inplaceupdate.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
-import { isPodHooked, planLifecycleTransition, type LifecycleTransition } from '../../util/lifecycle.ts';
+import { isPodHooked, planLifecycleTransition } from '../../util/lifecycle.ts';
 import { nodeShouldRunDaemonPod } from '../../util/nodefit.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
-import type { InPlaceUpdateAction, PodRefresh } from '../plan-types.ts';
 import { getNodesNeedingPods, manage, newDaemonPod } from './manage.ts';
 import { hasInPlaceGate, isPodUpdated, nodeToDaemonPods, partitionOf, podName, rollingUpdateOf } from './pods.ts';
 import { chooseRevisions, revisionHash, revisionsToTruncate } from './revisions.ts';
 import { computeStatus } from './status.ts';
 import { rollingUpdate } from './update.ts';
 import { randomString } from '../../util/rand.ts';
+import type { PlanInput, DaemonSetPlan } from './types.ts';
+
+export type { PlanInput, DaemonSetPlan } from './types.ts';
 
 /** Upstream BurstReplicas: pods created (and deleted) per reconcile unless spec.burstReplicas says. */
 export const DEFAULT_BURST_REPLICAS = 250;
-
-export interface PlanInput {
-  daemonSet: DaemonSet;
-  /** ControllerRevisions the DaemonSet owns. */
-  revisions: readonly ControllerRevision[];
-  /** Pods the DaemonSet owns (claimed), active or not. */
-  pods: readonly Pod[];
-  nodes: readonly Node[];
-  /** Milliseconds since the epoch. */
-  now: number;
-  features: Pick<FeatureGates, 'DaemonSetPruneIneligibleNodes' | 'InPlaceUpdateEnvFromMetadata'>;
-  /** Milliseconds a node's failed-pod backoff still runs, undefined when not backing off. */
-  failedPodBackoff?: (node: string) => number | undefined;
-  /** 5-character pod name suffixes (random by default, as the API server's generateName). */
-  randomSuffix?: () => string;
-  /**
-   * Names of the ImagePullJobs this DaemonSet controls; given only when image pre-download is on
-   * (gate PreDownloadImageForDaemonSetUpdate).
-   */
-  imagePullJobs?: readonly string[];
-}
-
-export interface DaemonSetPlan {
-  newRevision?: ControllerRevision;
-  revisionBump?: { name: string; revision: number };
-  /** The update revision's hash (pod label value, status.updateRevision). */
-  hash: string;
-  /** status.collisionCount; absent until a name collision (upstream's nil). */
-  collisionCount?: number;
-  refreshes: PodRefresh[];
-  /** Pods moved to PreparingDelete instead of being deleted (preDelete hook). */
-  lifecycleTransitions: LifecycleTransition[];
-  inPlaceUpdates: InPlaceUpdateAction[];
-  /** Complete pods (with names) to create, in creation order. */
-  createPods: Pod[];
-  deletePods: string[];
-  /** Nodes whose failed pod is deleted now: their backoff steps up. */
-  failedPodNodes: string[];
-  events: Array<{ type: 'Normal' | 'Warning'; reason: string; message: string }>;
-  status: DaemonSetStatus;
-  statusChanged: boolean;
-  revisionsToDelete: string[];
-  /** Image pre-download for the update revision's new images. */
-  preDownload?: PreDownloadPlan;
-  requeueAfterMs?: number;
-}
 
 const randomSuffix = () => randomString(5);
 

@@ -11,7 +11,7 @@ import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import type { DaemonPlacement } from '../../util/nodefit.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import type { InPlaceUpdateAction } from '../plan-types.ts';
-import type { PlanInput } from './plan.ts';
+import type { PlanInput } from './types.ts';
 import {
   hasInPlaceGate,
   isDaemonPodAvailable,

@@ -3,7 +3,7 @@
 // ControllerRevision of its current spec (revisions.ts), its status, the hot upgrades to switch
 // (hotupgrade.ts) and which pods get their sidecars upgraded in place this round (strategy.ts).
 import type { SidecarSet, SidecarSetStatus } from '../../apis/apps/sidecarset.ts';
-import type { ControllerRevision, Namespace, Pod, PodCondition } from '../../apis/core-objects.ts';
+import type { Pod, PodCondition } from '../../apis/core-objects.ts';
 import { isPodActive } from '../../util/pod.ts';
 import {
   hotUpgradeContainerNames,
@@ -18,18 +18,9 @@ import { isHotUpgradeReadyToReset, resetHotUpgradedPod } from './hotupgrade.ts';
 import { isPodStateConsistent, isSidecarPodReady } from './pod-state.ts';
 import { planRevisions, type RevisionPlan } from './revisions.ts';
 import { nextUpgradePods, upgradableCondition, upgradedPod, type PodUpgrade } from './strategy.ts';
+import type { SidecarSetObserved } from './types.ts';
 
-export interface SidecarSetObserved {
-  sidecarSet: StoredSidecarSet;
-  /** Pods the selector picks, in every namespace (the planner applies namespaceSelector). */
-  pods: readonly Pod[];
-  namespaces: ReadonlyMap<string, Pick<Namespace, 'metadata'>>;
-  /** Revisions labelled kruise.io/sidecarset-name=<name> in the manager's namespace. */
-  revisions: readonly ControllerRevision[];
-  /** The manager's namespace, where revisions live. */
-  revisionNamespace: string;
-  now: Date;
-}
+export type { SidecarSetObserved } from './types.ts';
 
 export interface SidecarSetPlan {
   revision: RevisionPlan;

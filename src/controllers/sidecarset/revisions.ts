@@ -7,7 +7,7 @@ import type { ControllerRevision, Pod } from '../../apis/core-objects.ts';
 import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../../apis/constants.ts';
 import { CONTROLLER_REVISION_HASH_KEY, hashControllerRevision, marshalGoJSON } from '../../util/revision.ts';
 import { podSidecarSetControllerRevision, revisionLabels, sidecarSetRevisionData, sidecarSetRevisionName } from '../../util/sidecarset.ts';
-import type { SidecarSetObserved } from './plan.ts';
+import type { SidecarSetObserved } from './types.ts';
 
 export interface RevisionPlan {
   /** The revision of the current spec: an existing one (maybe renumbered) or one to create. */

@@ -8,10 +8,9 @@
 import type { StatefulSet, StatefulSetStatus } from '../../apis/apps/statefulset.ts';
 import { LifecycleState } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import type { OwnerReference } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { metaTime } from '../../util/clock.ts';
-import { getPodLifecycleState, isPodHooked, planLifecycleTransition, type LifecycleTransition } from '../../util/lifecycle.ts';
+import { getPodLifecycleState, isPodHooked, planLifecycleTransition } from '../../util/lifecycle.ts';
 import {
   chooseUpdateRevision,
   newTemplateRevision,
@@ -20,13 +19,15 @@ import {
   type ControllerRevision,
 } from '../../util/revision-data.ts';
 import { refreshPodState } from '../../util/workload-lifecycle.ts';
-import type { InPlaceUpdateAction, LabelPatch, PodCreation, PodRefresh } from '../plan-types.ts';
 import { replicasOf, replicasRange, slotPods } from './ordinals.ts';
 import { isFailedOrSucceeded, isPodAtRevision, isTerminating, newPod, podName, setName, type Pod } from './pods.ts';
 import { fixCondemnedClaims, processCondemned, processReplicas } from './replicas.ts';
 import type { Round } from './round.ts';
 import { computeStatus, settleStatus } from './status.ts';
 import { isCurrentRevisionNeeded, rollingUpdate } from './update.ts';
+import type { StatefulSetPlan } from './types.ts';
+
+export type { StatefulSetPlan, PvcOwnerUpdate, PlanEvent } from './types.ts';
 
 export interface PlanInput {
   set: StatefulSet;
@@ -39,48 +40,6 @@ export interface PlanInput {
   /** Milliseconds since the epoch. */
   now: number;
   features: FeatureGates;
-}
-
-export interface PvcOwnerUpdate {
-  pvc: string;
-  resourceVersion?: string;
-  ownerReferences: OwnerReference[];
-}
-
-export interface PlanEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-}
-
-export interface StatefulSetPlan {
-  newRevision?: ControllerRevision;
-  /** An older equal revision brought back as the update revision (rollback): its new number. */
-  revisionUpdate?: { name: string; revision: number };
-  currentRevision: string;
-  updateRevision: string;
-  collisionCount: number;
-  /** OrderedReady: at most one; Parallel: in slow-start batches. */
-  createPods: PodCreation[];
-  /** Missing claims of Pending pods (a user deleted one). */
-  createPVCs: PersistentVolumeClaim[];
-  deletePods: string[];
-  pvcOwnerUpdates: PvcOwnerUpdate[];
-  /** volumeClaimUpdateStrategy OnPodRollingUpdate: claims whose storage request grows to the template's. */
-  pvcResizes: Array<{ pvc: string; storage: string }>;
-  labelPatches: LabelPatch[];
-  lifecycleTransitions: LifecycleTransition[];
-  refreshes: PodRefresh[];
-  inPlaceUpdates: InPlaceUpdateAction[];
-  events: PlanEvent[];
-  status: StatefulSetStatus;
-  statusChanged: boolean;
-  revisionsToDelete: string[];
-  requeueAfterMs?: number;
-  /** FailedUpdatePod (e.g. InPlaceOnly and the change cannot be made in place). */
-  updateError?: string;
-  /** Whether creations run one at a time (OrderedReady). */
-  monotonic: boolean;
 }
 
 const DEFAULT_HISTORY_LIMIT = 10;

@@ -6,7 +6,7 @@ import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import type { OrdinalRange } from './ordinals.ts';
-import type { StatefulSetPlan } from './plan.ts';
+import type { StatefulSetPlan } from './types.ts';
 import type { Pod } from './pods.ts';
 
 export interface Round {

@@ -251,7 +251,7 @@ describe('PubReconciler (executor)', () => {
     delete bare.metadata.annotations!['pub.kruise.io/related-pub'];
     const p = pub({ selector: { matchLabels: { app: 'web' } }, maxUnavailable: 1 }, { unavailablePods: { new: at(-4) } });
     const { reconciler, calls } = run(p, [bare, selected(pod('new'))]);
-    assert.deepEqual(await reconciler.reconcile('ns/pub'), { requeueAfter: 6_000 + 1 });
+    assert.deepEqual(await reconciler.reconcile('ns/pub'), { requeueAfterMs: 6_000 + 1 });
     assert.deepEqual(calls, [
       'patch old {"metadata":{"annotations":{"pub.kruise.io/related-pub":"pub","kruise.io/related-pub":"pub"}}}',
       'status allowed=1',
