@@ -1,12 +1,12 @@
 // The EphemeralJob controller (spec §17): reads the job and its namespace's pods from informer
 // caches, waits while the cache is behind our own writes (resourceVersion expectations on the job
 // and the injected pods), asks planEphemeralJob (plan.ts) for the round and hands it to the
-// executor (executor.ts); a plan that fails on a malformed job is reported (WorkloadStep.orReport).
+// executor (executor.ts); a plan that fails on a malformed job is reported (FailedPlanReporter.orReport).
 
 import type { EphemeralJob } from '../../apis/apps/ephemeraljob.ts';
 import type { Pod } from '../../apis/core-objects.ts';
 import type { KubeClient } from '../../runtime/client.ts';
-import { apiVersionOf, EphemeralJobs, Pods } from '../../runtime/resources.ts';
+import { EphemeralJobs, Pods } from '../../runtime/resources.ts';
 import type { KubeObject, Stored } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -17,9 +17,9 @@ import { access, READ } from '../../runtime/rbac.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
-import { WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { EphemeralJobExecutor } from './executor.ts';
 import { planEphemeralJob } from './plan.ts';
+import { FailedPlanReporter, type FailedPlanKind } from '../failed-plan.ts';
 
 export interface EphemeralJobCache {
   get(namespace: string, name: string): Stored<EphemeralJob> | undefined;
@@ -38,12 +38,12 @@ export interface ReconcilerDeps {
 export class EphemeralJobReconciler {
   private readonly clock: Clock;
   private readonly executor: EphemeralJobExecutor;
-  private readonly step: WorkloadStep<Stored<EphemeralJob>>;
+  private readonly failures: FailedPlanReporter<Stored<EphemeralJob>>;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.executor = new EphemeralJobExecutor(deps);
-    this.step = new WorkloadStep(ephemeralJobKind, { ...deps, now: () => this.clock.now() });
+    this.failures = new FailedPlanReporter(ephemeralJobKind, { ...deps, now: () => this.clock.now() });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -56,22 +56,13 @@ export class EphemeralJobReconciler {
       this.deps.log,
     );
     if (requeue !== undefined) return { requeueAfterMs: requeue };
-    const plan = await this.step.orReport(job, () => planEphemeralJob({ job, pods, now: this.clock.now() }));
+    const plan = await this.failures.orReport(job, () => planEphemeralJob({ job, pods, now: this.clock.now() }));
     return this.executor.execute(job, plan);
   }
 }
 
 /** What the shared step needs to know about EphemeralJobs (a failed round: upstream's JobError condition). */
-const ephemeralJobKind: WorkloadKind<Stored<EphemeralJob>> = {
-  type: EphemeralJobs,
-  failureCondition: 'JobError',
-  controllerRef: (job) => ({
-    apiVersion: apiVersionOf(EphemeralJobs),
-    kind: EphemeralJobs.kind,
-    name: job.metadata.name ?? '',
-    uid: job.metadata.uid ?? '',
-  }),
-};
+const ephemeralJobKind: FailedPlanKind<Stored<EphemeralJob>> = { type: EphemeralJobs, failureCondition: 'JobError' };
 
 export const ephemeralJobController: ControllerSetup = {
   name: 'ephemeraljob',

@@ -9,7 +9,6 @@ import type { LabelSelector, Pod, KubeObject } from '../../apis/core-objects.ts'
 import type { KubeClient, Scale } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
-  apiVersionOf,
   CloneSets,
   Deployments,
   Pods,
@@ -35,9 +34,9 @@ import { parseToLabelSelector } from '../../util/labelselector.ts';
 import { apiGroupOf, relatedPubName, type StoredPub } from '../../util/pub.ts';
 import { pubCoversPod, resolvePubTargets, type PubTargetCache, type Workload } from '../../util/pub-targets.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
-import { WorkloadStep, type WorkloadKind, type WorkloadObject, type WorkloadStepDeps } from '../workload.ts';
 import { PubExecutor } from './executor.ts';
 import { planPub } from './plan.ts';
+import { FailedPlanReporter, type FailedPlanKind } from '../failed-plan.ts';
 
 export interface PubCache extends PubTargetCache {
   getPub(namespace: string, name: string): StoredPub | undefined;
@@ -57,14 +56,12 @@ export interface PubReconcilerDeps {
 export class PubReconciler {
   private readonly clock: Clock;
   private readonly executor: PubExecutor;
-  private readonly step: WorkloadStep<Reported>;
+  private readonly failures: FailedPlanReporter<StoredPub>;
 
   constructor(private readonly deps: PubReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.executor = new PubExecutor(deps);
-    // The step only reports here (a status write); its pod claims, which read, are not used.
-    const client = deps.client as WorkloadStepDeps['client'];
-    this.step = new WorkloadStep(pubKind, { ...deps, client, now: () => this.clock.now() });
+    this.failures = new FailedPlanReporter(pubKind, { ...deps, now: () => this.clock.now() });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -83,7 +80,7 @@ export class PubReconciler {
     if (wait !== undefined) return { requeueAfterMs: wait };
     const round = async (): Promise<ReconcileResult> => {
       const pub = guard ? guard.newest(key, cached) : cached;
-      const plan = await this.step.orReport(pub as Reported, () =>
+      const plan = await this.failures.orReport(pub, () =>
         planPub({ pub, pods: targets.pods, totalReplicas: targets.totalReplicas, now: this.clock.now() }),
       );
       return this.executor.execute(key, pub, plan);
@@ -93,20 +90,10 @@ export class PubReconciler {
 }
 
 /**
- * A budget as the shared step reports a failed round: its FailedSync event (the status has no
- * conditions, so the condition the step adds does not survive the API server's pruning).
+ * A budget as the failed-plan idiom reports it: its FailedSync event (the status has no
+ * conditions, so the condition it adds does not survive the API server's pruning).
  */
-type Reported = StoredPub & WorkloadObject;
-const pubKind: WorkloadKind<Reported> = {
-  type: PodUnavailableBudgets,
-  failureCondition: 'FailedSync',
-  controllerRef: (pub) => ({
-    apiVersion: apiVersionOf(PodUnavailableBudgets),
-    kind: PodUnavailableBudgets.kind,
-    name: pub.metadata.name ?? '',
-    uid: pub.metadata.uid ?? '',
-  }),
-};
+const pubKind: FailedPlanKind<StoredPub> = { type: PodUnavailableBudgets, failureCondition: 'FailedSync' };
 
 /** The workload types read from informers; others are read through their scale subresource. */
 function informerTypeFor(apiVersion: string, kind: string): ResourceType | undefined {

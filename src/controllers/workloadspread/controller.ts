@@ -9,7 +9,6 @@ import type { ConfigMap, Node, Pod, KubeObject } from '../../apis/core-objects.t
 import type { KubeClient } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
-  apiVersionOf,
   CloneSets,
   ConfigMaps,
   Deployments,
@@ -44,10 +43,10 @@ import {
   workloadReplicasOf,
 } from '../../util/workloadspread.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
-import { WorkloadStep, type WorkloadKind, type WorkloadObject, type WorkloadStepDeps } from '../workload.ts';
 import { DEPLOYMENT_REVISION_ANNOTATION, makeSpreadHandlers, type Workload } from './event-handler.ts';
 import { WorkloadSpreadExecutor, WorkloadSpreads, type StoredWS } from './executor.ts';
 import { planWorkloadSpread } from './plan.ts';
+import { FailedPlanReporter, type FailedPlanKind } from '../failed-plan.ts';
 
 /** How soon a round that found the cache behind our own writes looks again. */
 const CACHE_WAIT_MS = 500;
@@ -150,21 +149,14 @@ export class WorkloadSpreadReconciler {
   private readonly scale: ScaleExpectations;
   private readonly resourceVersions: ResourceVersionExpectations;
   private readonly executor: WorkloadSpreadExecutor;
-  private readonly step: WorkloadStep<Reported>;
+  private readonly failures: FailedPlanReporter<StoredWS>;
 
   constructor(private readonly deps: SpreadReconcilerDeps) {
     this.clock = deps.clock ?? realClock;
     this.scale = deps.scale ?? new ScaleExpectations();
     this.resourceVersions = deps.resourceVersions ?? new ResourceVersionExpectations();
     this.executor = new WorkloadSpreadExecutor({ ...deps, scale: this.scale, resourceVersions: this.resourceVersions });
-    // The step only reports here (a status write); its pod claims, which read, are not used.
-    const client = deps.client as WorkloadStepDeps['client'];
-    this.step = new WorkloadStep(workloadSpreadKind, {
-      ...deps,
-      client,
-      resourceVersions: this.resourceVersions,
-      now: () => this.clock.now(),
-    });
+    this.failures = new FailedPlanReporter(workloadSpreadKind, { ...deps, now: () => this.clock.now() });
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -206,7 +198,7 @@ export class WorkloadSpreadReconciler {
     );
     if (wait !== undefined) return { requeueAfterMs: wait };
 
-    const plan = await this.step.orReport(ws as Reported, () =>
+    const plan = await this.failures.orReport(ws, () =>
       planWorkloadSpread({
         ws,
         pods,
@@ -222,20 +214,10 @@ export class WorkloadSpreadReconciler {
 }
 
 /**
- * A WorkloadSpread as the shared step reports a failed round: its FailedSync event (the status has
- * no conditions, so the condition the step adds does not survive the API server's pruning).
+ * A WorkloadSpread as the failed-plan idiom reports it: its FailedSync event (the status has
+ * no conditions, so the condition it adds does not survive the API server's pruning).
  */
-type Reported = StoredWS & WorkloadObject;
-const workloadSpreadKind: WorkloadKind<Reported> = {
-  type: WorkloadSpreads,
-  failureCondition: 'FailedSync',
-  controllerRef: (ws) => ({
-    apiVersion: apiVersionOf(WorkloadSpreads),
-    kind: WorkloadSpreads.kind,
-    name: ws.metadata.name,
-    uid: ws.metadata.uid ?? '',
-  }),
-};
+const workloadSpreadKind: FailedPlanKind<StoredWS> = { type: WorkloadSpreads, failureCondition: 'FailedSync' };
 
 export const workloadSpreadController: ControllerSetup = {
   name: 'workloadspread',
