@@ -150,7 +150,12 @@ describe('Advanced StatefulSet', { concurrency: 3 }, () => {
       reserveOrdinals: [0, '2-5'],
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
       volumeClaimTemplates: [
-        { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+        // A class nothing provisions: the claims stay unbound and the pods unscheduled, so no
+        // pvc-protection finalizer holds a deleted claim (the cluster's default class would bind them).
+        {
+          metadata: { name: 'data' },
+          spec: { storageClassName: 'unprovisioned', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        },
       ],
     });
     await apply(manifest, ns);
@@ -159,7 +164,7 @@ describe('Advanced StatefulSet', { concurrency: 3 }, () => {
         .filter((c) => c.metadata.name?.startsWith('data-claims-') && !c.metadata.deletionTimestamp)
         .map((c) => c.metadata.name)
         .sort();
-    // Claims without a provisioner stay unbound, so the pods stay Pending: creation is what counts.
+    // Unbound claims keep the pods Pending: creation is what counts.
     await waitFor('pods 1,6,7 and their claims', async () => {
       const pods = (await podsOf(client, ns, 'claims')).map(ordinal);
       return (
