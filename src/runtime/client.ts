@@ -233,7 +233,7 @@ export class KubeClient {
   // --- reads -----------------------------------------------------------------------------------
 
   async get<T extends KubeObject>(type: ResourceType, name: string, opts: GetOptions = {}): Promise<T> {
-    const wire = await this.wireVersion(type);
+    const wire = await this.servedVersion(type);
     const path = this.path(type, opts.namespace, name, opts.subresource, wire);
     return fromWire(type, wire, await this.json<T>('GET', path, { resourceVersion: opts.resourceVersion }, undefined, opts.signal));
   }
@@ -257,7 +257,7 @@ export class KubeClient {
    * The body is parsed as it arrives (ListBodyReader), one item at a time.
    */
   async list<T extends KubeObject>(type: ResourceType, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    const wire = await this.wireVersion(type);
+    const wire = await this.servedVersion(type);
     const url = this.url(this.path(type, opts.namespace, undefined, undefined, wire), {
       labelSelector: opts.labelSelector,
       fieldSelector: opts.fieldSelector,
@@ -313,7 +313,7 @@ export class KubeClient {
   async create<T extends KubeObject>(type: ResourceType, obj: T, opts: Omit<WriteOptions, 'subresource'> = {}): Promise<T> {
     const ns = opts.namespace ?? obj.metadata.namespace;
     if (type.namespaced && !ns) throw new Error(`${type.resource}: namespace required`);
-    const wire = await this.wireVersion(type);
+    const wire = await this.servedVersion(type);
     const body = jsonBody(toWire(type, wire, await this.servedOwners(withTypeMeta(type, obj))));
     return fromWire(
       type,
@@ -325,7 +325,7 @@ export class KubeClient {
   /** PUT; obj.metadata.resourceVersion makes it a compare-and-swap (409 Conflict when stale). */
   async update<T extends KubeObject>(type: ResourceType, obj: T, opts: WriteOptions = {}): Promise<T> {
     const ns = opts.namespace ?? obj.metadata.namespace;
-    const wire = await this.wireVersion(type);
+    const wire = await this.servedVersion(type);
     const put = (o: T, subresource?: string) =>
       this.json<T>('PUT', this.path(type, ns, requireName(o), subresource, wire), writeQuery(opts), jsonBody(o), opts.signal);
     const sent = toWire(type, wire, await this.servedOwners(withTypeMeta(type, obj)));
@@ -349,7 +349,7 @@ export class KubeClient {
       if (opts.patchType !== PatchType.Apply) throw new Error('force is only valid for server-side apply');
       query.force = opts.force;
     }
-    const wire = await this.wireVersion(type);
+    const wire = await this.servedVersion(type);
     if (wire !== type.version && opts.subresource !== 'scale') return this.patchConverted<T>(type, name, patch, opts);
     const doc = typeof patch === 'string' ? patch : await this.servedOwners(patch);
     const body = { contentType: opts.patchType, data: typeof doc === 'string' ? doc : JSON.stringify(doc) };
@@ -407,14 +407,14 @@ export class KubeClient {
 
   /** Returns the object (still terminating: finalizers or grace period) or a success Status. */
   async delete<T extends KubeObject>(type: ResourceType, name: string, opts: DeleteOptions = {}): Promise<T | Status> {
-    const wire = await this.wireVersion(type);
+    const wire = await this.servedVersion(type);
     const path = this.path(type, opts.namespace, name, undefined, wire);
     return fromWire(type, wire, await this.json<T | Status>('DELETE', path, {}, jsonBody(deleteBody(opts)), opts.signal));
   }
 
   async deleteCollection(type: ResourceType, opts: DeleteCollectionOptions = {}): Promise<Status | ObjectList<KubeObject>> {
     const query = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
-    const path = this.path(type, opts.namespace, undefined, undefined, await this.wireVersion(type));
+    const path = this.path(type, opts.namespace, undefined, undefined, await this.servedVersion(type));
     return this.json('DELETE', path, query, jsonBody(deleteBody(opts)), opts.signal);
   }
 
@@ -455,7 +455,7 @@ export class KubeClient {
   async updateScale(type: ResourceType, name: string, scale: Scale, opts: Omit<WriteOptions, 'subresource'> = {}): Promise<Scale> {
     const ns = opts.namespace ?? scale.metadata.namespace;
     const body = { apiVersion: 'autoscaling/v1', kind: 'Scale', ...scale, metadata: { ...scale.metadata, name } };
-    const path = this.path(type, ns, name, 'scale', await this.wireVersion(type));
+    const path = this.path(type, ns, name, 'scale', await this.servedVersion(type));
     return this.json<Scale>('PUT', path, writeQuery(opts), jsonBody(body), opts.signal);
   }
 
@@ -467,7 +467,7 @@ export class KubeClient {
    * are yielded, not thrown; a non-2xx answer to the request itself throws a StatusError.
    */
   async *watch<T extends KubeObject>(type: ResourceType, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>, void, undefined> {
-    const wire = await this.wireVersion(type);
+    const wire = await this.servedVersion(type);
     const event = (line: string): WatchEvent<T> => {
       const ev = parseWatchEvent<T>(line);
       if (wire !== type.version && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') ev.object = fromWire(type, wire, ev.object);
@@ -521,7 +521,8 @@ export class KubeClient {
   private readonly discover = async (group: string, version: string) => (await this.discoverResources(group, version))?.resources;
 
   /** The version the cluster serves `type` at (its own unless a Kruise kind is served only at another). */
-  private wireVersion(type: ResourceType): Promise<string> {
+  /** The version the cluster serves `type` at (its own unless only another version of its kind is served). */
+  servedVersion(type: ResourceType): Promise<string> {
     return this.wireVersions.versionOf(type, this.discover);
   }
 

@@ -86,13 +86,6 @@ function differences(a: unknown, b: unknown, at = ''): string[] {
  */
 const KNOWN_DIFFERENCES: Array<{ match: RegExp; reason: string }> = [
   {
-    match: /^uniteddeployments\.apps\.kruise\.io .* \.status\.(conditions\[|subsetStatuses\[\d+\]\.(replicas|readyReplicas):)/,
-    reason:
-      "Kruise TS's UnitedDeployment status follows upstream master (spec §UnitedDeployment): a UnitedDeploymentUpdated condition first, " +
-      "subset replicas/readyReplicas/reservedPods filled in; v1.8.2 writes neither (its subset replicas are 'currently unused'). " +
-      'Reported for the UnitedDeployment controller (a status change beyond a local fix).',
-  },
-  {
     match: /^ephemeraljobs\.apps\.kruise\.io full-ephemeraljob \(full\) \.metadata\.generation: upstream 2 ≠ Kruise TS 1$/,
     reason:
       'v1.8.2 adds its cleanup finalizer with an Update of its Go-typed object, which writes `resources: {}` into the ' +

@@ -1,6 +1,6 @@
 // UnitedDeployment v1alpha1 ↔ v1beta1 (behaviour spec §22): v1alpha1 status.subsetReplicas and
 // status.updateStatus{updatedRevision, currentPartitions} are v1beta1 status.updatedRevision plus
-// the replicas/partition of each status.subsetStatuses entry. The cloneSetTemplate carries a
+// the replicas/partition of each status.subsetStatuses entry (which v1alpha1's entries leave unset). The cloneSetTemplate carries a
 // CloneSet spec of the same version, converted like a CloneSet with the template's metadata.
 
 import type { CloneSetSpec, CloneSetSpecV1alpha1 } from '../apps/cloneset.ts';
@@ -47,6 +47,10 @@ function statusToV1alpha1(status: JsonObject): JsonObject {
   const replicas = Object.fromEntries(subsets.map((s) => [s.name, s.replicas ?? 0]));
   const partitions = Object.fromEntries(subsets.map((s) => [s.name, s.partition ?? 0]));
   if (subsets.length > 0) out.subsetReplicas = replicas;
+  // v1alpha1 keeps them in the two maps; its subset entries' own replicas/partition are "currently
+  // unused" in OpenKruise v1.8.2, which leaves them unset.
+  if (Array.isArray(out.subsetStatuses))
+    out.subsetStatuses = (out.subsetStatuses as SubsetStatus[]).map(({ replicas: _r, partition: _p, ...rest }) => rest);
   if ((updatedRevision !== undefined && updatedRevision !== '') || subsets.length > 0) {
     out.updateStatus = compact({
       updatedRevision,

@@ -83,13 +83,22 @@ export class UnitedDeploymentReconciler {
     const requeue = this.deps.expectations.wait(key, [ud, ...revisions, ...workloads], this.deps.log);
     if (requeue !== undefined) return { requeueAfterMs: requeue };
 
+    const servedVersion = await this.deps.client.servedVersion(UnitedDeployments);
     // A malformed object is reported (Event + SubsetFailure condition) instead of hot-looping.
     const plan = await this.step.orReport(ud, () => {
       if (!kind)
         throw new Error(
           'no subset template: one of statefulSetTemplate, advancedStatefulSetTemplate, cloneSetTemplate, deploymentTemplate is required',
         );
-      return planUnitedDeployment({ ud, kind, revisions, workloads, pods: this.deps.cache.pods(ud), now: this.clock.now() });
+      return planUnitedDeployment({
+        ud,
+        kind,
+        revisions,
+        workloads,
+        pods: this.deps.cache.pods(ud),
+        now: this.clock.now(),
+        servedVersion,
+      });
     });
     return this.executor.execute(ud, kind!, plan);
   }

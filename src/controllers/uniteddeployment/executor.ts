@@ -44,7 +44,7 @@ export function generatedName(prefix: string, random: () => Buffer = () => rando
   return prefix + [...random()].map((b) => RAND_ALPHABET[b % RAND_ALPHABET.length]).join('');
 }
 
-export type UnitedDeploymentClient = Pick<KubeClient, 'create' | 'get' | 'update' | 'patch' | 'delete' | 'updateStatus'>;
+export type UnitedDeploymentClient = Pick<KubeClient, 'create' | 'get' | 'update' | 'patch' | 'delete' | 'updateStatus' | 'servedVersion'>;
 
 export interface ExecutorDeps {
   client: UnitedDeploymentClient;

@@ -50,6 +50,13 @@ export interface PlanInput {
   /** Pods in the UD's namespace carrying a subset-name label (grouped per subset here). */
   pods: readonly Pod[];
   now: number;
+  /**
+   * The version the cluster serves UnitedDeployments at. At `v1alpha1` (OpenKruise v1.8.2's API, the
+   * default) the status has v1.8.2's members only: no UnitedDeploymentUpdated condition and no
+   * per-subset or total reservedPods/readyReplicas, which its schema would prune on every write
+   * (and the reservation strategy they serve is a v1beta1 field). Default `v1beta1`.
+   */
+  servedVersion?: string;
 }
 
 export interface UnitedDeploymentPlan {
@@ -385,18 +392,21 @@ export function planUnitedDeployment(input: PlanInput): UnitedDeploymentPlan {
   }
   const statusOf = (name: string) => subsetStatuses.find((x) => x.name === name)!;
 
+  const v1beta1Status = input.servedVersion !== 'v1alpha1';
   let conditions: Condition[] = [...(oldStatus?.conditions ?? [])];
   const updated = currentRevision === updateRevision;
-  conditions = setUDCondition(
-    conditions,
-    {
-      type: 'UnitedDeploymentUpdated',
-      status: updated ? 'True' : 'False',
-      reason: updated ? 'UnitedDeploymentRevisionUpdated' : 'UnitedDeploymentRevisionUpdating',
-      message: `${updated ? 'updated' : 'updating'} to revision ${updateRevision}`,
-    },
-    nowTime,
-  );
+  if (v1beta1Status) {
+    conditions = setUDCondition(
+      conditions,
+      {
+        type: 'UnitedDeploymentUpdated',
+        status: updated ? 'True' : 'False',
+        reason: updated ? 'UnitedDeploymentRevisionUpdated' : 'UnitedDeploymentRevisionUpdating',
+        message: `${updated ? 'updated' : 'updating'} to revision ${updateRevision}`,
+      },
+      nowTime,
+    );
+  } else conditions = conditions.filter((c) => c.type !== 'UnitedDeploymentUpdated');
 
   // Existing subsets: one workload per subset name, the oldest kept, duplicates and label-less ignored or deleted.
   const deletes: SubsetWorkload[] = [];
@@ -518,9 +528,14 @@ export function planUnitedDeployment(input: PlanInput): UnitedDeploymentPlan {
     updatedReadyReplicas += counts.updatedReady;
     const s = statusOf(name);
     s.replicas = next.get(name) ?? 0;
-    s.readyReplicas = f.readyReplicas;
     s.partition = partitions.get(name) ?? 0;
-    s.reservedPods = f.reservedPods;
+    if (v1beta1Status) {
+      s.readyReplicas = f.readyReplicas;
+      s.reservedPods = f.reservedPods;
+    } else {
+      delete s.readyReplicas;
+      delete s.reservedPods;
+    }
   }
   let newCurrent = oldStatus?.currentRevision || currentRevision;
   if (updateRevision !== newCurrent && updatedReadyReplicas >= replicas) newCurrent = updateRevision;
@@ -535,7 +550,7 @@ export function planUnitedDeployment(input: PlanInput): UnitedDeploymentPlan {
     readyReplicas,
     updatedReplicas,
     updatedReadyReplicas,
-    reservedPods,
+    reservedPods: v1beta1Status ? reservedPods : undefined,
     currentRevision: newCurrent,
     updatedRevision: updateRevision,
     collisionCount: rev.collisionCount,

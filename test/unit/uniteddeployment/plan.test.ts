@@ -13,6 +13,7 @@ import {
   type SubsetWorkload,
 } from '../../../src/controllers/uniteddeployment/subset.ts';
 import { strategicMergePod } from '../../../src/util/strategicmerge.ts';
+import { convert } from '../../../src/apis/conversion/index.ts';
 
 const NOW = Date.parse('2026-07-01T12:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
@@ -241,6 +242,30 @@ describe('rounds', () => {
     // The same round again with that status: nothing changes, nothing is written.
     const again = planUnitedDeployment({ ud: ud({}, s), kind: 'CloneSet', revisions: first.revisions, workloads, pods, now: NOW + 5000 });
     assert.equal(again.status, undefined);
+  });
+
+  test("served at v1alpha1 (OpenKruise v1.8.2's API): v1.8.2's status members only, and the status read back from v1alpha1 is settled", () => {
+    const first = settle(ud());
+    const workloads = first.workloads.map((w) => withStatus(w, w.spec!.replicas!));
+    const input = { kind: 'CloneSet' as const, revisions: first.revisions, workloads, pods: [], now: NOW, servedVersion: 'v1alpha1' };
+    const s = planUnitedDeployment({ ud: ud(), ...input }).status!;
+    assert.deepEqual(
+      s.conditions!.map((c) => c.type),
+      ['SubsetProvisioned', 'SubsetUpdated'],
+    );
+    assert.equal(s.reservedPods, undefined);
+    assert.deepEqual(
+      s.subsetStatuses!.map((x) => [x.name, x.replicas, x.partition, x.readyReplicas, x.reservedPods]),
+      [
+        ['a', 4, 0, undefined, undefined],
+        ['b', 3, 0, undefined, undefined],
+        ['c', 3, 0, undefined, undefined],
+      ],
+    );
+    // Through v1alpha1 and back, as the informer sees it: nothing left to write.
+    const wire = convert(structuredClone({ ...ud(), status: s }), 'apps.kruise.io/v1alpha1');
+    const readBack = convert(wire, 'apps.kruise.io/v1beta1') as Stored<UnitedDeployment>;
+    assert.equal(planUnitedDeployment({ ud: readBack, ...input, now: NOW + 5000 }).status, undefined);
   });
 
   test('template change: a new revision, every subset workload updated to it with its partition; current stays until updated pods are ready', () => {
