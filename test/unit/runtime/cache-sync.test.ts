@@ -23,9 +23,24 @@ describe('cache sync', () => {
   });
 
   let refusing = false;
-  afterEach(() => {
+  /** Factories started by the test: stopped after it even when an assertion failed, so no reflector outlives it. */
+  let started: Array<{ factory: SharedInformerFactory; stop: AbortController }> = [];
+  afterEach(async () => {
     refusing = false;
+    for (const { factory, stop } of started) {
+      stop.abort();
+      await factory.whenStopped();
+    }
+    started = [];
   });
+  function startFactory(opts: ConstructorParameters<typeof SharedInformerFactory>[1] = {}, register?: (f: SharedInformerFactory) => void) {
+    const factory = new SharedInformerFactory(client, { logger: quiet, reflector: fast, ...opts });
+    register?.(factory);
+    const stop = new AbortController();
+    factory.start(stop.signal);
+    started.push({ factory, stop });
+    return { factory, stop };
+  }
   /** Until the test ends, every list of nodes is refused, so the node cache never syncs. */
   function refuseNodeLists(): void {
     refusing = true;
@@ -43,12 +58,11 @@ describe('cache sync', () => {
 
   test('a cache that does not sync within the timeout fails the wait, naming it', async () => {
     refuseNodeLists();
-    const factory = new SharedInformerFactory(client, { logger: quiet, reflector: fast });
-    factory.informerFor(Pods);
-    factory.informerFor(Nodes);
-    const stop = new AbortController();
-    factory.start(stop.signal);
-    const started = Date.now();
+    const { factory, stop } = startFactory({}, (f) => {
+      f.informerFor(Pods);
+      f.informerFor(Nodes);
+    });
+    const began = Date.now();
     const err = await factory.waitForCacheSync(stop.signal, 300).then(
       () => undefined,
       (e: unknown) => e,
@@ -56,64 +70,48 @@ describe('cache sync', () => {
     assert.ok(err instanceof CacheSyncTimeoutError, String(err));
     assert.deepEqual(err.resources, ['nodes'], 'only the cache that did not sync');
     assert.match(err.message, /timed out after 300ms waiting for the cache of nodes to sync/);
-    assert.ok(Date.now() - started < 2000);
-    stop.abort();
-    await factory.whenStopped();
+    // The deadline ends the wait, not the reflectors' retries (generous: the machine may be busy).
+    assert.ok(Date.now() - began < 10_000);
   });
 
   test('caches that sync in time pass; an abort ends the wait with false, not an error', async () => {
-    const factory = new SharedInformerFactory(client, { logger: quiet, reflector: fast });
-    factory.informerFor(ConfigMaps);
-    const stop = new AbortController();
-    factory.start(stop.signal);
-    assert.equal(await factory.waitForCacheSync(stop.signal, 5000), true);
+    const { factory, stop } = startFactory({}, (f) => f.informerFor(ConfigMaps));
+    assert.equal(await factory.waitForCacheSync(stop.signal, 30_000), true);
     refuseNodeLists();
     factory.informerFor(Nodes);
     const waiting = factory.waitForCacheSync(stop.signal, 60_000);
     stop.abort();
     assert.equal(await waiting, false);
-    await factory.whenStopped();
   });
 
   test('an informer opened on first use is handed out only once it has synced', async () => {
     server.put('/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels: { zone: 'a' } } });
-    const factory = new SharedInformerFactory(client, { logger: quiet, reflector: fast });
-    const stop = new AbortController();
-    factory.start(stop.signal);
-    const nodes = await factory.syncedInformerFor<KubeObject>(Nodes, {}, 5000);
+    const { factory } = startFactory();
+    const nodes = await factory.syncedInformerFor<KubeObject>(Nodes, {}, 30_000);
     assert.equal(nodes.hasSynced(), true);
     assert.deepEqual(nodes.lister.get('n1')?.metadata.labels, { zone: 'a' });
-    stop.abort();
-    await factory.whenStopped();
   });
 
   test('an informer opened on first use that cannot sync fails with the timeout error', async () => {
     refuseNodeLists();
-    const factory = new SharedInformerFactory(client, { logger: quiet, reflector: fast });
-    const stop = new AbortController();
-    factory.start(stop.signal);
+    const { factory } = startFactory();
     await assert.rejects(factory.syncedInformerFor(Nodes, {}, 200), /cache of nodes/);
-    stop.abort();
-    await factory.whenStopped();
   });
 
   test('the factory resync period (--sync-period) is the default of every handler', async () => {
     server.put('/v1/configmaps', { metadata: { name: 'cm', namespace: 'rs' } });
     const clock = new FakeClock();
-    const factory = new SharedInformerFactory(client, { logger: quiet, reflector: fast, clock, resyncPeriodMs: 60_000 });
-    const informer = factory.informerFor(ConfigMaps, { namespace: 'rs' });
     const updates: string[] = [];
-    informer.addEventHandler({ onUpdate: (old, cur) => void updates.push(`${old === cur ? 'resync' : 'change'} ${cur.metadata.name}`) });
     const optedOut: string[] = [];
-    informer.addEventHandler({ onUpdate: (_, cur) => void optedOut.push(cur.metadata.name!) }, { resyncPeriodMs: 0 });
-    const stop = new AbortController();
-    factory.start(stop.signal);
+    const { factory, stop } = startFactory({ clock, resyncPeriodMs: 60_000 }, (f) => {
+      const informer = f.informerFor(ConfigMaps, { namespace: 'rs' });
+      informer.addEventHandler({ onUpdate: (old, cur) => void updates.push(`${old === cur ? 'resync' : 'change'} ${cur.metadata.name}`) });
+      informer.addEventHandler({ onUpdate: (_, cur) => void optedOut.push(cur.metadata.name!) }, { resyncPeriodMs: 0 });
+    });
     assert.equal(await factory.waitForCacheSync(stop.signal), true);
     await clock.advance(60_000);
     await waitFor(() => updates.length === 1, 'the resync');
     assert.deepEqual(updates, ['resync cm']);
     assert.deepEqual(optedOut, []);
-    stop.abort();
-    await factory.whenStopped();
   });
 });
