@@ -3,7 +3,8 @@
 #   ./run.sh start   run Kruise TS (with no KUBECONFIG: on the embedded local cluster)
 #   ./run.sh test    run the whole test suite (unit + integration on the local cluster)
 # and for development: ./run.sh lint (types, ESLint, Prettier; CI runs it before the tests),
-# ./run.sh image (the OCI image, docs/install.md).
+# ./run.sh image (the OCI image, docs/install.md), ./run.sh bench NAME [flags] (bench/NAME.ts, on
+# the pinned Node: the measurements start bin/kruise and the manager needs Node >= 22).
 # Both install what they need first: npm dependencies (which include the Node 24 runtime, from the
 # pinned `node` package) and, once, the Go-built control plane (cached in ~/.cache/kruise-ts).
 set -euo pipefail
@@ -29,6 +30,8 @@ case "${1:-}" in
   image) shift; exec hack/build-image.sh "$@" ;;
   # Tests run src/ through tsx; the few that run bin/kruise need dist/ (built once here, not per test).
   test)  shift; hack/build.sh --if-stale; exec "$node" --import tsx hack/test.ts "$@" ;;
+  bench) shift; name=${1:?usage: ./run.sh bench NAME [flags] (a file of bench/)}; shift
+         exec "$node" --import tsx "bench/$name.ts" "$@" ;;
   lint)  shift
          "$node" node_modules/typescript/bin/tsc --noEmit -p .
          "$node" node_modules/eslint/bin/eslint.js --max-warnings=0 .

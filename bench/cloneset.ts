@@ -10,7 +10,7 @@
 // are shared with KWOK (pod status, final removal after termination), events with the scheduler —
 // both are printed separately, with the per-resource detail. Manager RSS at the end
 // (/proc/<pid>/status VmRSS).
-// Usage: node --import tsx bench/cloneset.ts [--replicas 1000] [--nodes 11]
+// Usage: ./run.sh bench cloneset [--replicas 1000] [--nodes 11]
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';

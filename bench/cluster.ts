@@ -2,7 +2,7 @@
 //   - `cluster up`: a fresh cluster (cold: nothing running) and a reuse of a running one (warm);
 //   - create→Running latency of a single pod at low load (p50/p99 over N pods, one at a time);
 //   - sustained pod creates/s against the API server from a concurrent client (plateau rate).
-// Usage: ./run.sh bench-cluster  or  node --import tsx bench/cluster.ts [--pods 3000] [--concurrency 64]
+// Usage: ./run.sh bench-cluster  or  ./run.sh bench cluster [--pods 3000] [--concurrency 64]
 import { parseArgs } from 'node:util';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { fromKubeconfigFile } from '../src/runtime/client.ts';

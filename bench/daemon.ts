@@ -9,7 +9,7 @@
 //           --simulated` child (each simulated pull takes 1 s), at parallelism 1 and 5; and one
 //           real pull onto the containerd node for reference (job → complete, and the bare CRI
 //           PullImage of the same kind of image).
-// Usage: node --import tsx bench/daemon.ts [crr|pull] [--crrs 50] [--nodes 20]
+// Usage: ./run.sh bench daemon [crr|pull] [--crrs 50] [--nodes 20]
 // Needs root for the containerd parts (test/harness/containerd.ts says what else).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

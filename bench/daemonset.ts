@@ -7,7 +7,7 @@
 // (apiserver_request_total deltas), attributed as bench/cloneset.ts does: pods POST/PATCH,
 // apps.kruise.io daemonsets (+status) and controllerrevisions are the manager's alone; pods/status
 // PATCH and pods DELETE are shared with KWOK; events with the scheduler.
-// Usage: node --import tsx bench/daemonset.ts [--nodes 200]
+// Usage: ./run.sh bench daemonset [--nodes 200]
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';

@@ -6,7 +6,7 @@
 // then SIGCONTed. Printed per scenario: take-over times (kill/stop → the other holds the Lease),
 // failed client calls, configuration/CRD writes after the first take-over, and the pods: at most
 // N at any sample (no extra), exactly N Ready on the final revision at the end (none missing).
-// Usage: node --import tsx bench/failover.ts [--replicas 200] [--kills 5] [--stop-seconds 25] [--scenario kill|stop|both]
+// Usage: ./run.sh bench failover [--replicas 200] [--kills 5] [--stop-seconds 25] [--scenario kill|stop|both]
 //        [--keep-logs DIR]
 import { cpSync } from 'node:fs';
 import path from 'node:path';

@@ -5,7 +5,7 @@
 // and the heap still held after GC (the cache itself).
 // The pods carry schedulerName "bench-unscheduled", which no scheduler serves: they stay Pending and
 // untouched (no binding, no KWOK status churn, no pod GC), yet pass admission like any pod.
-// Usage: node --import tsx bench/informer.ts [--pods 50000] [--concurrency 128] [--runs 3] [--qps 30] [--burst 50] [--page-size 500] [--variants paged,unpaged]
+// Usage: ./run.sh bench informer [--pods 50000] [--concurrency 128] [--runs 3] [--qps 30] [--burst 50] [--page-size 500] [--variants paged,unpaged]
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';

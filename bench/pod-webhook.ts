@@ -11,7 +11,7 @@
 // a node that does not exist: kube-controller-manager's PodGC patches and deletes such pods every
 // 20 s, in whichever phase is running, for either manager.)
 // First, the same handler in process (no API server), for its own cost.
-// Usage: node --import tsx bench/pod-webhook.ts [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
+// Usage: ./run.sh bench pod-webhook [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
 //        [--targets kruise-ts,upstream]   (upstream runs on the cluster <cluster>-upstream)
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -6,7 +6,7 @@
 // checks zero overspend (exactly 2 admitted, the stored status recording exactly those 2), then
 // resets the budget. Latency is per decision (what the webhook adds to an eviction, without the
 // API server → webhook HTTPS hop).
-// Usage: node --import tsx bench/pub.ts [--cluster h-pub-bench] [--rounds 100] [--concurrency 50] [--keep]
+// Usage: ./run.sh bench pub [--cluster h-pub-bench] [--rounds 100] [--concurrency 50] [--keep]
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { up, down } from '../src/cluster/local-cluster.ts';

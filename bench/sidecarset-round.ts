@@ -6,7 +6,7 @@
 // Pods are injected by the pod webhook's own code; three cases: pods not yet running (the pod
 // webhook benchmark's), running and ready, and running with a sidecar image change pending (the
 // round then also picks the pods to upgrade).
-// Usage: node --import tsx bench/sidecarset-round.ts [--pods 2000] [--rounds 50]
+// Usage: ./run.sh bench sidecarset-round [--pods 2000] [--rounds 50]
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { ControllerRevision, Pod } from '../src/apis/core-objects.ts';

@@ -8,7 +8,7 @@
 // For each phase: wall time, manager CPU seconds (summed over restarts) and API writes per pod
 // (apiserver_request_total deltas; pods POST/PATCH, statefulsets, controllerrevisions are the
 // manager's alone; pods/status PATCH and pods DELETE are shared with KWOK, events with the scheduler).
-// Usage: node --import tsx bench/statefulset.ts [--replicas 500] [--nodes 6] [--chaos 0]
+// Usage: ./run.sh bench statefulset [--replicas 500] [--nodes 6] [--chaos 0]
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';

@@ -7,10 +7,10 @@
 // provisioner). Per-spec results come from Ginkgo v1's JUnit report (-ginkgo.reportFile); they are
 // merged into docs/upstream-e2e-results.json and rendered into docs/upstream-e2e.md.
 //
-// Usage: node --import tsx bench/upstream-e2e.ts --manager ts|go [--group cloneset|…|all]
+// Usage: ./run.sh bench upstream-e2e --manager ts|go [--group cloneset|…|all]
 //        [--focus REGEX] [--skip REGEX] [--cluster NAME] [--nodes 6] [--timeout 60m] [--keep-cluster]
 //        [--no-doc] [--verbose]
-//        node --import tsx bench/upstream-e2e.ts --render     (re-render the doc from the results file)
+//        ./run.sh bench upstream-e2e --render     (re-render the doc from the results file)
 // A run's files (the suite's output, the JUnit report, the manager's log) stay in
 // ~/.cache/kruise-ts/upstream-e2e/<manager>-<group>-<time>/.
 import { execFileSync } from 'node:child_process';
@@ -145,7 +145,7 @@ for (const group of groups) {
         date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
         commit,
         command:
-          `node --import tsx bench/upstream-e2e.ts --manager ${manager} ` +
+          `./run.sh bench upstream-e2e --manager ${manager} ` +
           (group.name === 'custom' ? `--focus '${group.focus}'` : `--group ${group.name}`),
         minutes: Math.round((Date.now() - began) / 6000) / 10,
         ...counts,

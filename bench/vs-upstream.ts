@@ -20,7 +20,7 @@
 // the manager is started once, stopped once its caches have synced, and measured on its second
 // start, on the same ports and certificates: an upgrade or a rescheduled pod, where nothing is left
 // to write.
-// Usage: node --import tsx bench/vs-upstream.ts [--replicas 1000] [--nodes 20] [--rounds 1]
+// Usage: ./run.sh bench vs-upstream [--replicas 1000] [--nodes 20] [--rounds 1]
 //        [--background-pods 0] [--qps 30 --burst 50] [--phases scale-up,in-place,recreate,scale-down]
 //        [--start install|restart] [--managers ts,go]  (an entry `ts+<node flag>+<NAME=value>` is a Kruise TS turn with extra
 //        Node/V8 flags, each replacing the production flag of its name, or environment, e.g.

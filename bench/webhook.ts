@@ -4,7 +4,7 @@
 // reviews, alternating /mutate-apps-kruise-io-cloneset and /validate-apps-kruise-io-cloneset; then
 // the same reviews in-process, and the shared shape step alone (p50/p99 per review).
 // Traffic goes to 127.0.0.1 only; the run is bounded by --duration (plus a short warm-up).
-// Usage: node --import tsx bench/webhook.ts [--rate 200] [--duration 30] [--warmup 3]
+// Usage: ./run.sh bench webhook [--rate 200] [--duration 30] [--warmup 3]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

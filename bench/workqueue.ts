@@ -8,7 +8,7 @@
 // The producer adds in batches of `batch` and yields to the event loop between batches, as informer
 // events arrive. A round ends when every add has been made and the queue is drained; adds/s = adds /
 // that time; "reconciles" is how many keys workers got (adds − reconciles were deduplicated).
-// Usage: node --import tsx bench/workqueue.ts [--adds 1000000] [--keys 10000] [--workers 8] [--batch 1000] [--runs 3]
+// Usage: ./run.sh bench workqueue [--adds 1000000] [--keys 10000] [--workers 8] [--batch 1000] [--runs 3]
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { WorkQueue } from '../src/runtime/workqueue.ts';
