@@ -143,16 +143,28 @@ describe('KWOK stages: postStart hooks and unpullable images', { concurrency: 2 
       },
       ns,
     );
-    const waiting = await waitFor(
-      'ImagePullBackOff',
-      async () => {
-        const p = await kubectlJson<Obj>(['-n', ns, 'get', 'pod', 'unpullable']);
-        return p.status.containerStatuses?.[0]?.state.waiting?.reason === 'ImagePullBackOff' ? p : null;
+    // The e2e suites' unpullable image (Kubernetes' InvalidRegistryImage) likewise.
+    await apply(
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'unpullable-e2e' },
+        spec: { containers: [{ name: 'c', image: 'invalid.registry.k8s.io/invalid/alpine:3.1' }] },
       },
-      30_000,
+      ns,
     );
-    assert.equal(waiting.status.phase, 'Pending');
-    assert.ok(!waiting.status.containerStatuses[0].imageID, 'no image was pulled');
+    for (const name of ['unpullable', 'unpullable-e2e']) {
+      const waiting = await waitFor(
+        `${name} ImagePullBackOff`,
+        async () => {
+          const p = await kubectlJson<Obj>(['-n', ns, 'get', 'pod', name]);
+          return p.status.containerStatuses?.[0]?.state.waiting?.reason === 'ImagePullBackOff' ? p : null;
+        },
+        30_000,
+      );
+      assert.equal(waiting.status.phase, 'Pending');
+      assert.ok(!waiting.status.containerStatuses[0].imageID, 'no image was pulled');
+    }
 
     await kubectl([
       '-n',

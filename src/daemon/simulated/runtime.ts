@@ -204,13 +204,14 @@ export function stoppedStatuses(pod: Pod, containerID: string, now: string): Sto
 
 /**
  * Why a pull of ref must fail, in a registry's words, or undefined. References that cannot exist:
- * a registry host under the reserved `.invalid` TLD (RFC 2606: never resolves) and the tag
+ * a registry host under the reserved `.invalid` TLD (RFC 2606: never resolves) or named `invalid.…`
+ * (Kubernetes' e2e images' `invalid.registry.k8s.io`, which resolves nowhere either), and the tag
  * `doesnotexist` (the manifest is unknown).
  */
 export function pullFailure(ref: string): string | undefined {
   const slash = ref.indexOf('/');
   const host = slash > 0 ? ref.slice(0, slash).replace(/:\d+$/, '') : '';
-  if (host.endsWith('.invalid')) {
+  if (host.endsWith('.invalid') || host.startsWith('invalid.')) {
     return `failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": failed to do request: Head "https://${ref.slice(0, slash)}/v2/": dial tcp: lookup ${host}: no such host`;
   }
   const tag = /:([^:/@]+)$/.exec(ref)?.[1];

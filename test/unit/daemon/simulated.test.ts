@@ -150,6 +150,7 @@ test('under restartPolicy Never / OnFailure a stopped container stays exited; th
 test('pull failure rule: .invalid hosts and the tag doesnotexist', () => {
   assert.match(pullFailure('registry.invalid/a/b:1')!, /lookup registry\.invalid: no such host/);
   assert.match(pullFailure('registry.invalid:5000/a:1')!, /lookup registry\.invalid: no such host/);
+  assert.match(pullFailure('invalid.registry.k8s.io/invalid/alpine:3.1')!, /lookup invalid\.registry\.k8s\.io: no such host/);
   assert.match(pullFailure('nginx:doesnotexist')!, /nginx:doesnotexist: not found/);
   assert.equal(pullFailure('nginx:1.0'), undefined);
   assert.equal(pullFailure('example.com/a/b:1'), undefined);
