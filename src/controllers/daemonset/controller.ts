@@ -4,7 +4,7 @@
 // the executor. All state lives in the API server except the failed-pod backoff per node, which
 // (as upstream) is in memory: a restart only makes the next retry come sooner.
 
-import type { DaemonSet } from '../../apis/apps/daemonset.ts';
+import type { DaemonSet, DaemonSetStatus } from '../../apis/apps/daemonset.ts';
 import type { Node, OwnerReference, Pod, KubeObject, Stored } from '../../apis/core-objects.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import { AdvancedDaemonSets, ControllerRevisions, ImagePullJobs, Nodes, Pods } from '../../runtime/resources.ts';
@@ -23,7 +23,8 @@ import { ownedBy } from '../owned.ts';
 import { managerController, type ControllerDeps, type ControllerSetup } from '../types.ts';
 import { WorkloadExpectations, WorkloadStep, type WorkloadKind } from '../workload.ts';
 import { DaemonSetExecutor, keyOf, type ExecutorClient } from './executor.ts';
-import { planDaemonSet } from './plan.ts';
+import { planDaemonSet, planWaitingStatus } from './plan.ts';
+import type { PlanInput } from './types.ts';
 import { daemonSetControllerRef } from './revisions.ts';
 
 /** What one reconcile reads; informer caches in production, plain objects in unit tests. */
@@ -104,25 +105,35 @@ export class DaemonSetReconciler {
     }
     const owned = cache.ownedPods(ds);
     const revisions = cache.ownedRevisions(ds);
+    const input = (pods: readonly Pod[]): PlanInput => ({
+      daemonSet: ds,
+      revisions,
+      pods,
+      nodes: cache.nodes(),
+      now: this.clock.now(),
+      features: this.deps.features,
+      failedPodBackoff: (node) => this.backoff.remaining(`${ds.metadata.uid}/${node}`),
+      randomSuffix: this.deps.randomSuffix,
+      imagePullJobs: cache.ownedImagePullJobs?.(ds),
+    });
     const wait = expectations.wait(key, [...revisions, ...owned], log);
-    if (wait !== undefined) return { requeueAfterMs: wait };
+    if (wait !== undefined) {
+      // The status still follows the pods meanwhile, as upstream's: a client that saw the pods run
+      // sees them counted. A malformed object is reported by the full round, not here.
+      let status: DaemonSetStatus | undefined;
+      try {
+        status = planWaitingStatus(input(owned));
+      } catch {
+        status = undefined;
+      }
+      const ended = await this.executor.writeWaitingStatus(ds, status);
+      return ended ?? { requeueAfterMs: wait };
+    }
 
     // Owned pods whose labels stopped matching are released (they live on, unmanaged).
     const pods = await this.step.claimPods(ds, owned);
     if (!pods) return { requeueAfterMs: CONFLICT_REQUEUE_MS };
-    const plan = await this.step.orReport(ds, () =>
-      planDaemonSet({
-        daemonSet: ds,
-        revisions,
-        pods,
-        nodes: cache.nodes(),
-        now: this.clock.now(),
-        features: this.deps.features,
-        failedPodBackoff: (node) => this.backoff.remaining(`${ds.metadata.uid}/${node}`),
-        randomSuffix: this.deps.randomSuffix,
-        imagePullJobs: cache.ownedImagePullJobs?.(ds),
-      }),
-    );
+    const plan = await this.step.orReport(ds, () => planDaemonSet(input(pods)));
     return this.executor.execute(ds, plan, pods);
   }
 }

@@ -4,7 +4,7 @@
 // before the call; every pod write a resourceVersion expectation, so the next reconcile never
 // acts on a cache that has not seen our own writes.
 
-import type { DaemonSet } from '../../apis/apps/daemonset.ts';
+import type { DaemonSet, DaemonSetStatus } from '../../apis/apps/daemonset.ts';
 import type { Pod, Stored } from '../../apis/core-objects.ts';
 import { ignoreNotFound, isConflict } from '../../runtime/errors.ts';
 import { ControllerRevisions, AdvancedDaemonSets } from '../../runtime/resources.ts';
@@ -114,6 +114,12 @@ export class DaemonSetExecutor {
     // As upstream: failed pods are retried through the rate-limited queue.
     if (plan.failedPodNodes.length) throw new Error(`deleted ${plan.failedPodNodes.length} failed pods of DaemonSet ${key}`);
     return { requeueAfterMs: plan.requeueAfterMs };
+  }
+
+  /** A waiting round's status (planWaitingStatus); a write race ends the round like execute's. */
+  async writeWaitingStatus(ds: Stored<DaemonSet>, status: DaemonSetStatus | undefined): Promise<ReconcileResult | undefined> {
+    if (!status) return undefined;
+    return (await writeStatus(this.deps.client, AdvancedDaemonSets, ds, status)).ended;
   }
 
   private async writePods(ds: Stored<DaemonSet>, plan: DaemonSetPlan, pods: Map<string, Pod>): Promise<void> {

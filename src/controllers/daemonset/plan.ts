@@ -17,7 +17,7 @@ import type { ControllerRevision } from '../../util/revision-data.ts';
 import { getNodesNeedingPods, manage, newDaemonPod } from './manage.ts';
 import { hasInPlaceGate, isPodUpdated, nodeToDaemonPods, partitionOf, podName, rollingUpdateOf } from './pods.ts';
 import { chooseRevisions, revisionHash, revisionsToTruncate } from './revisions.ts';
-import { computeStatus } from './status.ts';
+import { computeStatus, daemonSetStatusChanged } from './status.ts';
 import { rollingUpdate } from './update.ts';
 import { randomString } from '../../util/rand.ts';
 import type { PlanInput, DaemonSetPlan } from './types.ts';
@@ -28,6 +28,17 @@ export type { PlanInput, DaemonSetPlan } from './types.ts';
 export const DEFAULT_BURST_REPLICAS = 250;
 
 const randomSuffix = () => randomString(5);
+
+/**
+ * The status of a round that waits for our own pod writes to be observed (upstream syncDaemonSet's
+ * unsatisfied-expectations branch): the counts as the cache has them, observedGeneration left as it
+ * was (the controller has not acted on the generation); undefined when nothing changed.
+ */
+export function planWaitingStatus(input: PlanInput): DaemonSetStatus | undefined {
+  const prev = input.daemonSet.status;
+  const status: DaemonSetStatus = { ...planDaemonSet(input).status, observedGeneration: prev?.observedGeneration };
+  return daemonSetStatusChanged(prev, status) ? status : undefined;
+}
 
 export function planDaemonSet(input: PlanInput): DaemonSetPlan {
   const ds = input.daemonSet;

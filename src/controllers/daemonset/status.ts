@@ -60,17 +60,23 @@ export function computeStatus(
     updateRevision: hash,
     ...(collisionCount === undefined ? {} : { collisionCount }),
   };
-  const changed =
-    !prev ||
-    prev.desiredNumberScheduled !== desired ||
-    prev.currentNumberScheduled !== current ||
-    prev.numberMisscheduled !== misscheduled ||
-    prev.numberReady !== ready ||
-    prev.updatedNumberScheduled !== updated ||
-    (prev.numberAvailable ?? 0) !== available ||
-    (prev.numberUnavailable ?? 0) !== desired - available ||
-    (prev.observedGeneration ?? 0) < (ds.metadata?.generation ?? 0) ||
-    prev.updateRevision !== hash ||
-    (prev.collisionCount ?? undefined) !== collisionCount;
+  const changed = daemonSetStatusChanged(prev, status);
   return { status, changed, requeueAfterMs: nextAvailableMs };
+}
+
+/** Whether `next` says anything `prev` does not (upstream's storeDaemonSetStatus early return). */
+export function daemonSetStatusChanged(prev: DaemonSetStatus | undefined, next: DaemonSetStatus): boolean {
+  return (
+    !prev ||
+    prev.desiredNumberScheduled !== next.desiredNumberScheduled ||
+    prev.currentNumberScheduled !== next.currentNumberScheduled ||
+    prev.numberMisscheduled !== next.numberMisscheduled ||
+    prev.numberReady !== next.numberReady ||
+    prev.updatedNumberScheduled !== next.updatedNumberScheduled ||
+    (prev.numberAvailable ?? 0) !== (next.numberAvailable ?? 0) ||
+    (prev.numberUnavailable ?? 0) !== (next.numberUnavailable ?? 0) ||
+    (prev.observedGeneration ?? 0) < (next.observedGeneration ?? 0) ||
+    prev.updateRevision !== next.updateRevision ||
+    (prev.collisionCount ?? undefined) !== (next.collisionCount ?? undefined)
+  );
 }

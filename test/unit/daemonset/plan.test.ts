@@ -7,7 +7,7 @@ import type { Node, Pod, Stored } from '../../../src/apis/core-objects.ts';
 import type { PodTemplateSpec } from '../../../src/apis/core.ts';
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { getNodesNeedingPods } from '../../../src/controllers/daemonset/manage.ts';
-import { planDaemonSet, type PlanInput } from '../../../src/controllers/daemonset/plan.ts';
+import { planDaemonSet, planWaitingStatus, type PlanInput } from '../../../src/controllers/daemonset/plan.ts';
 import { filterDaemonPodsNodeToUpdate, updateBudgets } from '../../../src/controllers/daemonset/update.ts';
 import { chooseRevisions, newDaemonSetRevision, revisionHash, revisionsToTruncate } from '../../../src/controllers/daemonset/revisions.ts';
 import { computePodTemplateHash } from '../../../src/util/go-pod-template.ts';
@@ -547,5 +547,39 @@ describe('planDaemonSet: image pre-download (PreDownloadImageForDaemonSetUpdate)
     assert.equal(plan(ds, nodes(5), pods, [oldRev]).preDownload, undefined);
     const done = Array.from({ length: 5 }, (_, i) => pod(`p${i}`, `node-${i}`, hashOf(ds), { inPlaceGate: true }));
     assert.deepEqual(plan(ds, nodes(5), done, [oldRev], { imagePullJobs: ['old-job'] }).preDownload?.deleteJobs, ['old-job']);
+  });
+});
+
+describe('a round waiting for its own pod writes (upstream syncDaemonSet with unsatisfied expectations)', () => {
+  const input = (ds: Stored<DaemonSet>, pods: Pod[]): PlanInput => ({
+    daemonSet: ds,
+    revisions: [],
+    pods,
+    nodes: nodes(3),
+    now: NOW,
+    features: FEATURE_GATE_DEFAULTS,
+    randomSuffix: () => 'x',
+  });
+
+  test('the status counts the pods the cache has; observedGeneration stays', () => {
+    const ds = {
+      ...daemonSet({}, { desiredNumberScheduled: 3, observedGeneration: 1 }),
+      metadata: { ...daemonSet().metadata, generation: 2 },
+    };
+    const hash = hashOf(ds);
+    const status = planWaitingStatus(input(ds, [pod('a', 'node-0', hash), pod('b', 'node-1', hash, { ready: false })]));
+    assert.deepEqual(
+      [status?.desiredNumberScheduled, status?.currentNumberScheduled, status?.numberReady, status?.updatedNumberScheduled],
+      [3, 2, 1, 2],
+    );
+    assert.equal(status?.observedGeneration, 1, 'the controller has not acted on generation 2');
+  });
+
+  test('nothing to write when the counts are as written', () => {
+    const ds = daemonSet();
+    const hash = hashOf(ds);
+    const pods = [pod('a', 'node-0', hash), pod('b', 'node-1', hash), pod('c', 'node-2', hash)];
+    const written = planWaitingStatus(input(ds, pods))!;
+    assert.equal(planWaitingStatus(input({ ...ds, status: written }, pods)), undefined);
   });
 });
