@@ -47,6 +47,11 @@ if (files.some((f) => f.startsWith('test/integration/') && /containerd|real-node
   const install = spawnSync(path.join(repoRoot, 'hack/install-node-runtime.sh'), { stdio: 'inherit' });
   if (install.status !== 0) process.exit(1); // the script said what is missing
 }
+// The monitoring tests run Prometheus and promtool (Debian's `prometheus` package).
+if (files.some((f) => /monitoring/.test(path.basename(f)))) {
+  const install = spawnSync(path.join(repoRoot, 'hack/install-prometheus.sh'), { stdio: 'inherit' });
+  if (install.status !== 0) process.exit(1); // the script said what is missing
+}
 
 // Failures are also collected apart (hack/failures-reporter.ts) and printed last, below the logs.
 const failuresDir = mkdtempSync(path.join(os.tmpdir(), 'kruise-ts-failures-'));

@@ -1,5 +1,6 @@
 // The generated part of the Helm chart charts/kruise-ts: the CRDs (from the same definitions as
-// config/crd/bases) and the RBAC rules (from the same access lists as config/rbac), so the chart
+// config/crd/bases), the RBAC rules (from the same access lists as config/rbac) and the Grafana
+// dashboard (from the table of per-workload series, src/manager/grafana-dashboard.ts), so the chart
 // never drifts from the code. hack/gen-chart.ts writes them; test/unit/manager/chart.test.ts keeps
 // them in step. Everything else in the chart is hand-written templates that include these.
 import { stringify } from 'yaml';
@@ -8,6 +9,7 @@ import { DEFAULT_API_VERSION_SET, kinds, type KindDefinition } from '../apis/reg
 import { rulesFor } from '../runtime/rbac.ts';
 import { daemonAccess } from '../daemon/rbac.ts';
 import { leaderElectionAccess, managerClusterAccess } from './rbac.ts';
+import { grafanaDashboard } from './grafana-dashboard.ts';
 
 export const CHART_DIR = 'charts/kruise-ts';
 
@@ -50,6 +52,8 @@ export function chartGeneratedFiles(): Record<string, string> {
       define('kruise-ts.managerRules', yaml(rulesFor(managerClusterAccess()))) +
       define('kruise-ts.leaderElectionRules', yaml(rulesFor(leaderElectionAccess))) +
       define('kruise-ts.daemonRules', yaml(rulesFor(daemonAccess))),
+    // Rendered into the dashboard ConfigMap with .Files (templates/monitoring.yaml).
+    'files/grafana-dashboard.json': `${JSON.stringify(grafanaDashboard(), null, 2)}\n`,
   };
   for (const def of kinds) files[`templates/crds/${crdFileName(def)}`] = crdTemplate(def);
   return files;

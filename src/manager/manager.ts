@@ -40,6 +40,7 @@ import type { ControllerDeps, ControllerRunner, ControllerSetup } from '../contr
 import { KubeEventRecorder } from '../runtime/events.ts';
 import { kubeEventSink } from '../runtime/event-sink.ts';
 import { RestMapper } from '../runtime/restmapper.ts';
+import { attachWorkloadMetrics } from '../controllers/workload-metrics.ts';
 import { selectControllers, servedKruiseKinds } from './controllers.ts';
 import type { ManagerConfig } from './options.ts';
 import { parseAddr } from '../util/addr.ts';
@@ -93,6 +94,15 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const controllers = await buildControllers(up, webhooks, served, allControllers);
   await alignment.inLine;
   const leadership = lead(up, alignment, controllers);
+  // Per-workload series over the caches the controllers read, exported by the leader only.
+  up.closers.push(
+    attachWorkloadMetrics({
+      informers: controllers.informers,
+      controllers: controllers.running,
+      namespace: cfg.namespace,
+      isLeader: () => leadership.leading,
+    }),
+  );
 
   const stop = async () => {
     if (leadership.stopping) return leadership.done;
@@ -417,6 +427,8 @@ interface Controllers {
   newTerm(): ControllerTerm;
   /** The process's informers, which every term's controllers share. */
   informers: SharedInformerFactory;
+  /** Names of the controllers that run (feature gates on, CRDs served). */
+  running: ReadonlySet<string>;
 }
 
 /**
@@ -468,7 +480,12 @@ async function buildControllers(
     });
     return { informers: scope, runners, end: () => scope.close() };
   };
-  const controllers: Controllers = { current: newTerm(), newTerm, informers: webhooks.informers };
+  const controllers: Controllers = {
+    current: newTerm(),
+    newTerm,
+    informers: webhooks.informers,
+    running: new Set(selection.run.map((c) => c.name)),
+  };
   closers.push(() => controllers.current.end());
   // Every cache a controller declared fills before start-up goes on (controller-runtime's
   // CacheSyncTimeout): one that cannot (a missing resource, no RBAC) fails start-up, naming it.
