@@ -532,7 +532,57 @@ const identity = (kind: KindMetrics, o: KubeObject): Record<string, string> =>
     ? { namespace: o.metadata.namespace ?? '', [kind.label]: o.metadata.name ?? '' }
     : { [kind.label]: o.metadata.name ?? '' };
 
-const durations = new Map<KindMetrics, Histogram<string>>();
+/**
+ * A kind's rollout-duration histogram. Each workload the leader caches has its series from the
+ * first scrape on, at zero: a series that appeared at its first observation would lose that
+ * rollout to increase() and rate(). A deleted workload's series goes with it; a replica that does
+ * not lead shows none (the leader's are the only ones).
+ */
+class RolloutDurations {
+  private readonly present = new Set<string>();
+  private readonly histogram: Histogram<string>;
+
+  constructor(private readonly kind: KindMetrics) {
+    this.histogram = new Histogram({
+      name: seriesName(kind, 'rollout_duration_seconds'),
+      help: 'Seconds from the first status naming a new update revision to the first in which every desired pod is updated and ready, for rollouts that ended while this replica led.',
+      labelNames: identityLabels(kind),
+      buckets: ROLLOUT_DURATION_BUCKETS,
+      registers: [registry],
+      collect: () => this.sync(),
+    });
+  }
+
+  observe(o: KubeObject, seconds: number): void {
+    this.histogram.observe(this.ensure(o), seconds);
+  }
+
+  forget(o: KubeObject): void {
+    const labels = identity(this.kind, o);
+    if (this.present.delete(JSON.stringify(labels))) this.histogram.remove(labels);
+  }
+
+  private ensure(o: KubeObject): Record<string, string> {
+    const labels = identity(this.kind, o);
+    const key = JSON.stringify(labels);
+    if (!this.present.has(key)) {
+      this.histogram.zero(labels);
+      this.present.add(key);
+    }
+    return labels;
+  }
+
+  private sync(): void {
+    const sources = leading(this.kind);
+    if (!sources.length) {
+      this.histogram.reset();
+      this.present.clear();
+    }
+    for (const source of sources) for (const o of source.informer.lister.list()) this.ensure(o);
+  }
+}
+
+const durations = new Map<KindMetrics, RolloutDurations>();
 
 // Registered once per process (the registry is the process's): each gauge reads, at scrape time,
 // the caches of every leading manager attached to its kind (one in production).
@@ -560,22 +610,7 @@ for (const kind of WORKLOAD_METRICS) {
       },
     });
   }
-  if (kind.rollout) {
-    durations.set(
-      kind,
-      new Histogram({
-        name: seriesName(kind, 'rollout_duration_seconds'),
-        help: `Seconds from the first status naming a new update revision to the first in which every desired pod is updated and ready, for rollouts that ended while this replica led.`,
-        labelNames: identityLabels(kind),
-        buckets: ROLLOUT_DURATION_BUCKETS,
-        registers: [registry],
-        // A replica that no longer leads shows no durations: the leader's are the only ones.
-        collect() {
-          if (!leading(kind).length) this.reset();
-        },
-      }),
-    );
-  }
+  if (kind.rollout) durations.set(kind, new RolloutDurations(kind));
 }
 
 export interface WorkloadMetricsOptions {
@@ -612,14 +647,15 @@ export function attachWorkloadMetrics(opts: WorkloadMetricsOptions): () => void 
       const uid = o.metadata.uid;
       if (!uid) return;
       const secs = tracker.observe(uid, view(o), clock.now());
-      if (secs !== undefined && opts.isLeader()) histogram.observe(identity(kind, o), secs);
+      if (secs !== undefined && opts.isLeader()) histogram.observe(o, secs);
     };
     const registration = source.informer.addEventHandler({
       onAdd: observe,
       onUpdate: (_, o) => observe(o),
-      onDelete: (o) => {
-        const uid = unwrapDeleted(o).metadata.uid;
-        if (uid) tracker.forget(uid);
+      onDelete: (deleted) => {
+        const o = unwrapDeleted(deleted);
+        if (o.metadata.uid) tracker.forget(o.metadata.uid);
+        histogram.forget(o);
       },
     });
     detach.push(() => registration.remove());

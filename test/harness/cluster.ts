@@ -1,6 +1,7 @@
 // Integration-test access to the shared local cluster (started by test/global-setup.ts): kubectl,
 // per-test namespaces, and polling with a useful failure message.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readState, runDirOf, kubectl as clusterKubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
@@ -28,6 +29,14 @@ export function testCluster(): ClusterState {
     );
   }
   return state;
+}
+
+/** The file in which the suite setup records where its manager serves /metrics. */
+export const suiteManagerMetricsFile = (runDir: string): string => path.join(runDir, 'kruise-manager-metrics-addr');
+
+/** `host:port` of the suite manager's metrics endpoint. */
+export function suiteManagerMetricsAddr(): string {
+  return readFileSync(suiteManagerMetricsFile(testCluster().runDir), 'utf8').trim();
 }
 
 export function kubectl(args: string[], input?: string): Promise<string> {

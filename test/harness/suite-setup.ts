@@ -6,6 +6,7 @@
 // The manager and the daemon are detached processes logging to the cluster's
 // logs/kruise-manager.log and logs/kruise-daemon.log.
 import { findWebhookProxy, formatHostPort } from '../../src/runtime/webhook/endpoint.ts';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, readState } from '../../src/cluster/local-cluster.ts';
@@ -14,7 +15,7 @@ import { fromKubeconfigFile } from '../../src/runtime/client.ts';
 import type { KubeObject } from '../../src/apis/core-objects.ts';
 import { CustomResourceDefinitions, ValidatingWebhookConfigurations } from '../../src/runtime/resources.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
-import { SUITE_API_VERSIONS, SUITE_FEATURE_GATES, TEST_CLUSTER } from './cluster.ts';
+import { SUITE_API_VERSIONS, SUITE_FEATURE_GATES, TEST_CLUSTER, suiteManagerMetricsFile } from './cluster.ts';
 import { simulatedDaemonPids, startSimulatedDaemon } from './simulated-daemon.ts';
 import { defaultedByWebhook } from './webhook-ready.ts';
 import { KRUISE_CLI, kruiseArgs, servingFlags } from './kruise-cli.ts';
@@ -32,7 +33,9 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
   try {
     await installCRDs(client, { set: SUITE_API_VERSIONS });
     const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
-    const [webhookPort] = await freePorts(1);
+    const [webhookPort, metricsPort] = await freePorts(2);
+    // Where the suite's manager serves /metrics, for the tests that scrape it (monitoring.test.ts).
+    writeFileSync(suiteManagerMetricsFile(state.runDir), `127.0.0.1:${metricsPort}`);
     const manager = startProcess(
       'kruise-manager',
       process.execPath,
@@ -40,7 +43,7 @@ async function setUp(): Promise<{ startedCluster: boolean; managerPid: number; d
         'start',
         '--kubeconfig',
         state.kubeconfig,
-        ...servingFlags(webhookPort),
+        ...servingFlags(webhookPort, `127.0.0.1:${metricsPort}`),
         '--feature-gates',
         SUITE_FEATURE_GATES,
         '--api-versions',

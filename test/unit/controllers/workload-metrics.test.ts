@@ -135,6 +135,14 @@ describe('attachWorkloadMetrics', () => {
         'kruise_cloneset_rollout_phase{namespace="shop",cloneset="web",phase="Completed"} 0',
       ])
         assert.ok(text.includes(line), `missing ${line} in\n${text}`);
+      // The duration histogram has the workload's series from the first scrape, at zero, so that
+      // increase() counts its first rollout.
+      assert.match(
+        await registry.getSingleMetricAsString('kruise_cloneset_rollout_duration_seconds'),
+        /kruise_cloneset_rollout_duration_seconds_count\{namespace="shop",cloneset="web"\} 0\n?/,
+      );
+      leader = false;
+      assert.doesNotMatch(await registry.getSingleMetricAsString('kruise_cloneset_rollout_duration_seconds'), /cloneset="web"/);
     } finally {
       detach();
     }
@@ -163,6 +171,12 @@ describe('attachWorkloadMetrics', () => {
       assert.match(text, /kruise_cloneset_rollout_duration_seconds_sum\{namespace="shop",cloneset="web"\} 42\n/);
       assert.match(text, /kruise_cloneset_rollout_duration_seconds_bucket\{le="60",namespace="shop",cloneset="web"\} 1\n/);
       assert.match(text, /kruise_cloneset_rollout_duration_seconds_bucket\{le="30",namespace="shop",cloneset="web"\} 0\n/);
+      await h.onDelete!(before);
+      assert.doesNotMatch(
+        await registry.getSingleMetricAsString('kruise_cloneset_rollout_duration_seconds'),
+        /cloneset="web"/,
+        'a deleted workload’s series goes',
+      );
     } finally {
       detach();
     }
