@@ -124,7 +124,7 @@ export interface KindMetrics<T extends KubeObject = KubeObject> {
   controller: string;
   series: readonly SeriesDefinition<T>[];
   /** Kinds that roll out revisions: adds `rollout_phase` and `rollout_duration_seconds`. */
-  rollout?: (obj: T) => RolloutView;
+  rollout?(obj: T): RolloutView;
 }
 
 const gauge = <T>(suffix: string, help: string, value: (o: T) => number | boolean | undefined): SeriesDefinition<T> => ({
@@ -496,7 +496,7 @@ export const WORKLOAD_METRICS: readonly KindMetrics[] = [
   imagePullJob,
   podUnavailableBudget,
   workloadSpread,
-] as unknown as readonly KindMetrics[];
+];
 
 /** `kruise_<label>_<suffix>`. */
 export const seriesName = (kind: Pick<KindMetrics, 'label'>, suffix: string) => `kruise_${kind.label}_${suffix}`;
