@@ -2,6 +2,7 @@
 // needs outside a cluster (--kubeconfig) and for the local cluster (--simulated).
 import { Command, InvalidArgumentError } from 'commander';
 import { parseFeatureGates } from '../apis/features.ts';
+import { loggingFormatOption, type LoggingFormat } from '../runtime/log.ts';
 
 export interface DaemonConfig {
   kubeconfig?: string;
@@ -23,6 +24,8 @@ export interface DaemonConfig {
   /** Serve every node matching simulatedNodeSelector with SimulatedRuntime (KWOK nodes). */
   simulated: boolean;
   simulatedNodeSelector: string;
+  /** --logging-format: `text` (klog-like) or `json`; unset = text on a terminal, else JSON. */
+  loggingFormat?: LoggingFormat;
 }
 
 export const DEFAULT_SIMULATED_NODE_SELECTOR = 'type=kwok';
@@ -55,7 +58,8 @@ export function addDaemonFlags(cmd: Command): Command {
     .option('--max-workers-for-pull-image <n>', 'concurrent image pulls; -1 is unbounded', workers, -1)
     .option('--feature-gates <gates>', 'feature gates, e.g. InPlaceUpdateEnvFromMetadata=true', gates, '')
     .option('--simulated', "serve the local cluster's simulated (KWOK) nodes: one process, no container runtime")
-    .option('--simulated-node-selector <selector>', 'label selector of the nodes --simulated serves', DEFAULT_SIMULATED_NODE_SELECTOR);
+    .option('--simulated-node-selector <selector>', 'label selector of the nodes --simulated serves', DEFAULT_SIMULATED_NODE_SELECTOR)
+    .addOption(loggingFormatOption());
 }
 
 export function daemonConfig(o: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
@@ -72,6 +76,7 @@ export function daemonConfig(o: Record<string, unknown>, env: NodeJS.ProcessEnv 
     featureGates: (o.featureGates as string) ?? '',
     simulated: !!o.simulated,
     simulatedNodeSelector: (o.simulatedNodeSelector as string) ?? DEFAULT_SIMULATED_NODE_SELECTOR,
+    loggingFormat: o.loggingFormat as LoggingFormat | undefined,
   };
   if (!cfg.simulated && !cfg.nodeName)
     throw new Error('kruise daemon needs the node it runs on: --node-name or env NODE_NAME (or --simulated for the local cluster)');
