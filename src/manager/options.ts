@@ -91,7 +91,7 @@ export interface ManagerConfig {
   webhookPort: number;
   webhookHost: string;
   webhookCertDir: string;
-  /** timeoutSeconds of every webhook that sets none of its own (the pod webhook keeps its 10 s). */
+  /** timeoutSeconds of every webhook (the pod webhook's too, as upstream's chart sets them). */
   webhookTimeoutSeconds: number;
   /** How the API server reaches the webhooks: `url` (https://<host>:<port>, local clusters) or `service`. */
   webhookClientMode: 'url' | 'service';
@@ -241,7 +241,7 @@ export function addManagerFlags(cmd: Command): Command {
     .addOption(
       new Option(
         '--webhook-timeout-seconds <n>',
-        "timeoutSeconds of the webhook configurations' webhooks (the chart's webhookConfiguration.timeoutSeconds; the pod webhook keeps 10)",
+        "timeoutSeconds of every webhook of the webhook configurations (the chart's webhookConfiguration.timeoutSeconds)",
       )
         .argParser((v) => {
           const n = int(v);
