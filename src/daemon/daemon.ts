@@ -21,6 +21,7 @@ import type { DaemonContext, NodeScope, SubController } from './context.ts';
 import { containerMetaController } from './containermeta/controller.ts';
 import { containerRecreateController } from './containerrecreate/controller.ts';
 import { imagePullerController } from './imagepuller/controller.ts';
+import { CredentialProviders } from './imagepuller/credential-provider.ts';
 import { podProbeController } from './podprobe/controller.ts';
 import type { DaemonConfig } from './options.ts';
 import { RuntimeUnavailableError, type ContainerRuntime, type PodRef } from './runtime/types.ts';
@@ -66,6 +67,11 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
   const features = resolveFeatureGates(cfg.featureGates, process.env);
   const addr = parseAddr(cfg.addr);
   if (!cfg.simulated && !features.KruiseDaemon) return idle(cfg, addr, log, features);
+  // A plugin config that cannot be used fails the start before anything else is touched.
+  const credentialProviders =
+    !cfg.simulated && cfg.pluginConfigFile
+      ? CredentialProviders.load(cfg.pluginConfigFile, cfg.pluginBinDir ?? '', { clock: realClock, logger: log })
+      : undefined;
   let runtime: ContainerRuntime | undefined;
   if (!cfg.simulated) {
     // Fail before touching the API: a daemon without its runtime can do nothing for the node.
@@ -130,7 +136,7 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
   if (features.KruiseDaemon) {
     // The CRR executor needs pods (upstream gate DaemonWatchingPod) for podIP and grace periods.
     if (features.DaemonWatchingPod) controllers.push(containerRecreateController(ctx));
-    controllers.push(imagePullerController(ctx, { maxWorkers: cfg.maxWorkersForPullImage }));
+    controllers.push(imagePullerController(ctx, { maxWorkers: cfg.maxWorkersForPullImage, credentialProviders }));
     if (features.InPlaceUpdateEnvFromMetadata) controllers.push(containerMetaController(ctx));
     if (features.PodProbeMarkerGate) controllers.push(podProbeController(ctx));
   }
