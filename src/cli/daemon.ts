@@ -2,7 +2,7 @@
 // NODE_NAME), or with --simulated for every simulated node of the local cluster. SIGINT/SIGTERM
 // stop it; a runtime that cannot be reached fails the start with what was tried.
 import { Command } from 'commander';
-import { logger } from '../runtime/log.ts';
+import { logger, setLoggingFormat } from '../runtime/log.ts';
 import { startDaemon } from '../daemon/daemon.ts';
 import { addDaemonFlags, daemonConfig } from '../daemon/options.ts';
 import { optimizeForSizeFromNow } from './optimize-for-size.ts';
@@ -13,6 +13,7 @@ export function daemonCommand(): Command {
   );
   addDaemonFlags(cmd).action(async (o: Record<string, unknown>) => {
     const cfg = daemonConfig(o);
+    if (cfg.loggingFormat) setLoggingFormat(cfg.loggingFormat);
     const daemon = await startDaemon(cfg);
     logger.info({ port: daemon.port }, 'kruise-daemon serving /healthz and /metrics');
     optimizeForSizeFromNow();

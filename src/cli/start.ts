@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, type OptionValues } from 'commander';
 import { DEFAULT_CLUSTER } from '../cluster/names.ts';
 import { fromDefault, fromKubeconfigFile } from '../runtime/client.ts';
 import { inCluster } from '../runtime/kubeconfig.ts';
-import { logger } from '../runtime/log.ts';
+import { logger, setLoggingFormat } from '../runtime/log.ts';
 import { startManager, type RunningManager } from '../manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../manager/options.ts';
 import type { RunningDaemon } from '../daemon/daemon.ts';
@@ -41,6 +41,7 @@ export function startCommand(): Command {
     .option('--install-crds', 'install the CRDs before starting (always on for the embedded cluster)')
     .action(async (o: OptionValues) => {
       const cfg = managerConfig(o);
+      if (cfg.loggingFormat) setLoggingFormat(cfg.loggingFormat);
       cfg.kubeconfig ??= process.env.KUBECONFIG || undefined;
       // No kubeconfig: in a pod (the Helm install) the service account's cluster, else the embedded one.
       const embedded = !cfg.kubeconfig && !inCluster();

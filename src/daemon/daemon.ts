@@ -21,6 +21,7 @@ import type { DaemonContext, NodeScope, SubController } from './context.ts';
 import { containerMetaController } from './containermeta/controller.ts';
 import { containerRecreateController } from './containerrecreate/controller.ts';
 import { imagePullerController } from './imagepuller/controller.ts';
+import { CredentialProviders } from './imagepuller/credential-provider.ts';
 import { podProbeController } from './podprobe/controller.ts';
 import type { DaemonConfig } from './options.ts';
 import { RuntimeUnavailableError, type ContainerRuntime, type PodRef } from './runtime/types.ts';
@@ -29,7 +30,8 @@ import { barrierController } from './simulated/barrier.ts';
 import { SimulatedNodes } from './simulated/runtime.ts';
 
 export interface RunningDaemon {
-  client: KubeClient;
+  /** Absent when the daemon idles (KruiseDaemon=false). */
+  client?: KubeClient;
   features: FeatureGates;
   /** Port of /healthz and /metrics; undefined with --addr 0. */
   port?: number;
@@ -44,10 +46,32 @@ export interface DaemonOptions {
 
 const CONTAINER_ID_INDEX = 'containerID';
 
+/** Upstream's documented way out for nodes whose runtime the daemon cannot use. */
+const NO_RUNTIME_HINT = ' (on nodes without a usable runtime, turn the daemon off with the feature gate KruiseDaemon=false)';
+
+/**
+ * KruiseDaemon=false on a real node: the features that need the daemon are off in the manager
+ * too, so it touches neither the runtime nor the API and only answers /healthz, saying so once.
+ * (Upstream's chart then deploys no daemon at all; a daemon started anyway idles rather than
+ * restart over and over on a runtime it was told not to need.)
+ */
+async function idle(cfg: DaemonConfig, addr: ReturnType<typeof parseAddr>, log: Logger, features: FeatureGates): Promise<RunningDaemon> {
+  log.info({ node: cfg.nodeName }, 'feature gate KruiseDaemon is off: kruise-daemon idles (no container runtime, no controllers)');
+  const server = addr ? new ProbeServer({ port: addr.port, host: addr.host, logger: log, metrics: registry }) : undefined;
+  await server?.start();
+  return { features, port: server?.port(), stop: async () => void (await server?.close()) };
+}
+
 export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): Promise<RunningDaemon> {
   const log = (opts.logger ?? rootLogger).child({ component: 'kruise-daemon' });
   const features = resolveFeatureGates(cfg.featureGates, process.env);
   const addr = parseAddr(cfg.addr);
+  if (!cfg.simulated && !features.KruiseDaemon) return idle(cfg, addr, log, features);
+  // A plugin config that cannot be used fails the start before anything else is touched.
+  const credentialProviders =
+    !cfg.simulated && cfg.pluginConfigFile
+      ? CredentialProviders.load(cfg.pluginConfigFile, cfg.pluginBinDir ?? '', { clock: realClock, logger: log })
+      : undefined;
   let runtime: ContainerRuntime | undefined;
   if (!cfg.simulated) {
     // Fail before touching the API: a daemon without its runtime can do nothing for the node.
@@ -59,9 +83,9 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
       const v = await runtime.version();
       log.info({ runtime: v }, 'connected to the container runtime');
     } catch (err) {
-      if (err instanceof RuntimeUnavailableError) throw err;
+      if (err instanceof RuntimeUnavailableError) throw new RuntimeUnavailableError(`${err.message}${NO_RUNTIME_HINT}`);
       throw new RuntimeUnavailableError(
-        `container runtime ${cfg.runtimeEndpoint ?? '(default sockets)'} is not usable: ${(err as Error).message}`,
+        `container runtime ${cfg.runtimeEndpoint ?? '(default sockets)'} is not usable: ${(err as Error).message}${NO_RUNTIME_HINT}`,
       );
     }
   }
@@ -112,7 +136,7 @@ export async function startDaemon(cfg: DaemonConfig, opts: DaemonOptions = {}): 
   if (features.KruiseDaemon) {
     // The CRR executor needs pods (upstream gate DaemonWatchingPod) for podIP and grace periods.
     if (features.DaemonWatchingPod) controllers.push(containerRecreateController(ctx));
-    controllers.push(imagePullerController(ctx, { maxWorkers: cfg.maxWorkersForPullImage }));
+    controllers.push(imagePullerController(ctx, { maxWorkers: cfg.maxWorkersForPullImage, credentialProviders }));
     if (features.InPlaceUpdateEnvFromMetadata) controllers.push(containerMetaController(ctx));
     if (features.PodProbeMarkerGate) controllers.push(podProbeController(ctx));
   }

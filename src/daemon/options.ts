@@ -2,6 +2,7 @@
 // needs outside a cluster (--kubeconfig) and for the local cluster (--simulated).
 import { Command, InvalidArgumentError } from 'commander';
 import { parseFeatureGates } from '../apis/features.ts';
+import { loggingFormatOption, type LoggingFormat } from '../runtime/log.ts';
 
 export interface DaemonConfig {
   kubeconfig?: string;
@@ -23,9 +24,17 @@ export interface DaemonConfig {
   /** Serve every node matching simulatedNodeSelector with SimulatedRuntime (KWOK nodes). */
   simulated: boolean;
   simulatedNodeSelector: string;
+  /** --logging-format: `text` (klog-like) or `json`; unset = text on a terminal, else JSON. */
+  loggingFormat?: LoggingFormat;
+  /** Kubelet-style image credential provider plugins: their CredentialProviderConfig (skipped when absent) and binaries. */
+  pluginConfigFile?: string;
+  pluginBinDir?: string;
 }
 
 export const DEFAULT_SIMULATED_NODE_SELECTOR = 'type=kwok';
+/** Upstream's defaults (the chart mounts them elsewhere and passes both flags). */
+export const DEFAULT_PLUGIN_CONFIG_FILE = '/kruise/CredentialProviderPlugin.yaml';
+export const DEFAULT_PLUGIN_BIN_DIR = '/kruise/plugins';
 
 const workers = (v: string) => {
   const n = Number(v);
@@ -55,7 +64,14 @@ export function addDaemonFlags(cmd: Command): Command {
     .option('--max-workers-for-pull-image <n>', 'concurrent image pulls; -1 is unbounded', workers, -1)
     .option('--feature-gates <gates>', 'feature gates, e.g. InPlaceUpdateEnvFromMetadata=true', gates, '')
     .option('--simulated', "serve the local cluster's simulated (KWOK) nodes: one process, no container runtime")
-    .option('--simulated-node-selector <selector>', 'label selector of the nodes --simulated serves', DEFAULT_SIMULATED_NODE_SELECTOR);
+    .option('--simulated-node-selector <selector>', 'label selector of the nodes --simulated serves', DEFAULT_SIMULATED_NODE_SELECTOR)
+    .addOption(loggingFormatOption())
+    .option(
+      '--plugin-config-file <path>',
+      'CredentialProviderConfig of image credential provider plugins (skipped when absent)',
+      DEFAULT_PLUGIN_CONFIG_FILE,
+    )
+    .option('--plugin-bin-dir <dir>', 'directory of the credential provider plugin binaries', DEFAULT_PLUGIN_BIN_DIR);
 }
 
 export function daemonConfig(o: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): DaemonConfig {
@@ -72,6 +88,9 @@ export function daemonConfig(o: Record<string, unknown>, env: NodeJS.ProcessEnv 
     featureGates: (o.featureGates as string) ?? '',
     simulated: !!o.simulated,
     simulatedNodeSelector: (o.simulatedNodeSelector as string) ?? DEFAULT_SIMULATED_NODE_SELECTOR,
+    loggingFormat: o.loggingFormat as LoggingFormat | undefined,
+    pluginConfigFile: (o.pluginConfigFile as string | undefined) ?? DEFAULT_PLUGIN_CONFIG_FILE,
+    pluginBinDir: (o.pluginBinDir as string | undefined) ?? DEFAULT_PLUGIN_BIN_DIR,
   };
   if (!cfg.simulated && !cfg.nodeName)
     throw new Error('kruise daemon needs the node it runs on: --node-name or env NODE_NAME (or --simulated for the local cluster)');

@@ -12,10 +12,9 @@ export const daemonAccess: readonly Access[] = [
   // ContainerRecreateRequest executor: reads them, writes their status.
   access(ContainerRecreateRequests, READ),
   access(ContainerRecreateRequests, ['update', 'patch'], 'status'),
-  // Image puller: its node's NodeImage, pull secrets it names (in kruise-daemon-config).
+  // Image puller: its node's NodeImage (the pull secrets it names: daemonSecretAccess).
   access(NodeImages, READ),
   access(NodeImages, ['update', 'patch'], 'status'),
-  access(Secrets, ['get']),
   // Prober: its node's NodePodProbe, whose status it writes.
   access(NodePodProbes, READ),
   access(NodePodProbes, ['update', 'patch'], 'status'),
@@ -26,3 +25,10 @@ export const daemonAccess: readonly Access[] = [
   { group: 'authentication.k8s.io', resources: ['tokenreviews'], verbs: ['create'] },
   { group: 'authorization.k8s.io', resources: ['subjectaccessreviews'], verbs: ['create'] },
 ];
+
+/**
+ * In kruise-daemon-config only (a Role there, as upstream's kruise-daemon-secret-role): the pull
+ * secrets NodeImages name, which the ImagePullJob controller copies there. The daemon can read no
+ * other Secret.
+ */
+export const daemonSecretAccess: readonly Access[] = [access(Secrets, ['get'])];

@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { crdFileName, crdManifest } from '../apis/crd.ts';
 import { DEFAULT_API_VERSION_SET, kinds, type KindDefinition } from '../apis/registry.ts';
 import { rulesFor } from '../runtime/rbac.ts';
-import { daemonAccess } from '../daemon/rbac.ts';
+import { daemonAccess, daemonSecretAccess } from '../daemon/rbac.ts';
 import { leaderElectionAccess, managerClusterAccess } from './rbac.ts';
 import { grafanaDashboard } from './grafana-dashboard.ts';
 
@@ -37,11 +37,19 @@ function crdBody(manifest: Record<string, unknown>): string {
     metadata: { name: string; annotations?: Record<string, string> };
     spec: { conversion?: { webhook?: { clientConfig?: { service?: { namespace?: string } } } } };
   };
+  const EXTERNAL_CERTS = '__EXTERNAL_CERTS_ANNOTATIONS__';
   crd.metadata.annotations = { ...crd.metadata.annotations, 'helm.sh/resource-policy': 'keep' };
   const service = crd.spec.conversion?.webhook?.clientConfig?.service;
   const NAMESPACE = '__INSTALLATION_NAMESPACE__';
-  if (service) service.namespace = NAMESPACE;
-  return yaml(crd).replace(NAMESPACE, '{{ include "kruise-ts.namespace" . }}');
+  // A conversion webhook's caBundle is injected like the webhooks' (externalCerts.annotations,
+  // e.g. cert-manager's inject-ca-from); a CRD without one has nothing to inject.
+  if (service) {
+    service.namespace = NAMESPACE;
+    crd.metadata.annotations[EXTERNAL_CERTS] = '';
+  }
+  return yaml(crd)
+    .replace(NAMESPACE, '{{ include "kruise-ts.namespace" . }}')
+    .replace(new RegExp(`^ +${EXTERNAL_CERTS}: .*\n`, 'm'), '    {{- include "kruise-ts.externalCertsAnnotations" . }}\n');
 }
 
 /** charts/kruise-ts/<path> → contents, for every generated file. */
@@ -51,7 +59,8 @@ export function chartGeneratedFiles(): Record<string, string> {
       HEADER.replace('# ', '{{/* ').replace('\n', ' */}}\n') +
       define('kruise-ts.managerRules', yaml(rulesFor(managerClusterAccess()))) +
       define('kruise-ts.leaderElectionRules', yaml(rulesFor(leaderElectionAccess))) +
-      define('kruise-ts.daemonRules', yaml(rulesFor(daemonAccess))),
+      define('kruise-ts.daemonRules', yaml(rulesFor(daemonAccess))) +
+      define('kruise-ts.daemonSecretRules', yaml(rulesFor(daemonSecretAccess))),
     // Rendered into the dashboard ConfigMap with .Files (templates/monitoring.yaml).
     'files/grafana-dashboard.json': `${JSON.stringify(grafanaDashboard(), null, 2)}\n`,
   };

@@ -26,7 +26,7 @@ import { WebhookServer } from '../runtime/webhook/server.ts';
 import { webhookReadinessCheck } from '../runtime/webhook/health.ts';
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
 import { KRUISE_CRD_GROUPS } from '../runtime/webhook/crd-conversion.ts';
-import { ensureSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
+import { ensureSecretCerts, readExternalSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
@@ -264,7 +264,10 @@ async function startWebhooks(up: StartUp, served: ReadonlySet<string>, probes: P
   const certDir = cfg.webhookCertDir || privateCertDir(closers);
   log.info({ dir: certDir }, 'webhook certificate directory');
   const secret = { namespace, name: DEFAULT_SECRET_NAME };
-  const { certs } = await ensureSecretCerts(client, secret, servingName, { logger: log });
+  // EnableExternalCerts: the Secret is someone else's (e.g. cert-manager's Certificate), only read.
+  const certs = features.EnableExternalCerts
+    ? await readExternalSecretCerts(client, secret)
+    : (await ensureSecretCerts(client, secret, servingName, { logger: log })).certs;
   writeCertsToDir(certDir, certs);
 
   // One informer per resource type and selector for the whole process: the pod webhook reads them
@@ -387,6 +390,7 @@ async function alignWebhooks(up: StartUp, webhooks: Webhooks): Promise<WebhookAl
       managerNamespace: namespace,
       certDir: webhooks.certDir,
       secret: webhooks.secret,
+      external: up.features.EnableExternalCerts ? { secret: webhooks.secret } : undefined,
       onCertsChanged: () => webhooks.server.reloadCertificate(),
       logger: log,
       watch: true,

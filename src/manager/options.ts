@@ -5,6 +5,7 @@ import { parseDuration } from '../util/duration.ts';
 import { parseFeatureGates } from '../apis/features.ts';
 import { API_VERSION_SETS, DEFAULT_API_VERSION_SET, type APIVersionSet } from '../apis/registry.ts';
 import { DEFAULT_WEBHOOK_PORT } from '../runtime/webhook/server.ts';
+import { loggingFormatOption, type LoggingFormat } from '../runtime/log.ts';
 
 export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
 
@@ -90,11 +91,13 @@ export interface ManagerConfig {
   webhookPort: number;
   webhookHost: string;
   webhookCertDir: string;
-  /** timeoutSeconds of every webhook that sets none of its own (the pod webhook keeps its 10 s). */
+  /** timeoutSeconds of every webhook (the pod webhook's too, as upstream's chart sets them). */
   webhookTimeoutSeconds: number;
   /** How the API server reaches the webhooks: `url` (https://<host>:<port>, local clusters) or `service`. */
   webhookClientMode: 'url' | 'service';
   identity?: string;
+  /** --logging-format: `text` (klog-like) or `json`; unset = text on a terminal, else JSON. */
+  loggingFormat?: LoggingFormat;
 }
 
 const duration = (v: string) => {
@@ -238,7 +241,7 @@ export function addManagerFlags(cmd: Command): Command {
     .addOption(
       new Option(
         '--webhook-timeout-seconds <n>',
-        "timeoutSeconds of the webhook configurations' webhooks (the chart's webhookConfiguration.timeoutSeconds; the pod webhook keeps 10)",
+        "timeoutSeconds of every webhook of the webhook configurations (the chart's webhookConfiguration.timeoutSeconds)",
       )
         .argParser((v) => {
           const n = int(v);
@@ -253,7 +256,8 @@ export function addManagerFlags(cmd: Command): Command {
         'how the API server reaches the webhooks (default: service in a pod without --kubeconfig, else url)',
       ).choices(['url', 'service']),
     )
-    .option('--identity <id>', 'leader election identity (default: hostname + random suffix)');
+    .option('--identity <id>', 'leader election identity (default: hostname + random suffix)')
+    .addOption(loggingFormatOption());
   for (const name of WORKERS_FLAGS) {
     cmd.addOption(new Option(`--${name}-workers <n>`, `max concurrent ${name} reconciles`).argParser(int).default(DEFAULT_WORKERS));
   }
@@ -299,6 +303,7 @@ export function managerConfig(o: OptionValues, env: Readonly<Record<string, stri
     webhookTimeoutSeconds: o.webhookTimeoutSeconds,
     webhookClientMode: clientMode,
     identity: o.identity,
+    loggingFormat: o.loggingFormat,
   };
 }
 

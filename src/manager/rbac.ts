@@ -2,7 +2,7 @@
 // itself touches — start-up, leader election, events, webhook serving and configuration, and the
 // secure metrics endpoint. hack/gen-rbac.ts writes config/rbac/ from this; test/unit/manager/rbac.test.ts
 // keeps the files and these lists in step with the code.
-import { POLICY_GROUP } from '../apis/constants.ts';
+import { KRUISE_DAEMON_CONFIG_NAMESPACE, POLICY_GROUP } from '../apis/constants.ts';
 import {
   ConfigMaps,
   ControllerRevisions,
@@ -27,7 +27,7 @@ import {
 import { stringify } from 'yaml';
 import { access, READ, rulesFor, type Access } from '../runtime/rbac.ts';
 import { allControllers } from '../controllers/index.ts';
-import { daemonAccess } from '../daemon/rbac.ts';
+import { daemonAccess, daemonSecretAccess } from '../daemon/rbac.ts';
 
 /** Authentication and authorisation of scrapes of --metrics-secure (TokenReview, SubjectAccessReview). */
 export const delegatedAuthAccess: readonly Access[] = [
@@ -83,6 +83,7 @@ export const RBAC_NAMES = {
   leaderElectionRole: 'kruise-leader-election-role',
   daemonServiceAccount: 'kruise-daemon',
   daemonRole: 'kruise-daemon-role',
+  daemonSecretRole: 'kruise-daemon-secret-role',
   metricsReaderRole: 'kruise-metrics-reader',
 } as const;
 
@@ -149,6 +150,19 @@ export function rbacManifests(): Record<string, string> {
         kind: 'ClusterRoleBinding',
         metadata: { name: `${n.daemonRole}binding` },
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: n.daemonRole },
+        subjects: subject(n.daemonServiceAccount),
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: n.daemonSecretRole, namespace: KRUISE_DAEMON_CONFIG_NAMESPACE },
+        rules: rulesFor(daemonSecretAccess),
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: `${n.daemonSecretRole}binding`, namespace: KRUISE_DAEMON_CONFIG_NAMESPACE },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: n.daemonSecretRole },
         subjects: subject(n.daemonServiceAccount),
       },
     ]),

@@ -510,6 +510,59 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       },
       120_000,
     );
+    // The chart's daemon runs with upstream's least privilege — not privileged, every capability
+    // dropped but NET_BIND_SERVICE, the socket's directory mounted read-only — and still does its
+    // work through CRI: a ContainerRecreateRequest on real-0.
+    const daemonPod = (
+      JSON.parse(await clusterKubectl(state, ['-n', HELM_NS, 'get', 'pods', '-l', 'control-plane=daemon', '-o', 'json'])) as {
+        items: Array<{
+          spec: {
+            containers: Array<{ securityContext?: { privileged?: boolean }; volumeMounts: Array<{ name: string; readOnly?: boolean }> }>;
+          };
+        }>;
+      }
+    ).items[0]!.spec.containers[0]!;
+    assert.notEqual(daemonPod.securityContext?.privileged, true);
+    assert.equal(daemonPod.volumeMounts.find((m) => m.name === 'runtime-socket')?.readOnly, true);
+    const daemonPid = execFileSync('pgrep', ['-f', `daemon --addr=:10221 --feature-gates=${gates}`], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0]!;
+    const daemonStatus = readFileSync(`/proc/${daemonPid}/status`, 'utf8');
+    assert.match(daemonStatus, /^Uid:\s+0\s/m);
+    assert.match(daemonStatus, /^CapEff:\s+0000000000000400$/m, 'only CAP_NET_BIND_SERVICE (bit 10)');
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'helm-crr', labels: { app: 'helm-crr' } },
+        spec: {
+          nodeSelector: { type: 'real' },
+          terminationGracePeriodSeconds: 2,
+          containers: [{ name: 'main', image: LOCAL_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', SERVE] }],
+        },
+      }),
+    );
+    await waitFor('the helm-crr pod running on real-0', async () => main(await onePod('helm-crr'))?.ready, 90_000);
+    await kubectl(
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ContainerRecreateRequest',
+        metadata: { name: 'helm-crr' },
+        spec: { podName: 'helm-crr', containers: [{ name: 'main' }], strategy: { failurePolicy: 'Fail' } },
+      }),
+    );
+    await waitFor(
+      "the CRR Completed by the chart's unprivileged daemon, main running again",
+      async () => {
+        const crr = await json<{ status?: { phase?: string } }>(['get', 'crr', 'helm-crr']);
+        const c = main(await onePod('helm-crr'));
+        return crr.status?.phase === 'Completed' && c?.restartCount === 1 && c.ready;
+      },
+      90_000,
+    );
+    await kubectl(['delete', 'pod', 'helm-crr', '--wait=false']);
 
     // A CloneSet rolls under the installed manager (simulated pods on the KWOK node: fast).
     await kubectl(

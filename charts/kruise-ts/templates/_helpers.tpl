@@ -34,3 +34,15 @@ imagePullSecrets:
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* "true" when kruise-daemon is installed: daemon.enabled, and not turned off by the gate as in upstream's chart. */}}
+{{- define "kruise-ts.daemonEnabled" -}}
+{{- if and .Values.daemon.enabled (not (contains "KruiseDaemon=false" .Values.featureGates)) }}true{{ end -}}
+{{- end }}
+
+{{/* externalCerts.annotations (e.g. cert-manager's inject-ca-from) as lines of a CRD's metadata.annotations. */}}
+{{- define "kruise-ts.externalCertsAnnotations" -}}
+{{- with .Values.externalCerts.annotations }}
+{{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end }}

@@ -260,7 +260,6 @@
   - ""
   resources:
   - configmaps
-  - secrets
   verbs:
   - get
 - apiGroups:
@@ -317,4 +316,12 @@
   verbs:
   - create
   - patch
+{{- end }}
+{{- define "kruise-ts.daemonSecretRules" -}}
+- apiGroups:
+  - ""
+  resources:
+  - secrets
+  verbs:
+  - get
 {{- end }}

@@ -12,7 +12,8 @@ import type { Logger } from '../../runtime/log.ts';
 import { metaTime, type Clock } from '../../util/clock.ts';
 import type { DaemonContext, SubController } from '../context.ts';
 import type { ContainerRuntime, PullAuth } from '../runtime/types.ts';
-import { authsForImage, type SecretLike } from './auth.ts';
+import { authsForImage, registryOf, type SecretLike } from './auth.ts';
+import type { CredentialProviders } from './credential-provider.ts';
 import { backoffMs, buildStatus, desiredTasks, planWorkers, statusMergePatch, type PullTask } from './plan.ts';
 import { errMessage } from '../../util/errors.ts';
 
@@ -141,7 +142,10 @@ interface Worker {
   abort: AbortController;
 }
 
-export function imagePullerController(ctx: DaemonContext, opts: { maxWorkers: number }): SubController {
+export function imagePullerController(
+  ctx: DaemonContext,
+  opts: { maxWorkers: number; credentialProviders?: CredentialProviders },
+): SubController {
   const { client, scope, clock } = ctx;
   const log = ctx.logger.child({ controller: 'imagepuller' });
   const informer = ctx.informers.informerFor<NodeImage>(NodeImages, scope.nodeNamedSelector);
@@ -175,7 +179,9 @@ export function imagePullerController(ctx: DaemonContext, opts: { maxWorkers: nu
         log.warn({ secret: `${ref.namespace}/${ref.name}`, err: (err as Error).message }, 'cannot read pull secret');
       }
     }
-    return authsForImage(task.ref, secrets);
+    // The secrets' credentials first, then the plugins' (upstream's keyring order).
+    const fromPlugins = opts.credentialProviders ? await opts.credentialProviders.authsFor(registryOf(task.ref)) : [];
+    return [...authsForImage(task.ref, secrets), ...fromPlugins];
   }
 
   function stopAll(node: string): void {

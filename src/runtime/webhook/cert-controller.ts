@@ -34,11 +34,9 @@ import {
   buildWebhookConfigurations,
   ensureWebhookConfigurations,
   servingNameFor,
-  verifyWebhookCABundles,
   type ClientMode,
 } from './configuration.ts';
 import { ensureCRDConversion, KRUISE_CRD_GROUPS } from './crd-conversion.ts';
-import { enabledRegistrations, webhookPath } from './paths.ts';
 import type { WebhookRegistration } from './types.ts';
 
 export interface WebhookCertControllerOptions {
@@ -163,16 +161,11 @@ export class WebhookCertController {
       mutating: o.mutatingName ?? MUTATING_WEBHOOK_CONFIGURATION_NAME,
       validating: o.validatingName ?? VALIDATING_WEBHOOK_CONFIGURATION_NAME,
     };
-    if (o.external) {
-      const served = new Set(
-        enabledRegistrations(o.registrations, o.features).flatMap((r) => [
-          ...(r.mutate ? [webhookPath('mutate', r)] : []),
-          ...(r.validate ? [webhookPath('validate', r)] : []),
-        ]),
-      );
-      await verifyWebhookCABundles(o.client, names, served, certs.caCert);
-      return;
-    }
+    // External certificates (EnableExternalCerts): upstream's chart carries every webhook and the
+    // injector (cert-manager's cainjector, externalCerts.annotations) their caBundle, so upstream
+    // only checks it. Here the webhooks come from the registrations, the chart's configurations
+    // start empty: they are written as always, with the external CA, the value the injector
+    // injects from the same Secret.
     const desired = buildWebhookConfigurations(o.registrations, {
       clientMode: o.clientMode,
       features: o.features,

@@ -264,33 +264,3 @@ export async function ensureWebhookConfigurations(
   }
   return written;
 }
-
-/**
- * External-certificate mode: the injector owns caBundle, so only check that every webhook we serve
- * trusts the external CA (upstream configuration.Ensure with EnableExternalCerts).
- */
-export async function verifyWebhookCABundles(
-  client: KubeClient,
-  names: { mutating: string; validating: string },
-  servedPaths: ReadonlySet<string>,
-  caBundlePem: string,
-): Promise<void> {
-  const want = b64(caBundlePem);
-  for (const [type, name] of [
-    [MutatingWebhookConfigurations, names.mutating],
-    [ValidatingWebhookConfigurations, names.validating],
-  ] as const) {
-    let cfg: WebhookConfiguration;
-    try {
-      cfg = await client.get<WebhookConfiguration>(type, name);
-    } catch (err) {
-      if (isNotFound(err)) throw new Error(`not found ${type.kind} ${name}`, { cause: err });
-      throw err;
-    }
-    for (const wh of cfg.webhooks ?? []) {
-      const p = wh.clientConfig.service?.path ?? (wh.clientConfig.url ? new URL(wh.clientConfig.url).pathname : undefined);
-      if (!p || !servedPaths.has(p)) continue;
-      if (wh.clientConfig.caBundle !== want) throw new Error(`caBundle of ${type.kind} ${name} does not match the external caBundle`);
-    }
-  }
-}

@@ -11,9 +11,10 @@
 //     final removal of a terminated pod never depends on the manager.
 //   - both skip kube-system and the manager's own namespace (namespaceSelector), besides
 //     upstream's `control-plane` namespaces: the control plane and Kruise itself can always start.
-//   - timeoutSeconds 10 (the API server's default): the handlers are in-memory except WorkloadSpread's
-//     status write for the pods a WorkloadSpread matches (pipeline.ts); a cache's first sync may
-//     wait, at most 5 s.
+//   - timeoutSeconds: the manager's --webhook-timeout-seconds like every webhook (default 10, the API
+//     server's; the chart's webhookConfiguration.timeoutSeconds, 30, as upstream's chart sets on every
+//     webhook): the handlers are in-memory except WorkloadSpread's status write for the pods a
+//     WorkloadSpread matches (pipeline.ts); a cache's first sync may wait, at most 5 s.
 import type { WebhookRegistration } from '../../runtime/webhook/types.ts';
 import { mutatePodWebhook, validatePodWebhook } from './pipeline.ts';
 
@@ -49,7 +50,6 @@ export const registrations: WebhookRegistration[] = [
     mutate: mutatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Fail',
-    timeoutSeconds: 10,
     excludeSystemNamespaces: true,
   },
   {
@@ -65,7 +65,6 @@ export const registrations: WebhookRegistration[] = [
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Fail',
-    timeoutSeconds: 10,
     excludeSystemNamespaces: true,
   },
   {
@@ -77,7 +76,6 @@ export const registrations: WebhookRegistration[] = [
     validate: validatePodWebhook,
     gate: 'PodWebhook',
     failurePolicy: 'Fail',
-    timeoutSeconds: 10,
     excludeSystemNamespaces: true,
   },
 ];

@@ -35,7 +35,8 @@ test('start fails with a clear RuntimeUnavailableError when the runtime cannot b
       },
     ),
     (err: Error) =>
-      err instanceof RuntimeUnavailableError && /not usable: connect ENOENT \/run\/containerd\/containerd.sock/.test(err.message),
+      err instanceof RuntimeUnavailableError &&
+      /not usable: connect ENOENT \/run\/containerd\/containerd.sock .*KruiseDaemon=false/.test(err.message),
   );
   const unavailable = new RuntimeUnavailableError('no CRI v1 runtime at unix:///x');
   await assert.rejects(
@@ -47,7 +48,8 @@ test('start fails with a clear RuntimeUnavailableError when the runtime cannot b
         },
       },
     ),
-    (err: Error) => err === unavailable,
+    (err: Error) =>
+      err instanceof RuntimeUnavailableError && err.message.startsWith(unavailable.message) && /KruiseDaemon=false/.test(err.message),
   );
 });
 
@@ -90,4 +92,32 @@ test('the simulated scope owns the selected nodes its informer knows', () => {
   assert.equal(s.owns(undefined), false);
   assert.equal(s.runtimeFor('kwok-0'), rt);
   assert.deepEqual(s.podSelector, { fieldSelector: 'spec.nodeName!=' });
+});
+
+test('KruiseDaemon=false: the daemon idles without touching the runtime (no crash loop on a node it cannot use)', async () => {
+  let connected = false;
+  const daemon = await startDaemon(
+    {
+      nodeName: 'n',
+      addr: '127.0.0.1:0',
+      maxWorkersForPullImage: -1,
+      featureGates: 'KruiseDaemon=false',
+      simulated: false,
+      simulatedNodeSelector: '',
+    },
+    {
+      connectRuntime: async () => {
+        connected = true;
+        throw new Error('must not be called');
+      },
+    },
+  );
+  try {
+    assert.equal(connected, false);
+    assert.equal(daemon.features.KruiseDaemon, false);
+    const res = await fetch(`http://127.0.0.1:${daemon.port}/healthz`);
+    assert.equal(res.status, 200);
+  } finally {
+    await daemon.stop();
+  }
 });

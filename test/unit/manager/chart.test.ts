@@ -127,7 +127,8 @@ describe('helm', () => {
       'daemon.socketLocation=/run/k3s',
       'daemon.socketFile=containerd/containerd.sock',
     );
-    for (const o of objs.filter((o) => o.metadata.namespace))
+    // All but the daemon's pull-secret Role, in kruise-daemon-config as upstream's.
+    for (const o of objs.filter((o) => o.metadata.namespace && o.metadata.namespace !== 'kruise-daemon-config'))
       assert.equal(o.metadata.namespace, 'kruise-ts-x', `${o.kind} ${o.metadata.name}`);
     const crd = find(objs, 'CustomResourceDefinition', 'statefulsets.apps.kruise.io') as Obj & {
       spec: { conversion: { webhook: { clientConfig: { service: { namespace: string } } } } };
@@ -148,6 +149,37 @@ describe('helm', () => {
     assert.match(text, /--runtime-endpoint=unix:\/\/\/var\/run\/containerd\/containerd\.sock/);
     assert.match(text, /path: \/run\/k3s/);
     assert.equal(find(objs, 'PodDisruptionBudget', 'kruise-controller-manager'), undefined, 'no PDB for one replica');
+  });
+
+  test('Kruise TS keys: priority classes, topology spread, logging format; KruiseDaemon=false drops the daemon and its RBAC', () => {
+    const objs = render(
+      'manager.priorityClassName=system-cluster-critical',
+      'daemon.priorityClassName=system-node-critical',
+      'manager.topologySpreadConstraints[0].maxSkew=2',
+      'manager.topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname',
+      'manager.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule',
+      'manager.loggingFormat=json',
+      'daemon.loggingFormat=text',
+    );
+    type PodOf = {
+      spec: { template: { spec: { priorityClassName?: string; topologySpreadConstraints?: unknown[]; containers: [{ args: string[] }] } } };
+    };
+    const manager = find(objs, 'Deployment', 'kruise-controller-manager') as unknown as PodOf;
+    const daemon = find(objs, 'DaemonSet', 'kruise-daemon') as unknown as PodOf;
+    assert.equal(manager.spec.template.spec.priorityClassName, 'system-cluster-critical');
+    assert.equal(daemon.spec.template.spec.priorityClassName, 'system-node-critical');
+    assert.deepEqual(manager.spec.template.spec.topologySpreadConstraints, [
+      { maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule' },
+    ]);
+    assert.ok(manager.spec.template.spec.containers[0].args.includes('--logging-format=json'));
+    assert.ok(daemon.spec.template.spec.containers[0].args.includes('--logging-format=text'));
+    const off = render('featureGates=ResourcesDeletionProtection=true\\,KruiseDaemon=false');
+    assert.deepEqual(
+      off
+        .filter((o) => o.kind === 'DaemonSet' || /^kruise-daemon(-role|-secret|$)/.test(o.metadata.name))
+        .map((o) => `${o.kind}/${o.metadata.name}`),
+      [],
+    );
   });
 
   test('optional parts off: no CRDs, namespaces or daemon', () => {

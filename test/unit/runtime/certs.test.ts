@@ -15,7 +15,6 @@ import {
   buildWebhookConfigurations,
   ensureWebhookConfigurations,
   isSubset,
-  verifyWebhookCABundles,
   type ClientMode,
 } from '../../../src/runtime/webhook/configuration.ts';
 import { ensureCRDConversion } from '../../../src/runtime/webhook/crd-conversion.ts';
@@ -310,18 +309,41 @@ describe('reconciling against the API', () => {
     assert.equal(api.getObject(VWC, 'installed-validating'), undefined);
   });
 
-  it('external mode only verifies the caBundle of served webhooks', async () => {
-    const served = new Set([
-      '/mutate-apps-kruise-io-cloneset',
-      '/mutate-pod',
-      '/validate-apps-kruise-io-cloneset',
-      '/validate-pod',
-      '/validate-apps-deployment',
-    ]);
-    const names = { mutating: 'kruise-mutating-webhook-configuration', validating: 'kruise-validating-webhook-configuration' };
-    await verifyWebhookCABundles(client, names, served, 'CA2');
-    await assert.rejects(verifyWebhookCABundles(client, names, served, 'CA3'), /does not match the external caBundle/);
-    await verifyWebhookCABundles(client, names, new Set(), 'CA3');
+  it('external certificates (EnableExternalCerts): read from the Secret, never written; the webhooks and CRD conversion carry the external CA', async () => {
+    const external = await generateCerts('kruise-webhook-service.kruise-system.svc', Date.now());
+    const b64 = (v: string) => Buffer.from(v).toString('base64');
+    api.put(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'kruise-system', name: 'cert-manager-certs' },
+      data: { 'ca.crt': b64(external.caCert), 'tls.crt': b64(external.cert), 'tls.key': b64(external.key) },
+    });
+    // The chart's configurations start empty (the injector annotation on them changes nothing here).
+    api.put(MWC, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'ext-m' } });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-ext-'));
+    const secret = { namespace: 'kruise-system', name: 'cert-manager-certs' };
+    const ctl = new WebhookCertController({
+      client,
+      registrations: regs,
+      features: { ...features, EnableExternalCerts: true },
+      clientMode: svcMode,
+      certDir: dir,
+      secret,
+      external: { secret },
+      mutatingName: 'ext-m',
+      validatingName: 'ext-v',
+      createConfigurations: false,
+      logger: silent,
+    });
+    const secretWrites = () => api.requests.filter((r) => r.method !== 'GET' && r.path.includes('/secrets')).length;
+    const before = secretWrites();
+    await ctl.sync();
+    assert.equal(secretWrites(), before, 'the external Secret is only read');
+    assert.equal(fs.readFileSync(path.join(dir, 'tls.crt'), 'utf8'), external.cert);
+    const webhooks = api.getObject(MWC, 'ext-m')!.webhooks as Array<{ clientConfig: { caBundle: string } }>;
+    assert.ok(webhooks.length > 0);
+    for (const wh of webhooks) assert.equal(wh.clientConfig.caBundle, b64(external.caCert));
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('points webhook-converted kruise CRDs at /convert', async () => {

@@ -549,6 +549,23 @@ describe('pod webhook configuration', () => {
     assert.deepEqual(mpod.rules, [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: '*' }]);
     assert.equal(mpod.failurePolicy, 'Fail');
     assert.equal(mpod.timeoutSeconds, 10);
+    // Like every webhook, the configured timeout (the chart's webhookConfiguration.timeoutSeconds).
+    const configured = buildWebhookConfigurations(allRegistrations, {
+      clientMode: { mode: 'url', host: '127.0.0.1', port: 9876 },
+      features,
+      managerNamespace: 'kruise-system',
+      timeoutSeconds: 30,
+    });
+    assert.deepEqual(
+      [...configured.mutating.webhooks!, ...configured.validating.webhooks!]
+        .filter((w) => w.rules![0]!.resources![0]!.startsWith('pods'))
+        .map((w) => [w.name, w.timeoutSeconds]),
+      [
+        ['mpod.kb.io', 30],
+        ['vpod.kb.io', 30],
+        ['vpodeviction.kb.io', 30],
+      ],
+    );
     assert.deepEqual(mpod.namespaceSelector, {
       matchExpressions: [
         { key: 'control-plane', operator: 'DoesNotExist' },
