@@ -74,7 +74,6 @@ export function podUpdatePatch(old: Pod, updated: Pod, resourceVersion?: string)
   const containers: Array<Record<string, unknown>> = [];
   for (const c of updated.spec?.containers ?? []) {
     const before = old.spec?.containers?.find((o) => o.name === c.name);
-    const change: Record<string, unknown> = {};
     if (before?.image !== c.image) containers.push({ name: c.name, image: c.image });
   }
   if (Object.keys(metadata).length === 0 && containers.length === 0) return undefined;
@@ -91,7 +90,8 @@ export function podResizePatch(old: Pod, updated: Pod, resourceVersion?: string)
   const containers: Array<Record<string, unknown>> = [];
   for (const c of updated.spec?.containers ?? []) {
     const before = old.spec?.containers?.find((o) => o.name === c.name);
-    if (marshalGoJSON(before?.resources ?? {}) !== marshalGoJSON(c.resources ?? {})) containers.push({ name: c.name, resources: c.resources ?? {} });
+    if (marshalGoJSON(before?.resources ?? {}) !== marshalGoJSON(c.resources ?? {}))
+      containers.push({ name: c.name, resources: c.resources ?? {} });
   }
   if (containers.length === 0) return undefined;
   return { ...(resourceVersion ? { metadata: { resourceVersion } } : {}), spec: { containers } };

@@ -385,7 +385,11 @@ describe('CloneSet reconcile', () => {
     const env = setup({ cs: updated, revisions: [rev], pods, features: gates({ InPlaceWorkloadVerticalScaling: true }) });
     await env.reconciler.reconcile('default/cs');
     const writes = env.client.calls.map((c) => `${c.verb} ${c.resource}${c.opts?.subresource ? '/' + c.opts.subresource : ''}`);
-    assert.deepEqual(writes, ['create controllerrevisions', 'patch pods/resize', 'patch pods', 'updateStatus clonesets'], 'a resize alone keeps the pod Ready');
+    assert.deepEqual(
+      writes,
+      ['create controllerrevisions', 'patch pods/resize', 'patch pods', 'updateStatus clonesets'],
+      'a resize alone keeps the pod Ready',
+    );
     const [, resize, meta] = env.client.calls;
     assert.deepEqual(resize.body, {
       metadata: { resourceVersion: '7' },

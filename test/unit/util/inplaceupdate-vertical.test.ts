@@ -51,18 +51,33 @@ describe('which resource changes resize in place', () => {
     ['cpu and memory requests', tmpl([main(res('200m', '200Mi'))]), true],
     ['limits', tmpl([main(res('100m', '100Mi', '2', '2Gi'))]), true],
     ['resources and image', tmpl([main(res('200m', '100Mi'), { image: 'nginx:2' })]), true],
-    ['a resource added', tmpl([main({ ...res('100m', '100Mi'), requests: { cpu: '100m', memory: '100Mi', 'ephemeral-storage': '1Gi' } })]), false],
+    [
+      'a resource added',
+      tmpl([main({ ...res('100m', '100Mi'), requests: { cpu: '100m', memory: '100Mi', 'ephemeral-storage': '1Gi' } })]),
+      false,
+    ],
     ['a resource removed', tmpl([main({ requests: { cpu: '100m' }, limits: { cpu: '1', memory: '1Gi' } })]), false],
-    ['a resource other than cpu and memory', tmpl([main({ ...res('100m', '100Mi'), limits: { cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '1' } })]), false],
+    [
+      'a resource other than cpu and memory',
+      tmpl([main({ ...res('100m', '100Mi'), limits: { cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '1' } })]),
+      false,
+    ],
     // Burstable → Guaranteed
     ['the QoS class changes', tmpl([main(res('1', '1Gi'))]), false],
-    ['the resize policy changes', tmpl([main(res('200m', '100Mi'), { resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'RestartContainer' }] })]), false],
+    [
+      'the resize policy changes',
+      tmpl([main(res('200m', '100Mi'), { resizePolicy: [{ resourceName: 'cpu', restartPolicy: 'RestartContainer' }] })]),
+      false,
+    ],
   ];
   for (const [name, next, want] of cases) {
     it(name, () => assert.equal(calculateInPlaceUpdateSpec(rev(base), rev(next, 2), ON) !== undefined, want));
   }
   it('without the gate a resource change recreates', () => {
-    assert.equal(calculateInPlaceUpdateSpec(rev(base), rev(tmpl([main(res('200m', '200Mi'))]), 2), { ...ON, verticalScaling: false }), undefined);
+    assert.equal(
+      calculateInPlaceUpdateSpec(rev(base), rev(tmpl([main(res('200m', '200Mi'))]), 2), { ...ON, verticalScaling: false }),
+      undefined,
+    );
   });
   it('records the new values per container, canonical', () => {
     const spec = calculateInPlaceUpdateSpec(rev(base), rev(tmpl([main(res('0.2', '100Mi', '1', '2048Mi'))]), 2), ON)!;
