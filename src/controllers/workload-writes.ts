@@ -296,16 +296,19 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
 
   /**
    * Writes an in-place update's pod, compare-and-swap on `resourceVersion`: the resize first (new
-   * container resources, through the `resize` subresource), then labels, annotations and images on
-   * the version it returned. A round that fails between the two leaves the pod resized at its old
+   * container resources, through the `resize` subresource), then labels, annotations and images.
+   * The resize is the compare-and-swap: once it went through, the pod patch (only the keys and
+   * images the update changes) goes without a version, so status written in between (the kubelet
+   * acting on the resize, readiness) cannot fail it and leave the pod resized but not updated —
+   * with a RestartContainer policy the kubelet would restart the container for the resize and
+   * again for the image. A round that fails between the two leaves the pod resized at its old
    * revision; the next round plans the same update again and only the second write remains.
    */
   async writeInPlace(namespace: string, pod: Pod, updated: Pod, resourceVersion: string | undefined): Promise<void> {
     const name = pod.metadata.name ?? '';
-    let version = resourceVersion;
-    const resize = podResizePatch(pod, updated, version);
-    if (resize) version = (await this.patchPod(namespace, name, resize, 'resize')).metadata.resourceVersion;
-    const patch = podUpdatePatch(pod, updated, version);
+    const resize = podResizePatch(pod, updated, resourceVersion);
+    if (resize) await this.patchPod(namespace, name, resize, 'resize');
+    const patch = podUpdatePatch(pod, updated, resize ? undefined : resourceVersion);
     if (patch) await this.patchPod(namespace, name, patch);
   }
 
