@@ -21,6 +21,7 @@ import type { EventRecorder } from '../runtime/events.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { LifecycleTransition } from '../util/lifecycle.ts';
 import { equalRevision, type ControllerRevision } from '../util/revision-data.ts';
+import { marshalGoJSON } from '../util/revision.ts';
 import type { InPlaceUpdateAction, LabelPatch, PodCreation, PodRefresh } from './plan-types.ts';
 import type { FeatureGates } from '../apis/features.ts';
 import type { PubBudgetGuard } from '../runtime/pub-budget.ts';
@@ -57,9 +58,10 @@ function mapDiff(
 }
 
 /**
- * A strategic-merge patch turning `old` into `updated` for what in-place updates touch: labels,
- * annotations, added finalizers, container images and resources. With `resourceVersion` it is a
- * compare-and-swap (409 Conflict when the pod changed since).
+ * A strategic-merge patch turning `old` into `updated` for what in-place updates touch through the
+ * pod itself: labels, annotations, added finalizers and container images (resources go through
+ * podResizePatch). With `resourceVersion` it is a compare-and-swap (409 Conflict when the pod
+ * changed since).
  */
 export function podUpdatePatch(old: Pod, updated: Pod, resourceVersion?: string): Record<string, unknown> | undefined {
   const metadata: Record<string, unknown> = {};
@@ -72,14 +74,27 @@ export function podUpdatePatch(old: Pod, updated: Pod, resourceVersion?: string)
   const containers: Array<Record<string, unknown>> = [];
   for (const c of updated.spec?.containers ?? []) {
     const before = old.spec?.containers?.find((o) => o.name === c.name);
-    const change: Record<string, unknown> = {};
-    if (before?.image !== c.image) change.image = c.image;
-    if (JSON.stringify(before?.resources ?? {}) !== JSON.stringify(c.resources ?? {})) change.resources = c.resources ?? {};
-    if (Object.keys(change).length) containers.push({ name: c.name, ...change });
+    if (before?.image !== c.image) containers.push({ name: c.name, image: c.image });
   }
   if (Object.keys(metadata).length === 0 && containers.length === 0) return undefined;
   if (resourceVersion) metadata.resourceVersion = resourceVersion;
   return { metadata, ...(containers.length ? { spec: { containers } } : {}) };
+}
+
+/**
+ * The patch of the pod's `resize` subresource (Kubernetes in-place pod resize; the pod itself
+ * refuses resource changes) turning the container resources of `old` into those of `updated`, a
+ * compare-and-swap on `resourceVersion`; undefined when no container's resources changed.
+ */
+export function podResizePatch(old: Pod, updated: Pod, resourceVersion?: string): Record<string, unknown> | undefined {
+  const containers: Array<Record<string, unknown>> = [];
+  for (const c of updated.spec?.containers ?? []) {
+    const before = old.spec?.containers?.find((o) => o.name === c.name);
+    if (marshalGoJSON(before?.resources ?? {}) !== marshalGoJSON(c.resources ?? {}))
+      containers.push({ name: c.name, resources: c.resources ?? {} });
+  }
+  if (containers.length === 0) return undefined;
+  return { ...(resourceVersion ? { metadata: { resourceVersion } } : {}), spec: { containers } };
 }
 
 /** A pod condition in a strategic-merge patch: null removes a field the pod's condition has. */
@@ -269,21 +284,39 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
     this.deps.expectations.resourceVersions.expect(updated);
   }
 
-  async patchPod(namespace: string, name: string, patch: unknown, status = false): Promise<Pod> {
+  async patchPod(namespace: string, name: string, patch: unknown, subresource?: 'status' | 'resize'): Promise<Pod> {
     const pod = await this.deps.client.patch<Pod>(Pods, name, patch, {
       namespace,
       patchType: PatchType.StrategicMerge,
-      ...(status ? { subresource: 'status' } : {}),
+      ...(subresource ? { subresource } : {}),
     });
     this.deps.expectations.resourceVersions.expect(pod);
     return pod;
+  }
+
+  /**
+   * Writes an in-place update's pod, compare-and-swap on `resourceVersion`: the resize first (new
+   * container resources, through the `resize` subresource), then labels, annotations and images.
+   * The resize is the compare-and-swap: once it went through, the pod patch (only the keys and
+   * images the update changes) goes without a version, so status written in between (the kubelet
+   * acting on the resize, readiness) cannot fail it and leave the pod resized but not updated —
+   * with a RestartContainer policy the kubelet would restart the container for the resize and
+   * again for the image. A round that fails between the two leaves the pod resized at its old
+   * revision; the next round plans the same update again and only the second write remains.
+   */
+  async writeInPlace(namespace: string, pod: Pod, updated: Pod, resourceVersion: string | undefined): Promise<void> {
+    const name = pod.metadata.name ?? '';
+    const resize = podResizePatch(pod, updated, resourceVersion);
+    if (resize) await this.patchPod(namespace, name, resize, 'resize');
+    const patch = podUpdatePatch(pod, updated, resize ? undefined : resourceVersion);
+    if (patch) await this.patchPod(namespace, name, patch);
   }
 
   /** Writes only the conditions that differ; undefined when none did. */
   async patchConditions(namespace: string, pod: Pod, conditions: readonly PodCondition[] | undefined): Promise<Pod | undefined> {
     const changed = changedConditions(pod, conditions ?? []);
     if (changed.length === 0) return undefined;
-    return this.patchPod(namespace, pod.metadata.name ?? '', { status: { conditions: changed } }, true);
+    return this.patchPod(namespace, pod.metadata.name ?? '', { status: { conditions: changed } }, 'status');
   }
 
   async refreshPods(namespace: string, refreshes: readonly PodRefresh[], pods: ReadonlyMap<string, Pod>): Promise<void> {
@@ -291,10 +324,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
       const pod = pods.get(r.pod);
       if (!pod) return;
       if (r.conditions) await ignoreNotFound(this.patchConditions(namespace, pod, r.conditions));
-      if (r.updatedPod) {
-        const patch = podUpdatePatch(pod, r.updatedPod, pod.metadata.resourceVersion);
-        if (patch) await ignoreNotFound(this.patchPod(namespace, r.pod, patch));
-      }
+      if (r.updatedPod) await ignoreNotFound(this.writeInPlace(namespace, pod, r.updatedPod, pod.metadata.resourceVersion));
     });
   }
 
@@ -330,7 +360,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
       if (conditions.length === 0) continue;
       patches.push({ pod: t.pod, patch: { metadata: { labels: t.labels, annotations: t.annotations }, status: { conditions } } });
     }
-    await writeAllInSlowStart(patches, ({ pod, patch }) => ignoreNotFound(this.patchPod(namespace, pod, patch, true)));
+    await writeAllInSlowStart(patches, ({ pod, patch }) => ignoreNotFound(this.patchPod(namespace, pod, patch, 'status')));
     const written = new Set(patches.map((p) => p.pod));
     return {
       transitions: transitions.filter((t) => !written.has(t.pod)),
@@ -382,8 +412,7 @@ export class WorkloadWriter<W extends WorkloadWithCollisions> {
       try {
         // InPlaceUpdateReady=False goes first so the pod leaves endpoints before its containers restart.
         const afterConditions = await this.patchConditions(namespace, pod, u.conditions);
-        const patch = podUpdatePatch(pod, u.updatedPod, afterConditions?.metadata.resourceVersion ?? pod.metadata.resourceVersion);
-        if (patch) await this.patchPod(namespace, u.pod, patch);
+        await this.writeInPlace(namespace, pod, u.updatedPod, afterConditions?.metadata.resourceVersion ?? pod.metadata.resourceVersion);
         const note = this.kind.notes.inPlaceUpdated?.(u);
         if (note) this.event(workload, 'Normal', 'SuccessfulUpdatePodInPlace', note);
       } catch (err) {

@@ -88,6 +88,8 @@ export function planWorkloadImagePreDownload(input: {
   ownedJobs: readonly string[];
   /** Feature gate InPlaceUpdateEnvFromMetadata (what can change in place). */
   envFromMetadata: boolean;
+  /** Feature gate InPlaceWorkloadVerticalScaling (resource changes can be in place). */
+  verticalScaling: boolean;
 }): PreDownloadPlan {
   const { kind, workload, current, update } = input;
   const { metadata, spec } = workload;
@@ -103,7 +105,7 @@ export function planWorkloadImagePreDownload(input: {
     },
     current,
     update,
-    canUpdateInPlace: canUpdateInPlace(current, update, { envFromMetadata: input.envFromMetadata }),
+    canUpdateInPlace: canUpdateInPlace(current, update, { envFromMetadata: input.envFromMetadata, verticalScaling: input.verticalScaling }),
     selector: spec?.selector ?? {},
     templateLabels: spec?.template?.metadata?.labels,
     pullSecrets: (spec?.template?.spec?.imagePullSecrets ?? []).map((s) => s.name ?? '').filter(Boolean),

@@ -3,8 +3,8 @@
 // and revisions and return the pod (and status conditions) the executor should write.
 //
 // Flow: calculateInPlaceUpdateSpec diffs two revisions; planInPlaceUpdate turns the spec into the
-// first write (InPlaceUpdateReady=False, new images/metadata for the highest-priority container
-// batch, the inplace-update-state annotation — or, with a grace period, the grace annotation
+// first write (InPlaceUpdateReady=False, new images/metadata/resources for the highest-priority
+// container batch, the inplace-update-state annotation — or, with a grace period, the grace annotation
 // only); planInPlaceRefresh later finishes the grace period, starts the next container batch once
 // the previous one is ready, and flips InPlaceUpdateReady back to True when the update completed.
 
@@ -20,8 +20,16 @@ import {
   INPLACE_UPDATE_STATE_ANNOTATION_OLD,
   RUNTIME_CONTAINERS_META_ANNOTATION,
 } from '../apis/constants.ts';
-import type { Container } from '../apis/core.ts';
+import type { Container, ResourceRequirements } from '../apis/core.ts';
 import type { Pod, PodCondition } from '../apis/core-objects.ts';
+import {
+  applyContainerResources,
+  checkResourcesResized,
+  CONTAINER_RESOURCES_PATH,
+  podQOSClass,
+  recordResourceChange,
+  resizeRestartsContainer,
+} from './inplaceupdate-vertical.ts';
 import { getCondition, setCondition } from './lifecycle.ts';
 import { deepHashBytes } from './go-pod-template.ts';
 import { compareCodePoints, equalToRevisionHash, marshalGoJSON } from './revision.ts';
@@ -39,6 +47,8 @@ export interface InPlaceUpdateState {
   updateImages?: boolean;
   nextContainerImages?: Record<string, string>;
   nextContainerRefMetadata?: Record<string, RefMetadata>;
+  /** Resources of lower-priority containers, resized in a later batch (gate InPlaceWorkloadVerticalScaling). */
+  nextContainerResources?: Record<string, ResourceRequirements>;
   preCheckBeforeNext?: { containersRequiredReady?: string[] };
   containerBatchesRecord?: Array<{ timestamp: string; containers: string[] }>;
 }
@@ -54,6 +64,8 @@ export interface UpdateSpec {
   revision: string;
   containerImages: Record<string, string>;
   containerRefMetadata: Record<string, RefMetadata>;
+  /** New cpu/memory limits and requests per container (gate InPlaceWorkloadVerticalScaling). */
+  containerResources: Record<string, ResourceRequirements>;
   /** Strategic-merge patch `{"metadata":{…}}` of template label/annotation changes. */
   metaDataPatch?: string;
   updateEnvFromMetadata?: boolean;
@@ -86,6 +98,7 @@ export function serializeInPlaceUpdateState(s: InPlaceUpdateState): string {
     updateImages: s.updateImages || undefined,
     nextContainerImages: omitEmpty(s.nextContainerImages),
     nextContainerRefMetadata: next && Object.fromEntries(Object.entries(next).map(([k, v]) => [k, refMetaJSON(v)])),
+    nextContainerResources: omitEmpty(s.nextContainerResources),
     preCheckBeforeNext: s.preCheckBeforeNext,
     containerBatchesRecord: s.containerBatchesRecord?.length ? s.containerBatchesRecord : undefined,
   });
@@ -116,6 +129,7 @@ function serializeUpdateSpec(spec: UpdateSpec): string {
     revision: spec.revision,
     containerImages: omitEmpty(spec.containerImages),
     containerRefMetadata: refs && Object.fromEntries(Object.entries(refs).map(([k, v]) => [k, refMetaJSON(v)])),
+    containerResources: omitEmpty(spec.containerResources),
     // []byte in Go, hence base64.
     metaDataPatch: spec.metaDataPatch === undefined ? undefined : Buffer.from(spec.metaDataPatch).toString('base64'),
     updateEnvFromMetadata: spec.updateEnvFromMetadata || undefined,
@@ -133,6 +147,7 @@ function parseUpdateSpec(raw: string): UpdateSpec {
     revision: o.revision ?? '',
     containerImages: o.containerImages ?? {},
     containerRefMetadata: refs,
+    containerResources: o.containerResources ?? {},
     metaDataPatch: o.metaDataPatch ? Buffer.from(o.metaDataPatch, 'base64').toString('utf8') : undefined,
     updateEnvFromMetadata: !!o.updateEnvFromMetadata,
     graceSeconds: o.graceSeconds ?? 0,
@@ -259,14 +274,17 @@ export function runtimeEnvFromMetadataHash(c: Container, env: Record<string, str
 export interface CalculateOptions {
   /** Gate InPlaceUpdateEnvFromMetadata. */
   envFromMetadata: boolean;
+  /** Gate InPlaceWorkloadVerticalScaling: container cpu/memory changes resize the pod in place. */
+  verticalScaling: boolean;
   gracePeriodSeconds?: number;
   /** The revision value written to pods (CloneSet: full name, or the hash under CloneSetShortHash). */
   revisionValue?: (rev: ControllerRevision) => string;
 }
 
 /**
- * Whether (and how) the change from oldRev to newRev can be applied in place: only container
- * image replacements and metadata changes qualify. Undefined means "recreate".
+ * Whether (and how) the change from oldRev to newRev can be applied in place: container image
+ * replacements, metadata changes and, with verticalScaling, cpu/memory value changes that keep the
+ * pod's QoS class qualify. Undefined means "recreate".
  */
 export function calculateInPlaceUpdateSpec(
   oldRev: ControllerRevision | undefined,
@@ -282,6 +300,7 @@ export function calculateInPlaceUpdateSpec(
     revision: opts.revisionValue ? opts.revisionValue(newRev) : (newRev.metadata.name ?? ''),
     containerImages: {},
     containerRefMetadata: {},
+    containerResources: {},
     graceSeconds: opts.gracePeriodSeconds ?? 0,
   };
   const metadataOps: PatchOp[] = [];
@@ -296,11 +315,17 @@ export function calculateInPlaceUpdateSpec(
     }
     if (op.op !== 'replace') return undefined;
     const m = CONTAINER_IMAGE_PATH.exec(op.path);
-    if (!m) return undefined;
-    const container = oldTemp.spec?.containers?.[Number(m[1])];
-    if (!container || typeof op.value !== 'string') return undefined;
-    spec.containerImages[container.name] = op.value;
+    if (m) {
+      const container = oldTemp.spec?.containers?.[Number(m[1])];
+      if (!container || typeof op.value !== 'string') return undefined;
+      spec.containerImages[container.name] = op.value;
+      continue;
+    }
+    if (!opts.verticalScaling || !CONTAINER_RESOURCES_PATH.test(op.path)) return undefined;
+    if (recordResourceChange(op, oldTemp.spec?.containers ?? [], spec.containerResources) !== undefined) return undefined;
   }
+  // A resize cannot move the pod to another QoS class.
+  if (Object.keys(spec.containerResources).length > 0 && podQOSClass(oldTemp.spec) !== podQOSClass(newTemp.spec)) return undefined;
   if (metadataOps.length === 0) return spec;
 
   const oldMeta = { labels: { ...oldTemp.metadata?.labels }, annotations: { ...oldTemp.metadata?.annotations } };
@@ -428,6 +453,12 @@ function addMetadataSharedContainers(toUpdate: Set<string>, refs: Record<string,
   }
 }
 
+/** Whether containers of lower priority wait for a later batch of the recorded update. */
+const hasNextBatch = (state: InPlaceUpdateState) =>
+  Object.keys(state.nextContainerImages ?? {}).length > 0 ||
+  Object.keys(state.nextContainerRefMetadata ?? {}).length > 0 ||
+  Object.keys(state.nextContainerResources ?? {}).length > 0;
+
 /**
  * Writes the first container batch of `spec` into a copy of `pod` and records the rest in the
  * state's next* fields (upstream defaultPatchUpdateSpecToPod). Mutates and returns `state`.
@@ -436,6 +467,7 @@ export function patchUpdateSpecToPod(pod: Pod, spec: UpdateSpec, state: InPlaceU
   const out = clonePod(pod);
   state.nextContainerImages = {};
   state.nextContainerRefMetadata = {};
+  state.nextContainerResources = {};
   applyMetadataPatch(out, spec.metaDataPatch);
   out.metadata.labels ??= {};
   out.metadata.annotations ??= {};
@@ -445,7 +477,7 @@ export function patchUpdateSpecToPod(pod: Pod, spec: UpdateSpec, state: InPlaceU
   let highest: number | undefined;
   let highestGroup: string[] = [];
   for (const c of out.spec?.containers ?? []) {
-    if (!(c.name in spec.containerImages) && !(c.name in spec.containerRefMetadata)) continue;
+    if (!(c.name in spec.containerImages) && !(c.name in spec.containerRefMetadata) && !(c.name in spec.containerResources)) continue;
     const p = priorities.get(c.name);
     if (p === undefined) toUpdate.add(c.name);
     else if (highest === undefined || highest < p) {
@@ -468,6 +500,12 @@ export function patchUpdateSpecToPod(pod: Pod, spec: UpdateSpec, state: InPlaceU
   for (const cs of out.status?.containerStatuses ?? []) {
     if (imageChanged.has(cs.name)) (state.lastContainerStatuses ??= {})[cs.name] = { imageID: cs.imageID };
   }
+  const resized: Record<string, ResourceRequirements> = {};
+  for (const [name, resources] of Object.entries(spec.containerResources)) {
+    if (toUpdate.has(name)) resized[name] = resources;
+    else state.nextContainerResources[name] = resources;
+  }
+  applyContainerResources(out, resized);
   for (const [name, ref] of Object.entries(spec.containerRefMetadata)) {
     if (toUpdate.has(name)) {
       Object.assign(out.metadata.labels, ref.labels ?? {});
@@ -475,7 +513,7 @@ export function patchUpdateSpecToPod(pod: Pod, spec: UpdateSpec, state: InPlaceU
     } else state.nextContainerRefMetadata[name] = ref;
   }
   const sortedBatch = [...toUpdate].sort();
-  const hasNext = Object.keys(state.nextContainerImages).length > 0 || Object.keys(state.nextContainerRefMetadata).length > 0;
+  const hasNext = hasNextBatch(state);
   state.preCheckBeforeNext = hasNext ? { containersRequiredReady: sortedBatch } : undefined;
   state.containerBatchesRecord = [...(state.containerBatchesRecord ?? []), { timestamp: now, containers: sortedBatch }];
   out.metadata.annotations[INPLACE_UPDATE_STATE_ANNOTATION] = serializeInPlaceUpdateState(state);
@@ -552,6 +590,17 @@ export function defaultWriteRevision(pod: Pod, revision: string): void {
   pod.metadata.labels = { ...pod.metadata.labels, [CONTROLLER_REVISION_HASH_LABEL]: revision };
 }
 
+/**
+ * Whether the update takes the pod out of endpoints first (InPlaceUpdateReady=False): always when
+ * it has the readiness gate, except for a resize alone that restarts none of its containers.
+ */
+function needsUnready(pod: Pod, spec: UpdateSpec): boolean {
+  const resizeOnly =
+    Object.keys(spec.containerResources).length > 0 && Object.keys(spec.containerImages).length === 0 && !spec.updateEnvFromMetadata;
+  if (resizeOnly && !resizeRestartsContainer(pod, spec.containerResources)) return false;
+  return hasInPlaceReadinessGate(pod);
+}
+
 /** Plans an in-place update of pod from oldRev to newRev; undefined when it cannot be in place. */
 export function planInPlaceUpdate(
   pod: Pod,
@@ -561,7 +610,7 @@ export function planInPlaceUpdate(
 ): InPlaceUpdatePlan | undefined {
   const spec = calculateInPlaceUpdateSpec(oldRev, newRev, opts);
   if (!spec) return undefined;
-  const conditions = hasInPlaceReadinessGate(pod)
+  const conditions = needsUnready(pod, spec)
     ? conditionsWith(pod, {
         type: CONDITION_INPLACE_UPDATE_READY,
         status: 'False',
@@ -580,6 +629,7 @@ export function planInPlaceUpdate(
     lastContainerStatuses: null,
     updateEnvFromMetadata: spec.updateEnvFromMetadata,
     updateImages: Object.keys(spec.containerImages).length > 0,
+    updateResources: Object.keys(spec.containerResources).length > 0,
   };
   clone.metadata.annotations[INPLACE_UPDATE_STATE_ANNOTATION] = serializeInPlaceUpdateState(state);
   delete clone.metadata.annotations[INPLACE_UPDATE_STATE_ANNOTATION_OLD];
@@ -614,14 +664,19 @@ function allEnvHashesConsistent(pod: Pod, metaSet: RuntimeContainerMetaSet): boo
 
 /**
  * Why the containers of the recorded in-place update have not finished, or undefined when done:
- * env-from-metadata updates wait for the daemon's hashes; image updates for a changed imageID
- * (an unchanged imageID counts when the status already shows the new image).
+ * env-from-metadata updates wait for the daemon's hashes; resizes for the kubelet to report the
+ * spec's resources in every container status; image updates for a changed imageID (an unchanged
+ * imageID counts when the status already shows the new image).
  */
 export function checkContainersUpdateCompleted(pod: Pod, state: InPlaceUpdateState): string | undefined {
   if (state.updateEnvFromMetadata) {
     const metaSet = getRuntimeContainerMetaSet(pod);
     if (!metaSet) return 'waiting for all containers hash consistent, but runtime-container-meta not found';
     if (!allEnvHashesConsistent(pod, metaSet)) return 'waiting for all containers hash consistent';
+  }
+  if (state.updateResources) {
+    const notResized = checkResourcesResized(pod);
+    if (notResized !== undefined) return notResized;
   }
   const images = new Map<string, string>();
   for (const c of pod.spec?.containers ?? []) {
@@ -644,9 +699,7 @@ export function checkInPlaceUpdateCompleted(pod: Pod): string | undefined {
   if (getInPlaceUpdateGrace(pod) !== undefined) return 'still in grace period of in-place update';
   const state = getInPlaceUpdateState(pod);
   if (!state) return undefined;
-  if (Object.keys(state.nextContainerImages ?? {}).length || Object.keys(state.nextContainerRefMetadata ?? {}).length) {
-    return 'existing containers to in-place update in next batches';
-  }
+  if (hasNextBatch(state)) return 'existing containers to in-place update in next batches';
   return checkContainersUpdateCompleted(pod, state);
 }
 
@@ -679,13 +732,13 @@ export function planInPlaceRefresh(pod: Pod, opts: RefreshOptions): InPlaceRefre
   const state = getInPlaceUpdateState(pod);
   if (state) {
     if (checkContainersUpdateCompleted(pod, state) !== undefined) return {};
-    const hasNext = Object.keys(state.nextContainerImages ?? {}).length > 0 || Object.keys(state.nextContainerRefMetadata ?? {}).length > 0;
-    if (hasNext) {
+    if (hasNextBatch(state)) {
       if (!preCheckBeforeNext(pod, state)) return {};
       const spec: UpdateSpec = {
         revision: state.revision,
         containerImages: state.nextContainerImages ?? {},
         containerRefMetadata: state.nextContainerRefMetadata ?? {},
+        containerResources: state.nextContainerResources ?? {},
         updateEnvFromMetadata: state.updateEnvFromMetadata,
       };
       return { pod: patchUpdateSpecToPod(pod, spec, state, opts.now) };

@@ -1,5 +1,6 @@
 // The local cluster's default StorageClass and provisioner (src/cluster/storage.ts), and the KWOK
-// stages for postStart hooks and unpullable images (config/kwok/stages.yaml, docs/local-cluster.md).
+// stages for postStart hooks, unpullable images and in-place resize (config/kwok/stages.yaml,
+// docs/local-cluster.md).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apply, createNamespace, deleteNamespace, kubectl, kubectlJson, waitFor } from '../harness/cluster.ts';
@@ -217,5 +218,72 @@ describe('KWOK stages: postStart hooks and unpullable images', { concurrency: 2 
     const s = after.status.containerStatuses[0];
     assert.equal(s.ready, false);
     assert.equal(s.lastState.terminated.containerID, before.status.containerStatuses[0].containerID);
+  });
+});
+
+describe('KWOK stage: in-place resize', () => {
+  test('a pods/resize is applied: status resources follow, a RestartContainer policy restarts only that container', async () => {
+    const resources = { requests: { cpu: '100m', memory: '100Mi' }, limits: { cpu: '1', memory: '1Gi' } };
+    await apply(
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'resized' },
+        spec: {
+          containers: [
+            { name: 'keeps', image: 'nginx', resources },
+            { name: 'restarts', image: 'redis', resources, resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }] },
+          ],
+        },
+      },
+      ns,
+    );
+    const status = (p: Obj, name: string) => p.status.containerStatuses.find((s: Obj) => s.name === name);
+    const before = await waitFor('pod running', async () => {
+      const p = await kubectlJson<Obj>(['-n', ns, 'get', 'pod', 'resized']);
+      return p.status.phase === 'Running' ? p : null;
+    });
+    assert.deepEqual(status(before, 'keeps').resources, {
+      limits: { cpu: '1', memory: '1Gi' },
+      requests: { cpu: '100m', memory: '100Mi' },
+    });
+    assert.deepEqual(status(before, 'keeps').allocatedResources, { cpu: '100m', memory: '100Mi' });
+
+    const larger = { requests: { cpu: '200m', memory: '200Mi' } };
+    await kubectl([
+      '-n',
+      ns,
+      'patch',
+      'pod',
+      'resized',
+      '--subresource=resize',
+      '-p',
+      JSON.stringify({
+        spec: {
+          containers: [
+            { name: 'keeps', resources: larger },
+            { name: 'restarts', resources: larger },
+          ],
+        },
+      }),
+    ]);
+    const after = await waitFor(
+      'resize applied',
+      async () => {
+        const p = await kubectlJson<Obj>(['-n', ns, 'get', 'pod', 'resized']);
+        return p.status.containerStatuses.every((s: Obj) => s.resources?.requests?.cpu === '200m') ? p : null;
+      },
+      30_000,
+    );
+    assert.equal(after.metadata.uid, before.metadata.uid);
+    for (const name of ['keeps', 'restarts']) {
+      assert.deepEqual(status(after, name).allocatedResources, { cpu: '200m', memory: '200Mi' });
+      assert.deepEqual(status(after, name).resources.limits, { cpu: '1', memory: '1Gi' });
+    }
+    assert.equal(status(after, 'keeps').restartCount, 0);
+    assert.equal(status(after, 'keeps').containerID, status(before, 'keeps').containerID);
+    assert.equal(status(after, 'restarts').restartCount, 1, 'memory changed under RestartContainer');
+    assert.notEqual(status(after, 'restarts').containerID, status(before, 'restarts').containerID);
+    assert.equal(status(after, 'restarts').lastState.terminated.containerID, status(before, 'restarts').containerID);
   });
 });

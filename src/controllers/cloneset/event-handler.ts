@@ -44,6 +44,8 @@ function lifecycleFinalizers(cs: CloneSet, pod: Pod): string[] {
 const containerProgress = (pod: Pod) =>
   JSON.stringify((pod.status?.containerStatuses ?? []).map((c) => [c.name, c.ready, c.imageID, c.containerID, c.restartCount]));
 
+const containerResources = (pod: Pod) => JSON.stringify((pod.status?.containerStatuses ?? []).map((c) => [c.name, c.resources]));
+
 /**
  * Whether an update of a pod owned by `cs` can be dropped without a reconcile (upstream
  * IgnorePodUpdateEvent, gate CloneSetEventHandlerOptimization). Label, ownerRef and deletion changes
@@ -51,14 +53,17 @@ const containerProgress = (pod: Pod) =>
  * finalizers or readiness changed, or while an in-place update is unfinished and its containers
  * moved: upstream only looks at the moment the update completes, but our refresh also starts the
  * next container-priority batch when the previous containers turn ready, and such a pod is not
- * Ready, so without this the next batch would wait for an unrelated event.
+ * Ready, so without this the next batch would wait for an unrelated event. A resize (in-place
+ * vertical scaling) matters while the kubelet reports the containers' new resources: the pod
+ * stays Ready and keeps InPlaceUpdateReady=True throughout, so nothing else would show it done.
  */
 export function podUpdateCannotChangeDecision(cs: CloneSet, old: Pod, cur: Pod): boolean {
   if ((old.metadata.generation ?? 0) !== (cur.metadata.generation ?? 0)) return false;
   if (!sameSet(lifecycleFinalizers(cs, old), lifecycleFinalizers(cs, cur))) return false;
   if (isPodReady(old) !== isPodReady(cur)) return false;
+  const state = getInPlaceUpdateState(cur);
+  if (state?.updateResources && containerResources(old) !== containerResources(cur)) return false;
   if (cur.spec?.readinessGates?.some((g) => g.conditionType === CONDITION_INPLACE_UPDATE_READY)) {
-    const state = getInPlaceUpdateState(cur);
     const inPlaceReady = getCondition(cur, CONDITION_INPLACE_UPDATE_READY)?.status === 'True';
     if (state && !inPlaceReady) {
       if (checkContainersUpdateCompleted(cur, state) === undefined) return false;

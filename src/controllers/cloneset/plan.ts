@@ -286,5 +286,6 @@ function preDownloadFor(
     },
     ownedJobs: jobs,
     envFromMetadata: features.InPlaceUpdateEnvFromMetadata,
+    verticalScaling: features.InPlaceWorkloadVerticalScaling,
   });
 }

@@ -133,6 +133,7 @@ function updatePod(input: UpdateInput, pod: Pod, target: ControllerRevision, now
       ? planInPlaceUpdate(pod, oldRev, target, {
           now,
           envFromMetadata: features.InPlaceUpdateEnvFromMetadata,
+          verticalScaling: features.InPlaceWorkloadVerticalScaling,
           gracePeriodSeconds: rolling?.inPlaceUpdateStrategy?.gracePeriodSeconds,
           writeRevision: writeRevisionLabels(features),
           mutate: (p) => {

@@ -185,5 +185,6 @@ function preDownloadFor(
     },
     ownedJobs: jobs,
     envFromMetadata: features.InPlaceUpdateEnvFromMetadata,
+    verticalScaling: features.InPlaceWorkloadVerticalScaling,
   });
 }

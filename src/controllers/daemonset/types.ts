@@ -17,7 +17,7 @@ export interface PlanInput {
   nodes: readonly Node[];
   /** Milliseconds since the epoch. */
   now: number;
-  features: Pick<FeatureGates, 'DaemonSetPruneIneligibleNodes' | 'InPlaceUpdateEnvFromMetadata'>;
+  features: Pick<FeatureGates, 'DaemonSetPruneIneligibleNodes' | 'InPlaceUpdateEnvFromMetadata' | 'InPlaceWorkloadVerticalScaling'>;
   /** Milliseconds a node's failed-pod backoff still runs, undefined when not backing off. */
   failedPodBackoff?: (node: string) => number | undefined;
   /** 5-character pod name suffixes (random by default, as the API server's generateName). */

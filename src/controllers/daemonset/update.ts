@@ -182,6 +182,7 @@ function inPlaceUpdateOf(
   if (!from) return undefined;
   const plan = planInPlaceUpdate(pod, from, current, {
     envFromMetadata: input.features.InPlaceUpdateEnvFromMetadata,
+    verticalScaling: input.features.InPlaceWorkloadVerticalScaling,
     revisionValue: revisionHash,
     now: metaTime(input.now),
   });

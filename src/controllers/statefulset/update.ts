@@ -145,6 +145,7 @@ export function rollingUpdate(round: Round): void {
         const ip = planInPlaceUpdate(p, oldRev, target, {
           now,
           envFromMetadata: features.InPlaceUpdateEnvFromMetadata,
+          verticalScaling: features.InPlaceWorkloadVerticalScaling,
           gracePeriodSeconds: rolling?.inPlaceUpdateStrategy?.gracePeriodSeconds,
           mutate: (clone) => {
             clone.metadata.labels = { ...clone.metadata.labels, [LIFECYCLE_STATE_LABEL]: LifecycleState.Updating };

@@ -5,7 +5,7 @@
 // * containers are read from pod status (containerID, restartCount, state);
 // * stopping a container does what the kubelet does after the kill: the pod status shows the
 //   container restarted from the current spec (restartCount+1, a new containerID, the spec's
-//   image, running since now, lastState terminated). KWOK's stages leave such a status alone (no
+//   image and resources, running since now, lastState terminated). KWOK's stages leave such a status alone (no
 //   stage matches a running pod whose images agree with its spec and whose Ready is consistent);
 // * exec exits with the code the pod annotation sim.kruise-ts.io/exec-exit-codes gives the command
 //   (0 when unlisted) and leaves an Event on the pod the first time a command runs in a container,
@@ -186,12 +186,21 @@ export function stoppedStatuses(pod: Pod, containerID: string, now: string): Sto
     return outcome;
   }
   const restarts = (old.restartCount ?? 0) + 1;
-  // The kubelet creates the new container from the pod's spec as it is now: an image changed in
-  // place comes with this restart (it does not cost a second one).
-  const image = pod.spec?.containers?.find((c) => c.name === old.name)?.image ?? old.image;
+  // The kubelet creates the new container from the pod's spec as it is now: an image or resources
+  // changed in place come with this restart (they do not cost a second one).
+  const spec = pod.spec?.containers?.find((c) => c.name === old.name);
+  const image = spec?.image ?? old.image;
   const container: ContainerStatus = {
     ...old,
     ...(image && image !== old.image ? { image, imageID: simulatedImageID(image) } : {}),
+    ...(spec?.resources && Object.keys(spec.resources).length
+      ? {
+          resources: spec.resources,
+          ...(spec.resources.requests
+            ? { allocatedResources: Object.fromEntries(Object.entries(spec.resources.requests).map(([k, v]) => [k, String(v)])) }
+            : {}),
+        }
+      : {}),
     containerID: simulatedContainerID(pod.metadata.uid ?? '', old.name, restarts),
     restartCount: restarts,
     ready: true,

@@ -18,6 +18,7 @@ import { WorkloadExpectations } from '../../../src/controllers/workload.ts';
 import { DeletedFinalStateUnknown } from '../../../src/runtime/store.ts';
 import { LowPriority } from '../../../src/runtime/workqueue.ts';
 import type { ControllerRevision } from '../../../src/util/revision-data.ts';
+import type { FeatureGates } from '../../../src/apis/features.ts';
 import { cloneSet, gates, NOW, NOW_S, pod, revisionOf, template } from './fixtures.ts';
 
 interface Call {
@@ -91,7 +92,14 @@ const terminating = () =>
     },
   } as any);
 
-function setup(opts: { cs: Stored<CloneSet>; pods?: Pod[]; revisions?: ControllerRevision[]; now?: number; timeout?: number }) {
+function setup(opts: {
+  cs: Stored<CloneSet>;
+  pods?: Pod[];
+  revisions?: ControllerRevision[];
+  now?: number;
+  timeout?: number;
+  features?: FeatureGates;
+}) {
   let now = opts.now ?? NOW;
   const clock = { now: () => now, setTimer: () => ({ cancel() {} }), sleep: async () => {} };
   const cache: CloneSetCache = {
@@ -113,7 +121,7 @@ function setup(opts: { cs: Stored<CloneSet>; pods?: Pod[]; revisions?: Controlle
     cache,
     client: client as any,
     recorder: recorder as any,
-    features: gates(),
+    features: opts.features ?? gates(),
     log: pino({ level: 'silent' }),
     expectations,
     clock,
@@ -361,6 +369,44 @@ describe('CloneSet reconcile', () => {
     assert.ok(env.events.some((e) => e.reason === 'SuccessfulUpdatePodInPlace'));
     // The next reconcile waits until the cache shows the pod at least at the written version.
     assert.ok((await env.reconciler.reconcile('default/cs')).requeueAfterMs! > 0);
+  });
+
+  test('InPlaceWorkloadVerticalScaling: a resource change is a CAS resize through pods/resize, then the patch of the pod', async () => {
+    const spec = { replicas: 1, updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 1 } } };
+    const sized = (cpu: string) => ({
+      metadata: { labels: { app: 'demo' } },
+      spec: { containers: [{ name: 'main', image: 'nginx:1.0', resources: { requests: { cpu }, limits: { cpu: '1' } } }] },
+    });
+    const { cs, rev, pods } = settled({ ...spec, template: sized('100m') }, (r) => {
+      const p = pod('cs-a', { revision: r, containers: sized('100m').spec.containers });
+      return [{ ...p, metadata: { ...p.metadata, resourceVersion: '7' } }];
+    });
+    const updated = { ...cs, spec: { ...cs.spec!, template: sized('200m') } } as Stored<CloneSet>;
+    const env = setup({ cs: updated, revisions: [rev], pods, features: gates({ InPlaceWorkloadVerticalScaling: true }) });
+    await env.reconciler.reconcile('default/cs');
+    const writes = env.client.calls.map((c) => `${c.verb} ${c.resource}${c.opts?.subresource ? '/' + c.opts.subresource : ''}`);
+    assert.deepEqual(
+      writes,
+      ['create controllerrevisions', 'patch pods/resize', 'patch pods', 'updateStatus clonesets'],
+      'a resize alone keeps the pod Ready',
+    );
+    const [, resize, meta] = env.client.calls;
+    assert.deepEqual(resize.body, {
+      metadata: { resourceVersion: '7' },
+      spec: { containers: [{ name: 'main', resources: { requests: { cpu: '200m' }, limits: { cpu: '1' } } }] },
+    });
+    assert.equal(meta.body.metadata.resourceVersion, undefined, 'the resize was the compare-and-swap');
+    assert.equal(meta.body.spec, undefined, 'the pod itself refuses resource changes');
+    assert.ok(JSON.parse(meta.body.metadata.annotations['apps.kruise.io/inplace-update-state']).updateResources);
+
+    // Without the gate the same change recreates the pod.
+    const off = setup({ cs: updated, revisions: [rev], pods });
+    await off.reconciler.reconcile('default/cs');
+    assert.deepEqual(
+      off.client.calls.filter((c) => c.resource === 'pods').map((c) => c.body),
+      [{ metadata: { labels: { 'apps.kruise.io/specified-delete': 'true' } } }],
+      'marked for recreation',
+    );
   });
 
   test("a new pod's PreparingNormal → Normal and its first InPlaceUpdateReady are one pods/status patch", async () => {

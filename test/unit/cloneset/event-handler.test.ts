@@ -20,6 +20,24 @@ function changed(base: Pod, edit: (p: Pod) => void): Pod {
   return p;
 }
 
+// A resize in flight: spec says 200m, the container still reports 100m.
+const resizing = changed(
+  pod('cs-a', {
+    annotations: {
+      'apps.kruise.io/inplace-update-state': JSON.stringify({
+        revision: 'cs-v2',
+        updateTimestamp: '2026-07-01T11:00:00Z',
+        lastContainerStatuses: null,
+        updateResources: true,
+      }),
+    },
+  }),
+  (p) => {
+    p.spec!.containers[0]!.resources = { requests: { cpu: '200m' } };
+    p.status!.containerStatuses![0]!.resources = { requests: { cpu: '100m' } };
+  },
+);
+
 // Spec already says nginx:2.0; the container still runs 1.0 (status image and imageID unchanged).
 const updating = changed(
   pod('cs-a', {
@@ -106,6 +124,22 @@ describe('podUpdateCannotChangeDecision', () => {
         p.status!.containerStatuses![0]!.restartCount = 1;
       }),
       ignore: false,
+    },
+    {
+      name: 'resize: the kubelet reports the new resources (pod Ready, InPlaceUpdateReady True throughout)',
+      old: resizing,
+      cur: changed(resizing, (p) => {
+        p.status!.containerStatuses![0]!.resources = { requests: { cpu: '200m' } };
+      }),
+      ignore: false,
+    },
+    {
+      name: 'resize: status noise while resizing',
+      old: resizing,
+      cur: changed(resizing, (p) => {
+        (p.status as any).podIP = '10.1.1.1';
+      }),
+      ignore: true,
     },
     {
       name: 'in-place update unfinished: nothing about containers moved',

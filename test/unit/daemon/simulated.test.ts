@@ -112,6 +112,15 @@ test("the restarted container runs the spec's image: an image changed in place c
   assert.deepEqual([same.image, same.imageID], ['nginx', 'nginx@sha256:x']);
 });
 
+test("the restarted container runs with the spec's resources: a resize pending in place costs no second restart", () => {
+  const p = pod();
+  p.spec!.containers![0].resources = { requests: { cpu: '200m' }, limits: { cpu: '1' } };
+  const out = stoppedStatuses(p, p.status!.containerStatuses![0].containerID!, 'T')!;
+  assert.equal(out.container.restartCount, 1);
+  assert.deepEqual(out.container.resources, { requests: { cpu: '200m' }, limits: { cpu: '1' } });
+  assert.deepEqual(out.container.allocatedResources, { cpu: '200m' });
+});
+
 test('under restartPolicy Never / OnFailure a stopped container stays exited; the last one ends the pod', () => {
   for (const restartPolicy of ['Never', 'OnFailure']) {
     const p = pod();

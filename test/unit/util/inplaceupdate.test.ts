@@ -40,7 +40,7 @@ const twoContainers = (
   },
 });
 
-const OPTS = { envFromMetadata: true };
+const OPTS = { envFromMetadata: true, verticalScaling: false };
 
 describe('diffJSON', () => {
   it('replaces scalars, adds/removes keys, escapes pointer tokens', () => {
@@ -94,7 +94,7 @@ describe('env from metadata', () => {
   });
 
   it('without the gate the change is a plain metadata patch', () => {
-    const spec = calculateInPlaceUpdateSpec(rev(oldT), rev(newT, 2), { envFromMetadata: false })!;
+    const spec = calculateInPlaceUpdateSpec(rev(oldT), rev(newT, 2), { envFromMetadata: false, verticalScaling: false })!;
     assert.deepEqual(spec.containerRefMetadata, {});
     assert.equal(spec.metaDataPatch, '{"metadata":{"annotations":{"other":"y","version":"2"}}}');
   });
