@@ -10,12 +10,10 @@ import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import type { Node, Pod, KubeObject } from '../../apis/core-objects.ts';
 import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods } from '../../runtime/resources.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
-import { forecastRollout, planRound, renderForecast, type PlannedKind, type PlanState } from './plan-rollout.ts';
+import { forecastRollout, isPlanned, planRound, renderForecast, type PlannedKind, type PlanState } from './plan-rollout.ts';
 import { applyOverrides, intOrPercent, renderReport, type PlanOverrides } from './plan.ts';
 import { withSession } from './program.ts';
 import { CliError, getTarget, isKruise, parseOutput, parseTarget, printData, write, type Session } from './session.ts';
-
-export const PLANNED_KINDS: readonly string[] = ['CloneSet', 'StatefulSet', 'DaemonSet'] satisfies PlannedKind[];
 
 const owned = (uid: string | undefined) => (o: KubeObject) =>
   o.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
@@ -73,7 +71,7 @@ export function planCommand(): Command {
     .action(async function (this: Command, args: string[]) {
       await withSession(this, async (session, opts) => {
         const target = parseTarget(args);
-        if (!isKruise(target.type) || !PLANNED_KINDS.includes(target.type.kind)) {
+        if (!isKruise(target.type) || !isPlanned(target.type.kind)) {
           throw new CliError(
             `rollout plan supports CloneSet, Advanced StatefulSet (asts) and Advanced DaemonSet (ads) (got ${target.type.kind} ${target.name})`,
           );
@@ -86,7 +84,7 @@ export function planCommand(): Command {
           podsToDelete: opts.podsToDelete ? String(opts.podsToDelete).split(',').filter(Boolean) : undefined,
         };
         const live = await getTarget<KubeObject>(session, target);
-        const state = await gatherPlanState(session, target.type.kind as PlannedKind, live, overrides);
+        const state = await gatherPlanState(session, target.type.kind, live, overrides);
         const now = Date.now();
         const { report } = planRound(state, now, opts.featureGates);
         const rollout = forecastRollout(state, now, opts.featureGates);

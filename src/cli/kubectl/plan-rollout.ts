@@ -21,6 +21,9 @@ import { table } from './session.ts';
 
 export type PlannedKind = 'CloneSet' | 'StatefulSet' | 'DaemonSet';
 
+/** The kinds whose controller's planner `rollout plan` runs (their Kruise types: cloneset, asts, ads). */
+export const isPlanned = (kind: string): kind is PlannedKind => kind === 'CloneSet' || kind === 'StatefulSet' || kind === 'DaemonSet';
+
 /** What a controller reads for one workload (the previewed change already applied to it). */
 export interface PlanState {
   kind: PlannedKind;
@@ -163,7 +166,7 @@ function replay(state: PlanState, w: PlannedWrites): boolean {
     wrote = true;
   }
   if (w.deletes.length) {
-    // Pods without finalizers go at once on the local cluster (no kubelet grace to wait for).
+    // Deleted pods go at once: the forecast does not wait out grace periods or finalizers.
     const gone = new Set(w.deletes);
     state.pods = state.pods.filter((p) => !gone.has(podName(p)));
     wrote = true;

@@ -10,7 +10,6 @@ import { isPodReady } from '../../../util/pod.ts';
 import { equalToRevisionHash } from '../../../util/revision.ts';
 import { podState } from '../liveview.ts';
 import type { PlanReport } from '../plan.ts';
-import type { PlannedKind } from '../plan-rollout.ts';
 import { partitionCount, rolloutStatus, type Workload } from '../status.ts';
 import { CliError } from '../session.ts';
 import type { ResourceType } from '../../../runtime/resources.ts';
@@ -27,8 +26,6 @@ const TITLES: Record<DashboardKind, string> = {
   SidecarSet: 'SidecarSet',
   BroadcastJob: 'BroadcastJob',
 };
-
-export const isPlanned = (kind: string): kind is PlannedKind => kind === 'CloneSet' || kind === 'StatefulSet' || kind === 'DaemonSet';
 
 export interface WorkloadSummary {
   kind: DashboardKind;
@@ -139,7 +136,7 @@ export interface WorkloadDetail {
   summary: WorkloadSummary;
   /** The update revision first, then the others by name. */
   revisions: RevisionGroup[];
-  /** The planned kinds: the partition and budget as the controller's planner counts them now. */
+  /** The planned kinds only (plan-rollout.ts isPlanned): the partition and budget as the controller's planner counts them now. */
   partition?: PlanReport['partition'];
   budget?: PlanReport['budget'];
   events: EventRow[];

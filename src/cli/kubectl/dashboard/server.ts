@@ -27,14 +27,13 @@ import {
 import { matchesLabelSelector, type LabelSelectorLike } from '../../../util/labelselector.ts';
 import type { ControllerRevision } from '../../../util/revision-data.ts';
 import { gatherPlanState } from '../plan-command.ts';
-import { forecastRollout, planRound, renderForecast, type PlanState } from '../plan-rollout.ts';
+import { forecastRollout, isPlanned, planRound, renderForecast, type PlanState } from '../plan-rollout.ts';
 import { intOrPercent, renderReport, type PlanOverrides } from '../plan.ts';
 import { CliError, describeError, type Session } from '../session.ts';
 import {
   DASHBOARD_KINDS,
   eventRows,
   groupByRevision,
-  isPlanned,
   summarize,
   type DashboardKind,
   type EventObject,
@@ -170,8 +169,9 @@ export async function startDashboard(session: Session, o: DashboardOptions): Pro
         pvcs: [],
         nodes: found.kind === 'DaemonSet' ? nodes.lister.list() : [],
       };
-      // What the controller's planner counts now (the cached objects are read, never changed: it copies).
-      const { report } = planRound(structuredClone(state), Date.now(), o.featureGates);
+      // What the controller's planner counts now. Pure planners only read their input, as the
+      // controllers hand them the same shared cache objects.
+      const { report } = planRound(state, Date.now(), o.featureGates);
       out.partition = report.partition;
       out.budget = report.budget;
     }

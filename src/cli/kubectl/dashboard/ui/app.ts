@@ -269,7 +269,8 @@ function WorkloadPage({ route, version }: { route: string[]; version: number }) 
   if (error) return html`<p class="error">${error}</p>`;
   if (!d) return html`<p class="muted">loading…</p>`;
   const s = d.summary;
-  const planned = s.kind === 'CloneSet' || s.kind === 'StatefulSet' || s.kind === 'DaemonSet';
+  // The server counts the budget with the kind's planner: a kind with a budget has a rollout plan.
+  const planned = d.budget !== undefined;
   return html`<p><a href="#/">← all workloads</a></p>
     <h2 data-testid="title">${s.title} ${s.namespace ? `${s.namespace}/` : ''}${s.name}</h2>
     <div class="muted">update revision ${s.updateRevision || '—'}</div>
