@@ -118,9 +118,14 @@ test('dashboard: workloads, one CloneSet by revision with partition and budget, 
   await row.waitFor();
   await page.screenshot({ path: shot('workloads'), fullPage: true });
   await row.click();
-  await page.waitForFunction(() => document.querySelectorAll('[data-testid=revisions] .group.update [data-pod]').length === 4, undefined, {
-    timeout: 90_000,
-  });
+  // Done: four pods at the update revision and the last replaced pod gone (not only Terminating).
+  await page.waitForFunction(
+    () =>
+      document.querySelectorAll('[data-testid=revisions] .group.update [data-pod]').length === 4 &&
+      document.querySelectorAll('[data-testid=revisions] .group:not(.update) [data-pod]').length === 2,
+    undefined,
+    { timeout: 90_000 },
+  );
   // The pods the plan kept are the pods left at the old revision (the controller did as planned).
   const old = await page
     .locator('[data-testid=revisions] .group:not(.update) [data-pod]')
