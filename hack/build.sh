@@ -12,6 +12,7 @@
 # The chunks sit in dist/cli/, two levels below the repository like src/<dir>/<file>.ts, so a path
 # relative to a module (config/crd/bases, the repository root) resolves the same from both; the CRI
 # proto, read next to its module, is copied beside the chunks.
+# dist/dashboard/app.js: the dashboard's page script, bundled for the browser.
 # `--if-stale`: only when dist/ is missing or a file under src/ is newer than the last build.
 # Concurrent callers (tests starting several `bin/kruise` at once) take turns on a lock, and the new
 # tree replaces the old one by rename, so a starting process never sees a half-written dist/.
@@ -36,6 +37,11 @@ node_modules/.bin/esbuild src/cli/kruise.ts src/cli/kubectl-kruise.ts \
   --banner:js="import { createRequire as __kruiseCreateRequire } from 'node:module'; const require = __kruiseCreateRequire(import.meta.url);" \
   --outdir="$out/cli" --log-level=warning
 cp src/daemon/cri/api.proto "$out/cli/"
+# The page script of `kubectl kruise dashboard` (src/cli/kubectl/dashboard/ui/app.ts), for the
+# browser: preact and htm bundled in, so that the page needs no network.
+node_modules/.bin/esbuild src/cli/kubectl/dashboard/ui/app.ts \
+  --bundle --format=esm --platform=browser --target=es2022 --minify \
+  --outfile="$out/dashboard/app.js" --log-level=warning
 touch "$out/.built"
 if [[ -d dist ]]; then mv dist "$out.old"; fi
 mv "$out" dist

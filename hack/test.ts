@@ -53,6 +53,12 @@ if (files.some((f) => /monitoring/.test(path.basename(f)))) {
   if (install.status !== 0) process.exit(1); // the script said what is missing
 }
 
+// The dashboard's browser test drives Debian's chromium (headless).
+if (files.some((f) => f.startsWith('test/integration/') && /dashboard/.test(path.basename(f)))) {
+  const install = spawnSync(path.join(repoRoot, 'hack/install-chromium.sh'), { stdio: 'inherit' });
+  if (install.status !== 0) process.exit(1); // the script said what is missing
+}
+
 // Failures are also collected apart (hack/failures-reporter.ts) and printed last, below the logs.
 const failuresDir = mkdtempSync(path.join(os.tmpdir(), 'kruise-ts-failures-'));
 const failuresFile = path.join(failuresDir, 'failures.txt');

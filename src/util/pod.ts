@@ -165,6 +165,21 @@ export function activePodsLess(a: PodFacts, b: PodFacts): boolean {
 
 export const compareActivePods = comparatorFromLess(activePodsLess);
 
+/**
+ * Pods in name order. Every ordering above leaves pods that tie on all of its rules in the order
+ * they were given, and a controller is given its informer cache's order, which no one can see: a
+ * planner that sorts its pods by name first picks among ties by name, so `rollout plan` (the same
+ * planner on a listed copy) names the very pods the controller then picks. Upstream accepts any
+ * order among ties.
+ */
+export function byPodName<P extends PodFacts>(pods: readonly P[]): P[] {
+  return [...pods].sort((a, b) => {
+    const na = a.metadata?.name ?? '';
+    const nb = b.metadata?.name ?? '';
+    return na < nb ? -1 : na > nb ? 1 : 0;
+  });
+}
+
 /** A pod's rank; higher ranks are deleted first. */
 export type Ranker = (pod: PodFacts) => number;
 

@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander';
 import { completionCommand } from './completion.ts';
 import { createCommand } from './create.ts';
+import { dashboardCommand } from './dashboard/command.ts';
 import { getCommand } from './get.ts';
 import { describeCommand, execCommand, exposeCommand } from './misc.ts';
 import { migrateCommand } from './migrate.ts';
@@ -24,7 +25,8 @@ export function kubectlKruiseProgram(): Command {
     .addCommand(migrateCommand())
     .addCommand(describeCommand())
     .addCommand(exposeCommand())
-    .addCommand(execCommand());
+    .addCommand(execCommand())
+    .addCommand(dashboardCommand());
   return program.addCommand(completionCommand(program));
 }
 

@@ -19,7 +19,7 @@ import { isPodTerminal } from '../../util/pod.ts';
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { nodeShouldRunDaemonPod } from '../../util/nodefit.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
-import { lifecycleRows, type PlanReport } from './plan.ts';
+import { lifecycleRows, type PlannedRound, type PlanReport } from './plan.ts';
 
 const podName = (p: Pod) => p.metadata.name ?? '';
 const revisionOfPod = (p: Pod) => p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? '';
@@ -31,14 +31,18 @@ function phaseOf(r: Pick<PlanReport, 'creates' | 'deletes' | 'inPlaceUpdates' | 
   return r.creates.length || r.deletes.length || r.lifecycle.length ? 'scale' : 'none';
 }
 
-export function statefulSetPlanReport(input: {
+export const statefulSetPlanReport = (input: StatefulSetRoundInput): PlanReport => statefulSetRound(input).report;
+
+export interface StatefulSetRoundInput {
   set: StatefulSet;
   pods: Pod[];
   pvcs: PersistentVolumeClaim[];
   revisions: ControllerRevision[];
   nowMs: number;
   featureGates?: string;
-}): PlanReport {
+}
+
+export function statefulSetRound(input: StatefulSetRoundInput): PlannedRound {
   const { set } = input;
   const features = resolveFeatureGates(input.featureGates ?? '');
   const plan = planStatefulSet({ set, revisions: input.revisions, pods: input.pods, pvcs: input.pvcs, now: input.nowMs, features });
@@ -107,17 +111,37 @@ export function statefulSetPlanReport(input: {
   if (set.spec?.podManagementPolicy === 'Parallel' && scaleBudget !== undefined && report.phase === 'scale') {
     report.budget.maxUnavailable = scaleBudget;
   }
-  return report;
+  return {
+    report,
+    writes: {
+      newRevision: plan.newRevision,
+      revisionUpdate: plan.revisionUpdate,
+      creates: plan.createPods,
+      deletes: plan.deletePods,
+      labelPatches: plan.labelPatches,
+      inPlaceUpdates: plan.inPlaceUpdates,
+      refreshes: plan.refreshes,
+      lifecycleTransitions: plan.lifecycleTransitions,
+      status: plan.status,
+      requeueAfterMs: plan.requeueAfterMs,
+    },
+  };
 }
 
-export function daemonSetPlanReport(input: {
+export const daemonSetPlanReport = (input: DaemonSetRoundInput): PlanReport => daemonSetRound(input).report;
+
+export interface DaemonSetRoundInput {
   daemonSet: DaemonSet;
   pods: Pod[];
   nodes: Node[];
   revisions: ControllerRevision[];
   nowMs: number;
   featureGates?: string;
-}): PlanReport {
+  /** Suffixes of new pods' names (default new1-, new2-, …: the API server's are random). */
+  randomSuffix?: () => string;
+}
+
+export function daemonSetRound(input: DaemonSetRoundInput): PlannedRound {
   const ds = input.daemonSet;
   const features = resolveFeatureGates(input.featureGates ?? '');
   let created = 0;
@@ -128,7 +152,7 @@ export function daemonSetPlanReport(input: {
     nodes: input.nodes,
     now: input.nowMs,
     features,
-    randomSuffix: () => `new${++created}`.padEnd(5, '-'),
+    randomSuffix: input.randomSuffix ?? (() => `new${++created}`.padEnd(5, '-')),
   });
   const hash = plan.hash;
   const desired = plan.status.desiredNumberScheduled ?? 0;
@@ -194,11 +218,25 @@ export function daemonSetPlanReport(input: {
     paused: !!rollingUpdateOf(ds)?.paused,
   };
   report.phase = phaseOf(report, updateDeletes);
-  return report;
+  return {
+    report,
+    writes: {
+      newRevision: plan.newRevision,
+      revisionUpdate: plan.revisionBump,
+      creates: plan.createPods.map((pod) => ({ pod, pvcs: [] })),
+      deletes: plan.deletePods,
+      labelPatches: [],
+      inPlaceUpdates: plan.inPlaceUpdates,
+      refreshes: plan.refreshes,
+      lifecycleTransitions: plan.lifecycleTransitions,
+      status: plan.status,
+      requeueAfterMs: plan.requeueAfterMs,
+    },
+  };
 }
 
 /** The node a new daemon pod is pinned to (its required node affinity on metadata.name). */
-function nodeOfNewPod(p: Pod): string {
+export function nodeOfNewPod(p: Pod): string {
   const terms = p.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   for (const t of terms) for (const f of t.matchFields ?? []) if (f.key === 'metadata.name' && f.values?.[0]) return f.values[0];
   return '';

@@ -1,22 +1,19 @@
 // `kubectl kruise rollout plan TYPE/NAME` for CloneSet, Advanced StatefulSet and Advanced
 // DaemonSet: gathers the live workload and what its controller reads (owned pods, PVCs,
 // ControllerRevisions, nodes), applies the previewed change in memory, and prints the plan of the
-// controller's own planner (plan.ts, plan-advanced.ts).
+// controller's own planner (plan.ts, plan-advanced.ts) for the next reconcile, then the whole
+// rollout round by round (plan-rollout.ts).
 import { Command } from 'commander';
 import type { CloneSet } from '../../apis/apps/cloneset.ts';
-import type { DaemonSet } from '../../apis/apps/daemonset.ts';
 import type { StatefulSet } from '../../apis/apps/statefulset.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import type { Node, Pod, KubeObject } from '../../apis/core-objects.ts';
 import { ControllerRevisions, Nodes, PersistentVolumeClaims, Pods } from '../../runtime/resources.ts';
-import type { Labels } from '../../util/labelselector.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
-import { daemonSetPlanReport, statefulSetPlanReport } from './plan-advanced.ts';
-import { applyOverrides, intOrPercent, planReport, renderReport, type PlanOverrides, type PlanReport } from './plan.ts';
+import { forecastRollout, isPlanned, planRound, renderForecast, type PlannedKind, type PlanState } from './plan-rollout.ts';
+import { applyOverrides, intOrPercent, renderReport, type PlanOverrides } from './plan.ts';
 import { withSession } from './program.ts';
 import { CliError, getTarget, isKruise, parseOutput, parseTarget, printData, write, type Session } from './session.ts';
-
-const PLANNED_KINDS = ['CloneSet', 'StatefulSet', 'DaemonSet'];
 
 const owned = (uid: string | undefined) => (o: KubeObject) =>
   o.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) ?? false;
@@ -34,39 +31,35 @@ async function listOwned(session: Session, workload: KubeObject) {
 const listPVCs = (session: Session, namespace: string | undefined) =>
   session.client.list<PersistentVolumeClaim & KubeObject>(PersistentVolumeClaims, { namespace }).then((l) => l.items);
 
-async function planOf(session: Session, kind: string, live: KubeObject, o: PlanOverrides, nowMs: number, featureGates: string) {
+/** What the kind's controller reads for the workload, with the previewed change applied to it. */
+export async function gatherPlanState(session: Session, kind: PlannedKind, live: KubeObject, o: PlanOverrides): Promise<PlanState> {
   const { pods, revisions } = await listOwned(session, live);
   const namespace = live.metadata.namespace;
+  const workload = applyOverrides(live, o, kind);
   if (kind === 'CloneSet') {
-    const cloneSet = applyOverrides(live as CloneSet & KubeObject, o);
     const isOwned = owned(live.metadata.uid);
     const pvcs = (await listPVCs(session, namespace)).filter((p) => isOwned(p) && !p.metadata.deletionTimestamp);
-    let nodeLabels: ((node: string) => Labels | undefined) | undefined;
-    if ((cloneSet.spec?.template?.spec?.topologySpreadConstraints?.length ?? 0) > 0) {
-      const nodes = await session.client.list<KubeObject>(Nodes);
-      const byName = new Map(nodes.items.map((n) => [n.metadata.name, n.metadata.labels]));
-      nodeLabels = (node) => byName.get(node);
-    }
-    return planReport({ cloneSet, pods, pvcs, revisions, nodeLabels, nowMs, featureGates });
+    const spread = ((workload as CloneSet).spec?.template?.spec?.topologySpreadConstraints?.length ?? 0) > 0;
+    const nodes = spread ? (await session.client.list<Node & KubeObject>(Nodes)).items : [];
+    return { kind, workload, pods, revisions, pvcs, nodes };
   }
   if (kind === 'StatefulSet') {
-    const set = applyOverrides(live as StatefulSet & KubeObject, o, kind);
     // The controller's claims: `<template>-<set>-<ordinal>` in the set's namespace.
-    const prefixes = (set.spec?.volumeClaimTemplates ?? []).map((t) => `${t.metadata?.name ?? ''}-${live.metadata.name}-`);
+    const templates = (workload as StatefulSet).spec?.volumeClaimTemplates ?? [];
+    const prefixes = templates.map((t) => `${t.metadata?.name ?? ''}-${live.metadata.name}-`);
     const pvcs = prefixes.length
       ? (await listPVCs(session, namespace)).filter((c) => prefixes.some((p) => (c.metadata.name ?? '').startsWith(p)))
       : [];
-    return statefulSetPlanReport({ set, pods, pvcs, revisions, nowMs, featureGates });
+    return { kind, workload, pods, revisions, pvcs, nodes: [] };
   }
-  const daemonSet = applyOverrides(live as DaemonSet & KubeObject, o, kind);
   const nodes = (await session.client.list<Node & KubeObject>(Nodes)).items;
-  return daemonSetPlanReport({ daemonSet, pods, nodes, revisions, nowMs, featureGates });
+  return { kind, workload, pods, revisions, pvcs: [], nodes };
 }
 
 export function planCommand(): Command {
   return new Command('plan')
     .description(
-      "dry-run the controller's own planner (CloneSet, Advanced StatefulSet, Advanced DaemonSet) against the live objects: the pods the next reconcile creates, deletes (and why), updates in place or recreates, the budget and the partition arithmetic",
+      "dry-run the controller's own planner (CloneSet, Advanced StatefulSet, Advanced DaemonSet) against the live objects: the pods the next reconcile creates, deletes (and why), updates in place or recreates, the budget and the partition arithmetic; then the whole rollout round by round, to the round where the partition stops it",
     )
     .argument('<resource...>', 'cloneset/NAME, asts/NAME or ads/NAME')
     .option('--set <container=image>', 'preview an image change (container=image, or image for every container); repeatable', collect, [])
@@ -78,7 +71,7 @@ export function planCommand(): Command {
     .action(async function (this: Command, args: string[]) {
       await withSession(this, async (session, opts) => {
         const target = parseTarget(args);
-        if (!isKruise(target.type) || !PLANNED_KINDS.includes(target.type.kind)) {
+        if (!isKruise(target.type) || !isPlanned(target.type.kind)) {
           throw new CliError(
             `rollout plan supports CloneSet, Advanced StatefulSet (asts) and Advanced DaemonSet (ads) (got ${target.type.kind} ${target.name})`,
           );
@@ -91,8 +84,11 @@ export function planCommand(): Command {
           podsToDelete: opts.podsToDelete ? String(opts.podsToDelete).split(',').filter(Boolean) : undefined,
         };
         const live = await getTarget<KubeObject>(session, target);
-        const report: PlanReport = await planOf(session, target.type.kind, live, overrides, Date.now(), opts.featureGates);
-        if (!printData(report, output)) write(renderReport(report));
+        const state = await gatherPlanState(session, target.type.kind, live, overrides);
+        const now = Date.now();
+        const { report } = planRound(state, now, opts.featureGates);
+        const rollout = forecastRollout(state, now, opts.featureGates);
+        if (!printData({ ...report, rollout }, output)) write(renderReport(report) + '\n' + renderForecast(rollout, report));
       });
     });
 }

@@ -12,6 +12,7 @@ import { planCloneSet, type CloneSetPlan } from '../../controllers/cloneset/plan
 import { getScaledValueFromIntOrPercent, type IntOrString } from '../../util/intstr.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { LifecycleTransition } from '../../util/lifecycle.ts';
+import type { InPlaceUpdateAction, LabelPatch, PodCreation, PodRefresh } from '../../controllers/plan-types.ts';
 import type { ControllerRevision } from '../../util/revision-data.ts';
 import { CliError, table } from './session.ts';
 
@@ -103,8 +104,36 @@ export interface PlanReport {
   paused: boolean;
 }
 
+/**
+ * What one planned reconcile writes to pods, claims and revisions, as the executor would:
+ * `rollout plan` replays it on its copy of the objects to tell the whole rollout (plan-rollout.ts).
+ */
+export interface PlannedWrites {
+  newRevision?: ControllerRevision;
+  /** An older equal revision brought back as the update revision (rollback): its new number. */
+  revisionUpdate?: { name: string; revision: number };
+  creates: PodCreation[];
+  deletes: string[];
+  labelPatches: LabelPatch[];
+  inPlaceUpdates: InPlaceUpdateAction[];
+  refreshes: PodRefresh[];
+  lifecycleTransitions: LifecycleTransition[];
+  /** The workload's new status. */
+  status: object;
+  /** The planner asked to be called back (an in-place grace period, minReadySeconds). */
+  requeueAfterMs?: number;
+}
+
+/** One reconcile of a controller's planner: the report and the writes behind it. */
+export interface PlannedRound {
+  report: PlanReport;
+  writes: PlannedWrites;
+}
+
 /** Plan and report, in one pure step (the command only gathers the objects). */
-export function planReport(input: {
+export const planReport = (input: CloneSetRoundInput): PlanReport => cloneSetRound(input).report;
+
+export interface CloneSetRoundInput {
   cloneSet: CloneSet;
   pods: Pod[];
   pvcs: PersistentVolumeClaim[];
@@ -112,7 +141,11 @@ export function planReport(input: {
   nowMs: number;
   featureGates?: string;
   nodeLabels?: (node: string) => Labels | undefined;
-}): PlanReport {
+  /** Names of new pods (default new1-, new2-, …: the API server's are random). */
+  randomId?: () => string;
+}
+
+export function cloneSetRound(input: CloneSetRoundInput): PlannedRound {
   const cs = input.cloneSet;
   const features = resolveFeatureGates(input.featureGates ?? '');
   let created = 0;
@@ -123,7 +156,7 @@ export function planReport(input: {
     pvcs: input.pvcs,
     now: input.nowMs,
     features,
-    randomId: () => `new${++created}`.padEnd(5, '-'),
+    randomId: input.randomId ?? (() => `new${++created}`.padEnd(5, '-')),
     nodeLabels: input.nodeLabels,
   });
   const replicas = cs.spec?.replicas ?? 1;
@@ -133,7 +166,7 @@ export function planReport(input: {
   const creates = new Map<string, number>();
   for (const c of plan.createPods) creates.set(c.revision, (creates.get(c.revision) ?? 0) + 1);
   const active = input.pods.filter((p) => !p.metadata.deletionTimestamp);
-  return {
+  const report: PlanReport = {
     kind: 'CloneSet',
     name: cs.metadata?.name ?? '',
     namespace: cs.metadata?.namespace ?? '',
@@ -164,6 +197,19 @@ export function planReport(input: {
     events: plan.events,
     paused: !!rolling?.paused,
   };
+  const writes: PlannedWrites = {
+    newRevision: plan.newRevision,
+    revisionUpdate: plan.revisionUpdate,
+    creates: plan.createPods,
+    deletes: plan.deletePods.map((d) => d.pod),
+    labelPatches: plan.labelPatches,
+    inPlaceUpdates: plan.inPlaceUpdates,
+    refreshes: plan.refreshes,
+    lifecycleTransitions: plan.lifecycleTransitions,
+    status: plan.status,
+    requeueAfterMs: plan.requeueAfterMs,
+  };
+  return { report, writes };
 }
 
 /** The lifecycle state changes of a plan, as report rows. */

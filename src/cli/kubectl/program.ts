@@ -20,7 +20,7 @@ export async function withSession(
 export function rootCommand(): Command {
   return new Command('kubectl-kruise')
     .description(
-      'kubectl plugin for OpenKruise workloads (Kruise TS): rollout, set, scale, scaledown, create, migrate, exec, expose, describe',
+      'kubectl plugin for OpenKruise workloads (Kruise TS): rollout, set, scale, scaledown, create, migrate, exec, expose, describe, dashboard',
     )
     .option('-n, --namespace <namespace>', 'the namespace scope for this request')
     .option('-A, --all-namespaces', 'list across all namespaces (read commands)')

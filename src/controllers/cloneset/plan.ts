@@ -11,7 +11,7 @@ import { planWorkloadImagePreDownload, type PreDownloadPlan } from '../../util/i
 import { getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { LifecycleTransition } from '../../util/lifecycle.ts';
-import { isPodActive } from '../../util/pod.ts';
+import { byPodName, isPodActive } from '../../util/pod.ts';
 import {
   chooseUpdateRevision,
   newCloneSetRevision,
@@ -141,8 +141,10 @@ export function revisionsToTruncate(
 
 export function planCloneSet(input: PlanInput): CloneSetPlan {
   const { cloneSet: cs, features, now } = input;
-  const active = input.pods.filter(isPodActive);
-  const inactive = input.pods.filter((p) => !isPodActive(p));
+  // Name order first: ties in the deletion and update orders go by name, not by cache order.
+  const pods = byPodName(input.pods);
+  const active = pods.filter(isPodActive);
+  const inactive = pods.filter((p) => !isPodActive(p));
 
   let pvcs = [...input.pvcs];
   let pvcReown: CloneSetPlan['pvcReown'] = [];

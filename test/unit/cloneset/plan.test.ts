@@ -145,3 +145,57 @@ describe('planCloneSet', () => {
     );
   });
 });
+
+describe('planCloneSet: pods that tie on every ordering rule go by name, whatever order they come in', () => {
+  const r1 = revisionOf(cloneSet(), 1);
+  const names = ['cs-f', 'cs-b', 'cs-e', 'cs-a', 'cs-d', 'cs-c'];
+  const tied = (n: string) => pod(n, { revision: r1.metadata.name, state: 'Normal' });
+  const orders = [names, [...names].sort(), [...names].sort().reverse()];
+  const status = {
+    replicas: 6,
+    readyReplicas: 6,
+    availableReplicas: 6,
+    updatedReplicas: 6,
+    updatedReadyReplicas: 6,
+    currentRevision: r1.metadata.name,
+  };
+  const cases = [
+    {
+      name: 'recreate update (the issue: 6 replicas, partition 2, maxUnavailable 1): the first by name',
+      spec: { replicas: 6, template: template('nginx:2.0'), updateStrategy: { rollingUpdate: { partition: 2, maxUnavailable: 1 } } },
+      picked: (p: ReturnType<typeof planCloneSet>) => p.labelPatches.map((l) => l.pod),
+      want: ['cs-a'],
+    },
+    {
+      name: 'in-place update, maxUnavailable 2: the first two by name',
+      spec: {
+        replicas: 6,
+        template: template('nginx:2.0'),
+        updateStrategy: { rollingUpdate: { podUpdatePolicy: 'InPlaceIfPossible' as const, maxUnavailable: 2 } },
+      },
+      picked: (p: ReturnType<typeof planCloneSet>) => p.inPlaceUpdates.map((u) => u.pod),
+      want: ['cs-a', 'cs-b'],
+    },
+    {
+      name: 'scale in to 4: the first two by name are deleted',
+      spec: { replicas: 4 },
+      picked: (p: ReturnType<typeof planCloneSet>) => p.deletePods.map((d) => d.pod),
+      want: ['cs-a', 'cs-b'],
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      for (const order of orders) {
+        const plan = planCloneSet({
+          cloneSet: cloneSet(c.spec, status),
+          revisions: [r1],
+          pods: order.map(tied),
+          pvcs: [],
+          now: NOW,
+          features: gates(),
+        });
+        assert.deepEqual(c.picked(plan), c.want, `pods given as ${order.join(',')}`);
+      }
+    });
+  }
+});

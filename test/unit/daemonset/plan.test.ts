@@ -362,6 +362,16 @@ describe('planDaemonSet: rolling update', () => {
     assert.deepEqual(plan(ds, nodes(5), allOld(5, oldHash), [oldRev]).deletePods, ['p4']);
   });
 
+  test('the order pods come in does not change the plan (node names order every choice; `rollout plan` is exact)', () => {
+    const { ds, oldRev, oldHash } = rolled({
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2, partition: 1 } },
+    });
+    const pods = allOld(5, oldHash);
+    for (const order of [pods, [...pods].reverse(), [pods[2], pods[4], pods[0], pods[3], pods[1]]]) {
+      assert.deepEqual(plan(ds, nodes(5), order, [oldRev]).deletePods, ['p4', 'p3']);
+    }
+  });
+
   test('maxUnavailable 2 with an updated pod not yet ready: one more', () => {
     const { ds, oldRev, oldHash, newHash } = rolled({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } } });
     const pods = [...allOld(4, oldHash), pod('n4', 'node-4', newHash, { ready: false })];

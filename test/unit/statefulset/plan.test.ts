@@ -340,6 +340,17 @@ describe('rolling update (§4.3 step 8)', () => {
       { type: 'InPlaceUpdateReady', status: 'False', reason: 'StartInPlaceUpdate', lastTransitionTime: '2026-01-01T00:10:00Z' },
     );
   });
+  it('the order pods come in does not change the plan (ordinals order every choice; `rollout plan` is exact)', () => {
+    for (const ru of [{ podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: 2, partition: 2 }, { maxUnavailable: 1 }]) {
+      const { set, revisions, pods } = rollout(ru);
+      const want = plan(set, revisions, pods);
+      for (const order of [[...pods].reverse(), [pods[3], pods[0], pods[5], pods[1], pods[4], pods[2]]]) {
+        const got = plan(set, revisions, order);
+        assert.deepEqual(names(got.inPlaceUpdates), names(want.inPlaceUpdates));
+        assert.deepEqual(got.deletePods, want.deletePods);
+      }
+    }
+  });
   it('unavailable pods use the budget: with web-5 updating only web-4 goes next', () => {
     const { set, revisions, pods, r2 } = rollout({ podUpdatePolicy: 'InPlaceIfPossible', maxUnavailable: 2, partition: 2 });
     pods[5].metadata.labels!['controller-revision-hash'] = r2.metadata.name!;
