@@ -111,13 +111,14 @@ describe('apiServerReachable (the manager readiness check "apiserver")', () => {
     })();
     await apiServerReachable(async () => ({}))();
     await assert.rejects(
-      apiServerReachable(async () => {
-        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
-      })(),
+      async () =>
+        apiServerReachable(async () => {
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+        })(),
       /the API server is unreachable: connect ECONNREFUSED/,
     );
     const silent = (signal: AbortSignal) =>
       new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
-    await assert.rejects(apiServerReachable(silent, 30)(), /the API server is unreachable/);
+    await assert.rejects(async () => apiServerReachable(silent, 30)(), /the API server is unreachable/);
   });
 });
