@@ -19,9 +19,9 @@ export interface FuzzOutcome {
   /** Answers of 500 or more: from a webhook, or the API server failing to call one. */
   serverErrors: FuzzCase[];
   /**
-   * Webhook refusals of a wrong-typed field (or an impossible CRR pod name) whose message does not
-   * name the field. The API server's own refusals (its decoding and the CRD schema, before any
-   * webhook) are worded by Kubernetes and not counted.
+   * Webhook refusals of a wrong-typed field (or an impossible CRR pod name) whose message names
+   * neither that field nor another one it refused first. The API server's own refusals (its decoding
+   * and the CRD schema, before any webhook) are worded by Kubernetes and not counted.
    */
   unnamed: FuzzCase[];
   /** How many of the refusals name a field (`path: …` as Kubernetes words field errors). */
@@ -168,7 +168,10 @@ async function fuzz(
       const byWebhook = /admission webhook "[^"]+" denied the request/.test(message);
       if (byWebhook) outcome.webhookRefusals++;
       if (NAMES_A_FIELD.test(message)) outcome.refusalsNamingAField++;
-      if (byWebhook && mutation.refusedField !== undefined && !message.includes(mutation.refusedField)) outcome.unnamed.push(fuzzCase);
+      // Refused for its own field, or for another one it names first; a refusal of the whole kind
+      // (403: its feature gate is off) is about no field.
+      const namesItsField = message.includes(mutation.refusedField ?? '') || NAMES_A_FIELD.test(message) || res.status === 403;
+      if (byWebhook && mutation.refusedField !== undefined && !namesItsField) outcome.unnamed.push(fuzzCase);
     }
   };
   await Promise.all(Array.from({ length: opts.concurrency ?? 8 }, worker));

@@ -76,3 +76,44 @@ test('no API server accepting: the connection is closed', async () => {
     await lb.close();
   }
 });
+
+test('an API server whose /readyz fails (accepting connections, paths not installed) gets no new connection', async () => {
+  const { createCA, issueCert } = await import('../../../src/util/pki.ts');
+  const https = await import('node:https');
+  const ca = await createCA('lb-test');
+  const cert = await issueCert(ca, { commonName: 'kube-apiserver', ipAddresses: ['127.0.0.1'], server: true });
+  const [a, b, lbPort] = await freePorts(3);
+  const servers = [
+    { port: a!, name: 'a', ready: false },
+    { port: b!, name: 'b', ready: true },
+  ].map(({ port, name, ready }) => {
+    const server = https.createServer({ key: cert.keyPem, cert: cert.certPem }, (req, res) => {
+      if (req.url === '/readyz') res.writeHead(ready ? 200 : 503).end();
+      else res.end(name);
+    });
+    server.listen(port, '127.0.0.1');
+    return server;
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  const lb = await startApiServerBalancer({ port: lbPort!, backends: [a!, b!] });
+  try {
+    const names: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      names.push(
+        await new Promise<string>((resolve, reject) => {
+          https
+            .get({ host: '127.0.0.1', port: lb.port, path: '/', ca: ca.certPem, servername: 'kube-apiserver', agent: false }, (res) => {
+              let body = '';
+              res.on('data', (d) => (body += d));
+              res.on('end', () => resolve(body));
+            })
+            .on('error', reject);
+        }),
+      );
+    }
+    assert.deepEqual(names, ['b', 'b', 'b', 'b']);
+  } finally {
+    await lb.close();
+    for (const s of servers) s.close();
+  }
+});
