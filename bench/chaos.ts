@@ -27,7 +27,7 @@ import { AdvancedStatefulSets, ControllerRevisions, Namespaces } from '../src/ru
 import { fuzzThroughApiServer } from '../test/harness/apiserver-fuzz.ts';
 import {
   countDifferences,
-  countObjects,
+  settledCounts,
   progressGap,
   RollingCloneSet,
   sampleRollout,
@@ -187,7 +187,7 @@ try {
   const ready = await cs.waitRolledOut(900_000);
   log(`${replicas} pods ready in ${ready.toFixed(0)} s`);
   await sleep(5_000);
-  const before = await countObjects(client);
+  const before = await settledCounts(client);
   log(`counts before: ${JSON.stringify(before)}`);
 
   if (selected.has('apiservers')) {
@@ -286,7 +286,7 @@ try {
   }
 
   await sleep(5_000);
-  const after = await countObjects(client);
+  const after = await settledCounts(client);
   log(`counts after: ${JSON.stringify(after)}`);
   const expected = { ...before, ControllerRevision: (before.ControllerRevision ?? 0) + rolls };
   const diff = countDifferences(expected, after);

@@ -41,6 +41,21 @@ export async function countObjects(client: KubeClient): Promise<Record<string, n
   return out;
 }
 
+/**
+ * The counts once they stop moving (two reads 2 s apart agree; at most 60 s): the manager creates
+ * per-node objects (NodeImage, NodePodProbe) on its own schedule after it starts.
+ */
+export async function settledCounts(client: KubeClient): Promise<Record<string, number>> {
+  let last = await countObjects(client);
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    await sleep(2_000);
+    const now = await countObjects(client);
+    if (countDifferences(last, now).length === 0) return now;
+    last = now;
+  }
+  return last;
+}
+
 /** The kinds whose counts differ, "Kind before → after". */
 export function countDifferences(before: Record<string, number>, after: Record<string, number>): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(after)])]

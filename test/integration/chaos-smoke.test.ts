@@ -12,7 +12,7 @@ import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import { Namespaces } from '../../src/runtime/resources.ts';
 import { TEST_CLUSTER } from '../harness/cluster.ts';
-import { countDifferences, countObjects, RollingCloneSet, sampleRollout } from '../harness/chaos.ts';
+import { countDifferences, settledCounts, RollingCloneSet, sampleRollout } from '../harness/chaos.ts';
 import { clientLoop, startManagerProcess, waitLeader, type ManagerProcess } from '../harness/managers.ts';
 
 const NAME = `${TEST_CLUSTER}-chaos`;
@@ -40,7 +40,7 @@ test('each of two API servers restarted mid-rollout: nothing fails, nothing lost
   const cs = new RollingCloneSet(client, 'default', 'smoke', 10, 2);
   await cs.create();
   await cs.waitRolledOut(120_000);
-  const countsBefore = await countObjects(client);
+  const countsBefore = await settledCounts(client);
 
   const loop = clientLoop(client, 'loop', 300);
   const sampler = sampleRollout(cs, 500);
@@ -55,7 +55,7 @@ test('each of two API servers restarted mid-rollout: nothing fails, nothing lost
   assert.ok(calls.operations > 0);
   assert.ok(samples.maxLive <= 10, `${samples.maxLive} live pods at one sample`);
   assert.ok(samples.maxUnavailable <= 2, `${samples.maxUnavailable} unavailable at one sample (maxUnavailable 2)`);
-  const countsAfter = await countObjects(client);
+  const countsAfter = await settledCounts(client);
   const expected = { ...countsBefore, ControllerRevision: (countsBefore.ControllerRevision ?? 0) + 1 };
   assert.deepEqual(countDifferences(expected, countsAfter), []);
 });
