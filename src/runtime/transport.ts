@@ -358,6 +358,9 @@ class Http2Transport implements Transport {
     this.connections.push(conn);
     let answered = true;
     const health = setInterval(() => {
+      // A tick can come between the session's end and its 'close' (which stops this timer): a PING
+      // on a destroyed session throws.
+      if (session.destroyed || session.closed) return;
       if (!answered) {
         session.destroy(new Error(`the API server did not answer an HTTP/2 PING within ${this.pingIntervalMs}ms`));
         return;
