@@ -10,8 +10,8 @@ import { down, restartComponent, up, type ClusterState } from '../../src/cluster
 import { stopProcesses } from '../../src/cluster/processes.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
-import { Namespaces } from '../../src/runtime/resources.ts';
-import { TEST_CLUSTER } from '../harness/cluster.ts';
+import { Namespaces, NodeImages } from '../../src/runtime/resources.ts';
+import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { countDifferences, settledCounts, RollingCloneSet, sampleRollout } from '../harness/chaos.ts';
 import { clientLoop, startManagerProcess, waitLeader, type ManagerProcess } from '../harness/managers.ts';
 
@@ -40,6 +40,8 @@ test('each of two API servers restarted mid-rollout: nothing fails, nothing lost
   const cs = new RollingCloneSet(client, 'default', 'smoke', 10, 2);
   await cs.create();
   await cs.waitRolledOut(120_000);
+  // The manager creates its node's NodeImage on its own schedule: counted once it is there.
+  await waitFor("the node's NodeImage", async () => (await client.list(NodeImages)).items.length === 1, 120_000, 500);
   const countsBefore = await settledCounts(client);
 
   const loop = clientLoop(client, 'loop', 300);
