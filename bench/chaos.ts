@@ -12,7 +12,7 @@
 // outage the managers' readiness; for fail-over take-over times and progress gaps. Before and after
 // everything: the counts of pods, PVCs (an Advanced StatefulSet with claims rides along),
 // ControllerRevisions (no two of one owner with one revision number) and Kruise objects.
-// Usage: node --import tsx bench/chaos.ts [--replicas 500] [--apiservers 3] [--nodes 5] [--phases apiservers,outage,failover,fuzz]
+// Usage: ./run.sh bench chaos [--replicas 500] [--apiservers 3] [--nodes 5] [--phases apiservers,outage,failover,fuzz]
 //        [--outage-seconds 25] [--failovers 5] [--stop-seconds 25] [--fuzz 10000] [--keep-logs DIR]
 import { cpSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
