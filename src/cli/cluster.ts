@@ -7,6 +7,8 @@ import {
   readState,
   envLines,
   restartComponent,
+  HA_GOAWAY_CHANCE,
+  MAX_API_SERVERS,
   CLUSTER_COMPONENTS,
   DEFAULT_CLUSTER,
   type Component,
@@ -42,8 +44,14 @@ export function clusterCommand(): Command {
     .option('--nodes <n>', 'number of simulated nodes, spread over 3 zones', positiveInt, 3)
     .option('--real-nodes <n>', 'real kubelet nodes with their own containerd, real-0 … (Linux, root)', wholeNumber, 0)
     .option('--port <port>', 'kube-apiserver port on 127.0.0.1 (default: a free port)', positiveInt)
-    .action(async (o: { name: string; nodes: number; realNodes: number; port?: number }) => {
-      const { state } = await up({ name: o.name, nodes: o.nodes, realNodes: o.realNodes, port: o.port });
+    .option(
+      '--apiservers <n>',
+      `kube-apiservers over the one etcd (1-${MAX_API_SERVERS}); more than one: behind a TCP load balancer at --port, each with --goaway-chance=${HA_GOAWAY_CHANCE}`,
+      positiveInt,
+      1,
+    )
+    .action(async (o: { name: string; nodes: number; realNodes: number; port?: number; apiservers: number }) => {
+      const { state } = await up({ name: o.name, nodes: o.nodes, realNodes: o.realNodes, port: o.port, apiServers: o.apiservers });
       process.stdout.write(envLines(state).join('\n') + '\n');
     });
 

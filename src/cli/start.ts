@@ -7,6 +7,7 @@ import { DEFAULT_CLUSTER } from '../cluster/names.ts';
 import { fromDefault, fromKubeconfigFile } from '../runtime/client.ts';
 import { inCluster } from '../runtime/kubeconfig.ts';
 import { logger, setLoggingFormat } from '../runtime/log.ts';
+import { releaseWebhookConfigurations } from '../runtime/webhook/endpoint.ts';
 import { startManager, type RunningManager } from '../manager/manager.ts';
 import { addManagerFlags, managerConfig } from '../manager/options.ts';
 import type { RunningDaemon } from '../daemon/daemon.ts';
@@ -52,7 +53,13 @@ export function startCommand(): Command {
       const stopAll = async () => {
         for (const d of daemons.splice(0)) await d.stop();
         await manager?.stop();
-        if (usingCluster) {
+        if (usingCluster && cfg.kubeconfig) {
+          // The cluster may outlive this manager (--keep-cluster, another user): leave no webhook
+          // configuration behind that would refuse its pods with nobody to answer.
+          const client = fromKubeconfigFile(cfg.kubeconfig);
+          await releaseWebhookConfigurations(client, cfg.leaderElectionNamespace)
+            .catch((err: unknown) => logger.warn({ err }, 'could not remove the webhook configurations'))
+            .finally(() => client.close());
           const { leave } = await import('../cluster/local-cluster.ts');
           await leave(o.clusterName, process.pid, { tearDown: startedCluster && !o.keepCluster });
         }

@@ -27,7 +27,7 @@ const execFileP = promisify(execFile);
 
 export { DEFAULT_CLUSTER };
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
-const COMPONENTS = [
+const BASE_COMPONENTS = [
   'etcd',
   'kube-apiserver',
   'kube-controller-manager',
@@ -36,14 +36,28 @@ const COMPONENTS = [
   'webhook-proxy',
   'storage-provisioner',
 ] as const;
+/** The further API servers and their load balancer of a cluster up with `apiServers` > 1. */
+const HA_COMPONENTS = ['kube-apiserver-2', 'kube-apiserver-3', 'apiserver-lb'] as const;
+const COMPONENTS = [...BASE_COMPONENTS, ...HA_COMPONENTS] as const;
 export type Component = (typeof COMPONENTS)[number];
+/** The API servers, first to last, of a cluster with up to MAX_API_SERVERS. */
+const API_SERVERS = ['kube-apiserver', 'kube-apiserver-2', 'kube-apiserver-3'] as const satisfies readonly Component[];
+export const MAX_API_SERVERS = API_SERVERS.length;
+/**
+ * With several API servers, each tells a client to move on (HTTP/2 GOAWAY) after this share of its
+ * requests, as production control planes behind a load balancer are run, so clients spread out.
+ */
+export const HA_GOAWAY_CHANCE = 0.02;
 
 export interface ClusterState {
   name: string;
   runDir: string;
   kubeconfig: string;
   server: string;
+  /** `apiserver`: the address clients use (the load balancer's, with several API servers). */
   ports: Record<'etcdClient' | 'etcdPeer' | 'apiserver' | 'controllerManager' | 'scheduler' | 'kwok' | 'webhookProxy', number>;
+  /** With several API servers: each one's own port, behind the load balancer at ports.apiserver. */
+  apiServerPorts?: number[];
   pids: Partial<Record<Component, number>>;
   /** How each component was started, so one can be restarted alone (restartComponent). */
   commands: Partial<Record<Component, { bin: string; args: string[] }>>;
@@ -59,8 +73,13 @@ export interface UpOptions {
   nodes?: number;
   /** Real kubelet nodes beside the simulated ones (Linux, root; see real-node.ts). */
   realNodes?: number;
-  /** kube-apiserver's port; a free one when unset. */
+  /** kube-apiserver's port (the load balancer's, with several); a free one when unset. */
   port?: number;
+  /**
+   * API servers over the one etcd (1–3, default 1). More than one: each on its own port with
+   * `--goaway-chance`, behind a TCP load balancer (src/cluster/apiserver-lb.ts) at the cluster's address.
+   */
+  apiServers?: number;
   /** Extra flags per component, appended to ours (e.g. feature gates for kube-apiserver). */
   extraArgs?: Partial<Record<Component, string[]>>;
   log?: (line: string) => void;
@@ -200,13 +219,15 @@ function apiGet(
   state: Pick<ClusterState, 'runDir' | 'ports'>,
   urlPath: string,
   timeoutMs = 2000,
+  /** One API server's own port rather than the cluster's address. */
+  port = state.ports.apiserver,
 ): Promise<{ status: number; body: string }> {
   const pki = path.join(state.runDir, 'pki');
   return new Promise((resolve, reject) => {
     const req = https.request(
       {
         host: '127.0.0.1',
-        port: state.ports.apiserver,
+        port,
         path: urlPath,
         method: 'GET',
         timeout: timeoutMs,
@@ -323,7 +344,11 @@ async function bringUp(name: string, opts: UpOptions, log: (l: string) => void):
 
   const bins = await ensureBinaries();
   const began = Date.now();
-  const state = await prepareRunDir(name, nodes, bins, opts.port);
+  const apiServers = opts.apiServers ?? 1;
+  if (!Number.isInteger(apiServers) || apiServers < 1 || apiServers > MAX_API_SERVERS) {
+    throw new ClusterStartError(`1 to ${MAX_API_SERVERS} API servers (asked for ${apiServers})`);
+  }
+  const state = await prepareRunDir(name, nodes, bins, opts.port, apiServers);
   const start = startupOf(state, opts.extraArgs ?? {});
   try {
     log(`cluster "${name}": starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok in ${runDir}`);
@@ -377,13 +402,20 @@ async function growNodes(state: ClusterState, nodes: number, realNodes: number, 
 }
 
 /** A fresh run dir: free ports, PKI, the admin kubeconfig; the state of a cluster with nothing started yet. */
-async function prepareRunDir(name: string, nodes: number, bins: Binaries, port: number | undefined): Promise<ClusterState> {
+async function prepareRunDir(
+  name: string,
+  nodes: number,
+  bins: Binaries,
+  port: number | undefined,
+  apiServers: number,
+): Promise<ClusterState> {
   const runDir = runDirOf(name);
   rmSync(runDir, { recursive: true, force: true });
   mkdirSync(path.join(runDir, 'logs'), { recursive: true });
   if (port !== undefined) await assertPortFree(port, 'kube-apiserver --port');
   const [etcdClient, etcdPeer, apiserverFree, controllerManager, scheduler, kwok, webhookProxy] = await freePorts(7);
   const ports = { etcdClient, etcdPeer, apiserver: port ?? apiserverFree, controllerManager, scheduler, kwok, webhookProxy };
+  const apiServerPorts = apiServers > 1 ? await freePorts(apiServers) : undefined;
   const server = `https://127.0.0.1:${ports.apiserver}`;
   const { ca, admin } = await writePki(runDir);
   const kubeconfig = path.join(runDir, 'kubeconfig');
@@ -394,6 +426,7 @@ async function prepareRunDir(name: string, nodes: number, bins: Binaries, port: 
     kubeconfig,
     server,
     ports,
+    ...(apiServerPorts && { apiServerPorts }),
     pids: {},
     commands: {},
     nodes,
@@ -497,11 +530,10 @@ function startControllers(state: ClusterState, bins: Binaries, launch: Launch): 
     `--node-port=${ports.kwok}`,
     `--server-address=127.0.0.1:${ports.kwok}`,
   ]);
-  const tsx = path.join(repoRoot, 'node_modules/tsx/dist/esm/index.mjs');
   // The stable address kruise-manager's webhooks are configured with (src/cluster/webhook-proxy.ts).
   launch('webhook-proxy', process.execPath, [
     '--import',
-    tsx,
+    tsxLoader,
     path.join(repoRoot, 'src/cluster/webhook-proxy-main.ts'),
     `--kubeconfig=${kubeconfig}`,
     `--port=${ports.webhookProxy}`,
@@ -509,7 +541,7 @@ function startControllers(state: ClusterState, bins: Binaries, launch: Launch): 
   // The default StorageClass and the provisioner that binds its claims (src/cluster/storage.ts).
   launch('storage-provisioner', process.execPath, [
     '--import',
-    tsx,
+    tsxLoader,
     path.join(repoRoot, 'src/cluster/storage-provisioner-main.ts'),
     `--kubeconfig=${kubeconfig}`,
     `--volume-root=${path.join(runDir, 'volumes')}`,
@@ -538,9 +570,10 @@ async function waitControllersReady(state: ClusterState, start: Startup): Promis
   );
 }
 
+const tsxLoader = path.join(repoRoot, 'node_modules/tsx/dist/esm/index.mjs');
+
 function launchControlPlane(state: ClusterState, bins: Binaries, launch: Launch) {
   const { runDir, ports } = state;
-  const pki = (f: string) => path.join(runDir, 'pki', f);
   launch('etcd', bins.etcd, [
     '--name=default',
     `--data-dir=${path.join(runDir, 'etcd')}`,
@@ -554,11 +587,28 @@ function launchControlPlane(state: ClusterState, bins: Binaries, launch: Launch)
     '--quota-backend-bytes=8589934592',
     '--log-level=warn',
   ]);
-  launch('kube-apiserver', bins.kubeApiserver, [
+  const apiServerPorts = state.apiServerPorts ?? [ports.apiserver];
+  apiServerPorts.forEach((port, i) => launch(API_SERVERS[i]!, bins.kubeApiserver, apiServerArgs(state, port)));
+  if (state.apiServerPorts) {
+    const config = path.join(runDir, 'apiserver-lb.json');
+    writeFileSync(config, JSON.stringify({ port: ports.apiserver, backends: state.apiServerPorts }));
+    launch('apiserver-lb', process.execPath, [
+      '--import',
+      tsxLoader,
+      path.join(repoRoot, 'src/cluster/apiserver-lb-main.ts'),
+      `--config=${config}`,
+    ]);
+  }
+}
+
+function apiServerArgs(state: ClusterState, port: number): string[] {
+  const { runDir, ports } = state;
+  const pki = (f: string) => path.join(runDir, 'pki', f);
+  return [
     `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
-    `--secure-port=${ports.apiserver}`,
+    `--secure-port=${port}`,
     '--endpoint-reconciler-type=none',
     '--authorization-mode=Node,RBAC',
     `--client-ca-file=${pki('ca.crt')}`,
@@ -581,7 +631,8 @@ function launchControlPlane(state: ClusterState, bins: Binaries, launch: Launch)
     // Raised so benchmarks and 1000-replica tests measure our code, not the default inflight caps.
     '--max-requests-inflight=1600',
     '--max-mutating-requests-inflight=800',
-  ]);
+    ...(state.apiServerPorts ? [`--goaway-chance=${HA_GOAWAY_CHANCE}`] : []),
+  ];
 }
 
 function writeSchedulerConfig(runDir: string, kubeconfig: string): string {
@@ -688,9 +739,12 @@ export async function restartComponent(name: string, component: Component, opts:
   const s = startProcess(component, command.bin, command.args, path.join(state.runDir, 'logs', `${component}.log`));
   state.pids[component] = s.pid;
   writeFileSync(stateFile(state.runDir), JSON.stringify(state, null, 2));
+  // A restarted API server of several is ready when it is, not when the load balancer's next pick is.
+  const apiServer = (API_SERVERS as readonly Component[]).indexOf(component);
+  const readyzPort = state.apiServerPorts?.[apiServer] ?? state.ports.apiserver;
   const deadline = Date.now() + 60_000;
   while (
-    !(await apiGet(state, '/readyz').then(
+    !(await apiGet(state, '/readyz', 2000, readyzPort).then(
       (r) => r.status === 200,
       () => false,
     ))
@@ -749,7 +803,7 @@ export interface StatusReport {
 
 export async function status(name: string): Promise<StatusReport> {
   const state = readState(name);
-  const components = COMPONENTS.map((c) => ({
+  const components = COMPONENTS.filter((c) => (BASE_COMPONENTS as readonly Component[]).includes(c) || state?.commands[c]).map((c) => ({
     name: c,
     pid: state?.pids[c],
     alive: state?.pids[c] !== undefined && isAlive(state.pids[c]!),

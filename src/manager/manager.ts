@@ -20,7 +20,7 @@ import { KubeLeaseStore } from '../runtime/lease-store.ts';
 import { leaseFence } from '../runtime/lease-fence.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { leadershipLost, registry } from '../runtime/metrics.ts';
-import { MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
+import { apiServerReachable, MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
 import { delegatedAuthorizer, servingCertificate } from '../runtime/secure-serving.ts';
 import { WebhookServer } from '../runtime/webhook/server.ts';
 import { webhookReadinessCheck } from '../runtime/webhook/health.ts';
@@ -213,7 +213,13 @@ async function prepareCluster({ cfg, client, log, namespace }: StartUp): Promise
 }
 
 /** Metrics and probes, on every replica. */
-async function startMetricsAndProbes({ cfg, client, log, closers }: StartUp): Promise<{ metricsPort?: number; probes?: ProbeServer }> {
+async function startMetricsAndProbes({
+  cfg,
+  client,
+  log,
+  closers,
+  namespace,
+}: StartUp): Promise<{ metricsPort?: number; probes?: ProbeServer }> {
   const metricsAddr = parseAddr(cfg.metricsAddr);
   let metricsPort: number | undefined;
   if (metricsAddr) {
@@ -235,6 +241,12 @@ async function startMetricsAndProbes({ cfg, client, log, closers }: StartUp): Pr
   const healthAddr = parseAddr(cfg.healthProbeAddr);
   const probes = healthAddr ? new ProbeServer({ port: healthAddr.port, host: healthAddr.host, logger: log }) : undefined;
   probes?.addHealthzCheck('ping', ping);
+  // Its own budget: a probe never waits behind the controllers' rate limiter.
+  const probeClient = client.withOwnLimit({ userAgent: `${MANAGER_USER_AGENT}/readyz`, qps: 0, burst: 1 });
+  probes?.addReadyzCheck(
+    'apiserver',
+    apiServerReachable((signal) => probeClient.get(Namespaces, namespace, { signal })),
+  );
   await probes?.start();
   if (probes) closers.push(() => probes.close());
   return { metricsPort, probes };

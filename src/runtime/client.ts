@@ -57,7 +57,10 @@ export interface KubeClientOptions {
   requestTimeoutMs?: number;
   /** Called before every write (after any rate-limit wait); throwing refuses the write. */
   writeFence?: () => void;
-  /** How often a 429 carrying Retry-After is retried (API priority and fairness). Default 5. */
+  /**
+   * How often an answer of 429 or 5xx carrying Retry-After is retried (API priority and fairness; an
+   * API server still installing its paths after a restart answers 503 with Retry-After). Default 5.
+   */
   maxRetries?: number;
   /** What the cluster serves of the Kruise kinds; derived clients share their parent's. */
   wireVersions?: WireVersions;
@@ -659,8 +662,9 @@ function requireName(obj: KubeObject): string {
 }
 
 /** Only throttling answers that say when to come back are retried (as client-go does). */
+/** client-go's checkWait: a 429 or any 5xx that says when to come back is sent again then, whatever its method. */
 function retryAfterMs(status: number, header: string | string[] | undefined): number | undefined {
-  if (status !== 429 || header === undefined) return undefined;
+  if ((status !== 429 && status < 500) || header === undefined) return undefined;
   const seconds = Number(Array.isArray(header) ? header[0] : header);
   if (!Number.isFinite(seconds) || seconds < 0) return undefined;
   return Math.min(seconds, 60) * 1000;

@@ -16,6 +16,7 @@ import { logger as rootLogger, type Logger } from './log.ts';
 import { registry as defaultRegistry } from './metrics.ts';
 import type { RequestAuthorizer } from './secure-serving.ts';
 import { errMessage } from '../util/errors.ts';
+import { StatusError } from './errors.ts';
 
 /** Secure serving of /metrics (--metrics-secure): HTTPS, and only authorised callers get metrics. */
 export interface SecureMetrics {
@@ -53,6 +54,22 @@ export type Check = () => void | Promise<void>;
 
 /** Always healthy (controller-runtime healthz.Ping). */
 export const ping: Check = () => {};
+
+/**
+ * Ready only while the API server answers `request` within timeoutMs: any HTTP answer counts (a 403
+ * or 404 still proves the connection); a refused connection or silence does not. A replica that
+ * cannot reach the API server decides admission on caches it cannot refresh and runs no controller.
+ */
+export function apiServerReachable(request: (signal: AbortSignal) => Promise<unknown>, timeoutMs = 2_000): Check {
+  return async () => {
+    try {
+      await request(AbortSignal.timeout(timeoutMs));
+    } catch (err) {
+      if (err instanceof StatusError) return;
+      throw new Error(`the API server is unreachable: ${errMessage(err)}`, { cause: err });
+    }
+  };
+}
 
 export interface ProbeServerOptions {
   /** Default 8000 (kruise-manager --health-probe-addr); 0 picks a free port. */

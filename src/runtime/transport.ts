@@ -46,6 +46,8 @@ export interface Transport {
 export interface TransportOptions {
   /** How often an HTTP/2 connection is checked with a PING; one unanswered for as long closes it. */
   pingIntervalMs?: number;
+  /** The wait before the second retry of a refused request, doubled for each one after. */
+  retryBackoffMs?: number;
 }
 
 /** How every TLS connection to the server is made, by either transport. */
@@ -64,7 +66,7 @@ export function newTransport(base: URL, tls: TLSOptions, opts: TransportOptions 
     servername: tls.servername,
     rejectUnauthorized: !tls.insecureSkipVerify,
   };
-  return new Http2Transport(base, connection, opts.pingIntervalMs ?? PING_INTERVAL_MS);
+  return new Http2Transport(base, connection, opts.pingIntervalMs ?? PING_INTERVAL_MS, opts.retryBackoffMs ?? REFUSED_RETRY_BACKOFF_MS);
 }
 
 function timeoutError(req: ApiRequest): Error {
@@ -147,12 +149,50 @@ const PING_INTERVAL_MS = 30_000;
  */
 const IDLE_EXTRA_CONNECTION_MS = 30_000;
 
+/** Go's HTTP/2 transport retries a refused request up to 6 times; the waits sum to about a minute. */
+const MAX_REFUSED_RETRIES = 6;
+const REFUSED_RETRY_BACKOFF_MS = 1000;
+
 /** An HTTP/2 connection and the streams reserved on it. */
 interface Connection {
   session: ClientHttp2Session;
   /** Streams open or about to be: the server refuses any beyond its SETTINGS_MAX_CONCURRENT_STREAMS. */
   streams: number;
   idle?: NodeJS.Timeout;
+  /** The last stream the server's GOAWAY says it processed or may still process. */
+  goawayLastStreamId?: number;
+}
+
+/** A request the server did not process: safe to send again, whatever its method. */
+class RefusedStreamError extends Error {
+  constructor(r: ApiRequest, why: string) {
+    super(`${r.method} ${r.url.pathname}: the API server refused the request before processing it (${why})`);
+  }
+}
+
+/**
+ * Whether a stream that closed without a response was refused: reset with REFUSED_STREAM (Node
+ * closes those above a graceful GOAWAY's last-stream-id so too), above the last-stream-id of any
+ * GOAWAY (one with an error code destroys the session, failing every stream alike), or never sent.
+ */
+function refused(stream: ClientHttp2Stream, conn: Connection): boolean {
+  if (stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM || stream.id === undefined) return true;
+  return conn.goawayLastStreamId !== undefined && stream.id > conn.goawayLastStreamId;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal?.throwIfAborted();
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason as Error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**
@@ -173,9 +213,30 @@ class Http2Transport implements Transport {
     private readonly base: URL,
     private readonly tls: TLSConnection,
     private readonly pingIntervalMs: number,
+    private readonly retryBackoffMs: number,
   ) {}
 
+  /**
+   * A request the server refused before processing it is sent again, idempotent or not, as Go's
+   * HTTP/2 transport does for client-go: at once, then after 1 s, 2 s, 4 s … (with 10 % jitter), up to
+   * MAX_REFUSED_RETRIES times. An API server told to move its clients (--goaway-chance, a rolling
+   * restart behind a load balancer) refuses every stream above its GOAWAY's last-stream-id, and one
+   * at its stream limit answers RST_STREAM(REFUSED_STREAM); neither touched the request, so neither
+   * may surface as a failed write, admission or watch (a watch sent again asks for the same
+   * resourceVersion: it resumes where it was).
+   */
   async exchange(r: ApiRequest): Promise<ApiResponse> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.exchangeOnce(r);
+      } catch (err) {
+        if (!(err instanceof RefusedStreamError) || retry >= MAX_REFUSED_RETRIES) throw err;
+        if (retry > 0) await abortableSleep(this.retryBackoffMs * 2 ** (retry - 1) * (1 + 0.1 * Math.random()), r.signal);
+      }
+    }
+  }
+
+  private async exchangeOnce(r: ApiRequest): Promise<ApiResponse> {
     const conn = await this.reserveStream(r.signal);
     if (!conn) return this.http1!.exchange(r);
     return new Promise((resolve, reject) => {
@@ -190,20 +251,32 @@ class Http2Transport implements Transport {
         stream = conn.session.request(headers, { endStream: r.body === undefined, signal: r.signal });
       } catch (err) {
         this.release(conn);
-        reject(err as Error);
+        // The session stopped taking streams between our check and the request (a GOAWAY that
+        // arrived in between): nothing was sent.
+        const code = (err as { code?: string }).code;
+        reject(code === 'ERR_HTTP2_GOAWAY_SESSION' || code === 'ERR_HTTP2_INVALID_SESSION' ? new RefusedStreamError(r, String(err)) : err);
         return;
       }
+      let responded = false;
+      let failure: Error | undefined;
       stream.once('close', () => {
         this.release(conn);
+        if (responded) return;
+        if (!r.signal?.aborted && refused(stream, conn)) {
+          reject(new RefusedStreamError(r, `stream ${stream.id ?? '(unsent)'} refused (code ${stream.rstCode ?? 'none'})`));
+          return;
+        }
         // A stream reset with CANCEL, as every stream of a connection that drops is, closes without
         // an 'error': one that had no response yet must still fail, or its caller waits for good
         // (an informer's watch, cut before the API server answered it).
-        reject(new Error(`the HTTP/2 stream closed before a response (code ${stream.rstCode ?? 'none'})`));
+        reject(failure ?? new Error(`the HTTP/2 stream closed before a response (code ${stream.rstCode ?? 'none'})`));
       });
       // Kept for the stream's life: an error after the response reaches the body's reader, and
-      // this listener keeps an unread body's error from being an uncaught 'error' event.
-      stream.on('error', reject);
+      // this listener keeps an unread body's error from being an uncaught 'error' event. One before
+      // the response fails the request when the stream closes, unless the server refused the stream.
+      stream.on('error', (err) => (failure ??= err));
       stream.on('response', (h: Http2Headers) => {
+        responded = true;
         if (r.watch) stream.setTimeout(0);
         const { ':status': status, ...rest } = h;
         resolve({ status: Number(status), headers: rest as IncomingHttpHeaders, body: stream });
@@ -285,6 +358,9 @@ class Http2Transport implements Transport {
     this.connections.push(conn);
     let answered = true;
     const health = setInterval(() => {
+      // A tick can come between the session's end and its 'close' (which stops this timer): a PING
+      // on a destroyed session throws.
+      if (session.destroyed || session.closed) return;
       if (!answered) {
         session.destroy(new Error(`the API server did not answer an HTTP/2 PING within ${this.pingIntervalMs}ms`));
         return;
@@ -294,6 +370,9 @@ class Http2Transport implements Transport {
     }, this.pingIntervalMs).unref();
     // A broken connection fails its streams, whose readers see the error; requests after it connect again.
     session.on('error', () => {});
+    session.on('goaway', (_code: number, lastStreamId: number) => {
+      conn.goawayLastStreamId = Math.min(conn.goawayLastStreamId ?? lastStreamId, lastStreamId);
+    });
     session.on('close', () => {
       clearInterval(health);
       clearTimeout(conn.idle);

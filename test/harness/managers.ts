@@ -14,6 +14,8 @@ export interface ManagerProcess {
   id: string;
   proc: Started;
   webhookPort: number;
+  /** Its `/healthz` and `/readyz`, on 127.0.0.1. */
+  healthPort: number;
 }
 
 /** Starts `kruise start` against the cluster as `id` (its own webhook, metrics and probe ports). */
@@ -33,7 +35,7 @@ export async function startManagerProcess(state: ClusterState, id: string, extra
     ),
     path.join(state.runDir, 'logs', `${id}.log`),
   );
-  return { id, proc, webhookPort };
+  return { id, proc, webhookPort, healthPort };
 }
 
 /** The holder of the manager's Lease, or undefined. */

@@ -12,8 +12,9 @@ import type { ConfigMap, Lease } from '../../apis/core-objects.ts';
 import { formatMicroTime } from '../leaderelection.ts';
 import type { KubeClient } from '../client.ts';
 import { isAlreadyExists, isForbidden, isNotFound } from '../errors.ts';
-import { ConfigMaps, Leases } from '../resources.ts';
+import { ConfigMaps, Leases, MutatingWebhookConfigurations, ValidatingWebhookConfigurations } from '../resources.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
+import { MUTATING_WEBHOOK_CONFIGURATION_NAME, VALIDATING_WEBHOOK_CONFIGURATION_NAME } from './configuration.ts';
 
 /** Where the webhook proxy announces the address it serves on (`data.address`, host:port). */
 export const WEBHOOK_PROXY_CONFIGMAP = { namespace: 'kube-public', name: 'kruise-ts-webhook-proxy' } as const;
@@ -126,4 +127,31 @@ export function registerWebhookBackend(opts: {
       });
     },
   };
+}
+
+/**
+ * For a manager stopped on purpose on a cluster it no longer serves (`kruise start` on the local
+ * cluster, left running): removes the two webhook configurations unless another replica still
+ * serves (a fresh backend Lease in `namespace`). Left behind, their failurePolicy Fail would refuse
+ * every pod creation outside the excluded namespaces (the pod webhook) and every Kruise write, with
+ * no manager to answer. The next manager creates them again before it serves. Returns whether it
+ * removed them.
+ */
+export async function releaseWebhookConfigurations(client: KubeClient, namespace: string, logger: Logger = rootLogger): Promise<boolean> {
+  const backends = await client.list<Lease>(Leases, { namespace, labelSelector: WEBHOOK_BACKEND_LABEL });
+  const serving = backends.items.filter((l) => backendLeaseFresh(l));
+  if (serving.length > 0) {
+    logger.info({ replicas: serving.map((l) => l.spec?.holderIdentity) }, 'webhook configurations kept: another manager serves them');
+    return false;
+  }
+  for (const [type, name] of [
+    [MutatingWebhookConfigurations, MUTATING_WEBHOOK_CONFIGURATION_NAME],
+    [ValidatingWebhookConfigurations, VALIDATING_WEBHOOK_CONFIGURATION_NAME],
+  ] as const) {
+    await client.delete(type, name).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+  logger.info('webhook configurations removed: no manager serves them any more');
+  return true;
 }

@@ -13,6 +13,8 @@ import {
 import type { ContainerRecreateRequest } from '../../apis/apps/containerrecreaterequest.ts';
 import type { Container } from '../../apis/core.ts';
 import type { ContainerStatus, Node, Pod } from '../../apis/core-objects.ts';
+import { fieldErrorsMessage, invalid } from '../../apis/field-errors.ts';
+import { isDNS1123Subdomain } from '../../util/labelselector.ts';
 import { isPodActive } from '../../util/pod.ts';
 import { isVirtualKubeletNode, VIRTUAL_KUBELET_LABEL, VIRTUAL_KUBELET_LABEL_VALUE } from '../../util/virtual-kubelet.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
@@ -59,6 +61,13 @@ export function defaultContainerRecreateRequest(obj: CRR): void {
   obj.metadata.labels ??= {};
   if (!obj.spec?.podName) throw new AdmissionDenied('podName can not be empty');
   assertSpec(obj);
+  // Upstream reads the pod from its cache, where a name no pod can have is simply not found; read
+  // from the API server, such a name makes a request for another path (`a/b`, `..`) or an error
+  // answer, not "not found". Refused as the invalid value it is, before any read.
+  const podNameProblems = isDNS1123Subdomain(obj.spec.podName);
+  if (podNameProblems.length) {
+    throw new AdmissionDenied(fieldErrorsMessage(podNameProblems.map((d) => invalid('spec.podName', obj.spec.podName, d))), 422);
+  }
   obj.spec.strategy ??= {};
   obj.metadata.labels[CRR_ACTIVE_LABEL] = 'true';
   if (!obj.spec.containers?.length) throw new AdmissionDenied('containers list can not be null');

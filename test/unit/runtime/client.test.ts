@@ -590,6 +590,34 @@ describe('rate limiting and retries', () => {
       await client.close();
     }
   });
+
+  test('503 with Retry-After (an API server still installing its paths) is retried, a create too; a 500 without it is not', async () => {
+    const clock = new FakeClock();
+    const client = new KubeClient({ server: server.url, qps: 0, clock });
+    try {
+      const isCreate = (r: { method: string; path: string }) => r.method === 'POST' && r.path.endsWith('/configmaps');
+      const notYet = 'the request has been made before all known HTTP paths have been installed, please try again';
+      server.failNext(isCreate, 503, status(503, 'ServiceUnavailable', notYet), { 'retry-after': '5' });
+      const before = server.requests.length;
+      const created = client.create(ConfigMaps, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'after-503', namespace: 'default' },
+      });
+      await waitFor(() => clock.pending() === 1, 'retry sleep');
+      await clock.advance(5000);
+      assert.equal((await created).metadata.name, 'after-503');
+      assert.equal(server.requests.length - before, 2);
+
+      server.failNext(isCreate, 500, status(500, 'InternalError', 'no hint'));
+      await assert.rejects(
+        client.create(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-500', namespace: 'default' } }),
+        /no hint/,
+      );
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe('kubeconfig', () => {

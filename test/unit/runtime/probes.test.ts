@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
-import { MetricsServer, ProbeServer, ping } from '../../../src/runtime/probes.ts';
+import { apiServerReachable, MetricsServer, ProbeServer, ping } from '../../../src/runtime/probes.ts';
 
 const silent = pino({ level: 'silent' });
 
@@ -100,5 +100,25 @@ describe('ProbeServer with metrics (one port, as kruise-daemon --addr)', () => {
       await both.close();
       await plain.close();
     }
+  });
+});
+
+describe('apiServerReachable (the manager readiness check "apiserver")', () => {
+  it('any HTTP answer is reachable; a refused connection or silence past the timeout is not', async () => {
+    const { StatusError } = await import('../../../src/runtime/errors.ts');
+    await apiServerReachable(async () => {
+      throw new StatusError({ kind: 'Status', code: 403, message: 'forbidden' });
+    })();
+    await apiServerReachable(async () => ({}))();
+    await assert.rejects(
+      async () =>
+        apiServerReachable(async () => {
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+        })(),
+      /the API server is unreachable: connect ECONNREFUSED/,
+    );
+    const silent = (signal: AbortSignal) =>
+      new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+    await assert.rejects(async () => apiServerReachable(silent, 30)(), /the API server is unreachable/);
   });
 });

@@ -1,5 +1,6 @@
 // KubeClient over TLS: one HTTP/2 connection for every request and watch when the server offers h2,
-// HTTP/1.1 when it does not; a new connection after GOAWAY; timeouts and aborts on streams.
+// HTTP/1.1 when it does not; a new connection after GOAWAY; requests the server refused (GOAWAY,
+// REFUSED_STREAM) sent again, those it processed not; timeouts and aborts on streams.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -166,6 +167,128 @@ describe('transport', () => {
       }
     },
   );
+
+  describe('requests the server refused before processing them are sent again, idempotent or not', () => {
+    /**
+     * A server whose `refuse` decides, per stream, to refuse it (before reading it) or to answer;
+     * it records every stream it sees and every request it processes.
+     */
+    async function refusing(refuse: (stream: http2.ServerHttp2Stream, path: string, seen: number) => boolean) {
+      const seen: string[] = [];
+      const processed: string[] = [];
+      const server = http2.createSecureServer({ key: pki.key, cert: pki.cert });
+      const opened: http2.ServerHttp2Session[] = [];
+      server.on('session', (s) => opened.push(s));
+      server.on('stream', (stream, headers) => {
+        stream.on('error', () => {});
+        const path = `${headers[':method']} ${headers[':path']}`;
+        seen.push(path);
+        if (refuse(stream, path, seen.length)) return;
+        processed.push(path);
+        stream.respond({ ':status': 200, 'content-type': 'application/json' });
+        if (String(headers[':path']).includes('watch=true')) {
+          stream.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'w', resourceVersion: '8' } } }) + '\n');
+          return;
+        }
+        stream.end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }));
+      });
+      const url = await listen(server);
+      // maxRetries 0: only the transport may send a request twice.
+      const c = new KubeClient({ server: url, tls: { ca: pki.ca }, qps: 0, maxRetries: 0 });
+      const done = async () => {
+        await c.close();
+        for (const s of opened) s.destroy();
+        server.close();
+      };
+      return { c, seen, processed, opened, done };
+    }
+
+    test('RST_STREAM(REFUSED_STREAM): a create is sent again and processed once', async () => {
+      const s = await refusing((stream, _path, n) => n === 1 && (stream.close(http2.constants.NGHTTP2_REFUSED_STREAM), true));
+      try {
+        await s.c.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } });
+        assert.deepEqual(s.seen, ['POST /api/v1/namespaces', 'POST /api/v1/namespaces']);
+        assert.deepEqual(s.processed, ['POST /api/v1/namespaces']);
+        assert.equal(s.opened.length, 1, 'the same connection: it still takes streams');
+      } finally {
+        await s.done();
+      }
+    });
+
+    for (const [what, code] of [
+      ['a graceful GOAWAY', http2.constants.NGHTTP2_NO_ERROR],
+      ['a GOAWAY with an error code', http2.constants.NGHTTP2_INTERNAL_ERROR],
+    ] as const) {
+      test(`a stream above ${what}'s last-stream-id: an update is sent again on a new connection`, async () => {
+        const s = await refusing((stream, _path, n) => {
+          if (n !== 2) return false;
+          stream.session!.goaway(code, stream.id! - 2);
+          return true;
+        });
+        try {
+          await s.c.get(Namespaces, 'first');
+          await s.c.update(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n', resourceVersion: '1' } });
+          assert.deepEqual(s.seen, ['GET /api/v1/namespaces/first', 'PUT /api/v1/namespaces/n', 'PUT /api/v1/namespaces/n']);
+          assert.deepEqual(s.processed, ['GET /api/v1/namespaces/first', 'PUT /api/v1/namespaces/n']);
+          assert.equal(s.opened.length, 2);
+        } finally {
+          await s.done();
+        }
+      });
+    }
+
+    test('a refused watch is sent again from the same resourceVersion', async () => {
+      const s = await refusing((stream, _path, n) => n === 1 && (stream.close(http2.constants.NGHTTP2_REFUSED_STREAM), true));
+      try {
+        for await (const ev of s.c.watch<KubeObject>(Namespaces, { resourceVersion: '7' })) {
+          assert.equal(ev.type, 'ADDED');
+          break;
+        }
+        assert.equal(s.seen.length, 2);
+        assert.equal(s.seen[0], s.seen[1]);
+        assert.match(s.seen[1]!, /watch=true.*resourceVersion=7|resourceVersion=7.*watch=true/);
+      } finally {
+        await s.done();
+      }
+    });
+
+    test('a request the server processed is not sent again when its connection then goes away', async () => {
+      // The server takes the create (its stream is at the GOAWAY's last-stream-id) and drops the
+      // connection before answering: the client cannot know the outcome, so it must not repeat it.
+      const s = await refusing((stream) => {
+        stream.session!.goaway(http2.constants.NGHTTP2_INTERNAL_ERROR, stream.id!);
+        return true;
+      });
+      try {
+        await assert.rejects(s.c.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }));
+        assert.deepEqual(s.seen, ['POST /api/v1/namespaces']);
+      } finally {
+        await s.done();
+      }
+    });
+
+    test('a server that keeps refusing: given up after six retries, with a growing wait', async () => {
+      const seen: number[] = [];
+      const server = http2.createSecureServer({ key: pki.key, cert: pki.cert });
+      server.on('stream', (stream) => {
+        stream.on('error', () => {});
+        seen.push(Date.now());
+        stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      });
+      const url = await listen(server);
+      const transport = newTransport(new URL(url), { ca: pki.ca }, { retryBackoffMs: 10 });
+      const c = new KubeClient({ server: url, qps: 0, maxRetries: 0 }, transport);
+      try {
+        await assert.rejects(c.get(Namespaces, 'n'), /refused the request before processing it/);
+        assert.equal(seen.length, 7, 'the first attempt and six retries');
+        // Waits of 0, 10, 20, 40, 80, 160 ms (+ up to 10 % jitter) between them.
+        assert.ok(seen.at(-1)! - seen[0]! >= 310, `${seen.at(-1)! - seen[0]!}ms`);
+      } finally {
+        transport.close();
+        server.close();
+      }
+    });
+  });
 
   test('a server that does not offer h2 is spoken to over HTTP/1.1', async () => {
     const versions: string[] = [];

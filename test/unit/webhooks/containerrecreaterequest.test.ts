@@ -154,6 +154,21 @@ describe('ContainerRecreateRequest mutating webhook', () => {
     });
   }
 
+  for (const podName of ['a/b', '..', 'Pod-A', 'x'.repeat(254)]) {
+    test(`a podName no pod can have (${podName.slice(0, 12)}) is refused as invalid, naming spec.podName, before any read`, async () => {
+      const obj = { ...crr(['app']), spec: { podName, containers: [{ name: 'app' }] } };
+      const reads: string[] = [];
+      const reader = { get: async (_v: string, kind: string) => (reads.push(kind), null), list: async () => [] };
+      const err = await mutateContainerRecreateRequest(obj, { ...ctxWith([]), reader } as never).then(
+        () => undefined,
+        (e: unknown) => e as AdmissionDenied,
+      );
+      assert.equal(err?.code, 422);
+      assert.match(err.message, /^(\[)?spec\.podName: Invalid value: "/);
+      assert.deepEqual(reads, []);
+    });
+  }
+
   test('missing container status', async () => {
     const p = pod();
     p.status.containerStatuses = p.status.containerStatuses.filter((s: any) => s.name !== 'sidecar');
