@@ -323,8 +323,23 @@ class Http2Transport implements Transport {
     }
   }
 
-  /** A TLS connection offering h2 then http/1.1; the server's choice decides the protocol. */
+  /**
+   * A new connection, tried twice: a connection that fails before it carries a request (reset or
+   * refused during the TLS handshake, closed before the server's settings) sent nothing, so trying
+   * again is safe for any method — an API server stopping behind a load balancer resets connections
+   * handed to it, and the next one reaches another.
+   */
   private async connect(): Promise<void> {
+    try {
+      await this.connectOnce();
+    } catch (err) {
+      if (this.closed) throw err;
+      await this.connectOnce();
+    }
+  }
+
+  /** A TLS connection offering h2 then http/1.1; the server's choice decides the protocol. */
+  private async connectOnce(): Promise<void> {
     if (this.closed) throw new Error('client closed');
     const socket = await new Promise<TLSSocket>((resolve, reject) => {
       const s = tlsConnect({

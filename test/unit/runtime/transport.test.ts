@@ -146,6 +146,37 @@ describe('transport', () => {
     }
   });
 
+  test('a connection reset during its TLS handshake is made again at once: nothing was sent on it', async () => {
+    // A TCP front that resets the first connection (an API server stopping behind a load balancer)
+    // and passes the next one to the real server.
+    let accepted = 0;
+    const front = net.createServer((socket) => {
+      if (accepted++ === 0) {
+        socket.resetAndDestroy();
+        return;
+      }
+      const upstream = net.connect(Number(new URL(h2Url).port), '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    const c = new KubeClient({
+      server: `https://127.0.0.1:${(front.address() as AddressInfo).port}`,
+      tls: { ca: pki.ca },
+      qps: 0,
+      maxRetries: 0,
+    });
+    try {
+      // A create: the stand-in answers a POST to the collection with a Namespace named after it.
+      assert.equal((await c.create(Namespaces, { metadata: { name: 'made' } })).kind, 'Namespace');
+      assert.equal(accepted, 2, 'the reset connection, then one that carried the request');
+    } finally {
+      await c.close();
+      front.close();
+    }
+  });
+
   test(
     'a request whose connection drops before its answer fails (its stream reset with CANCEL, no error event)',
     { timeout: 10_000 },
