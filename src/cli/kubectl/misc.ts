@@ -5,6 +5,7 @@ import { stringify as toYaml } from 'yaml';
 import type { Pod, KubeObject } from '../../apis/core-objects.ts';
 import { Events, Pods } from '../../runtime/resources.ts';
 import { labelSelectorToString, type LabelSelectorLike } from '../../util/labelselector.ts';
+import { describeRolloutCommand } from './kruise-rollout.ts';
 import { podsOfWorkload, renderFrame } from './liveview.ts';
 import { withSession } from './program.ts';
 import {
@@ -27,7 +28,7 @@ import { rolloutStatus, type Workload } from './status.ts';
 const WORKLOAD_KINDS = new Set(['CloneSet', 'StatefulSet', 'DaemonSet', 'Deployment']);
 
 export function describeCommand(): Command {
-  return new Command('describe')
+  const describe = new Command('describe')
     .description('show details of a workload: spec summary, rollout progress, pods and recent events')
     .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
     .action(async function (this: Command, args: string[]) {
@@ -81,6 +82,7 @@ export function describeCommand(): Command {
         write(lines.join('\n'));
       });
     });
+  return describe.addCommand(describeRolloutCommand());
 }
 
 const indent = (text: string) =>

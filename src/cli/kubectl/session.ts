@@ -70,6 +70,35 @@ const NATIVE: ReadonlyArray<[readonly string[], ResourceType]> = [
   [['cronjobs', 'cronjob', 'cj', 'cronjobs.batch', 'cronjob.batch'], CronJobs],
 ];
 
+/**
+ * Kruise Rollout's Rollout (rollouts.kruise.io, not part of Kruise TS): kruise-tools' rollout
+ * approve / undo / pause / resume and describe rollout act on it where Kruise Rollout is installed.
+ * The version is the one the cluster serves (servedType), v1beta1 before v1alpha1.
+ */
+export const KruiseRollouts: ResourceType = Object.freeze({
+  group: 'rollouts.kruise.io',
+  version: 'v1beta1',
+  resource: 'rollouts',
+  kind: 'Rollout',
+  namespaced: true,
+});
+const ROLLOUT_NAMES = ['rollouts', 'rollout', 'ro', 'rollouts.rollouts.kruise.io', 'rollout.rollouts.kruise.io'];
+const ROLLOUT_VERSIONS = ['v1beta1', 'v1alpha1'];
+
+/** The type at the version the cluster serves (Kruise Rollout's), or why the API is missing. */
+export async function servedType(session: Session, type: ResourceType): Promise<ResourceType> {
+  if (type.group !== KruiseRollouts.group) return type;
+  for (const version of ROLLOUT_VERSIONS) {
+    const list = await session.client.discoverResources(type.group, version).catch((err: unknown) => {
+      throw new CliError(describeError(err));
+    });
+    if (list?.resources.some((r) => r.name === type.resource)) return Object.freeze({ ...type, version });
+  }
+  throw new CliError(
+    `the server doesn't have a resource type "${type.resource}": Kruise Rollout (rollouts.kruise.io) is not installed in this cluster`,
+  );
+}
+
 /** Kruise names kruise-tools users type that are not CRD names. */
 const KRUISE_ALIASES: Record<string, string> = {
   advancedstatefulset: 'statefulsets.apps.kruise.io',
@@ -82,6 +111,7 @@ export function resolveType(name: string): ResourceType {
   const lower = name.toLowerCase();
   const native = NATIVE.find(([names]) => names.includes(lower));
   if (native) return native[1];
+  if (ROLLOUT_NAMES.includes(lower)) return KruiseRollouts;
   const def = resolveResource(KRUISE_ALIASES[lower] ?? lower);
   if (!def) throw new CliError(`the server doesn't have a resource type "${name}"`);
   const gvr = hubGVR(def);
@@ -154,8 +184,9 @@ export function describeError(err: unknown, target?: Target): string {
 }
 
 export async function getTarget<T extends KubeObject>(session: Session, target: Target): Promise<T> {
+  const type = await servedType(session, target.type);
   try {
-    return await session.client.get<T>(target.type, target.name, { namespace: ns(session, target.type) });
+    return await session.client.get<T>(type, target.name, { namespace: ns(session, type) });
   } catch (err) {
     throw new CliError(describeError(err, target));
   }
@@ -284,7 +315,7 @@ export async function mutate<T extends KubeObject>(
       return next;
     }
     try {
-      const written = await session.client.update<T>(target.type, next, {
+      const written = await session.client.update<T>(await servedType(session, target.type), next, {
         namespace: ns(session, target.type),
         dryRun: opts.dryRun === 'server',
         fieldManager: 'kubectl-kruise',
