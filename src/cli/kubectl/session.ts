@@ -9,7 +9,17 @@ import { resolveResource, hubGVR } from '../../apis/registry.ts';
 import { KubeClient } from '../../runtime/client.ts';
 import type { KubeObject } from '../../apis/core-objects.ts';
 import { StatusError, isConflict, isNotFound } from '../../runtime/errors.ts';
-import { DaemonSets, Deployments, Jobs, Pods, ReplicaSets, StatefulSets, type ResourceType } from '../../runtime/resources.ts';
+import {
+  ConfigMaps,
+  DaemonSets,
+  Deployments,
+  Jobs,
+  Pods,
+  ReplicaSets,
+  Secrets,
+  StatefulSets,
+  type ResourceType,
+} from '../../runtime/resources.ts';
 import { selectContext, type SelectedContext } from '../../runtime/kubeconfig.ts';
 import { errMessage } from '../../util/errors.ts';
 
@@ -57,6 +67,8 @@ const core = (resource: string, kind: string, namespaced = true): ResourceType =
   Object.freeze({ group: '', version: 'v1', resource, kind, namespaced });
 const Services = core('services', 'Service');
 const CronJobs: ResourceType = Object.freeze({ group: 'batch', version: 'v1', resource: 'cronjobs', kind: 'CronJob', namespaced: true });
+const rbac = (resource: string, kind: string, namespaced: boolean): ResourceType =>
+  Object.freeze({ group: 'rbac.authorization.k8s.io', version: 'v1', resource, kind, namespaced });
 
 /** Native types by every name kubectl accepts; they take precedence over Kruise short names. */
 const NATIVE: ReadonlyArray<[readonly string[], ResourceType]> = [
@@ -68,6 +80,13 @@ const NATIVE: ReadonlyArray<[readonly string[], ResourceType]> = [
   [['services', 'service', 'svc'], Services],
   [['jobs', 'job', 'jobs.batch', 'job.batch'], Jobs],
   [['cronjobs', 'cronjob', 'cj', 'cronjobs.batch', 'cronjob.batch'], CronJobs],
+  [['secrets', 'secret'], Secrets],
+  [['configmaps', 'configmap', 'cm'], ConfigMaps],
+  [['rolebindings', 'rolebinding', 'rolebindings.rbac.authorization.k8s.io'], rbac('rolebindings', 'RoleBinding', true)],
+  [
+    ['clusterrolebindings', 'clusterrolebinding', 'clusterrolebindings.rbac.authorization.k8s.io'],
+    rbac('clusterrolebindings', 'ClusterRoleBinding', false),
+  ],
 ];
 
 /**
