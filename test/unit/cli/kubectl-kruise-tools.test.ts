@@ -249,7 +249,7 @@ describe('set subject, -f manifests, exec, get all, completion', () => {
   });
   it('exec TYPE/NAME picks the most active pod: running and ready longest, then fewest restarts, then oldest', () => {
     const mk = (name: string, ready: boolean, readySince: string, created: string, restarts = 0) => {
-      const p = pod(name, { nodeName: 'n1', containers: [{ name: 'main', image: 'x' }] });
+      const p = pod(name, { node: 'n1', containers: [{ name: 'main', image: 'x' }] });
       p.metadata.creationTimestamp = created;
       p.status = {
         phase: 'Running',
