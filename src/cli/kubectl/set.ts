@@ -100,7 +100,9 @@ function imageCommand(): Command {
   return common(
     new Command('image')
       .description('update the image of containers: set image TYPE/NAME CONTAINER=IMAGE [...] (CONTAINER * for all)')
-      .argument('<args...>', 'TYPE/NAME CONTAINER_NAME_1=CONTAINER_IMAGE_1 ...'),
+      .argument('<args...>', 'TYPE/NAME CONTAINER_NAME_1=CONTAINER_IMAGE_1 ...')
+      .option('-l, --selector <selector>', 'with TYPE: the objects matching this label selector')
+      .option('--all', 'with TYPE: every object of the type in the namespace'),
   ).action(async function (this: Command, args: string[]) {
     await withSession(this, async (session, opts) => {
       const { resources, pairs } = splitArgs(args);
@@ -110,7 +112,7 @@ function imageCommand(): Command {
         if (eq <= 0 || eq === p.length - 1) throw new CliError(`invalid image update "${p}" (expected CONTAINER=IMAGE)`);
         return [p.slice(0, eq), p.slice(eq + 1)] as const;
       });
-      for (const target of parseTargets(resources)) {
+      for (const target of await selectTargets(session, resources, { all: opts.all, selector: opts.selector })) {
         await mutate<SpecHolder>(
           session,
           target,
@@ -317,13 +319,15 @@ function resourcesCommand(): Command {
       .argument('<resource...>', 'TYPE/NAME')
       .option('-c, --containers <name>', 'the names of containers to change; * for all', '*')
       .option('--limits <list>', 'the resource limits, e.g. cpu=200m,memory=512Mi')
-      .option('--requests <list>', 'the resource requests, e.g. cpu=100m,memory=256Mi'),
+      .option('--requests <list>', 'the resource requests, e.g. cpu=100m,memory=256Mi')
+      .option('-l, --selector <selector>', 'with TYPE: the objects matching this label selector')
+      .option('--all', 'with TYPE: every object of the type in the namespace'),
   ).action(async function (this: Command, args: string[]) {
     await withSession(this, async (session, opts) => {
       const limits = parseResourceList(opts.limits);
       const requests = parseResourceList(opts.requests);
       if (!limits && !requests) throw new CliError('you must specify an update to requests or limits (in the form of --requests/--limits)');
-      for (const target of parseTargets(args)) {
+      for (const target of await selectTargets(session, args, { all: opts.all, selector: opts.selector })) {
         await mutate<SpecHolder>(
           session,
           target,
@@ -387,12 +391,14 @@ function serviceAccountCommand(): Command {
     new Command('serviceaccount')
       .alias('sa')
       .description('update the ServiceAccount of the pod template')
-      .argument('<args...>', 'TYPE/NAME SERVICE_ACCOUNT'),
+      .argument('<args...>', 'TYPE/NAME SERVICE_ACCOUNT')
+      .option('-l, --selector <selector>', 'with TYPE: the objects matching this label selector')
+      .option('--all', 'with TYPE: every object of the type in the namespace'),
   ).action(async function (this: Command, args: string[]) {
     await withSession(this, async (session, opts) => {
       if (args.length < 2) throw new CliError('serviceaccount is required (set serviceaccount TYPE/NAME SERVICE_ACCOUNT)');
       const account = args[args.length - 1]!;
-      for (const target of parseTargets(args.slice(0, -1))) {
+      for (const target of await selectTargets(session, args.slice(0, -1), { all: opts.all })) {
         if (target.type.kind === 'SidecarSet') throw new CliError('a SidecarSet has no pod service account to set');
         await mutate<SpecHolder>(
           session,
