@@ -124,7 +124,7 @@ describe('Kruise Rollout: approve, undo --fast', () => {
     assert.match(text, /^Name:\s+ro\nNamespace:\s+n\nStatus:\s+ Progressing\nMessage:\s+Rollout is in step\(1\/2\)/);
     assert.match(
       text,
-      /\nStrategy:\s+Canary\n Step:\s+1\/2\n Steps:\n  -  Replicas: \s+1\n     Traffic: \s+10%\n     State:\s+StepPaused\n  -  Replicas: \s+50%\n/,
+      /\nStrategy:\s+Canary\n Step:\s+1\/2\n Steps:\n {2}- {2}Replicas: \s+1\n {5}Traffic: \s+10%\n {5}State:\s+StepPaused\n {2}- {2}Replicas: \s+50%\n/,
     );
     assert.match(
       text,
