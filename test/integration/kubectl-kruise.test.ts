@@ -820,7 +820,9 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       (await client.discoverResources('rollouts.kruise.io', 'v1beta1'))?.resources.some((r) => r.name === 'rollouts'),
     );
 
-    await apply(cloneSetManifest('tbl', { replicas: 2 }), ns);
+    // its own label: other tests of this file run in the same namespace, so -l keeps to this CloneSet
+    const tbl = cloneSetManifest('tbl', { replicas: 2 });
+    await apply({ ...tbl, metadata: { ...tbl.metadata, labels: { kk: 'tbl' } } }, ns);
     await waitSettled(client, ns, 'tbl', 2);
     await apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { 'db.host': 'h1', port: '5432' } }, ns);
     await apply(
@@ -930,9 +932,9 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
         then: async () => assert.equal((await ro('ro-canary')).spec?.strategy?.paused, true),
       },
       { args: ['rollout', 'resume', 'ro', 'ro-canary'], out: /resumed/ },
-      { args: ['set', 'image', 'clonesets', '-l', 'app=tbl', 'main=nginx:1.0'], out: /^cloneset\.apps\.kruise\.io\/tbl image updated/ },
+      { args: ['set', 'image', 'clonesets', '-l', 'kk=tbl', 'main=nginx:1.0'], out: /^cloneset\.apps\.kruise\.io\/tbl image updated/ },
       {
-        args: ['set', 'resources', 'clonesets', '--all', '--requests=cpu=10m'],
+        args: ['set', 'resources', 'clonesets', '-l', 'kk=tbl', '--requests=cpu=10m'],
         out: /cloneset\.apps\.kruise\.io\/tbl resource requirements updated/,
       },
       { args: ['exec', 'cloneset/tbl', '--', 'sh', '-c', 'echo exec ran'], kubectl: true, out: /^exec ran\n$/ },
@@ -1007,12 +1009,19 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       await row.then?.();
     }
 
-    // rollout status follows the CloneSet's watch to the end of a new rollout
-    const watching = kruise(['rollout', 'status', 'cloneset/tbl', '--timeout', '90s']);
+    // rollout status follows the CloneSet's watch to the end of a new rollout: paused, it waits; resumed, it ends
+    await ok(['rollout', 'pause', 'cloneset/tbl']);
     await ok(['set', 'image', 'cloneset/tbl', 'main=nginx:3.0']);
+    const watching = kruise(['rollout', 'status', 'cloneset/tbl', '--timeout', '90s']);
+    await waitFor(
+      'the watch started',
+      async () => (await client.get<TestCloneSet>(CloneSets, 'tbl', { namespace: ns })).status.observedGeneration,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await ok(['rollout', 'resume', 'cloneset/tbl']);
     const status = await watching;
     assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /\nCloneSet rolling update complete 2 pods at revision tbl-\w+\.\.\.\n$/);
+    assert.match(status.stdout, /^Waiting for [^\n]+\n[\s\S]*CloneSet rolling update complete 2 pods at revision tbl-\w+\.\.\.\n$/);
     assert.equal((await get('tbl')).status.updateRevision, /revision (\S+)\.\.\.\n$/.exec(status.stdout)![1]);
     rmSync(dir, { recursive: true, force: true });
     await client.delete(CustomResourceDefinitions, 'rollouts.rollouts.kruise.io');
