@@ -884,7 +884,7 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     const table: Row[] = [
       {
         args: ['get', 'all'],
-        out: /\nclonesets\.apps\.kruise\.io:\nNAME\s+DESIRED[^\n]*\ntbl\s+2\s+2\s+2\s+2\s+[\s\S]*\nrollouts\.rollouts\.kruise\.io:\nNAME\s+STATUS\s+CANARY_STEP\s+CANARY_STATE\s+MESSAGE\s+AGE\n/,
+        out: /\nclonesets\.apps\.kruise\.io:\nNAME\s+DESIRED[^\n]*\n(?:[^\n]+\n)*tbl\s+2\s+2\s+2\s+2\s+[\s\S]*\nrollouts\.rollouts\.kruise\.io:\nNAME\s+STATUS\s+CANARY_STEP\s+CANARY_STATE\s+MESSAGE\s+AGE\n/,
       },
       { args: ['get', 'rollouts'], out: /ro-canary\s+Progressing\s+1\s+StepPaused/ },
       {
