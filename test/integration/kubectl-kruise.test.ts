@@ -9,7 +9,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import type { KubeObject, Pod } from '../../src/apis/core-objects.ts';
@@ -24,13 +25,23 @@ import {
 } from '../../src/runtime/resources.ts';
 import { repoRoot } from '../../src/cluster/binaries.ts';
 import { runKubectlKruise } from '../../src/cli/kubectl/main.ts';
-import { apply, createNamespace, deleteNamespace, testCluster, waitFor } from '../harness/cluster.ts';
+import { KruiseRollouts } from '../../src/cli/kubectl/session.ts';
+import type { Rollout } from '../../src/cli/kubectl/kruise-rollout.ts';
+import { apply, createNamespace, deleteNamespace, kubectl, kubectlJson, testCluster, waitFor } from '../harness/cluster.ts';
 import { cloneSetManifest, isReady, podsOf, waitSettled, type TestCloneSet } from './cloneset-helpers.ts';
 import { PodBoundsWatcher } from '../harness/pod-watchers.ts';
 import { podsOf as setPodsOf, stsManifest, waitOrdinals } from './statefulset-helpers.ts';
 
 let client: KubeClient;
 let ns: string;
+
+const CustomResourceDefinitions: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  resource: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};
 
 interface Run {
   code: number;
@@ -193,9 +204,10 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     assert.deepEqual(names(updated), preview.inPlaceUpdates.map((u) => u.pod).sort());
 
     // rollout status of the partitioned roll out, and its live view
+    // kruise-tools' completion line (scripts grep for it), once the 4 pods outside the partition are updated
     assert.equal(
       (await okViaKubectl(['rollout', 'status', 'cloneset/plan', '--watch=false'])).trim(),
-      'partitioned roll out complete: 4 new pods have been updated...',
+      `CloneSet rolling update complete 18 pods at revision ${cs.status.updateRevision}...`,
     );
     const live = await ok(['rollout', 'status', 'cloneset/plan', '--watch=false', '--live']);
     assert.match(live, /4\/4 updated \(partition 14 keeps 14 old\)/);
@@ -792,6 +804,227 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
       );
       return d.spec.template.spec.containers[0]!.image === 'nginx:1.0';
     });
+  });
+  test('the kruise-tools verb table: every verb and new flag against the cluster (Kruise Rollout from its vendored CRD)', async () => {
+    // Kruise Rollout is not installed: its verbs say so (exit 1)
+    await client.delete(CustomResourceDefinitions, 'rollouts.rollouts.kruise.io').catch(() => undefined);
+    await waitFor('the Rollout API gone', async () => !(await client.discoverResources('rollouts.kruise.io', 'v1beta1')));
+    const missing = await kruise(['rollout', 'approve', 'rollout/x']);
+    assert.equal(missing.code, 1);
+    assert.equal(
+      missing.stderr,
+      'error: the server doesn\'t have a resource type "rollouts": Kruise Rollout (rollouts.kruise.io) is not installed in this cluster\n',
+    );
+    await kubectl(['apply', '-f', path.join(repoRoot, 'test/fixtures/kruise-rollout/rollouts.kruise.io_rollouts.yaml')]);
+    await waitFor('the Rollout API served', async () =>
+      (await client.discoverResources('rollouts.kruise.io', 'v1beta1'))?.resources.some((r) => r.name === 'rollouts'),
+    );
+
+    // its own label: other tests of this file run in the same namespace, so -l keeps to this CloneSet
+    const tbl = cloneSetManifest('tbl', { replicas: 2 });
+    await apply({ ...tbl, metadata: { ...tbl.metadata, labels: { kk: 'tbl' } } }, ns);
+    await waitSettled(client, ns, 'tbl', 2);
+    await apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { 'db.host': 'h1', port: '5432' } }, ns);
+    await apply(
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'rb' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [],
+      },
+      ns,
+    );
+    const steps = [{ replicas: '20%' }, { replicas: '50%', traffic: '0%' }, { replicas: '100%', traffic: '100%' }];
+    const rollout = async (name: string, strategy: object, status: object) => {
+      await client.create(
+        KruiseRollouts,
+        {
+          apiVersion: 'rollouts.kruise.io/v1beta1',
+          kind: 'Rollout',
+          metadata: { name, namespace: ns },
+          spec: { workloadRef: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'tbl' }, strategy },
+        } as KubeObject,
+        { namespace: ns },
+      );
+      const step = { finalisingStep: '', nextStepIndex: 0, podTemplateHash: 'h', currentStepIndex: 3 };
+      const full =
+        'canary' in strategy
+          ? { canaryStatus: { ...step, canaryReadyReplicas: 1, canaryReplicas: 1, canaryRevision: 'c', ...status } }
+          : { blueGreenStatus: { ...step, updatedReadyReplicas: 1, updatedReplicas: 1, updatedRevision: 'u', ...status } };
+      await client.patch(
+        KruiseRollouts,
+        name,
+        { status: { observedGeneration: 1, phase: 'Progressing', currentStepIndex: 3, currentStepState: 'StepPaused', ...full } },
+        { namespace: ns, patchType: 'application/merge-patch+json', subresource: 'status' },
+      );
+    };
+    await rollout('ro-canary', { canary: { steps } }, { currentStepIndex: 1, currentStepState: 'StepPaused' });
+    await rollout('ro-bg', { blueGreen: { steps } }, { currentStepIndex: 3, currentStepState: 'StepUpgrade' });
+    const ro = (name: string) => client.get<Rollout>(KruiseRollouts, name, { namespace: ns });
+    const image = async (name: string) => (await get(name)).spec.template.spec.containers[0]!;
+    await ok(['set', 'image', 'cloneset/tbl', 'main=nginx:2.0']);
+    await waitSettled(client, ns, 'tbl', 2);
+    const dir = mkdtempSync(path.join(tmpdir(), 'kk-'));
+    const file = (name: string, text: string) => (writeFileSync(path.join(dir, name), text), path.join(dir, name));
+    const created = file(
+      'create.yaml',
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: made, labels: {pick: "yes"}}\n---\napiVersion: apps.kruise.io/v1alpha1\nkind: CloneSet\nmetadata: {name: made, labels: {pick: "yes"}}\nspec:\n  replicas: 0\n  selector: {matchLabels: {app: made}}\n  template: {metadata: {labels: {app: made}}, spec: {containers: [{name: main, image: "nginx:1.0"}]}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: skipped}\n`,
+    );
+    const local = file('local.yaml', JSON.stringify(cloneSetManifest('offline')));
+
+    interface Row {
+      args: string[];
+      code?: number;
+      out?: RegExp;
+      err?: RegExp;
+      kubectl?: boolean;
+      then?: () => Promise<unknown>;
+    }
+    const table: Row[] = [
+      {
+        args: ['get', 'all'],
+        out: /\nclonesets\.apps\.kruise\.io:\nNAME\s+DESIRED[^\n]*\n(?:[^\n]+\n)*tbl\s+2\s+2\s+2\s+2\s+[\s\S]*\nrollouts\.rollouts\.kruise\.io:\nNAME\s+STATUS\s+CANARY_STEP\s+CANARY_STATE\s+MESSAGE\s+AGE\n/,
+      },
+      { args: ['get', 'rollouts'], out: /ro-canary\s+Progressing\s+1\s+StepPaused/ },
+      {
+        args: ['rollout', 'approve', 'rollout/ro-canary'],
+        kubectl: true,
+        out: /^rollout\.rollouts\.kruise\.io\/ro-canary approved\n$/,
+        then: async () => assert.equal((await ro('ro-canary')).status?.canaryStatus?.currentStepState, 'StepReady'),
+      },
+      {
+        args: ['rollout', 'approve', 'rollout/ro-canary'],
+        code: 1,
+        err: /^error: rollouts\.rollouts\.kruise\.io "ro-canary" does not allow to approve, because current canary state is not 'StepPaused'\n$/,
+      },
+      { args: ['rollout', 'approve', 'cloneset/tbl'], code: 1, err: /approving is not supported/ },
+      {
+        args: ['rollout', 'undo', '--fast', 'rollout/ro-bg'],
+        kubectl: true,
+        out: /^rollout\.rollouts\.kruise\.io\/ro-bg rolled back\n$/,
+        then: async () => assert.equal((await ro('ro-bg')).status?.blueGreenStatus?.nextStepIndex, 2),
+      },
+      { args: ['rollout', 'undo', '--fast', 'rollout/ro-bg'], out: /^rollout\.rollouts\.kruise\.io\/ro-bg already rolled back\n$/ },
+      { args: ['rollout', 'undo', '--fast', 'cloneset/tbl'], code: 1, err: /rollback is not supported on given object/ },
+      // a Rollout stands for its workload: the CloneSet goes back to nginx:1.0
+      {
+        args: ['rollout', 'undo', 'rollout/ro-canary', 'cloneset/tbl'],
+        out: /^cloneset\.apps\.kruise\.io\/tbl rolled back\n$/,
+        then: async () => assert.equal((await image('tbl')).image, 'nginx:1.0'),
+      },
+      // describe while the Rollout's status is of its generation (a spec change hides status and replicas, as kruise-tools)
+      {
+        args: ['describe', 'rollout', 'ro-canary'],
+        kubectl: true,
+        out: /^Name:\s+ro-canary\n[\s\S]*Strategy:\s+Canary\n Step:\s+1\/3\n Steps:\n[\s\S]*Images:\s+nginx:1\.0\n[\s\S]*Replicas:\n Desired:\s+2\n/,
+      },
+      {
+        args: ['describe', 'rollout', 'ro-canary', '-w', '--timeout', '2'],
+        code: 1,
+        out: /Name:\s+ro-canary/,
+        err: /context deadline exceeded/,
+      },
+      { args: ['describe', 'rollout', 'nope'], code: 1, err: /rollouts\.rollouts\.kruise\.io "nope" not found/ },
+      {
+        args: ['rollout', 'pause', 'rollout/ro-canary'],
+        out: /^rollout\.rollouts\.kruise\.io\/ro-canary paused\n$/,
+        then: async () => assert.equal((await ro('ro-canary')).spec?.strategy?.paused, true),
+      },
+      { args: ['rollout', 'resume', 'ro', 'ro-canary'], out: /resumed/ },
+      { args: ['set', 'image', 'clonesets', '-l', 'kk=tbl', 'main=nginx:1.0'], out: /^cloneset\.apps\.kruise\.io\/tbl image updated/ },
+      {
+        args: ['set', 'resources', 'clonesets', '-l', 'kk=tbl', '--requests=cpu=10m'],
+        out: /cloneset\.apps\.kruise\.io\/tbl resource requirements updated/,
+      },
+      { args: ['exec', 'cloneset/tbl', '--', 'sh', '-c', 'echo exec ran'], kubectl: true, out: /^exec ran\n$/ },
+      { args: ['exec', 'cloneset/nope', '--', 'true'], code: 1, err: /clonesets\.apps\.kruise\.io "nope" not found/ },
+      {
+        args: ['set', 'env', 'cloneset/tbl', '--from=configmap/cfg', '--prefix=CFG_', '--keys=db.host'],
+        kubectl: true,
+        out: /env updated/,
+        then: async () =>
+          assert.deepEqual((await image('tbl')).env, [
+            { name: 'CFG_DB_HOST', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'db.host' } } },
+          ]),
+      },
+      { args: ['set', 'env', 'cloneset/tbl', '-e', 'MODE=a', 'LEVEL=1'], out: /env updated/ },
+      {
+        args: ['set', 'env', 'cloneset/tbl', '--list'],
+        out: /^# CloneSet tbl, container main\n# CFG_DB_HOST from configmap cfg, key db\.host\nMODE=a\nLEVEL=1\n$/,
+      },
+      { args: ['set', 'env', 'cloneset/tbl', '--list', '--resolve'], out: /\nCFG_DB_HOST=h1\n/ },
+      {
+        args: ['set', 'env', 'cloneset/tbl', '--overwrite=false', 'MODE=b'],
+        code: 1,
+        err: /'MODE' already has a value \(a\), and --overwrite is false/,
+      },
+      {
+        args: ['set', 'env', 'clonesets', '--all', 'LEVEL-'],
+        out: /cloneset\.apps\.kruise\.io\/tbl env updated/,
+        then: async () =>
+          assert.deepEqual(
+            (await image('tbl')).env?.map((e: { name: string }) => e.name),
+            ['CFG_DB_HOST', 'MODE'],
+          ),
+      },
+      { args: ['set', 'env', 'clonesets', '-l', 'app=none', 'X=1'], out: /^$/ },
+      { args: ['set', 'env', '--local', '-f', local, 'OFFLINE=1', '-o', 'json'], out: /"name": "OFFLINE",\s+"value": "1"/ },
+      { args: ['set', 'env', '--all', '-l', 'a=b', 'clonesets', 'X=1'], code: 1, err: /cannot set --all and --selector at the same time/ },
+      {
+        args: ['set', 'subject', 'rolebinding', 'rb', '--user=alice', '--serviceaccount=:robot'],
+        kubectl: true,
+        out: /^rolebinding\.rbac\.authorization\.k8s\.io\/rb subjects updated\n$/,
+        then: async () =>
+          assert.deepEqual((await kubectlJson<{ subjects: unknown[] }>(['-n', ns, 'get', 'rolebinding', 'rb'])).subjects, [
+            { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' },
+            { kind: 'ServiceAccount', name: 'robot', namespace: ns },
+          ]),
+      },
+      {
+        args: ['set', 'subject', 'cloneset/tbl', '--user=x'],
+        code: 1,
+        err: /setting subjects is only supported for RoleBinding\/ClusterRoleBinding/,
+      },
+      {
+        args: ['create', '-f', created, '-l', 'pick=yes'],
+        kubectl: true,
+        out: /^configmap\/made created\ncloneset\.apps\.kruise\.io\/made created\n$/,
+      },
+      {
+        args: ['create', '-f', created, '-l', 'pick=yes'],
+        code: 1,
+        err: /configmaps "made" already exists[\s\S]*clonesets\.apps\.kruise\.io "made" already exists/,
+      },
+      { args: ['create'], code: 1, err: /^Error: must specify one of -f and -k\n/ },
+      { args: ['completion', 'fish'], kubectl: true, out: /complete -c kubectl-kruise/ },
+      { args: ['completion', 'powershell'], out: /Register-ArgumentCompleter/ },
+    ];
+    for (const row of table) {
+      const r = row.kubectl ? await viaKubectl(row.args) : await kruise(row.args);
+      const what = `kubectl kruise ${row.args.join(' ')} (${r.code}): ${r.stdout}${r.stderr}`;
+      assert.equal(r.code, row.code ?? 0, what);
+      if (row.out) assert.match(r.stdout, row.out, what);
+      if (row.err) assert.match(r.stderr, row.err, what);
+      await row.then?.();
+    }
+
+    // rollout status follows the CloneSet's watch to the end of a new rollout: paused, it waits; resumed, it ends
+    await ok(['rollout', 'pause', 'cloneset/tbl']);
+    await ok(['set', 'image', 'cloneset/tbl', 'main=nginx:3.0']);
+    const watching = kruise(['rollout', 'status', 'cloneset/tbl', '--timeout', '90s']);
+    await waitFor(
+      'the watch started',
+      async () => (await client.get<TestCloneSet>(CloneSets, 'tbl', { namespace: ns })).status.observedGeneration,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await ok(['rollout', 'resume', 'cloneset/tbl']);
+    const status = await watching;
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /^Waiting for [^\n]+\n[\s\S]*CloneSet rolling update complete 2 pods at revision tbl-\w+\.\.\.\n$/);
+    assert.equal((await get('tbl')).status.updateRevision, /revision (\S+)\.\.\.\n$/.exec(status.stdout)![1]);
+    rmSync(dir, { recursive: true, force: true });
+    await client.delete(CustomResourceDefinitions, 'rollouts.rollouts.kruise.io');
   });
 });
 

@@ -1,4 +1,4 @@
-// Shell completion. `completion bash|zsh` prints a script for `kubectl-kruise`; both it and
+// Shell completion. `completion bash|zsh|fish|powershell` prints a script for `kubectl-kruise`; both it and
 // kubectl's plugin completion (kubectl >= 1.26 runs `kubectl_complete-kruise`, shipped in bin/)
 // ask the hidden `__complete` command, which answers in cobra's protocol: one candidate per line,
 // then `:<directive>` (4 = do not complete file names).
@@ -49,14 +49,37 @@ _kubectl_kruise() {
 compdef _kubectl_kruise kubectl-kruise
 `;
 
+const FISH = `# kubectl-kruise fish completion: kubectl-kruise completion fish | source
+function __kubectl_kruise_complete
+  set -l words (commandline -opc) (commandline -ct)
+  kubectl-kruise __complete $words[2..-1] 2>/dev/null | string match -v -r '^:'
+end
+complete -c kubectl-kruise -f -a '(__kubectl_kruise_complete)'
+`;
+
+const POWERSHELL = `# kubectl-kruise PowerShell completion: kubectl-kruise completion powershell | Out-String | Invoke-Expression
+Register-ArgumentCompleter -Native -CommandName 'kubectl-kruise' -ScriptBlock {
+  param($wordToComplete, $commandAst, $cursorPosition)
+  $words = @($commandAst.CommandElements | Select-Object -Skip 1 | ForEach-Object { $_.ToString() })
+  if ($wordToComplete -eq '') { $words += '""' }
+  & kubectl-kruise __complete @words 2>$null | Where-Object { $_ -notlike ':*' } | ForEach-Object {
+    [System.Management.Automation.CompletionResult]::new($_, $_, 'ParameterValue', $_)
+  }
+}
+`;
+
+const SCRIPTS: Record<string, string> = { bash: BASH, zsh: ZSH, fish: FISH, powershell: POWERSHELL };
+
 export function completionCommand(root: Command): Command {
   const completion = new Command('completion')
-    .description('print the shell completion script: source <(kubectl-kruise completion bash)')
-    .argument('<shell>', 'bash or zsh')
+    .description(
+      'print the shell completion script: source <(kubectl-kruise completion bash|zsh); kubectl-kruise completion fish | source; kubectl-kruise completion powershell | Out-String | Invoke-Expression',
+    )
+    .argument('<shell>', 'bash, zsh, fish or powershell')
     .action((shell: string) => {
-      if (shell === 'bash') write(BASH);
-      else if (shell === 'zsh') write(ZSH);
-      else throw new CliError(`unsupported shell type "${shell}" (bash or zsh)`);
+      const script = SCRIPTS[shell];
+      if (!script) throw new CliError(`unsupported shell type "${shell}"`);
+      write(script);
     });
   root.addCommand(
     new Command('__complete')

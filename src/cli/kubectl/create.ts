@@ -2,12 +2,15 @@
 // behaviour spec §23): a v1alpha1 CRR with kruise-tools' fixed defaults; a Job or BroadcastJob
 // instantiated by hand from an AdvancedCronJob's (or CronJob's) template, annotated
 // cronjob.kubernetes.io/instantiate=manual and owned by it.
-import { Command, Option } from 'commander';
+import { Command, Option, type OptionValues } from 'commander';
 import { CRONJOB_INSTANTIATE_ANNOTATION } from '../../apis/constants.ts';
 import type { Pod, KubeObject } from '../../apis/core-objects.ts';
 import { Jobs, Pods, kruiseResource } from '../../runtime/resources.ts';
+import { parseSelector } from '../../util/labelselector.ts';
+import { ManifestMapper, namespaceFor, readManifests } from './manifests.ts';
 import {
   CliError,
+  cliIO,
   describeError,
   getTarget,
   parseDryRun,
@@ -27,8 +30,32 @@ const BroadcastJobs = kruiseResource('BroadcastJob');
 const dryRunOption = () => new Option('--dry-run [strategy]', 'must be "none", "server", or "client"').default('none');
 const outputOption = () => new Option('-o, --output <format>', 'output format: json|yaml|name');
 
+const collect = (value: string, previous: string[]) => [...previous, value];
+
 export function createCommand(): Command {
-  const create = new Command('create').description('create a ContainerRecreateRequest, or a Job/BroadcastJob from an AdvancedCronJob');
+  const create = new Command('create').description(
+    'create objects from files (-f FILE, - for stdin: YAML or JSON, any kind the server serves), a ContainerRecreateRequest, or a Job/BroadcastJob from an AdvancedCronJob',
+  );
+  // `create -f …` is a hidden default subcommand, so that -o / --dry-run after a named subcommand
+  // (`create crr NAME -o yaml`) stay that subcommand's.
+  const fromFiles = new Command('from-files')
+    .description('create objects from files: create -f FILE [-f FILE…] (- for stdin)')
+    .option('-f, --filename <file>', 'a file (or - for stdin) with the objects to create; repeatable', collect, [])
+    .option('-l, --selector <selector>', 'create only the objects of the files that match this label selector')
+    .option('--field-manager <name>', 'the name of the manager recording field ownership', 'kubectl-create')
+    .addOption(dryRunOption())
+    .addOption(outputOption())
+    .action(async function (this: Command) {
+      const files = this.opts<{ filename: string[] }>().filename;
+      if (files.length === 0) {
+        cliIO().err('Error: must specify one of -f and -k\n\n');
+        create.outputHelp({ error: true });
+        cliIO().exitCode = 1;
+        return;
+      }
+      await withSession(this, (session, o) => createFromFiles(session, files, o));
+    });
+  create.addCommand(fromFiles, { isDefault: true, hidden: true });
   create.addCommand(crrCommand());
   create.addCommand(jobCommand());
   create.addCommand(broadcastJobCommand());
@@ -47,6 +74,36 @@ async function createObject(session: Session, target: Target, obj: KubeObject, d
   } catch (err) {
     throw new CliError(describeError(err, target));
   }
+}
+
+/** `create -f`: every object of the files (matching -l), each error reported, the others created. */
+async function createFromFiles(session: Session, files: string[], opts: OptionValues): Promise<void> {
+  const dryRun = parseDryRun(opts.dryRun);
+  const output = parseOutput(opts.output);
+  const selector = opts.selector ? parseSelector(String(opts.selector)) : undefined;
+  const mapper = new ManifestMapper(session);
+  const errors: string[] = [];
+  for (const m of readManifests(files)) {
+    if (selector && !selector.matches(m.obj.metadata.labels ?? {})) continue;
+    try {
+      const type = await mapper.typeOf(m);
+      const namespace = namespaceFor(session, type, m.obj);
+      const obj = namespace ? { ...m.obj, metadata: { ...m.obj.metadata, namespace } } : m.obj;
+      if (dryRun === 'client') {
+        printResult(obj, type, output, 'created', dryRun);
+        continue;
+      }
+      const created = await session.client
+        .create(type, obj, { namespace, dryRun: dryRun === 'server', fieldManager: String(opts.fieldManager) })
+        .catch((err: unknown) => {
+          throw new CliError(`${describeError(err)} (from ${m.source})`);
+        });
+      printResult(created, type, output, 'created', dryRun);
+    } catch (err) {
+      errors.push(describeError(err));
+    }
+  }
+  if (errors.length > 0) throw new CliError(errors.join('\nerror: '));
 }
 
 /** The CRR kruise-tools creates: every container of the pod unless --containers names some. */

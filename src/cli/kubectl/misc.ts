@@ -5,6 +5,8 @@ import { stringify as toYaml } from 'yaml';
 import type { Pod, KubeObject } from '../../apis/core-objects.ts';
 import { Events, Pods } from '../../runtime/resources.ts';
 import { labelSelectorToString, type LabelSelectorLike } from '../../util/labelselector.ts';
+import { compareActivePods } from '../../util/pod.ts';
+import { describeRolloutCommand } from './kruise-rollout.ts';
 import { podsOfWorkload, renderFrame } from './liveview.ts';
 import { withSession } from './program.ts';
 import {
@@ -20,14 +22,16 @@ import {
   printResult,
   resolveType,
   table,
+  typeName,
   write,
+  type Session,
 } from './session.ts';
 import { rolloutStatus, type Workload } from './status.ts';
 
 const WORKLOAD_KINDS = new Set(['CloneSet', 'StatefulSet', 'DaemonSet', 'Deployment']);
 
 export function describeCommand(): Command {
-  return new Command('describe')
+  const describe = new Command('describe')
     .description('show details of a workload: spec summary, rollout progress, pods and recent events')
     .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
     .action(async function (this: Command, args: string[]) {
@@ -81,6 +85,7 @@ export function describeCommand(): Command {
         write(lines.join('\n'));
       });
     });
+  return describe.addCommand(describeRolloutCommand());
 }
 
 const indent = (text: string) =>
@@ -154,12 +159,39 @@ export function sidecarContainer(pod: Pod, sidecar: string): string {
   throw new CliError(`pod ${pod.metadata.name} has no sidecar container "${sidecar}" (containers: ${names.join(', ')})`);
 }
 
+/**
+ * The pod `exec TYPE/NAME` enters, as kubectl's attachable pod: the most active of the pods the
+ * workload selects (assigned, running, ready longest, fewest restarts, oldest).
+ */
+export function attachablePod(pods: readonly Pod[]): Pod | undefined {
+  return [...pods].sort((a, b) => compareActivePods(b, a))[0];
+}
+
+/** The pod named by POD, pod/POD or a workload's TYPE/NAME. */
+async function podOf(session: Session, arg: string): Promise<Pod> {
+  const slash = arg.indexOf('/');
+  const target = slash < 0 ? { type: Pods, name: arg } : parseTarget([arg]);
+  if (target.type.kind === 'Pod') return getTarget<Pod>(session, { type: Pods, name: target.name });
+  const obj = await getTarget<KubeObject & { spec?: { selector?: LabelSelectorLike } }>(session, target);
+  const selector = obj.spec?.selector;
+  if (!selector) throw new CliError(`cannot attach to ${target.type.kind} ${target.name}: it has no pod selector`);
+  const pods = await session.client
+    .list<Pod>(Pods, { namespace: ns(session, Pods), labelSelector: labelSelectorToString(selector) })
+    .catch((err: unknown) => {
+      throw new CliError(describeError(err));
+    });
+  const pod = attachablePod(pods.items.filter((p) => !p.metadata.deletionTimestamp));
+  if (!pod)
+    throw new CliError(`no pods of ${typeName(target.type)}/${target.name} to exec into (selector ${labelSelectorToString(selector)})`);
+  return pod;
+}
+
 export function execCommand(): Command {
   return new Command('exec')
     .description(
-      'execute a command in a container; -S/--sidecar enters an injected sidecar (for hot-upgrade sidecars, the working one of NAME-1/NAME-2)',
+      'execute a command in a container of a pod, or of the first pod of a workload (TYPE/NAME); -S/--sidecar enters an injected sidecar (for hot-upgrade sidecars, the working one of NAME-1/NAME-2)',
     )
-    .argument('<pod>', 'POD or pod/POD')
+    .argument('<pod>', 'POD, pod/POD or TYPE/NAME (a workload: its most active pod)')
     .argument('[command...]', 'the command, after --')
     .option('-S, --sidecar <name>', 'the sidecar container to enter')
     .option('-c, --container <name>', 'the container to enter')
@@ -167,7 +199,8 @@ export function execCommand(): Command {
     .option('-t, --tty', 'stdin is a TTY')
     .option('-v, --v <level>', "kubectl's log level for the exec (6 shows the request: pod, container, command)")
     .action(async function (this: Command, podArg: string, command: string[]) {
-      const podName = podArg.startsWith('pod/') || podArg.startsWith('pods/') ? podArg.slice(podArg.indexOf('/') + 1) : podArg;
+      if (command.length === 0) throw new CliError('you must specify at least one command for the container');
+      let pod: Pod | undefined;
       let container: string | undefined;
       let namespace = '';
       let kubeconfig: string | undefined;
@@ -177,22 +210,23 @@ export function execCommand(): Command {
         kubeconfig = opts.kubeconfig;
         context = opts.context;
         container = opts.container;
+        pod = await podOf(session, podArg);
+        const phase = pod.status?.phase;
+        if (phase === 'Succeeded' || phase === 'Failed')
+          throw new CliError(`cannot exec into a container in a completed pod; current phase is ${phase}`);
         if (opts.sidecar) {
-          const pod = await session.client.get<Pod>(Pods, podName, { namespace: ns(session, Pods) }).catch((err: unknown) => {
-            throw new CliError(describeError(err, { type: Pods, name: podName }));
-          });
           container = sidecarContainer(pod, opts.sidecar);
+          if (container !== opts.sidecar) cliIO().err(`Enter working container ${container} of SidecarSet.\n`);
         }
       });
       const opts = this.opts();
-      if (command.length === 0) throw new CliError('you must specify at least one command for the container (after --)');
       const kubectlArgs = [
         ...(kubeconfig ? ['--kubeconfig', kubeconfig] : []),
         ...(context ? ['--context', context] : []),
         'exec',
         '-n',
         namespace,
-        podName,
+        pod!.metadata.name!,
         ...(container ? ['-c', container] : []),
         ...(opts.stdin ? ['-i'] : []),
         ...(opts.tty ? ['-t'] : []),

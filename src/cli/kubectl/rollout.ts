@@ -2,15 +2,17 @@
 // group, behaviour spec §23) for CloneSet, Advanced StatefulSet/DaemonSet and the native
 // Deployment/StatefulSet/DaemonSet.
 import { Command, Option } from 'commander';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify as toYaml } from 'yaml';
 import { RESTARTED_AT_ANNOTATION } from '../../apis/constants.ts';
 import type { PodTemplateSpec } from '../../apis/core.ts';
 import type { KubeObject } from '../../apis/core-objects.ts';
 import { metaTime } from '../../util/clock.ts';
+import { labelSelectorToString } from '../../util/labelselector.ts';
+import { Pods } from '../../runtime/resources.ts';
 import { revisionsOf, rollbackTarget, sameTemplate, type Revision } from './history.ts';
 import { renderFrame, podsOfWorkload, type Frame } from './liveview.ts';
 import { planCommand } from './plan-command.ts';
+import { approvePatch, fastRollbackPatch, patchRolloutStatus, workloadOf, type Rollout } from './kruise-rollout.ts';
 import {
   CliError,
   cliIO,
@@ -21,7 +23,9 @@ import {
   parseOutput,
   parseTarget,
   parseTargets,
+  pluralName,
   printData,
+  KruiseRollouts,
   table,
   typeName,
   write,
@@ -30,6 +34,7 @@ import {
 } from './session.ts';
 import { rolloutStatus, type Workload } from './status.ts';
 import { withSession } from './program.ts';
+import { watchChanges, watchObject } from './watch.ts';
 
 interface TemplateWorkload extends KubeObject {
   spec?: {
@@ -57,6 +62,7 @@ export function rolloutCommand(): Command {
   rollout.addCommand(pauseResumeCommand('resume'));
   rollout.addCommand(restartCommand());
   rollout.addCommand(planCommand());
+  rollout.addCommand(approveCommand());
   return rollout;
 }
 
@@ -111,43 +117,95 @@ interface WatchOptions {
   redraw: boolean;
 }
 
-const POLL_MS = 1000;
+/** Wakes one waiter; a notification with nobody waiting is kept for the next wait. */
+class Wakeup {
+  private pending = false;
+  private resolve: (() => void) | undefined;
+  notify(): void {
+    const resolve = this.resolve;
+    this.resolve = undefined;
+    if (resolve) resolve();
+    else this.pending = true;
+  }
+  wait(): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => (this.resolve = resolve));
+  }
+}
 
+/**
+ * Prints the status of each new version of the object as kubectl does: the object is watched, not
+ * polled (the live view also follows its pods' changes), until done, the timeout or an error.
+ */
 async function watchStatus(session: Session, target: Target, o: WatchOptions): Promise<void> {
-  const deadline = o.timeoutMs > 0 ? Date.now() + o.timeoutMs : Infinity;
+  type Observed = Workload & KubeObject;
+  const abort = new AbortController();
+  const wakeup = new Wakeup();
+  const timer = o.timeoutMs > 0 ? setTimeout(() => (abort.abort(), wakeup.notify()), o.timeoutMs) : undefined;
+  let latest: Observed | undefined;
+  let failure: unknown;
+  let podsWatched = false;
+  const follow = async (changes: AsyncIterable<unknown>, take: (x: unknown) => void) => {
+    try {
+      for await (const x of changes) {
+        take(x);
+        wakeup.notify();
+      }
+    } catch (err) {
+      failure ??= err;
+      wakeup.notify();
+    }
+  };
   let lastMessage = '';
   let lastFrame = '';
   let drawnLines = 0;
-  for (;;) {
-    const obj = await getTarget<Workload & KubeObject>(session, target);
-    const status = rolloutStatus(target.type, obj);
-    if (o.json) {
-      const line = JSON.stringify({
-        kind: target.type.kind,
-        name: target.name,
-        message: status.message,
-        done: status.done,
-        status: obj.status,
-      });
-      if (status.message !== lastMessage || status.done) write(line);
-    } else if (o.live) {
-      const frame: Frame = { type: target.type, workload: obj, pods: await podsOfWorkload(session, obj), status, nowMs: Date.now() };
-      const text = renderFrame(frame, cliIO().columns || 100);
-      if (o.redraw) {
-        if (drawnLines > 0) cliIO().out(`\x1b[${drawnLines}F\x1b[J`);
-        cliIO().out(`${text}\n`);
-        drawnLines = text.split('\n').length;
-      } else if (text !== lastFrame) {
-        write(`${text}\n`);
+  try {
+    if (o.watch) void follow(watchObject<Observed>(session, target, abort.signal), (obj) => (latest = obj as Observed));
+    else latest = await getTarget<Observed>(session, target);
+    for (;;) {
+      if (o.watch) await wakeup.wait();
+      if (failure) throw failure;
+      if (abort.signal.aborted) throw new CliError('timed out waiting for the condition');
+      const obj = latest;
+      if (!obj) continue;
+      if (o.live && o.watch && !podsWatched && obj.spec?.selector) {
+        podsWatched = true;
+        const selector = labelSelectorToString(obj.spec.selector);
+        void follow(watchChanges(session, Pods, obj.metadata.namespace, selector, abort.signal), () => undefined);
       }
-      lastFrame = text;
-    } else if (status.message !== lastMessage) {
-      write(status.message);
+      const status = rolloutStatus(target.type, obj);
+      if (o.json) {
+        const line = JSON.stringify({
+          kind: target.type.kind,
+          name: target.name,
+          message: status.message,
+          done: status.done,
+          status: obj.status,
+        });
+        if (status.message !== lastMessage || status.done) write(line);
+      } else if (o.live) {
+        const frame: Frame = { type: target.type, workload: obj, pods: await podsOfWorkload(session, obj), status, nowMs: Date.now() };
+        const text = renderFrame(frame, cliIO().columns || 100);
+        if (o.redraw) {
+          if (drawnLines > 0) cliIO().out(`\x1b[${drawnLines}F\x1b[J`);
+          cliIO().out(`${text}\n`);
+          drawnLines = text.split('\n').length;
+        } else if (text !== lastFrame) {
+          write(`${text}\n`);
+        }
+        lastFrame = text;
+      } else if (status.message !== lastMessage) {
+        write(status.message);
+      }
+      lastMessage = status.message;
+      if (status.done || !o.watch) return;
     }
-    lastMessage = status.message;
-    if (status.done || !o.watch) return;
-    if (Date.now() >= deadline) throw new CliError('timed out waiting for the condition');
-    await sleep(Math.min(POLL_MS, Math.max(0, deadline - Date.now())));
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
   }
 }
 
@@ -192,13 +250,36 @@ function undoCommand(): Command {
     .description('roll back to a previous rollout revision (the template recorded in the revision)')
     .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
     .option('--to-revision <n>', 'the revision to roll back to; 0 means the previous one', '0')
+    .option(
+      '--fast',
+      "Kruise Rollout: back to the previous step with no traffic and the most replicas (a blue-green release's fast rollback)",
+    )
     .addOption(dryRunOption())
     .addOption(outputOption())
     .action(async function (this: Command, args: string[]) {
       await withSession(this, async (session, opts) => {
         const output = parseOutput(opts.output);
         const dryRun = parseDryRun(opts.dryRun);
-        for (const target of parseTargets(args)) {
+        if (opts.fast) {
+          for (const target of parseTargets(args)) {
+            if (target.type !== KruiseRollouts)
+              throw new CliError(`${pluralName(target.type)} "${target.name}" rollback is not supported on given object`);
+            await patchRolloutStatus(session, target, fastRollbackPatch, {
+              verb: 'rolled back',
+              already: 'already rolled back',
+              output,
+              dryRun,
+            });
+          }
+          return;
+        }
+        // A Rollout stands for the workload it releases; each workload is rolled back once (kruise-tools).
+        const seen = new Set<string>();
+        for (const named of parseTargets(args)) {
+          const target = named.type === KruiseRollouts ? workloadOf(await getTarget<Rollout>(session, named)) : named;
+          const key = `${pluralName(target.type)}/${target.name}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
           const obj = await getTarget<TemplateWorkload>(session, target);
           const to: Revision = rollbackTarget(await revisionsOf(session, target.type, obj), Number(opts.toRevision));
           await mutate<TemplateWorkload>(
@@ -238,6 +319,15 @@ function pausedField(target: Target): { get(o: TemplateWorkload): boolean; set(o
       set: (o, v) => {
         const strategy = o.spec?.updateStrategy ?? {};
         o.spec = { ...o.spec, updateStrategy: { ...strategy, rollingUpdate: { ...strategy.rollingUpdate, paused: v } } };
+      },
+    };
+  }
+  if (target.type === KruiseRollouts) {
+    return {
+      get: (o) => !!(o as Rollout).spec?.strategy?.paused,
+      set: (o, v) => {
+        const r = o as Rollout;
+        r.spec = { ...r.spec, strategy: { ...r.spec?.strategy, paused: v } };
       },
     };
   }
@@ -305,6 +395,24 @@ function restartCommand(): Command {
             },
             { dryRun, output, verb: 'restarted' },
           );
+        }
+      });
+    });
+}
+
+function approveCommand(): Command {
+  return new Command('approve')
+    .description('Kruise Rollout: approve the paused step of a canary or blue-green release (rollout/NAME), so it goes on')
+    .argument('<resource...>', 'rollout/NAME or rollout NAME')
+    .addOption(dryRunOption())
+    .addOption(outputOption())
+    .action(async function (this: Command, args: string[]) {
+      await withSession(this, async (session, opts) => {
+        const output = parseOutput(opts.output);
+        const dryRun = parseDryRun(opts.dryRun);
+        for (const target of parseTargets(args)) {
+          if (target.type !== KruiseRollouts) throw new CliError(`${pluralName(target.type)} "${target.name}" approving is not supported`);
+          await patchRolloutStatus(session, target, approvePatch, { verb: 'approved', already: 'already approved', output, dryRun });
         }
       });
     });

@@ -9,7 +9,17 @@ import { resolveResource, hubGVR } from '../../apis/registry.ts';
 import { KubeClient } from '../../runtime/client.ts';
 import type { KubeObject } from '../../apis/core-objects.ts';
 import { StatusError, isConflict, isNotFound } from '../../runtime/errors.ts';
-import { DaemonSets, Deployments, Jobs, Pods, ReplicaSets, StatefulSets, type ResourceType } from '../../runtime/resources.ts';
+import {
+  ConfigMaps,
+  DaemonSets,
+  Deployments,
+  Jobs,
+  Pods,
+  ReplicaSets,
+  Secrets,
+  StatefulSets,
+  type ResourceType,
+} from '../../runtime/resources.ts';
 import { selectContext, type SelectedContext } from '../../runtime/kubeconfig.ts';
 import { errMessage } from '../../util/errors.ts';
 
@@ -57,6 +67,8 @@ const core = (resource: string, kind: string, namespaced = true): ResourceType =
   Object.freeze({ group: '', version: 'v1', resource, kind, namespaced });
 const Services = core('services', 'Service');
 const CronJobs: ResourceType = Object.freeze({ group: 'batch', version: 'v1', resource: 'cronjobs', kind: 'CronJob', namespaced: true });
+const rbac = (resource: string, kind: string, namespaced: boolean): ResourceType =>
+  Object.freeze({ group: 'rbac.authorization.k8s.io', version: 'v1', resource, kind, namespaced });
 
 /** Native types by every name kubectl accepts; they take precedence over Kruise short names. */
 const NATIVE: ReadonlyArray<[readonly string[], ResourceType]> = [
@@ -68,7 +80,43 @@ const NATIVE: ReadonlyArray<[readonly string[], ResourceType]> = [
   [['services', 'service', 'svc'], Services],
   [['jobs', 'job', 'jobs.batch', 'job.batch'], Jobs],
   [['cronjobs', 'cronjob', 'cj', 'cronjobs.batch', 'cronjob.batch'], CronJobs],
+  [['secrets', 'secret'], Secrets],
+  [['configmaps', 'configmap', 'cm'], ConfigMaps],
+  [['rolebindings', 'rolebinding', 'rolebindings.rbac.authorization.k8s.io'], rbac('rolebindings', 'RoleBinding', true)],
+  [
+    ['clusterrolebindings', 'clusterrolebinding', 'clusterrolebindings.rbac.authorization.k8s.io'],
+    rbac('clusterrolebindings', 'ClusterRoleBinding', false),
+  ],
 ];
+
+/**
+ * Kruise Rollout's Rollout (rollouts.kruise.io, not part of Kruise TS): kruise-tools' rollout
+ * approve / undo / pause / resume and describe rollout act on it where Kruise Rollout is installed.
+ * The version is the one the cluster serves (servedType), v1beta1 before v1alpha1.
+ */
+export const KruiseRollouts: ResourceType = Object.freeze({
+  group: 'rollouts.kruise.io',
+  version: 'v1beta1',
+  resource: 'rollouts',
+  kind: 'Rollout',
+  namespaced: true,
+});
+const ROLLOUT_NAMES = ['rollouts', 'rollout', 'ro', 'rollouts.rollouts.kruise.io', 'rollout.rollouts.kruise.io'];
+const ROLLOUT_VERSIONS = ['v1beta1', 'v1alpha1'];
+
+/** The type at the version the cluster serves (Kruise Rollout's), or why the API is missing. */
+export async function servedType(session: Session, type: ResourceType): Promise<ResourceType> {
+  if (type.group !== KruiseRollouts.group) return type;
+  for (const version of ROLLOUT_VERSIONS) {
+    const list = await session.client.discoverResources(type.group, version).catch((err: unknown) => {
+      throw new CliError(describeError(err));
+    });
+    if (list?.resources.some((r) => r.name === type.resource)) return Object.freeze({ ...type, version });
+  }
+  throw new CliError(
+    `the server doesn't have a resource type "${type.resource}": Kruise Rollout (rollouts.kruise.io) is not installed in this cluster`,
+  );
+}
 
 /** Kruise names kruise-tools users type that are not CRD names. */
 const KRUISE_ALIASES: Record<string, string> = {
@@ -82,6 +130,7 @@ export function resolveType(name: string): ResourceType {
   const lower = name.toLowerCase();
   const native = NATIVE.find(([names]) => names.includes(lower));
   if (native) return native[1];
+  if (ROLLOUT_NAMES.includes(lower)) return KruiseRollouts;
   const def = resolveResource(KRUISE_ALIASES[lower] ?? lower);
   if (!def) throw new CliError(`the server doesn't have a resource type "${name}"`);
   const gvr = hubGVR(def);
@@ -154,8 +203,9 @@ export function describeError(err: unknown, target?: Target): string {
 }
 
 export async function getTarget<T extends KubeObject>(session: Session, target: Target): Promise<T> {
+  const type = await servedType(session, target.type);
   try {
-    return await session.client.get<T>(target.type, target.name, { namespace: ns(session, target.type) });
+    return await session.client.get<T>(type, target.name, { namespace: ns(session, type) });
   } catch (err) {
     throw new CliError(describeError(err, target));
   }
@@ -284,7 +334,7 @@ export async function mutate<T extends KubeObject>(
       return next;
     }
     try {
-      const written = await session.client.update<T>(target.type, next, {
+      const written = await session.client.update<T>(await servedType(session, target.type), next, {
         namespace: ns(session, target.type),
         dryRun: opts.dryRun === 'server',
         fieldManager: 'kubectl-kruise',

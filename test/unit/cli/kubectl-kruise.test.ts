@@ -138,9 +138,9 @@ describe('rollout status messages (kubectl / kruise-tools)', () => {
       CloneSets,
       w(
         { replicas: 10, updateStrategy: { rollingUpdate: { partition: 3 } } },
-        { observedGeneration: 1, updatedReplicas: 7, readyReplicas: 10 },
+        { observedGeneration: 1, updatedReplicas: 7, readyReplicas: 10, availableReplicas: 9, updateRevision: 'web-2' },
       ),
-      'partitioned roll out complete: 7 new pods have been updated...',
+      'CloneSet rolling update complete 9 pods at revision web-2...',
       true,
     ],
     [
