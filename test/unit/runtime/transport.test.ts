@@ -169,7 +169,7 @@ describe('transport', () => {
     });
     try {
       // A create: the stand-in answers a POST to the collection with a Namespace named after it.
-      assert.equal((await c.create(Namespaces, { metadata: { name: 'made' } })).kind, 'Namespace');
+      assert.equal((await c.create<KubeObject>(Namespaces, { metadata: { name: 'made' } })).kind, 'Namespace');
       assert.equal(accepted, 2, 'the reset connection, then one that carried the request');
     } finally {
       await c.close();
