@@ -10,6 +10,7 @@ import https from 'node:https';
 import { connect as tlsConnect, createSecureContext, type SecureContext, type TLSSocket } from 'node:tls';
 import type { Agent, IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { http } from '../util/node-http.ts';
 import type { TLSOptions } from './kubeconfig.ts';
 
@@ -152,6 +153,12 @@ const IDLE_EXTRA_CONNECTION_MS = 30_000;
 /** Go's HTTP/2 transport retries a refused request up to 6 times; the waits sum to about a minute. */
 const MAX_REFUSED_RETRIES = 6;
 const REFUSED_RETRY_BACKOFF_MS = 1000;
+/**
+ * The waits before connecting again when a connection failed before carrying a request: at once,
+ * then for up to ~1.75 s in all, about as long as a load balancer takes to stop handing out a
+ * stopping API server (a request to an API server that is gone for good fails that much later).
+ */
+const CONNECT_RETRY_DELAYS_MS = [0, 250, 500, 1000];
 
 /** An HTTP/2 connection and the streams reserved on it. */
 interface Connection {
@@ -324,17 +331,20 @@ class Http2Transport implements Transport {
   }
 
   /**
-   * A new connection, tried twice: a connection that fails before it carries a request (reset or
-   * refused during the TLS handshake, closed before the server's settings) sent nothing, so trying
-   * again is safe for any method — an API server stopping behind a load balancer resets connections
-   * handed to it, and the next one reaches another.
+   * A new connection, tried again after CONNECT_RETRY_DELAYS_MS: a connection that fails before it
+   * carries a request (reset or refused during the TLS handshake, closed before the server's
+   * settings) sent nothing, so trying again is safe for any method — an API server stopping behind a
+   * load balancer resets the connections handed to it until the balancer sees it unready (about a
+   * second), and a later one reaches another.
    */
   private async connect(): Promise<void> {
-    try {
-      await this.connectOnce();
-    } catch (err) {
-      if (this.closed) throw err;
-      await this.connectOnce();
+    for (const delayMs of [...CONNECT_RETRY_DELAYS_MS, undefined]) {
+      try {
+        return await this.connectOnce();
+      } catch (err) {
+        if (this.closed || delayMs === undefined) throw err;
+        await sleep(delayMs);
+      }
     }
   }
 

@@ -72,20 +72,22 @@ export interface ClientLoopResult {
 
 /**
  * Every `periodMs` until stopped: creates a CloneSet (0 replicas), reads it, patches it, reads it as
- * v1alpha1 (conversion webhook) and deletes it; every call is one operation, counted failed when
- * the API server refuses it (the client retries nothing but a 429 with Retry-After).
+ * v1alpha1 (conversion webhook) and deletes it (a round whose create failed stops there); every
+ * call is one operation, counted failed when the API server refuses it (the client retries nothing but a 429 with Retry-After).
  */
 export function clientLoop(client: KubeClient, namespace: string, periodMs = 200): { stop(): Promise<ClientLoopResult> } {
   const result: ClientLoopResult = { operations: 0, failures: 0, errors: [] };
   const began = Date.now();
   let running = true;
-  const op = async (what: string, fn: () => Promise<unknown>) => {
+  const op = async (what: string, fn: () => Promise<unknown>): Promise<boolean> => {
     result.operations++;
     try {
       await fn();
+      return true;
     } catch (err) {
       result.failures++;
       if (result.errors.length < 20) result.errors.push(`${((Date.now() - began) / 1000).toFixed(1)}s ${what}: ${(err as Error).message}`);
+      return false;
     }
   };
   const loop = (async () => {
@@ -102,13 +104,20 @@ export function clientLoop(client: KubeClient, namespace: string, periodMs = 200
           template: { metadata: { labels: { loop: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
         },
       };
-      await op('create', () => client.create(cloneSets('v1beta1'), obj as KubeObject, { namespace }));
-      await op('get', () => client.get(cloneSets('v1beta1'), name, { namespace }));
-      await op('patch', () =>
-        client.patch(cloneSets('v1beta1'), name, { metadata: { labels: { patched: 'true' } } }, { namespace, patchType: PatchType.Merge }),
-      );
-      await op('get v1alpha1', () => client.get(cloneSets('v1alpha1'), name, { namespace }));
-      await op('delete', () => client.delete(cloneSets('v1beta1'), name, { namespace }));
+      // The other calls of a round whose create failed would fail only for want of the object.
+      if (await op('create', () => client.create(cloneSets('v1beta1'), obj as KubeObject, { namespace }))) {
+        await op('get', () => client.get(cloneSets('v1beta1'), name, { namespace }));
+        await op('patch', () =>
+          client.patch(
+            cloneSets('v1beta1'),
+            name,
+            { metadata: { labels: { patched: 'true' } } },
+            { namespace, patchType: PatchType.Merge },
+          ),
+        );
+        await op('get v1alpha1', () => client.get(cloneSets('v1alpha1'), name, { namespace }));
+        await op('delete', () => client.delete(cloneSets('v1beta1'), name, { namespace }));
+      }
       await sleep(Math.max(0, next - Date.now()));
     }
   })();
