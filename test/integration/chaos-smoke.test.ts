@@ -55,7 +55,7 @@ test('each of two API servers restarted mid-rollout: nothing fails, nothing lost
   assert.equal(manager.proc.exited, undefined, 'the manager ran throughout');
   // A connection the load balancer hands to an API server that is stopping can be reset before TLS is
   // up (kube-apiserver closes its listener with connections in its backlog). The client connects
-  // again once (docs/operations.md); a call fails only when that connection is reset too, which is
+  // again for ~1.75 s (docs/operations.md); a call fails only when every attempt is reset, which is
   // tolerated here. Any other failure fails the test.
   const unexpected = calls.errors.filter((e) => !/ECONNRESET|socket disconnected before secure TLS connection/.test(e));
   t.diagnostic(
