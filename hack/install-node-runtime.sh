@@ -40,20 +40,6 @@ fi
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 
 if [[ $(id -u) -ne 0 ]]; then
-  echo "error: the containerd and real-node tests need these Debian packages, which are not installed: ${missing[*]}" >&2
-  echo "       install them as root: apt-get install -y --no-install-recommends ${missing[*]}" >&2
-  echo "       (the tests themselves also run containerd, so they need root as well)" >&2
-  exit 1
+  echo "note: the containerd and real-node tests also run containerd, so they need root as well" >&2
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "error: missing ${missing[*]} and no apt-get to install them with; install the equivalents of these Debian packages by hand" >&2
-  exit 1
-fi
-
-echo "installing ${missing[*]} (apt-get)..." >&2
-export DEBIAN_FRONTEND=noninteractive
-if ! apt-get install -y --no-install-recommends "${missing[@]}" >&2; then
-  # A fresh machine may have no package lists yet.
-  apt-get update >&2
-  apt-get install -y --no-install-recommends "${missing[@]}" >&2
-fi
+"$(dirname "${BASH_SOURCE[0]}")/apt-install.sh" "the containerd and real-node tests" "${missing[@]}"
