@@ -26,8 +26,17 @@ export interface SecureMetrics {
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
+/**
+ * Scrapers and the kubelet's probes send a bodiless GET at once: a client that has not sent its
+ * headers within 10 s (its request within 30 s) is broken or hostile and is dropped, checked every
+ * 2 s, so slow or junk clients hold no socket for long (Node's own bounds are 60 s and 5 min).
+ */
+const CLIENT_BOUNDS = { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000 };
+
 function createServer(handler: Handler, secure: SecureMetrics | undefined): Server {
-  return secure ? https.createServer({ cert: secure.tls.certPem, key: secure.tls.keyPem }, handler) : http.createServer(handler);
+  return secure
+    ? https.createServer({ cert: secure.tls.certPem, key: secure.tls.keyPem, ...CLIENT_BOUNDS }, handler)
+    : http.createServer(CLIENT_BOUNDS, handler);
 }
 
 /** Serves the registry, after the secure mode's authorisation when there is one. */

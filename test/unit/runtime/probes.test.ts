@@ -1,5 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
 import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { apiServerReachable, MetricsServer, ProbeServer, ping } from '../../../src/runtime/probes.ts';
@@ -120,5 +121,42 @@ describe('apiServerReachable (the manager readiness check "apiserver")', () => {
     const silent = (signal: AbortSignal) =>
       new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
     await assert.rejects(async () => apiServerReachable(silent, 30)(), /the API server is unreachable/);
+  });
+});
+
+describe('slow and junk clients on the metrics and probe ports', () => {
+  it('never stop either server: junk is answered 400, half-sent requests hold no one up', async () => {
+    const metrics = new MetricsServer({ port: 0, host: '127.0.0.1', registry: new Registry(), logger: silent });
+    const probes = new ProbeServer({ port: 0, host: '127.0.0.1', logger: silent });
+    probes.addReadyzCheck('ping', ping);
+    await Promise.all([metrics.start(), probes.start()]);
+    const sockets: Socket[] = [];
+    try {
+      for (const port of [metrics.port(), probes.port()]) {
+        // 50 clients that stop half-way through their headers, as a slowloris does.
+        for (let i = 0; i < 50; i++) {
+          const s = connect(port, '127.0.0.1');
+          s.on('error', () => {});
+          s.write('GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+          sockets.push(s);
+        }
+        // Bytes that are no HTTP at all.
+        const junk = connect(port, '127.0.0.1');
+        sockets.push(junk);
+        const answer = await new Promise<string>((resolve, reject) => {
+          let text = '';
+          junk.on('data', (d) => (text += d));
+          junk.on('close', () => resolve(text));
+          junk.on('error', reject);
+          junk.write('\u0000\u0001 not http \r\n\r\n');
+        });
+        assert.match(answer, /^HTTP\/1\.1 400/);
+      }
+      assert.equal((await get(metrics.port(), '/metrics')).status, 200);
+      assert.equal((await get(probes.port(), '/readyz')).status, 200);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await Promise.all([metrics.close(), probes.close()]);
+    }
   });
 });
