@@ -232,6 +232,10 @@ async function startTs(state: ClusterState, runDir: string): Promise<StartedMana
       if (Date.now() > deadline) throw new Error(`Kruise TS not ready within 300 s:\n${tail(logFile, 30)}`);
       await sleep(500);
     }
+  } catch (err) {
+    // A manager left running would serve the next run's cluster of the same name as well.
+    await stopProcesses([proc.pid], 15_000);
+    throw err;
   } finally {
     await client.close();
   }
