@@ -247,8 +247,13 @@ function apiGet(
   });
 }
 
+/** The components a cluster runs: the base ones, and the HA ones it was started with. */
+function componentsOf(state: ClusterState | null): Component[] {
+  return COMPONENTS.filter((c) => (BASE_COMPONENTS as readonly Component[]).includes(c) || state?.commands[c]);
+}
+
 async function healthy(state: ClusterState): Promise<boolean> {
-  if (!COMPONENTS.every((c) => state.pids[c] !== undefined && isAlive(state.pids[c]!))) return false;
+  if (!componentsOf(state).every((c) => state.pids[c] !== undefined && isAlive(state.pids[c]!))) return false;
   if (!(state.realNodes ?? []).every(realNodeAlive)) return false;
   try {
     return (await apiGet(state, '/readyz')).status === 200;
@@ -803,7 +808,7 @@ export interface StatusReport {
 
 export async function status(name: string): Promise<StatusReport> {
   const state = readState(name);
-  const components = COMPONENTS.filter((c) => (BASE_COMPONENTS as readonly Component[]).includes(c) || state?.commands[c]).map((c) => ({
+  const components = componentsOf(state).map((c) => ({
     name: c,
     pid: state?.pids[c],
     alive: state?.pids[c] !== undefined && isAlive(state.pids[c]!),
