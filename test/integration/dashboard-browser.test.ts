@@ -2,10 +2,13 @@
 // playwright-core, against the suite's cluster during a CloneSet rollout. The page lists the
 // workloads with their progress, shows one workload's pods by revision with the partition and the
 // budget, plans a proposed change round by round, and follows the rollout live (the server's event
-// stream; the page is never reloaded). The screenshots it takes are the ones docs/kubectl-kruise.md
-// shows (docs/images/dashboard-*.png).
+// stream; the page is never reloaded). Its screenshots go to a temporary directory;
+// KRUISE_TS_UPDATE_SCREENSHOTS=1 writes them over the ones docs/kubectl-kruise.md shows
+// (docs/images/dashboard-*.png), so that a test run leaves the checkout as it was.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { repoRoot } from '../../src/cluster/binaries.ts';
@@ -17,7 +20,9 @@ import { cloneSetManifest, waitSettled } from './cloneset-helpers.ts';
 import { stsManifest, waitOrdinals } from './statefulset-helpers.ts';
 
 const CHROMIUM = process.env.KRUISE_TS_CHROMIUM ?? '/usr/bin/chromium';
-const shot = (name: string) => path.join(repoRoot, 'docs/images', `dashboard-${name}.png`);
+const SHOTS =
+  process.env.KRUISE_TS_UPDATE_SCREENSHOTS === '1' ? path.join(repoRoot, 'docs/images') : mkdtempSync(path.join(tmpdir(), 'dashboard-'));
+const shot = (name: string) => path.join(SHOTS, `dashboard-${name}.png`);
 
 let session: Session;
 let ns: string;
