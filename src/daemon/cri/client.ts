@@ -11,10 +11,17 @@ import { errMessage } from '../../util/errors.ts';
 
 /**
  * Where CRI runtimes put their socket, probed in order when no endpoint is given: containerd,
- * CRI-O, k3s/rke2's embedded containerd, cri-dockerd. /var/run is usually a symlink to /run, but
- * not in every container image the daemon runs from, so both spellings are tried.
+ * CRI-O, k3s/rke2's embedded containerd, cri-dockerd — first under /hostvarrun, where the chart
+ * mounts the host's /var/run (as upstream's does), then on the host itself. /var/run is usually a
+ * symlink to /run, but not in every container image the daemon runs from, so both spellings are tried.
  */
 export const DEFAULT_RUNTIME_ENDPOINTS = [
+  'unix:///hostvarrun/containerd/containerd.sock',
+  'unix:///hostvarrun/containerd.sock',
+  'unix:///hostvarrun/crio/crio.sock',
+  'unix:///hostvarrun/crio.sock',
+  'unix:///hostvarrun/k3s/containerd/containerd.sock',
+  'unix:///hostvarrun/cri-dockerd.sock',
   'unix:///run/containerd/containerd.sock',
   'unix:///var/run/containerd/containerd.sock',
   'unix:///run/crio/crio.sock',

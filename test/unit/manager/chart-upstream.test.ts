@@ -36,7 +36,6 @@ const KNOWN_DIFFERENCES: Record<string, { why: string; only?: string[] }> = {
   'daemon.resources': { why: 'a Node.js process: limits 200m / 256Mi (upstream 50m / 128Mi)' },
   'daemon.securityContext.readOnlyRootFilesystem': { why: 'ours: read-only root filesystem (/tmp is an emptyDir)' },
   'daemon.securityContext.runAsUser': { why: "root said explicitly (the image's user is 65532; upstream's image runs as root)" },
-  'daemon.runtimeSocketMountPath': { why: 'the host directory is mounted at /var/run (upstream: /hostvarrun)' },
   'objects.ClusterRole/kruise-certs-role': { why: 'folded into kruise-manager-role', only: ['defaults', 'gates-off', 'daemon-off', 'ha'] },
   'objects.ClusterRoleBinding/kruise-certs-rolebinding': {
     why: 'folded into kruise-manager-role',

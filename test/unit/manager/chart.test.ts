@@ -146,7 +146,7 @@ describe('helm', () => {
     const text = stringify(objs);
     assert.match(text, /image: registry\.local\/kruise-ts:9\.9\.9/);
     assert.match(text, /name: KRUISE_LOG_LEVEL\n\s+value: debug/);
-    assert.match(text, /--runtime-endpoint=unix:\/\/\/var\/run\/containerd\/containerd\.sock/);
+    assert.match(text, /--runtime-endpoint=unix:\/\/\/hostvarrun\/containerd\/containerd\.sock/);
     assert.match(text, /path: \/run\/k3s/);
     assert.equal(find(objs, 'PodDisruptionBudget', 'kruise-controller-manager'), undefined, 'no PDB for one replica');
   });
