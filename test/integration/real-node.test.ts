@@ -700,9 +700,10 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
 
     // `helm template | kubectl apply --dry-run=server`, the install path without helm, on what the
     // release left (the CRDs): every object passes the API server's validation and admission. A
-    // server dry run creates no namespace, so the installation namespace is made first, as
-    // docs/install.md says.
+    // server dry run creates no namespace, so the installation namespace and kruise-daemon-config
+    // (the daemon's Secret Role lives there) are made first, as docs/install.md says.
     await clusterKubectl(state, ['create', 'namespace', HELM_NS]);
+    await clusterKubectl(state, ['create', 'namespace', 'kruise-daemon-config']);
     const rendered = runHelm(['template', 'kruise-ts', path.join(repoRoot, 'charts/kruise-ts'), '--set', values(gates).join(',')]);
     const objects = rendered.split(/^---$/m).filter((doc) => /^kind:/m.test(doc)).length;
     const dryRun = spawnSync(state.kubectl, ['--kubeconfig', state.kubeconfig, 'apply', '--dry-run=server', '-f', '-'], {
@@ -720,7 +721,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       !(await clusterKubectl(state, ['get', 'clusterrole', '-o', 'name'])).includes('kruise-manager-role'),
       'a dry run creates nothing',
     );
-    await clusterKubectl(state, ['delete', 'namespace', HELM_NS, '--wait=false']);
+    await clusterKubectl(state, ['delete', 'namespace', HELM_NS, 'kruise-daemon-config', '--wait=false']);
   });
 
   test('kruise start --real-nodes 1: the embedded cluster is reused, and the real-mode daemon it runs for real-0 recreates a container', async () => {
