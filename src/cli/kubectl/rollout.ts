@@ -29,6 +29,8 @@ import {
   table,
   typeName,
   write,
+  type DryRun,
+  type OutputFormat,
   type Session,
   type Target,
 } from './session.ts';
@@ -341,79 +343,82 @@ function pausedField(target: Target): { get(o: TemplateWorkload): boolean; set(o
   };
 }
 
-function pauseResumeCommand(verb: Pausable): Command {
-  const pause = verb === 'pause';
-  return new Command(verb)
-    .description(pause ? 'mark the resource as paused: the controller stops updating its pods' : 'resume a paused resource')
-    .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
+/** A verb acting on each TYPE/NAME it is given, with --dry-run and -o. */
+function targetsCommand(
+  name: string,
+  description: string,
+  argument: string,
+  act: (session: Session, target: Target, opts: { output: OutputFormat; dryRun: DryRun }) => Promise<void>,
+): Command {
+  return new Command(name)
+    .description(description)
+    .argument('<resource...>', argument)
     .addOption(dryRunOption())
     .addOption(outputOption())
     .action(async function (this: Command, args: string[]) {
       await withSession(this, async (session, opts) => {
         const output = parseOutput(opts.output);
         const dryRun = parseDryRun(opts.dryRun);
-        for (const target of parseTargets(args)) {
-          const field = pausedField(target);
-          await mutate<TemplateWorkload>(
-            session,
-            target,
-            (o) => {
-              if (field.get(o) === pause) return false;
-              field.set(o, pause);
-            },
-            { dryRun, output, verb: pause ? 'paused' : 'resumed', unchangedVerb: pause ? 'already paused' : 'already resumed' },
-          );
-        }
+        for (const target of parseTargets(args)) await act(session, target, { output, dryRun });
       });
     });
+}
+
+function pauseResumeCommand(verb: Pausable): Command {
+  const pause = verb === 'pause';
+  return targetsCommand(
+    verb,
+    pause ? 'mark the resource as paused: the controller stops updating its pods' : 'resume a paused resource',
+    'TYPE/NAME or TYPE NAME',
+    async (session, target, { output, dryRun }) => {
+      const field = pausedField(target);
+      await mutate<TemplateWorkload>(
+        session,
+        target,
+        (o) => {
+          if (field.get(o) === pause) return false;
+          field.set(o, pause);
+        },
+        { dryRun, output, verb: pause ? 'paused' : 'resumed', unchangedVerb: pause ? 'already paused' : 'already resumed' },
+      );
+    },
+  );
 }
 
 const RESTARTABLE = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'CloneSet']);
 
 function restartCommand(): Command {
-  return new Command('restart')
-    .description(`restart a resource: sets the pod template annotation ${RESTARTED_AT_ANNOTATION}, so every pod is replaced`)
-    .argument('<resource...>', 'TYPE/NAME or TYPE NAME')
-    .addOption(dryRunOption())
-    .addOption(outputOption())
-    .action(async function (this: Command, args: string[]) {
-      await withSession(this, async (session, opts) => {
-        const output = parseOutput(opts.output);
-        const dryRun = parseDryRun(opts.dryRun);
-        for (const target of parseTargets(args)) {
-          if (!RESTARTABLE.has(target.type.kind)) throw new CliError(`restarting is not supported for ${target.type.kind} ${target.name}`);
-          await mutate<TemplateWorkload>(
-            session,
-            target,
-            (o) => {
-              if (target.type.kind === 'Deployment' && o.spec?.paused) {
-                throw new CliError(`can't restart paused deployment (run rollout resume first)`);
-              }
-              const template = o.spec?.template ?? {};
-              const annotations = { ...template.metadata?.annotations, [RESTARTED_AT_ANNOTATION]: metaTime(Date.now()) };
-              o.spec = { ...o.spec, template: { ...template, metadata: { ...template.metadata, annotations } } };
-            },
-            { dryRun, output, verb: 'restarted' },
-          );
-        }
-      });
-    });
+  return targetsCommand(
+    'restart',
+    `restart a resource: sets the pod template annotation ${RESTARTED_AT_ANNOTATION}, so every pod is replaced`,
+    'TYPE/NAME or TYPE NAME',
+    async (session, target, { output, dryRun }) => {
+      if (!RESTARTABLE.has(target.type.kind)) throw new CliError(`restarting is not supported for ${target.type.kind} ${target.name}`);
+      await mutate<TemplateWorkload>(
+        session,
+        target,
+        (o) => {
+          if (target.type.kind === 'Deployment' && o.spec?.paused) {
+            throw new CliError(`can't restart paused deployment (run rollout resume first)`);
+          }
+          const template = o.spec?.template ?? {};
+          const annotations = { ...template.metadata?.annotations, [RESTARTED_AT_ANNOTATION]: metaTime(Date.now()) };
+          o.spec = { ...o.spec, template: { ...template, metadata: { ...template.metadata, annotations } } };
+        },
+        { dryRun, output, verb: 'restarted' },
+      );
+    },
+  );
 }
 
 function approveCommand(): Command {
-  return new Command('approve')
-    .description('Kruise Rollout: approve the paused step of a canary or blue-green release (rollout/NAME), so it goes on')
-    .argument('<resource...>', 'rollout/NAME or rollout NAME')
-    .addOption(dryRunOption())
-    .addOption(outputOption())
-    .action(async function (this: Command, args: string[]) {
-      await withSession(this, async (session, opts) => {
-        const output = parseOutput(opts.output);
-        const dryRun = parseDryRun(opts.dryRun);
-        for (const target of parseTargets(args)) {
-          if (target.type !== KruiseRollouts) throw new CliError(`${pluralName(target.type)} "${target.name}" approving is not supported`);
-          await patchRolloutStatus(session, target, approvePatch, { verb: 'approved', already: 'already approved', output, dryRun });
-        }
-      });
-    });
+  return targetsCommand(
+    'approve',
+    'Kruise Rollout: approve the paused step of a canary or blue-green release (rollout/NAME), so it goes on',
+    'rollout/NAME or rollout NAME',
+    async (session, target, { output, dryRun }) => {
+      if (target.type !== KruiseRollouts) throw new CliError(`${pluralName(target.type)} "${target.name}" approving is not supported`);
+      await patchRolloutStatus(session, target, approvePatch, { verb: 'approved', already: 'already approved', output, dryRun });
+    },
+  );
 }
