@@ -56,9 +56,21 @@ const DNS1123_SUBDOMAIN_ERR =
 const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
 const maxLenError = (n: number) => `must be no more than ${n} bytes`;
 
-// Kubernetes's wording, including its doubled space before each "or".
-function regexError(msg: string, re: string, ...examples: string[]): string {
+/** validation.RegexError: Kubernetes's wording, including its doubled space before each "or". */
+export function regexError(msg: string, re: string, ...examples: string[]): string {
   return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${re}')`;
+}
+
+const DNS1123_LABEL_RE = new RegExp(`^${DNS1123_LABEL_FMT}$`);
+const DNS1123_LABEL_ERR =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+
+/** Problems with a DNS-1123 label (lowercase, ≤ 63 bytes); empty when valid. */
+export function isDNS1123Label(value: string): string[] {
+  const errs: string[] = [];
+  if (byteLength(value) > 63) errs.push(maxLenError(63));
+  if (!DNS1123_LABEL_RE.test(value)) errs.push(regexError(DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, 'my-name', '123-abc'));
+  return errs;
 }
 
 /** Problems with a DNS-1123 subdomain (lowercase, ≤ 253 bytes); empty when valid. */

@@ -20,7 +20,7 @@ import type {
 import type { FeatureGates } from '../apis/features.ts';
 import { type FieldError, duplicate, forbidden, invalid, notFound, notSupported, required } from '../apis/field-errors.ts';
 import { canonicalQuantity, defaultedResourceQuantity, tryParseQuantity } from '../apis/quantity.ts';
-import { isLabelKey, isLabelValue, validateLabels } from '../util/labelselector.ts';
+import { isDNS1123Label, isDNS1123Subdomain, isLabelKey, isLabelValue, regexError, validateLabels } from '../util/labelselector.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Defaulting
@@ -248,26 +248,9 @@ export function defaultedTemplateCopy(template: PodTemplateSpec | undefined, fea
 // ---------------------------------------------------------------------------------------------
 // Validation helpers (Kubernetes wording)
 
-const DNS1123_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_LABEL_ERR =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-/** Problems with a DNS-1123 label (≤ 63 chars); empty when valid. */
-export function isDNS1123Label(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > 63) errs.push('must be no more than 63 bytes');
-  if (!DNS1123_LABEL_RE.test(value)) errs.push(DNS1123_LABEL_ERR);
-  return errs;
-}
-
 /** apivalidation.ValidateNonnegativeField. */
 export function validateNonnegative(value: number | undefined | null, path: string): FieldError[] {
   return typeof value === 'number' && value < 0 ? [invalid(path, value, 'must be greater than or equal to 0')] : [];
-}
-
-/** validation.RegexError with Kubernetes's spacing quirk (two spaces before each "or"). */
-export function regexError(msg: string, fmt: string, ...examples: string[]): string {
-  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
 }
 
 const PERCENT_RE = /^[0-9]+%$/;
@@ -422,24 +405,6 @@ export function validatePodTemplateSpec(template: PodTemplateSpec, path: string,
   errs.push(...validateTolerations(spec.tolerations, `${sp}.tolerations`));
   if (spec.ephemeralContainers?.length) {
     errs.push(forbidden(`${sp}.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
-  }
-  return errs;
-}
-
-const DNS1123_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** Problems with a DNS-1123 subdomain (≤ 253 chars); empty when valid. */
-export function isDNS1123Subdomain(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > 253) errs.push('must be no more than 253 bytes');
-  if (!DNS1123_SUBDOMAIN_RE.test(value)) {
-    errs.push(
-      regexError(
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-        '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*',
-        'example.com',
-      ),
-    );
   }
   return errs;
 }

@@ -17,7 +17,7 @@ import { type FieldError, invalid, required } from '../apis/field-errors.ts';
 import { parseCustomWorkloadWhitelist, type CustomWorkload } from '../util/custom-workloads.ts';
 import { labelSelectorAsSelector, validateLabelSelector } from '../util/labelselector.ts';
 import { AdmissionDenied, type AdmissionReader } from '../runtime/webhook/types.ts';
-import { regexError } from './podtemplate.ts';
+import { regexError } from '../util/labelselector.ts';
 
 /** UpdatePriorityStrategy.FieldsValidation: the first problem, or undefined. */
 export function priorityStrategyProblem(s: UpdatePriorityStrategy | undefined): string | undefined {

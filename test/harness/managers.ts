@@ -1,4 +1,4 @@
-// Several kruise-manager processes on one cluster, for the fail-over tests and bench/failover.ts:
+// Several kruise-manager processes on one cluster, for the fail-over tests and bench/chaos.ts:
 // starting them, finding the leader, and a client loop that uses the Kruise API the way a user
 // does (create, get, patch, a v1alpha1 read through conversion, delete) and counts failures.
 import path from 'node:path';

@@ -773,6 +773,11 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     const listed = JSON.parse(await okViaKubectl(['get', 'clonesets', 'misc', '-o', 'json']));
     assert.equal(listed.metadata.name, 'misc');
     assert.equal(listed.status.replicas, 1);
+    // -o json prints the version the cluster serves, as kubectl get does (v1alpha1 by default), not
+    // the version the code works with.
+    const byKubectl = await kubectlJson<{ apiVersion: string; spec: unknown }>(['-n', ns, 'get', 'clonesets.apps.kruise.io', 'misc']);
+    assert.equal(listed.apiVersion, byKubectl.apiVersion);
+    assert.deepEqual(listed.spec, byKubectl.spec);
     assert.match(await ok(['completion', 'bash']), /complete -F _kubectl_kruise kubectl-kruise/);
     assert.equal(await okViaKubectl(['__complete', 'rollout', 'st']), 'status\n:4\n');
   });

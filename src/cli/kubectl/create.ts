@@ -21,6 +21,7 @@ import {
   type Session,
   type Target,
   printResult,
+  asServed,
 } from './session.ts';
 import { withSession } from './program.ts';
 
@@ -70,7 +71,7 @@ async function createObject(session: Session, target: Target, obj: KubeObject, d
       dryRun: dryRun === 'server',
       fieldManager: 'kubectl-kruise',
     });
-    printResult(created, target.type, output, 'created', dryRun);
+    printResult(await asServed(session, target.type, created), target.type, output, 'created', dryRun);
   } catch (err) {
     throw new CliError(describeError(err, target));
   }

@@ -14,6 +14,7 @@ import {
   parseOutput,
   pluralName,
   printData,
+  asServed,
   resolveType,
   servedType,
   table,
@@ -252,8 +253,13 @@ export function getCommand(): Command {
           items = await listOf(session, type, opts.selector);
         }
         if (output === 'name') return write(items.map((i) => `${typeName(type)}/${i.metadata.name}`).join('\n'));
-        const data = names.length === 1 ? items[0] : { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items };
-        if (printData(data, output)) return;
+        if (output === 'json' || output === 'yaml') {
+          const served = await Promise.all(items.map((item) => asServed(session, type, item)));
+          const data =
+            names.length === 1 ? served[0] : { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: served };
+          printData(data, output);
+          return;
+        }
         if (items.length === 0) {
           cliIO().err(session.allNamespaces ? 'No resources found\n' : `No resources found in ${session.namespace} namespace.\n`);
           return;

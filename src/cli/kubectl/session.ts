@@ -7,6 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { stringify as toYaml } from 'yaml';
 import { resolveResource, hubGVR } from '../../apis/registry.ts';
 import { KubeClient } from '../../runtime/client.ts';
+import { toWire } from '../../runtime/wire-versions.ts';
 import type { KubeObject } from '../../apis/core-objects.ts';
 import { StatusError, isConflict, isNotFound } from '../../runtime/errors.ts';
 import {
@@ -278,6 +279,15 @@ export function printResult(obj: KubeObject, type: ResourceType, output: OutputF
   write(`${name} ${verb}${dryRun === 'none' ? '' : ` (${dryRun} dry run)`}`);
 }
 
+/**
+ * `obj` (read through the client, which hands the code its own version of a kind) at the version
+ * the cluster serves, as kubectl prints it: a CloneSet on a cluster serving OpenKruise v1.8's
+ * versions prints as apps.kruise.io/v1alpha1 with its field paths.
+ */
+export async function asServed<T>(session: Session, type: ResourceType, obj: T): Promise<T> {
+  return toWire(type, await session.client.servedVersion(type), obj);
+}
+
 /** Prints data for scripts (-o json|yaml) or returns false when the caller prints text. */
 export function printData(data: unknown, output: OutputFormat): boolean {
   if (output === 'json') write(JSON.stringify(data, null, 4));
@@ -326,11 +336,16 @@ export async function mutate<T extends KubeObject>(
     const current = await getTarget<T>(session, target);
     const next = structuredClone(current);
     if (change(next) === false) {
-      printResult(current, target.type, opts.output, opts.unchangedVerb ?? `${opts.verb} (no change)`);
+      printResult(
+        await asServed(session, target.type, current),
+        target.type,
+        opts.output,
+        opts.unchangedVerb ?? `${opts.verb} (no change)`,
+      );
       return current;
     }
     if (opts.dryRun === 'client') {
-      printResult(next, target.type, opts.output, opts.verb, opts.dryRun);
+      printResult(await asServed(session, target.type, next), target.type, opts.output, opts.verb, opts.dryRun);
       return next;
     }
     try {
@@ -339,7 +354,7 @@ export async function mutate<T extends KubeObject>(
         dryRun: opts.dryRun === 'server',
         fieldManager: 'kubectl-kruise',
       });
-      printResult(written, target.type, opts.output, opts.verb, opts.dryRun);
+      printResult(await asServed(session, target.type, written), target.type, opts.output, opts.verb, opts.dryRun);
       return written;
     } catch (err) {
       if (isConflict(err) && attempt < 5) continue;

@@ -2,7 +2,8 @@
 // a named Secret or ConfigMap, fixed identity, unambiguous valid target namespaces.
 import type { ResourceDistribution, ResourceDistributionV1alpha1 } from '../../apis/apps/resourcedistribution.ts';
 import { type FieldError, invalid } from '../../apis/field-errors.ts';
-import { isDNS1123Label, validateObjectMeta } from '../podtemplate.ts';
+import { validateObjectMeta } from '../podtemplate.ts';
+import { isDNS1123Label } from '../../util/labelselector.ts';
 import { type LabelSelectorLike, labelSelectorAsSelector } from '../../util/labelselector.ts';
 import { AdmissionDenied, type AdmissionContext } from '../../runtime/webhook/types.ts';
 

@@ -20,7 +20,8 @@ import {
   validateLabelSelector,
   validateLabels,
 } from '../../util/labelselector.ts';
-import { regexError, semanticEqual, validatePositiveIntOrPercent } from '../podtemplate.ts';
+import { semanticEqual, validatePositiveIntOrPercent } from '../podtemplate.ts';
+import { regexError } from '../../util/labelselector.ts';
 import type { AdmissionContext, AdmissionReader } from '../../runtime/webhook/types.ts';
 import { validateSidecarContainers } from './containers.ts';
 import { isNativeSidecar } from './mutating.ts';

@@ -3,11 +3,10 @@ import type { UnitedDeployment, UnitedDeploymentSpec } from '../../apis/apps/uni
 import type { PodTemplateSpec } from '../../apis/core.ts';
 import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
 import type { IntOrString } from '../../util/intstr.ts';
-import { labelSelectorAsSelector, validateLabels } from '../../util/labelselector.ts';
+import { isDNS1123Label, labelSelectorAsSelector, validateLabels } from '../../util/labelselector.ts';
 import { checkWorkloadDeletion, validateSelectorMatchesTemplate, validateWorkloadSelector } from '../workload.ts';
 import {
   defaultedTemplateCopy,
-  isDNS1123Label,
   semanticEqual,
   validateNodeSelectorTerm,
   validateNonnegative,
