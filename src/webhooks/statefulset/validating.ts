@@ -7,6 +7,7 @@ import { compareQuantity, parseQuantity, tryParseQuantity, type Quantity } from 
 import { type FieldError, forbidden, invalid, notSupported, required } from '../../apis/field-errors.ts';
 import { type IntOrString, getScaledValueFromIntOrPercent } from '../../util/intstr.ts';
 import { validateLabels } from '../../util/labelselector.ts';
+import { claimCompatibleWithoutSize } from '../../util/pvc.ts';
 import {
   checkWorkloadDeletion,
   nonImageTemplateChange,
@@ -197,7 +198,7 @@ export function validateStatefulSetUpdate(obj: StatefulSet, old: StatefulSet): F
 
 // Storage requests and limits compared by value for the resize rule. A missing storage is zero, as
 // Go's ResourceList.Storage(); text Go cannot parse (the CRD schema rejects it before this webhook
-// runs) compares unequal to everything and smaller than nothing.
+// runs) compares unequal to everything.
 const ZERO_QUANTITY = parseQuantity('0');
 
 function storageQuantity(q: number | string | undefined): Quantity | undefined {
@@ -205,20 +206,12 @@ function storageQuantity(q: number | string | undefined): Quantity | undefined {
 }
 
 const quantitiesDiffer = (a: Quantity | undefined, b: Quantity | undefined) => !a || !b || compareQuantity(a, b) !== 0;
-const quantityLess = (a: Quantity | undefined, b: Quantity | undefined) => !!a && !!b && compareQuantity(a, b) < 0;
-
-function withoutStorage(pvc: PersistentVolumeClaim): unknown {
-  const copy = structuredClone(pvc);
-  delete copy.status;
-  if (copy.spec?.resources?.requests) delete copy.spec.resources.requests.storage;
-  if (copy.spec?.resources?.limits) delete copy.spec.resources.limits.storage;
-  return copy;
-}
 
 /**
  * volumeClaimTemplates rules under volumeClaimUpdateStrategy OnPodRollingUpdate (gate
- * StatefulSetAutoResizePVCGate): same set of names, only storage may grow, and the storage class
- * must allow expansion.
+ * StatefulSetAutoResizePVCGate), upstream's: same set of names, storage class and access modes
+ * unchanged, and a new storage size (larger or smaller: a rollback restores the old one) only on a
+ * class that allows expansion.
  */
 export async function validateVolumeClaimTemplateUpdate(obj: StatefulSet, old: StatefulSet, ctx: AdmissionContext): Promise<FieldError[]> {
   const type = obj.spec?.volumeClaimUpdateStrategy?.type ?? '';
@@ -237,11 +230,10 @@ export async function validateVolumeClaimTemplateUpdate(obj: StatefulSet, old: S
     const resized =
       quantitiesDiffer(storage(before, 'requests'), storage(vct, 'requests')) ||
       quantitiesDiffer(storage(before, 'limits'), storage(vct, 'limits'));
-    const sameOtherwise = semanticEqual(withoutStorage(before), withoutStorage(vct));
-    if (sameOtherwise && !resized) continue;
-    if (!sameOtherwise || quantityLess(storage(vct, 'requests'), storage(before, 'requests'))) {
+    if (!claimCompatibleWithoutSize(before, vct)) {
       return [invalid(id, vct, 'volumeClaimTemplate can not be modified when OnRollingUpdate')];
     }
+    if (!resized) continue;
     if (!ctx.reader) continue;
     const scName = vct.spec?.storageClassName;
     type StorageClass = {
