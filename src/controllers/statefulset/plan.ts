@@ -157,10 +157,10 @@ export function planStatefulSet(input: PlanInput): StatefulSetPlan {
     currentName,
     updateName,
     rev.collisionCount,
+    slots,
     input.pvcs,
     round.minReadySeconds,
     nowMs,
-    features,
   );
 
   if (!set.metadata?.deletionTimestamp) {

@@ -1,13 +1,13 @@
 // The status of an Advanced StatefulSet round (upstream computeReplicaStatus and the end of
 // updateStatefulSetStatus): replica counts by revision and readiness, claim compatibility
-// (gate StatefulSetAutoResizePVCGate), the current revision once the update is complete, and
+// (status.volumeClaims), the current revision once the update is complete, and
 // FailedUpdatePod.
 
 import type { StatefulSet, StatefulSetStatus } from '../../apis/apps/statefulset.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
-import type { FeatureGates } from '../../apis/features.ts';
 import { compareQuantity, tryParseQuantity } from '../../apis/quantity.ts';
 import { labelSelectorAsSelector } from '../../util/labelselector.ts';
+import { claimCompatibleWithoutSize } from '../../util/pvc.ts';
 import { ordinalOf } from './ordinals.ts';
 import { claimName, isPodAtRevision, isRunningAndAvailable, isRunningAndReady, isTerminating, podName, setName, type Pod } from './pods.ts';
 
@@ -29,17 +29,17 @@ function normaliseStatus(s: StatefulSetStatus | undefined): unknown {
   return { ...rest, conditions: conditions ?? [], volumeClaims: volumeClaims ?? [] };
 }
 
-/** computeReplicaStatus over every pod the set owns (replicas and condemned). */
+/** computeReplicaStatus over every pod the set owns (replicas and condemned); claims of the replica slots. */
 export function computeStatus(
   set: StatefulSet,
   pods: readonly Pod[],
   currentRevision: string,
   updateRevision: string,
   collisionCount: number,
+  replicaPods: ReadonlyArray<Pod | undefined>,
   pvcs: readonly PersistentVolumeClaim[],
   minReadySeconds: number,
   nowMs: number,
-  features: FeatureGates,
 ): StatefulSetStatus {
   const status: StatefulSetStatus = {
     observedGeneration: set.metadata?.generation,
@@ -76,34 +76,41 @@ export function computeStatus(
       if (available) status.updatedAvailableReplicas!++;
     }
   }
-  if (features.StatefulSetAutoResizePVCGate && (set.spec?.volumeClaimTemplates?.length ?? 0) > 0) {
-    status.volumeClaims = volumeClaimStatus(set, pods, pvcs);
-  }
+  if ((set.spec?.volumeClaimTemplates?.length ?? 0) > 0) status.volumeClaims = volumeClaimStatus(set, replicaPods, pvcs);
   return status;
 }
 
-/** Per template: pods whose claim holds at least the template's storage request (and of those, the ready ones). */
+const storageOf = (x: unknown) => tryParseQuantity(String(x ?? '0'));
+
+/**
+ * upstream updatePVCStatus, per template over the replica slots (pods to be created included,
+ * condemned ones not; gate or not): a claim is compatible when its storage request holds the
+ * template's, and ready when its capacity holds its own request. Missing and terminating claims,
+ * and claims of another class or access modes, do not count.
+ */
 function volumeClaimStatus(
   set: StatefulSet,
-  pods: readonly Pod[],
+  replicaPods: ReadonlyArray<Pod | undefined>,
   pvcs: readonly PersistentVolumeClaim[],
 ): StatefulSetStatus['volumeClaims'] {
   const name = setName(set);
   const byName = new Map(pvcs.map((p) => [p.metadata?.name ?? '', p]));
-  const storageOf = (x: unknown) => (x === undefined ? undefined : tryParseQuantity(String(x)));
+  const atLeast = (a: unknown, b: unknown) => {
+    const [x, y] = [storageOf(a), storageOf(b)];
+    return !!x && !!y && compareQuantity(x, y) >= 0;
+  };
   return (set.spec?.volumeClaimTemplates ?? []).map((t) => {
     const vct = t.metadata?.name ?? '';
-    const want = storageOf(t.spec?.resources?.requests?.storage);
     let compatibleReplicas = 0;
     let compatibleReadyReplicas = 0;
-    for (const p of pods) {
-      const ord = ordinalOf(name, podName(p));
-      if (ord < 0 || isTerminating(p)) continue;
-      const pvc = byName.get(claimName(vct, name, ord));
-      const have = storageOf(pvc?.status?.capacity?.storage ?? pvc?.spec?.resources?.requests?.storage);
-      if (!pvc || (want && (!have || compareQuantity(have, want) < 0))) continue;
+    for (const p of replicaPods) {
+      if (!p) continue;
+      const pvc = byName.get(claimName(vct, name, ordinalOf(name, podName(p))));
+      if (!pvc || pvc.metadata?.deletionTimestamp || !claimCompatibleWithoutSize(pvc, t)) continue;
+      const request = pvc.spec?.resources?.requests?.storage;
+      if (!atLeast(request, t.spec?.resources?.requests?.storage)) continue;
       compatibleReplicas++;
-      if (isRunningAndReady(p)) compatibleReadyReplicas++;
+      if (atLeast(pvc.status?.capacity?.storage, request)) compatibleReadyReplicas++;
     }
     return { volumeClaimName: vct, compatibleReplicas, compatibleReadyReplicas };
   });

@@ -511,15 +511,32 @@ describe('status (§4.3 step 9)', () => {
     assert.equal(p.status.observedGeneration, 1);
     assert.ok(p.statusChanged);
   });
-  it('volumeClaims under gate StatefulSetAutoResizePVCGate', () => {
-    const vct = { metadata: { name: 'data' }, spec: { resources: { requests: { storage: '2Gi' } } } };
-    const set = sts({ replicas: 2, volumeClaimTemplates: [vct] });
+  it('volumeClaims: compatible = request holds the template, ready = capacity holds the request (upstream updatePVCStatus)', () => {
+    const vct = {
+      metadata: { name: 'data' },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: '2Gi' } } },
+    };
+    const set = sts({ replicas: 4, volumeClaimTemplates: [vct] });
     const rev = revisionFor(set);
+    const claim = (ord: number, request: string, capacity: string, o: { sc?: string; terminating?: boolean } = {}) =>
+      ({
+        metadata: { name: `data-web-${ord}`, ...(o.terminating ? { deletionTimestamp: EARLIER } : {}) },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: o.sc ?? 'fast', resources: { requests: { storage: request } } },
+        status: { capacity: { storage: capacity } },
+      }) as PersistentVolumeClaim;
     const pvcs = [
-      { metadata: { name: 'data-web-0' }, status: { capacity: { storage: '2Gi' } } },
-      { metadata: { name: 'data-web-1' }, status: { capacity: { storage: '1Gi' } } },
+      claim(0, '2Gi', '2Gi'), // compatible and ready
+      claim(1, '2Gi', '1Gi'), // grown, the volume not yet: compatible, not ready
+      claim(2, '1Gi', '1Gi'), // not yet grown: neither
+      claim(3, '3Gi', '3Gi', { sc: 'slow' }), // another class: neither
+      claim(4, '2Gi', '2Gi'), // a condemned pod's: not counted
     ];
-    const p = plan(set, [rev], [pod(set, rev, 0), pod(set, rev, 1)], { pvcs, features: { StatefulSetAutoResizePVCGate: true } });
-    assert.deepEqual(p.status.volumeClaims, [{ volumeClaimName: 'data', compatibleReplicas: 1, compatibleReadyReplicas: 1 }]);
+    const pods = [0, 1, 2, 3, 4].map((i) => pod(set, rev, i));
+    const want = [{ volumeClaimName: 'data', compatibleReplicas: 2, compatibleReadyReplicas: 1 }];
+    assert.deepEqual(plan(set, [rev], pods, { pvcs, features: { StatefulSetAutoResizePVCGate: true } }).status.volumeClaims, want);
+    assert.deepEqual(plan(set, [rev], pods, { pvcs }).status.volumeClaims, want, 'reported with the gate off too, as upstream');
+    // a pod still to be created counts with its claim; a terminating claim does not
+    const later = plan(set, [rev], [pod(set, rev, 0)], { pvcs: [claim(0, '2Gi', '2Gi', { terminating: true }), claim(1, '2Gi', '2Gi')] });
+    assert.deepEqual(later.status.volumeClaims, [{ volumeClaimName: 'data', compatibleReplicas: 1, compatibleReadyReplicas: 1 }]);
   });
 });
