@@ -146,7 +146,7 @@ for (const group of groups) {
         commit,
         command:
           `./run.sh bench upstream-e2e --manager ${manager} ` +
-          (group.name === 'custom' ? `--focus '${group.focus}'` : `--group ${group.name}`),
+          (group.name === 'custom' ? `--focus '${group.focus}'` + (group.skip ? ` --skip '${group.skip}'` : '') : `--group ${group.name}`),
         minutes: Math.round((Date.now() - began) / 6000) / 10,
         ...counts,
         managerDied: restarted,
