@@ -51,7 +51,8 @@ for (const name of needed) {
   }
   const numbers = new Set(fields.map((f) => f[0]));
   for (const f of type.fieldsArray) if (!numbers.has(f.id)) problems.push(`${name}.${f.name} (${f.id}): no JSON layout`);
-  for (const [id, key] of fields) if (!type.fieldsById[id]) problems.push(`${name}: JSON key ${key || '(inline)'} has no proto field ${id}`);
+  for (const [id, key] of fields)
+    if (!type.fieldsById[id]) problems.push(`${name}: JSON key ${key || '(inline)'} has no proto field ${id}`);
 }
 if (problems.length) throw new Error(`generated.proto and the JSON layout disagree:\n${problems.join('\n')}`);
 

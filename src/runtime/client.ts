@@ -10,7 +10,14 @@ import type { KubeObject, ObjectMeta } from '../apis/core-objects.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
 import { ListBodyReader, withoutManagedFields, type ListHead } from './list-reader.ts';
-import { PROTOBUF_MEDIA_TYPE, ProtobufListReader, ProtobufWatchDecoder, isProtobuf, readsAsProtobuf, statusJson } from './protobuf/codec.ts';
+import {
+  PROTOBUF_MEDIA_TYPE,
+  ProtobufListReader,
+  ProtobufWatchDecoder,
+  isProtobuf,
+  readsAsProtobuf,
+  statusJson,
+} from './protobuf/codec.ts';
 import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
 import { newTransport, type ApiResponse, type HttpMethod, type Transport } from './transport.ts';
 import fjp, { type Operation } from 'fast-json-patch';

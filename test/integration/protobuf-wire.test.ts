@@ -62,7 +62,13 @@ function fullPod(name: string): Pod {
       subdomain: 's',
       dnsPolicy: 'ClusterFirst',
       dnsConfig: { nameservers: ['1.1.1.1'], options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }] },
-      securityContext: { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, runAsNonRoot: true, sysctls: [{ name: 'net.ipv4.ping_group_range', value: '0 1' }] },
+      securityContext: {
+        runAsUser: 1000,
+        runAsGroup: 3000,
+        fsGroup: 2000,
+        runAsNonRoot: true,
+        sysctls: [{ name: 'net.ipv4.ping_group_range', value: '0 1' }],
+      },
       affinity: {
         nodeAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: {
@@ -78,7 +84,12 @@ function fullPod(name: string): Pod {
         { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 },
       ],
       topologySpreadConstraints: [
-        { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'wire' } } },
+        {
+          maxSkew: 1,
+          topologyKey: 'topology.kubernetes.io/zone',
+          whenUnsatisfiable: 'ScheduleAnyway',
+          labelSelector: { matchLabels: { app: 'wire' } },
+        },
       ],
       initContainers: [{ name: 'init', image: 'busybox', command: ['true'], restartPolicy: 'Always' }],
       containers: [
@@ -86,10 +97,7 @@ function fullPod(name: string): Pod {
           name: 'main',
           image: 'nginx:1.27',
           args: ['-g', 'daemon off;'],
-          ports: [
-            { name: 'http', containerPort: 80, protocol: 'TCP' },
-            { containerPort: 9090 },
-          ],
+          ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }, { containerPort: 9090 }],
           env: [
             { name: 'PLAIN', value: 'v' },
             { name: 'EMPTY', value: '' },
@@ -100,7 +108,11 @@ function fullPod(name: string): Pod {
           readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5, failureThreshold: 0 },
           livenessProbe: { tcpSocket: { port: 80 }, initialDelaySeconds: 3 },
           lifecycle: { preStop: { exec: { command: ['sleep', '1'] } } },
-          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] }, readOnlyRootFilesystem: true },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
+            readOnlyRootFilesystem: true,
+          },
           volumeMounts: [
             { name: 'data', mountPath: '/data' },
             { name: 'cfg', mountPath: '/etc/cfg', readOnly: true, subPath: 'x' },
@@ -111,7 +123,15 @@ function fullPod(name: string): Pod {
       volumes: [
         { name: 'data', emptyDir: { sizeLimit: '500Mi' } },
         { name: 'cfg', configMap: { name: 'cfg', optional: true, defaultMode: 0o644, items: [{ key: 'a', path: 'a', mode: 0o400 }] } },
-        { name: 'proj', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }, { downwardAPI: { items: [{ path: 'l', fieldRef: { fieldPath: 'metadata.labels' } }] } }] } },
+        {
+          name: 'proj',
+          projected: {
+            sources: [
+              { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
+              { downwardAPI: { items: [{ path: 'l', fieldRef: { fieldPath: 'metadata.labels' } }] } },
+            ],
+          },
+        },
       ],
       readinessGates: [{ conditionType: 'example.com/ready' }],
     },
@@ -122,15 +142,21 @@ before(async () => {
   ns = await createNamespace('wire');
   for (const name of ['full-a', 'full-b']) await json.create(Pods, fullPod(name));
   // KWOK runs them: status with conditions, container statuses, IPs, start times.
-  await waitFor('the pods run', async () => {
-    const pods = await json.list<Pod>(Pods, { namespace: ns });
-    return pods.items.every((p) => p.status?.phase === 'Running' && p.status.containerStatuses?.length);
-  }, 60_000);
+  await waitFor(
+    'the pods run',
+    async () => {
+      const pods = await json.list<Pod>(Pods, { namespace: ns });
+      return pods.items.every((p) => p.status?.phase === 'Running' && p.status.containerStatuses?.length);
+    },
+    60_000,
+  );
 });
 
 after(async () => {
   for (const name of ['full-a', 'full-b']) {
-    await json.patch(Pods, name, { metadata: { finalizers: null } }, { namespace: ns, patchType: 'application/merge-patch+json' }).catch(() => undefined);
+    await json
+      .patch(Pods, name, { metadata: { finalizers: null } }, { namespace: ns, patchType: 'application/merge-patch+json' })
+      .catch(() => undefined);
   }
   await deleteNamespace(ns);
   await proto.close();
@@ -151,12 +177,20 @@ test('pod and node lists: protobuf decodes to the objects JSON gives', async () 
   for (const withoutManagedFields of [false, true]) {
     const want = await json.list<Pod>(Pods, { namespace: ns, withoutManagedFields });
     assert.match(lastContentType(jsonTransport), /^application\/json/);
-    const got = await proto.list<Pod>(Pods, { namespace: ns, resourceVersion: want.metadata.resourceVersion, resourceVersionMatch: 'Exact', withoutManagedFields });
+    const got = await proto.list<Pod>(Pods, {
+      namespace: ns,
+      resourceVersion: want.metadata.resourceVersion,
+      resourceVersionMatch: 'Exact',
+      withoutManagedFields,
+    });
     assert.match(lastContentType(protoTransport), /^application\/vnd\.kubernetes\.protobuf/);
     // Same snapshot: the JSON list's resourceVersion, exactly.
     assertSame(got.items, want.items, `pods (withoutManagedFields: ${withoutManagedFields})`);
     assert.equal(got.items.length, 2);
-    assert.equal(withoutManagedFields, got.items.every((p) => p.metadata.managedFields === undefined));
+    assert.equal(
+      withoutManagedFields,
+      got.items.every((p) => p.metadata.managedFields === undefined),
+    );
   }
   // The whole list (head included) of all pods and of nodes, as an informer's first list asks (RV 0, one response).
   for (const type of [Pods, Nodes]) {
@@ -213,12 +247,20 @@ test('watch events of a pod: protobuf decodes to the events JSON gives', async (
   const done = (ev: WatchEvent<Pod>) => ev.type === 'DELETED' && ev.object.metadata.name === 'full-c';
   const watching = [collect(proto, start, done, abort.signal), collect(json, start, done, abort.signal)];
   await json.create(Pods, fullPod('full-c'));
-  await json.patch(Pods, 'full-c', { metadata: { labels: { extra: 'yes' }, finalizers: null } }, { namespace: ns, patchType: 'application/merge-patch+json' });
+  await json.patch(
+    Pods,
+    'full-c',
+    { metadata: { labels: { extra: 'yes' }, finalizers: null } },
+    { namespace: ns, patchType: 'application/merge-patch+json' },
+  );
   await json.delete(Pods, 'full-c', { namespace: ns, gracePeriodSeconds: 0 });
   const [got, want] = await Promise.all(watching);
   clearTimeout(timer);
   assert.ok(want.length >= 3, `events: ${want.map((e) => e.type).join(',')}`);
-  assert.match(protoTransport.contentTypes.findLast((t) => t.includes('stream=watch')) ?? '', /^application\/vnd\.kubernetes\.protobuf;stream=watch/);
+  assert.match(
+    protoTransport.contentTypes.findLast((t) => t.includes('stream=watch')) ?? '',
+    /^application\/vnd\.kubernetes\.protobuf;stream=watch/,
+  );
   assertSame(got, want, 'watch events');
 
   if (process.env.KRUISE_TS_UPDATE_FIXTURES === '1') await recordFixtures();

@@ -232,7 +232,10 @@ function unwrap(bytes: Uint8Array): { typeMeta: TypeMeta; raw: Uint8Array } {
   const unknown = c.type(FRAMING.unknown).decode(bytes.subarray(MAGIC.length)) as unknown as Message;
   if (unknown.contentEncoding) throw new ProtobufDecodeError(`a protobuf object in encoding ${String(unknown.contentEncoding)}`);
   const tm = (unknown.typeMeta ?? {}) as Partial<TypeMeta>;
-  return { typeMeta: { apiVersion: tm.apiVersion ?? '', kind: tm.kind ?? '' }, raw: (unknown.raw as Uint8Array | undefined) ?? new Uint8Array() };
+  return {
+    typeMeta: { apiVersion: tm.apiVersion ?? '', kind: tm.kind ?? '' },
+    raw: (unknown.raw as Uint8Array | undefined) ?? new Uint8Array(),
+  };
 }
 
 /**
@@ -383,7 +386,8 @@ export class ProtobufListReader {
     for (;;) {
       if (this.phase === 'magic') {
         if (n - this.pos < MAGIC.length) return;
-        if (!MAGIC.equals(b.subarray(this.pos, this.pos + MAGIC.length))) throw new ProtobufDecodeError('a protobuf list without the "k8s\\0" prefix');
+        if (!MAGIC.equals(b.subarray(this.pos, this.pos + MAGIC.length)))
+          throw new ProtobufDecodeError('a protobuf list without the "k8s\\0" prefix');
         this.pos += MAGIC.length;
         this.phase = 'envelope';
       }
@@ -398,7 +402,10 @@ export class ProtobufListReader {
           this.startList();
         } else {
           if (f.end > n) return;
-          if (f.number === 1) this.typeMeta = this.codec.type('k8s.io.apimachinery.pkg.runtime.TypeMeta').decode(b.subarray(f.start, f.end)) as unknown as TypeMeta;
+          if (f.number === 1)
+            this.typeMeta = this.codec
+              .type('k8s.io.apimachinery.pkg.runtime.TypeMeta')
+              .decode(b.subarray(f.start, f.end)) as unknown as TypeMeta;
           if (f.number === 3 && f.end > f.start) throw new ProtobufDecodeError('a protobuf list in an encoding other than identity');
           this.pos = f.end;
         }
@@ -429,7 +436,8 @@ export class ProtobufListReader {
   private startList(): void {
     const kind = this.typeMeta.kind.replace(/List$/, '');
     const names = PROTOBUF_KINDS[kind];
-    if (!names || this.typeMeta.kind !== `${kind}List`) throw new ProtobufDecodeError(`a protobuf list of kind ${this.typeMeta.kind || '(none)'}, not read as protobuf`);
+    if (!names || this.typeMeta.kind !== `${kind}List`)
+      throw new ProtobufDecodeError(`a protobuf list of kind ${this.typeMeta.kind || '(none)'}, not read as protobuf`);
     this.listType = this.codec.type(names.list);
     this.itemType = this.codec.type(names.object);
   }

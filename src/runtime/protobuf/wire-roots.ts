@@ -21,4 +21,7 @@ export const FRAMING = {
 } as const;
 
 /** Every message the generated descriptors must hold. */
-export const WIRE_ROOTS: readonly string[] = [...Object.values(PROTOBUF_KINDS).flatMap((k) => [k.object, k.list]), ...Object.values(FRAMING)];
+export const WIRE_ROOTS: readonly string[] = [
+  ...Object.values(PROTOBUF_KINDS).flatMap((k) => [k.object, k.list]),
+  ...Object.values(FRAMING),
+];
