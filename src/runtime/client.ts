@@ -9,7 +9,15 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, ObjectMeta } from '../apis/core-objects.ts';
 import { realClock, type Clock } from '../util/clock.ts';
 import { BucketRateLimiter } from './ratelimiter.ts';
-import { ListBodyReader, type ListHead } from './list-reader.ts';
+import { ListBodyReader, withoutManagedFields, type ListHead } from './list-reader.ts';
+import {
+  PROTOBUF_MEDIA_TYPE,
+  ProtobufListReader,
+  ProtobufWatchDecoder,
+  isProtobuf,
+  readsAsProtobuf,
+  statusJson,
+} from './protobuf/codec.ts';
 import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
 import { newTransport, type ApiResponse, type HttpMethod, type Transport } from './transport.ts';
 import fjp, { type Operation } from 'fast-json-patch';
@@ -113,6 +121,14 @@ export interface ListOptions extends RequestOptions {
   withoutManagedFields?: boolean;
 }
 
+/**
+ * What a list or watch of pods and nodes asks for: protobuf, which the API server encodes several
+ * times faster than JSON (a 50k-pod list: ~1.6 s of its CPU less), and which is decoded here into
+ * the same objects (src/runtime/protobuf/codec.ts); JSON if a server in between cannot give it.
+ * CRDs are served only as JSON.
+ */
+const PROTOBUF_ACCEPT = `${PROTOBUF_MEDIA_TYPE}, application/json`;
+
 export interface WriteOptions extends RequestOptions {
   /** Defaults to the object's metadata.namespace. */
   namespace?: string;
@@ -160,6 +176,8 @@ export interface WatchOptions extends RequestOptions {
   timeoutSeconds?: number;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Objects come without metadata.managedFields (an informer's watch). */
+  withoutManagedFields?: boolean;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -271,25 +289,26 @@ export class KubeClient {
     });
     const apiVersion = apiVersionOf({ ...type, version: wire });
     const items: T[] = [];
-    const reader = new ListBodyReader(
-      (head) => {
-        const token = head.metadata?.continue;
-        if (opts.onContinue && typeof token === 'string' && token) opts.onContinue(token);
-      },
-      (item) => {
-        let obj = item as T;
-        obj.apiVersion ??= apiVersion;
-        obj.kind ??= type.kind;
-        obj = fromWire(type, wire, obj);
-        if (opts.onItem) opts.onItem(obj);
-        else items.push(obj);
-      },
-      { dropManagedFields: opts.withoutManagedFields },
-    );
+    const onHead = (head: ListHead) => {
+      const token = head.metadata?.continue;
+      if (opts.onContinue && typeof token === 'string' && token) opts.onContinue(token);
+    };
+    const onItem = (item: unknown) => {
+      let obj = item as T;
+      obj.apiVersion ??= apiVersion;
+      obj.kind ??= type.kind;
+      obj = fromWire(type, wire, obj);
+      if (opts.onItem) opts.onItem(obj);
+      else items.push(obj);
+    };
     let head: ListHead = {};
     const res = await this.send('GET', url, undefined, opts.signal, {
       throttle: !opts.continue,
-      consume: async (body) => {
+      accept: this.acceptFor(type),
+      consume: async (body, headers) => {
+        const reader = isProtobuf(headers['content-type'])
+          ? new ProtobufListReader(onHead, onItem, { dropManagedFields: opts.withoutManagedFields })
+          : new ListBodyReader(onHead, onItem, { dropManagedFields: opts.withoutManagedFields });
         for await (const chunk of body) reader.push(chunk as Buffer);
         head = reader.end();
       },
@@ -474,6 +493,7 @@ export class KubeClient {
     const event = (line: string): WatchEvent<T> => {
       const ev = parseWatchEvent<T>(line);
       if (wire !== type.version && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') ev.object = fromWire(type, wire, ev.object);
+      if (opts.withoutManagedFields && ev.type !== 'ERROR') withoutManagedFields(ev.object);
       return ev;
     };
     const url = this.url(this.path(type, opts.namespace, undefined, undefined, wire), {
@@ -484,9 +504,15 @@ export class KubeClient {
       labelSelector: opts.labelSelector,
       fieldSelector: opts.fieldSelector,
     });
-    const res = await this.exchange('GET', url, await this.headers(), undefined, opts.signal, { watch: true });
+    const res = await this.exchange('GET', url, await this.headers(undefined, this.acceptFor(type)), undefined, opts.signal, {
+      watch: true,
+    });
     if (res.status < 200 || res.status >= 300) {
-      throw StatusError.fromResponse(res.status, await readText(res.body));
+      throw StatusError.fromResponse(res.status, await readError(res));
+    }
+    if (isProtobuf(res.headers['content-type'])) {
+      yield* this.protobufEvents<T>(res, type, wire, opts);
+      return;
     }
     const decoder = new TextDecoder();
     let buffered = '';
@@ -508,6 +534,34 @@ export class KubeClient {
     } finally {
       if (!res.body.destroyed) res.body.destroy();
     }
+  }
+
+  /** The events of a protobuf watch stream (pods and nodes are served at their own version: no conversion). */
+  private async *protobufEvents<T extends KubeObject>(
+    res: ApiResponse,
+    type: ResourceType,
+    wire: string,
+    opts: WatchOptions,
+  ): AsyncGenerator<WatchEvent<T>, void, undefined> {
+    const decoder = new ProtobufWatchDecoder({ withoutManagedFields: opts.withoutManagedFields });
+    try {
+      for await (const chunk of res.body) {
+        for (const ev of decoder.push(chunk as Buffer)) {
+          if (!watchEventTypes.includes(ev.type as WatchEventType)) {
+            throw new WatchDecodeError(`not a watch event: type ${JSON.stringify(ev.type)}`);
+          }
+          yield ev as WatchEvent<T>;
+        }
+      }
+      if (decoder.pending() > 0) throw new WatchDecodeError(`the watch of ${type.resource} (${wire}) ended inside an event`);
+    } finally {
+      if (!res.body.destroyed) res.body.destroy();
+    }
+  }
+
+  /** Lists and watches of pods and nodes ask for protobuf. */
+  private acceptFor(type: ResourceType): string | undefined {
+    return type.group === '' && readsAsProtobuf(type.kind) ? PROTOBUF_ACCEPT : undefined;
   }
 
   // --- transport -------------------------------------------------------------------------------
@@ -551,9 +605,9 @@ export class KubeClient {
     return url;
   }
 
-  private async headers(contentType?: string): Promise<Record<string, string>> {
+  private async headers(contentType?: string, accept = 'application/json'): Promise<Record<string, string>> {
     const headers: Record<string, string> = {
-      accept: 'application/json',
+      accept,
       'user-agent': this.userAgent,
       ...(this.auth ? await this.auth() : {}),
     };
@@ -600,11 +654,11 @@ export class KubeClient {
       const wait = read.throttle === false ? 0 : (this.limiter?.when() ?? 0);
       if (wait > 0) await this.clock.sleep(wait, signal);
       if (method !== 'GET') this.options.writeFence?.();
-      const res = await this.exchange(method, url, await this.headers(body?.contentType), body?.data, signal);
+      const res = await this.exchange(method, url, await this.headers(body?.contentType, read.accept), body?.data, signal);
       const status = res.status;
       let text = '';
-      if (status >= 200 && status < 300 && read.consume) await read.consume(res.body);
-      else text = await readText(res.body);
+      if (status >= 200 && status < 300 && read.consume) await read.consume(res.body, res.headers);
+      else text = await readError(res);
       const retryAfter = retryAfterMs(status, res.headers['retry-after']);
       if (retryAfter === undefined || attempt >= this.maxRetries) return { status, body: text };
       await this.clock.sleep(retryAfter, signal);
@@ -620,14 +674,28 @@ interface RequestBody {
 interface ReadOptions {
   /** false: not charged to the rate limiter. */
   throttle?: boolean;
+  /** The Accept header; default application/json. */
+  accept?: string;
   /** Reads a 2xx answer's body as it arrives (the response's body is then ''). */
-  consume?: (body: Readable) => Promise<void>;
+  consume?: (body: Readable, headers: ApiResponse['headers']) => Promise<void>;
 }
 
 async function readText(body: Readable): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A response's body as text; a protobuf one (a metav1.Status, from a request that accepted protobuf) as its JSON. */
+async function readError(res: ApiResponse): Promise<string> {
+  if (!isProtobuf(res.headers['content-type'])) return readText(res.body);
+  const chunks: Buffer[] = [];
+  for await (const chunk of res.body) chunks.push(chunk as Buffer);
+  try {
+    return statusJson(Buffer.concat(chunks));
+  } catch {
+    return '';
+  }
 }
 
 function jsonBody(v: unknown): RequestBody {

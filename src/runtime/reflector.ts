@@ -349,6 +349,7 @@ export class Reflector<T extends KubeObject> {
         resourceVersion: this.lastRV,
         allowWatchBookmarks: true,
         timeoutSeconds,
+        withoutManagedFields: true,
         signal: watchSignal,
       });
       for await (const ev of stream) {
