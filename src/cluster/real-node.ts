@@ -213,6 +213,53 @@ function ensureNodeIpInterface(cluster: string): void {
   sh('ip', ['link', 'set', iface, 'up']);
 }
 
+/** Where the cgroup v1 controllers are mounted (`/sys/fs/cgroup/<controller>`). */
+const CGROUP_MOUNTS = '/sys/fs/cgroup';
+const cgroupParentOf = (cluster: string) => `/kruise-ts/${cluster}`;
+
+/**
+ * The node's cgroup root, `/kruise-ts/<cluster>/<node>`, made in every cgroup v1 hierarchy (the
+ * kubelet requires it to exist); cpuset's cpus and mems are copied down each new level, as a
+ * cpuset cgroup without them takes no task.
+ */
+function ensureCgroupRoot(cluster: string, node: string): string {
+  const root = `${cgroupParentOf(cluster)}/${node}`;
+  for (const controller of cgroupControllers()) {
+    let dir = path.join(CGROUP_MOUNTS, controller);
+    for (const level of root.split('/').filter(Boolean)) {
+      const parent = dir;
+      dir = path.join(dir, level);
+      if (existsSync(dir)) continue;
+      mkdirSync(dir);
+      if (controller === 'cpuset')
+        for (const f of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(path.join(dir, f), readFileSync(path.join(parent, f), 'utf8'));
+    }
+  }
+  return root;
+}
+
+/** The mounted cgroup v1 hierarchies (not the unified v2 one). */
+function cgroupControllers(): string[] {
+  return existsSync(CGROUP_MOUNTS)
+    ? readdirSync(CGROUP_MOUNTS).filter((c) => c !== 'unified' && existsSync(path.join(CGROUP_MOUNTS, c, 'cgroup.procs')))
+    : [];
+}
+
+/** Removes the cluster's cgroups, deepest first; a cgroup with a task left stays (rmdir refuses it). */
+function removeCgroups(cluster: string): void {
+  for (const controller of cgroupControllers()) {
+    const top = path.join(CGROUP_MOUNTS, controller, cgroupParentOf(cluster));
+    if (!existsSync(top)) continue;
+    const dirs = [
+      top,
+      ...readdirSync(top, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => path.join(e.parentPath, e.name)),
+    ];
+    for (const dir of dirs.sort((a, b) => b.length - a.length)) spawnSync('rmdir', [dir], { stdio: 'ignore' });
+  }
+}
+
 async function startRealNode(
   cluster: ClusterRef,
   kubelet: string,
@@ -333,11 +380,15 @@ async function startRealNode(
       authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: path.join(pki, 'ca.crt') } },
       authorization: { mode: 'Webhook' },
       // This VM kind: cgroup v1 (kubelet 1.36 refuses it unless told), no systemd, swap allowed, no
-      // QoS cgroup tree or node-allocatable enforcement, and cAdvisor cannot stat the root disk.
+      // node-allocatable enforcement, and cAdvisor cannot stat the root disk.
       failCgroupV1: false,
       cgroupDriver: 'cgroupfs',
       failSwapOn: false,
-      cgroupsPerQOS: false,
+      // Pod and QoS cgroups: in-place pod resize needs them (without, the kubelet's resize reads a
+      // pod cgroup that does not exist and panics). Under a root of the node's own, as each kubelet
+      // deletes the pod cgroups it does not know beneath its root.
+      cgroupsPerQOS: true,
+      cgroupRoot: ensureCgroupRoot(cluster.name, name),
       enforceNodeAllocatable: [],
       localStorageCapacityIsolation: false,
       // Only memory pressure evicts: disk signals are unreliable here, and the imported images
@@ -448,6 +499,7 @@ export async function stopRealNodes(cluster: Pick<ClusterRef, 'name' | 'runDir'>
   unmountUnder(nodesDir);
   for (const link of linksOf(cluster.name)) spawnSync('ip', ['link', 'delete', link], { stdio: 'ignore' });
   if (nodeDirs.length) removeKubernetesServiceRoute(cluster.name);
+  removeCgroups(cluster.name);
 }
 
 /** Kills and deletes every task and container in the CRI namespace; returns the sandboxes' network namespace paths. */

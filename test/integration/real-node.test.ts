@@ -5,8 +5,9 @@
 // (restartCount, imageID, pod UID and IP kept), the daemon restarting a container whose env comes
 // from a changed annotation, a ContainerRecreateRequest executed through CRI with the kubelet
 // bringing the container back, preStop hooks run by the kubelet and the daemon, the Job sidecar
-// terminator ending a Job whose sidecar never exits, and container launch priority held by a real
-// `configMapKeyRef` barrier. Last, the Helm chart: the image installed with `helm install` (manager
+// terminator ending a Job whose sidecar never exits, container launch priority held by a real
+// `configMapKeyRef` barrier, and in-place vertical scaling resized by the kubelet (and a resize the
+// node cannot hold refused). Last, the Helm chart: the image installed with `helm install` (manager
 // pods on real-0 reaching the API server through the `kubernetes` Service, webhooks through
 // kruise-webhook-service), `helm upgrade` of a feature gate without a webhook outage, `helm
 // uninstall` leaving only the CRDs, and `helm template | kubectl apply --dry-run=server`. Then
@@ -18,6 +19,8 @@ import { randomBytes } from 'node:crypto';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { canonicalQuantity } from '../../src/apis/quantity.ts';
 import { down, kubectl as clusterKubectl, readState, up, type ClusterState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
 import { ensureHelm, repoRoot } from '../../src/cluster/binaries.ts';
@@ -60,6 +63,16 @@ interface PodView {
   status: { phase?: string; podIP?: string; containerStatuses?: ContainerStatus[] };
 }
 
+type Resources = { requests: Record<string, string>; limits: Record<string, string> };
+/** Resources with every quantity in canonical form (`0.2` = `200m`), to compare. */
+const normalized = (r: Partial<Resources> | undefined) =>
+  Object.fromEntries(
+    (['requests', 'limits'] as const).map((k) => [
+      k,
+      Object.fromEntries(Object.entries(r?.[k] ?? {}).map(([n, v]) => [n, canonicalQuantity(v)])),
+    ]),
+  );
+
 describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` }, () => {
   let state: ClusterState;
   let client: KubeClient;
@@ -86,7 +99,10 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     ({ state } = await up({ name: CLUSTER, nodes: 1, realNodes: 1 }));
     client = fromKubeconfigFile(state.kubeconfig);
     await installCRDs(client);
-    manager = await startManagerProcess(state, 'real-node-manager', ['--feature-gates', SUITE_FEATURE_GATES]);
+    manager = await startManagerProcess(state, 'real-node-manager', [
+      '--feature-gates',
+      `${SUITE_FEATURE_GATES},InPlaceWorkloadVerticalScaling=true`,
+    ]);
     await waitLeader(client, manager);
     await waitFor('the webhooks to answer', () => defaultedByWebhook(client), 90_000);
 
@@ -277,6 +293,135 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     await kubectl(['scale', 'cloneset', 'web', '--replicas=0']);
     await waitFor('the web pod gone', async () => (await podsOf('web')).length === 0, 60_000);
     assert.ok(hookLines() > beforeDelete, 'the kubelet ran preStop on deletion');
+  });
+
+  test('in-place vertical scaling by the kubelet: resized with the same pod and container; a resize the node cannot hold is refused whole until the template is fixed', async () => {
+    interface ResizedPod extends PodView {
+      metadata: PodView['metadata'] & { labels: Record<string, string> };
+      spec: PodView['spec'] & { containers: Array<{ resources: Resources }> };
+      status: PodView['status'] & {
+        containerStatuses?: Array<ContainerStatus & { resources?: Resources }>;
+      };
+    }
+    const SMALL = { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } };
+    const RESIZED = { requests: { cpu: '200m', memory: '48Mi' }, limits: { cpu: '800m', memory: '96Mi' } };
+    const FIXED = { requests: { cpu: '150m', memory: '40Mi' }, limits: { cpu: '600m', memory: '80Mi' } };
+    // More than the node has: upstream's inplace_vpa.go "failed to inplace update resource".
+    const HUGE = { requests: { cpu: '100', memory: '1000Gi' }, limits: { cpu: '800', memory: '8000Gi' } };
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'CloneSet',
+        metadata: { name: 'resize' },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'resize' } },
+          updateStrategy: { type: 'InPlaceIfPossible' },
+          template: {
+            metadata: { labels: { app: 'resize' } },
+            spec: {
+              nodeSelector: { type: 'real' },
+              terminationGracePeriodSeconds: 2,
+              containers: [
+                {
+                  name: 'main',
+                  image: LOCAL_IMAGES.busybox,
+                  imagePullPolicy: 'IfNotPresent',
+                  command: ['sh', '-c', SERVE],
+                  resources: SMALL,
+                },
+              ],
+            },
+          },
+        },
+      }),
+    );
+    const pod = async () => (await podsOf('resize'))[0] as ResizedPod | undefined;
+    const cloneSet = () =>
+      json<{
+        metadata: { generation: number };
+        status?: {
+          observedGeneration?: number;
+          updatedReplicas?: number;
+          updatedAvailableReplicas?: number;
+          conditions?: Array<{ type: string; status: string; message?: string }>;
+        };
+      }>(['get', 'cloneset', 'resize']);
+    /** The CloneSet done: its one pod updated, available, and running with the resources of its spec. */
+    const done = async (resources: Resources) => {
+      const [cs, p] = [await cloneSet(), await pod()];
+      const c = main(p) as (ContainerStatus & { resources?: Resources }) | undefined;
+      return cs.status?.observedGeneration === cs.metadata.generation &&
+        cs.status.updatedAvailableReplicas === 1 &&
+        c?.ready &&
+        isDeepStrictEqual(normalized(c.resources), normalized(resources))
+        ? p
+        : undefined;
+    };
+    const setTemplate = (image: string, resources: Resources) =>
+      kubectl([
+        'patch',
+        'cloneset',
+        'resize',
+        '--type=json',
+        '-p',
+        JSON.stringify([
+          { op: 'replace', path: '/spec/template/spec/containers/0/image', value: image },
+          { op: 'replace', path: '/spec/template/spec/containers/0/resources', value: resources },
+        ]),
+      ]);
+    const first = await waitFor('the resize pod running with its resources', () => done(SMALL), 90_000);
+
+    // 1. cpu and memory up: the kubelet resizes the running container (resizePolicy NotRequired).
+    await setTemplate(LOCAL_IMAGES.busybox, RESIZED);
+    const resized = await waitFor('the kubelet to report the new resources', () => done(RESIZED), 90_000).catch((err: Error) =>
+      assert.fail(`${err.message}\n${logs()}`),
+    );
+    assert.equal(resized.metadata.uid, first.metadata.uid, 'same pod');
+    assert.equal(main(resized)!.containerID, main(first)!.containerID, 'same container');
+    assert.equal(main(resized)!.restartCount, 0);
+    assert.equal(main(resized)!.state?.running?.startedAt, main(first)!.state?.running?.startedAt);
+
+    // 2. A new image and more than the node has (upstream's inplace_vpa.go "failed to inplace update
+    //    resource"). Kubernetes 1.36 refuses such a resize at the API server, so the kubelet never
+    //    gets to report it Infeasible as that spec waits for: the in-place update fails as a whole,
+    //    reported as upstream's manager reports one (event FailedUpdatePodInPlace, condition
+    //    FailedUpdate), and the pod stays as it was, at its revision, running.
+    await setTemplate(LOCAL_IMAGES['busybox-2'], HUGE);
+    const refused = await waitFor(
+      'the in-place update refused',
+      async () => (await cloneSet()).status?.conditions?.find((c) => c.type === 'FailedUpdate' && c.status === 'True'),
+      90_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${logs()}`));
+    assert.match(refused.message ?? '', /node didn't have enough allocatable resources/);
+    const events = await json<{ items: Array<{ reason: string; message: string }> }>([
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=resize',
+    ]);
+    assert.ok(
+      events.items.some((e) => e.reason === 'FailedUpdatePodInPlace'),
+      JSON.stringify(events.items.map((e) => e.reason)),
+    );
+    const held = (await pod())!;
+    assert.equal(held.metadata.uid, first.metadata.uid);
+    assert.equal(main(held)!.image, LOCAL_IMAGES.busybox, 'not even the image was changed');
+    assert.deepEqual(normalized(held.spec.containers[0]!.resources), normalized(RESIZED));
+    assert.equal((await cloneSet()).status?.updatedReplicas, 0);
+
+    // 3. The template fixed (that image, resources the node can hold): one in-place update resizes
+    //    main and restarts it with the new image, same pod; the CloneSet completes.
+    await setTemplate(LOCAL_IMAGES['busybox-2'], FIXED);
+    const fixed = await waitFor('the fixed update applied and the CloneSet done', () => done(FIXED), 120_000).catch((err: Error) =>
+      assert.fail(`${err.message}\n${logs()}`),
+    );
+    assert.equal(fixed.metadata.uid, first.metadata.uid, 'same pod');
+    assert.notEqual(main(fixed)!.containerID, main(first)!.containerID, 'main was restarted for the new image');
+    assert.ok(main(fixed)!.restartCount > 0);
+    assert.equal(main(fixed)!.image, LOCAL_IMAGES['busybox-2']);
+    await kubectl(['delete', 'cloneset', 'resize', '--wait=false']);
   });
 
   test('Job sidecar terminator: the sidecar is stopped through a CRR and the Job completes', async () => {
