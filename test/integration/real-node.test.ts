@@ -7,9 +7,9 @@
 // bringing the container back, preStop hooks run by the kubelet and the daemon, the Job sidecar
 // terminator ending a Job whose sidecar never exits, container launch priority held by a real
 // `configMapKeyRef` barrier, and in-place vertical scaling resized by the kubelet (and a resize the
-// node cannot hold refused). Last, the Helm chart: the image installed with `helm install` (manager
-// pods on real-0 reaching the API server through the `kubernetes` Service, webhooks through
-// kruise-webhook-service), `helm upgrade` of a feature gate without a webhook outage, `helm
+// node cannot hold refused). Last, the Helm chart installed from OpenKruise's own values.yaml
+// (upstream's gates, webhook settings and daemon limits in effect; manager pods on real-0 reaching the
+// API server through the `kubernetes` Service, webhooks through kruise-webhook-service), `helm upgrade` of a feature gate without a webhook outage, `helm
 // uninstall` leaving only the CRDs, and `helm template | kubectl apply --dry-run=server`. Then
 // `kruise start --real-nodes 1` on the same cluster: its real-mode daemon for real-0 executes a CRR.
 // Needs Linux and root; skipped with the reason otherwise.
@@ -20,6 +20,7 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import YAML from 'yaml';
 import { canonicalQuantity } from '../../src/apis/quantity.ts';
 import { down, kubectl as clusterKubectl, readState, up, type ClusterState } from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
@@ -517,7 +518,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     );
   });
 
-  test('Helm: install (manager pods on the real node, webhooks through the Service, a CloneSet rolls), upgrade a feature gate with no webhook outage, uninstall leaves only the CRDs', async () => {
+  test("Helm: install with OpenKruise's values.yaml (upstream's effective settings, the daemon within upstream's limits on the real node), upgrade a feature gate with no webhook outage, uninstall leaves only the CRDs", async () => {
     const helm = ensureHelm((l) => process.stderr.write(`${l}\n`));
     const node = state.realNodes![0]!;
     if (!kruiseImageReference()) {
@@ -527,7 +528,20 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     const image = importKruiseImage(node);
     const [repository, tag] = [image.slice(0, image.lastIndexOf(':')), image.slice(image.lastIndexOf(':') + 1)];
     // The release lives in `default`; the chart installs into installation.namespace, as upstream's.
+    // Not upstream's kruise-system: the in-process manager of the tests before (and `kruise start`
+    // after) keep their Lease there.
     const HELM_NS = 'kruise-ts-helm';
+    /** The host PID of a container of real-0: its containerd task. */
+    const containerPid = (containerID: string) => {
+      const id = containerID.replace(/^containerd:\/\//, '');
+      const tasks = execFileSync('ctr', ['--address', node.socket, '--namespace', 'k8s.io', 'tasks', 'ls'], { encoding: 'utf8' });
+      const pid = tasks
+        .split('\n')
+        .find((l) => l.startsWith(id))
+        ?.split(/\s+/)[1];
+      assert.ok(pid, `no task for container ${id}:\n${tasks}`);
+      return pid;
+    };
     const runHelm = (args: string[]) => {
       const r = spawnSync(helm, [...args, '--kubeconfig', state.kubeconfig], { encoding: 'utf8', timeout: 300_000 });
       assert.equal(r.status, 0, `helm ${args.join(' ')} failed:\n${r.stderr}${r.stdout}`);
@@ -540,18 +554,32 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
           err ? reject(new Error(`helm ${args.join(' ')} failed:\n${stderr}${stdout}`)) : resolve(),
         ),
       );
-    const values = (gates: string) => [
-      `installation.namespace=${HELM_NS}`,
-      `featureGates=${gates.replace(/,/g, '\\,')}`,
-      `manager.image.repository=${repository}`,
-      `manager.image.tag=${tag}`,
-      'manager.image.pullPolicy=Never',
-      'manager.nodeSelector.type=real',
-      'daemon.nodeSelector.type=real',
-      // hostNetwork pods cannot reach the `kubernetes` Service here (docs/local-cluster.md).
-      'daemon.hostNetwork=false',
-      `daemon.socketLocation=${path.dirname(node.socket)}`,
-      `daemon.socketFile=${path.basename(node.socket)}`,
+    // OpenKruise's own values.yaml, and only what this environment forces on top: our image (upstream's
+    // names openkruise/kruise-manager, which no registry here serves), the namespace (above), the
+    // real node (the KWOK node only simulates pods), the daemon off the host network (hostNetwork pods
+    // cannot reach the `kubernetes` Service here, docs/local-cluster.md) and the node's private
+    // containerd socket.
+    const UPSTREAM_VALUES = path.join(repoRoot, 'test/data/openkruise-chart-1.8/values.yaml');
+    const upstream = YAML.parse(readFileSync(UPSTREAM_VALUES, 'utf8')) as {
+      featureGates: string;
+      webhookConfiguration: { timeoutSeconds: number };
+      daemon: { resources: { limits: { cpu: string; memory: string } } };
+    };
+    const values = (...extra: string[]) => [
+      '-f',
+      UPSTREAM_VALUES,
+      '--set',
+      [
+        `installation.namespace=${HELM_NS}`,
+        `manager.image.repository=${repository}`,
+        `manager.image.tag=${tag}`,
+        'manager.nodeSelector.type=real',
+        'daemon.nodeSelector.type=real',
+        'daemon.hostNetwork=false',
+        `daemon.socketLocation=${path.dirname(node.socket)}`,
+        `daemon.socketFile=${path.basename(node.socket)}`,
+        ...extra,
+      ].join(','),
     ];
 
     // The in-process manager and daemon of the other tests give way to the installed ones: the
@@ -601,17 +629,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       'meta.helm.sh/release-namespace=default',
     ]);
 
-    const gates = 'ImagePullJobGate=true,SidecarTerminator=true';
-    runHelm([
-      'install',
-      'kruise-ts',
-      path.join(repoRoot, 'charts/kruise-ts'),
-      '--set',
-      values(gates).join(','),
-      '--wait',
-      '--timeout',
-      '4m',
-    ]);
+    runHelm(['install', 'kruise-ts', path.join(repoRoot, 'charts/kruise-ts'), ...values(), '--wait', '--timeout', '4m']);
     const managerPods = async () =>
       (
         JSON.parse(await clusterKubectl(state, ['-n', HELM_NS, 'get', 'pods', '-l', 'control-plane=controller-manager', '-o', 'json'])) as {
@@ -624,18 +642,34 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       assert.equal(p.spec.nodeName, NODE);
       assert.equal(p.status.phase, 'Running');
     }
-    // The image's user, not root.
-    const pid = execFileSync('pgrep', ['-f', `leader-election-namespace=${HELM_NS}`], { encoding: 'utf8' })
-      .trim()
-      .split('\n')[0]!;
+    // The image's user, not root; upstream's gates and webhook timeout.
+    const managerContainer = (pods[0] as unknown as { status: { containerStatuses: ContainerStatus[] } }).status.containerStatuses[0]!;
+    const pid = containerPid(managerContainer.containerID!);
     assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), /^Uid:\s+65532\s/m);
+    const managerArgs = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    assert.ok(managerArgs.includes(`--feature-gates=${upstream.featureGates}`), managerArgs.join(' '));
+    assert.ok(managerArgs.includes(`--webhook-timeout-seconds=${upstream.webhookConfiguration.timeoutSeconds}`), managerArgs.join(' '));
     // Webhooks through kruise-webhook-service: the installed configurations name it.
     await waitFor('the webhooks to answer through the Service', () => defaultedByWebhook(client), 120_000);
+    type WebhookConfiguration = {
+      webhooks: Array<{
+        name: string;
+        timeoutSeconds?: number;
+        failurePolicy?: string;
+        clientConfig: { service?: { name: string; namespace: string } };
+      }>;
+    };
     const mwc = JSON.parse(
       await clusterKubectl(state, ['get', 'mutatingwebhookconfiguration', 'kruise-mutating-webhook-configuration', '-o', 'json']),
-    ) as {
-      webhooks: Array<{ clientConfig: { service?: { name: string; namespace: string } } }>;
-    };
+    ) as WebhookConfiguration;
+    const vwc = JSON.parse(
+      await clusterKubectl(state, ['get', 'validatingwebhookconfiguration', 'kruise-validating-webhook-configuration', '-o', 'json']),
+    ) as WebhookConfiguration;
+    // Every webhook as upstream's: its timeout from the values, failurePolicy Fail (config/webhook).
+    for (const w of [...mwc.webhooks, ...vwc.webhooks]) {
+      assert.equal(w.timeoutSeconds, upstream.webhookConfiguration.timeoutSeconds, w.name);
+      assert.equal(w.failurePolicy, 'Fail', w.name);
+    }
     assert.deepEqual(
       mwc.webhooks[0]!.clientConfig.service && { ...mwc.webhooks[0]!.clientConfig.service, path: undefined, port: undefined },
       {
@@ -661,20 +695,46 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     const daemonPod = (
       JSON.parse(await clusterKubectl(state, ['-n', HELM_NS, 'get', 'pods', '-l', 'control-plane=daemon', '-o', 'json'])) as {
         items: Array<{
+          metadata: { name: string };
           spec: {
-            containers: Array<{ securityContext?: { privileged?: boolean }; volumeMounts: Array<{ name: string; readOnly?: boolean }> }>;
+            containers: Array<{
+              securityContext?: { privileged?: boolean };
+              volumeMounts: Array<{ name: string; readOnly?: boolean }>;
+              resources: { limits?: Record<string, string> };
+            }>;
           };
+          status: { containerStatuses: ContainerStatus[] };
         }>;
       }
-    ).items[0]!.spec.containers[0]!;
-    assert.notEqual(daemonPod.securityContext?.privileged, true);
-    assert.equal(daemonPod.volumeMounts.find((m) => m.name === 'runtime-socket')?.readOnly, true);
-    const daemonPid = execFileSync('pgrep', ['-f', `daemon --addr=:10221 --feature-gates=${gates}`], { encoding: 'utf8' })
-      .trim()
-      .split('\n')[0]!;
-    const daemonStatus = readFileSync(`/proc/${daemonPid}/status`, 'utf8');
-    assert.match(daemonStatus, /^Uid:\s+0\s/m);
-    assert.match(daemonStatus, /^CapEff:\s+0000000000000400$/m, 'only CAP_NET_BIND_SERVICE (bit 10)');
+    ).items[0]!;
+    const daemonContainer = daemonPod.spec.containers[0]!;
+    assert.notEqual(daemonContainer.securityContext?.privileged, true);
+    assert.equal(daemonContainer.volumeMounts.find((m) => m.name === 'runtime-socket')?.readOnly, true);
+    assert.deepEqual(daemonContainer.resources.limits, upstream.daemon.resources.limits, "upstream's daemon limits");
+    const daemonPid = containerPid(daemonPod.status.containerStatuses[0]!.containerID!);
+    const daemonStatus = () => readFileSync(`/proc/${daemonPid}/status`, 'utf8');
+    assert.match(daemonStatus(), /^Uid:\s+0\s/m);
+    assert.match(daemonStatus(), /^CapEff:\s+0000000000000400$/m, 'only CAP_NET_BIND_SERVICE (bit 10)');
+    // Within upstream's 50m CPU / 128Mi: how long from the container's start to 'kruise-daemon
+    // started' (caches synced, controllers running) and how much memory it holds (docs/install.md
+    // has the figures); below, after its CRR, it was never restarted (OOM-killed or failing liveness).
+    const startedLine = await waitFor(
+      "the daemon's 'kruise-daemon started'",
+      async () =>
+        (await clusterKubectl(state, ['-n', HELM_NS, 'logs', daemonPod.metadata.name]))
+          .split('\n')
+          .find((l) => l.includes('"msg":"kruise-daemon started"')),
+      120_000,
+    );
+    const startSeconds =
+      (Date.parse((JSON.parse(startedLine) as { time: string }).time) -
+        Date.parse(daemonPod.status.containerStatuses[0]!.state!.running!.startedAt)) /
+      1000;
+    const memory = daemonStatus();
+    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(memory)?.[1]);
+    process.stderr.write(
+      `kruise-daemon under ${JSON.stringify(upstream.daemon.resources.limits)}: started in ${startSeconds.toFixed(1)} s, RSS ${(kib('VmRSS') / 1024).toFixed(0)} MiB (peak ${(kib('VmHWM') / 1024).toFixed(0)} MiB)\n`,
+    );
     await kubectl(
       ['apply', '-f', '-'],
       JSON.stringify({
@@ -708,6 +768,10 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       90_000,
     );
     await kubectl(['delete', 'pod', 'helm-crr', '--wait=false']);
+    const daemonNow = JSON.parse(
+      await clusterKubectl(state, ['-n', HELM_NS, 'get', 'pod', daemonPod.metadata.name, '-o', 'json']),
+    ) as PodView;
+    assert.equal(daemonNow.status.containerStatuses?.[0]?.restartCount, 0, 'the daemon never restarted');
 
     // A CloneSet rolls under the installed manager (simulated pods on the KWOK node: fast).
     await kubectl(
@@ -769,8 +833,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
         'upgrade',
         'kruise-ts',
         path.join(repoRoot, 'charts/kruise-ts'),
-        '--set',
-        values(`${gates},ResourcesDeletionProtection=true`).join(','),
+        ...values(`featureGates=${upstream.featureGates}\\,ResourcesDeletionProtection=true`),
         '--wait',
         '--timeout',
         '4m',
@@ -849,7 +912,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     // (the daemon's Secret Role lives there) are made first, as docs/install.md says.
     await clusterKubectl(state, ['create', 'namespace', HELM_NS]);
     await clusterKubectl(state, ['create', 'namespace', 'kruise-daemon-config']);
-    const rendered = runHelm(['template', 'kruise-ts', path.join(repoRoot, 'charts/kruise-ts'), '--set', values(gates).join(',')]);
+    const rendered = runHelm(['template', 'kruise-ts', path.join(repoRoot, 'charts/kruise-ts'), ...values()]);
     const objects = rendered.split(/^---$/m).filter((doc) => /^kind:/m.test(doc)).length;
     const dryRun = spawnSync(state.kubectl, ['--kubeconfig', state.kubeconfig, 'apply', '--dry-run=server', '-f', '-'], {
       input: rendered,
