@@ -1008,7 +1008,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
   });
 
   test(
-    'cluster down removes the real node: processes, containers, mounts, network namespaces, interfaces',
+    'cluster down removes the real node: processes, containers, mounts, cgroups, network namespaces, interfaces',
     { skip: keep && 'KRUISE_TS_KEEP_CLUSTER=1' },
     async () => {
       const node = state.realNodes![0]!;
@@ -1024,6 +1024,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       );
       assert.deepEqual(processesMentioning(state.runDir + path.sep), [], 'no process of the cluster left');
       assert.deepEqual(mountsUnder(state.runDir), [], 'no mount left under the run dir');
+      assert.ok(!existsSync(`/sys/fs/cgroup/memory/kruise-ts/${CLUSTER}`), "the nodes' cgroups are removed");
       const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' });
       assert.ok(!links.includes(node.bridge) && !links.includes(nodeIpInterfaceOf(CLUSTER)), `interfaces left:\n${links}`);
       const netnsAfter = existsSync('/var/run/netns') ? readdirSync('/var/run/netns') : [];
