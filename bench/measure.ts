@@ -1,6 +1,6 @@
 // Measurements the workload benchmarks share: a process's CPU seconds and RSS from /proc, and the
 // API server's write counters (apiserver_request_total) by verb and resource.
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { kubectl, type ClusterState } from '../src/cluster/local-cluster.ts';
 
 const CLK_TCK = 100;
@@ -62,4 +62,69 @@ export function connectionsTo(pid: number, port: number): number {
     }
   }
   return n;
+}
+
+/** What V8's `--trace-gc-nvp` lines of a process's log say about the collections in one stretch of it. */
+export interface GcStats {
+  scavenges: number;
+  /** Main-thread pause of the scavenges, ms: total and longest. */
+  scavengeMs: number;
+  scavengeMaxMs: number;
+  /** Full (mark-compact) collections. */
+  majors: number;
+  /** Their main-thread time, ms: the final pauses plus the incremental marking steps. */
+  majorMs: number;
+  /** The longest single stop of a major collection: its final pause or its longest marking step. */
+  majorMaxMs: number;
+  /** Bytes allocated, and bytes promoted from the young generation to the old. */
+  allocated: number;
+  promoted: number;
+}
+
+/**
+ * The `--trace-gc-nvp` lines a log file gains between two points: `mark()` notes where the log
+ * ends now, `since(mark)` sums what the collector printed after it.
+ */
+export function gcTrace(logFile: string): { mark(): number; since(mark: number): GcStats } {
+  const size = () => {
+    try {
+      return statSync(logFile).size;
+    } catch {
+      return 0;
+    }
+  };
+  return {
+    mark: size,
+    since(mark) {
+      const text = readFileSync(logFile).subarray(mark).toString('utf8');
+      const stats: GcStats = {
+        scavenges: 0,
+        scavengeMs: 0,
+        scavengeMaxMs: 0,
+        majors: 0,
+        majorMs: 0,
+        majorMaxMs: 0,
+        allocated: 0,
+        promoted: 0,
+      };
+      for (const line of text.split('\n')) {
+        if (!line.includes(' gc=')) continue;
+        const v = Object.fromEntries([...line.matchAll(/ ([\w.]+)=([^ ]*)/g)].map((m) => [m[1], m[2]]));
+        const num = (key: string) => Number(v[key] ?? 0) || 0;
+        const pause = num('pause');
+        stats.allocated += num('allocated');
+        stats.promoted += num('promoted');
+        if (v.gc === 'mc') {
+          stats.majors++;
+          stats.majorMs += pause + num('incremental');
+          stats.majorMaxMs = Math.max(stats.majorMaxMs, pause, num('incremental_longest_step'));
+        } else {
+          stats.scavenges++;
+          stats.scavengeMs += pause;
+          stats.scavengeMaxMs = Math.max(stats.scavengeMaxMs, pause);
+        }
+      }
+      return stats;
+    },
+  };
 }

@@ -10,6 +10,10 @@
 // exist, so nothing schedules, runs or changes them, and are removed (grace 0) after each phase. (Not
 // a node that does not exist: kube-controller-manager's PodGC patches and deletes such pods every
 // 20 s, in whichever phase is running, for either manager.)
+// The Kruise TS manager runs with --trace-gc-nvp: each phase also prints its collections (major
+// ones and scavenges, with their main-thread time) and the bytes allocated and promoted to the old
+// generation per admission (everything the manager did in the phase, informers and controllers
+// included, divided by the admissions).
 // First, the same handler in process (no API server), for its own cost.
 // Usage: ./run.sh bench pod-webhook [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
 //        [--targets kruise-ts,upstream]   (upstream runs on the cluster <cluster>-upstream)
@@ -24,7 +28,7 @@ import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { admit } from '../src/runtime/webhook/admission.ts';
-import { cpuSeconds } from './measure.ts';
+import { cpuSeconds, gcTrace, type GcStats } from './measure.ts';
 import type { AdmissionCache } from '../src/runtime/webhook/types.ts';
 import { registrations as podRegistrations } from '../src/webhooks/pod/index.ts';
 import { mutateSidecarSet } from '../src/webhooks/sidecarset/index.ts';
@@ -98,6 +102,8 @@ const load = () =>
 interface Target {
   client: KubeClient;
   managerPid: number;
+  /** The manager's collections (Kruise TS: its --trace-gc-nvp log). */
+  gc?: ReturnType<typeof gcTrace>;
   /** The SidecarSet version the manager serves (v1.8.2 has no v1beta1 SidecarSet). */
   sidecarSetVersion: string;
   stop(): Promise<void>;
@@ -113,7 +119,7 @@ async function startKruiseTs(): Promise<Target> {
   // cluster's webhook proxy, one more TLS hop and Node process on the same two cores.
   const proxyAnnouncement = await withoutWebhookProxy(client);
   const [webhookPort] = await freePorts(1);
-  const manager = startBenchManager(state, webhookPort);
+  const manager = startBenchManager(state, webhookPort, ['--trace-gc-nvp']);
   const stop = async () => {
     await stopProcesses([manager.pid], 5000);
     await proxyAnnouncement.restore();
@@ -138,7 +144,7 @@ async function startKruiseTs(): Promise<Target> {
     await stop();
     throw err;
   }
-  return { client, managerPid: manager.pid, sidecarSetVersion: 'v1beta1', stop };
+  return { client, managerPid: manager.pid, gc: gcTrace(manager.logFile), sidecarSetVersion: 'v1beta1', stop };
 }
 
 /** OpenKruise v1.8.2 on `<cluster>-upstream` (its CRDs and webhook configurations, its manager). */
@@ -198,6 +204,7 @@ async function measure(target: Target) {
     let failed = 0;
     const total = rate * duration;
     const cpuBefore = cpuSeconds(target.managerPid);
+    const gcMark = target.gc?.mark();
     const began = performance.now();
     const inflight: Promise<void>[] = [];
     for (let i = 0; i < total; i++) {
@@ -215,6 +222,7 @@ async function measure(target: Target) {
     await Promise.all(inflight);
     const elapsed = (performance.now() - began) / 1000;
     const cpu = cpuSeconds(target.managerPid) - cpuBefore;
+    const gc: GcStats | undefined = gcMark === undefined ? undefined : target.gc?.since(gcMark);
     await client.deleteCollection(Pods, { namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
     latencies.sort((a, b) => a - b);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
@@ -227,6 +235,7 @@ async function measure(target: Target) {
       p50: pct(50),
       p99: pct(99),
       cpuPer1000: (cpu / Math.max(1, latencies.length)) * 1000,
+      gc,
     };
   }
 
@@ -245,7 +254,12 @@ for (const name of targets) {
     const show = (r: typeof baseline) =>
       `${r.label.padEnd(9)} ok ${r.ok}/${r.sent} (${r.achievedRate.toFixed(0)}/s) p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms` +
       (r === baseline ? '' : ` | added p50 ${(r.p50 - baseline.p50).toFixed(2)} ms p99 ${(r.p99 - baseline.p99).toFixed(2)} ms`) +
-      ` | manager CPU ${r.cpuPer1000.toFixed(3)} s per 1000`;
+      ` | manager CPU ${r.cpuPer1000.toFixed(3)} s per 1000` +
+      (r.gc
+        ? ` | GC: ${r.gc.majors} major (${r.gc.majorMs.toFixed(0)} ms, longest stop ${r.gc.majorMaxMs.toFixed(1)} ms),` +
+          ` ${r.gc.scavenges} scavenges (${r.gc.scavengeMs.toFixed(0)} ms, longest ${r.gc.scavengeMaxMs.toFixed(1)} ms),` +
+          ` per admission ${(r.gc.allocated / 1024 / Math.max(1, r.ok)).toFixed(0)} KiB allocated, ${(r.gc.promoted / 1024 / Math.max(1, r.ok)).toFixed(1)} KiB promoted`
+        : '');
     process.stdout.write(
       `${name}: pod creations at ${rate}/s for ${duration}s per phase, 50 SidecarSets installed; load before ${loadAtStart}, after ${load()}, ${os.cpus().length} CPUs\n`,
     );

@@ -33,6 +33,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { anonRssMiB, connectionsTo, cpuSeconds, rssMiB } from './measure.ts';
+import { nodeFlagsWith } from './workload.ts';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { ensureUpstreamPeer, repoRoot } from '../src/cluster/binaries.ts';
@@ -71,16 +72,8 @@ const nodeFlagsOf = (m: string): string[] =>
     .split('+')
     .slice(1)
     .filter((x) => x.startsWith('-'));
-/** The production Node flags (config/node/flags, as bin/kruise reads them), a turn's own replacing those of the same name. */
-const nodeFlagsFor = (m: string): string[] => {
-  const extra = nodeFlagsOf(m);
-  const flagName = (flag: string) => flag.split('=')[0];
-  const production = readFileSync(path.join(repoRoot, 'config/node/flags'), 'utf8')
-    .split('\n')
-    .map((line) => line.replace(/#.*/, '').trim())
-    .filter((flag) => flag && !extra.some((x) => flagName(x) === flagName(flag)));
-  return [...production, ...extra];
-};
+/** The production Node flags with a turn's own in place of those of the same name. */
+const nodeFlagsFor = (m: string): string[] => nodeFlagsWith(nodeFlagsOf(m));
 const envOf = (m: string): Record<string, string> =>
   Object.fromEntries(
     m

@@ -1,6 +1,8 @@
 // What the workload benchmarks (cloneset, statefulset, daemonset, pod-webhook) share: a Kruise TS
 // manager child process on the benchmark's cluster, the wait for its defaulting webhook, and timed
 // phases whose wall time, manager CPU seconds and API writes per pod are printed as one table.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,15 +17,32 @@ import { ConfigMaps } from '../src/runtime/resources.ts';
 import { WEBHOOK_PROXY_CONFIGMAP } from '../src/runtime/webhook/endpoint.ts';
 
 /**
- * A manager without leader election, metrics or probes, logging warnings to the cluster's log dir:
- * the production entry point (bin/kruise, the compiled dist/ with the production Node flags).
+ * The production Node flags (config/node/flags, as bin/kruise reads them) with `extra` in place of
+ * those of the same name, and added.
  */
-export function startBenchManager(state: ClusterState, webhookPort = 0): Started {
+export function nodeFlagsWith(extra: readonly string[]): string[] {
+  const flagName = (flag: string) => flag.split('=')[0];
+  const production = readFileSync(path.join(repoRoot, 'config/node/flags'), 'utf8')
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter((flag) => flag && !extra.some((x) => flagName(x) === flagName(flag)));
+  return [...production, ...extra];
+}
+
+/**
+ * A manager without leader election, metrics or probes, logging warnings to the cluster's log dir:
+ * the production entry point (the compiled dist/ as bin/kruise builds and runs it, with the
+ * production Node flags and `nodeFlags`, e.g. --trace-gc).
+ */
+export function startBenchManager(state: ClusterState, webhookPort = 0, nodeFlags: readonly string[] = []): Started {
   const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
+  execFileSync(path.join(repoRoot, 'hack/build.sh'), ['--if-stale'], { stdio: 'inherit' });
   return startProcess(
     'kruise-manager',
-    path.join(repoRoot, 'bin/kruise'),
+    path.join(repoRoot, 'node_modules/.bin/node'),
     [
+      ...nodeFlagsWith(nodeFlags),
+      path.join(repoRoot, 'dist/cli/kruise.js'),
       'start',
       '--kubeconfig',
       state.kubeconfig,

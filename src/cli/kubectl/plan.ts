@@ -8,7 +8,7 @@ import { SPECIFIED_DELETE_LABEL } from '../../apis/constants.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import type { Pod } from '../../apis/core-objects.ts';
 import { resolveFeatureGates } from '../../apis/features.ts';
-import { planCloneSet, type CloneSetPlan } from '../../controllers/cloneset/plan.ts';
+import { planCloneSet, RECREATE_DELETE_REASON, type CloneSetPlan } from '../../controllers/cloneset/plan.ts';
 import { getScaledValueFromIntOrPercent, type IntOrString } from '../../util/intstr.ts';
 import type { Labels } from '../../util/labelselector.ts';
 import type { LifecycleTransition } from '../../util/lifecycle.ts';
@@ -98,7 +98,8 @@ export interface PlanReport {
   creates: Array<{ revision: string; count: number; pods?: string[]; nodes?: string[] }>;
   deletes: Array<{ pod: string; reason: string; pvcs: string[] }>;
   inPlaceUpdates: Array<{ pod: string; revision: string }>;
-  recreateUpdates: Array<{ pod: string }>;
+  /** Pods a ReCreate update replaces: marked specified-delete for the next round, or deleted in this one. */
+  recreateUpdates: Array<{ pod: string; deletedNow?: boolean }>;
   lifecycle: Array<{ pod: string; to: string }>;
   events: Array<{ type: string; reason: string; message: string }>;
   paused: boolean;
@@ -190,9 +191,14 @@ export function cloneSetRound(input: CloneSetRoundInput): PlannedRound {
     },
     arithmetic: plan.diffs,
     creates: [...creates].map(([revision, count]) => ({ revision, count })),
-    deletes: plan.deletePods.map((d) => ({ pod: d.pod, reason: d.reason, pvcs: d.pvcs })),
+    deletes: plan.deletePods
+      .filter((d) => d.reason !== RECREATE_DELETE_REASON)
+      .map((d) => ({ pod: d.pod, reason: d.reason, pvcs: d.pvcs })),
     inPlaceUpdates: plan.inPlaceUpdates.map((u) => ({ pod: u.pod, revision: u.revision })),
-    recreateUpdates: plan.labelPatches.filter((p) => p.labels[SPECIFIED_DELETE_LABEL] === 'true').map((p) => ({ pod: p.pod })),
+    recreateUpdates: [
+      ...plan.deletePods.filter((d) => d.reason === RECREATE_DELETE_REASON).map((d) => ({ pod: d.pod, deletedNow: true })),
+      ...plan.labelPatches.filter((p) => p.labels[SPECIFIED_DELETE_LABEL] === 'true').map((p) => ({ pod: p.pod })),
+    ],
     lifecycle: lifecycleRows(plan.lifecycleTransitions),
     events: plan.events,
     paused: !!rolling?.paused,
@@ -250,7 +256,13 @@ export function renderReport(r: PlanReport): string {
   }
   for (const x of r.deletes) rows.push(['delete', x.pod, x.reason]);
   for (const u of r.inPlaceUpdates) rows.push(['update in place', u.pod, `to revision ${u.revision}`]);
-  for (const u of r.recreateUpdates) rows.push(['recreate', u.pod, 'marked specified-delete; deleted and replaced next round']);
+  for (const u of r.recreateUpdates) {
+    rows.push([
+      'recreate',
+      u.pod,
+      u.deletedNow ? 'deleted now; replaced next round' : 'marked specified-delete; deleted and replaced next round',
+    ]);
+  }
   for (const l of r.lifecycle) rows.push(['lifecycle', l.pod, l.to]);
   lines.push('');
   lines.push(rows.length ? table([['ACTION', 'POD', 'WHY'], ...rows]) : 'no pod is created, deleted or updated by the next reconcile');

@@ -4,7 +4,7 @@
 // pod writes, creations and deletions, then status and spec.
 
 import type { CloneSet, CloneSetStatus } from '../../apis/apps/cloneset.ts';
-import { CLONESET_INSTANCE_ID_LABEL, CLONESET_VCT_HASH_ANNOTATION } from '../../apis/constants.ts';
+import { CLONESET_INSTANCE_ID_LABEL, CLONESET_VCT_HASH_ANNOTATION, SPECIFIED_DELETE_LABEL } from '../../apis/constants.ts';
 import type { FeatureGates } from '../../apis/features.ts';
 import type { PersistentVolumeClaim } from '../../apis/core.ts';
 import { planWorkloadImagePreDownload, type PreDownloadPlan } from '../../util/imagepredownload.ts';
@@ -22,7 +22,7 @@ import {
 } from '../../util/revision-data.ts';
 import { DEFAULT_MAX_UNAVAILABLE, EMPTY_DIFFS, type ExpectationDiffs } from './diff.ts';
 import { podName, replicasOf, type Pod } from './pods.ts';
-import { planScale, type PodCreation, type PodDeletion } from './scale.ts';
+import { planScale, type PodCreation, type PodDeletion, type ScaleInput, type ScalePlan } from './scale.ts';
 import { computeStatus } from './status.ts';
 import { planUpdate } from './update.ts';
 import type { InPlaceUpdateAction, LabelPatch, PodRefresh } from '../plan-types.ts';
@@ -195,7 +195,7 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
 
   let updateError: string | undefined;
   if (!cs.metadata?.deletionTimestamp) {
-    const scale = planScale({
+    const scaleInput: ScaleInput = {
       cloneSet: cs,
       currentRevision: { name: currentName, template: templateFromRevision(rev.current) },
       updateRevision: { name: updateName, template: templateFromRevision(rev.update) },
@@ -206,7 +206,8 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
       randomId: input.randomId,
       scalingExcludePreparingDelete: input.scalingExcludePreparingDelete,
       nodeLabels: input.nodeLabels,
-    });
+    };
+    const scale = planScale(scaleInput);
     plan.diffs = scale.diffs;
     plan.phase = 'scale';
     plan.createPods = scale.createPods;
@@ -229,6 +230,13 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
       plan.refreshes = update.refreshes;
       plan.inPlaceUpdates = update.inPlaceUpdates;
       plan.labelPatches = update.labelPatches;
+      if (update.inPlaceUpdates.length === 0) {
+        const recreated = recreateAtOnce(update.labelPatches, (pods) => planScale({ ...scaleInput, pods }), active);
+        if (recreated) {
+          plan.deletePods = recreated.deletePods;
+          plan.labelPatches = recreated.labelPatches;
+        }
+      }
       plan.lifecycleTransitions.push(...update.lifecycleTransitions);
       plan.events.push(...update.events);
       updateError = update.error;
@@ -258,6 +266,39 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
   plan.revisionsToDelete = revisionsToTruncate(cs, active, allRevisions, currentName, updateName);
   return plan;
 }
+
+/**
+ * A ReCreate update marks its pods specified-delete, and upstream's next round (Scale, once the
+ * cache shows the labels) deletes them: two writes per pod, a round trip apart. Here the Scale
+ * phase runs again at once on the pods as they will be once marked, and the pods it would delete
+ * are deleted in this round, unmarked: one write each instead of two. It applies only when that
+ * second Scale does nothing but delete pods this round marked; a pod it holds back (a preDelete
+ * hook to go through, beyond the ready-deletion budget) or any other step it takes (surge
+ * creations) leaves the round as upstream's: every mark written, Scale acting next round. Every
+ * pod still gets its SuccessfulUpdatePodReCreate event.
+ */
+export function recreateAtOnce(
+  labelPatches: readonly LabelPatch[],
+  scaleOf: (pods: readonly Pod[]) => ScalePlan,
+  active: readonly Pod[],
+): { deletePods: PodDeletion[]; labelPatches: LabelPatch[] } | undefined {
+  const marked = new Set(labelPatches.filter((l) => l.labels[SPECIFIED_DELETE_LABEL] === 'true').map((l) => l.pod));
+  if (marked.size === 0) return undefined;
+  const asMarked = active.map((p) =>
+    marked.has(podName(p)) ? { ...p, metadata: { ...p.metadata, labels: { ...p.metadata.labels, [SPECIFIED_DELETE_LABEL]: 'true' } } } : p,
+  );
+  const next = scaleOf(asMarked);
+  if (next.createPods.length || next.lifecycleTransitions.length || next.deletePods.length === 0) return undefined;
+  if (!next.deletePods.every((d) => marked.has(d.pod))) return undefined;
+  const deleted = new Set(next.deletePods.map((d) => d.pod));
+  return {
+    deletePods: next.deletePods.map((d) => ({ ...d, reason: RECREATE_DELETE_REASON })),
+    labelPatches: labelPatches.filter((l) => !deleted.has(l.pod)),
+  };
+}
+
+/** The reason of a deletion recreateAtOnce moved into the round that chose the pod. */
+export const RECREATE_DELETE_REASON = 'recreate for update (deleted in the round that chose it, without the specified-delete mark)';
 
 /** Step 7 of doReconcile: pre-pull the update revision's new images (spec §12.4). */
 function preDownloadFor(

@@ -163,7 +163,7 @@ describe('planCloneSet: pods that tie on every ordering rule go by name, whateve
     {
       name: 'recreate update (the issue: 6 replicas, partition 2, maxUnavailable 1): the first by name',
       spec: { replicas: 6, template: template('nginx:2.0'), updateStrategy: { rollingUpdate: { partition: 2, maxUnavailable: 1 } } },
-      picked: (p: ReturnType<typeof planCloneSet>) => p.labelPatches.map((l) => l.pod),
+      picked: (p: ReturnType<typeof planCloneSet>) => [...p.deletePods.map((d) => d.pod), ...p.labelPatches.map((l) => l.pod)],
       want: ['cs-a'],
     },
     {
@@ -198,4 +198,106 @@ describe('planCloneSet: pods that tie on every ordering rule go by name, whateve
       }
     });
   }
+});
+
+describe('planCloneSet: a ReCreate update deletes in the round that chose the pod when Scale would (recreateAtOnce)', () => {
+  const r1 = revisionOf(cloneSet(), 1);
+  const status = {
+    replicas: 4,
+    readyReplicas: 4,
+    availableReplicas: 4,
+    updatedReplicas: 4,
+    updatedReadyReplicas: 4,
+    currentRevision: r1.metadata.name,
+  };
+  const hook = { finalizersHandler: ['example.com/hook'] };
+  const surge = { replicas: 4, template: template('nginx:2.0'), updateStrategy: { rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } } };
+  const r2 = revisionOf(cloneSet(surge), 2);
+  const at = (name: string, o: Parameters<typeof pod>[1] = {}) => pod(name, { revision: r1.metadata.name, state: 'Normal', ...o });
+  const cases: Array<{
+    name: string;
+    spec: Parameters<typeof cloneSet>[0];
+    pods: ReturnType<typeof pod>[];
+    deleted: string[];
+    marked: string[];
+  }> = [
+    {
+      name: 'ready pods within maxUnavailable 2: deleted now, unmarked (one write each, not two)',
+      spec: { replicas: 4, template: template('nginx:2.0'), updateStrategy: { rollingUpdate: { maxUnavailable: 2 } } },
+      pods: ['cs-a', 'cs-b', 'cs-c', 'cs-d'].map((n) => at(n)),
+      deleted: ['cs-a', 'cs-b'],
+      marked: [],
+    },
+    {
+      name: 'an unavailable pod goes first, and one ready pod fills the budget',
+      spec: { replicas: 4, template: template('nginx:2.0'), updateStrategy: { rollingUpdate: { maxUnavailable: 2 } } },
+      pods: [at('cs-a'), at('cs-b'), at('cs-c', { ready: false }), at('cs-d')],
+      deleted: ['cs-a', 'cs-c'],
+      marked: [],
+    },
+    {
+      name: 'a preDelete hook: Scale would move the pods to PreparingDelete, so they are only marked (as upstream)',
+      spec: {
+        replicas: 4,
+        template: template('nginx:2.0'),
+        updateStrategy: { rollingUpdate: { maxUnavailable: 2 } },
+        lifecycle: { preDelete: hook },
+      },
+      pods: ['cs-a', 'cs-b', 'cs-c', 'cs-d'].map((n) => at(n, { finalizers: ['example.com/hook'] })),
+      deleted: [],
+      marked: ['cs-a', 'cs-b'],
+    },
+    {
+      name: 'maxSurge 1, maxUnavailable 0, the surge pod up: the chosen pod is deleted now, as Scale would next round',
+      spec: surge,
+      pods: [...['cs-a', 'cs-b', 'cs-c', 'cs-d'].map((n) => at(n)), pod('cs-e', { revision: r2.metadata.name, state: 'Normal' })],
+      deleted: ['cs-a'],
+      marked: [],
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const plan = planCloneSet({
+        cloneSet: cloneSet(c.spec, status),
+        revisions: [r1, r2],
+        pods: c.pods,
+        pvcs: [],
+        now: NOW,
+        features: gates(),
+      });
+      assert.deepEqual(
+        plan.deletePods.map((d) => d.pod),
+        c.deleted,
+      );
+      assert.deepEqual(
+        plan.labelPatches.map((l) => [l.pod, l.labels]),
+        c.marked.map((n) => [n, { 'apps.kruise.io/specified-delete': 'true' }]),
+      );
+      assert.equal(plan.createPods.length, 0);
+      assert.deepEqual(
+        plan.events.filter((e) => e.reason === 'SuccessfulUpdatePodReCreate').length,
+        c.deleted.length + c.marked.length,
+        'every pod chosen for recreation keeps its event',
+      );
+    });
+  }
+});
+
+describe('planCloneSet: a maxSurge ReCreate update creates the surge pod before choosing any pod', () => {
+  it('no pod is marked or deleted while the surge pod is created', () => {
+    const r1 = revisionOf(cloneSet(), 1);
+    const spec = { replicas: 2, template: template('nginx:2.0'), updateStrategy: { rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } } };
+    const status = {
+      replicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+      updatedReplicas: 0,
+      updatedReadyReplicas: 0,
+      currentRevision: r1.metadata.name,
+    };
+    const pods = ['cs-a', 'cs-b'].map((n) => pod(n, { revision: r1.metadata.name, state: 'Normal' }));
+    const plan = planCloneSet({ cloneSet: cloneSet(spec, status), revisions: [r1], pods, pvcs: [], now: NOW, features: gates() });
+    assert.equal(plan.createPods.length, 1);
+    assert.deepEqual([plan.deletePods, plan.labelPatches], [[], []]);
+  });
 });
