@@ -91,7 +91,8 @@ describe('the admission patch (diffJson): the operations fast-json-patch gives o
       const keys = Object.keys(v);
       const r = rand(6);
       if (r === 0 && keys.length) delete v[keys[rand(keys.length)]!];
-      else if (r === 1) Array.isArray(v) ? v.push(tree(depth)) : (v[`n${rand(3)}`] = tree(depth));
+      else if (r === 1 && Array.isArray(v)) v.push(tree(depth));
+      else if (r === 1) v[`n${rand(3)}`] = tree(depth);
       else if (r === 2 && keys.length) v[keys[rand(keys.length)]!] = undefined;
       else if (r === 3 && keys.length) v[keys[rand(keys.length)]!] = tree(depth);
       else for (const k of keys) if (rand(2)) change(v[k], depth - 1);
