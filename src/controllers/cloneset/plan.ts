@@ -271,11 +271,11 @@ export function planCloneSet(input: PlanInput): CloneSetPlan {
  * A ReCreate update marks its pods specified-delete, and upstream's next round (Scale, once the
  * cache shows the labels) deletes them: two writes per pod, a round trip apart. Here the Scale
  * phase runs again at once on the pods as they will be once marked, and the pods it would delete
- * are deleted in this round, unmarked: one write each instead of two. It applies only when that
- * second Scale does nothing but delete pods this round marked; a pod it holds back (a preDelete
- * hook to go through, beyond the ready-deletion budget) or any other step it takes (surge
- * creations) leaves the round as upstream's: every mark written, Scale acting next round. Every
- * pod still gets its SuccessfulUpdatePodReCreate event.
+ * are deleted in this round, unmarked: one write each instead of two; one it holds back (beyond
+ * the ready-deletion budget) keeps its mark. It applies only when that second Scale does nothing
+ * but delete pods this round marked: any other step it would take (a preDelete hook's
+ * PreparingDelete, surge creations) leaves the round as upstream's, every mark written and Scale
+ * acting next round. Every pod still gets its SuccessfulUpdatePodReCreate event.
  */
 export function recreateAtOnce(
   labelPatches: readonly LabelPatch[],
