@@ -23,6 +23,7 @@ import { ensureKruiseE2E, repoRoot } from '../src/cluster/binaries.ts';
 import { down, up, type ClusterState } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail } from '../src/cluster/processes.ts';
 import { fromKubeconfigFile, type KubeClient } from '../src/runtime/client.ts';
+import { NodePodProbes, Nodes } from '../src/runtime/resources.ts';
 import { kruiseArgs, servingFlags } from '../test/harness/kruise-cli.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 import { applyE2ESetup, E2E_FEATURE_GATES, runKruiseE2E } from '../test/harness/upstream-e2e.ts';
@@ -112,6 +113,7 @@ for (const group of groups) {
     await applyE2ESetup(state, e2e.moduleDir);
     started = manager === 'go' ? await startGo(state) : await startTs(state, runDir);
     const { managerAlive, managerLog } = started;
+    await waitForControllers(state);
     log(`${group.name}: manager ready after ${((Date.now() - began) / 1000).toFixed(0)} s; running the suite`);
     const progress = setInterval(() => {
       const last = tail(path.join(runDir, 'e2e.log'), 200)
@@ -175,6 +177,31 @@ function countOf(specs: Array<{ result: SpecResult }>) {
     fail: specs.filter((s) => s.result.status === 'fail').length,
     skip: specs.filter((s) => s.result.status === 'skip').length,
   };
+}
+
+/**
+ * Waits until the manager's controllers run: readiness (the webhooks serve) comes seconds before
+ * them, and the suite's first spec would see a cluster not yet reconciled — the PodProbeMarker spec
+ * that lists a NodePodProbe per node failed when it ran first. Every node's NodePodProbe (the
+ * NodePodProbe controller creates them at its start, under both managers) is the sign.
+ */
+async function waitForControllers(state: ClusterState): Promise<void> {
+  const client = fromKubeconfigFile(state.kubeconfig);
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const nodes = (await client.list(Nodes)).items.length;
+      const probes = (await client.list(NodePodProbes)).items.length;
+      if (probes >= nodes) return;
+      if (Date.now() > deadline) {
+        log(`the manager created ${probes} of ${nodes} NodePodProbes within 120 s; running the suite anyway`);
+        return;
+      }
+      await sleep(1000);
+    }
+  } finally {
+    await client.close();
+  }
 }
 
 interface StartedManager {

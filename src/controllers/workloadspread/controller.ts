@@ -6,7 +6,7 @@
 
 import { KRUISE_CONFIGURATION_NAME, WS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/constants.ts';
 import type { ConfigMap, Node, Pod, KubeObject } from '../../apis/core-objects.ts';
-import type { KubeClient } from '../../runtime/client.ts';
+import type { KubeClient, Scale } from '../../runtime/client.ts';
 import {
   AdvancedStatefulSets,
   CloneSets,
@@ -72,13 +72,32 @@ export interface CustomTarget {
   selector?: string;
 }
 
+/** A custom workload's replicas when it has no scale subresource (upstream controllerfinder.ReplicasUnknown). */
+export const REPLICAS_UNKNOWN = -1;
+
+/**
+ * A custom workload as upstream's controller finder reads it: with a scale subresource, the Scale's
+ * replicas and selector; without one (an Advanced DaemonSet, which upstream's e2e configuration
+ * whitelists), replicas unknown and no selector, so its pods are those it controls (upstream's
+ * getRefUID). undefined when the workload or its Scale does not exist.
+ */
+export async function readCustomTarget(
+  object: Workload | undefined,
+  scale: (() => Promise<Pick<Scale, 'spec' | 'status'> | undefined>) | undefined,
+): Promise<CustomTarget | undefined> {
+  if (!object) return undefined;
+  if (!scale) return { object, replicas: REPLICAS_UNKNOWN };
+  const s = await scale();
+  return s && { object, replicas: s.spec?.replicas ?? 0, selector: s.status?.selector };
+}
+
 /** What one reconcile reads; informer caches in production, plain objects in unit tests. */
 export interface SpreadCache {
   getWorkloadSpread(namespace: string, name: string): StoredWS | undefined;
   getWorkload(group: string, kind: string, namespace: string, name: string): Workload | undefined;
   /**
-   * Any other workload (a third-party CRD), found by API discovery and read with its scale
-   * subresource; undefined when it does not exist. Throws when its kind is not served or has no scale.
+   * Any other workload (a third-party CRD), found by API discovery and read as readCustomTarget
+   * says; undefined when it does not exist. Throws when its kind is not served.
    */
   customWorkload(apiVersion: string, kind: string, namespace: string, name: string): Promise<CustomTarget | undefined>;
   /** The active and inactive pods of a namespace. */
@@ -284,11 +303,10 @@ export const workloadSpreadController: ControllerSetup = {
         ),
       async customWorkload(apiVersion, kind, ns, name) {
         const mapping = await deps.restMapper.resourceFor(apiVersion, kind);
-        if (!mapping.scale) throw new Error(`${kind} ${apiVersion} has no scale subresource`);
-        const object = (await watchCustom(mapping)).lister.get(ns, name);
-        if (!object) return undefined;
-        const scale = await ignoreNotFound(deps.client.getScale(mapping, name, { namespace: ns }));
-        return scale && { object, replicas: scale.spec?.replicas ?? 0, selector: scale.status?.selector };
+        return readCustomTarget(
+          (await watchCustom(mapping)).lister.get(ns, name),
+          mapping.scale ? () => ignoreNotFound(deps.client.getScale(mapping, name, { namespace: ns })) : undefined,
+        );
       },
     };
     const scale = new ScaleExpectations({ timeout: deps.expectationTimeoutMs });

@@ -40,9 +40,10 @@ export function heldContainers(pod: Pod): HeldContainer[] {
 }
 
 /**
- * The pod status once the held containers whose keys exist are started (running, ready, with the
- * ids KWOK gives attempt 0), ContainersReady and Ready following the containers (Ready also the
- * readiness gates). undefined when none can start.
+ * The pod status once the held containers whose keys exist are started (running, with the ids KWOK
+ * gives attempt 0; ready, but a container with a postStart hook only once KWOK's stage pod-poststart
+ * says the hook ran, so the containers after it start that much later), ContainersReady and Ready
+ * following the containers (Ready also the readiness gates). undefined when none can start.
  */
 export function releasedStatus(
   pod: Pod,
@@ -58,13 +59,14 @@ export function releasedStatus(
   const at = metaTime(nowMs);
   const containerStatuses = (pod.status?.containerStatuses ?? []).map((s): ContainerStatus => {
     if (!release.has(s.name)) return s;
-    const image = pod.spec?.containers.find((c) => c.name === s.name)?.image ?? s.image ?? '';
+    const spec = pod.spec?.containers.find((c) => c.name === s.name);
+    const image = spec?.image ?? s.image ?? '';
     return {
       name: s.name,
       image,
       imageID: simulatedImageID(image),
       containerID: simulatedContainerID(pod.metadata.uid ?? '', s.name, 0),
-      ready: true,
+      ready: !spec?.lifecycle?.postStart,
       started: true,
       restartCount: 0,
       state: { running: { startedAt: at } },

@@ -156,16 +156,26 @@ export interface StopOutcome {
   /** The stopped container's new status (restarted under restartPolicy Always, else terminated). */
   container: ContainerStatus;
   restarted: boolean;
-  /** Pod phase and conditions when the pod became terminal (every container exited). */
+  /** Pod phase when the pod became terminal (every container exited). */
   phase?: 'Succeeded' | 'Failed';
+  /** New pod conditions: not Ready when the pod became terminal or a restarted container's postStart hook runs. */
   conditions?: NonNullable<NonNullable<Pod['status']>['conditions']>;
+}
+
+function notReady(pod: Pod, reason: string, now: string): NonNullable<StopOutcome['conditions']> {
+  return (pod.status?.conditions ?? []).map((c) =>
+    c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False', reason, lastTransitionTime: now } : c,
+  );
 }
 
 /**
  * The pod status after `containerID` was stopped (SIGTERM honoured: exit 0), as the kubelet writes
  * it: under restartPolicy Always (the default) the container is started again as a new container
  * with restartCount+1; under Never / OnFailure an exit 0 is final, and once every container has
- * exited the pod is Succeeded (all 0) or Failed, not Ready. undefined when the id is unknown.
+ * exited the pod is Succeeded (all 0) or Failed, not Ready. A restarted container with a postStart
+ * hook is not ready, nor is the pod, until the hook has run (KWOK's stage pod-poststart, as after an
+ * image change: config/kwok/stages.yaml), so what waits for it (the next in-place update batch)
+ * waits as on a real node. undefined when the id is unknown.
  */
 export function stoppedStatuses(pod: Pod, containerID: string, now: string): StopOutcome | undefined {
   const statuses = pod.status?.containerStatuses ?? [];
@@ -179,9 +189,7 @@ export function stoppedStatuses(pod: Pod, containerID: string, now: string): Sto
     const outcome: StopOutcome = { statuses: next, container, restarted: false };
     if (next.every((s) => s.state?.terminated)) {
       outcome.phase = next.every((s) => (s.state?.terminated?.exitCode ?? 0) === 0) ? 'Succeeded' : 'Failed';
-      outcome.conditions = (pod.status?.conditions ?? []).map((c) =>
-        c.type === 'Ready' || c.type === 'ContainersReady' ? { ...c, status: 'False', reason: 'PodCompleted', lastTransitionTime: now } : c,
-      );
+      outcome.conditions = notReady(pod, 'PodCompleted', now);
     }
     return outcome;
   }
@@ -190,6 +198,7 @@ export function stoppedStatuses(pod: Pod, containerID: string, now: string): Sto
   // changed in place come with this restart (they do not cost a second one).
   const spec = pod.spec?.containers?.find((c) => c.name === old.name);
   const image = spec?.image ?? old.image;
+  const hooked = !!spec?.lifecycle?.postStart;
   const container: ContainerStatus = {
     ...old,
     ...(image && image !== old.image ? { image, imageID: simulatedImageID(image) } : {}),
@@ -203,12 +212,17 @@ export function stoppedStatuses(pod: Pod, containerID: string, now: string): Sto
       : {}),
     containerID: simulatedContainerID(pod.metadata.uid ?? '', old.name, restarts),
     restartCount: restarts,
-    ready: true,
+    ready: !hooked,
     started: true,
     state: { running: { startedAt: now } },
     lastState: { terminated: exited },
   };
-  return { statuses: statuses.map((s, j) => (j === i ? container : s)), container, restarted: true };
+  return {
+    statuses: statuses.map((s, j) => (j === i ? container : s)),
+    container,
+    restarted: true,
+    ...(hooked ? { conditions: notReady(pod, 'ContainersNotReady', now) } : {}),
+  };
 }
 
 /**
@@ -377,7 +391,8 @@ export class SimulatedRuntime implements ContainerRuntime {
             metadata: { resourceVersion: pod.metadata.resourceVersion },
             status: {
               containerStatuses: next.statuses,
-              ...(next.phase ? { phase: next.phase, conditions: next.conditions } : {}),
+              ...(next.phase ? { phase: next.phase } : {}),
+              ...(next.conditions ? { conditions: next.conditions } : {}),
             },
           },
           { namespace: ref.namespace, patchType: PatchType.Merge },

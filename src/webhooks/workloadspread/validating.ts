@@ -5,6 +5,7 @@ import type { WorkloadSpread, WorkloadSpreadV1alpha1 } from '../../apis/apps/wor
 import { APPS_GROUP, WS_CUSTOM_WORKLOAD_WHITELIST_KEY } from '../../apis/constants.ts';
 import { type FieldError, invalid, required } from '../../apis/field-errors.ts';
 import { getLenientValueFromIntOrPercent } from '../../util/intstr.ts';
+import { labelSelectorAsSelector, SelectorError } from '../../util/labelselector.ts';
 import { validateNodeSelectorTerm, validateTolerations } from '../podtemplate.ts';
 import { type CustomWorkload, isWhitelisted } from '../../util/custom-workloads.ts';
 import { customWorkloadWhitelist, groupOf } from '../workload.ts';
@@ -159,9 +160,27 @@ function validateScheduleStrategy(ws: AnyWorkloadSpread): FieldError[] {
   return errs;
 }
 
+/** targetFilter.selector must be a valid label selector (an `In` with no values is not). */
+function validateTargetFilter(ws: AnyWorkloadSpread): FieldError[] {
+  const filter = ws.spec?.targetFilter;
+  if (!filter) return [];
+  try {
+    labelSelectorAsSelector(filter.selector);
+    return [];
+  } catch (err) {
+    if (!(err instanceof SelectorError)) throw err;
+    return [invalid('spec.targetFilter', filter, err.message)];
+  }
+}
+
 /** Rules on one object; the whitelist admits custom target kinds. */
 export function validateWorkloadSpreadSpec(ws: AnyWorkloadSpread, whitelist: readonly CustomWorkload[] = []): FieldError[] {
-  return [...validateTargetRef(ws.spec?.targetRef, whitelist), ...validateSubsets(ws), ...validateScheduleStrategy(ws)];
+  return [
+    ...validateTargetRef(ws.spec?.targetRef, whitelist),
+    ...validateSubsets(ws),
+    ...validateScheduleStrategy(ws),
+    ...validateTargetFilter(ws),
+  ];
 }
 
 /** One WorkloadSpread per workload (first conflict only). */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Node, Pod } from '../../../src/apis/core-objects.ts';
 import { planWorkloadSpread, type SpreadInputs } from '../../../src/controllers/workloadspread/plan.ts';
-import { WorkloadSpreadReconciler } from '../../../src/controllers/workloadspread/controller.ts';
+import { readCustomTarget, REPLICAS_UNKNOWN, WorkloadSpreadReconciler } from '../../../src/controllers/workloadspread/controller.ts';
 import { makeSpreadHandlers } from '../../../src/controllers/workloadspread/event-handler.ts';
 import { StatusError } from '../../../src/runtime/errors.ts';
 import { ScaleExpectations } from '../../../src/runtime/expectations.ts';
@@ -414,6 +414,36 @@ describe('WorkloadSpread reconciler: custom workloads (whitelist, scale subresou
     const { reconciler, statuses } = run({ w: customWs(), pods: [], podsInNamespace: [loose, other], selector: 'app=gizmo' });
     await reconciler.reconcile('default/ws');
     assert.deepEqual(statuses, ['a:1/1,b:0/-1']);
+  });
+
+  test('no scale subresource (an Advanced DaemonSet): replicas unknown, the pods it controls count (upstream e2e "job-like custom workload")', async () => {
+    let scaleRead = false;
+    const target = await readCustomTarget(gizmo as any, undefined);
+    assert.deepEqual(target, { object: gizmo, replicas: REPLICAS_UNKNOWN });
+    assert.equal(await readCustomTarget(undefined, undefined), undefined, 'no workload yet: nothing, and the status is still written');
+    const scaled = await readCustomTarget(gizmo as any, async () => {
+      scaleRead = true;
+      return { spec: { replicas: 3 }, status: { replicas: 3, selector: 'app=g' } };
+    });
+    assert.ok(scaleRead);
+    assert.deepEqual(scaled, { object: gizmo, replicas: 3, selector: 'app=g' });
+    const w = {
+      ...customWs(),
+      spec: {
+        ...customWs().spec,
+        subsets: [
+          { name: 'a', maxReplicas: 2 },
+          { name: 'b', maxReplicas: 5 },
+        ],
+      },
+    };
+    const { reconciler, statuses } = run({
+      w,
+      pods: [owned('p0', 'a'), owned('p1', 'a'), owned('p2', 'b')],
+      scaleReplicas: REPLICAS_UNKNOWN,
+    });
+    await reconciler.reconcile('default/ws');
+    assert.deepEqual(statuses, ['a:2/0,b:1/4']);
   });
 
   test('a Scale of 0 replicas covers no pods', async () => {

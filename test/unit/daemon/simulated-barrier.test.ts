@@ -74,6 +74,15 @@ describe('simulated launch barrier', () => {
     );
   });
 
+  test('a container with a postStart hook starts not ready: the next priority waits for the hook (pod-poststart)', () => {
+    const pod = heldPod();
+    pod.spec!.containers[0]!.lifecycle = { postStart: { exec: { command: ['/bin/sh', '-c', 'sleep 1'] } } };
+    const s = releasedStatus(pod, new Set(['p_0']), NOW)!;
+    assert.equal(s.containerStatuses[0]!.ready, false);
+    assert.deepEqual(s.containerStatuses[0]!.state, { running: { startedAt: '2026-11-24T06:30:00Z' } });
+    assert.equal(s.conditions.find((c) => c.type === 'ContainersReady')?.status, 'False');
+  });
+
   test('the last key starts the rest: ContainersReady and Ready turn True (Ready waits for readiness gates)', () => {
     const pod = heldPod();
     pod.status = { ...pod.status, ...releasedStatus(pod, new Set(['p_0']), NOW)! };

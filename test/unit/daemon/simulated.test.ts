@@ -112,6 +112,31 @@ test("the restarted container runs the spec's image: an image changed in place c
   assert.deepEqual([same.image, same.imageID], ['nginx', 'nginx@sha256:x']);
 });
 
+test('a restarted container with a postStart hook is not ready, nor is the pod, until the hook has run', () => {
+  const p = pod();
+  p.status!.conditions = [
+    { type: 'Ready', status: 'True' },
+    { type: 'ContainersReady', status: 'True' },
+    { type: 'PodScheduled', status: 'True' },
+  ];
+  const plain = stoppedStatuses(p, p.status!.containerStatuses![0].containerID!, 'T')!;
+  assert.equal(plain.container.ready, true);
+  assert.equal(plain.conditions, undefined, 'no hook: the pod stays Ready');
+  p.spec!.containers![0].lifecycle = { postStart: { exec: { command: ['sleep', '10'] } } };
+  const hooked = stoppedStatuses(p, p.status!.containerStatuses![0].containerID!, 'T')!;
+  assert.equal(hooked.restarted, true);
+  assert.equal(hooked.container.ready, false);
+  assert.deepEqual(
+    hooked.conditions?.map((c) => [c.type, c.status, c.reason]),
+    [
+      ['Ready', 'False', 'ContainersNotReady'],
+      ['ContainersReady', 'False', 'ContainersNotReady'],
+      ['PodScheduled', 'True', undefined],
+    ],
+  );
+  assert.equal(hooked.phase, undefined);
+});
+
 test("the restarted container runs with the spec's resources: a resize pending in place costs no second restart", () => {
   const p = pod();
   p.spec!.containers![0].resources = { requests: { cpu: '200m' }, limits: { cpu: '1' } };

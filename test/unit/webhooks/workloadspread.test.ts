@@ -34,6 +34,20 @@ const whitelist = {
 };
 
 describe('WorkloadSpread validation', () => {
+  test('targetFilter: its selector must be valid (upstream e2e "job-like custom workload")', async () => {
+    const filter = (expr: Record<string, unknown>) => ws({ targetFilter: { selector: { matchExpressions: [expr] } } });
+    assert.match(await errors(filter({ key: 'key', operator: 'In' })), /spec\.targetFilter: Invalid value: .*values/);
+    assert.match(
+      await errors(filter({ key: 'key', operator: 'Bad' })),
+      /spec\.targetFilter: Invalid value: .*not a valid label selector operator/,
+    );
+    assert.equal(await errors(filter({ key: 'key', operator: 'In', values: ['a'] })), '');
+    assert.equal(
+      await errors(ws({ targetFilter: { selector: { matchLabels: { role: 'worker' } }, replicasPathList: ['spec.replicas'] } })),
+      '',
+    );
+  });
+
   test('upstream examples pass (the TFJob one with its whitelist)', async () => {
     for (const doc of loadExamples('workloadspread.yaml')) assert.equal(await errors(doc, { objects: [whitelist] }), '', doc.metadata.name);
   });
