@@ -2,6 +2,8 @@
 // annotations, spec rules, upgrade-type immutability on UPDATE, and — only when everything else
 // passes — conflicts with other SidecarSets that can select the same pods.
 import type { SidecarSet, SidecarSetV1alpha1 } from '../../apis/apps/sidecarset.ts';
+import { NAMESPACE_NAME_LABEL } from '../../apis/conversion/sidecarset.ts';
+import type { Namespace } from '../../apis/core-objects.ts';
 import {
   DEFAULT_KRUISE_NAMESPACE,
   ENV_POD_NAMESPACE,
@@ -17,6 +19,7 @@ import {
   type LabelSelectorLike,
   isLabelKey,
   labelSelectorAsSelector,
+  matchesLabelSelector,
   validateLabelSelector,
   validateLabels,
 } from '../../util/labelselector.ts';
@@ -36,7 +39,6 @@ type Spec = NonNullable<AnySidecarSet['spec']>;
 const NAME_FMT = '^[a-zA-Z0-9\\-]+$';
 const NAME_RE = new RegExp(NAME_FMT);
 const NAME_MAX_LEN = 63;
-const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** Key of kruise-configuration holding the patchPodMetadata whitelist. */
 export const PATCH_POD_METADATA_WHITELIST_KEY = 'SidecarSet_PatchPodMetadata_WhiteList';
 
@@ -273,14 +275,42 @@ export async function validateSidecarSetCanary(
   return [];
 }
 
-// v1alpha1's spec.namespace is the namespace-name selector v1beta1 converts it to.
-function namespaceScope(s: AnySidecarSet): LabelSelectorLike | undefined {
-  if (s.spec?.namespace) return { matchLabels: { [NAMESPACE_NAME_LABEL]: s.spec.namespace } };
-  return s.spec?.namespaceSelector;
+/**
+ * Where a SidecarSet injects: the one namespace v1alpha1's spec.namespace pins it to (served as
+ * v1beta1, the namespace-name selector the conversion turns it into), or a namespaceSelector.
+ */
+function namespaceScope(s: AnySidecarSet): { namespace?: string; selector?: LabelSelectorLike } {
+  if (s.spec?.namespace) return { namespace: s.spec.namespace };
+  const selector = s.spec?.namespaceSelector;
+  const matchLabels = Object.entries(selector?.matchLabels ?? {});
+  if (selector && !selector.matchExpressions?.length && matchLabels.length === 1 && matchLabels[0]![0] === NAMESPACE_NAME_LABEL)
+    return { namespace: matchLabels[0]![1] };
+  return { selector };
 }
 
-/** Names (containers, volumes, overwriting annotations) other overlapping SidecarSets already use. */
-export function validateSidecarSetConflicts(obj: AnySidecarSet, others: readonly AnySidecarSet[]): FieldError[] {
+/**
+ * Whether two SidecarSets can inject into pods of one namespace, as v1.8.2 decides it
+ * (isSidecarSetNamespaceOverlapping): different pinned namespaces or disjoint namespace selectors
+ * never meet; a new SidecarSet pinned to a namespace meets one selecting namespaces by label only
+ * if that namespace exists and carries the labels. A new SidecarSet selecting namespaces by label
+ * never meets one pinned to a namespace: v1.8.2 matches the pinned namespace against the pinned
+ * SidecarSet's own namespaceSelector, which it cannot have — what OpenKruise accepts is accepted.
+ */
+function namespacesOverlap(obj: AnySidecarSet, other: AnySidecarSet, objNamespace: Namespace | null): boolean {
+  const mine = namespaceScope(obj);
+  const theirs = namespaceScope(other);
+  if (mine.namespace && theirs.namespace && mine.namespace !== theirs.namespace) return false;
+  if (mine.selector && theirs.selector && !selectorsOverlap(mine.selector, theirs.selector)) return false;
+  if (mine.namespace && theirs.selector && !(objNamespace && matchesLabelSelector(theirs.selector, objNamespace.metadata.labels ?? {})))
+    return false;
+  return !(theirs.namespace && mine.selector);
+}
+
+/**
+ * Names (containers, volumes, overwriting annotations) other overlapping SidecarSets already use.
+ * `objNamespace`: the namespace obj is pinned to, if it is and that namespace exists.
+ */
+export function validateSidecarSetConflicts(obj: AnySidecarSet, others: readonly AnySidecarSet[], objNamespace: Namespace | null = null): FieldError[] {
   const containersInOthers = new Map<string, string>();
   const initContainersInOthers = new Map<string, string>();
   const volumesInOthers = new Map<string, { owner: string; volume: unknown }>();
@@ -290,7 +320,7 @@ export function validateSidecarSetConflicts(obj: AnySidecarSet, others: readonly
     const name = other.metadata?.name ?? '';
     if (name === obj.metadata?.name) continue;
     if (canaryBaseOf(obj) === name || canaryBaseOf(other) === obj.metadata?.name) continue;
-    if (!selectorsOverlap(namespaceScope(obj), namespaceScope(other))) continue;
+    if (!namespacesOverlap(obj, other, objNamespace)) continue;
     if (!selectorsOverlap(obj.spec?.selector, other.spec?.selector)) continue;
     for (const c of other.spec?.initContainers ?? []) initContainersInOthers.set(c.name, name);
     for (const c of other.spec?.containers ?? []) containersInOthers.set(c.name, name);
@@ -337,7 +367,9 @@ export async function validateSidecarSet(obj: AnySidecarSet, old: AnySidecarSet 
   if (errs.length || !ctx.reader) return errs;
   try {
     const others = await ctx.reader.list<AnySidecarSet>(`${APPS_GROUP}/v1beta1`, 'SidecarSet', {});
-    return validateSidecarSetConflicts(obj, others);
+    const pinned = namespaceScope(obj).namespace;
+    const objNamespace = pinned ? await ctx.reader.get<Namespace>('v1', 'Namespace', pinned) : null;
+    return validateSidecarSetConflicts(obj, others, objNamespace);
   } catch (e) {
     return [{ type: 'InternalError', field: '<nil>', detail: `query other sidecarsets failed, err: ${(e as Error).message}` }];
   }

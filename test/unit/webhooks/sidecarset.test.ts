@@ -294,6 +294,29 @@ describe('SidecarSet validation', () => {
         '',
       );
     });
+    test('namespaces meet as v1.8.2 decides: a pinned namespace is looked up, a new namespace selector never meets a pinned one', async () => {
+      // Others come from the reader as v1beta1: a v1alpha1 spec.namespace is a namespace-name selector there.
+      const pinned = (ns: string) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } });
+      const namespace = (name: string, labels: Record<string, string>) => ({ kind: 'Namespace', metadata: { name, labels } });
+      const teamA = { namespaceSelector: { matchLabels: { team: 'a' } } };
+      const rows: Array<[string, Record<string, any>, Record<string, any>, boolean]> = [
+        ['same pinned namespace', { namespace: 'ns1' }, pinned('ns1'), true],
+        ['other pinned namespaces', { namespace: 'ns1' }, pinned('ns2'), false],
+        ['pinned to a namespace the other selects', { namespace: 'ns1' }, teamA, true],
+        ['pinned to a namespace the other does not select', { namespace: 'ns2' }, teamA, false],
+        ['pinned to a namespace that does not exist', { namespace: 'gone' }, teamA, false],
+        ['pinned by a namespace-name selector', pinned('ns1'), teamA, true],
+        // The e2e suite's SidecarSets pinned to namespaces of earlier specs stay (its clean-up skips them).
+        ['selecting namespaces, the other pinned to one it selects', teamA, pinned('ns1'), false],
+        ['selecting namespaces, the other cluster-wide', teamA, {}, true],
+        ['pinned, the other cluster-wide', { namespace: 'ns1' }, {}, true],
+      ];
+      const objects = [namespace('ns1', { team: 'a' }), namespace('ns2', { team: 'b' })];
+      for (const [name, mine, theirs, conflict] of rows) {
+        const got = await errors(sidecarSet(mine), { objects: [...objects, other({ ...theirs, containers: [{ name: 'sidecar1' }] })] });
+        assert.equal(got, conflict ? 'spec.containers: Invalid value: "sidecar1": container sidecar1 already exist in sidecarset1' : '', name);
+      }
+    });
     test('volumes must be equal, overwritten annotations exclusive', () => {
       const obj = sidecarSet({
         volumes: [{ name: 'v', hostPath: { path: '/a' } }],
