@@ -8,22 +8,27 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { LOCAL_VOLUME_PROVISIONER } from '../../src/cluster/names.ts';
 import { kubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
-import { parseJUnit, selected, type SpecResult } from './upstream-e2e-report.ts';
+import { parseJUnit, selected, type E2EGroup, type SpecResult } from './upstream-e2e-report.ts';
 
 /** Upstream's e2e feature gates (its CI's config/manager and tools/hack/run-kruise-e2e-test.sh). */
 export const E2E_FEATURE_GATES = 'AllAlpha=true,AllBeta=true,EnableExternalCerts=false';
 
 /**
  * What upstream's CI installs beside the manager: the kruise-system namespace, the module's
- * test/kruise-e2e-config.yaml (the custom-workload whitelist ConfigMap and an RBAC binding), and
+ * test/kruise-e2e-config.yaml (the custom-workload whitelist ConfigMap and an RBAC binding) for
+ * the groups that have it (`e2eConfig`), and
  * the StorageClasses of tools/hack/csi-driver-host-path that the Advanced StatefulSet storage
  * specs name, served here by the local cluster's provisioner instead of the CSI hostpath driver.
  */
-export async function applyE2ESetup(state: Pick<ClusterState, 'kubectl' | 'kubeconfig'>, moduleDir: string): Promise<void> {
+export async function applyE2ESetup(
+  state: Pick<ClusterState, 'kubectl' | 'kubeconfig'>,
+  moduleDir: string,
+  opts: Pick<E2EGroup, 'e2eConfig'>,
+): Promise<void> {
   await kubectl(state, ['create', 'namespace', 'kruise-system']).catch((e: Error) => {
     if (!/AlreadyExists/.test(e.message)) throw e;
   });
-  await kubectl(state, ['apply', '-f', path.join(moduleDir, 'test/kruise-e2e-config.yaml')]);
+  if (opts.e2eConfig) await kubectl(state, ['apply', '-f', path.join(moduleDir, 'test/kruise-e2e-config.yaml')]);
   const classes = ['allow-expansion-sc.yaml', 'disallow-expansion-sc.yaml'].map((f) => {
     const sc = YAML.parse(readFileSync(path.join(moduleDir, 'tools/hack/csi-driver-host-path', f), 'utf8')) as { provisioner: string };
     return { ...sc, provisioner: LOCAL_VOLUME_PROVISIONER };
