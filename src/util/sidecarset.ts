@@ -17,6 +17,7 @@ import {
 } from '../apis/constants.ts';
 import { marshalGoSidecarContainers } from './go-container.ts';
 import { matchesLabelSelector } from './labelselector.ts';
+import { applyMergePatch } from './merge-patch.ts';
 import { controllerRevisionName, marshalGoJSON } from './revision.ts';
 
 export type StoredSidecarSet = SidecarSet & { metadata: NonNullable<SidecarSet['metadata']> & { name: string } };
@@ -327,3 +328,40 @@ export function restoreSidecarSetRevision(s: StoredSidecarSet, revision: Control
  */
 export const canaryBaseOf = (s: { metadata?: { annotations?: Record<string, string> } }): string | undefined =>
   s.metadata?.annotations?.[SIDECARSET_CANARY_ANNOTATION] === 'true' ? s.metadata.annotations[SIDECARSET_BASE_ANNOTATION] : undefined;
+
+/**
+ * A SidecarSet's patchPodMetadata applied to a pod's annotations (PatchPodMetadata), at injection
+ * and at every in-place upgrade: Retain adds missing keys, Overwrite sets them, MergePatchJson
+ * merges the JSON object into the annotation's (RFC 7386; keys sorted, as Go marshals it). Throws
+ * when a MergePatchJson annotation or patch is not JSON.
+ */
+export function patchPodMetadata(
+  annotations: Record<string, string>,
+  patches: NonNullable<NonNullable<SidecarSet['spec']>['patchPodMetadata']>,
+): void {
+  for (const patch of patches) {
+    for (const [key, value] of Object.entries(patch.annotations ?? {})) {
+      switch (patch.patchPolicy ?? 'Retain') {
+        case 'Retain':
+          if (!(key in annotations)) annotations[key] = value;
+          break;
+        case 'Overwrite':
+          annotations[key] = value;
+          break;
+        case 'MergePatchJson':
+          annotations[key] = annotations[key]
+            ? marshalGoJSON(applyMergePatch(parseJSON(annotations[key], key), parseJSON(value, key)))
+            : value;
+          break;
+      }
+    }
+  }
+}
+
+function parseJSON(text: string, key: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new Error(`annotation ${key}: ${(err as Error).message}`);
+  }
+}

@@ -23,6 +23,7 @@ import {
   isPodSidecarUpdated,
   metaTime,
   parseUpgradeSpecs,
+  patchPodMetadata,
   podSidecarSetHashWithoutImage,
   sidecarContainerNamesInPod,
   sidecarListOf,
@@ -173,11 +174,7 @@ export function upgradedPod(pod: Pod, s: StoredSidecarSet, now: Date, matchingSi
   recordLastContainerStatuses(out, s, changed, timestamp);
   if (!annotations[SIDECARSET_INJECTED_LIST_ANNOTATION])
     annotations[SIDECARSET_INJECTED_LIST_ANNOTATION] = matchingSidecarSetNames().join(',');
-  for (const patch of s.spec?.patchPodMetadata ?? []) {
-    for (const [k, v] of Object.entries(patch.annotations ?? {})) {
-      if (patch.patchPolicy === 'Overwrite' || !(k in annotations)) annotations[k] = v;
-    }
-  }
+  patchPodMetadata(annotations, s.spec?.patchPodMetadata ?? []);
   delete out.status;
   return out;
 }

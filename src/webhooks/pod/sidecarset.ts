@@ -29,6 +29,7 @@ import {
   isNativeSidecar,
   metaTime,
   parseUpgradeSpecs,
+  patchPodMetadata,
   plainContainer,
   podMatchesSidecarSet,
   restoreSidecarSetRevision,
@@ -125,7 +126,13 @@ export function injectSidecarSets(
   if (!matched.length) return false;
   const annotations = (pod.metadata.annotations ??= {});
   const before = JSON.stringify(annotations);
-  for (const s of matched) patchPodMetadata(annotations, s);
+  for (const s of matched) {
+    try {
+      patchPodMetadata(annotations, s.spec?.patchPodMetadata ?? []);
+    } catch (err) {
+      throw new AdmissionDenied((err as Error).message, 500);
+    }
+  }
   const metadataChanged = JSON.stringify(annotations) !== before;
 
   const spec = (pod.spec ??= { containers: [] });
@@ -325,45 +332,4 @@ function hotUpgradeContainers(c: SidecarContainer, workInfo: Record<string, stri
   workInfo[c.name] = name1;
   annotations[SIDECARSET_WORKING_HOTUPGRADE_CONTAINER_ANNOTATION] = marshalGoJSON(workInfo);
   return [withVersionEnv(name1, c.image), withVersionEnv(name2, c.upgradeStrategy?.hotUpgradeEmptyImage)];
-}
-
-/** patchPodMetadata: Retain adds missing keys, Overwrite sets, MergePatchJson merges JSON objects (RFC 7386). */
-function patchPodMetadata(annotations: Record<string, string>, s: SidecarSet): void {
-  for (const patch of s.spec?.patchPodMetadata ?? []) {
-    for (const [k, v] of Object.entries(patch.annotations ?? {})) {
-      switch (patch.patchPolicy ?? 'Retain') {
-        case 'Retain':
-          if (!(k in annotations)) annotations[k] = v;
-          break;
-        case 'Overwrite':
-          annotations[k] = v;
-          break;
-        case 'MergePatchJson':
-          annotations[k] = annotations[k] ? jsonMergePatch(annotations[k], v, k) : v;
-          break;
-      }
-    }
-  }
-}
-
-function jsonMergePatch(original: string, patch: string, key: string): string {
-  let doc: unknown;
-  let p: unknown;
-  try {
-    doc = JSON.parse(original);
-    p = JSON.parse(patch);
-  } catch (err) {
-    throw new AdmissionDenied(`annotation ${key}: ${(err as Error).message}`, 500);
-  }
-  const merge = (target: unknown, change: unknown): unknown => {
-    if (typeof change !== 'object' || change === null || Array.isArray(change)) return change;
-    const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...target } : {};
-    for (const [k, v] of Object.entries(change)) {
-      if (v === null) delete out[k];
-      else out[k] = merge(out[k], v);
-    }
-    return out;
-  };
-  // As Go marshals the merged document: keys sorted.
-  return marshalGoJSON(merge(doc, p));
 }

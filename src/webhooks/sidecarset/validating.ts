@@ -310,7 +310,11 @@ function namespacesOverlap(obj: AnySidecarSet, other: AnySidecarSet, objNamespac
  * Names (containers, volumes, overwriting annotations) other overlapping SidecarSets already use.
  * `objNamespace`: the namespace obj is pinned to, if it is and that namespace exists.
  */
-export function validateSidecarSetConflicts(obj: AnySidecarSet, others: readonly AnySidecarSet[], objNamespace: Namespace | null = null): FieldError[] {
+export function validateSidecarSetConflicts(
+  obj: AnySidecarSet,
+  others: readonly AnySidecarSet[],
+  objNamespace: Namespace | null = null,
+): FieldError[] {
   const containersInOthers = new Map<string, string>();
   const initContainersInOthers = new Map<string, string>();
   const volumesInOthers = new Map<string, { owner: string; volume: unknown }>();

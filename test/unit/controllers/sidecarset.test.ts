@@ -169,6 +169,24 @@ describe('SidecarSet controller plan', () => {
     );
   });
 
+  test('an upgrade patches the pod metadata as injection does (v1.8.2 e2e "sidecarSet patch pod metadata")', () => {
+    const patched = (image: string, patchPolicy: string, key: string) =>
+      sidecarSet(image, { maxUnavailable: 10 }, { patchPodMetadata: [{ patchPolicy, annotations: { key } }] });
+    const rows: Array<[string, string, string, string, string]> = [
+      // policy, at injection, at the upgrade, the pod's annotation after the upgrade
+      ['MergePatchJson', '{"nginx-sidecar":1}', '{"nginx-sidecar":2}', '{"nginx-sidecar":2}', 'merged: the new value'],
+      ['MergePatchJson', '{"b":1,"a":1}', '{"c":2,"a":null}', '{"b":1,"c":2}', 'merged: keys added and removed, sorted'],
+      ['Overwrite', 'one', 'two', 'two', 'overwritten'],
+      ['Retain', 'one', 'two', 'one', 'kept'],
+    ];
+    for (const [policy, injected, upgraded, after, what] of rows) {
+      const pods = [pod(0, patched('agent:1', policy, injected))];
+      assert.equal(pods[0]!.metadata.annotations!.key, injected, what);
+      const plan = planSidecarSet(observed(patched('agent:2', policy, upgraded), pods));
+      assert.equal(plan.upgrades[0]?.updated.metadata.annotations!.key, after, what);
+    }
+  });
+
   test('partition 4 leaves 4 pods on the old sidecar', () => {
     const v2 = sidecarSet('agent:2', { maxUnavailable: 10, partition: 4 });
     const plan = planSidecarSet(observed(v2, tenPods()));

@@ -314,7 +314,11 @@ describe('SidecarSet validation', () => {
       const objects = [namespace('ns1', { team: 'a' }), namespace('ns2', { team: 'b' })];
       for (const [name, mine, theirs, conflict] of rows) {
         const got = await errors(sidecarSet(mine), { objects: [...objects, other({ ...theirs, containers: [{ name: 'sidecar1' }] })] });
-        assert.equal(got, conflict ? 'spec.containers: Invalid value: "sidecar1": container sidecar1 already exist in sidecarset1' : '', name);
+        assert.equal(
+          got,
+          conflict ? 'spec.containers: Invalid value: "sidecar1": container sidecar1 already exist in sidecarset1' : '',
+          name,
+        );
       }
     });
     test('volumes must be equal, overwritten annotations exclusive', () => {
