@@ -362,6 +362,6 @@ function parseJSON(text: string, key: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new Error(`annotation ${key}: ${(err as Error).message}`);
+    throw new Error(`annotation ${key}: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -2,7 +2,7 @@
 // sidecarset_hotupgrade.go; spec §6.2). Pure: the SidecarSets, the pod's Namespace and the
 // SidecarSets' ControllerRevisions come from the caller (the informer caches), time and randomness
 // are injected.
-import type { SidecarContainer, SidecarSet } from '../../apis/apps/sidecarset.ts';
+import type { SidecarContainer } from '../../apis/apps/sidecarset.ts';
 import type { Container, EnvVar, LocalObjectReference, Volume, VolumeMount } from '../../apis/core.ts';
 import type { ControllerRevision, Namespace, Pod } from '../../apis/core-objects.ts';
 import {
