@@ -150,6 +150,8 @@ export const CONTAINER_PROBE_CONTEXT_ANNOTATION = 'apps.kruise.io/container-prob
 export const CLONESET_VCT_HASH_ANNOTATION = 'kruise.io/cloneset-volumeclaimtemplate-hash';
 /** On copied pull secrets: '<namespace>/<name>' of the source secret. */
 export const IMAGEPULLJOB_SOURCE_KEY_ANNOTATION = 'imagepulljobs.kruise.io/source-key';
+/** Label on copied pull secrets: the source secret's uid (what OpenKruise's e2e lists the copies by). */
+export const IMAGEPULLJOB_SOURCE_UID_LABEL = 'imagepulljobs.kruise.io/source-uid';
 /** On copied pull secrets: comma list of referencing ImagePullJobs. */
 export const IMAGEPULLJOB_REFERENCES_ANNOTATION = 'imagepulljobs.kruise.io/references';
 /** On copied pull secrets: copy mode (`batch`, as upstream's controller writes it). */

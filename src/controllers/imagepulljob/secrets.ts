@@ -7,6 +7,7 @@ import {
   IMAGEPULLJOB_MODE_ANNOTATION,
   IMAGEPULLJOB_REFERENCES_ANNOTATION,
   IMAGEPULLJOB_SOURCE_KEY_ANNOTATION,
+  IMAGEPULLJOB_SOURCE_UID_LABEL,
   KRUISE_DAEMON_CONFIG_NAMESPACE,
 } from '../../apis/constants.ts';
 import { isDeepStrictEqual } from 'node:util';
@@ -130,7 +131,7 @@ function newCopy(source: Secret, key: string, suffix: string): Secret {
       },
     },
   };
-  if (source.metadata.labels) copy.metadata.labels = { ...source.metadata.labels };
+  copy.metadata.labels = { ...source.metadata.labels, [IMAGEPULLJOB_SOURCE_UID_LABEL]: source.metadata.uid ?? '' };
   if (source.type) copy.type = source.type;
   if (source.data) copy.data = { ...source.data };
   return copy;

@@ -369,12 +369,13 @@ describe('planSecretSync', () => {
   const sources = { reg: secret('ns', 'reg', { note: 'x' }, { k: 'djI=' }) } as Record<string, Secret>;
   const sync = (j: ImagePullJob, copies: Secret[]) =>
     planSecretSync({ job: j, copies, source: (n) => sources[n], randomSuffix: () => 'abcde' });
-  test('creates a copy with source-key, references and mode', () => {
+  test('creates a copy with source-key, references and mode, labelled with the source uid', () => {
     const plan = sync(job({ pullSecrets: ['reg', 'missing'] }), []);
     assert.equal(plan.create.length, 1);
     assert.deepEqual(plan.create[0]!.metadata, {
       namespace: 'kruise-daemon-config',
       name: 'reg-abcde',
+      labels: { 'imagepulljobs.kruise.io/source-uid': 'uid-reg' },
       annotations: {
         note: 'x',
         'imagepulljobs.kruise.io/references': 'ns/job',
