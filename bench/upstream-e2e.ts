@@ -23,7 +23,7 @@ import { ensureKruiseE2E, repoRoot } from '../src/cluster/binaries.ts';
 import { down, up, type ClusterState } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail } from '../src/cluster/processes.ts';
 import { fromKubeconfigFile, type KubeClient } from '../src/runtime/client.ts';
-import { NodePodProbes, Nodes } from '../src/runtime/resources.ts';
+import { NodeImages, NodePodProbes, Nodes } from '../src/runtime/resources.ts';
 import { kruiseArgs, servingFlags } from '../test/harness/kruise-cli.ts';
 import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 import { applyE2ESetup, E2E_FEATURE_GATES, runKruiseE2E } from '../test/harness/upstream-e2e.ts';
@@ -194,8 +194,9 @@ function countOf(specs: Array<{ result: SpecResult }>) {
 /**
  * Waits until the manager's controllers run: readiness (the webhooks serve) comes seconds before
  * them, and the suite's first spec would see a cluster not yet reconciled — the PodProbeMarker spec
- * that lists a NodePodProbe per node failed when it ran first. Every node's NodePodProbe (the
- * NodePodProbe controller creates them at its start, under both managers) is the sign.
+ * that lists a NodePodProbe per node failed when it ran first, and "create two jobs to pull a same
+ * image" counted 4 NodeImages of 6 in its BeforeEach. Every node's NodePodProbe and NodeImage (their
+ * controllers create them at start, under both managers) is the sign.
  */
 async function waitForControllers(state: ClusterState): Promise<void> {
   const client = fromKubeconfigFile(state.kubeconfig);
@@ -204,9 +205,10 @@ async function waitForControllers(state: ClusterState): Promise<void> {
     for (;;) {
       const nodes = (await client.list(Nodes)).items.length;
       const probes = (await client.list(NodePodProbes)).items.length;
-      if (probes >= nodes) return;
+      const images = (await client.list(NodeImages)).items.length;
+      if (probes >= nodes && images >= nodes) return;
       if (Date.now() > deadline) {
-        log(`the manager created ${probes} of ${nodes} NodePodProbes within 120 s; running the suite anyway`);
+        log(`the manager created ${probes} NodePodProbes and ${images} NodeImages of ${nodes} within 120 s; running the suite anyway`);
         return;
       }
       await sleep(1000);
