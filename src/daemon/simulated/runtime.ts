@@ -55,6 +55,17 @@ export function simulatedExitCode(pod: Pod, command: readonly string[]): number 
   }
 }
 
+/**
+ * How long a simulated exec runs: `sleep N` (also inside `sh -c "…"`) takes N seconds, as the
+ * KWOK stages read a postStart hook (config/kwok/stages.yaml), so a preStop `sleep 8` holds the
+ * container's stop 8 s as on a real node; anything else returns at once. Capped at the exec's
+ * timeout when it has one.
+ */
+export function simulatedExecSeconds(command: readonly string[], timeoutSeconds: number): number {
+  const seconds = Number(/(?:^|[\s;&|(])sleep +([0-9]+)(?![0-9.])/.exec(command.join(' '))?.[1] ?? 0);
+  return timeoutSeconds > 0 ? Math.min(seconds, timeoutSeconds) : seconds;
+}
+
 type PodContainer = NonNullable<Pod['spec']>['containers'][number];
 /** Container name → the container it was recorded for and the env it started with. */
 export type EnvRecord = Record<string, { containerID: string; env: Record<string, string> }>;
@@ -354,6 +365,8 @@ export class SimulatedRuntime implements ContainerRuntime {
         `Simulated exec in container ${name}: ${JSON.stringify(command)}`.slice(0, 1024),
       );
     }
+    const seconds = simulatedExecSeconds(command, timeoutSeconds);
+    if (seconds > 0) await this.o.clock.sleep(seconds * 1000);
     return { exitCode, stdout: '', stderr: exitCode === 0 ? '' : `simulated exit code ${exitCode} (${SIM_EXEC_EXIT_CODES_ANNOTATION})` };
   }
 

@@ -11,6 +11,7 @@ import {
   stoppedStatuses,
   simulatedContainerID,
   simulatedImageID,
+  simulatedExecSeconds,
 } from '../../../src/daemon/simulated/runtime.ts';
 import { logger } from '../../../src/runtime/log.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
@@ -179,6 +180,19 @@ test('under restartPolicy Never / OnFailure a stopped container stays exited; th
     q.spec!.restartPolicy = restartPolicy;
     assert.equal(stoppedStatuses(q, a!, 'T3')?.phase, 'Failed');
   }
+});
+
+test('a simulated exec of `sleep N` takes N seconds (a preStop hook holds the stop), capped at the timeout', () => {
+  const cases: Array<[string[], number, number]> = [
+    [['sleep', '8'], 0, 8],
+    [['/bin/sh', '-c', 'sleep 8'], 0, 8],
+    [['sh', '-c', 'echo bye; sleep 3 && exit 0'], 0, 3],
+    [['sleep', '8'], 5, 5],
+    [['sleep', '1.5'], 0, 0],
+    [['nosleep', '8'], 0, 0],
+    [['cat', '/tmp/ready'], 0, 0],
+  ];
+  for (const [command, timeout, want] of cases) assert.equal(simulatedExecSeconds(command, timeout), want, command.join(' '));
 });
 
 test('pull failure rule: .invalid hosts and the tag doesnotexist', () => {
