@@ -37,8 +37,8 @@ export interface SharderOptions {
   clock?: Clock;
 }
 
+/** Cluster-wide; the shard Leases (list, watch, update, delete) are in the leader-election Role's namespace. */
 export const SHARDER_ACCESS = [
-  access(Leases, [...READ, 'update', 'delete']),
   ...SHARDED_WORKLOADS.map((t) => access(t, [...READ, 'patch'])),
   ...SHARDED_CHILDREN.map((t) => access(t, [...READ, 'patch'])),
 ];
