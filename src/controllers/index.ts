@@ -1,4 +1,4 @@
-// Every controller the manager runs on the leader.
+// Every controller the manager runs on the leader (with --sharding: the sharded ones on every shard).
 import { advancedCronJobController } from './advancedcronjob/controller.ts';
 import { broadcastJobController } from './broadcastjob/controller.ts';
 import { cloneSetController } from './cloneset/controller.ts';
@@ -45,3 +45,6 @@ export const allControllers: readonly ControllerSetup[] = [
   nodePodProbeController,
   workloadSpreadController,
 ];
+
+/** With --sharding (docs/sharding.md): the sharder the leader runs, and which controllers run on every shard. */
+export { sharderController, SHARDER_ACCESS, SHARDED_CHILDREN, SHARDED_CONTROLLERS, SHARDED_WORKLOADS } from './sharder/controller.ts';

@@ -90,6 +90,11 @@ export interface ControllerSetup {
 export interface ControllerRunner {
   /** Waits for its caches, then reconciles with its workers until signal aborts. */
   run(signal: AbortSignal): Promise<void>;
+  /**
+   * Whether a round of this key is in flight. Controllers that run sharded (docs/sharding.md) have
+   * it: a shard lets go of a workload only once no round of it is writing.
+   */
+  busy?(key: string): boolean;
 }
 
 /** The workqueue and workers of a manager controller: --<name>-workers of them, logging as it. */

@@ -18,6 +18,8 @@ import { SharedInformerFactory, type InformerScope } from '../runtime/informer-f
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
 import { leaseFence } from '../runtime/lease-fence.ts';
+import { labellingCreates, ShardDrainer, ShardInformers, type ShardScope } from '../runtime/sharding.ts';
+import { shardIdFor, shardLabels, shardLeaseName } from '../util/shard-ring.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { leadershipLost, registry } from '../runtime/metrics.ts';
 import { apiServerReachable, MetricsServer, ProbeServer, ping } from '../runtime/probes.ts';
@@ -31,6 +33,7 @@ import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtim
 import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
 import { clientAdmissionReader, clientAdmissionWriter, informerAdmissionCache } from '../runtime/webhook/reader.ts';
+import type { AdmissionCache, AdmissionReader } from '../runtime/webhook/types.ts';
 import { POD_WEBHOOK_CACHED_KINDS, POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS, PUB_API_VERSION } from '../webhooks/pod/index.ts';
 import { PubBudgetGuard } from '../runtime/pub-budget.ts';
 import type { StoredPub } from '../util/pub.ts';
@@ -90,8 +93,8 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const controllersModule = import('../controllers/index.ts');
   const alignment = await alignWebhooks(up, webhooks);
   webhooks.warmPodWebhookCaches(true);
-  const { allControllers } = await closeOnFailure(controllersModule);
-  const controllers = await buildControllers(up, webhooks, served, allControllers);
+  const controllerCatalogue = await closeOnFailure(controllersModule);
+  const controllers = await buildControllers(up, webhooks, served, controllerCatalogue);
   await alignment.inLine;
   const leadership = lead(up, alignment, controllers);
   // Per-workload series over the caches the controllers read, exported by the leader only.
@@ -146,6 +149,8 @@ interface StartUp {
   elector: LeaderElector | undefined;
   /** Refuses a write once this replica no longer holds the lease; undefined without leader election. */
   leaderFence: (() => void) | undefined;
+  /** With --sharding, set by lead(): this replica's shard Lease, which its sharded controllers' writes check first. */
+  shardElector: LeaderElector | undefined;
   identity: string;
   namespace: string;
   stopController: AbortController;
@@ -180,6 +185,7 @@ function connect(cfg: ManagerConfig, log: Logger): StartUp {
           if (!up.elector?.holdsLease()) throw new Error('write refused: this replica no longer holds the leader lease');
         }
       : undefined,
+    shardElector: undefined,
     identity: cfg.identity ?? `${os.hostname()}_${randomBytes(4).toString('hex')}`,
     namespace: cfg.leaderElectionNamespace,
     stopController: new AbortController(),
@@ -292,18 +298,21 @@ async function startWebhooks(up: StartUp, served: ReadonlySet<string>, probes: P
   const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
   // One discovery cache for the process (webhooks and every leadership term's controllers).
   const restMapper = new RestMapper(client);
-  const admissionCache = informerAdmissionCache(informers, {
+  const informerCache = informerAdmissionCache(informers, {
     syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
     mapper: restMapper,
     serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
   });
+  // Sharded, no replica but the leader holds every pod (docs/sharding.md): the pod webhook reads the
+  // one pod a deletion or eviction names from the API server instead of a cache of all of them.
+  const admissionCache = cfg.sharding ? podsFromApiServer(informerCache, clientAdmissionReader(client)) : informerCache;
   // The pod webhook's caches fill from the start, its Kruise kinds' once the CRDs' conversion points
   // here (alignWebhooks): a list before that would fail on a takeover, and on a first start its
   // watch would be cut by the storage the API server rebuilds for each CRD written (1 s to come back).
   const warmPodWebhookCaches = (kruiseKinds: boolean) => {
     if (!features.PodWebhook) return;
     for (const { apiVersion, kind } of POD_WEBHOOK_CACHED_KINDS)
-      if (KRUISE_CRD_GROUPS.includes(parseApiVersion(apiVersion).group) === kruiseKinds)
+      if (KRUISE_CRD_GROUPS.includes(parseApiVersion(apiVersion).group) === kruiseKinds && !(cfg.sharding && isPod(apiVersion, kind)))
         void admissionCache.list(apiVersion, kind).catch(() => {});
   };
   warmPodWebhookCaches(false);
@@ -373,6 +382,20 @@ async function startWebhooks(up: StartUp, served: ReadonlySet<string>, probes: P
   return { server, informers, restMapper, certDir, secret, clientMode, pubBudget, pubDenials, warmPodWebhookCaches };
 }
 
+const isPod = (apiVersion: string, kind: string) => apiVersion === 'v1' && kind === 'Pod';
+
+/** An admission cache that reads pods from the API server and everything else from `cache`. */
+function podsFromApiServer(cache: AdmissionCache, reader: AdmissionReader): AdmissionCache {
+  return {
+    list: (apiVersion, kind, opts) =>
+      isPod(apiVersion, kind) ? reader.list(apiVersion, kind, opts ?? {}) : cache.list(apiVersion, kind, opts),
+    get: async (apiVersion, kind, name, namespace) =>
+      isPod(apiVersion, kind)
+        ? ((await reader.get(apiVersion, kind, name, namespace)) ?? undefined)
+        : cache.get(apiVersion, kind, name, namespace),
+  };
+}
+
 /** The webhook controller of each leadership term, and the first one's pass before the election. */
 interface WebhookAlignment {
   /** A new webhook controller, for the next leadership term. */
@@ -439,12 +462,19 @@ async function alignWebhooks(up: StartUp, webhooks: Webhooks): Promise<WebhookAl
 
 /** The leader-only controllers: the current leadership term's, and how to build the next term's. */
 interface Controllers {
-  current: ControllerTerm;
+  /**
+   * The current term's; with --sharding, built only once this replica leads: warming the leader's
+   * caches (every pod, for the sharder and the cross-workload controllers) on every replica would
+   * undo what sharding divides.
+   */
+  current: ControllerTerm | undefined;
   newTerm(): ControllerTerm;
   /** The process's informers, which every term's controllers share. */
   informers: SharedInformerFactory;
   /** Names of the controllers that run (feature gates on, CRDs served). */
   running: ReadonlySet<string>;
+  /** With --sharding: this replica's shard and its sharded controllers' current term. */
+  shard?: { id: string; current: ControllerTerm; newTerm(): ControllerTerm };
 }
 
 /**
@@ -454,12 +484,16 @@ interface Controllers {
  * live for the process; they are relisted when a term ends, and the next term's controllers wait
  * for that list, so a leader elected again acts on what the API server said after the loss, not
  * on a cache whose watch may still be reconnecting from the outage.
+ *
+ * With --sharding (docs/sharding.md) the sharded controllers (CloneSet) are not the leader's: every
+ * replica runs them for its own shard, on caches selected by its shard label, for terms of its shard
+ * Lease; the leader runs the sharder in their place.
  */
 async function buildControllers(
   up: StartUp,
   webhooks: Webhooks,
   served: ReadonlySet<string>,
-  allControllers: readonly ControllerSetup[],
+  catalogue: typeof import('../controllers/index.ts'),
 ): Promise<Controllers> {
   const { cfg, log, features, closers } = up;
   const recorder = new KubeEventRecorder({
@@ -471,42 +505,110 @@ async function buildControllers(
   webhooks.pubDenials.record = (pod) =>
     recorder.event(pod, 'Warning', 'PubPreventPodDeletion', 'Admit', 'openkruise pub prevents pod deletion');
 
-  const selection = selectControllers(allControllers, features, served);
+  const selection = selectControllers(catalogue.allControllers, features, served);
   for (const { name, reason } of selection.skipped) log.info({ controller: name, reason }, 'controller not started');
+  const depsFor = (c: ControllerSetup, informers: ControllerDeps['informers'], client: KubeClient): ControllerDeps => ({
+    client,
+    informers,
+    recorder,
+    features,
+    logger: log.child({ controller: c.name }),
+    workers: cfg.workers[c.workersFlag ?? c.name] ?? 1,
+    expectationTimeoutMs: cfg.expectationTimeoutMs,
+    cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
+    namespace: cfg.namespace,
+    managerNamespace: up.namespace,
+    flags: cfg,
+    served: (kind) => served.has(kind),
+    restMapper: webhooks.restMapper,
+    pubBudget: webhooks.pubBudget,
+  });
+  const sharded = cfg.sharding ? selection.run.filter((c) => catalogue.SHARDED_CONTROLLERS.includes(c.name)) : [];
+  const leaderOnly = selection.run.filter((c) => !sharded.includes(c));
+  if (sharded.length) {
+    leaderOnly.push(
+      catalogue.sharderController({
+        ring: cfg.leaderElectionId,
+        identity: `sharder-${shardIdFor(up.identity)}`,
+        namespace: up.namespace,
+        leaseDurationMs: cfg.leaderElectionLeaseDurationMs,
+      }),
+    );
+  }
   const newTerm = (): ControllerTerm => {
     const scope = webhooks.informers.scope();
-    const runners = selection.run.map((c) => {
-      const deps: ControllerDeps = {
-        client: up.clientFor(c.clientName ?? `${c.name}-controller`, up.leaderFence),
-        informers: scope,
-        recorder,
-        features,
-        logger: log.child({ controller: c.name }),
-        workers: cfg.workers[c.workersFlag ?? c.name] ?? 1,
-        expectationTimeoutMs: cfg.expectationTimeoutMs,
-        cacheSyncTimeoutMs: cfg.controllerCacheSyncTimeoutMs,
-        namespace: cfg.namespace,
-        managerNamespace: up.namespace,
-        flags: cfg,
-        served: (kind) => served.has(kind),
-        restMapper: webhooks.restMapper,
-        pubBudget: webhooks.pubBudget,
-      };
-      return { name: c.name, runner: c.setup(deps) };
-    });
+    const runners = leaderOnly.map((c) => ({
+      name: c.name,
+      runner: c.setup(depsFor(c, scope, up.clientFor(c.clientName ?? `${c.name}-controller`, up.leaderFence))),
+    }));
     return { informers: scope, runners, end: () => scope.close() };
   };
   const controllers: Controllers = {
-    current: newTerm(),
+    current: cfg.sharding ? undefined : newTerm(),
     newTerm,
     informers: webhooks.informers,
     running: new Set(selection.run.map((c) => c.name)),
   };
-  closers.push(() => controllers.current.end());
+  closers.push(() => controllers.current?.end());
+  if (sharded.length) {
+    const shard = shardTerms(up, webhooks, sharded, depsFor, catalogue);
+    controllers.shard = shard;
+    closers.push(() => shard.current.end());
+  }
   // Every cache a controller declared fills before start-up goes on (controller-runtime's
   // CacheSyncTimeout): one that cannot (a missing resource, no RBAC) fails start-up, naming it.
-  await up.closeOnFailure(controllers.current.informers.waitForCacheSync(up.stopController.signal, cfg.controllerCacheSyncTimeoutMs));
+  if (controllers.current) {
+    await up.closeOnFailure(controllers.current.informers.waitForCacheSync(up.stopController.signal, cfg.controllerCacheSyncTimeoutMs));
+  }
+  if (controllers.shard) {
+    await up.closeOnFailure(
+      controllers.shard.current.informers.waitForCacheSync(up.stopController.signal, cfg.controllerCacheSyncTimeoutMs),
+    );
+  }
   return controllers;
+}
+
+/**
+ * One shard's terms: the sharded controllers on informers selected by this shard's label
+ * (ShardInformers), with clients that label what they create with the shard and refuse to write once
+ * the shard Lease may have passed on, plus the drain handshake (ShardDrainer).
+ */
+function shardTerms(
+  up: StartUp,
+  webhooks: Webhooks,
+  sharded: readonly ControllerSetup[],
+  depsFor: (c: ControllerSetup, informers: ControllerDeps['informers'], client: KubeClient) => ControllerDeps,
+  catalogue: typeof import('../controllers/index.ts'),
+): NonNullable<Controllers['shard']> {
+  const { cfg } = up;
+  const id = shardIdFor(up.identity);
+  const labels = shardLabels(cfg.leaderElectionId);
+  const scope: ShardScope = { labels, shardId: id, workloads: catalogue.SHARDED_WORKLOADS, children: catalogue.SHARDED_CHILDREN };
+  const shardFence = () => {
+    if (!up.shardElector?.holdsLease()) throw new Error('write refused: this replica no longer holds its shard lease');
+  };
+  const nsScope = cfg.namespace ? { namespace: cfg.namespace } : {};
+  const newTerm = (): ControllerTerm => {
+    const termScope = webhooks.informers.scope();
+    const informers = new ShardInformers(termScope, scope);
+    const runners = sharded.map((c) => {
+      const client = labellingCreates(up.clientFor(c.clientName ?? `${c.name}-controller`, shardFence), { [labels.shard]: id });
+      return { name: c.name, runner: c.setup(depsFor(c, informers, client)) };
+    });
+    const drainer = new ShardDrainer({
+      client: up.clientFor('shard-drain', shardFence),
+      informers: termScope,
+      scope,
+      workloads: catalogue.SHARDED_WORKLOADS.map((type) => ({
+        type,
+        informer: informers.informerFor(type, nsScope),
+        busy: (key) => runners.some(({ runner }) => runner.busy?.(key)),
+      })),
+      logger: up.log.child({ controller: 'shard-drain' }),
+    });
+    return { informers: termScope, runners: [...runners, { name: 'shard-drain', runner: drainer }], end: () => termScope.close() };
+  };
+  return { id, current: newTerm(), newTerm };
 }
 
 /** The leader-only phase: the election (when enabled) and each term's controllers. */
@@ -533,7 +635,9 @@ function lead(up: StartUp, alignment: WebhookAlignment, controllers: Controllers
       signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
     );
     await Promise.race([webhookController.ready, aborted]);
-    const runs = controllers.current.runners.map(({ name, runner }) =>
+    // Each controller waits for its own caches (a term built only now, with --sharding, fills them now).
+    const term = (controllers.current ??= controllers.newTerm());
+    const runs = term.runners.map(({ name, runner }) =>
       runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')),
     );
     try {
@@ -547,6 +651,7 @@ function lead(up: StartUp, alignment: WebhookAlignment, controllers: Controllers
     leadership.done = runControllers(stopController.signal);
     return leadership;
   }
+  const sharding = controllers.shard ? serveShard(up, alignment, controllers, leadership) : Promise.resolve();
   const campaign = () =>
     (up.elector = new LeaderElector({
       store: new KubeLeaseStore({ client: up.clientFor('leader-election'), namespace, name: cfg.leaderElectionId }),
@@ -574,13 +679,58 @@ function lead(up: StartUp, alignment: WebhookAlignment, controllers: Controllers
       if (leadership.stopping || stopController.signal.aborted) return;
       leadershipLost.inc({ name: cfg.leaderElectionId });
       log.error({ identity }, 'leader election lost; controllers stopped, caches relisting, re-entering the election');
-      controllers.current.end();
+      controllers.current?.end();
       void controllers.informers.relist();
-      controllers.current = controllers.newTerm();
+      controllers.current = cfg.sharding ? undefined : controllers.newTerm();
       webhookController = alignment.controllerFor();
     }
-  })();
+  })().then(() => sharding);
   return leadership;
+}
+
+/**
+ * With --sharding: this replica's shard. It holds its shard Lease (labelled with the ring, so the
+ * sharder finds it) and, for each term of it, runs its sharded controllers; losing the Lease (not
+ * renewed in time, or taken over by the sharder) ends the term as losing the leader Lease does —
+ * controllers stopped, handlers dropped, caches relisted — and the shard campaigns again.
+ */
+async function serveShard(up: StartUp, alignment: WebhookAlignment, controllers: Controllers, leadership: Leadership): Promise<void> {
+  const { cfg, log, stopController } = up;
+  const shard = controllers.shard!;
+  const name = shardLeaseName(cfg.leaderElectionId, shard.id);
+  const runShard = async (signal: AbortSignal) => {
+    log.info({ shard: shard.id }, 'shard lease held; starting sharded controllers');
+    await alignment.inLine;
+    await Promise.all(
+      shard.current.runners.map(({ name: controller, runner }) =>
+        runner.run(signal).catch((err) => log.error({ err, controller }, 'controller stopped with an error')),
+      ),
+    );
+  };
+  for (;;) {
+    up.shardElector = new LeaderElector({
+      store: new KubeLeaseStore({
+        client: up.clientFor('shard-lease'),
+        namespace: up.namespace,
+        name,
+        labels: { [shardLabels(cfg.leaderElectionId).ring]: cfg.leaderElectionId },
+      }),
+      identity: shard.id,
+      name,
+      leaseDuration: cfg.leaderElectionLeaseDurationMs,
+      renewDeadline: cfg.leaderElectionRenewDeadlineMs,
+      retryPeriod: cfg.leaderElectionRetryPeriodMs,
+      releaseOnCancel: true,
+      logger: log,
+      callbacks: { onStartedLeading: runShard, onStoppedLeading: () => {} },
+    });
+    await up.shardElector.run(stopController.signal);
+    if (leadership.stopping || stopController.signal.aborted) return;
+    log.error({ shard: shard.id }, 'shard lease lost; sharded controllers stopped, caches relisting, campaigning again');
+    shard.current.end();
+    void controllers.informers.relist();
+    shard.current = shard.newTerm();
+  }
 }
 
 /** Leader election off, or its Lease absent, expired or already ours. */

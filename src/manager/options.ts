@@ -60,6 +60,11 @@ export interface ManagerConfig {
   leaderElectionLeaseDurationMs: number;
   leaderElectionRenewDeadlineMs: number;
   leaderElectionRetryPeriodMs: number;
+  /**
+   * --sharding: every replica reconciles a part of the workloads (docs/sharding.md); off: controllers
+   * on the elected leader only. Needs leader election (the leader runs the sharder).
+   */
+  sharding: boolean;
   /** Restrict watches to one namespace ('' = all). */
   namespace: string;
   /** Informer resync: every watched object is reconciled at least this often (upstream: controller-runtime's 10h). */
@@ -171,6 +176,14 @@ export function addManagerFlags(cmd: Command): Command {
         .argParser(duration)
         .default(2_000, '2s'),
     )
+    .addOption(
+      new Option(
+        '--sharding <bool>',
+        'every replica reconciles its share of the workloads (a shard Lease each; the leader assigns them; docs/sharding.md)',
+      )
+        .argParser(bool)
+        .default(false),
+    )
     .option('--namespace <ns>', "only watch this namespace ('' = all)", '')
     .addOption(
       new Option('--sync-period <duration>', 'minimum frequency at which watched resources are reconciled (informer resync)')
@@ -267,6 +280,7 @@ export function addManagerFlags(cmd: Command): Command {
 /** Reads the parsed commander options back into a ManagerConfig. */
 export function managerConfig(o: OptionValues, env: Readonly<Record<string, string | undefined>> = process.env): ManagerConfig {
   const clientMode: 'url' | 'service' = o.webhookClientMode ?? defaultClientMode(o.kubeconfig, env);
+  if (o.sharding && !o.enableLeaderElection) throw new Error('--sharding needs --enable-leader-election=true: the leader runs the sharder');
   const workers: Record<string, number> = {};
   for (const name of WORKERS_FLAGS) workers[name] = o[`${camel(name)}Workers`];
   return {
@@ -283,6 +297,7 @@ export function managerConfig(o: OptionValues, env: Readonly<Record<string, stri
     leaderElectionLeaseDurationMs: o.leaderElectionLeaseDuration,
     leaderElectionRenewDeadlineMs: o.leaderElectionRenewDeadline,
     leaderElectionRetryPeriodMs: o.leaderElectionRetryPeriod,
+    sharding: o.sharding,
     namespace: o.namespace,
     syncPeriodMs: o.syncPeriod,
     expectationTimeoutMs: o.expectationTimeout,

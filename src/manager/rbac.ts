@@ -26,7 +26,7 @@ import {
 } from '../runtime/resources.ts';
 import { stringify } from 'yaml';
 import { access, READ, rulesFor, type Access } from '../runtime/rbac.ts';
-import { allControllers } from '../controllers/index.ts';
+import { allControllers, SHARDER_ACCESS } from '../controllers/index.ts';
 import { daemonAccess, daemonSecretAccess } from '../daemon/rbac.ts';
 
 /** Authentication and authorisation of scrapes of --metrics-secure (TokenReview, SubjectAccessReview). */
@@ -67,12 +67,13 @@ export const managerOwnAccess: readonly Access[] = [
 ];
 
 /** Namespaced to the leader election namespace (kruise-system), as upstream's leader-election role. */
-// The leader-election Lease, and each replica's webhook-proxy backend Lease (src/runtime/webhook/endpoint.ts).
-export const leaderElectionAccess: readonly Access[] = [access(Leases, ['get', 'create', 'update', 'delete'])];
+// The leader-election Lease, each replica's webhook-proxy backend Lease (src/runtime/webhook/endpoint.ts),
+// and with --sharding each shard's Lease, which the sharder lists and watches (docs/sharding.md).
+export const leaderElectionAccess: readonly Access[] = [access(Leases, ['get', 'list', 'watch', 'create', 'update', 'delete'])];
 
 /** Everything the manager's ClusterRole grants. */
 export function managerClusterAccess(): Access[] {
-  return [...managerOwnAccess, ...allControllers.flatMap((c) => c.access)];
+  return [...managerOwnAccess, ...allControllers.flatMap((c) => c.access), ...SHARDER_ACCESS];
 }
 
 /** Names as upstream's installation has them (kustomize namePrefix `kruise-`). */

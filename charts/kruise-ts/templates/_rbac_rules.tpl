@@ -251,6 +251,8 @@
   - leases
   verbs:
   - get
+  - list
+  - watch
   - create
   - update
   - delete

@@ -217,6 +217,7 @@ export const cloneSetController: ControllerSetup = {
     return {
       run: (signal: AbortSignal) =>
         controller.runAfterSync(signal, [cloneSets, pods, pvcs, revisions, ...(imagePullJobs ? [imagePullJobs] : [])]),
+      busy: (key: string) => controller.queue.isProcessing(key),
     };
   },
 };

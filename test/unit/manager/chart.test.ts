@@ -151,7 +151,7 @@ describe('helm', () => {
     assert.equal(find(objs, 'PodDisruptionBudget', 'kruise-controller-manager'), undefined, 'no PDB for one replica');
   });
 
-  test('Kruise TS keys: priority classes, topology spread, logging format; KruiseDaemon=false drops the daemon and its RBAC', () => {
+  test('Kruise TS keys: priority classes, topology spread, logging format, sharding; KruiseDaemon=false drops the daemon and its RBAC', () => {
     const objs = render(
       'manager.priorityClassName=system-cluster-critical',
       'daemon.priorityClassName=system-node-critical',
@@ -172,6 +172,9 @@ describe('helm', () => {
       { maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule' },
     ]);
     assert.ok(manager.spec.template.spec.containers[0].args.includes('--logging-format=json'));
+    assert.ok(!manager.spec.template.spec.containers[0].args.some((a) => a.startsWith('--sharding')), 'no --sharding unless asked');
+    const sharded = find(render('manager.sharding.enabled=true'), 'Deployment', 'kruise-controller-manager') as unknown as PodOf;
+    assert.ok(sharded.spec.template.spec.containers[0].args.includes('--sharding=true'));
     assert.ok(daemon.spec.template.spec.containers[0].args.includes('--logging-format=text'));
     const off = render('featureGates=ResourcesDeletionProtection=true\\,KruiseDaemon=false');
     assert.deepEqual(

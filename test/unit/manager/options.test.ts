@@ -60,3 +60,9 @@ const pick = ({ webhookClientMode, webhookHost }: { webhookClientMode: string; w
   webhookClientMode,
   webhookHost,
 });
+
+test('--sharding: off by default; on only with leader election (the leader runs the sharder)', () => {
+  assert.equal(parse([]).sharding, false);
+  assert.equal(parse(['--sharding=true']).sharding, true);
+  assert.throws(() => parse(['--sharding=true', '--enable-leader-election=false']), /--sharding needs --enable-leader-election=true/);
+});

@@ -1,0 +1,77 @@
+// --sharding on the in-memory fake API server: off (the default), the manager writes nothing of
+// sharding — no shard Lease, no shard label, no drain — and on, each replica holds a shard Lease
+// labelled with its ring, which the sharder (the leader) finds.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { describe, test } from 'node:test';
+import { Command } from 'commander';
+import { pino } from 'pino';
+import { parse } from 'yaml';
+import { startManager } from '../../../src/manager/manager.ts';
+import { addManagerFlags, managerConfig } from '../../../src/manager/options.ts';
+import { fakeKubeconfig, useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
+
+const LEASE = 'coordination.k8s.io/v1/leases';
+
+describe('--sharding', () => {
+  let server: FakeApiServer;
+  useFakeApiServer((s) => {
+    server = s;
+  });
+
+  async function run(extra: string[], check: () => Promise<void>): Promise<void> {
+    // The CloneSet CRD served: the CloneSet controller (the sharded one) runs.
+    const crd = parse(fs.readFileSync(new URL('../../../config/crd/bases/apps.kruise.io_clonesets.yaml', import.meta.url), 'utf8'));
+    server.put('apiextensions.k8s.io/v1/customresourcedefinitions', {
+      ...crd,
+      status: { conditions: [{ type: 'Established', status: 'True' }] },
+    });
+    const { dir, kubeconfig } = fakeKubeconfig(server, 'kruise-sharding-');
+    const cmd = addManagerFlags(new Command('start')).parse(
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--metrics-addr=0',
+        '--health-probe-addr=0',
+        '--webhook-port=0',
+        '--webhook-cert-dir',
+        dir,
+        '--leader-election-lease-duration=1500ms',
+        '--leader-election-renew-deadline=1s',
+        '--leader-election-retry-period=100ms',
+        '--identity=solo',
+        ...extra,
+      ],
+      { from: 'user' },
+    );
+    const manager = await startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }) });
+    try {
+      await waitFor(() => manager.isLeader(), 'election', 10_000);
+      await check();
+    } finally {
+      await manager.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  const shardTraces = () =>
+    server.requests
+      .filter((r) => /shard/.test(r.path) || /shard/.test(r.body) || /shard/.test(r.query.toString()))
+      .map((r) => `${r.method} ${r.path}`);
+
+  test('off: not one request of sharding', async () => {
+    await run([], async () => {
+      await new Promise((r) => setTimeout(r, 500));
+      assert.deepEqual(shardTraces(), []);
+    });
+  });
+
+  test('on: the replica holds its shard Lease, labelled with the ring', async () => {
+    await run(['--sharding=true'], async () => {
+      await waitFor(() => server.getObject(LEASE, 'kruise-system/kruise-manager-shard-solo') !== undefined, 'shard lease', 10_000);
+      const lease = server.getObject(LEASE, 'kruise-system/kruise-manager-shard-solo')!;
+      assert.equal(lease.spec.holderIdentity, 'solo');
+      assert.equal(lease.metadata.labels?.['shard.kruise.io/ring'], 'kruise-manager');
+    });
+  });
+});
