@@ -89,7 +89,6 @@ export class CRRExecutor {
               phase: 'Completed',
               completionTime: metaTime(this.deps.now()),
               message: action.message,
-              ...(action.containerRecreateStates ? { containerRecreateStates: action.containerRecreateStates } : {}),
             },
           },
           'status',

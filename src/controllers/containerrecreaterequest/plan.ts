@@ -29,7 +29,6 @@ export const MSG_DEADLINE = 'recreating has exceeded the activeDeadlineSeconds';
 
 export type CRR = Stored<ContainerRecreateRequest>;
 export type ContainerStatusSnapshot = NonNullable<NonNullable<CRR['status']>['containerStatusSnapshot']>[number];
-export type ContainerRecreateState = NonNullable<NonNullable<CRR['status']>['containerRecreateStates']>[number];
 
 export type CRRAction =
   /** Drop this CRR's not-ready key from the pod (when it changes anything), then the finalizer. */
@@ -37,7 +36,7 @@ export type CRRAction =
   | { kind: 'removeActiveLabel' }
   | { kind: 'delete' }
   /** Status: phase Completed, completionTime, message (+ states failed by the deadline). */
-  | { kind: 'complete'; message: string; containerRecreateStates?: ContainerRecreateState[] }
+  | { kind: 'complete'; message: string }
   | { kind: 'syncSnapshot'; snapshot: ContainerStatusSnapshot[] }
   /** Finalizer first, so the not-ready key is never left behind by a deleted CRR; then the pod. */
   | { kind: 'acquirePodNotReady'; addFinalizer: boolean; podCondition?: PodCondition }
@@ -170,12 +169,10 @@ export function planContainerRecreateRequest({ crr, pod, now }: CRRInput): CRRPl
   const deadline = crr.spec?.activeDeadlineSeconds;
   if (deadline !== undefined && deadline !== null) {
     const left = deadline * 1000 - (now - created);
-    if (left <= 0) {
-      const states = (crr.status?.containerRecreateStates ?? []).map((s) =>
-        s.phase === 'Succeeded' || s.phase === 'Failed' ? s : { ...s, phase: 'Failed' as const, message: MSG_DEADLINE },
-      );
-      return { actions: [{ kind: 'complete', message: MSG_DEADLINE, ...(states.length ? { containerRecreateStates: states } : {}) }] };
-    }
+    // The container states stay as the daemon last wrote them (v1.8.2's completeCRR touches only
+    // phase, message and completionTime; its e2e expects a deadline hit during a preStop to leave
+    // them Pending).
+    if (left <= 0) return { actions: [{ kind: 'complete', message: MSG_DEADLINE }] };
     requeueAfterMs = minPositive(requeueAfterMs, left);
   }
 
