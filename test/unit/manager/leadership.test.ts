@@ -5,12 +5,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, test } from 'node:test';
-import { Command } from 'commander';
 import { pino } from 'pino';
 import { startManager } from '../../../src/manager/manager.ts';
-import { addManagerFlags, managerConfig } from '../../../src/manager/options.ts';
+import { soloManagerConfig } from './solo-manager.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
-import { fakeKubeconfig, useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
+import { useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
 
 const LEASE = 'coordination.k8s.io/v1/leases';
 
@@ -51,25 +50,9 @@ describe('leadership loss', () => {
   });
 
   test('three outages: each loses the lease once, re-elects with fresh caches, leaks nothing', async () => {
-    const { dir, kubeconfig } = fakeKubeconfig(server, 'kruise-leadership-');
-    const cmd = addManagerFlags(new Command('start')).parse(
-      [
-        '--kubeconfig',
-        kubeconfig,
-        '--metrics-addr=0',
-        '--health-probe-addr=0',
-        '--webhook-port=0',
-        '--webhook-cert-dir',
-        dir,
-        '--leader-election-lease-duration=1500ms',
-        '--leader-election-renew-deadline=1s',
-        '--leader-election-retry-period=100ms',
-        '--identity=solo',
-      ],
-      { from: 'user' },
-    );
+    const { config, dir } = soloManagerConfig(server, 'kruise-leadership-');
     const lostBefore = await metric('kruise_manager_leadership_lost_total');
-    const manager = await startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }) });
+    const manager = await startManager(config, { logger: pino({ level: 'silent' }) });
     try {
       await waitFor(() => manager.isLeader(), 'first election', 10_000);
       // The controllers that run without Kruise CRDs (podreadiness, sidecarterminator) watch pods.

@@ -4,12 +4,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, test } from 'node:test';
-import { Command } from 'commander';
 import { pino } from 'pino';
 import { parse } from 'yaml';
 import { startManager } from '../../../src/manager/manager.ts';
-import { addManagerFlags, managerConfig } from '../../../src/manager/options.ts';
-import { fakeKubeconfig, useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
+import { soloManagerConfig } from './solo-manager.ts';
+import { useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
 
 const LEASE = 'coordination.k8s.io/v1/leases';
 
@@ -26,25 +25,8 @@ describe('--sharding', () => {
       ...crd,
       status: { conditions: [{ type: 'Established', status: 'True' }] },
     });
-    const { dir, kubeconfig } = fakeKubeconfig(server, 'kruise-sharding-');
-    const cmd = addManagerFlags(new Command('start')).parse(
-      [
-        '--kubeconfig',
-        kubeconfig,
-        '--metrics-addr=0',
-        '--health-probe-addr=0',
-        '--webhook-port=0',
-        '--webhook-cert-dir',
-        dir,
-        '--leader-election-lease-duration=1500ms',
-        '--leader-election-renew-deadline=1s',
-        '--leader-election-retry-period=100ms',
-        '--identity=solo',
-        ...extra,
-      ],
-      { from: 'user' },
-    );
-    const manager = await startManager(managerConfig(cmd.opts()), { logger: pino({ level: 'silent' }) });
+    const { config, dir } = soloManagerConfig(server, 'kruise-sharding-', extra);
+    const manager = await startManager(config, { logger: pino({ level: 'silent' }) });
     try {
       await waitFor(() => manager.isLeader(), 'election', 10_000);
       await check();
