@@ -372,7 +372,9 @@ export async function validateSidecarSet(obj: AnySidecarSet, old: AnySidecarSet 
   try {
     const others = await ctx.reader.list<AnySidecarSet>(`${APPS_GROUP}/v1beta1`, 'SidecarSet', {});
     const pinned = namespaceScope(obj).namespace;
-    const objNamespace = pinned ? await ctx.reader.get<Namespace>('v1', 'Namespace', pinned) : null;
+    // As v1.8.2's IsSelectorNamespace: a namespace that cannot be read (absent, or a name no
+    // namespace can have) is selected by no selector; it is not a failure of the request.
+    const objNamespace = pinned ? await ctx.reader.get<Namespace>('v1', 'Namespace', pinned).catch(() => null) : null;
     return validateSidecarSetConflicts(obj, others, objNamespace);
   } catch (e) {
     return [{ type: 'InternalError', field: '<nil>', detail: `query other sidecarsets failed, err: ${(e as Error).message}` }];

@@ -263,6 +263,16 @@ describe('SidecarSet validation', () => {
   });
 
   describe('conflicts with other SidecarSets', () => {
+    test('a pinned namespace the reader cannot read (a name no namespace can have) is selected by nothing: no internal error', async () => {
+      const reader = fakeReader([]);
+      reader.get = async () => {
+        throw new Error('Name parameter invalid: "101%": may not contain \'%\'');
+      };
+      const ctx = admission(V, 'CREATE', { reader });
+      const obj = sidecarSet({ namespace: '101%' });
+      mutateSidecarSet(obj, ctx);
+      assert.deepEqual(await validateSidecarSet(obj, undefined, ctx), []);
+    });
     const other = (spec: Record<string, any>) => ({
       kind: 'SidecarSet',
       metadata: { name: 'sidecarset1' },
