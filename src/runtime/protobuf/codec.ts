@@ -153,8 +153,13 @@ class Codec {
     this.root.resolveAll();
   }
 
+  private readonly types = new Map<string, protobuf.Type>();
+
+  /** A message type by its full name (protobufjs's lookup walks the namespaces anew on every call: once per watch event three times). */
   type(name: string): protobuf.Type {
-    return this.root.lookupType(name);
+    let type = this.types.get(name);
+    if (!type) this.types.set(name, (type = this.root.lookupType(name)));
+    return type;
   }
 
   /** The JSON form of a decoded message of `type`. */
