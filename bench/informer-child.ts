@@ -1,11 +1,15 @@
 // The measured side of bench/informer.ts, in a fresh process so that RSS and CPU are the informer's
 // alone: one SharedIndexInformer on pods (with one counting event handler, as every controller
-// registers) from start to synced. Prints one JSON line. Run with --expose-gc for the retained-heap
-// figure.
+// registers) from start to synced, then (--events N) the CPU of N watched pod updates: it prints
+// {"ready":true} once synced, the parent then patches N pods, and the last update ends the run.
+// Prints one JSON line last. Run with --expose-gc for the retained-heap figure. --wire json reads
+// everything as JSON (what the client did before pods were read as protobuf).
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { fromKubeconfigFile, type ListOptions, type WatchOptions } from '../src/runtime/client.ts';
+import { KubeClient, type ListOptions, type WatchOptions } from '../src/runtime/client.ts';
+import { accessFromKubeconfigFile } from '../src/runtime/kubeconfig.ts';
+import { newTransport, type Transport } from '../src/runtime/transport.ts';
 import type { KubeObject } from '../src/apis/core-objects.ts';
 import { Pods, type ResourceType } from '../src/runtime/resources.ts';
 import { SharedIndexInformer } from '../src/runtime/informer.ts';
@@ -18,8 +22,11 @@ const { values } = parseArgs({
     burst: { type: 'string', default: '50' },
     // 0: one unpaged list (the whole collection in one response), as before paging.
     pageSize: { type: 'string', default: '500' },
+    wire: { type: 'string', default: 'protobuf' },
+    events: { type: 'string', default: '0' },
   },
 });
+if (!['protobuf', 'json'].includes(values.wire!)) throw new Error(`--wire: protobuf or json, not ${values.wire}`);
 
 const kb = (line: string) => Number(/(\d+)\s*kB/.exec(line)?.[1] ?? NaN) * 1024;
 function procStatus(): { hwm: number; rss: number } {
@@ -36,7 +43,17 @@ gc();
 const base = { mem: process.memoryUsage(), proc: procStatus(), cpu: process.cpuUsage() };
 
 // The manager's client settings (--api-qps 30, --api-burst 50 by default).
-const client = fromKubeconfigFile(values.kubeconfig!, { qps: Number(values.qps), burst: Number(values.burst) });
+const access = accessFromKubeconfigFile(values.kubeconfig!);
+const transport = newTransport(new URL(access.server), access.tls);
+/** --wire json: every request accepts JSON only, as the protobuf differential test's JSON client does. */
+const jsonOnly: Transport = {
+  exchange: (req) => transport.exchange({ ...req, headers: { ...req.headers, accept: 'application/json' } }),
+  close: () => transport.close(),
+};
+const client = new KubeClient(
+  { ...access, qps: Number(values.qps), burst: Number(values.burst) },
+  values.wire === 'json' ? jsonOnly : transport,
+);
 const pages: number[] = [];
 const lw: ListerWatcher = {
   async list<T extends KubeObject>(type: ResourceType, opts: ListOptions) {
@@ -62,9 +79,15 @@ const informer = new SharedIndexInformer(lw, Pods, {
   reflector: { pageSize: Number(values.pageSize) },
 });
 let adds = 0;
+const wanted = Number(values.events);
+let updates = 0;
+let lastUpdate = () => {};
 const registration = informer.addEventHandler({
   onAdd: () => {
     adds++;
+  },
+  onUpdate: () => {
+    if (++updates === wanted) lastUpdate();
   },
 });
 const abort = new AbortController();
@@ -85,6 +108,15 @@ gc();
 gc();
 const retained = process.memoryUsage();
 
+let events: { count: number; ms: number; cpu: number } | undefined;
+if (wanted > 0) {
+  const done = new Promise<void>((resolve) => (lastUpdate = resolve));
+  const [e0, c0] = [performance.now(), process.cpuUsage()];
+  process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+  await done;
+  events = { count: updates, ms: performance.now() - e0, cpu: cpuSeconds(process.cpuUsage(c0)) };
+}
+
 abort.abort();
 await running;
 await client.close();
@@ -102,6 +134,7 @@ process.stdout.write(
     vmHWM: atSync.proc.hwm,
     rssAtSync: atSync.mem.rss,
     base: { rss: base.mem.rss, heapUsed: base.mem.heapUsed, hwm: base.proc.hwm, cpu: cpuSeconds(base.cpu) },
+    events,
     retained: { rss: retained.rss, heapUsed: retained.heapUsed, external: retained.external, arrayBuffers: retained.arrayBuffers },
     gcAvailable: typeof (globalThis as { gc?: unknown }).gc === 'function',
   }) + '\n',

@@ -2,10 +2,11 @@
 // `pods` Pod objects, then — in a fresh child process each run (bench/informer-child.ts), so that RSS
 // and CPU are the informer's only — one SharedIndexInformer on pods, with one counting handler, from
 // start to synced: wall time, CPU-seconds, peak RSS (sampled every 10 ms, and the kernel's VmHWM)
-// and the heap still held after GC (the cache itself).
+// and the heap still held after GC (the cache itself); then the CPU of --events watched updates
+// (the parent patches that many pods' labels once the child is synced).
 // The pods carry schedulerName "bench-unscheduled", which no scheduler serves: they stay Pending and
 // untouched (no binding, no KWOK status churn, no pod GC), yet pass admission like any pod.
-// Usage: ./run.sh bench informer [--pods 50000] [--concurrency 128] [--runs 3] [--qps 30] [--burst 50] [--page-size 500] [--variants paged,unpaged]
+// Usage: ./run.sh bench informer [--pods 50000] [--concurrency 128] [--runs 3] [--qps 30] [--burst 50] [--page-size 500] [--variants paged,unpaged,json] [--events 2000]
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { fromKubeconfigFile } from '../src/runtime/client.ts';
 import type { KubeObject } from '../src/apis/core-objects.ts';
+import { PatchType } from '../src/runtime/client.ts';
 import { Namespaces, Pods } from '../src/runtime/resources.ts';
 
 const { values } = parseArgs({
@@ -25,13 +27,16 @@ const { values } = parseArgs({
     'page-size': { type: 'string', default: '500' },
     // Comma-separated list modes: paged (the reflector's default, limit = --page-size, continue
     // tokens followed), unpaged (pageSize 0: the whole list in one response, as the first list at
-    // resourceVersion "0" used to be answered).
-    variants: { type: 'string', default: 'paged,unpaged' },
+    // resourceVersion "0" is answered), json (unpaged, pods read as JSON instead of protobuf).
+    variants: { type: 'string', default: 'paged,unpaged,json' },
+    // Watched pod updates measured per run after the sync (0: none).
+    events: { type: 'string', default: '2000' },
   },
 });
 const totalPods = Number(values.pods);
 const variants = values.variants.split(',');
-variants.forEach(pageSizeOf); // an unknown one fails now, not after creating the pods
+variants.forEach(childArgs); // an unknown one fails now, not after creating the pods
+const events = Number(values.events);
 const concurrency = Number(values.concurrency);
 const runs = Number(values.runs);
 const load = () =>
@@ -105,15 +110,36 @@ interface ChildResult {
   vmHWM: number;
   rssAtSync: number;
   base: { rss: number; heapUsed: number; hwm: number; cpu: number };
+  events?: { count: number; ms: number; cpu: number };
   retained: { rss: number; heapUsed: number; external: number; arrayBuffers: number };
 }
 
-function pageSizeOf(variant: string): string {
-  if (variant === 'paged') return values['page-size'];
-  if (variant === 'unpaged') return '0';
-  throw new Error(`unknown variant ${variant} (paged, unpaged)`);
+function childArgs(variant: string): string[] {
+  if (variant === 'paged') return ['--pageSize', values['page-size']];
+  if (variant === 'unpaged') return ['--pageSize', '0'];
+  if (variant === 'json') return ['--pageSize', '0', '--wire', 'json'];
+  throw new Error(`unknown variant ${variant} (paged, unpaged, json)`);
 }
 
+/** Patches the labels of the first `n` pods (by name order of creation), `round` making each a change. */
+async function touchPods(n: number, round: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, n) }, async () => {
+      while (next < n) {
+        const i = next++;
+        await client.patch(
+          Pods,
+          pod(i).metadata.name!,
+          { metadata: { labels: { 'bench-touch': String(round) } } },
+          { namespace: ns, patchType: PatchType.Merge },
+        );
+      }
+    }),
+  );
+}
+
+let touches = 0;
 function runChild(kubeconfig: string, variant: string): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(
@@ -129,13 +155,24 @@ function runChild(kubeconfig: string, variant: string): Promise<ChildResult> {
         values.qps,
         '--burst',
         values.burst,
-        '--pageSize',
-        pageSizeOf(variant),
+        ...childArgs(variant),
+        '--events',
+        String(events),
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
-    child.stdout!.on('data', (d) => (out += d));
+    let touched = false;
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (!touched && out.includes('"ready":true')) {
+        touched = true;
+        touchPods(events, ++touches).catch((err: unknown) => {
+          child.kill();
+          reject(err as Error);
+        });
+      }
+    });
     const deadline = setTimeout(() => child.kill(), 600_000);
     child.on('exit', (code) => {
       clearTimeout(deadline);
@@ -244,6 +281,16 @@ try {
       (n) => `${(n / 1024).toFixed(2)} KiB`,
     ),
     row('RSS after sync + GC', (r) => r.retained.rss, mib),
+    ...(events > 0
+      ? [
+          row(
+            `CPU per watched pod update (${events} label patches)`,
+            (r) => (r.events!.cpu * 1e6) / r.events!.count,
+            (n) => `${n.toFixed(0)} µs`,
+          ),
+          row(`  the ${events} updates, first patch → last event`, (r) => r.events!.ms, s),
+        ]
+      : []),
     '',
     `objects in cache / onAdd calls: ${[...byVariant.values()]
       .flat()
