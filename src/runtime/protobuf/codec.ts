@@ -1,9 +1,10 @@
 // Kubernetes objects read as protobuf (application/vnd.kubernetes.protobuf) into exactly the objects
 // the API server's JSON gives: the same keys in the same order, empty fields left out where JSON
 // leaves them out, quantities as strings, times as RFC 3339 whole seconds, int-or-strings as either.
-// The messages are decoded by protobufjs from descriptors compiled from k8s.io/api's
-// generated.proto (./kubernetes.generated.ts, hack/gen-protobuf.sh); how each becomes JSON follows
-// its Go struct tags (JSON_LAYOUT), read by reflection at the same version.
+// The descriptors are compiled by protobufjs from k8s.io/api's generated.proto
+// (./kubernetes.generated.ts, hack/gen-protobuf.sh); each message's decoder is generated from its
+// descriptor and its Go struct tags (JSON_LAYOUT, read by reflection at the same version) and reads
+// with protobufjs's Reader straight into the JSON object.
 //
 // The API server sends one object as the magic "k8s\0" and a runtime.Unknown holding the type and
 // the object's bytes; a list is one such object (the list message: its ListMeta, then its items); a
@@ -39,11 +40,6 @@ export class ProtobufDecodeError extends Error {
 /** An int64 as protobufjs hands it over: a number, or a Long where the long package is loaded. */
 function toNumber(v: unknown): number {
   return typeof v === 'number' ? v : (v as { toNumber(): number }).toNumber();
-}
-
-function isEmptyObject(o: object): boolean {
-  for (const _ in o) return false;
-  return true;
 }
 
 /** The last time written, kept: one pod's times (created, scheduled, its conditions) are mostly the same second. */
@@ -119,41 +115,37 @@ const UNIQUE_STRINGS = new Set([
 
 const strings = new StringInterner();
 
-function scalarConvert(field: protobuf.Field): Convert | undefined {
-  const { type } = field;
-  if (INT64.has(type)) return toNumber;
-  if (type === 'string') return UNIQUE_STRINGS.has(field.fullName.slice(1)) ? undefined : (strings.intern as Convert);
-  if (type === 'bytes') return (b) => Buffer.from(b as Uint8Array).toString('base64');
-  return undefined;
+/** A message's decoder: reads `length` bytes from the reader and returns the message's JSON form. */
+type Decode = (r: protobuf.Reader, length: number) => unknown;
+
+/** The Reader call that reads one value of a scalar type (int64s as numbers, bytes as base64). */
+function scalarRead(type: string, fieldName = ''): string {
+  if (INT64.has(type)) return `N(r.${type}())`;
+  if (type === 'string') return UNIQUE_STRINGS.has(fieldName) ? 'r.string()' : 'S(r.string())';
+  if (type === 'bytes') return 'B(r.bytes())';
+  return `r.${type}()`;
 }
 
-/** How one field of a message becomes JSON. */
-interface FieldPlan {
-  name: string;
-  /** '' : the field's own fields are written into its parent. */
-  key: string;
-  omitEmpty: boolean;
-  omitZero: boolean;
-  /** Go's field is a pointer, slice or map: absent on the wire, it is nil (JSON null). */
-  nilable: boolean;
-  repeated: boolean;
-  map: boolean;
-  message: boolean;
-  /** Converts one value (a message, an int64, bytes); undefined: taken as it is. */
-  value: Convert | undefined;
+/** What Go writes for a scalar absent on the wire (the zero value). */
+function zeroValue(type: string): string {
+  if (type === 'string' || type === 'bytes') return "''";
+  if (type === 'bool') return 'false';
+  return '0';
 }
 
-/** One protobufjs Root and the JSON converters of its messages. */
+/** Numeric scalars may come packed (one length-delimited run) when repeated. */
+const PACKABLE = new Set(['double', 'float', 'int32', 'uint32', 'sint32', 'fixed32', 'sfixed32', 'bool', ...INT64]);
+
+/** One protobufjs Root and the decoders of its messages into their JSON form. */
 class Codec {
   readonly root: protobuf.Root;
-  private readonly converters = new Map<protobuf.Type, Convert>();
+  private readonly types = new Map<string, protobuf.Type>();
+  private readonly decoders = new Map<protobuf.Type, Decode>();
 
   constructor(descriptor: protobuf.INamespace) {
     this.root = protobuf.Root.fromJSON(descriptor);
     this.root.resolveAll();
   }
-
-  private readonly types = new Map<string, protobuf.Type>();
 
   /** A message type by its full name (protobufjs's lookup walks the namespaces anew on every call: once per watch event three times). */
   type(name: string): protobuf.Type {
@@ -162,94 +154,147 @@ class Codec {
     return type;
   }
 
-  /** The JSON form of a decoded message of `type`. */
-  converter(type: protobuf.Type): Convert {
-    let c = this.converters.get(type);
-    if (c) return c;
+  /** The JSON form of a whole message of `type` held in `bytes`. */
+  decode(type: protobuf.Type, bytes: Uint8Array): unknown {
+    return this.decoder(type)(protobuf.Reader.create(bytes), bytes.length);
+  }
+
+  /**
+   * The decoder of `type`: the messages with a JSON form of their own through protobufjs's decode
+   * and CUSTOM; every other one generated from its descriptor and JSON layout (generate()).
+   */
+  decoder(type: protobuf.Type): Decode {
+    const known = this.decoders.get(type);
+    if (known) return known;
     const name = type.fullName.slice(1);
     const custom = CUSTOM[name];
     if (custom) {
-      this.converters.set(type, custom);
-      return custom;
+      const decode: Decode = (r, length) => custom(type.decode(r, length));
+      this.decoders.set(type, decode);
+      return decode;
     }
     const layout = JSON_LAYOUT[name];
     if (!layout) {
       const known = CUSTOM_JSON.includes(name) ? ' (a JSON form of its own that codec.ts does not know)' : '';
       throw new ProtobufDecodeError(`no JSON layout for ${name}${known}`);
     }
-    // Set before the fields are planned: a message may hold itself (and calls this until compiled).
-    const self: { compiled?: Convert } = {};
-    c = (m) => self.compiled!(m);
-    this.converters.set(type, c);
-    const plans = layout.flatMap(([id, key, flags]): FieldPlan[] => {
+    // Set before the fields' decoders are made: a message may hold itself (and calls this until generated).
+    const self: { decode?: Decode } = {};
+    this.decoders.set(type, (r, length) => self.decode!(r, length));
+    const fields = layout.flatMap(([id, key, flags]): GeneratedField[] => {
       const field = type.fieldsById[id];
       if (!field) return []; // left out of this codec's descriptor (managedFields)
-      const message = field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
+      const valueType = field.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
       return [
         {
-          name: field.name,
+          field,
           key,
           omitEmpty: flags.includes('o'),
           omitZero: flags.includes('z'),
           nilable: flags.includes('n'),
-          repeated: field.repeated,
-          map: field.map,
-          message: message !== undefined,
-          value: message ? this.converter(message) : scalarConvert(field),
+          decode: valueType instanceof protobuf.Type ? this.decoder(valueType) : undefined,
         },
       ];
     });
-    const compiled = (self.compiled = compile(plans));
-    this.converters.set(type, compiled);
-    return compiled;
+    const decode = (self.decode = generate(fields));
+    this.decoders.set(type, decode);
+    return decode;
   }
 }
 
+/** One field of a generated decoder, in the JSON layout's order. */
+interface GeneratedField {
+  field: protobuf.Field;
+  /** '' : the field's own fields are written into its parent. */
+  key: string;
+  omitEmpty: boolean;
+  omitZero: boolean;
+  /** Go's field is a pointer, slice or map: absent on the wire, it is nil (JSON null). */
+  nilable: boolean;
+  /** The decoder of a message field, or of a map's message values. */
+  decode: Decode | undefined;
+}
+
+/** A reader of no bytes: a struct absent on the wire is decoded from it (Go writes its zero value). */
+const NOTHING = protobuf.Reader.create(new Uint8Array(0));
+
 /**
- * One message's converter as straight-line code, one statement per field in JSON order (a 50k-pod
- * list runs it ~3 million times: an interpreter over the plans took as long as protobufjs's decode).
- * Absent on the wire, a field is protobufjs's default (on the message's prototype): '' / 0 / false,
- * an empty list or map; present means an own property.
+ * A message's decoder, generated as protobufjs generates its own (`new Function`), but writing the
+ * JSON object directly: the wire's fields into one local each, then the object in JSON's key order
+ * with Go's omitempty and nil rules. protobufjs's decode builds a message object first, which a
+ * second pass turned into JSON: twice the objects, and on a 50k-pod list the garbage collector's
+ * work grew with them.
  */
-function compile(plans: readonly FieldPlan[]): Convert {
-  const body = ['const out = {};', 'let v, c;'];
-  plans.forEach((f, i) => {
-    const get = `m[${JSON.stringify(f.name)}]`;
+function generate(fields: readonly GeneratedField[]): Decode {
+  const reads: string[] = [];
+  const writes: string[] = [];
+  fields.forEach((f, i) => {
+    const { field } = f;
+    const v = `v${i}`;
     const set = (expr: string) => (f.key === '' ? `Object.assign(out, ${expr});` : `out[${JSON.stringify(f.key)}] = ${expr};`);
-    const value = `fns[${i}]`;
     const empty = f.omitEmpty ? '' : set('null');
-    if (f.repeated) {
-      body.push(`v = ${get};`, `if (!v || v.length === 0) { ${empty} } else { ${set(f.value ? `v.map(${value})` : 'v')} }`);
-    } else if (f.map) {
-      const convert = f.value ? `c = {}; for (const k in v) c[k] = ${value}(v[k]); ${set('c')}` : set('v');
-      body.push(`v = ${get};`, `if (!v || isEmptyObject(v)) { ${empty} } else { ${convert} }`);
+    const one = f.decode ? `D[${i}](r, r.uint32())` : scalarRead(field.type, field.fullName.slice(1));
+    if (field.map) {
+      // A map's value type is the field's type; its key type is its own.
+      const keyType = (field as unknown as { keyType: string }).keyType;
+      const zero = f.decode ? `D[${i}](NOTHING, 0)` : zeroValue(field.type);
+      reads.push(
+        `case ${field.id}: { const e = r.uint32() + r.pos; let k = ${zeroValue(keyType)}, x; ` +
+          `while (r.pos < e) { const u = r.uint32(); switch (u >>> 3) { case 1: k = ${keyType === 'string' ? 'r.string()' : scalarRead(keyType)}; break; case 2: x = ${one}; break; default: r.skipType(u & 7); } } ` +
+          `(${v} ??= {})[k] = x === undefined ? ${zero} : x; break; }`,
+      );
+      writes.push(`if (${v} === undefined) { ${empty} } else { ${set(v)} }`);
+    } else if (field.repeated) {
+      const packed = !f.decode && PACKABLE.has(field.type);
+      reads.push(
+        packed
+          ? `case ${field.id}: ${v} ??= []; if ((t & 7) === 2) { const e = r.uint32() + r.pos; while (r.pos < e) ${v}.push(${one}); } else ${v}.push(${one}); break;`
+          : `case ${field.id}: (${v} ??= []).push(${one}); break;`,
+      );
+      // A copy of the exact length: an array grown by push keeps room for 16 more (a pod has ~20).
+      writes.push(`if (${v} === undefined) { ${empty} } else { ${set(`${v}.slice()`)} }`);
     } else {
+      reads.push(`case ${field.id}: ${v} = ${one}; break;`);
       // A pointer, slice or map absent on the wire is nil in Go: JSON null, or nothing if omitted.
-      const absent = f.nilable
-        ? `if (!hasOwn(m, ${JSON.stringify(f.name)})) { ${f.omitEmpty || f.omitZero ? '' : set('null')} } else `
-        : '';
-      if (f.message) {
+      const absent = f.nilable ? `if (${v} === undefined) { ${f.omitEmpty || f.omitZero ? '' : set('null')} } else ` : '';
+      if (f.decode) {
         // A struct (not a pointer) is always written, empty or not; JSON omits it only if omitzero.
         const keep = f.key !== '' && f.omitZero ? 'if (c !== null) ' : '';
-        body.push(`${absent}{ c = ${value}(hasOwn(m, ${JSON.stringify(f.name)}) ? ${get} : {}); ${keep}${set('c')} }`);
+        writes.push(`${absent}{ c = ${v} === undefined ? D[${i}](NOTHING, 0) : ${v}; ${keep}${set('c')} }`);
       } else {
-        const converted = f.value ? `${value}(${get})` : get;
         // omitempty leaves out a zero scalar, but not a pointer's (present: it was set).
         const skip = (f.omitEmpty || f.omitZero) && !f.nilable ? `if (c !== '' && c !== 0 && c !== false) ` : '';
-        body.push(`${absent}{ c = ${converted}; ${skip}${set('c')} }`);
+        writes.push(`${absent}{ c = ${v} === undefined ? ${zeroValue(field.type)} : ${v}; ${skip}${set('c')} }`);
       }
     }
   });
-  body.push('return out;');
-  const factory = new Function('fns', 'isEmptyObject', 'hasOwn', `return function (m) {\n${body.join('\n')}\n};`) as (
-    fns: ReadonlyArray<Convert | undefined>,
-    isEmpty: typeof isEmptyObject,
-    hasOwn: typeof Object.hasOwn,
-  ) => Convert;
+  const body = [
+    `let ${fields.map((_, i) => `v${i}`).join(', ') || '_'}, c;`,
+    'const end = r.pos + length;',
+    'while (r.pos < end) {',
+    '  const t = r.uint32();',
+    '  switch (t >>> 3) {',
+    ...reads.map((line) => `    ${line}`),
+    '    default: r.skipType(t & 7);',
+    '  }',
+    '}',
+    'const out = {};',
+    ...writes,
+    'return out;',
+  ];
+  const factory = new Function('D', 'N', 'S', 'B', 'NOTHING', `return function (r, length) {\n${body.join('\n')}\n};`) as (
+    decoders: ReadonlyArray<Decode | undefined>,
+    toNumber: (v: unknown) => number,
+    intern: (s: string) => string,
+    base64: (b: Uint8Array) => string,
+    nothing: protobuf.Reader,
+  ) => Decode;
   return factory(
-    plans.map((f) => f.value),
-    isEmptyObject,
-    Object.hasOwn,
+    fields.map((f) => f.decode),
+    toNumber,
+    strings.intern,
+    (b) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64'),
+    NOTHING,
   );
 }
 
@@ -306,8 +351,7 @@ export function decodeObject(bytes: Uint8Array, opts: { withoutManagedFields?: b
   const { typeMeta, raw } = unwrap(bytes, c);
   const name = typeMeta.kind === 'Status' ? FRAMING.status : PROTOBUF_KINDS[typeMeta.kind]?.object;
   if (!name) throw new ProtobufDecodeError(`a protobuf object of kind ${typeMeta.kind || '(none)'}, not read as protobuf`);
-  const type = c.type(name);
-  const fields = c.converter(type)(type.decode(raw)) as Message;
+  const fields = c.decode(c.type(name), raw) as Message;
   return { kind: typeMeta.kind, apiVersion: typeMeta.apiVersion, ...fields };
 }
 
@@ -481,11 +525,10 @@ export class ProtobufListReader {
       const bytes = b.subarray(f.start, f.end);
       if (f.number === 1 && f.wireType === WIRE_LEN) {
         const metaType = this.listType!.fieldsById[1]!.resolvedType as protobuf.Type;
-        this.giveHead(this.codec.converter(metaType)(metaType.decode(bytes)) as Message);
+        this.giveHead(this.codec.decode(metaType, bytes) as Message);
       } else if (f.number === 2 && f.wireType === WIRE_LEN) {
         this.giveHead();
-        const item = this.itemType!;
-        this.onItem(this.codec.converter(item)(item.decode(bytes)) as Message);
+        this.onItem(this.codec.decode(this.itemType!, bytes) as Message);
       }
       this.listRemaining -= f.end - this.pos;
       this.pos = f.end;
