@@ -143,8 +143,12 @@ interface StartUp {
   client: KubeClient;
   /** Each client's rate limit (--rest-config-qps, --rest-config-burst). */
   limits: { qps: number; burst: number };
-  /** A client with its own rate limit, for one controller or component. */
-  clientFor(name: string, writeFence?: () => void): KubeClient;
+  /**
+   * A client with its own rate limit, for one controller or component. A shard's clients name the
+   * shard in their user agent (`kruise-manager/<name> shard/<id>`): the API server's audit log then
+   * says which replica made each write (the field manager, the agent's first token, stays the same).
+   */
+  clientFor(name: string, writeFence?: () => void, shard?: string): KubeClient;
   /** Set by lead(): leader-only writes check its lease first. */
   elector: LeaderElector | undefined;
   /** Refuses a write once this replica no longer holds the lease; undefined without leader election. */
@@ -175,7 +179,8 @@ function connect(cfg: ManagerConfig, log: Logger): StartUp {
     features: resolveFeatureGates(cfg.featureGates, process.env),
     client,
     limits,
-    clientFor: (name, writeFence) => client.withOwnLimit({ ...limits, userAgent: `${MANAGER_USER_AGENT}/${name}`, writeFence }),
+    clientFor: (name, writeFence, shard) =>
+      client.withOwnLimit({ ...limits, userAgent: `${MANAGER_USER_AGENT}/${name}${shard ? ` shard/${shard}` : ''}`, writeFence }),
     elector: undefined,
     // Leader-only writes check the lease first: a controller's client refuses to write once this
     // replica's own clock says its lease may have passed on (e.g. woken from a freeze longer than the
@@ -592,11 +597,11 @@ function shardTerms(
     const termScope = webhooks.informers.scope();
     const informers = new ShardInformers(termScope, scope);
     const runners = sharded.map((c) => {
-      const client = labellingCreates(up.clientFor(c.clientName ?? `${c.name}-controller`, shardFence), { [labels.shard]: id });
+      const client = labellingCreates(up.clientFor(c.clientName ?? `${c.name}-controller`, shardFence, id), { [labels.shard]: id });
       return { name: c.name, runner: c.setup(depsFor(c, informers, client)) };
     });
     const drainer = new ShardDrainer({
-      client: up.clientFor('shard-drain', shardFence),
+      client: up.clientFor('shard-drain', shardFence, id),
       informers: termScope,
       scope,
       workloads: catalogue.SHARDED_WORKLOADS.map((type) => ({
@@ -710,7 +715,7 @@ async function serveShard(up: StartUp, alignment: WebhookAlignment, controllers:
   for (;;) {
     up.shardElector = new LeaderElector({
       store: new KubeLeaseStore({
-        client: up.clientFor('shard-lease'),
+        client: up.clientFor('shard-lease', undefined, shard.id),
         namespace: up.namespace,
         name,
         labels: { [shardLabels(cfg.leaderElectionId).ring]: cfg.leaderElectionId },

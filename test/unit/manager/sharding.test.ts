@@ -54,6 +54,12 @@ describe('--sharding', () => {
       const lease = server.getObject(LEASE, 'kruise-system/kruise-manager-shard-solo')!;
       assert.equal(lease.spec.holderIdentity, 'solo');
       assert.equal(lease.metadata.labels?.['shard.kruise.io/ring'], 'kruise-manager');
+      // The shard's clients name it in their user agent: the audit log says which replica wrote.
+      const agents = server.requests
+        .filter((r) => r.method !== 'GET' && /\/leases(\/kruise-manager-shard-solo)?$/.test(r.path) && /shard-solo/.test(r.path + r.body))
+        .map((r) => r.headers['user-agent']);
+      assert.ok(agents.length > 0);
+      for (const agent of agents) assert.equal(agent, 'kruise-manager/shard-lease shard/solo');
     });
   });
 });
