@@ -3,15 +3,22 @@
 // resourceVersion the plan was made from, so a plan made on a cache behind the sharder's own last
 // write (or behind a shard's acknowledgement) is refused (409) and made again; children's patches
 // only set a label, the same whatever the cache said.
+//
+// Before a workload is assigned, its children are also read from the API server: the old shard may
+// have created a pod just before it let go (or died), and the sharder's pod watch need not have
+// delivered it yet when the workload's own watch delivered the hand-back — the caches of different
+// resources are not in step. Left with the old label, such a pod would be invisible to the new
+// shard, which would create a replacement (an extra pod).
 
 import type { KubeObject, Lease } from '../../apis/core-objects.ts';
 import { PatchType, type KubeClient } from '../../runtime/client.ts';
 import { isNotFound } from '../../runtime/errors.ts';
 import { Leases, type ResourceType } from '../../runtime/resources.ts';
+import { labelSelectorToString } from '../../util/labelselector.ts';
 import type { ShardLabels } from '../../util/shard-ring.ts';
 import { childResourceVersions, type ShardChild, type SharderDecision } from './plan.ts';
 
-export type SharderClient = Pick<KubeClient, 'patch' | 'update' | 'delete'>;
+export type SharderClient = Pick<KubeClient, 'patch' | 'update' | 'delete' | 'list'>;
 
 export interface SharderExecutorDeps {
   client: SharderClient;
@@ -38,7 +45,8 @@ export class SharderExecutor {
         await this.labelChildren(workload, decision.children, decision.shard);
         return this.patchWorkload(type, workload, { labels: { [labels.drain]: null } });
       case 'assign': {
-        const written = await this.labelChildren(workload, decision.children, decision.shard);
+        const children = await this.withUncachedChildren(workload, decision.children, decision.shard);
+        const written = await this.labelChildren(workload, children, decision.shard);
         const versions = childResourceVersions(written);
         return this.patchWorkload(type, workload, {
           labels: { [labels.shard]: decision.shard, [labels.drain]: null },
@@ -62,6 +70,29 @@ export class SharderExecutor {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+  }
+
+  /**
+   * The children to relabel: those of the plan (from the caches) and those the API server has that
+   * are not yet labelled `shard` — a consistent list by the workload's selector labels (which its
+   * pods, PVCs and revisions all carry), kept if the workload is their controller.
+   */
+  private async withUncachedChildren(workload: KubeObject, cached: readonly ShardChild[], shard: string): Promise<ShardChild[]> {
+    const uid = workload.metadata.uid;
+    const matchLabels = (workload as { spec?: { selector?: { matchLabels?: Record<string, string> } } }).spec?.selector?.matchLabels;
+    const labelSelector = labelSelectorToString({ matchLabels: matchLabels ?? {} });
+    const children = [...cached];
+    const known = new Set(cached.map((c) => `${c.resource}/${c.name}`));
+    for (const [resource, type] of this.deps.childTypes) {
+      const list = await this.deps.client.list<KubeObject>(type, { namespace: workload.metadata.namespace, labelSelector });
+      for (const obj of list.items) {
+        const name = obj.metadata.name ?? '';
+        const own = obj.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid);
+        const label = obj.metadata.labels?.[this.deps.labels.shard];
+        if (own && label !== shard && !known.has(`${resource}/${name}`)) children.push({ resource, name, shard: label });
+      }
+    }
+    return children;
   }
 
   private async labelChildren(
