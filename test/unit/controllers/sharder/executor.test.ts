@@ -80,4 +80,42 @@ describe('SharderExecutor', () => {
     ]);
     assert.match(writes.at(-1)!, /^clonesets\/web /);
   });
+
+  it('lists and relabels the children of a workload at once, not one round trip after another', async () => {
+    // Every call waits until all of its kind are in flight: one after another, they never all are.
+    const barrier = (n: number) => {
+      let arrived = 0;
+      let open!: () => void;
+      const all = new Promise<void>((resolve) => (open = resolve));
+      return async () => {
+        if (++arrived === n) open();
+        await Promise.race([all, new Promise((_, reject) => setTimeout(() => reject(new Error('not in flight together')), 1_000))]);
+      };
+    };
+    const listed = barrier(2);
+    const patched = barrier(3);
+    let rv = 100;
+    const client = {
+      async list(type: ResourceType) {
+        await listed();
+        return {
+          items: type.resource === 'pods' ? [child('web-a', 'old'), child('web-b', 'old')] : [child('web-rev', 'old')],
+          metadata: {},
+        };
+      },
+      async patch(type: ResourceType, name: string) {
+        if (type.resource !== 'clonesets') await patched();
+        return { metadata: { name, resourceVersion: String(++rv) } };
+      },
+    } as unknown as SharderClient;
+    const executor = new SharderExecutor({
+      client,
+      labels,
+      childTypes: new Map([
+        ['pods', Pods],
+        ['controllerrevisions', ControllerRevisions],
+      ]),
+    });
+    await executor.execute(CloneSets, cloneSet, { action: 'assign', shard: 'new', children: [] });
+  });
 });
