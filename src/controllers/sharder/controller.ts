@@ -23,6 +23,15 @@ export const SHARDED_CHILDREN: readonly ResourceType[] = [Pods, PersistentVolume
 /** The controllers that run on every shard, for their shard's workloads (the others stay leader-only). */
 export const SHARDED_CONTROLLERS: readonly string[] = ['cloneset'];
 
+/**
+ * Workloads moved at once. A move is a few round trips (children listed, relabelled, then the
+ * workload); one at a time, the 12 CloneSets of a dead shard took 7–9 s to move on the loaded
+ * local cluster, past the lease duration the move should take. The client's rate limit still paces
+ * the writes; a key is never in two workers at once, and the drain limit may be passed by at most
+ * this many less one.
+ */
+export const SHARDER_WORKERS = 8;
+
 /** The queue key of a pass over the shard Leases. */
 const LEASES_KEY = '@leases';
 
@@ -86,9 +95,11 @@ class Sharder {
       labels: this.labels,
       childTypes: new Map(SHARDED_CHILDREN.map((t) => [t.resource, t])),
     });
-    this.controller = managerController('sharder', { ...deps, workers: 1 }, (key) => this.reconcile(key));
+    this.controller = managerController('sharder', { ...deps, workers: SHARDER_WORKERS }, (key) => this.reconcile(key));
     const queue = this.controller.queue;
     const enqueueLeases = () => queue.add(LEASES_KEY);
+    // The first pass over the Leases makes the ring (and queues every workload), Leases or not.
+    enqueueLeases();
     this.leases.addEventHandler({ onAdd: enqueueLeases, onUpdate: enqueueLeases, onDelete: enqueueLeases });
     const enqueueWorkload = (obj: KubeObject) => queue.add(`${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`);
     this.workloads.addEventHandler({ onAdd: enqueueWorkload, onUpdate: (_, obj) => enqueueWorkload(obj) });
@@ -108,10 +119,11 @@ class Sharder {
 
   private async reconcile(key: string): Promise<ReconcileResult> {
     if (key === LEASES_KEY) return this.reconcileLeases();
-    if (!this.ring) await this.reconcileLeases();
+    // Not before the first pass over the Leases (one worker runs it), which queues every workload.
+    if (!this.ring) return {};
     const { namespace = '', name } = splitKey(key);
     const workload = this.workloads.lister.get(namespace, name);
-    if (!workload || !this.ring) return {};
+    if (!workload) return {};
     const shardOf = (obj: KubeObject) => obj.metadata.labels?.[this.labels.shard];
     const children: ShardChild[] = [...this.children].flatMap(([resource, informer]) =>
       ownedBy(informer.lister, workload).map((c) => ({ resource, name: c.metadata.name ?? '', shard: shardOf(c) })),
