@@ -35,8 +35,13 @@ if (!files.length) {
   process.exit(1);
 }
 // Files that bring up a cluster of their own (real-node: a cluster with a real kubelet; the kubectl
-// differential: one cluster switched between the two managers) need no shared suite cluster when they run alone.
-const OWN_CLUSTER = ['test/integration/real-node.test.ts', 'test/integration/kubectl-differential.test.ts'];
+// differential: one cluster switched between the two managers; sharding: a cluster with an audit
+// log and four managers) need no shared suite cluster when they run alone.
+const OWN_CLUSTER = [
+  'test/integration/real-node.test.ts',
+  'test/integration/kubectl-differential.test.ts',
+  'test/integration/sharding.test.ts',
+];
 const needsCluster = files.some((f) => f.startsWith('test/integration/') && !OWN_CLUSTER.includes(f));
 
 const began = Date.now();

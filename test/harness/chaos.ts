@@ -111,8 +111,8 @@ export class RollingCloneSet {
     );
   }
 
-  /** Starts a rollout to a new image (its pods take a moment to start, so a rollout spans events). */
-  async roll(): Promise<void> {
+  /** Starts a rollout to a new image (its pods take `startDelay` to start, so a rollout spans events). */
+  async roll(startDelay = '1s'): Promise<void> {
     this.image = `nginx:${++this.rolls}`;
     await this.client.patch(
       CloneSets,
@@ -120,7 +120,7 @@ export class RollingCloneSet {
       {
         spec: {
           template: {
-            metadata: { annotations: { 'sim.kruise-ts.io/start-delay': '1s' } },
+            metadata: { annotations: { 'sim.kruise-ts.io/start-delay': startDelay } },
             spec: { containers: [{ name: 'c', image: this.image }] },
           },
         },
