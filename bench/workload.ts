@@ -30,15 +30,22 @@ export function nodeFlagsWith(extra: readonly string[]): string[] {
 }
 
 /**
- * A manager without leader election, metrics or probes, logging warnings to the cluster's log dir:
- * the production entry point (the compiled dist/ as bin/kruise builds and runs it, with the
- * production Node flags and `nodeFlags`, e.g. --trace-gc).
+ * A manager without metrics or probes, logging warnings to the cluster's log dir: the production
+ * entry point (the compiled dist/ as bin/kruise builds and runs it, with the production Node flags
+ * and `nodeFlags`, e.g. --trace-gc). Without leader election unless `opts.args` say otherwise
+ * (they replace `--enable-leader-election=false`); `opts.name` names the process and its log.
  */
-export function startBenchManager(state: ClusterState, webhookPort = 0, nodeFlags: readonly string[] = []): Started {
-  const logFile = path.join(state.runDir, 'logs', 'kruise-manager.log');
+export function startBenchManager(
+  state: ClusterState,
+  webhookPort = 0,
+  nodeFlags: readonly string[] = [],
+  opts: { name?: string; args?: readonly string[] } = {},
+): Started {
+  const name = opts.name ?? 'kruise-manager';
+  const logFile = path.join(state.runDir, 'logs', `${name}.log`);
   execFileSync(path.join(repoRoot, 'hack/build.sh'), ['--if-stale'], { stdio: 'inherit' });
   return startProcess(
-    'kruise-manager',
+    name,
     path.join(repoRoot, 'node_modules/.bin/node'),
     [
       ...nodeFlagsWith(nodeFlags),
@@ -48,7 +55,7 @@ export function startBenchManager(state: ClusterState, webhookPort = 0, nodeFlag
       state.kubeconfig,
       '--webhook-port',
       String(webhookPort),
-      '--enable-leader-election=false',
+      ...(opts.args ?? ['--enable-leader-election=false']),
       '--metrics-addr',
       '0',
       '--health-probe-addr',
