@@ -17,6 +17,17 @@ const cloneSet: KubeObject = {
   spec: { selector: { matchLabels: { app: 'web' } } },
 } as KubeObject;
 
+/** The sharder's executor over `client`, moving pods and revisions. */
+const executorFor = (client: SharderClient) =>
+  new SharderExecutor({
+    client,
+    labels,
+    childTypes: new Map([
+      ['pods', Pods],
+      ['controllerrevisions', ControllerRevisions],
+    ]),
+  });
+
 const child = (name: string, shard: string | undefined, ownerUid = 'cs-uid'): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
@@ -57,14 +68,7 @@ describe('SharderExecutor', () => {
       pods: [child('web-cached', 'old'), child('web-new', 'old'), child('web-there', 'new'), child('other', 'old', 'another-uid')],
       controllerrevisions: [child('web-rev', 'old')],
     });
-    const executor = new SharderExecutor({
-      client,
-      labels,
-      childTypes: new Map([
-        ['pods', Pods],
-        ['controllerrevisions', ControllerRevisions],
-      ]),
-    });
+    const executor = executorFor(client);
     await executor.execute(CloneSets, cloneSet, {
       action: 'assign',
       shard: 'new',
@@ -108,14 +112,7 @@ describe('SharderExecutor', () => {
         return { metadata: { name, resourceVersion: String(++rv) } };
       },
     } as unknown as SharderClient;
-    const executor = new SharderExecutor({
-      client,
-      labels,
-      childTypes: new Map([
-        ['pods', Pods],
-        ['controllerrevisions', ControllerRevisions],
-      ]),
-    });
+    const executor = executorFor(client);
     await executor.execute(CloneSets, cloneSet, { action: 'assign', shard: 'new', children: [] });
   });
 });
