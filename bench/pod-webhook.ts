@@ -1,7 +1,8 @@
 // Pod webhook latency through the real API server (figures printed, never asserted; recorded in
 // docs/benchmarks.md). A local cluster and a manager — Kruise TS (child process, webhooks by URL),
 // or OpenKruise v1.8.2 as the test peer (test/harness/upstream-peer.ts, a cluster of its own) —
-// take pod creations at a steady rate in three phases:
+// take pod creations at a steady rate in three phases, after one warm-up and in --rounds rounds (the
+// median over the rounds is printed last; each phase starts once the previous one's pods are gone):
 //   baseline   – a namespace labelled control-plane, outside the pod webhook (API server alone);
 //   fast path  – 50 SidecarSets installed, none matching the pods;
 //   injecting  – the same 50, one of which matches every pod (one sidecar injected).
@@ -15,7 +16,7 @@
 // generation per admission (everything the manager did in the phase, informers and controllers
 // included, divided by the admissions).
 // First, the same handler in process (no API server), for its own cost.
-// Usage: ./run.sh bench pod-webhook [--cluster h-sidecarset-bench] [--rate 200] [--duration 10]
+// Usage: ./run.sh bench pod-webhook [--cluster h-sidecarset-bench] [--rate 200] [--duration 10] [--rounds 3]
 //        [--targets kruise-ts,upstream]   (upstream runs on the cluster <cluster>-upstream)
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
@@ -44,11 +45,16 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     keep: { type: 'boolean', default: false },
     targets: { type: 'string', default: 'kruise-ts,upstream' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const targets = values.targets.split(',');
 const rate = Number(values.rate);
 const duration = Number(values.duration);
+const rounds = Number(values.rounds);
+/** A request slower than this is counted, with the bursts it falls in (a stall of the whole machine or API server shows as few bursts). */
+const SLOW_MS = 50;
+const SETTLE_MS = 2000;
 const load = () =>
   os
     .loadavg()
@@ -225,6 +231,7 @@ async function measure(target: Target) {
 
   async function phase(label: string, namespace: string, labels: Record<string, string>) {
     const latencies: number[] = [];
+    const slowAt: number[] = [];
     let failed = 0;
     const total = rate * duration;
     const cpuBefore = cpuSeconds(target.managerPid);
@@ -238,7 +245,11 @@ async function measure(target: Target) {
       const t0 = performance.now();
       inflight.push(
         client.create(Pods, pod(`${label}-${i}`, namespace, labels)).then(
-          () => void latencies.push(performance.now() - t0),
+          () => {
+            const ms = performance.now() - t0;
+            latencies.push(ms);
+            if (ms > SLOW_MS) slowAt.push(t0 - began);
+          },
           () => void failed++,
         ),
       );
@@ -248,6 +259,7 @@ async function measure(target: Target) {
     const cpu = cpuSeconds(target.managerPid) - cpuBefore;
     const gc: GcStats | undefined = gcMark === undefined ? undefined : target.gc?.since(gcMark);
     await client.deleteCollection(Pods, { namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
+    await settle(namespace);
     latencies.sort((a, b) => a - b);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
     return {
@@ -260,24 +272,56 @@ async function measure(target: Target) {
       p99: pct(99),
       cpuPer1000: (cpu / Math.max(1, latencies.length)) * 1000,
       gc,
+      slow: slowAt.length,
+      slowBursts: bursts(slowAt),
     };
   }
 
+  // The next phase starts once the deleted pods are gone and their watch events have been
+  // delivered to every watcher (the manager and the control plane's controllers), so that no phase
+  // pays for the previous one's deletions.
+  async function settle(namespace: string) {
+    for (let i = 0; i < 60; i++) {
+      const left = await client.list<KubeObject>(Pods, { namespace, limit: 1 }).catch(() => undefined);
+      if (left && left.items.length === 0) break;
+      await sleep(500);
+    }
+    await sleep(SETTLE_MS);
+  }
+
   await phase('warmup', 'bench-pods', {});
-  const baseline = await phase('baseline', 'bench-excluded', {});
-  const fast = await phase('fastpath', 'bench-pods', {});
-  const injecting = await phase('inject', 'bench-pods', { 'bench-sidecar-7': 'on' });
-  return { baseline, fast, injecting };
+  const results: Array<Awaited<ReturnType<typeof phase>>[]> = [];
+  for (let round = 0; round < rounds; round++) {
+    results.push([
+      await phase('baseline', 'bench-excluded', {}),
+      await phase('fastpath', 'bench-pods', {}),
+      await phase('inject', 'bench-pods', { 'bench-sidecar-7': 'on' }),
+    ]);
+  }
+  return results;
 }
+
+/** How many separate bursts the slow requests' send times fall into (a gap of over 100 ms splits them). */
+function bursts(sendTimes: number[]): number {
+  const sorted = [...sendTimes].sort((a, b) => a - b);
+  return sorted.filter((t, i) => i === 0 || t - sorted[i - 1]! > 100).length;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 
 for (const name of targets) {
   const loadAtStart = load();
   const target = name === 'upstream' ? await startUpstream() : await startKruiseTs();
   try {
-    const { baseline, fast, injecting } = await measure(target);
-    const show = (r: typeof baseline) =>
+    const results = await measure(target);
+    type Row = (typeof results)[number][number];
+    const show = (r: Row, baseline: Row) =>
       `${r.label.padEnd(9)} ok ${r.ok}/${r.sent} (${r.achievedRate.toFixed(0)}/s) p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms` +
       (r === baseline ? '' : ` | added p50 ${(r.p50 - baseline.p50).toFixed(2)} ms p99 ${(r.p99 - baseline.p99).toFixed(2)} ms`) +
+      ` | over ${SLOW_MS} ms: ${r.slow} in ${r.slowBursts} bursts` +
       ` | manager CPU ${r.cpuPer1000.toFixed(3)} s per 1000` +
       (r.gc
         ? ` | GC: ${r.gc.majors} major (${r.gc.majorMs.toFixed(0)} ms, longest stop ${r.gc.majorMaxMs.toFixed(1)} ms),` +
@@ -285,9 +329,19 @@ for (const name of targets) {
           ` per admission ${(r.gc.allocated / 1024 / Math.max(1, r.ok)).toFixed(0)} KiB allocated, ${(r.gc.promoted / 1024 / Math.max(1, r.ok)).toFixed(1)} KiB promoted`
         : '');
     process.stdout.write(
-      `${name}: pod creations at ${rate}/s for ${duration}s per phase, 50 SidecarSets installed; load before ${loadAtStart}, after ${load()}, ${os.cpus().length} CPUs\n`,
+      `${name}: pod creations at ${rate}/s for ${duration}s per phase, ${rounds} rounds, 50 SidecarSets installed; load before ${loadAtStart}, after ${load()}, ${os.cpus().length} CPUs\n`,
     );
-    for (const r of [baseline, fast, injecting]) process.stdout.write(`  ${show(r)}\n`);
+    results.forEach((round, i) => {
+      process.stdout.write(` round ${i + 1}\n`);
+      for (const r of round) process.stdout.write(`  ${show(r, round[0]!)}\n`);
+    });
+    const added = (phase: number, key: 'p50' | 'p99') => median(results.map((round) => round[phase]![key] - round[0]![key]));
+    process.stdout.write(
+      ` median over rounds: baseline p50 ${median(results.map((r) => r[0]!.p50)).toFixed(2)} / p99 ${median(results.map((r) => r[0]!.p99)).toFixed(2)} ms;` +
+        ` added fastpath p50 ${added(1, 'p50').toFixed(2)} / p99 ${added(1, 'p99').toFixed(2)} ms;` +
+        ` added inject p50 ${added(2, 'p50').toFixed(2)} / p99 ${added(2, 'p99').toFixed(2)} ms;` +
+        ` CPU per 1000 fastpath ${median(results.map((r) => r[1]!.cpuPer1000)).toFixed(3)} / inject ${median(results.map((r) => r[2]!.cpuPer1000)).toFixed(3)} s\n`,
+    );
   } finally {
     await target.stop();
   }

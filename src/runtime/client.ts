@@ -577,7 +577,6 @@ export class KubeClient {
 
   private readonly discover = async (group: string, version: string) => (await this.discoverResources(group, version))?.resources;
 
-  /** The version the cluster serves `type` at (its own unless a Kruise kind is served only at another). */
   /** The version the cluster serves `type` at (its own unless only another version of its kind is served). */
   servedVersion(type: ResourceType): Promise<string> {
     return this.wireVersions.versionOf(type, this.discover);
