@@ -488,12 +488,15 @@ test(
     // The resumed shard: no write between waking and its Lease held again (it owned nothing then), its
     // stale writes refused by its own fence.
     const whileStale = writes.filter((w) => w.shard === 'shard-b' && w.at >= resumedAt && w.at < rejoined).map((w) => w.what);
+    // Its reconciles on waking (its caches and queues as before the freeze) whose writes its fence refused.
     const refused = fs
       .readFileSync(frozen.proc.logFile, 'utf8')
       .split('\n')
-      .filter((l) => l.includes('no longer holds its shard lease')).length;
+      .filter((l) => l.includes('no longer holds its shard lease'))
+      .map((l) => (JSON.parse(l) as { object?: string }).object)
+      .filter((o) => o !== undefined);
     t.diagnostic(
-      `shard-b after resuming: ${whileStale.length} writes before it held its Lease again, ${refused} writes refused by its fence`,
+      `shard-b after resuming: ${whileStale.length} writes before it held its Lease again; ${refused.length} reconciles (${new Set(refused).size} CloneSets) refused by its fence`,
     );
     assert.deepEqual(whileStale, [], 'shard-b wrote after resuming, before it held its Lease again');
     for (const id of ['shard-b', 'shard-d']) {
