@@ -121,7 +121,7 @@ export class LeaderElector {
 
   private observedRecord: LeaseRecord | undefined;
   private observedRaw = '';
-  /** Local time at which observedRecord last changed. */
+  /** Local time at which observedRecord last changed (a record we wrote: when we sent it). */
   private observedTime = 0;
   /** resourceVersion from our latest read or write, for the next compare-and-swap. */
   private leaseVersion: string | undefined;
@@ -267,7 +267,7 @@ export class LeaderElector {
         leaderTransitions: this.observedRecord.leaderTransitions,
       };
       try {
-        this.setObserved(record, await abortable(this.store.update(record, this.leaseVersion, signal), signal));
+        this.setObserved(record, await abortable(this.store.update(record, this.leaseVersion, signal), signal), now);
         return true;
       } catch (err) {
         if (signal.aborted) return false;
@@ -285,7 +285,7 @@ export class LeaderElector {
 
     if (!current) {
       try {
-        this.setObserved(desired, await abortable(this.store.create(desired, signal), signal));
+        this.setObserved(desired, await abortable(this.store.create(desired, signal), signal), now);
         return true;
       } catch (err) {
         if (!signal.aborted) this.log.error({ err }, 'error initially creating lease');
@@ -312,7 +312,7 @@ export class LeaderElector {
     }
 
     try {
-      this.setObserved(desired, await abortable(this.store.update(desired, resourceVersion, signal), signal));
+      this.setObserved(desired, await abortable(this.store.update(desired, resourceVersion, signal), signal), now);
       return true;
     } catch (err) {
       if (signal.aborted) return false;
@@ -351,10 +351,17 @@ export class LeaderElector {
     return this.observedTime + seconds * 1000 > now;
   }
 
-  private setObserved(record: LeaseRecord, resourceVersion?: string): void {
+  /**
+   * `at`: for a record we wrote, when the write was sent — the API server took it no earlier, so no
+   * other candidate can have seen it sooner, and our lease is judged from then. Taken from the answer's
+   * arrival instead, a process frozen (SIGSTOP, a long pause) with a renewal in flight would, on
+   * waking to its late answer, count a lease the sharder or a successor may already hold as fresh,
+   * and its fenced writes (holdsLease) would go through.
+   */
+  private setObserved(record: LeaseRecord, resourceVersion?: string, at = this.clock.now()): void {
     this.observedRecord = record;
     this.observedRaw = rawRecord(record);
-    this.observedTime = this.clock.now();
+    this.observedTime = at;
     if (resourceVersion !== undefined) this.leaseVersion = resourceVersion;
   }
 

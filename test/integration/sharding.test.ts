@@ -1,11 +1,14 @@
-// The sharded manager (docs/sharding.md, issue 37) on a cluster of its own: three replicas with
-// --sharding, 30 CloneSets rolling out, one replica SIGKILLed mid-rollout, then a fourth replica
-// joining mid-rollout. Its shard Lease is taken over and its CloneSets move to live shards within
-// the lease duration and a small margin; no CloneSet ever has more live pods than replicas or fewer
-// than replicas − maxUnavailable; every rollout finishes; and no CloneSet is reconciled by two
-// replicas at once. The last is read from the API server's audit log: a shard's clients name it in
-// their user agent, and for each CloneSet the writes of its controller (the CloneSet, its pods and
-// revisions) must come from one shard after another, never back to a shard once another wrote.
+// The sharded manager (docs/sharding.md, issue 37) on a cluster of its own, through the four failure
+// cases of issue 37 with 30 CloneSets rolling out each time: three replicas with --sharding, one
+// SIGKILLed mid-rollout; then one frozen (SIGSTOP) past its lease mid-rollout — partitioned: alive but
+// unable to renew — and resumed once its CloneSets have moved; then a fourth replica joining
+// mid-rollout and the leader, which runs the sharder, SIGKILLed as the first drain towards it starts.
+// Each time the dead or frozen shard's Lease is taken over and its CloneSets move to live shards in a
+// bound; no CloneSet ever has more live pods than replicas or fewer than replicas − maxUnavailable;
+// every rollout finishes; and no CloneSet is reconciled by a shard that does not own it. The last is
+// read from the API server's audit log: a shard's clients name it in their user agent, the sharder's
+// and the shards' label patches say who owns each CloneSet from when, and every write of a shard's
+// CloneSet controller (to the CloneSet, its pods and revisions) must fall while that shard owns it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -18,10 +21,10 @@ import { stopProcesses, tail } from '../../src/cluster/processes.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
 import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
 import { CloneSets, Leases, Namespaces, Pods } from '../../src/runtime/resources.ts';
-import { shardLabels, shardLeaseName } from '../../src/util/shard-ring.ts';
+import { ShardRing, shardLabels, shardLeaseName, workloadKey } from '../../src/util/shard-ring.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { RollingCloneSet } from '../harness/chaos.ts';
-import { startManagerProcess, waitLeader, type ManagerProcess } from '../harness/managers.ts';
+import { leaseHolder, startManagerProcess, waitLeader, type ManagerProcess } from '../harness/managers.ts';
 
 const NAME = `${TEST_CLUSTER}-shard`;
 const RING = 'kruise-manager';
@@ -31,19 +34,38 @@ const CLONESETS = 30;
 const REPLICAS = 3;
 const MAX_UNAVAILABLE = 1;
 const LEASE_DURATION_MS = 4_000;
+const RENEW_DEADLINE_MS = 3_000;
 /** Lease duration + one renew period of the dead shard before it died + the sharder's relabelling. */
 const MOVE_BOUND_MS = LEASE_DURATION_MS + 6_000;
+/**
+ * A resumed shard campaigns again: its renewals fail for the renew deadline, then it waits out the
+ * sharder's hold on its Lease (a lease duration from when it saw it), plus retries and a margin.
+ */
+const REJOIN_BOUND_MS = RENEW_DEADLINE_MS + LEASE_DURATION_MS + 6_000;
+/**
+ * A new leader (lease duration + retries), its cold caches, then the dead leader's shard Lease expiring
+ * on its clock and the moves, paced by the sharder's client rate limit (14.1–16.1 s measured).
+ */
+const SHARDER_FAILOVER_BOUND_MS = 2 * LEASE_DURATION_MS + 12_000;
 const SHARDING_FLAGS = [
   '--sharding=true',
   `--leader-election-lease-duration=${LEASE_DURATION_MS / 1000}s`,
-  '--leader-election-renew-deadline=3s',
+  `--leader-election-renew-deadline=${RENEW_DEADLINE_MS / 1000}s`,
   '--leader-election-retry-period=1s',
 ];
 
+// CloneSet patches with their bodies: the label patches of the sharder (assign, drain) and of a
+// shard letting go say who owns each CloneSet from when.
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+  - level: Request
+    verbs: [patch, update]
+    namespaces: [${NAMESPACE}]
+    resources:
+      - group: apps.kruise.io
+        resources: [clonesets]
   - level: Metadata
     verbs: [create, update, patch, delete]
     namespaces: [${NAMESPACE}]
@@ -87,6 +109,14 @@ before(async () => {
 
 after(async () => {
   await sampler?.stop();
+  // A replica left frozen by a failed assertion must wake to stop.
+  for (const m of managers.values()) {
+    try {
+      if (!m.proc.exited) process.kill(m.proc.pid, 'SIGCONT');
+    } catch {
+      // exited meanwhile
+    }
+  }
   await stopProcesses(
     [...managers.values()].filter((m) => !m.proc.exited).map((m) => m.proc.pid),
     5000,
@@ -107,8 +137,41 @@ async function shardHolders(): Promise<Map<string, string>> {
 
 /** Each CloneSet's shard label. */
 async function assignments(): Promise<Map<string, string | undefined>> {
+  return new Map([...(await labelsByCloneSet())].map(([name, l]) => [name, l.shard]));
+}
+
+/** Each CloneSet's shard label and whether it carries the drain label. */
+async function labelsByCloneSet(): Promise<Map<string, { shard?: string; draining: boolean }>> {
   const list = await client.list<KubeObject>(CloneSets, { namespace: NAMESPACE });
-  return new Map(list.items.map((cs) => [cs.metadata.name!, cs.metadata.labels?.[LABELS.shard]]));
+  return new Map(
+    list.items.map((cs) => [
+      cs.metadata.name!,
+      { shard: cs.metadata.labels?.[LABELS.shard], draining: !!cs.metadata.labels?.[LABELS.drain] },
+    ]),
+  );
+}
+
+/** How many CloneSets carry each shard label. */
+const counts = (a: Map<string, string | undefined>) =>
+  [...a.values()].reduce((m, s) => m.set(s ?? '(none)', (m.get(s ?? '(none)') ?? 0) + 1), new Map<string, number>());
+
+/** The CloneSets of `names` whose rollout has not finished. */
+async function notRolledOut(sets: readonly RollingCloneSet[], names: Iterable<string>): Promise<string[]> {
+  const wanted = new Set(names);
+  const pending = await Promise.all(
+    sets.filter((cs) => wanted.has(cs.name)).map(async (cs) => ((await cs.rolledOut()) ? undefined : cs.name)),
+  );
+  return pending.filter((n) => n !== undefined);
+}
+
+/** Resolves with the first CloneSet seen carrying the drain label (a watch: the move is caught as it starts). */
+function firstDrain(signal: AbortSignal): Promise<string> {
+  return (async () => {
+    for await (const ev of client.watch<KubeObject>(CloneSets, { namespace: NAMESPACE, labelSelector: LABELS.drain, signal })) {
+      if (ev.type === 'ADDED' || ev.type === 'MODIFIED') return ev.object.metadata.name!;
+    }
+    throw new Error('the drain watch ended before a drain');
+  })();
 }
 
 /** Samples every CloneSet's live (not terminating) pods, from one list of the namespace at a time. */
@@ -153,35 +216,62 @@ interface AuditEvent {
   objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string };
   requestReceivedTimestamp: string;
   responseStatus?: { code?: number };
+  /** At level Request (CloneSet patches and updates): the patch or the object sent. */
+  requestObject?: { metadata?: { labels?: Record<string, string | null> } };
+}
+
+interface ControllerWrite {
+  cloneSet: string;
+  shard: string;
+  /** When the API server received it (ms). */
+  at: number;
+  what: string;
 }
 
 /**
- * From the audit log: for each CloneSet, the shards whose CloneSet controller wrote it, its pods or
- * its revisions, in the order of their writes with repeats collapsed (`a b` = a, then b). A shard
- * that appears twice wrote again after another shard had: the CloneSet was reconciled by two at once.
+ * From the audit log, in the order the API server received them: who owns each CloneSet (its shard
+ * label, as the sharder's and the shards' successful patches set it) and the writes of every shard's
+ * CloneSet controller to a CloneSet, its pods and revisions. `outOfTurn`: writes by a shard to a
+ * CloneSet it did not own at that moment — the CloneSet reconciled by two replicas (a shard's writes
+ * stop before it lets go of a workload or loses its Lease, and the new owner's start after it was
+ * labelled). `writers`: each CloneSet's writing shards in order, repeats collapsed (`a b`: a, then b).
  */
-function writersByCloneSet(): Map<string, string[]> {
-  const out = new Map<string, string[]>();
+function auditedWrites(): { writes: ControllerWrite[]; outOfTurn: string[]; writers: Map<string, string[]> } {
   const events = fs
     .readFileSync(path.join(auditDir, 'audit.log'), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as AuditEvent)
+    .filter((e) => e.objectRef?.namespace === NAMESPACE)
     .sort((a, b) => a.requestReceivedTimestamp.localeCompare(b.requestReceivedTimestamp));
+  const owner = new Map<string, string | undefined>();
+  const writes: ControllerWrite[] = [];
+  const outOfTurn: string[] = [];
+  const writers = new Map<string, string[]>();
   for (const e of events) {
+    const ref = e.objectRef!;
+    const cloneSet = /^(cs-\d\d)(-|$)/.exec(ref.name ?? '')?.[1];
+    if (!cloneSet) continue;
+    const labels = e.requestObject?.metadata?.labels;
+    const ok = (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
+    if (ref.resource === 'clonesets' && !ref.subresource && ok && labels && LABELS.shard in labels) {
+      owner.set(cloneSet, labels[LABELS.shard] ?? undefined);
+    }
     const shard = /^kruise-manager\/cloneset-controller shard\/(\S+)/.exec(e.userAgent ?? '')?.[1];
-    const cs = /^(cs-\d\d)(-|$)/.exec(e.objectRef?.name ?? '')?.[1];
-    if (!shard || !cs || e.objectRef?.namespace !== NAMESPACE) continue;
-    const seq = out.get(cs) ?? [];
+    if (!shard) continue;
+    const what = `${e.verb} ${ref.resource}${ref.subresource ? `/${ref.subresource}` : ''} ${ref.name} at ${e.requestReceivedTimestamp}`;
+    writes.push({ cloneSet, shard, at: Date.parse(e.requestReceivedTimestamp), what });
+    if (owner.get(cloneSet) !== shard) outOfTurn.push(`${shard}: ${what}, ${cloneSet} owned by ${owner.get(cloneSet) ?? 'nobody'}`);
+    const seq = writers.get(cloneSet) ?? [];
     if (seq.at(-1) !== shard) seq.push(shard);
-    out.set(cs, seq);
+    writers.set(cloneSet, seq);
   }
-  return out;
+  return { writes, outOfTurn, writers };
 }
 
 test(
-  '3 shards, one SIGKILLed mid-rollout, a 4th joining mid-rollout: moves in time, no pod extra or missing, no CloneSet reconciled by two',
-  { timeout: 300_000 },
+  'shards: one SIGKILLed, one partitioned (SIGSTOP past its lease), one joining while the sharder is SIGKILLed, all mid-rollout: moves in time, no pod extra or missing, no CloneSet written by a shard not owning it',
+  { timeout: 420_000 },
   async (t) => {
     // The first replica leads (it runs the sharder) before the others start, so the one killed is a plain shard.
     for (const id of ['shard-a', 'shard-b', 'shard-c']) {
@@ -202,20 +292,16 @@ test(
     await Promise.all(sets.map((cs) => cs.create()));
     await Promise.all(sets.map((cs) => cs.waitRolledOut(120_000)));
     const first = await assignments();
-    const counts = (a: Map<string, string | undefined>) =>
-      [...a.values()].reduce((m, s) => m.set(s ?? '(none)', (m.get(s ?? '(none)') ?? 0) + 1), new Map<string, number>());
     t.diagnostic(`assignments: ${JSON.stringify(Object.fromEntries(counts(first)))}`);
     for (const id of ['shard-a', 'shard-b', 'shard-c']) assert.ok((counts(first).get(id) ?? 0) > 0, `${id} was given no CloneSet`);
 
     sampler = samplePods();
-    // Killed mid-rollout: pods take 3 s to start, a rollout three rounds of one pod.
+    // 1. A replica killed mid-rollout: pods take 3 s to start, a rollout three rounds of one pod.
     await Promise.all(sets.map((cs) => cs.roll('3s')));
     await sleep(2_000);
     const victim = managers.get('shard-c')!;
     const victimSets = [...first].filter(([, s]) => s === 'shard-c').map(([name]) => name);
-    const midRollout = (await Promise.all(victimSets.map(async (n) => !(await sets.find((cs) => cs.name === n)!.rolledOut())))).filter(
-      Boolean,
-    ).length;
+    const midRollout = (await notRolledOut(sets, victimSets)).length;
     process.kill(victim.proc.pid, 'SIGKILL');
     const killedAt = Date.now();
     t.diagnostic(`shard-c killed with ${midRollout} of its ${victimSets.length} CloneSets mid-rollout`);
@@ -243,34 +329,140 @@ test(
     assert.ok(moved - killedAt <= MOVE_BOUND_MS, `moved ${moved - killedAt} ms after the kill (bound ${MOVE_BOUND_MS} ms)`);
     await Promise.all(sets.map((cs) => cs.waitRolledOut(120_000)));
 
-    // A fourth replica joins while every CloneSet rolls out again (slower pods: its start-up takes a while).
-    const before4 = await assignments();
-    await Promise.all(sets.map((cs) => cs.roll('8s')));
-    managers.set('shard-d', await startManagerProcess(state, 'shard-d', SHARDING_FLAGS));
-    await waitFor('shard-d holds its Lease', async () => (await shardHolders()).get('shard-d') === 'shard-d', 90_000, 100);
-    const notDoneAtJoin = new Set(
-      (await Promise.all(sets.map(async (cs) => ((await cs.rolledOut()) ? undefined : cs.name)))).filter((n) => n !== undefined),
+    // 2. A partitioned replica: shard-b frozen 2 s into a rollout, alive but unable to renew, until its
+    // Lease is taken over and its CloneSets have moved (longer than its lease); then resumed, its timers
+    // firing late, its caches and queues as they were — what a replica cut off and reconnected wakes to.
+    const beforePartition = await assignments();
+    const frozen = managers.get('shard-b')!;
+    const frozenSets = [...beforePartition].filter(([, s]) => s === 'shard-b').map(([name]) => name);
+    await Promise.all(sets.map((cs) => cs.roll('3s')));
+    await sleep(2_000);
+    const midPartition = (await notRolledOut(sets, frozenSets)).length;
+    process.kill(frozen.proc.pid, 'SIGSTOP');
+    const stoppedAt = Date.now();
+    assert.ok(midPartition > 0, 'none of the frozen shard’s CloneSets was mid-rollout');
+    const frozenTakenOver = await waitFor(
+      "shard-b's Lease taken over by the sharder",
+      async () => {
+        const holder = (await shardHolders()).get('shard-b');
+        return holder !== undefined && holder !== 'shard-b' && Date.now();
+      },
+      MOVE_BOUND_MS + 10_000,
+      100,
     );
-    const toD = await waitFor(
-      'CloneSets drained to shard-d',
+    const frozenMoved = await waitFor(
+      "shard-b's CloneSets on shard-a",
       async () => {
         const now = await assignments();
-        const names = [...now].filter(([, s]) => s === 'shard-d').map(([n]) => n);
-        return names.length > 0 && [...now.values()].every((s) => s) && names;
+        return frozenSets.every((n) => now.get(n) === 'shard-a') && Date.now();
+      },
+      MOVE_BOUND_MS + 10_000,
+      100,
+    );
+    process.kill(frozen.proc.pid, 'SIGCONT');
+    const resumedAt = Date.now();
+    assert.ok(resumedAt - stoppedAt > LEASE_DURATION_MS, `frozen for ${resumedAt - stoppedAt} ms, not past its lease`);
+    const rejoined = await waitFor(
+      'shard-b holds its Lease again',
+      async () => (await shardHolders()).get('shard-b') === 'shard-b' && Date.now(),
+      REJOIN_BOUND_MS + 10_000,
+      100,
+    );
+    const givenBack = await waitFor(
+      'CloneSets drained back to shard-b',
+      async () => {
+        const names = [...(await assignments())].filter(([, s]) => s === 'shard-b').map(([n]) => n);
+        return names.length > 0 && { at: Date.now(), names };
       },
       30_000,
-      200,
+      100,
+    );
+    t.diagnostic(
+      `shard-b frozen with ${midPartition} of its ${frozenSets.length} CloneSets mid-rollout: Lease taken over in ${frozenTakenOver - stoppedAt} ms, ` +
+        `CloneSets moved in ${frozenMoved - stoppedAt} ms; resumed after ${resumedAt - stoppedAt} ms, its Lease held again ${rejoined - resumedAt} ms later, ` +
+        `first CloneSets given back by drains ${givenBack.at - resumedAt} ms after resuming (${givenBack.names.length})`,
+    );
+    assert.ok(frozenMoved - stoppedAt <= MOVE_BOUND_MS, `moved ${frozenMoved - stoppedAt} ms after the freeze (bound ${MOVE_BOUND_MS} ms)`);
+    assert.ok(rejoined - resumedAt <= REJOIN_BOUND_MS, `re-joined ${rejoined - resumedAt} ms after resuming (bound ${REJOIN_BOUND_MS} ms)`);
+    // The ring is the one before the freeze again: every CloneSet shard-b held comes back to it.
+    const allBack = await waitFor(
+      'every CloneSet back on its shard of before the freeze, none draining',
+      async () => {
+        const now = await labelsByCloneSet();
+        return [...now].every(([n, l]) => l.shard === beforePartition.get(n) && !l.draining) && Date.now();
+      },
+      30_000,
+      100,
+    );
+    t.diagnostic(`all ${frozenSets.length} of shard-b's CloneSets back on it ${allBack - resumedAt} ms after resuming`);
+    await Promise.all(sets.map((cs) => cs.waitRolledOut(120_000)));
+
+    // 3. A fourth replica joins while every CloneSet rolls out again (slower pods: its start-up takes a
+    // while), and the leader — shard-a, running the sharder — is SIGKILLed as the first drain towards
+    // it starts: the next leader's sharder must finish the moves the dead one began.
+    const before4 = await assignments();
+    assert.equal(await leaseHolder(client), 'shard-a', 'shard-a leads');
+    await Promise.all(sets.map((cs) => cs.roll('8s')));
+    // Stopped at the first drain, or after 90 s (shard-d's start-up on a loaded machine included).
+    const watchDrains = new AbortController();
+    const noDrain = setTimeout(() => watchDrains.abort(new Error('no drain within 90 s of shard-d starting')), 90_000);
+    const drainStarted = firstDrain(watchDrains.signal);
+    drainStarted.catch(() => undefined);
+    managers.set('shard-d', await startManagerProcess(state, 'shard-d', SHARDING_FLAGS));
+    const firstDrained = await drainStarted;
+    const leader = managers.get('shard-a')!;
+    process.kill(leader.proc.pid, 'SIGKILL');
+    const sharderKilledAt = Date.now();
+    clearTimeout(noDrain);
+    watchDrains.abort();
+    const ring = new ShardRing(['shard-a', 'shard-b', 'shard-d']);
+    const atKill = await labelsByCloneSet();
+    const draining = [...atKill].filter(([, l]) => l.draining).length;
+    const pending = [...atKill].filter(
+      ([n, l]) => l.shard !== ring.shardFor(workloadKey('apps.kruise.io', 'CloneSet', NAMESPACE, n)),
+    ).length;
+    assert.ok(pending > 0, 'no move left pending when the sharder was killed');
+    assert.equal((await shardHolders()).get('shard-d'), 'shard-d', 'shard-d holds its Lease');
+    const notDoneAtJoin = new Set(await notRolledOut(sets, before4.keys()));
+    const newLeader = await waitFor(
+      'a new leader',
+      async () => {
+        const holder = await leaseHolder(client);
+        return holder !== undefined && holder !== 'shard-a' && { holder, at: Date.now() };
+      },
+      SHARDER_FAILOVER_BOUND_MS + 10_000,
+      100,
+    );
+    const settled = await waitFor(
+      'every CloneSet on a live shard, none draining',
+      async () =>
+        [...(await labelsByCloneSet()).values()].every((l) => ['shard-b', 'shard-d'].includes(l.shard ?? '') && !l.draining) && Date.now(),
+      SHARDER_FAILOVER_BOUND_MS + 20_000,
+      100,
+    );
+    t.diagnostic(
+      `first drain to shard-d seen (${firstDrained}), leader shard-a killed with ${draining} CloneSets draining and ${pending} not yet where the ring puts them; ` +
+        `${newLeader.holder} led ${newLeader.at - sharderKilledAt} ms later, every CloneSet on shard-b or shard-d ${settled - sharderKilledAt} ms after the kill`,
+    );
+    // Lease duration after the candidates last saw it renewed, and two of their jittered polls (≤ 2.2 s each).
+    assert.ok(
+      newLeader.at - sharderKilledAt <= LEASE_DURATION_MS + 5_000,
+      `a new leader ${newLeader.at - sharderKilledAt} ms after the kill`,
+    );
+    assert.ok(
+      settled - sharderKilledAt <= SHARDER_FAILOVER_BOUND_MS,
+      `moves finished ${settled - sharderKilledAt} ms after the kill (bound ${SHARDER_FAILOVER_BOUND_MS} ms)`,
     );
     await Promise.all(sets.map((cs) => cs.waitRolledOut(180_000)));
     const samples = await sampler.stop();
     const last = await assignments();
     const movedToD = [...last].filter(([, s]) => s === 'shard-d').map(([n]) => n);
     t.diagnostic(
-      `shard-d joined with ${notDoneAtJoin.size} CloneSets mid-rollout and took ${movedToD.length} (first seen ${toD.length}); assignments ${JSON.stringify(Object.fromEntries(counts(last)))}; ${samples.samples} pod samples`,
+      `shard-d took ${movedToD.length}; assignments ${JSON.stringify(Object.fromEntries(counts(last)))}; ${samples.samples} pod samples`,
     );
     assert.ok(
       movedToD.some((n) => notDoneAtJoin.has(n)),
-      'no CloneSet drained to shard-d was mid-rollout when it joined',
+      'no CloneSet moved to shard-d was mid-rollout when it joined',
     );
     for (const n of movedToD) assert.notEqual(before4.get(n), 'shard-d');
 
@@ -287,17 +479,32 @@ test(
       assert.equal(p.metadata.labels?.[LABELS.shard], owner, `pod ${p.metadata.name}`);
     }
     assert.ok(
-      [...last.values()].every((s) => ['shard-a', 'shard-b', 'shard-d'].includes(s ?? '')),
+      [...last.values()].every((s) => ['shard-b', 'shard-d'].includes(s ?? '')),
       JSON.stringify([...last]),
     );
 
-    const writers = writersByCloneSet();
+    const { writes, outOfTurn, writers } = auditedWrites();
     assert.equal(writers.size, CLONESETS, 'every CloneSet was written by its shard (audit log)');
-    const twice = [...writers].filter(([, seq]) => new Set(seq).size !== seq.length).map(([cs, seq]) => `${cs}: ${seq.join(' → ')}`);
     t.diagnostic(`writers: ${[...writers].map(([cs, seq]) => `${cs} ${seq.join('→')}`).join(', ')}`);
-    assert.deepEqual(twice, [], 'a CloneSet written by a shard after another shard had written it');
+    assert.deepEqual(outOfTurn, [], 'a CloneSet, its pods or revisions written by a shard that did not own it');
     for (const n of victimSets) assert.ok(writers.get(n)?.includes('shard-c'), `${n} was written by shard-c before it died`);
-    for (const m of managers.values())
-      if (m !== victim) assert.equal(m.proc.exited, undefined, `${m.id} exited: ${tail(m.proc.logFile, 20)}`);
+    // The resumed shard: no write between waking and its Lease held again (it owned nothing then), its
+    // stale writes refused by its own fence.
+    const whileStale = writes.filter((w) => w.shard === 'shard-b' && w.at >= resumedAt && w.at < rejoined).map((w) => w.what);
+    // Its reconciles on waking (its caches and queues as before the freeze) whose writes its fence refused.
+    const refused = fs
+      .readFileSync(frozen.proc.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('no longer holds its shard lease'))
+      .map((l) => (JSON.parse(l) as { object?: string }).object)
+      .filter((o) => o !== undefined);
+    t.diagnostic(
+      `shard-b after resuming: ${whileStale.length} writes before it held its Lease again; ${refused.length} reconciles (${new Set(refused).size} CloneSets) refused by its fence`,
+    );
+    assert.deepEqual(whileStale, [], 'shard-b wrote after resuming, before it held its Lease again');
+    for (const id of ['shard-b', 'shard-d']) {
+      const m = managers.get(id)!;
+      assert.equal(m.proc.exited, undefined, `${id} exited: ${tail(m.proc.logFile, 20)}`);
+    }
   },
 );

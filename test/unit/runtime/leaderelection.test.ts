@@ -28,6 +28,8 @@ class MemoryLeaseStore implements LeaseStore {
   hanging = false;
   /** Runs before an update is applied (to simulate a racing writer). */
   beforeUpdate: (() => void) | undefined;
+  /** Awaited after an update is applied, before it is answered (a caller frozen while its write is in flight). */
+  answer: Promise<void> | undefined;
 
   put(record: LeaseRecord): void {
     this.lease = { ...record, resourceVersion: String(++this.version) };
@@ -57,7 +59,9 @@ class MemoryLeaseStore implements LeaseStore {
     if (!this.lease) throw Object.assign(new Error('not found'), { code: 404 });
     if (this.lease.resourceVersion !== resourceVersion) throw conflict();
     this.put(record);
-    return this.lease!.resourceVersion;
+    const written = this.lease!.resourceVersion;
+    await this.answer;
+    return written;
   }
 }
 
@@ -153,6 +157,29 @@ describe('LeaderElector', () => {
     assert.equal(c.elector.holdsLease(), true, '9 s after the last renewal');
     await clock.advance(1_500);
     assert.equal(c.elector.holdsLease(), false, '10.5 s after: past the 10 s renew deadline');
+    c.abort.abort();
+    await c.done;
+  });
+
+  it('holdsLease counts a renewal from when it was sent, not from its late answer', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    const c = candidate(store, clock, 'me');
+    await clock.advance(0);
+    // The renewal at t=2 s is written at once but answered only at t=11 s (the process was frozen
+    // meanwhile): others judge the lease from t=2 s, and so must the fence.
+    let answer!: () => void;
+    store.answer = new Promise((resolve) => (answer = resolve));
+    await clock.advance(2_000);
+    assert.equal(store.lease!.renewTime, formatMicroTime(clock.now()), 'the renewal reached the store');
+    await clock.advance(9_000);
+    answer();
+    store.answer = undefined;
+    await clock.advance(0);
+    assert.equal(c.elector.isLeader(), true);
+    assert.equal(c.elector.holdsLease(), true, '9 s after the renewal was sent');
+    await clock.advance(1_500);
+    assert.equal(c.elector.holdsLease(), false, '10.5 s after it was sent, though answered 1.5 s ago');
     c.abort.abort();
     await c.done;
   });
