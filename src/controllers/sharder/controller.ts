@@ -6,10 +6,11 @@
 
 import type { KubeObject, Lease } from '../../apis/core-objects.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
+import { expectationGate, ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import type { Informer } from '../../runtime/informer-factory.ts';
 import { access, READ } from '../../runtime/rbac.ts';
 import { CloneSets, ControllerRevisions, Leases, PersistentVolumeClaims, Pods, type ResourceType } from '../../runtime/resources.ts';
-import { splitKey } from '../../runtime/store.ts';
+import { splitKey, unwrapDeleted } from '../../runtime/store.ts';
 import { realClock, type Clock } from '../../util/clock.ts';
 import { ShardRing, shardLabels, shardLeaseName, workloadKey } from '../../util/shard-ring.ts';
 import { ownedBy } from '../owned.ts';
@@ -34,6 +35,8 @@ export const SHARDER_WORKERS = 8;
 
 /** The queue key of a pass over the shard Leases. */
 const LEASES_KEY = '@leases';
+/** How soon a workload found behind the sharder's own write is looked at again (its update event usually comes first). */
+const CACHE_WAIT_MS = 500;
 
 export interface SharderOptions {
   /** The ring: the manager's --leader-election-id. */
@@ -76,6 +79,7 @@ class Sharder {
   private readonly observed = new Map<string, { resourceVersion: string; at: number }>();
   private states = new Map<string, ShardState>();
   private ring: ShardRing | undefined;
+  private readonly resourceVersions: ResourceVersionExpectations;
 
   constructor(
     private readonly deps: ControllerDeps,
@@ -83,6 +87,7 @@ class Sharder {
   ) {
     this.labels = shardLabels(opts.ring);
     this.clock = opts.clock ?? realClock;
+    this.resourceVersions = new ResourceVersionExpectations({ timeout: deps.expectationTimeoutMs });
     const scope = deps.namespace ? { namespace: deps.namespace } : {};
     this.leases = deps.informers.informerFor<Lease>(Leases, {
       namespace: opts.namespace,
@@ -94,6 +99,7 @@ class Sharder {
       client: deps.client,
       labels: this.labels,
       childTypes: new Map(SHARDED_CHILDREN.map((t) => [t.resource, t])),
+      resourceVersions: this.resourceVersions,
     });
     this.controller = managerController('sharder', { ...deps, workers: SHARDER_WORKERS }, (key) => this.reconcile(key));
     const queue = this.controller.queue;
@@ -102,7 +108,11 @@ class Sharder {
     enqueueLeases();
     this.leases.addEventHandler({ onAdd: enqueueLeases, onUpdate: enqueueLeases, onDelete: enqueueLeases });
     const enqueueWorkload = (obj: KubeObject) => queue.add(`${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`);
-    this.workloads.addEventHandler({ onAdd: enqueueWorkload, onUpdate: (_, obj) => enqueueWorkload(obj) });
+    this.workloads.addEventHandler({
+      onAdd: enqueueWorkload,
+      onUpdate: (_, obj) => enqueueWorkload(obj),
+      onDelete: (obj) => this.resourceVersions.delete(unwrapDeleted(obj)),
+    });
     // A child whose label is not its workload's (created before sharding, or by someone else).
     const strayChild = (obj: KubeObject) => {
       const ref = obj.metadata.ownerReferences?.find((r) => r.controller && r.kind === 'CloneSet');
@@ -124,6 +134,9 @@ class Sharder {
     const { namespace = '', name } = splitKey(key);
     const workload = this.workloads.lister.get(namespace, name);
     if (!workload) return {};
+    // Not on a cache behind the sharder's own last write to this workload: its update event queues it again.
+    const wait = expectationGate([this.resourceVersions.check(workload, 'sharder label write', CACHE_WAIT_MS)], this.deps.logger);
+    if (wait !== undefined) return { requeueAfterMs: wait };
     const shardOf = (obj: KubeObject) => obj.metadata.labels?.[this.labels.shard];
     const children: ShardChild[] = [...this.children].flatMap(([resource, informer]) =>
       ownedBy(informer.lister, workload).map((c) => ({ resource, name: c.metadata.name ?? '', shard: shardOf(c) })),

@@ -2,7 +2,10 @@
 // takes over or deletes. Workload patches and Lease writes are compare-and-swaps on the
 // resourceVersion the plan was made from, so a plan made on a cache behind the sharder's own last
 // write (or behind a shard's acknowledgement) is refused (409) and made again; children's patches
-// only set a label, the same whatever the cache said.
+// only set a label, the same whatever the cache said. Each workload write is expected
+// (ResourceVersionExpectations): its relabelled children reach the sharder's caches before the
+// workload's own update often enough, and each queues the workload again; planned on the workload as
+// cached then, the same assignment was made twice and refused (409), slowing moves.
 //
 // Before a workload is assigned, its children are also read from the API server: the old shard may
 // have created a pod just before it let go (or died), and the sharder's pod watch need not have
@@ -13,6 +16,7 @@
 import type { KubeObject, Lease } from '../../apis/core-objects.ts';
 import { PatchType, type KubeClient } from '../../runtime/client.ts';
 import { isNotFound } from '../../runtime/errors.ts';
+import type { ResourceVersionExpectations } from '../../runtime/expectations.ts';
 import { Leases, type ResourceType } from '../../runtime/resources.ts';
 import { labelSelectorToString } from '../../util/labelselector.ts';
 import type { ShardLabels } from '../../util/shard-ring.ts';
@@ -25,6 +29,8 @@ export interface SharderExecutorDeps {
   labels: ShardLabels;
   /** The resource types of the children, by resource name. */
   childTypes: ReadonlyMap<string, ResourceType>;
+  /** The workloads' versions the sharder wrote, until its cache shows them. */
+  resourceVersions: ResourceVersionExpectations;
 }
 
 export class SharderExecutor {
@@ -138,11 +144,12 @@ export class SharderExecutor {
     workload: KubeObject,
     metadata: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> },
   ): Promise<void> {
-    await this.deps.client.patch(
+    const patched = await this.deps.client.patch<KubeObject>(
       type,
       workload.metadata.name ?? '',
       { metadata: { ...metadata, resourceVersion: workload.metadata.resourceVersion } },
       { namespace: workload.metadata.namespace, patchType: PatchType.Merge },
     );
+    this.deps.resourceVersions.expect(patched);
   }
 }

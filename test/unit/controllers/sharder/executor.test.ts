@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../../src/apis/core-objects.ts';
 import { SharderExecutor, type SharderClient } from '../../../../src/controllers/sharder/executor.ts';
+import { ResourceVersionExpectations } from '../../../../src/runtime/expectations.ts';
 import { CloneSets, ControllerRevisions, Pods, type ResourceType } from '../../../../src/runtime/resources.ts';
 import { shardLabels } from '../../../../src/util/shard-ring.ts';
 
@@ -18,7 +19,7 @@ const cloneSet: KubeObject = {
 } as KubeObject;
 
 /** The sharder's executor over `client`, moving pods and revisions. */
-const executorFor = (client: SharderClient) =>
+const executorFor = (client: SharderClient, resourceVersions = new ResourceVersionExpectations()) =>
   new SharderExecutor({
     client,
     labels,
@@ -26,6 +27,7 @@ const executorFor = (client: SharderClient) =>
       ['pods', Pods],
       ['controllerrevisions', ControllerRevisions],
     ]),
+    resourceVersions,
   });
 
 const child = (name: string, shard: string | undefined, ownerUid = 'cs-uid'): KubeObject => ({
@@ -50,7 +52,7 @@ function fakeClient(onServer: Record<string, KubeObject[]>) {
     },
     async patch(type: ResourceType, name: string, body: { metadata: { labels?: Record<string, unknown> } }) {
       writes.push(`${type.resource}/${name} ${JSON.stringify(body.metadata.labels)}`);
-      return { metadata: { name, resourceVersion: String(++rv) } };
+      return { metadata: { name, uid: type === CloneSets ? 'cs-uid' : `${name}-uid`, resourceVersion: String(++rv) } };
     },
     async update() {
       throw new Error('unexpected');
@@ -83,6 +85,15 @@ describe('SharderExecutor', () => {
       `pods/web-new ${label}`,
     ]);
     assert.match(writes.at(-1)!, /^clonesets\/web /);
+  });
+
+  it('expects its workload write: the workload as cached before it is not acted on until the cache shows it', async () => {
+    const { client } = fakeClient({ pods: [child('web-a', 'old')] });
+    const resourceVersions = new ResourceVersionExpectations();
+    await executorFor(client, resourceVersions).execute(CloneSets, cloneSet, { action: 'assign', shard: 'new', children: [] });
+    // The relabelled pod queues the workload again before its own update arrives: the cached one is stale.
+    assert.equal(resourceVersions.isSatisfied(cloneSet).satisfied, false);
+    assert.equal(resourceVersions.isSatisfied({ metadata: { ...cloneSet.metadata, resourceVersion: '102' } }).satisfied, true);
   });
 
   it('lists and relabels the children of a workload at once, not one round trip after another', async () => {
