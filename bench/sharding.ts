@@ -24,6 +24,7 @@ import { up, down } from '../src/cluster/local-cluster.ts';
 import { isAlive, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import { fromKubeconfigFile, PatchType } from '../src/runtime/client.ts';
+import type { CloneSetSpec, CloneSetStatus } from '../src/apis/apps/cloneset.ts';
 import type { KubeObject, Lease } from '../src/apis/core-objects.ts';
 import { CloneSets, Leases, Namespaces } from '../src/runtime/resources.ts';
 import { ShardRing, shardLabels, shardLeaseName, workloadKey } from '../src/util/shard-ring.ts';
@@ -59,17 +60,15 @@ const say = (line: string) => {
   process.stderr.write(`${line}\n`);
 };
 
+/** The CloneSet fields the benchmark reads. */
 type CS = KubeObject & {
-  metadata: { generation?: number };
-  spec: { replicas: number };
-  status?: {
-    observedGeneration?: number;
-    replicas?: number;
-    readyReplicas?: number;
-    updatedReadyReplicas?: number;
-    currentRevision?: string;
-    updateRevision?: string;
-  };
+  spec: Pick<CloneSetSpec, 'replicas'>;
+  status?: Partial<
+    Pick<
+      CloneSetStatus,
+      'observedGeneration' | 'replicas' | 'readyReplicas' | 'updatedReadyReplicas' | 'currentRevision' | 'updateRevision'
+    >
+  >;
 };
 
 const csName = (i: number) => `cs-${String(i).padStart(3, '0')}`;

@@ -135,6 +135,32 @@ async function shardHolders(): Promise<Map<string, string>> {
   return new Map(leases.items.map((l) => [l.metadata.name!.slice(prefix.length), l.spec?.holderIdentity ?? '']));
 }
 
+/**
+ * When (ms since the epoch) the sharder took `shard`'s Lease over, and when all of `names` (its
+ * CloneSets) carried one of the `to` shards.
+ */
+async function shardMoved(shard: string, names: readonly string[], to: readonly string[]): Promise<{ takenOver: number; moved: number }> {
+  const takenOver = await waitFor(
+    `${shard}'s Lease taken over by the sharder`,
+    async () => {
+      const holder = (await shardHolders()).get(shard);
+      return holder !== undefined && holder !== shard && Date.now();
+    },
+    MOVE_BOUND_MS + 10_000,
+    100,
+  );
+  const moved = await waitFor(
+    `${shard}'s CloneSets on ${to.join(' or ')}`,
+    async () => {
+      const now = await assignments();
+      return names.every((n) => to.includes(now.get(n) ?? '')) && Date.now();
+    },
+    MOVE_BOUND_MS + 10_000,
+    100,
+  );
+  return { takenOver, moved };
+}
+
 /** Each CloneSet's shard label. */
 async function assignments(): Promise<Map<string, string | undefined>> {
   return new Map([...(await labelsByCloneSet())].map(([name, l]) => [name, l.shard]));
@@ -307,24 +333,7 @@ test(
     t.diagnostic(`shard-c killed with ${midRollout} of its ${victimSets.length} CloneSets mid-rollout`);
     assert.ok(midRollout > 0, 'none of the killed shard’s CloneSets was mid-rollout');
 
-    const takenOver = await waitFor(
-      "shard-c's Lease taken over by the sharder",
-      async () => {
-        const holder = (await shardHolders()).get('shard-c');
-        return holder !== undefined && holder !== 'shard-c' && Date.now();
-      },
-      MOVE_BOUND_MS + 10_000,
-      100,
-    );
-    const moved = await waitFor(
-      "shard-c's CloneSets on live shards",
-      async () => {
-        const now = await assignments();
-        return victimSets.every((n) => ['shard-a', 'shard-b'].includes(now.get(n) ?? '')) && Date.now();
-      },
-      MOVE_BOUND_MS + 10_000,
-      100,
-    );
+    const { takenOver, moved } = await shardMoved('shard-c', victimSets, ['shard-a', 'shard-b']);
     t.diagnostic(`after the kill: Lease taken over in ${takenOver - killedAt} ms, CloneSets moved in ${moved - killedAt} ms`);
     assert.ok(moved - killedAt <= MOVE_BOUND_MS, `moved ${moved - killedAt} ms after the kill (bound ${MOVE_BOUND_MS} ms)`);
     await Promise.all(sets.map((cs) => cs.waitRolledOut(120_000)));
@@ -341,24 +350,7 @@ test(
     process.kill(frozen.proc.pid, 'SIGSTOP');
     const stoppedAt = Date.now();
     assert.ok(midPartition > 0, 'none of the frozen shard’s CloneSets was mid-rollout');
-    const frozenTakenOver = await waitFor(
-      "shard-b's Lease taken over by the sharder",
-      async () => {
-        const holder = (await shardHolders()).get('shard-b');
-        return holder !== undefined && holder !== 'shard-b' && Date.now();
-      },
-      MOVE_BOUND_MS + 10_000,
-      100,
-    );
-    const frozenMoved = await waitFor(
-      "shard-b's CloneSets on shard-a",
-      async () => {
-        const now = await assignments();
-        return frozenSets.every((n) => now.get(n) === 'shard-a') && Date.now();
-      },
-      MOVE_BOUND_MS + 10_000,
-      100,
-    );
+    const { takenOver: frozenTakenOver, moved: frozenMoved } = await shardMoved('shard-b', frozenSets, ['shard-a']);
     process.kill(frozen.proc.pid, 'SIGCONT');
     const resumedAt = Date.now();
     assert.ok(resumedAt - stoppedAt > LEASE_DURATION_MS, `frozen for ${resumedAt - stoppedAt} ms, not past its lease`);
