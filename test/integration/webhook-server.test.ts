@@ -4,6 +4,7 @@
 // electors share one real Lease.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import diagnostics from 'node:diagnostics_channel';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -106,6 +107,19 @@ describe('webhook server on the local cluster', () => {
       500,
     );
     assert.equal(cm.data.k, 'v');
+  });
+
+  it('the API server sends its reviews over HTTP/2, as it does to OpenKruise', async () => {
+    let streams = 0;
+    const count = () => streams++;
+    diagnostics.subscribe('http2.server.stream.start', count);
+    try {
+      await kubectl(['-n', ns, 'create', 'configmap', 'over-h2', '--from-literal=k=v']);
+    } finally {
+      diagnostics.unsubscribe('http2.server.stream.start', count);
+    }
+    // One review per webhook: the mutating one and the validating one.
+    assert.equal(streams, 2);
   });
 
   it('a validation denial reaches kubectl with the field error message', async () => {

@@ -1,10 +1,10 @@
 // The HTTPS webhook server of kruise-manager (controller-runtime's pkg/webhook/server.go): TLS,
-// bounds on slow clients, /healthz, draining before a stop, and the WebhookHandler (http.ts) for
-// every POST. The serving certificate is reloaded when its files change (watch plus a poll, since
-// Secret volumes swap a symlink), without dropping the listener.
+// HTTP/2 with HTTP/1.1 beside it, bounds on slow clients, /healthz, draining before a stop, and the
+// WebhookHandler (http.ts) for every POST. The serving certificate is reloaded when its files
+// change (watch plus a poll, since Secret volumes swap a symlink), without dropping the listener.
 
 import fs from 'node:fs';
-import https from 'node:https';
+import http2 from 'node:http2';
 import type http from 'node:http';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -39,11 +39,15 @@ export interface WebhookServerOptions extends WebhookHandlerOptions {
  * How long the webhook server waits for a client. The API server sends a review at once and gives
  * up after the webhook's timeoutSeconds (at most 30 s), so a connection that has not finished its
  * TLS handshake, its headers or its whole request within these bounds is a broken or hostile
- * client: it is dropped instead of holding a socket. Node checks the header and request bounds
- * every `checkIntervalMs`, so a half-sent request is closed within its bound plus that interval.
- * Idle keep-alive connections outlive the API server's own idle timeout (Go's 90 s), so it is
- * always the client that closes an idle connection: a review sent on a connection the server is
- * closing at that moment would fail.
+ * client: it is dropped instead of holding a socket.
+ * - HTTP/1.1: Node checks the header and request bounds every `checkIntervalMs`, so a half-sent
+ *   request is closed within its bound plus that interval. Idle keep-alive connections outlive the
+ *   API server's own idle timeout (Go's 90 s), so it is always the client that closes an idle
+ *   connection: a review sent on a connection the server is closing at that moment would fail.
+ * - HTTP/2: a connection that opens no stream within `headersMs` is dropped, a stream not answered
+ *   within `requestMs` of its headers is reset, and a connection idle for `keepAliveMs` is sent a
+ *   GOAWAY (which, unlike closing an HTTP/1.1 connection, tells the client which of its requests
+ *   were not seen, so the API server sends those again on a new connection).
  */
 export interface ServingTimeouts {
   handshakeMs: number;
@@ -61,12 +65,22 @@ export const SERVING_TIMEOUTS: ServingTimeouts = {
   checkIntervalMs: 1_000,
 };
 
+/**
+ * Streams one HTTP/2 connection may have open at once: Go's HTTP/2 server's default, which the
+ * API server's webhook client meets with OpenKruise; Node's default is unbounded.
+ */
+export const MAX_CONCURRENT_STREAMS = 250;
+
 export class WebhookServer {
   private readonly opts: WebhookServerOptions;
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly handler: WebhookHandler;
-  private readonly server: https.Server;
+  private readonly server: http2.Http2SecureServer;
+  private readonly timeouts: ServingTimeouts;
+  /** Every TLS connection, HTTP/1.1 or HTTP/2, so that close() can cut what is left. */
+  private readonly sockets = new Set<tls.TLSSocket>();
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
   private certDigest = '';
   private watcher: fs.FSWatcher | undefined;
   private poll: Timer | undefined;
@@ -82,17 +96,40 @@ export class WebhookServer {
     const { cert, key } = this.readCertificate();
     this.certDigest = digest(cert, key);
     const timeouts = { ...SERVING_TIMEOUTS, ...opts.timeouts };
-    const bounds = { handshakeTimeout: timeouts.handshakeMs, connectionsCheckingInterval: timeouts.checkIntervalMs };
-    this.server = https.createServer({ cert, key, minVersion: 'TLSv1.2', ...bounds }, (req, res) => {
-      // Answers never throw; only the connection can fail (the client went away mid-body).
-      this.handle(req, res).catch((err) => {
-        this.log.warn({ err }, 'webhook request connection failed');
-        res.destroy();
-      });
+    this.timeouts = timeouts;
+    // OpenKruise's server (controller-runtime's, Go's TLS) offers h2 and falls back to HTTP/1.1;
+    // the API server's webhook client then sends every review on one multiplexed connection.
+    this.server = http2.createSecureServer(
+      {
+        cert,
+        key,
+        minVersion: 'TLSv1.2',
+        allowHTTP1: true,
+        handshakeTimeout: timeouts.handshakeMs,
+        settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS },
+      },
+      (req, res) => {
+        // Answers never throw; only the connection can fail (the client went away mid-body).
+        this.handle(req, res).catch((err) => {
+          this.log.warn({ err }, 'webhook request connection failed');
+          res.destroy();
+        });
+      },
+    );
+    // The HTTP/1.1 bounds (the HTTP/2 server applies them to its HTTP/1.1 connections).
+    Object.assign(this.server, {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      connectionsCheckingInterval: timeouts.checkIntervalMs,
     });
-    this.server.headersTimeout = timeouts.headersMs;
-    this.server.requestTimeout = timeouts.requestMs;
-    this.server.keepAliveTimeout = timeouts.keepAliveMs;
+    this.server.on('secureConnection', (socket: tls.TLSSocket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    this.server.on('session', (session) => this.boundSession(session));
+    // A connection's protocol errors (a client's bad frame) end that connection only.
+    this.server.on('sessionError', (err) => this.log.debug({ err }, 'webhook HTTP/2 connection failed'));
   }
 
   /** The paths served, e.g. for building the webhook configurations. */
@@ -134,13 +171,15 @@ export class WebhookServer {
    * connection while a review is on its way resets it ("connection reset by peer": a failed
    * admission). While draining, every answer carries `Connection: close`, so each pooled connection
    * is closed by the client after its next answer, and new connections (from an API server whose
-   * endpoints are not updated yet) are still accepted. close() afterwards finds (almost) no
-   * connection left to cut.
+   * endpoints are not updated yet) are still accepted. An HTTP/2 connection is sent a GOAWAY at
+   * once (a new one with its first review): the client finishes what the server has seen and
+   * opens a new connection for the rest. close() afterwards finds (almost) no connection left to cut.
    */
   async drain(ms: number): Promise<void> {
     if (this.draining || !this.server.listening) return;
     this.draining = true;
     this.log.info({ ms }, 'draining webhook connections before closing');
+    for (const session of this.sessions) session.close();
     await this.clock.sleep(ms);
   }
 
@@ -149,10 +188,13 @@ export class WebhookServer {
     this.poll?.cancel();
     this.reloadTimer?.cancel();
     if (!this.server.listening) return;
+    // Stops accepting and closes idle HTTP/1.1 connections; HTTP/2 ones finish their open streams.
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
+    for (const session of this.sessions) session.close();
     // In-flight reviews get a moment to finish; the API server retries or applies failurePolicy.
-    const force = this.clock.setTimer(5_000, () => this.server.closeAllConnections());
+    const force = this.clock.setTimer(5_000, () => {
+      for (const socket of this.sockets) socket.destroy();
+    });
     await closed;
     force.cancel();
   }
@@ -214,36 +256,71 @@ export class WebhookServer {
 
   // --- HTTP ------------------------------------------------------------------------------------
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (this.draining) res.setHeader('connection', 'close');
+  /** The HTTP/2 bounds of ServingTimeouts on one connection. */
+  private boundSession(session: http2.ServerHttp2Session): void {
+    this.sessions.add(session);
+    session.once('close', () => this.sessions.delete(session));
+    const silent = this.clock.setTimer(this.timeouts.headersMs, () => session.destroy());
+    session.once('stream', () => silent.cancel());
+    session.once('close', () => silent.cancel());
+    session.setTimeout(this.timeouts.keepAliveMs, () => session.close());
+    session.on('stream', (stream) => {
+      // Sent after the stream's headers, the GOAWAY covers this review: it is answered, and the
+      // client sends the rest on a new connection (a GOAWAY on arrival would refuse it too).
+      if (this.draining) session.close();
+      const late = this.clock.setTimer(this.timeouts.requestMs, () => stream.close(http2.constants.NGHTTP2_CANCEL));
+      stream.once('close', () => late.cancel());
+    });
+  }
+
+  private async handle(
+    req: http.IncomingMessage | http2.Http2ServerRequest,
+    res: http.ServerResponse | http2.Http2ServerResponse,
+  ): Promise<void> {
+    // HTTP/2 has no Connection header: its connection was sent a GOAWAY when it opened.
+    if (this.draining && req.httpVersionMajor === 1) res.setHeader('connection', 'close');
     const pathname = new URL(req.url ?? '/', 'https://x').pathname;
     if (pathname === '/healthz' || pathname === '/readyz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      send(res, 200, { 'content-type': 'text/plain' }, 'ok');
       return;
     }
     if (!this.handler.serves(pathname)) {
       req.resume();
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n');
+      send(res, 404, { 'content-type': 'text/plain' }, '404 page not found\n');
       return;
     }
     const body = await readBody(req, this.handler.maxBodyBytes);
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
     const answer = await this.handler.answer(pathname, body, contentType);
-    res
-      .writeHead(answer.status, {
+    send(
+      res,
+      answer.status,
+      {
         'content-type': answer.contentType,
         'content-length': Buffer.byteLength(answer.body),
-        ...(answer.close && { connection: 'close' }),
-      })
-      .end(answer.body);
+        ...(answer.close && req.httpVersionMajor === 1 && { connection: 'close' }),
+      },
+      answer.body,
+    );
   }
+}
+
+/** What an answer needs of an HTTP/1.1 or an HTTP/2 response (their writeHead overloads differ). */
+interface Response {
+  writeHead(status: number, headers: http.OutgoingHttpHeaders): unknown;
+  end(body: string): unknown;
+}
+
+function send(res: Response, status: number, headers: http.OutgoingHttpHeaders, body: string): void {
+  res.writeHead(status, headers);
+  res.end(body);
 }
 
 /**
  * The body, or 'too-large' once it passes limit. The rest of an oversized body is read and
  * discarded (the request timeout bounds it) so the answer can still be delivered.
  */
-function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+function readBody(req: http.IncomingMessage | http2.Http2ServerRequest, limit: number): Promise<Buffer | 'too-large'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

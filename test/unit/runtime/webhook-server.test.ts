@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import https from 'node:https';
+import http2 from 'node:http2';
 import { X509Certificate } from 'node:crypto';
 import { pino } from 'pino';
 import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
@@ -11,7 +12,7 @@ import { invalid, required } from '../../../src/apis/field-errors.ts';
 import { FakeClock } from '../../../src/util/clock.ts';
 import { createCA, issueCert, type CertAuthority } from '../../../src/util/pki.ts';
 import { registry } from '../../../src/runtime/metrics.ts';
-import { SERVING_TIMEOUTS, WebhookServer } from '../../../src/runtime/webhook/server.ts';
+import { MAX_CONCURRENT_STREAMS, SERVING_TIMEOUTS, WebhookServer } from '../../../src/runtime/webhook/server.ts';
 import { admit } from '../../../src/runtime/webhook/admission.ts';
 import { webhookReadinessCheck } from '../../../src/runtime/webhook/health.ts';
 import { webhookPanics } from '../../../src/runtime/webhook/metrics.ts';
@@ -59,6 +60,26 @@ async function servingCertDir(prefix: string): Promise<{ dir: string; ca: CertAu
   fs.writeFileSync(path.join(dir, 'tls.crt'), serving.certPem);
   fs.writeFileSync(path.join(dir, 'tls.key'), serving.keyPem);
   return { dir, ca };
+}
+
+/** POSTs `body` on an HTTP/2 session; resolves with the status and the text answered. */
+function h2Post(session: http2.ClientHttp2Session, p: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':method': 'POST', ':path': p, 'content-type': 'application/json' });
+    let status = 0;
+    let text = '';
+    stream.on('response', (headers) => (status = Number(headers[':status'])));
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => (text += c));
+    stream.on('end', () => resolve({ status, text }));
+    stream.on('error', reject);
+    stream.end(body);
+  });
+}
+
+/** Resolves once the session is sent a GOAWAY, with the ms it took. */
+function goawayAfter(session: http2.ClientHttp2Session, started = Date.now()): Promise<number> {
+  return new Promise((resolve) => session.once('goaway', () => resolve(Date.now() - started)));
 }
 
 describe('webhook paths and names follow kruise-manager', () => {
@@ -347,6 +368,43 @@ describe('WebhookServer over HTTPS', () => {
     }
   });
 
+  it('speaks HTTP/2 to a client offering h2 (as OpenKruise does), many reviews at once on one connection, and HTTP/1.1 to others', async () => {
+    const tlsMod = await import('node:tls');
+    const alpn = (offered: string[]) =>
+      new Promise<string | false>((resolve, reject) => {
+        const socket = tlsMod.connect({ host: '127.0.0.1', port, ca: caPem, ALPNProtocols: offered }, () => {
+          resolve(socket.alpnProtocol ?? false);
+          socket.end();
+        });
+        socket.on('error', reject);
+      });
+    assert.equal(await alpn(['h2', 'http/1.1']), 'h2');
+    assert.equal(await alpn(['http/1.1']), 'http/1.1');
+
+    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: caPem });
+    try {
+      const settings = await new Promise<http2.Settings>((resolve) => session.once('remoteSettings', resolve));
+      assert.equal(settings.maxConcurrentStreams, MAX_CONCURRENT_STREAMS);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => h2Post(session, '/mutate-apps-kruise-io-cloneset', review(request({ uid: `u-${i}` })))),
+      );
+      assert.deepEqual(
+        answers.map((a) => [a.status, JSON.parse(a.text).response.uid]),
+        answers.map((_, i) => [200, `u-${i}`]),
+      );
+      const denied = await h2Post(
+        session,
+        '/validate-apps-kruise-io-cloneset',
+        review(request({ object: { metadata: {}, spec: { replicas: -2 } } })),
+      );
+      assert.equal(JSON.parse(denied.text).response.status.code, 422);
+      assert.deepEqual(await h2Post(session, '/nowhere', '{}'), { status: 404, text: '404 page not found\n' });
+      assert.deepEqual(await h2Post(session, '/healthz', ''), { status: 200, text: 'ok' });
+    } finally {
+      session.close();
+    }
+  });
+
   it('bad requests are answered inside an AdmissionReview like controller-runtime', async () => {
     const empty = JSON.parse((await call('/validate-apps-kruise-io-cloneset', '')).text);
     assert.deepEqual(empty.response.status, { code: 400, message: 'request body is empty' });
@@ -540,7 +598,7 @@ describe('WebhookServer drops slow clients', () => {
   let dir: string;
   let server: WebhookServer;
   let port: number;
-  const timeouts = { handshakeMs: 800, headersMs: 600, requestMs: 1_200, checkIntervalMs: 200 };
+  const timeouts = { handshakeMs: 800, headersMs: 600, requestMs: 1_200, checkIntervalMs: 200, keepAliveMs: 1_500 };
 
   before(async () => {
     ({ dir } = await servingCertDir('whs-slow-'));
@@ -595,6 +653,46 @@ describe('WebhookServer drops slow clients', () => {
       socket.on('close', () => resolve(Date.now() - started));
     });
     assert.ok(ms >= timeouts.handshakeMs - 100 && ms < timeouts.handshakeMs + 1_000, `closed after ${ms} ms`);
+  });
+
+  it('an HTTP/2 connection that opens no stream is dropped within the header bound', async () => {
+    const started = Date.now();
+    const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+    session.on('error', () => undefined);
+    const ms = await new Promise<number>((resolve) => session.once('close', () => resolve(Date.now() - started)));
+    assert.ok(ms >= timeouts.headersMs - 100 && ms < timeouts.headersMs + 1_000, `closed after ${ms} ms`);
+  });
+
+  it('an HTTP/2 stream whose body never finishes is reset within the request bound, its connection kept', async () => {
+    const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+    try {
+      const started = Date.now();
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/validate-apps-kruise-io-cloneset',
+        'content-type': 'application/json',
+      });
+      stream.write('{"kind":');
+      stream.on('error', () => undefined);
+      const ms = await new Promise<number>((resolve) => stream.once('close', () => resolve(Date.now() - started)));
+      assert.equal(stream.rstCode, http2.constants.NGHTTP2_CANCEL);
+      assert.ok(ms >= timeouts.requestMs - 100 && ms < timeouts.requestMs + 1_000, `reset after ${ms} ms`);
+      assert.equal((await h2Post(session, '/healthz', '')).status, 200);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('an idle HTTP/2 connection is sent a GOAWAY after the keep-alive bound', async () => {
+    const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+    session.on('error', () => undefined);
+    try {
+      assert.equal((await h2Post(session, '/healthz', '')).status, 200);
+      const ms = await goawayAfter(session);
+      assert.ok(ms >= timeouts.keepAliveMs - 100 && ms < timeouts.keepAliveMs + 1_000, `GOAWAY after ${ms} ms`);
+    } finally {
+      session.destroy();
+    }
   });
 
   it('defaults: 10 s for the handshake and the headers, 30 s for a whole request (the API server’s longest webhook timeout)', () => {
@@ -653,6 +751,42 @@ describe('WebhookServer drains before closing', () => {
       await drained;
     } finally {
       agent.destroy();
+      await server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends each HTTP/2 connection a GOAWAY, and still answers the first review of a new one before sending it one', async () => {
+    const { dir, ca } = await servingCertDir('whs-drain2-');
+    const server = new WebhookServer({
+      registrations: [cloneset],
+      features,
+      tls: { certDir: dir },
+      host: '127.0.0.1',
+      port: 0,
+      logger: silent,
+    });
+    await server.start();
+    const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request() });
+    const url = `https://127.0.0.1:${server.port()}`;
+    const pooled = http2.connect(url, { ca: ca.certPem });
+    let fresh: http2.ClientHttp2Session | undefined;
+    try {
+      assert.equal((await h2Post(pooled, '/mutate-apps-kruise-io-cloneset', body)).status, 200);
+      const pooledAway = goawayAfter(pooled);
+      const drained = server.drain(600);
+      assert.ok((await pooledAway) < 200, 'the pooled connection is sent a GOAWAY at once');
+      fresh = http2.connect(url, { ca: ca.certPem });
+      const freshAway = goawayAfter(fresh);
+      const answer = await h2Post(fresh, '/mutate-apps-kruise-io-cloneset', body);
+      assert.equal(answer.status, 200);
+      assert.equal(JSON.parse(answer.text).response.allowed, true);
+      await freshAway;
+      assert.equal(server.listening(), true);
+      await drained;
+    } finally {
+      pooled.destroy();
+      fresh?.destroy();
       await server.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
