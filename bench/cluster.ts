@@ -8,6 +8,7 @@ import { up, down } from '../src/cluster/local-cluster.ts';
 import { fromKubeconfigFile } from '../src/runtime/client.ts';
 import type { KubeObject, Pod } from '../src/apis/core-objects.ts';
 import { Pods, Namespaces } from '../src/runtime/resources.ts';
+import { percentile } from './measure.ts';
 
 const { values } = parseArgs({
   options: {
@@ -22,7 +23,11 @@ const concurrency = Number(values.concurrency);
 const latencySamples = Number(values.latencySamples);
 const quiet = () => undefined;
 const name = `bench-${process.pid}`;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    p,
+  );
 
 let t = Date.now();
 const { state } = await up({ name, nodes: Number(values.nodes), log: quiet });

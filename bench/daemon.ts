@@ -29,6 +29,7 @@ import { Namespaces, Nodes, Pods, ImagePullJobs, ContainerRecreateRequests, Node
 import { containerdUnavailableReason, startContainerd, type ContainerdEnv } from '../test/harness/containerd.ts';
 import { MiniKubelet, type Pod } from '../test/harness/mini-kubelet.ts';
 import { defaultedByWebhook } from '../test/harness/webhook-ready.ts';
+import { percentile } from './measure.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -75,10 +76,6 @@ async function startKruise(label: string, args: string[], healthPortFlag: string
     await sleep(200);
   }
   return p;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 async function poll<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 50): Promise<T> {

@@ -1,9 +1,14 @@
-// Measurements the workload benchmarks share: a process's CPU seconds and RSS from /proc, and the
-// API server's write counters (apiserver_request_total) by verb and resource.
+// Measurements the benchmarks share: a process's CPU seconds and RSS from /proc, the API server's
+// write counters (apiserver_request_total) by verb and resource, and percentiles of samples.
 import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { kubectl, type ClusterState } from '../src/cluster/local-cluster.ts';
 
 const CLK_TCK = 100;
+
+/** The p-th percentile of ascending `sorted` samples (the sample at rank ⌊p% · n⌋); NaN when there are none. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
 
 export function cpuSeconds(pid: number): number {
   // Fields after the parenthesised command: utime and stime are fields 14 and 15 of the whole line.

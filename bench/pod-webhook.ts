@@ -30,7 +30,7 @@ import { startUpstreamPeer } from '../test/harness/upstream-peer.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { admit } from '../src/runtime/webhook/admission.ts';
-import { cpuSeconds, gcTrace, type GcStats } from './measure.ts';
+import { cpuSeconds, gcTrace, percentile, type GcStats } from './measure.ts';
 import type { AdmissionCache } from '../src/runtime/webhook/types.ts';
 import { registrations as podRegistrations } from '../src/webhooks/pod/index.ts';
 import { mutateSidecarSet } from '../src/webhooks/sidecarset/index.ts';
@@ -261,7 +261,7 @@ async function measure(target: Target) {
     await client.deleteCollection(Pods, { namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
     await settle(namespace);
     latencies.sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+    const pct = (p: number) => percentile(latencies, p);
     return {
       label,
       sent: total,

@@ -18,6 +18,7 @@ import { PubBudgetGuard, type PubStore } from '../src/runtime/pub-budget.ts';
 import { SharedInformerFactory } from '../src/runtime/informer-factory.ts';
 import type { Pod } from '../src/apis/core-objects.ts';
 import type { StoredPub } from '../src/util/pub.ts';
+import { percentile } from './measure.ts';
 
 const { values } = parseArgs({
   options: {
@@ -30,10 +31,6 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const concurrency = Number(values.concurrency);
 const NS = 'pub-bench';
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 function store(client: KubeClient, informers: SharedInformerFactory): PubStore {
   const informer = informers.informerFor<StoredPub>(PodUnavailableBudgets, { namespace: NS });

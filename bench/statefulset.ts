@@ -16,6 +16,7 @@ import { stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
 import { installCRDs } from '../src/manager/crds.ts';
 import { fromKubeconfigFile } from '../src/runtime/client.ts';
 import type { KubeObject } from '../src/apis/core-objects.ts';
+import type { StatefulSetStatus } from '../src/apis/apps/statefulset.ts';
 import { AdvancedStatefulSets, Pods } from '../src/runtime/resources.ts';
 import { cpuSeconds, rssMiB } from './measure.ts';
 import { Phases, startBenchManager, waitForDefaulting } from './workload.ts';
@@ -44,14 +45,13 @@ const phases = new Phases(
   managerCpu,
 );
 
-interface Status {
-  observedGeneration?: number;
-  replicas?: number;
-  readyReplicas?: number;
-  updatedReadyReplicas?: number;
-  currentRevision?: string;
-  updateRevision?: string;
-}
+/** What the benchmark reads of the StatefulSet's status (any field may be missing before the first reconcile). */
+type Status = Partial<
+  Pick<
+    StatefulSetStatus,
+    'observedGeneration' | 'replicas' | 'readyReplicas' | 'updatedReadyReplicas' | 'currentRevision' | 'updateRevision'
+  >
+>;
 type PodLike = KubeObject & {
   spec: { containers: Array<{ image: string }> };
   status?: { conditions?: Array<{ type: string; status: string }> };

@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import fjp from 'fast-json-patch';
 import { cloneSet, review } from './webhook-fixture.ts';
+import { percentile } from './measure.ts';
 
 const { values } = parseArgs({
   options: {
@@ -133,7 +134,7 @@ const cpu0 = process.cpuUsage();
 const r = await run(durationS);
 const cpu = process.cpuUsage(cpu0);
 const sorted = [...r.latencies].sort((a, b) => a - b);
-const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const pct = (p: number) => percentile(sorted, p);
 const sockets = Object.values(agent.sockets).flat().length + Object.values(agent.freeSockets).flat().length;
 process.stdout.write(
   JSON.stringify({
