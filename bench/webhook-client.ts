@@ -2,9 +2,11 @@
 // Open loop: request i is due at start + i/rate whatever happened to earlier ones; CloneSet CREATE
 // reviews alternate between /mutate-apps-kruise-io-cloneset (the object as sent) and
 // /validate-apps-kruise-io-cloneset (the object after defaulting, as the API server sends it once the
-// mutating webhooks have run). One keep-alive HTTPS agent, to 127.0.0.1 only.
+// mutating webhooks have run). To 127.0.0.1 only, over one HTTP/2 connection as the API server sends
+// reviews (`--protocol h2`, the default), or a keep-alive HTTPS agent (`--protocol http/1.1`).
 // Protocol on stdout: one line "warm" when the measured phase starts, then one JSON result line.
 import fs from 'node:fs';
+import http2 from 'node:http2';
 import https from 'node:https';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
@@ -19,6 +21,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     duration: { type: 'string', default: '30' },
     warmup: { type: 'string', default: '3' },
+    protocol: { type: 'string', default: 'h2' },
   },
 });
 const port = Number(values.port);
@@ -26,7 +29,9 @@ const rate = Number(values.rate);
 const durationS = Number(values.duration);
 const warmupS = Number(values.warmup);
 const ca = fs.readFileSync(values.ca!, 'utf8');
+if (values.protocol !== 'h2' && values.protocol !== 'http/1.1') throw new Error(`--protocol: h2 or http/1.1, not ${values.protocol}`);
 const agent = new https.Agent({ keepAlive: true, ca, maxSockets: 64 });
+const session = values.protocol === 'h2' ? http2.connect(`https://127.0.0.1:${port}`, { ca }) : undefined;
 
 interface Answer {
   status: number;
@@ -35,6 +40,24 @@ interface Answer {
 }
 
 function post(path: string, body: string): Promise<Answer> {
+  return session ? postH2(session, path, body) : postHttp1(path, body);
+}
+
+function postH2(session: http2.ClientHttp2Session, path: string, body: string): Promise<Answer> {
+  const began = performance.now();
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json', accept: 'application/json' });
+    let status = 0;
+    const chunks: Buffer[] = [];
+    stream.on('response', (headers) => (status = Number(headers[':status'])));
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - began }));
+    stream.on('error', reject);
+    stream.end(body);
+  });
+}
+
+function postHttp1(path: string, body: string): Promise<Answer> {
   const began = performance.now();
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -135,7 +158,7 @@ const r = await run(durationS);
 const cpu = process.cpuUsage(cpu0);
 const sorted = [...r.latencies].sort((a, b) => a - b);
 const pct = (p: number) => percentile(sorted, p);
-const sockets = Object.values(agent.sockets).flat().length + Object.values(agent.freeSockets).flat().length;
+const sockets = session ? 1 : Object.values(agent.sockets).flat().length + Object.values(agent.freeSockets).flat().length;
 process.stdout.write(
   JSON.stringify({
     sent: r.sent,
@@ -159,3 +182,4 @@ process.stdout.write(
   }) + '\n',
 );
 agent.destroy();
+session?.close();

@@ -1,10 +1,11 @@
 // Webhook round-trip benchmark (figures printed, never asserted): the WebhookServer with every real
 // registration (src/webhooks/index.ts) and a self-signed certificate, driven at a steady rate by a
-// keep-alive HTTPS client in a separate process (bench/webhook-client.ts) with CloneSet CREATE
+// client in a separate process (bench/webhook-client.ts; over HTTP/2 as the API server, or
+// `--protocol http/1.1` over a keep-alive HTTPS agent) with CloneSet CREATE
 // reviews, alternating /mutate-apps-kruise-io-cloneset and /validate-apps-kruise-io-cloneset; then
 // the same reviews in-process, and the shared shape step alone (p50/p99 per review).
 // Traffic goes to 127.0.0.1 only; the run is bounded by --duration (plus a short warm-up).
-// Usage: ./run.sh bench webhook [--rate 200] [--duration 30] [--warmup 3]
+// Usage: ./run.sh bench webhook [--rate 200] [--duration 30] [--warmup 3] [--protocol h2|http/1.1]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     duration: { type: 'string', default: '30' },
     warmup: { type: 'string', default: '3' },
+    protocol: { type: 'string', default: 'h2' },
   },
 });
 const load = () =>
@@ -91,6 +93,8 @@ const child = spawn(
     values.duration,
     '--warmup',
     values.warmup,
+    '--protocol',
+    values.protocol,
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
@@ -218,7 +222,7 @@ const handlerMean = ((handler.sum - handler0.sum) / Math.max(1, handler.count - 
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 
 const lines = [
-  `webhook round trip: CloneSet CREATE, mutate/validate alternating, ${values.rate} req/s target for ${values.duration} s (after ${values.warmup} s warm-up); node ${process.version}, ${os.cpus().length} CPUs`,
+  `webhook round trip over ${values.protocol}: CloneSet CREATE, mutate/validate alternating, ${values.rate} req/s target for ${values.duration} s (after ${values.warmup} s warm-up); node ${process.version}, ${os.cpus().length} CPUs`,
   `load average before: ${loadBefore}; after: ${load()}`,
   `request bodies: mutate ${result.bodyBytes.mutate} B, validate ${result.bodyBytes.validate} B; mutate answers a ${result.patchOps}-op JSON patch`,
   '',
@@ -247,7 +251,7 @@ const lines = [
     `| shape step (nesting scan + decodeAdmission) per ${type} review, 2000 reviews: wall p50 / p99 / mean | ${wall.p50.toFixed(3)} / ${wall.p99.toFixed(3)} / ${wall.mean.toFixed(3)} ms |`,
     `| same, CPU time p50 / p99 / mean | ${cpu.p50.toFixed(3)} / ${cpu.p99.toFixed(3)} / ${cpu.mean.toFixed(3)} ms |`,
   ]),
-  `| client CPU | ${((result.clientCpuSeconds / result.elapsed) * 100).toFixed(1)} % of one core; ${result.sockets} keep-alive sockets |`,
+  `| client CPU | ${((result.clientCpuSeconds / result.elapsed) * 100).toFixed(1)} % of one core; ${result.sockets} connections |`,
 ];
 if (result.firstError) lines.push('', `first error: ${result.firstError}`);
 process.stdout.write(lines.join('\n') + '\n');
