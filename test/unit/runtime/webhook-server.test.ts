@@ -63,9 +63,14 @@ async function servingCertDir(prefix: string): Promise<{ dir: string; ca: CertAu
 }
 
 /** POSTs `body` on an HTTP/2 session; resolves with the status and the text answered. */
-function h2Post(session: http2.ClientHttp2Session, p: string, body: string): Promise<{ status: number; text: string }> {
+function h2Post(
+  session: http2.ClientHttp2Session,
+  p: string,
+  body: string | Buffer,
+  contentType = 'application/json',
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ':method': 'POST', ':path': p, 'content-type': 'application/json' });
+    const stream = session.request({ ':method': 'POST', ':path': p, 'content-type': contentType });
     let status = 0;
     let text = '';
     stream.on('response', (headers) => (status = Number(headers[':status'])));
@@ -416,6 +421,23 @@ describe('WebhookServer over HTTPS', () => {
     assert.equal(big.status, 200);
     assert.equal(JSON.parse(big.text).response.status.code, 413);
     assert.equal((await call('/validate-apps-kruise-io-imagepulljob', review(request()))).status, 404);
+  });
+
+  it('bad requests over HTTP/2 get the same answers, and their connection serves on', async () => {
+    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: caPem });
+    try {
+      const path = '/validate-apps-kruise-io-cloneset';
+      const status = async (body: string | Buffer, contentType?: string) =>
+        JSON.parse((await h2Post(session, path, body, contentType)).text).response.status;
+      assert.deepEqual(await status(''), { code: 400, message: 'request body is empty' });
+      assert.equal((await status('{}', 'text/plain')).message, 'contentType=text/plain, expected application/json');
+      assert.equal((await status('{nope')).code, 400);
+      assert.equal((await status(Buffer.alloc(200 * 1024, 'a'))).code, 413);
+      assert.equal((await h2Post(session, '/validate-apps-kruise-io-imagepulljob', review(request()))).status, 404);
+      assert.equal(JSON.parse((await h2Post(session, path, review(request()))).text).response.allowed, true);
+    } finally {
+      session.close();
+    }
   });
 
   it('/healthz answers ok and the readiness check verifies TLS against the CA', async () => {
