@@ -100,14 +100,8 @@ export function informerAdmissionCache(
   };
   const synced = async (apiVersion: string, kind: string) => {
     const informer = informers.informerFor<KubeObject>(await typeFor(apiVersion, kind));
-    if (!informer.hasSynced()) {
-      const stop = new AbortController();
-      const timer = setTimeout(() => stop.abort(), syncTimeoutMs);
-      try {
-        if (!(await informer.waitForSync(stop.signal))) throw new Error(`the cache of ${kind} has not synced yet`);
-      } finally {
-        clearTimeout(timer);
-      }
+    if (!informer.hasSynced() && !(await informer.waitForSync(AbortSignal.timeout(syncTimeoutMs)))) {
+      throw new Error(`the cache of ${kind} has not synced yet`);
     }
     return informer.lister;
   };
