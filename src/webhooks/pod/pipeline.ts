@@ -124,8 +124,7 @@ async function recordWorkloadSpreadDeletion(req: PodValidation): Promise<FieldEr
   const { ctx } = req;
   if (!ctx.cache) return [];
   try {
-    const pod = req.oldPod ?? (await ctx.cache.get<Pod>('v1', 'Pod', req.name, req.namespace));
-    await recordPodDeletion(pod, req.operation === 'EVICT' ? 'Eviction' : 'Delete', {
+    await recordPodDeletion(await req.leavingPod(), req.operation === 'EVICT' ? 'Eviction' : 'Delete', {
       cache: ctx.cache,
       writer: ctx.writer,
       reader: ctx.reader,
@@ -154,11 +153,23 @@ export const podValidatingHandlers: readonly PodValidatingHandler[] = [
  */
 export async function validatePodWebhook(obj: unknown, old: unknown, ctx: AdmissionContext): Promise<FieldError[]> {
   const operation: PodOperation = ctx.operation === 'CREATE' ? 'EVICT' : ctx.operation === 'UPDATE' ? 'UPDATE' : 'DELETE';
+  const namespace = ctx.namespace ?? '';
+  const name = ctx.name ?? '';
+  // With --sharding the pod cache is the API server (manager.ts podsFromApiServer): a deletion, which
+  // carries the pod, reads nothing; an eviction reads its pod once, whichever handlers look at it.
+  let evicted: Promise<Pod | undefined> | undefined;
+  const leavingPod = async (): Promise<Pod | undefined> => {
+    if (operation === 'DELETE') return obj as Pod;
+    if (operation === 'UPDATE') return undefined;
+    evicted ??= ctx.cache ? ctx.cache.get<Pod>('v1', 'Pod', name, namespace) : Promise.resolve(undefined);
+    return evicted;
+  };
   const req: PodValidation = {
     operation,
-    namespace: ctx.namespace ?? '',
-    name: ctx.name ?? '',
-    ...(operation === 'UPDATE' ? { pod: obj as Pod, oldPod: old as Pod } : operation === 'DELETE' ? { oldPod: obj as Pod } : {}),
+    namespace,
+    name,
+    ...(operation === 'UPDATE' ? { pod: obj as Pod, oldPod: old as Pod } : {}),
+    leavingPod,
     ctx,
   };
   for (const h of podValidatingHandlers) {

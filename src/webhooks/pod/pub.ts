@@ -63,13 +63,9 @@ export async function validatePodUnavailableBudget(req: PodValidation): Promise<
       operation = canResizeInPlace(req.oldPod, req.pod) ? 'RESIZE' : 'UPDATE';
       break;
     case 'DELETE':
-      pod = req.oldPod;
-      operation = 'DELETE';
-      break;
     case 'EVICT':
-      // The eviction names the pod; the pod itself is read from the cache.
-      pod = await req.ctx.cache?.get<Pod>('v1', 'Pod', req.name, req.namespace);
-      operation = 'EVICT';
+      pod = await req.leavingPod();
+      operation = req.operation;
       break;
   }
   if (!pod || !relatedPubName(pod)) return [];

@@ -27,15 +27,20 @@ export interface PodMutatingHandler {
 
 export type PodOperation = 'UPDATE' | 'DELETE' | 'EVICT';
 
-/** What a validating pod handler is asked: the operation and, except for evictions, the pods. */
+/** What a validating pod handler is asked: the operation and the pods. */
 export interface PodValidation {
   operation: PodOperation;
   namespace: string;
   name: string;
   /** The new pod (UPDATE). */
   pod?: Pod;
-  /** The pod before the change (UPDATE) or being deleted (DELETE); evictions name the pod only. */
+  /** The pod before the change (UPDATE). */
   oldPod?: Pod;
+  /**
+   * The pod being deleted (DELETE: the request's oldObject, no read) or evicted (EVICT: an eviction
+   * names the pod only, so it is read, once for every handler); undefined for UPDATE or a pod not found.
+   */
+  leavingPod(): Promise<Pod | undefined>;
   ctx: AdmissionContext;
 }
 
