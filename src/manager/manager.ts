@@ -18,7 +18,14 @@ import { SharedInformerFactory, type InformerScope } from '../runtime/informer-f
 import { LeaderElector } from '../runtime/leaderelection.ts';
 import { KubeLeaseStore } from '../runtime/lease-store.ts';
 import { leaseFence } from '../runtime/lease-fence.ts';
-import { labellingCreates, ShardDrainer, ShardInformers, type ShardScope } from '../runtime/sharding.ts';
+import {
+  FilteringInformers,
+  isShardSelected,
+  labellingCreates,
+  ShardDrainer,
+  ShardInformers,
+  type ShardScope,
+} from '../runtime/sharding.ts';
 import { shardIdFor, shardLabels, shardLeaseName } from '../util/shard-ring.ts';
 import { logger as rootLogger, type Logger } from '../runtime/log.ts';
 import { leadershipLost, registry } from '../runtime/metrics.ts';
@@ -479,7 +486,29 @@ interface Controllers {
   /** Names of the controllers that run (feature gates on, CRDs served). */
   running: ReadonlySet<string>;
   /** With --sharding: this replica's shard and its sharded controllers' current term. */
-  shard?: { id: string; current: ControllerTerm; newTerm(): ControllerTerm };
+  shard?: ShardTerms;
+}
+
+/** One shard Lease term's controllers; halting it stops its controllers while the Lease is kept. */
+interface ShardTerm extends ControllerTerm {
+  halt: AbortController;
+  /** Set while its controllers run (serveShard): resolves once they have stopped. */
+  running?: Promise<unknown>;
+}
+
+interface ShardTerms {
+  id: string;
+  current: ShardTerm;
+  newTerm(): ShardTerm;
+  /**
+   * Once, when this replica first leads: halts the current term, whose caches are the shard's own
+   * selected watches, and replaces it with one on the leader's unselected caches, filtered to the
+   * shard (FilteringInformers), so the leader holds its shard's objects once; the selected informers
+   * are stopped. Every later term is built on the leader's caches, which stay for the process.
+   */
+  moveOntoLeaderCaches(): Promise<void>;
+  /** Resolves once a halted term has been replaced (serveShard runs the new one). */
+  replaced: Promise<void>;
 }
 
 /**
@@ -491,8 +520,9 @@ interface Controllers {
  * on a cache whose watch may still be reconnecting from the outage.
  *
  * With --sharding (docs/sharding.md) the sharded controllers (CloneSet) are not the leader's: every
- * replica runs them for its own shard, on caches selected by its shard label, for terms of its shard
- * Lease; the leader runs the sharder in their place.
+ * replica runs them for its own shard, on caches selected by its shard label (on the replica that
+ * leads, the leader's caches filtered to the shard), for terms of its shard Lease; the leader runs the
+ * sharder in their place.
  */
 async function buildControllers(
   up: StartUp,
@@ -575,7 +605,8 @@ async function buildControllers(
 
 /**
  * One shard's terms: the sharded controllers on informers selected by this shard's label
- * (ShardInformers), with clients that label what they create with the shard and refuse to write once
+ * (ShardInformers: watches of their own, or once this replica has led, the leader's caches filtered),
+ * with clients that label what they create with the shard and refuse to write once
  * the shard Lease may have passed on, plus the drain handshake (ShardDrainer).
  */
 function shardTerms(
@@ -584,7 +615,7 @@ function shardTerms(
   sharded: readonly ControllerSetup[],
   depsFor: (c: ControllerSetup, informers: ControllerDeps['informers'], client: KubeClient) => ControllerDeps,
   catalogue: typeof import('../controllers/index.ts'),
-): NonNullable<Controllers['shard']> {
+): ShardTerms {
   const { cfg } = up;
   const id = shardIdFor(up.identity);
   const labels = shardLabels(cfg.leaderElectionId);
@@ -593,16 +624,18 @@ function shardTerms(
     if (!up.shardElector?.holdsLease()) throw new Error('write refused: this replica no longer holds its shard lease');
   };
   const nsScope = cfg.namespace ? { namespace: cfg.namespace } : {};
-  const newTerm = (): ControllerTerm => {
+  let onLeaderCaches = false;
+  const newTerm = (): ShardTerm => {
     const termScope = webhooks.informers.scope();
-    const informers = new ShardInformers(termScope, scope);
+    const source = onLeaderCaches ? new FilteringInformers(termScope, [...scope.workloads, ...scope.children]) : termScope;
+    const informers = new ShardInformers(source, scope);
     const runners = sharded.map((c) => {
       const client = labellingCreates(up.clientFor(c.clientName ?? `${c.name}-controller`, shardFence, id), { [labels.shard]: id });
       return { name: c.name, runner: c.setup(depsFor(c, informers, client)) };
     });
     const drainer = new ShardDrainer({
       client: up.clientFor('shard-drain', shardFence, id),
-      informers: termScope,
+      informers: source,
       scope,
       workloads: catalogue.SHARDED_WORKLOADS.map((type) => ({
         type,
@@ -611,9 +644,35 @@ function shardTerms(
       })),
       logger: up.log.child({ controller: 'shard-drain' }),
     });
-    return { informers: termScope, runners: [...runners, { name: 'shard-drain', runner: drainer }], end: () => termScope.close() };
+    return {
+      informers: termScope,
+      runners: [...runners, { name: 'shard-drain', runner: drainer }],
+      end: () => termScope.close(),
+      halt: new AbortController(),
+    };
   };
-  return { id, current: newTerm(), newTerm };
+  const terms: ShardTerms = {
+    id,
+    current: newTerm(),
+    newTerm,
+    replaced: Promise.resolve(),
+    async moveOntoLeaderCaches() {
+      if (onLeaderCaches) return;
+      onLeaderCaches = true;
+      const old = terms.current;
+      let replaced!: () => void;
+      terms.replaced = new Promise((resolve) => (replaced = resolve));
+      old.halt.abort();
+      await old.running;
+      old.end();
+      // Unless the shard Lease was lost meanwhile and serveShard built the next term (on these caches too).
+      if (terms.current === old) terms.current = newTerm();
+      const stopped = webhooks.informers.stopInformers((_, selector) => isShardSelected(scope, selector));
+      up.log.info({ shard: id, stopped }, "leading: the shard's controllers read the leader's caches; its own watches stopped");
+      replaced();
+    },
+  };
+  return terms;
 }
 
 /** The leader-only phase: the election (when enabled) and each term's controllers. */
@@ -641,7 +700,13 @@ function lead(up: StartUp, alignment: WebhookAlignment, controllers: Controllers
     );
     await Promise.race([webhookController.ready, aborted]);
     // Each controller waits for its own caches (a term built only now, with --sharding, fills them now).
-    const term = (controllers.current ??= controllers.newTerm());
+    // The shard's controllers move onto the leader's caches first: stopped before those caches list,
+    // so the list holds every write they made, and the next term's empty expectations miss none.
+    if (!controllers.current) {
+      await controllers.shard?.moveOntoLeaderCaches();
+      controllers.current = controllers.newTerm();
+    }
+    const term = controllers.current;
     const runs = term.runners.map(({ name, runner }) =>
       runner.run(signal).catch((err) => log.error({ err, controller: name }, 'controller stopped with an error')),
     );
@@ -706,11 +771,19 @@ async function serveShard(up: StartUp, alignment: WebhookAlignment, controllers:
   const runShard = async (signal: AbortSignal) => {
     log.info({ shard: shard.id }, 'shard lease held; starting sharded controllers');
     await alignment.inLine;
-    await Promise.all(
-      shard.current.runners.map(({ name: controller, runner }) =>
-        runner.run(signal).catch((err) => log.error({ err, controller }, 'controller stopped with an error')),
-      ),
-    );
+    // A term halted while the Lease is held (moveOntoLeaderCaches) is followed by its replacement.
+    while (!signal.aborted) {
+      const term = shard.current;
+      const termSignal = AbortSignal.any([signal, term.halt.signal]);
+      term.running = Promise.all(
+        term.runners.map(({ name: controller, runner }) =>
+          runner.run(termSignal).catch((err) => log.error({ err, controller }, 'controller stopped with an error')),
+        ),
+      );
+      await term.running;
+      if (!term.halt.signal.aborted) return;
+      await shard.replaced;
+    }
   };
   for (;;) {
     up.shardElector = new LeaderElector({

@@ -209,7 +209,9 @@ const resourceName = (t: ResourceType) => (t.group ? `${t.resource}.${t.group}` 
 
 /** Hands out one shared informer per (resource type, namespace, selectors). */
 export class SharedInformerFactory implements InformerSource {
-  private readonly informers = new Map<string, SharedIndexInformer<KubeObject>>();
+  private readonly informers = new Map<string, { informer: SharedIndexInformer<KubeObject>; selector: InformerSelector }>();
+  /** Each started informer's own stop, so that one can be stopped alone (stopInformers). */
+  private readonly stops = new Map<SharedIndexInformer<KubeObject>, AbortController>();
   private readonly running: Promise<void>[] = [];
   private signal: AbortSignal | undefined;
 
@@ -224,11 +226,11 @@ export class SharedInformerFactory implements InformerSource {
    */
   informerFor<T extends KubeObject>(type: ResourceType, selector: InformerSelector = {}): SharedIndexInformer<T> {
     const id = [resourceTypeKey(type), selector.namespace ?? '', selector.labelSelector ?? '', selector.fieldSelector ?? ''].join('|');
-    let informer = this.informers.get(id);
+    let informer = this.informers.get(id)?.informer;
     if (!informer) {
       const { resyncPeriodMs, ...opts } = this.opts;
       informer = new SharedIndexInformer<KubeObject>(this.client, type, { ...opts, ...selector, defaultResyncPeriodMs: resyncPeriodMs });
-      this.informers.set(id, informer);
+      this.informers.set(id, { informer, selector });
       if (this.signal) this.runOne(informer, this.signal);
     }
     // One informer per resource type and selector, shared by every caller: the caller names the
@@ -240,7 +242,24 @@ export class SharedInformerFactory implements InformerSource {
   start(signal: AbortSignal): void {
     if (this.signal) throw new Error('informer factory already started');
     this.signal = signal;
-    for (const informer of this.informers.values()) this.runOne(informer, signal);
+    for (const { informer } of this.informers.values()) this.runOne(informer, signal);
+  }
+
+  /**
+   * Stops and forgets the informers whose resource type and selector `match` (a cache no reader will
+   * use again: its memory and its watch are given back); a later informerFor of the same builds a new
+   * one. Their readers must have removed their handlers first. Returns how many were stopped.
+   */
+  stopInformers(match: (type: ResourceType, selector: InformerSelector) => boolean): number {
+    let stopped = 0;
+    for (const [id, { informer, selector }] of this.informers) {
+      if (!match(informer.type, selector)) continue;
+      this.informers.delete(id);
+      this.stops.get(informer)?.abort();
+      this.stops.delete(informer);
+      stopped++;
+    }
+    return stopped;
   }
 
   /**
@@ -248,7 +267,10 @@ export class SharedInformerFactory implements InformerSource {
    * timeout, rejects with a CacheSyncTimeoutError naming the informers not synced by then.
    */
   waitForCacheSync(signal?: AbortSignal, timeoutMs?: number): Promise<boolean> {
-    return waitForCacheSync([...this.informers.values()], { signal, timeoutMs, clock: this.opts.clock });
+    return waitForCacheSync(
+      [...this.informers.values()].map((i) => i.informer),
+      { signal, timeoutMs, clock: this.opts.clock },
+    );
   }
 
   /**
@@ -278,7 +300,7 @@ export class SharedInformerFactory implements InformerSource {
    * (false if one stopped first).
    */
   async relist(): Promise<boolean> {
-    const answers = await Promise.all([...this.informers.values()].map((informer) => informer.relist()));
+    const answers = await Promise.all([...this.informers.values()].map(({ informer }) => informer.relist()));
     return answers.every(Boolean);
   }
 
@@ -288,6 +310,8 @@ export class SharedInformerFactory implements InformerSource {
   }
 
   private runOne(informer: SharedIndexInformer<KubeObject>, signal: AbortSignal): void {
-    this.running.push(informer.run(signal));
+    const stop = new AbortController();
+    this.stops.set(informer, stop);
+    this.running.push(informer.run(AbortSignal.any([signal, stop.signal])));
   }
 }

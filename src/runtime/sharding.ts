@@ -1,10 +1,12 @@
 // A shard's side of the sharded manager (docs/sharding.md): the informers its sharded controllers
-// read (only the objects labelled with its shard; a workload held back until the caches of what it
-// owns have caught up with its move), the client that labels what they create, and the drain
-// handshake that lets go of a workload the sharder moves elsewhere.
+// read (only the objects labelled with its shard — on watches of their own, or on the leader's
+// caches while this replica has them; a workload held back until the caches of what it owns have
+// caught up with its move), the client that labels what they create, and the drain handshake that
+// lets go of a workload the sharder moves elsewhere.
 
 import type { KubeObject } from '../apis/core-objects.ts';
 import { realClock, type Clock, type Timer } from '../util/clock.ts';
+import { parseSelector } from '../util/labelselector.ts';
 import { resourceVersionAtLeast, type ShardLabels } from '../util/shard-ring.ts';
 import type { KubeClient } from './client.ts';
 import { PatchType } from './client.ts';
@@ -14,7 +16,7 @@ import { waitForCacheSync } from './informer-factory.ts';
 import type { EventHandler, HandlerOptions, HandlerRegistration } from './informer.ts';
 import type { Logger } from './log.ts';
 import type { ResourceType } from './resources.ts';
-import type { Lister } from './store.ts';
+import { unwrapDeleted, type LabelMatcher, type Lister } from './store.ts';
 
 /** How often a workload held back for its children's caches is looked at again. */
 export const CATCH_UP_POLL_MS = 50;
@@ -42,9 +44,29 @@ export function shardSelector(scope: ShardScope, kind: 'workload' | 'child' | 'd
   return own;
 }
 
+/** Whether an informer's selector is one of this shard's (its watches of its own objects). */
+export function isShardSelected(scope: ShardScope, selector: InformerSelector): boolean {
+  return !!selector.labelSelector?.split(',').includes(`${scope.labels.shard}=${scope.shardId}`);
+}
+
+async function syncedFrom<T extends KubeObject>(
+  source: InformerSource,
+  type: ResourceType,
+  selector: InformerSelector | undefined,
+  timeoutMs: number | undefined,
+  clock: Clock,
+): Promise<Informer<T>> {
+  const informer = source.informerFor<T>(type, selector);
+  if (!(await waitForCacheSync([informer], { timeoutMs, clock }))) {
+    throw new Error(`the cache of ${type.resource} stopped before it synced`);
+  }
+  return informer;
+}
+
 /**
  * The informers of a shard's controllers: the sharded resources through the shard's selectors (the
- * API server filters; the cache holds this shard's part only), everything else as it is.
+ * API server filters, or — on the leader's caches — a FilteredInformer; either way the controllers
+ * see this shard's part only), everything else as it is.
  */
 export class ShardInformers implements InformerSource {
   private readonly childInformers = new Map<string, Informer<KubeObject>>();
@@ -68,12 +90,8 @@ export class ShardInformers implements InformerSource {
     return this.inner.informerFor<T>(type, selector);
   }
 
-  async syncedInformerFor<T extends KubeObject>(type: ResourceType, selector?: InformerSelector, timeoutMs?: number): Promise<Informer<T>> {
-    const informer = this.informerFor<T>(type, selector);
-    if (!(await waitForCacheSync([informer], { timeoutMs, clock: this.clock }))) {
-      throw new Error(`the cache of ${type.resource} stopped before it synced`);
-    }
-    return informer;
+  syncedInformerFor<T extends KubeObject>(type: ResourceType, selector?: InformerSelector, timeoutMs?: number): Promise<Informer<T>> {
+    return syncedFrom(this, type, selector, timeoutMs, this.clock);
   }
 
   /**
@@ -178,6 +196,88 @@ class CaughtUpInformer<T extends KubeObject> implements Informer<T> {
         registration.remove();
       },
     };
+  }
+}
+
+/**
+ * Label-selected informers of `types` served from the source's unselected ones, filtered here: on a
+ * replica that holds every pod anyway (the leader's caches), a shard's selected watches would hold
+ * its part a second time. Other requests pass through.
+ */
+export class FilteringInformers implements InformerSource {
+  constructor(
+    private readonly inner: InformerSource,
+    private readonly types: readonly ResourceType[],
+    private readonly clock: Clock = realClock,
+  ) {}
+
+  informerFor<T extends KubeObject>(type: ResourceType, selector: InformerSelector = {}): Informer<T> {
+    const { labelSelector, ...unselected } = selector;
+    if (!labelSelector || !this.types.some((t) => sameResource(t, type))) return this.inner.informerFor<T>(type, selector);
+    return new FilteredInformer(this.inner.informerFor<T>(type, unselected), parseSelector(labelSelector));
+  }
+
+  syncedInformerFor<T extends KubeObject>(type: ResourceType, selector?: InformerSelector, timeoutMs?: number): Promise<Informer<T>> {
+    return syncedFrom(this, type, selector, timeoutMs, this.clock);
+  }
+}
+
+/**
+ * An informer's objects that a label selector matches, as a selected watch would give them: the
+ * lister shows only those, and the handlers see an object whose labels change into the selector as
+ * an add and out of it as a delete (of its last matching state, as the API server's watch sends it).
+ */
+export class FilteredInformer<T extends KubeObject> implements Informer<T> {
+  readonly lister: Lister<T>;
+
+  constructor(
+    private readonly inner: Informer<T>,
+    private readonly selector: LabelMatcher,
+  ) {
+    const matches = (obj: T) => selector.matches(obj.metadata.labels);
+    const show = (obj: T | undefined) => (obj && matches(obj) ? obj : undefined);
+    const lister = inner.lister;
+    this.lister = {
+      get: ((a: string, b?: string) => show(b === undefined ? lister.get(a) : lister.get(a, b))) as Lister<T>['get'],
+      list: (namespace, labels) => lister.list(namespace, labels).filter(matches),
+      byIndex: (name, value) => lister.byIndex(name, value).filter(matches),
+    };
+  }
+
+  get type(): ResourceType {
+    return this.inner.type;
+  }
+
+  hasSynced(): boolean {
+    return this.inner.hasSynced();
+  }
+
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    return this.inner.waitForSync(signal);
+  }
+
+  lastSyncResourceVersion(): string {
+    return this.inner.lastSyncResourceVersion();
+  }
+
+  addIndexers(indexers: Parameters<Informer<T>['addIndexers']>[0]): void {
+    this.inner.addIndexers(indexers);
+  }
+
+  addEventHandler(handler: EventHandler<T>, opts?: HandlerOptions): HandlerRegistration {
+    const matches = (obj: T) => this.selector.matches(obj.metadata.labels);
+    return this.inner.addEventHandler(
+      {
+        onAdd: (obj, initial) => (matches(obj) ? handler.onAdd?.(obj, initial) : undefined),
+        onUpdate: (old, obj) => {
+          const was = matches(old);
+          if (matches(obj)) return was ? handler.onUpdate?.(old, obj) : handler.onAdd?.(obj, false);
+          return was ? handler.onDelete?.(old) : undefined;
+        },
+        onDelete: (obj) => (matches(unwrapDeleted(obj)) ? handler.onDelete?.(obj) : undefined),
+      },
+      opts,
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 // --sharding on the in-memory fake API server: off (the default), the manager writes nothing of
 // sharding — no shard Lease, no shard label, no drain — and on, each replica holds a shard Lease
-// labelled with its ring, which the sharder (the leader) finds.
+// labelled with its ring, which the sharder (the leader) finds; the leader's shard reads the
+// leader's caches, with no watch of its own.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, test } from 'node:test';
@@ -60,6 +61,23 @@ describe('--sharding', () => {
         .map((r) => r.headers['user-agent']);
       assert.ok(agents.length > 0);
       for (const agent of agents) assert.equal(agent, 'kruise-manager/shard-lease shard/solo');
+    });
+  });
+  test("on, leading: the shard's controllers read the leader's caches; its own selected watches are stopped", async () => {
+    await run(['--sharding=true'], async () => {
+      const shardWatches = () => server.openWatches().filter((w) => w.includes('shard.kruise.io/kruise-manager=solo'));
+      // Before it led, its shard term watched its own part (pods, PVCs, revisions, CloneSets).
+      assert.ok(
+        server.watchRequests().some((r) => /\/pods$/.test(r.path) && /shard.kruise.io/.test(r.query.get('labelSelector') ?? '')),
+        'a selected pod watch before leading',
+      );
+      await waitFor(() => shardWatches().length === 0, 'the shard’s own watches stopped', 10_000);
+      // The leader's unselected caches of what the shard reads are open, each once.
+      const unselected = () => server.openWatches().filter((w) => /(pods|clonesets) \*$/.test(w));
+      await waitFor(() => unselected().length === 2, 'the leader’s pod and CloneSet watches', 10_000);
+      assert.deepEqual(unselected().sort(), ['/v1/pods *', 'apps.kruise.io/v1alpha1/clonesets *']);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(shardWatches(), [], 'none opened again');
     });
   });
 });

@@ -175,4 +175,30 @@ describe('InformerScope', () => {
       'the informer itself still refuses',
     );
   });
+  test('stopInformers stops and forgets the informers it matches (their watches close); the others run on', async () => {
+    server.put(PODS, pod('stop', 'a', { shard: 'x' }));
+    const factory = started();
+    const everything = factory.informerFor(Pods, { namespace: 'stop' });
+    const selected = factory.informerFor(Pods, { namespace: 'stop', labelSelector: 'shard=x' });
+    assert.equal(await factory.waitForCacheSync(), true);
+    await waitFor(() => server.watcherCount('stop') === 2, 'two watches');
+
+    assert.equal(
+      factory.stopInformers((_, selector) => selector.labelSelector === 'shard=x'),
+      1,
+    );
+    await waitFor(() => server.watcherCount('stop') === 1, 'the selected watch closed');
+    assert.deepEqual(server.openWatches(), ['/v1/pods stop']);
+    assert.equal(factory.informerFor(Pods, { namespace: 'stop' }), everything, 'the other informer is the same, still running');
+    server.put(PODS, pod('stop', 'b'));
+    await waitFor(() => everything.lister.get('stop', 'b') !== undefined, 'still watched');
+    assert.equal(await factory.waitForCacheSync(undefined, 1_000), true, 'a stopped informer is not waited for');
+    const again = factory.informerFor(Pods, { namespace: 'stop', labelSelector: 'shard=x' });
+    assert.notEqual(again, selected, 'asked again: a new informer');
+    assert.equal(await factory.waitForCacheSync(), true);
+    assert.deepEqual(
+      again.lister.list().map((p) => p.metadata.name),
+      ['a'],
+    );
+  });
 });

@@ -1,16 +1,26 @@
 // A shard's side of the sharded manager (src/runtime/sharding.ts): its sharded informers select by
-// its shard label, a moved workload stays hidden until the caches of its children caught up, and its
-// controllers' creations carry its label.
+// its shard label (on watches of their own, or filtering the leader's caches), a moved workload stays
+// hidden until the caches of its children caught up, and its controllers' creations carry its label.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeObject } from '../../../src/apis/core-objects.ts';
 import type { KubeClient } from '../../../src/runtime/client.ts';
-import type { Informer, InformerSelector, InformerSource } from '../../../src/runtime/informer-factory.ts';
+import { SharedInformerFactory, type Informer, type InformerSelector, type InformerSource } from '../../../src/runtime/informer-factory.ts';
 import type { EventHandler, HandlerRegistration } from '../../../src/runtime/informer.ts';
 import { CloneSets, Nodes, Pods, type ResourceType } from '../../../src/runtime/resources.ts';
-import { ShardInformers, labellingCreates, shardSelector, type ShardScope } from '../../../src/runtime/sharding.ts';
+import {
+  FilteredInformer,
+  FilteringInformers,
+  ShardInformers,
+  isShardSelected,
+  labellingCreates,
+  shardSelector,
+  type ShardScope,
+} from '../../../src/runtime/sharding.ts';
+import { unwrapDeleted } from '../../../src/runtime/store.ts';
 import type { Clock } from '../../../src/util/clock.ts';
 import { shardLabels } from '../../../src/util/shard-ring.ts';
+import { useFakeApiServer, waitFor, type FakeApiServer } from './fake-apiserver.ts';
 
 const labels = shardLabels('kruise-manager');
 const scope: ShardScope = { labels, shardId: 'a', workloads: [CloneSets], children: [Pods] };
@@ -143,5 +153,82 @@ describe('labellingCreates', () => {
     assert.deepEqual(created[0]!.metadata.labels, { app: 'web', [labels.shard]: 'a' });
     assert.deepEqual(pod.metadata.labels, { app: 'web' }, 'the caller’s object is not changed');
     assert.equal(await labelled.get(Pods, 'x'), 'got');
+  });
+});
+
+describe('FilteringInformers (a shard on the leader’s caches)', () => {
+  let server: FakeApiServer;
+  let client: KubeClient;
+  useFakeApiServer((s, c) => {
+    server = s;
+    client = c;
+  });
+  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+  const PODS = '/v1/pods';
+  const pod = (name: string, shard?: string, extra: Record<string, string> = {}): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'f', labels: { ...(shard ? { [labels.shard]: shard } : {}), ...extra } },
+  });
+
+  it('serves a shard’s selected informers from the unselected one, filtered: its lister, its events (labels in → add, out → delete)', async () => {
+    server.put(PODS, pod('a1', 'a'));
+    server.put(PODS, pod('b1', 'b'));
+    server.put(PODS, pod('none'));
+    const factory = new SharedInformerFactory(client, { logger: quiet, reflector: { backoff: { initialMs: 5, jitter: 0 } } });
+    const stop = new AbortController();
+    factory.start(stop.signal);
+    try {
+      const leader = factory.informerFor(Pods, { namespace: 'f' });
+      const informers = new ShardInformers(new FilteringInformers(factory.scope(), [CloneSets, Pods]), scope);
+      const pods = informers.informerFor(Pods, { namespace: 'f' });
+      const nodes = informers.informerFor(Nodes);
+      assert.ok(!(nodes instanceof FilteredInformer), 'other resources pass through');
+      assert.equal(await factory.waitForCacheSync(), true);
+      const events: string[] = [];
+      pods.addEventHandler({
+        onAdd: (o, initial) => void events.push(`add ${o.metadata.name}${initial ? ' (initial)' : ''}`),
+        onUpdate: (_, o) => void events.push(`update ${o.metadata.name}`),
+        onDelete: (o) => void events.push(`delete ${unwrapDeleted(o).metadata.name} ${unwrapDeleted(o).metadata.labels?.[labels.shard]}`),
+      });
+      await waitFor(() => events.length === 1, 'initial list');
+      assert.deepEqual(events, ['add a1 (initial)']);
+      assert.deepEqual(
+        pods.lister.list().map((p) => p.metadata.name),
+        ['a1'],
+      );
+      assert.equal(pods.lister.get('f', 'b1'), undefined, 'another shard’s pod is not shown');
+      assert.equal(pods.lister.get('f', 'a1'), leader.lister.get('f', 'a1'), 'the leader’s cached object itself: held once');
+      assert.deepEqual(
+        server.openWatches().filter((w) => w.includes(labels.shard)),
+        [],
+        'no watch of its own',
+      );
+
+      server.put(PODS, pod('a1', 'a', { v: '2' })); // stays in: update
+      server.put(PODS, pod('b1', 'a')); // moved in: add
+      server.put(PODS, pod('none', 'b')); // out → out: nothing
+      await waitFor(() => events.length === 3, 'updates');
+      server.put(PODS, pod('a1', 'b')); // moved out: delete, of its last state in the shard
+      server.remove(PODS, 'f', 'none'); // not ours: nothing
+      server.remove(PODS, 'f', 'b1'); // ours: delete
+      await waitFor(() => events.length === 5, 'deletes');
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(events, ['add a1 (initial)', 'update a1', 'add b1', 'delete a1 a', 'delete b1 a']);
+      assert.deepEqual(pods.lister.list(), []);
+      assert.equal(pods.lastSyncResourceVersion(), leader.lastSyncResourceVersion(), 'caught up as far as the leader’s cache');
+    } finally {
+      stop.abort();
+      await factory.whenStopped();
+    }
+  });
+
+  it('isShardSelected: the shard’s own selectors only', () => {
+    assert.equal(isShardSelected(scope, { labelSelector: shardSelector(scope, 'workload') }), true);
+    assert.equal(isShardSelected(scope, { labelSelector: shardSelector(scope, 'draining') }), true);
+    assert.equal(isShardSelected(scope, { labelSelector: `app=web,${shardSelector(scope, 'child')}` }), true);
+    assert.equal(isShardSelected(scope, { labelSelector: `${labels.shard}=ab` }), false);
+    assert.equal(isShardSelected(scope, { labelSelector: `${labels.ring}=kruise-manager` }), false);
+    assert.equal(isShardSelected(scope, {}), false);
   });
 });
