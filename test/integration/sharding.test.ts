@@ -76,8 +76,17 @@ rules:
         resources: [controllerrevisions]
       - group: apps.kruise.io
         resources: [clonesets, clonesets/status]
+  - level: Metadata
+    verbs: [get]
+    namespaces: [${NAMESPACE}]
+    resources:
+      - group: ''
+        resources: [pods]
   - level: None
 `;
+
+/** The test's own client, in the audit log. */
+const TEST_AGENT = 'kruise-sharding-test';
 
 let state: ClusterState;
 let client: KubeClient;
@@ -102,7 +111,7 @@ before(async () => {
   });
   state = started.state;
   assert.equal(started.reused, false, `cluster ${NAME} was already running (without this test's audit log): stop it first`);
-  client = fromKubeconfigFile(state.kubeconfig, { qps: 200, burst: 400 });
+  client = fromKubeconfigFile(state.kubeconfig, { qps: 200, burst: 400, userAgent: TEST_AGENT });
   await installCRDs(client);
   await client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
 });
@@ -254,6 +263,17 @@ interface ControllerWrite {
   what: string;
 }
 
+/** The audit log's events in the test's namespace, in the order the API server received them. */
+function auditEvents(): AuditEvent[] {
+  return fs
+    .readFileSync(path.join(auditDir, 'audit.log'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEvent)
+    .filter((e) => e.objectRef?.namespace === NAMESPACE)
+    .sort((a, b) => a.requestReceivedTimestamp.localeCompare(b.requestReceivedTimestamp));
+}
+
 /**
  * From the audit log, in the order the API server received them: who owns each CloneSet (its shard
  * label, as the sharder's and the shards' successful patches set it) and the writes of every shard's
@@ -263,13 +283,7 @@ interface ControllerWrite {
  * labelled). `writers`: each CloneSet's writing shards in order, repeats collapsed (`a b`: a, then b).
  */
 function auditedWrites(): { writes: ControllerWrite[]; outOfTurn: string[]; writers: Map<string, string[]> } {
-  const events = fs
-    .readFileSync(path.join(auditDir, 'audit.log'), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as AuditEvent)
-    .filter((e) => e.objectRef?.namespace === NAMESPACE)
-    .sort((a, b) => a.requestReceivedTimestamp.localeCompare(b.requestReceivedTimestamp));
+  const events = auditEvents().filter((e) => e.verb !== 'get');
   const owner = new Map<string, string | undefined>();
   const writes: ControllerWrite[] = [];
   const outOfTurn: string[] = [];
@@ -494,6 +508,33 @@ test(
       `shard-b after resuming: ${whileStale.length} writes before it held its Lease again; ${refused.length} reconciles (${new Set(refused).size} CloneSets) refused by its fence`,
     );
     assert.deepEqual(whileStale, [], 'shard-b wrote after resuming, before it held its Lease again');
+    // The pod webhook reads pods from the API server when sharding (one GET per eviction); the
+    // rollouts' hundreds of pod deletions carry their pod and read none, nor does anything else of ours.
+    // One GET of the test's own, so an empty count below means none, not a policy logging none.
+    const probe = pods.items[0]!.metadata;
+    await client.get(Pods, probe.name!, { namespace: NAMESPACE });
+    const podGets = new Map<string, number>();
+    for (const e of auditEvents()) {
+      if (e.verb !== 'get' || e.objectRef?.resource !== 'pods' || e.objectRef.subresource) continue;
+      podGets.set(e.userAgent ?? '', (podGets.get(e.userAgent ?? '') ?? 0) + 1);
+    }
+    t.diagnostic(`pod GETs by user agent: ${JSON.stringify(Object.fromEntries(podGets))}`);
+    assert.ok((podGets.get(TEST_AGENT) ?? 0) >= 1, `the test's own GET was not logged: ${JSON.stringify([...podGets])}`);
+    assert.deepEqual(
+      [...podGets.keys()].filter((agent) => agent.startsWith('kruise-manager')),
+      [],
+      'a pod read from the API server by the manager',
+    );
+    // Each leader's shard moved onto the leader's caches once it led, its own selected watches stopped
+    // (pods, PVCs, revisions, CloneSets and the draining CloneSets): every pod held once.
+    for (const id of ['shard-a', newLeader.holder]) {
+      const moved = fs
+        .readFileSync(managers.get(id)!.proc.logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes("the shard's controllers read the leader's caches"))
+        .map((l) => (JSON.parse(l) as { stopped?: number }).stopped);
+      assert.deepEqual(moved, [5], `${id}: its shard moved onto the leader's caches once, its 5 selected informers stopped`);
+    }
     for (const id of ['shard-b', 'shard-d']) {
       const m = managers.get(id)!;
       assert.equal(m.proc.exited, undefined, `${id} exited: ${tail(m.proc.logFile, 20)}`);
