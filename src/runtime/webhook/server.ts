@@ -259,12 +259,14 @@ export class WebhookServer {
   /** The HTTP/2 bounds of ServingTimeouts on one connection. */
   private boundSession(session: http2.ServerHttp2Session): void {
     this.sessions.add(session);
-    session.once('close', () => this.sessions.delete(session));
     const silent = this.clock.setTimer(this.timeouts.headersMs, () => session.destroy());
-    session.once('stream', () => silent.cancel());
-    session.once('close', () => silent.cancel());
+    session.once('close', () => {
+      this.sessions.delete(session);
+      silent.cancel();
+    });
     session.setTimeout(this.timeouts.keepAliveMs, () => session.close());
     session.on('stream', (stream) => {
+      silent.cancel();
       // Sent after the stream's headers, the GOAWAY covers this review: it is answered, and the
       // client sends the rest on a new connection (a GOAWAY on arrival would refuse it too).
       if (this.draining) session.close();
@@ -277,7 +279,7 @@ export class WebhookServer {
     req: http.IncomingMessage | http2.Http2ServerRequest,
     res: http.ServerResponse | http2.Http2ServerResponse,
   ): Promise<void> {
-    // HTTP/2 has no Connection header: its connection was sent a GOAWAY when it opened.
+    // HTTP/2 has no Connection header: its connection is sent a GOAWAY instead (boundSession).
     if (this.draining && req.httpVersionMajor === 1) res.setHeader('connection', 'close');
     const pathname = new URL(req.url ?? '/', 'https://x').pathname;
     if (pathname === '/healthz' || pathname === '/readyz') {
