@@ -116,16 +116,15 @@ export class ShardInformers implements InformerSource {
 }
 
 /**
- * A workload informer whose readers do not see a workload until its children's caches have caught
- * up: its lister hides it, and its handlers get its add once it is visible.
+ * An informer's objects that `visible` accepts: its lister shows only those; the rest (sync, indexers)
+ * is the inner informer's. Subclasses say what its handlers see.
  */
-class CaughtUpInformer<T extends KubeObject> implements Informer<T> {
+abstract class VisibleInformer<T extends KubeObject> implements Informer<T> {
   readonly lister: Lister<T>;
 
   constructor(
-    private readonly inner: Informer<T>,
-    private readonly visible: (obj: T) => boolean,
-    private readonly clock: Clock,
+    protected readonly inner: Informer<T>,
+    protected readonly visible: (obj: T) => boolean,
   ) {
     const show = (obj: T | undefined) => (obj && visible(obj) ? obj : undefined);
     const lister = inner.lister;
@@ -154,6 +153,22 @@ class CaughtUpInformer<T extends KubeObject> implements Informer<T> {
 
   addIndexers(indexers: Parameters<Informer<T>['addIndexers']>[0]): void {
     this.inner.addIndexers(indexers);
+  }
+
+  abstract addEventHandler(handler: EventHandler<T>, opts?: HandlerOptions): HandlerRegistration;
+}
+
+/**
+ * A workload informer whose readers do not see a workload until its children's caches have caught
+ * up: its lister hides it, and its handlers get its add once it is visible.
+ */
+class CaughtUpInformer<T extends KubeObject> extends VisibleInformer<T> {
+  constructor(
+    inner: Informer<T>,
+    visible: (obj: T) => boolean,
+    private readonly clock: Clock,
+  ) {
+    super(inner, visible);
   }
 
   addEventHandler(handler: EventHandler<T>, opts?: HandlerOptions): HandlerRegistration {
@@ -227,45 +242,13 @@ export class FilteringInformers implements InformerSource {
  * lister shows only those, and the handlers see an object whose labels change into the selector as
  * an add and out of it as a delete (of its last matching state, as the API server's watch sends it).
  */
-export class FilteredInformer<T extends KubeObject> implements Informer<T> {
-  readonly lister: Lister<T>;
-
-  constructor(
-    private readonly inner: Informer<T>,
-    private readonly selector: LabelMatcher,
-  ) {
-    const matches = (obj: T) => selector.matches(obj.metadata.labels);
-    const show = (obj: T | undefined) => (obj && matches(obj) ? obj : undefined);
-    const lister = inner.lister;
-    this.lister = {
-      get: ((a: string, b?: string) => show(b === undefined ? lister.get(a) : lister.get(a, b))) as Lister<T>['get'],
-      list: (namespace, labels) => lister.list(namespace, labels).filter(matches),
-      byIndex: (name, value) => lister.byIndex(name, value).filter(matches),
-    };
-  }
-
-  get type(): ResourceType {
-    return this.inner.type;
-  }
-
-  hasSynced(): boolean {
-    return this.inner.hasSynced();
-  }
-
-  waitForSync(signal?: AbortSignal): Promise<boolean> {
-    return this.inner.waitForSync(signal);
-  }
-
-  lastSyncResourceVersion(): string {
-    return this.inner.lastSyncResourceVersion();
-  }
-
-  addIndexers(indexers: Parameters<Informer<T>['addIndexers']>[0]): void {
-    this.inner.addIndexers(indexers);
+export class FilteredInformer<T extends KubeObject> extends VisibleInformer<T> {
+  constructor(inner: Informer<T>, selector: LabelMatcher) {
+    super(inner, (obj) => selector.matches(obj.metadata.labels));
   }
 
   addEventHandler(handler: EventHandler<T>, opts?: HandlerOptions): HandlerRegistration {
-    const matches = (obj: T) => this.selector.matches(obj.metadata.labels);
+    const matches = this.visible;
     return this.inner.addEventHandler(
       {
         onAdd: (obj, initial) => (matches(obj) ? handler.onAdd?.(obj, initial) : undefined),
