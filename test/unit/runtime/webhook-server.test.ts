@@ -729,8 +729,11 @@ describe('WebhookServer drops slow clients', () => {
 });
 
 describe('WebhookServer drains before closing', () => {
-  it('answers on pooled and new connections while draining, each answer handing its connection back (Connection: close)', async () => {
-    const { dir, ca } = await servingCertDir('whs-drain-');
+  const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request() });
+
+  /** A started server on a certificate directory of its own; close() stops it and removes the directory. */
+  async function startServer(prefix: string): Promise<{ server: WebhookServer; ca: CertAuthority; close(): Promise<void> }> {
+    const { dir, ca } = await servingCertDir(prefix);
     const server = new WebhookServer({
       registrations: [cloneset],
       features,
@@ -740,8 +743,19 @@ describe('WebhookServer drains before closing', () => {
       logger: silent,
     });
     await server.start();
+    return {
+      server,
+      ca,
+      async close() {
+        await server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  it('answers on pooled and new connections while draining, each answer handing its connection back (Connection: close)', async () => {
+    const { server, ca, close } = await startServer('whs-drain-');
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
-    const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request() });
     const post = (via: https.Agent | false) =>
       new Promise<{ status: number; connection?: string; reused: boolean; closed: Promise<void> }>((resolve, reject) => {
         const req = https.request(
@@ -773,23 +787,12 @@ describe('WebhookServer drains before closing', () => {
       await drained;
     } finally {
       agent.destroy();
-      await server.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await close();
     }
   });
 
   it('sends each HTTP/2 connection a GOAWAY, and still answers the first review of a new one before sending it one', async () => {
-    const { dir, ca } = await servingCertDir('whs-drain2-');
-    const server = new WebhookServer({
-      registrations: [cloneset],
-      features,
-      tls: { certDir: dir },
-      host: '127.0.0.1',
-      port: 0,
-      logger: silent,
-    });
-    await server.start();
-    const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: request() });
+    const { server, ca, close } = await startServer('whs-drain2-');
     const url = `https://127.0.0.1:${server.port()}`;
     const pooled = http2.connect(url, { ca: ca.certPem });
     let fresh: http2.ClientHttp2Session | undefined;
@@ -809,8 +812,7 @@ describe('WebhookServer drains before closing', () => {
     } finally {
       pooled.destroy();
       fresh?.destroy();
-      await server.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await close();
     }
   });
 });
