@@ -8,7 +8,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { LOCAL_VOLUME_PROVISIONER } from '../../src/cluster/names.ts';
 import { kubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
-import { parseJUnit, selected, type E2EGroup, type SpecResult } from './upstream-e2e-report.ts';
+import { lastAttempts, parseJUnit, selected, type E2EGroup, type SpecResult } from './upstream-e2e-report.ts';
 
 /** Upstream's e2e feature gates (its CI's config/manager and tools/hack/run-kruise-e2e-test.sh). */
 export const E2E_FEATURE_GATES = 'AllAlpha=true,AllBeta=true,EnableExternalCerts=false';
@@ -44,6 +44,8 @@ export interface SuiteRun {
   skip?: string;
   /** go test -timeout, e.g. "60m". */
   timeout: string;
+  /** Runs a failing spec up to this many times before it counts as failed (Ginkgo's flakeAttempts). */
+  flakeAttempts?: number;
   /** Where the JUnit report and the suite's output go. */
   dir: string;
   /** Also copy the suite's output here (e.g. process.stdout). */
@@ -54,6 +56,8 @@ export interface SuiteResult {
   exitCode: number;
   /** The specs of the focus (the report also lists every other spec, as skipped). */
   specs: Array<{ name: string; result: SpecResult }>;
+  /** Specs that failed an attempt before passing (only with flakeAttempts). */
+  flaked: string[];
   logFile: string;
 }
 
@@ -68,6 +72,7 @@ export async function runKruiseE2E(run: SuiteRun): Promise<SuiteResult> {
     `-ginkgo.reportFile=${junit}`,
     `-ginkgo.focus=${run.focus}`,
     ...(run.skip ? [`-ginkgo.skip=${run.skip}`] : []),
+    ...(run.flakeAttempts ? [`-ginkgo.flakeAttempts=${run.flakeAttempts}`] : []),
   ];
   const out = createWriteStream(logFile);
   const child = spawn(run.binary, args, {
@@ -82,6 +87,7 @@ export async function runKruiseE2E(run: SuiteRun): Promise<SuiteResult> {
   }
   const exitCode: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   await new Promise((resolve) => out.end(resolve));
-  const all = existsSync(junit) ? parseJUnit(readFileSync(junit, 'utf8')) : [];
-  return { exitCode, specs: all.filter((s) => selected(s.name, { focus: run.focus, skip: run.skip ?? '' })), logFile };
+  const { specs, flaked } = lastAttempts(existsSync(junit) ? parseJUnit(readFileSync(junit, 'utf8')) : []);
+  const inFocus = (name: string) => selected(name, { focus: run.focus, skip: run.skip ?? '' });
+  return { exitCode, specs: specs.filter((s) => inFocus(s.name)), flaked: flaked.filter(inFocus), logFile };
 }

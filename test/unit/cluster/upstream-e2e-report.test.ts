@@ -8,6 +8,7 @@ import {
   E2E_GROUPS,
   firstFailureLine,
   groupOfSpec,
+  lastAttempts,
   parseJUnit,
   renderDoc,
   selected,
@@ -44,6 +45,20 @@ test('every testcase becomes a result: pass, fail with its first message line an
   assert.equal(specs[1]!.result.firstFailure, 'Timed out after 300.000s. (cloneset.go:712)');
   assert.equal(specs[2]!.result.firstFailure, undefined);
   assert.equal(specs[3]!.result.firstFailure, 'no default storage class (pv_util.go:58)');
+});
+
+test('with flakeAttempts every attempt is listed: a spec is its last attempt, flaked when an earlier one failed', () => {
+  const pass = { status: 'pass', seconds: 5 } as const;
+  const fail = { status: 'fail', seconds: 3, firstFailure: 'Timed out after 3.000s.' } as const;
+  const { specs, flaked } = lastAttempts([
+    { name: 'a', result: fail },
+    { name: 'a', result: pass },
+    { name: 'b', result: pass },
+    { name: 'c', result: fail },
+    { name: 'c', result: fail },
+  ]);
+  assert.deepEqual(specs.map((s) => [s.name, s.result.status]), [['a', 'pass'], ['b', 'pass'], ['c', 'fail']]);
+  assert.deepEqual(flaked, ['a']);
 });
 
 test('firstFailureLine skips blank lines and keeps a message without a location', () => {
