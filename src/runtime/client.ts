@@ -14,6 +14,7 @@ import {
   PROTOBUF_MEDIA_TYPE,
   ProtobufListReader,
   ProtobufWatchDecoder,
+  decodeObject,
   isProtobuf,
   readsAsProtobuf,
   statusJson,
@@ -340,7 +341,14 @@ export class KubeClient {
     return fromWire(
       type,
       wire,
-      await this.json<T>('POST', this.path(type, ns, undefined, undefined, wire), writeQuery(opts), body, opts.signal),
+      await this.json<T>(
+        'POST',
+        this.path(type, ns, undefined, undefined, wire),
+        writeQuery(opts),
+        body,
+        opts.signal,
+        this.acceptFor(type),
+      ),
     );
   }
 
@@ -349,7 +357,14 @@ export class KubeClient {
     const ns = opts.namespace ?? obj.metadata.namespace;
     const wire = await this.servedVersion(type);
     const put = (o: T, subresource?: string) =>
-      this.json<T>('PUT', this.path(type, ns, requireName(o), subresource, wire), writeQuery(opts), jsonBody(o), opts.signal);
+      this.json<T>(
+        'PUT',
+        this.path(type, ns, requireName(o), subresource, wire),
+        writeQuery(opts),
+        jsonBody(o),
+        opts.signal,
+        this.acceptFor(type),
+      );
     const sent = toWire(type, wire, await this.servedOwners(withTypeMeta(type, obj)));
     let written = await put(sent, opts.subresource);
     // Converted down, status the older version cannot hold goes to annotations (a CRR's
@@ -375,7 +390,8 @@ export class KubeClient {
     if (wire !== type.version && opts.subresource !== 'scale') return this.patchConverted<T>(type, name, patch, opts);
     const doc = typeof patch === 'string' ? patch : await this.servedOwners(patch);
     const body = { contentType: opts.patchType, data: typeof doc === 'string' ? doc : JSON.stringify(doc) };
-    return this.json<T>('PATCH', this.path(type, opts.namespace, name, opts.subresource, wire), query, body, opts.signal);
+    const path = this.path(type, opts.namespace, name, opts.subresource, wire);
+    return this.json<T>('PATCH', path, query, body, opts.signal, opts.subresource === 'scale' ? undefined : this.acceptFor(type));
   }
 
   /**
@@ -431,7 +447,11 @@ export class KubeClient {
   async delete<T extends KubeObject>(type: ResourceType, name: string, opts: DeleteOptions = {}): Promise<T | Status> {
     const wire = await this.servedVersion(type);
     const path = this.path(type, opts.namespace, name, undefined, wire);
-    return fromWire(type, wire, await this.json<T | Status>('DELETE', path, {}, jsonBody(deleteBody(opts)), opts.signal));
+    return fromWire(
+      type,
+      wire,
+      await this.json<T | Status>('DELETE', path, {}, jsonBody(deleteBody(opts)), opts.signal, this.acceptFor(type)),
+    );
   }
 
   async deleteCollection(type: ResourceType, opts: DeleteCollectionOptions = {}): Promise<Status | ObjectList<KubeObject>> {
@@ -448,7 +468,14 @@ export class KubeClient {
       metadata: { name, namespace },
       deleteOptions: deleteBody(opts),
     };
-    return this.json<Status>('POST', this.path(Pods, namespace, name, 'eviction'), {}, jsonBody(eviction), opts.signal);
+    return this.json<Status>(
+      'POST',
+      this.path(Pods, namespace, name, 'eviction'),
+      {},
+      jsonBody(eviction),
+      opts.signal,
+      this.acceptFor(Pods),
+    );
   }
 
   // --- subresources ----------------------------------------------------------------------------
@@ -559,7 +586,11 @@ export class KubeClient {
     }
   }
 
-  /** Lists and watches of pods and nodes ask for protobuf. */
+  /**
+   * Lists, watches and writes of pods and nodes ask for protobuf (a write's answer, a whole pod,
+   * costs the API server less to encode and the manager less to read; its callers keep only its
+   * metadata). A single GET stays JSON: its object is returned whole, managedFields included.
+   */
   private acceptFor(type: ResourceType): string | undefined {
     return type.group === '' && readsAsProtobuf(type.kind) ? PROTOBUF_ACCEPT : undefined;
   }
@@ -629,16 +660,33 @@ export class KubeClient {
     return this.transport.exchange({ method, url, headers, body, signal, watch: opts.watch, timeoutMs: this.requestTimeoutMs });
   }
 
+  /**
+   * A request answered with one object. With `accept` (a write of pods or nodes) the answer may come
+   * as protobuf; either way it is read as the informers read pods: without metadata.managedFields.
+   */
   private async json<T>(
     method: HttpMethod,
     path: string,
     query: Query,
     body: RequestBody | undefined,
     signal: AbortSignal | undefined,
+    accept?: string,
   ): Promise<T> {
-    const res = await this.send(method, this.url(path, query), body, signal);
+    let answer: unknown;
+    const read: ReadOptions = accept
+      ? {
+          accept,
+          consume: async (stream, headers) => {
+            const bytes = await readBytes(stream);
+            answer = isProtobuf(headers['content-type'])
+              ? decodeObject(bytes, { withoutManagedFields: true })
+              : withoutManagedFields(JSON.parse(bytes.toString('utf8')) as KubeObject);
+          },
+        }
+      : {};
+    const res = await this.send(method, this.url(path, query), body, signal, read);
     if (res.status < 200 || res.status >= 300) throw StatusError.fromResponse(res.status, res.body);
-    return JSON.parse(res.body) as T;
+    return (accept ? answer : JSON.parse(res.body)) as T;
   }
 
   private async send(
@@ -679,19 +727,22 @@ interface ReadOptions {
   consume?: (body: Readable, headers: ApiResponse['headers']) => Promise<void>;
 }
 
-async function readText(body: Readable): Promise<string> {
+async function readBytes(body: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+async function readText(body: Readable): Promise<string> {
+  return (await readBytes(body)).toString('utf8');
 }
 
 /** A response's body as text; a protobuf one (a metav1.Status, from a request that accepted protobuf) as its JSON. */
 async function readError(res: ApiResponse): Promise<string> {
   if (!isProtobuf(res.headers['content-type'])) return readText(res.body);
-  const chunks: Buffer[] = [];
-  for await (const chunk of res.body) chunks.push(chunk as Buffer);
+  const bytes = await readBytes(res.body);
   try {
-    return statusJson(Buffer.concat(chunks));
+    return statusJson(bytes);
   } catch {
     return '';
   }

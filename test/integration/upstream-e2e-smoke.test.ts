@@ -25,7 +25,14 @@ const FLAKE_ATTEMPTS = 2;
 test("a few of OpenKruise's own e2e specs pass against Kruise TS", { timeout: 45 * 60_000 }, async (t) => {
   const e2e = ensureKruiseE2E((line) => process.stderr.write(line + '\n'));
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kruise-e2e-smoke-'));
-  const run = await runKruiseE2E({ binary: e2e.binary, cluster: testCluster(), focus: SMOKE_FOCUS, timeout: '20m', flakeAttempts: FLAKE_ATTEMPTS, dir });
+  const run = await runKruiseE2E({
+    binary: e2e.binary,
+    cluster: testCluster(),
+    focus: SMOKE_FOCUS,
+    timeout: '20m',
+    flakeAttempts: FLAKE_ATTEMPTS,
+    dir,
+  });
   const failed = run.specs.filter((s) => s.result.status === 'fail').map((s) => `${s.name}: ${s.result.firstFailure}`);
   assert.deepEqual(failed, [], `failing upstream specs (the suite's output: ${run.logFile})`);
   assert.equal(

@@ -21,7 +21,6 @@ const MAGIC = Buffer.from('k8s\0', 'latin1');
 const OBJECT_META = 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
 type Message = Record<string, unknown>;
-type Convert = (value: unknown) => unknown;
 
 /** The decoded TypeMeta of an envelope. */
 export interface TypeMeta {
@@ -45,26 +44,72 @@ function toNumber(v: unknown): number {
 /** The last time written, kept: one pod's times (created, scheduled, its conditions) are mostly the same second. */
 let lastTime = { seconds: NaN, json: '' };
 
-/** metav1.Time: whole seconds, UTC; the zero time (an empty message) is null. */
-function timeJson(m: Message): string | null {
-  if (!Object.hasOwn(m, 'seconds') && !Object.hasOwn(m, 'nanos')) return null;
-  const seconds = toNumber(m.seconds);
-  if (seconds !== lastTime.seconds) lastTime = { seconds, json: `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z` };
-  return lastTime.json;
-}
-
-/** The messages with a JSON form of their own, as apimachinery's MarshalJSON writes them. */
-const CUSTOM: Record<string, Convert> = {
-  'k8s.io.apimachinery.pkg.apis.meta.v1.Time': (m) => timeJson(m as Message),
-  // Written on the wire as the canonical string, which is also its JSON.
-  'k8s.io.apimachinery.pkg.api.resource.Quantity': (m) => (m as Message).string || '0',
-  'k8s.io.apimachinery.pkg.util.intstr.IntOrString': (m) => {
-    const v = m as Message;
-    return toNumber(v.type) === 1 ? v.strVal : toNumber(v.intVal);
+/**
+ * The messages with a JSON form of their own, as apimachinery's MarshalJSON writes them, read
+ * straight off the wire (fields by number, as in k8s.io/apimachinery's generated.proto): a pod holds
+ * a dozen times and quantities, and protobufjs's generic decode built a message object for each.
+ */
+const CUSTOM: Record<string, Decode> = {
+  // metav1.Time {seconds = 1, nanos = 2}: whole seconds, UTC; the zero time (an empty message) is null.
+  'k8s.io.apimachinery.pkg.apis.meta.v1.Time': (r, length) => {
+    const end = r.pos + length;
+    let seconds = 0;
+    let present = false;
+    while (r.pos < end) {
+      const t = r.uint32();
+      const number = t >>> 3;
+      if (number === 1) seconds = toNumber(r.int64());
+      else r.skipType(t & 7);
+      present ||= number === 1 || number === 2;
+    }
+    if (!present) return null;
+    if (seconds !== lastTime.seconds) lastTime = { seconds, json: `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z` };
+    return lastTime.json;
   },
-  // The managed fields' set, held as its JSON document.
-  'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1': (m) => {
-    const raw = (m as Message).Raw as Uint8Array | undefined;
+  // resource.Quantity {string = 1}: written on the wire as the canonical string, which is also its JSON.
+  'k8s.io.apimachinery.pkg.api.resource.Quantity': (r, length) => {
+    const end = r.pos + length;
+    let value = '';
+    while (r.pos < end) {
+      const t = r.uint32();
+      if (t >>> 3 === 1) value = strings.read(r);
+      else r.skipType(t & 7);
+    }
+    return value || '0';
+  },
+  // intstr.IntOrString {type = 1, intVal = 2, strVal = 3}.
+  'k8s.io.apimachinery.pkg.util.intstr.IntOrString': (r, length) => {
+    const end = r.pos + length;
+    let type = 0;
+    let intVal = 0;
+    let strVal = '';
+    while (r.pos < end) {
+      const t = r.uint32();
+      switch (t >>> 3) {
+        case 1:
+          type = toNumber(r.int64());
+          break;
+        case 2:
+          intVal = r.int32();
+          break;
+        case 3:
+          strVal = strings.read(r);
+          break;
+        default:
+          r.skipType(t & 7);
+      }
+    }
+    return type === 1 ? strVal : intVal;
+  },
+  // metav1.FieldsV1 {Raw = 1}: the managed fields' set, held as its JSON document.
+  'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1': (r, length) => {
+    const end = r.pos + length;
+    let raw: Uint8Array | undefined;
+    while (r.pos < end) {
+      const t = r.uint32();
+      if (t >>> 3 === 1) raw = r.bytes();
+      else r.skipType(t & 7);
+    }
     return raw && raw.length ? JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString('utf8')) : null;
   },
 };
@@ -72,32 +117,52 @@ const CUSTOM: Record<string, Convert> = {
 const INT64 = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
 
 /** Strings up to this long are shared between objects; longer ones (JSON in annotations) rarely repeat. */
-const INTERNED_MAX_LENGTH = 128;
-/** Strings a generation of the intern table holds before the older one is dropped. */
-const INTERN_GENERATION_SIZE = 1 << 16;
+const SHARED_MAX_LENGTH = 128;
+/** Slots of the table of strings last read (a power of two). */
+const SHARED_TABLE_SIZE = 1 << 16;
 
 /**
- * One copy of each short string recently decoded. Every string protobufjs reads is a new one, where
- * JSON.parse shares equal short strings: without this a 20k-pod cache held 60 MiB instead of JSON's
- * 43 (namespaces, node names, images, label values and condition types repeat in every pod). Two
- * generations bound the table: a string not seen for a generation's worth of new ones is dropped.
+ * Short strings read straight off the wire, one copy of each shared. Every string protobufjs reads
+ * is a new one, where JSON.parse shares equal short strings: without sharing a 20k-pod cache held
+ * 60 MiB instead of JSON's 43 (namespaces, node names, images, label keys and values, condition
+ * types repeat in every pod). The table is looked up by the string's bytes before any string is
+ * made: a repeated string (most of a pod's) costs a hash and a compare of its bytes, not a UTF-8
+ * decode, a new string and a Map lookup. Each slot holds the string last read there, so a
+ * string that stops coming back is replaced by one that does.
  */
-class StringInterner {
-  private young = new Map<string, string>();
-  private old = new Map<string, string>();
+class WireStrings {
+  private readonly table: Array<string | undefined> = new Array<string | undefined>(SHARED_TABLE_SIZE).fill(undefined);
 
-  intern = (s: string): string => {
-    if (s.length > INTERNED_MAX_LENGTH) return s;
-    const young = this.young.get(s);
-    if (young !== undefined) return young;
-    const seen = this.old.get(s) ?? s;
-    if (this.young.size >= INTERN_GENERATION_SIZE) {
-      this.old = this.young;
-      this.young = new Map();
+  /** The length-delimited string at the reader's position. */
+  read = (r: protobuf.Reader): string => {
+    const length = r.uint32();
+    const start = r.pos;
+    const end = start + length;
+    if (end > r.len) throw new RangeError(`index out of range: ${start} + ${length} > ${r.len}`);
+    r.pos = end;
+    const buf = r.buf;
+    if (length > SHARED_MAX_LENGTH) return utf8(buf, start, end);
+    let hash = length;
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ buf[i]!, 0x01000193);
+    const slot = (hash ^ (hash >>> 16)) & (SHARED_TABLE_SIZE - 1);
+    const known = this.table[slot];
+    // As many UTF-16 units as bytes only if every character is ASCII: then equal units are equal bytes.
+    if (known !== undefined && known.length === length) {
+      let i = 0;
+      while (i < length && known.charCodeAt(i) === buf[start + i]) i++;
+      if (i === length) return known;
     }
-    this.young.set(seen, seen);
-    return seen;
+    const s = utf8(buf, start, end);
+    this.table[slot] = s;
+    return s;
   };
+}
+
+/** UTF-8 bytes as a string, as protobufjs reads them: Node's own decoder for a Buffer. */
+function utf8(buf: Uint8Array, start: number, end: number): string {
+  // Buffer's undocumented utf8Slice, which protobufjs's BufferReader calls too: toString() without its argument checks.
+  const nodeBuffer = buf as { utf8Slice?: (start: number, end: number) => string };
+  return nodeBuffer.utf8Slice ? nodeBuffer.utf8Slice(start, end) : protobuf.util.utf8.read(buf, start, end);
 }
 
 /**
@@ -113,7 +178,7 @@ const UNIQUE_STRINGS = new Set([
   'k8s.io.api.core.v1.ContainerStatus.containerID',
 ]);
 
-const strings = new StringInterner();
+const strings = new WireStrings();
 
 /** A message's decoder: reads `length` bytes from the reader and returns the message's JSON form. */
 type Decode = (r: protobuf.Reader, length: number) => unknown;
@@ -121,7 +186,7 @@ type Decode = (r: protobuf.Reader, length: number) => unknown;
 /** The Reader call that reads one value of a scalar type (int64s as numbers, bytes as base64). */
 function scalarRead(type: string, fieldName = ''): string {
   if (INT64.has(type)) return `N(r.${type}())`;
-  if (type === 'string') return UNIQUE_STRINGS.has(fieldName) ? 'r.string()' : 'S(r.string())';
+  if (type === 'string') return UNIQUE_STRINGS.has(fieldName) ? 'r.string()' : 'S(r)';
   if (type === 'bytes') return 'B(r.bytes())';
   return `r.${type}()`;
 }
@@ -169,9 +234,8 @@ class Codec {
     const name = type.fullName.slice(1);
     const custom = CUSTOM[name];
     if (custom) {
-      const decode: Decode = (r, length) => custom(type.decode(r, length));
-      this.decoders.set(type, decode);
-      return decode;
+      this.decoders.set(type, custom);
+      return custom;
     }
     const layout = JSON_LAYOUT[name];
     if (!layout) {
@@ -240,7 +304,7 @@ function generate(fields: readonly GeneratedField[]): Decode {
       const zero = f.decode ? `D[${i}](NOTHING, 0)` : zeroValue(field.type);
       reads.push(
         `case ${field.id}: { const e = r.uint32() + r.pos; let k = ${zeroValue(keyType)}, x; ` +
-          `while (r.pos < e) { const u = r.uint32(); switch (u >>> 3) { case 1: k = ${keyType === 'string' ? 'r.string()' : scalarRead(keyType)}; break; case 2: x = ${one}; break; default: r.skipType(u & 7); } } ` +
+          `while (r.pos < e) { const u = r.uint32(); switch (u >>> 3) { case 1: k = ${scalarRead(keyType)}; break; case 2: x = ${one}; break; default: r.skipType(u & 7); } } ` +
           `(${v} ??= {})[k] = x === undefined ? ${zero} : x; break; }`,
       );
       writes.push(`if (${v} === undefined) { ${empty} } else { ${set(v)} }`);
@@ -285,14 +349,14 @@ function generate(fields: readonly GeneratedField[]): Decode {
   const factory = new Function('D', 'N', 'S', 'B', 'NOTHING', `return function (r, length) {\n${body.join('\n')}\n};`) as (
     decoders: ReadonlyArray<Decode | undefined>,
     toNumber: (v: unknown) => number,
-    intern: (s: string) => string,
+    readString: (r: protobuf.Reader) => string,
     base64: (b: Uint8Array) => string,
     nothing: protobuf.Reader,
   ) => Decode;
   return factory(
     fields.map((f) => f.decode),
     toNumber,
-    strings.intern,
+    strings.read,
     (b) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64'),
     NOTHING,
   );

@@ -57,7 +57,14 @@ test('with flakeAttempts every attempt is listed: a spec is its last attempt, fl
     { name: 'c', result: fail },
     { name: 'c', result: fail },
   ]);
-  assert.deepEqual(specs.map((s) => [s.name, s.result.status]), [['a', 'pass'], ['b', 'pass'], ['c', 'fail']]);
+  assert.deepEqual(
+    specs.map((s) => [s.name, s.result.status]),
+    [
+      ['a', 'pass'],
+      ['b', 'pass'],
+      ['c', 'fail'],
+    ],
+  );
   assert.deepEqual(flaked, ['a']);
 });
 

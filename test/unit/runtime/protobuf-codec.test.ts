@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import protobuf from 'protobufjs/light.js';
-import { KubeClient } from '../../../src/runtime/client.ts';
+import { KubeClient, PatchType } from '../../../src/runtime/client.ts';
 import { withoutManagedFields } from '../../../src/runtime/list-reader.ts';
 import { ConfigMaps, Nodes, Pods } from '../../../src/runtime/resources.ts';
 import { DESCRIPTOR } from '../../../src/runtime/protobuf/kubernetes.generated.ts';
@@ -141,6 +141,25 @@ describe('protobuf objects and watch streams', () => {
     assert.ok(cut.pending() > 0, 'an event cut short is left pending');
   });
 
+  test('strings read the same whether seen before or not: ASCII, non-ASCII, invalid UTF-8, long, and many distinct ones', () => {
+    const labels: Record<string, string> = { app: 'web', 'ünï/cödé': 'välue-✓', emoji: '🚀', long: 'x'.repeat(200), same: 'web' };
+    // Enough distinct values that table slots are shared and replaced.
+    for (let i = 0; i < 5000; i++) labels[`k${i}`] = `v${i % 1000}`;
+    const pod = (name: string) => envelope('Pod', Pod.encode({ metadata: { name, namespace: 'default', labels } }).finish());
+    for (const name of ['a', 'b', 'c']) {
+      const got = decodeObject(pod(name)) as { metadata: { name: string; labels: Record<string, string> } };
+      assert.equal(got.metadata.name, name);
+      assert.deepStrictEqual(got.metadata.labels, labels);
+    }
+    // A byte that is not UTF-8 reads as U+FFFD, as Buffer's decoder writes it, and does not match the ASCII string of the same length.
+    const bad = Pod.encode({ metadata: { name: 'x', namespace: 'default' } }).finish();
+    const namespaceAt = Buffer.from(bad).indexOf('default');
+    const invalid = Buffer.from(bad);
+    invalid[namespaceAt] = 0xff;
+    assert.equal((decodeObject(envelope('Pod', invalid)) as { metadata: { namespace: string } }).metadata.namespace, '\ufffdefault');
+    assert.equal((decodeObject(envelope('Pod', bad)) as { metadata: { namespace: string } }).metadata.namespace, 'default');
+  });
+
   test('objects of kinds not read as protobuf, or without the prefix, are refused', () => {
     assert.throws(() => decodeObject(envelope('ConfigMap', new Uint8Array())), /kind ConfigMap/);
     assert.throws(() => decodeObject(Pod.encode({}).finish()), ProtobufDecodeError);
@@ -154,7 +173,12 @@ describe('KubeClient', () => {
     const srv = createServer((req, res) => {
       seen.push(req.headers);
       const accept = req.headers.accept ?? '';
-      if (req.url!.startsWith('/api/v1/namespaces/bad/pods')) {
+      if (req.url!.startsWith('/api/v1/namespaces/default/pods')) {
+        // One pod, answering writes in the format asked for (GETs ask for JSON).
+        const pb = protobufAnswers && accept.startsWith('application/vnd.kubernetes.protobuf');
+        res.writeHead(200, { 'content-type': pb ? 'application/vnd.kubernetes.protobuf' : 'application/json' });
+        res.end(pb ? podObjects()[0] : JSON.stringify({ kind: 'Pod', apiVersion: 'v1', ...want.items[0] }));
+      } else if (req.url!.startsWith('/api/v1/namespaces/bad/pods')) {
         const pb = protobufAnswers && accept.startsWith('application/vnd.kubernetes.protobuf');
         res.writeHead(400, { 'content-type': pb ? 'application/vnd.kubernetes.protobuf' : 'application/json' });
         res.end(pb ? statusPb : statusText);
@@ -197,5 +221,33 @@ describe('KubeClient', () => {
       }
     }
     assertSame(results[0], results[1], 'the list from protobuf and from JSON');
+  });
+
+  test("a pod write asks for protobuf and reads its answer without managedFields, in either format; a GET's answer stays whole JSON", async () => {
+    const pod = want.items[0] as { metadata: { name: string; managedFields?: unknown } };
+    const { managedFields, ...metadata } = pod.metadata;
+    assert.ok(managedFields, 'the recorded pod has managedFields');
+    const lean = { kind: 'Pod', apiVersion: 'v1', ...pod, metadata };
+    for (const protobufAnswers of [true, false]) {
+      const { seen, client, close } = await server(protobufAnswers);
+      try {
+        const patched = await client.patch(
+          Pods,
+          pod.metadata.name,
+          { metadata: { labels: { a: 'b' } } },
+          { namespace: 'default', patchType: PatchType.StrategicMerge },
+        );
+        assert.equal(seen.at(-1)!.accept, 'application/vnd.kubernetes.protobuf, application/json');
+        assertSame(patched, lean, `the patched pod (answered as ${protobufAnswers ? 'protobuf' : 'JSON'})`);
+        assertSame(await client.create(Pods, { metadata: { name: 'x', namespace: 'default' } }), lean, 'the created pod');
+        assertSame(await client.delete(Pods, pod.metadata.name, { namespace: 'default' }), lean, 'the deleted pod');
+        const got = await client.get(Pods, pod.metadata.name, { namespace: 'default' });
+        assert.equal(seen.at(-1)!.accept, 'application/json');
+        assert.deepEqual(got, { kind: 'Pod', apiVersion: 'v1', ...pod });
+      } finally {
+        await client.close();
+        await close();
+      }
+    }
   });
 });
