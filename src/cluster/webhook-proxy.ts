@@ -259,9 +259,17 @@ export class WebhookProxy {
     }
   }
 
-  /** The next eligible backend round-robin, skipping those tried for this request. */
+  /**
+   * The next eligible backend round-robin, skipping those tried for this request: a healthy one
+   * whose Lease is fresh, else any healthy one. A Lease seen late (a renewal queued on a busy
+   * manager, or this proxy's watch behind) made every review of a second fail with 503 at the
+   * start of a 1000-pod rollout; the health check, twice a second on a connection of its own, is
+   * what takes a frozen or dead replica out.
+   */
   private pick(tried: Set<Backend>): Backend | undefined {
-    const candidates = [...this.backends.values()].filter((b) => b.healthy && backendLeaseFresh(b.lease) && !tried.has(b));
+    const healthy = [...this.backends.values()].filter((b) => b.healthy && !tried.has(b));
+    const fresh = healthy.filter((b) => backendLeaseFresh(b.lease));
+    const candidates = fresh.length ? fresh : healthy;
     if (!candidates.length) return undefined;
     return candidates[this.next++ % candidates.length];
   }

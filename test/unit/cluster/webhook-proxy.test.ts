@@ -9,7 +9,16 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { KubeClient } from '../../../src/runtime/client.ts';
 import { ensureSecretCerts, type CertArtifacts } from '../../../src/runtime/webhook/certs.ts';
-import { registerWebhookBackend, findWebhookProxy, formatHostPort } from '../../../src/runtime/webhook/endpoint.ts';
+import {
+  WEBHOOK_BACKEND_ADDRESS,
+  WEBHOOK_BACKEND_LABEL,
+  backendLeaseName,
+  registerWebhookBackend,
+  findWebhookProxy,
+  formatHostPort,
+} from '../../../src/runtime/webhook/endpoint.ts';
+import { formatMicroTime } from '../../../src/runtime/leaderelection.ts';
+import { Leases } from '../../../src/runtime/resources.ts';
 import { WebhookProxy } from '../../../src/cluster/webhook-proxy.ts';
 import { useFakeApiServer } from '../runtime/fake-apiserver.ts';
 
@@ -147,5 +156,40 @@ describe('webhook proxy', () => {
     }
     assert.equal((await review(0)).status, 503);
     a.frozen = false;
+  });
+
+  it('a healthy backend whose Lease was last seen stale still serves when no fresh one is left', async () => {
+    const c = await backend('c', certs);
+    try {
+      a.frozen = true;
+      for (const deadline = Date.now() + 5_000; proxy.healthyBackends().length > 0; await new Promise((r) => setTimeout(r, 50))) {
+        assert.ok(Date.now() < deadline, 'the frozen backend leaves the rotation');
+      }
+      // Registered, but its last renewal seen a minute ago (a renewal queued on a busy manager).
+      await client.create(Leases, {
+        metadata: {
+          name: backendLeaseName('c'),
+          namespace: 'kruise-system',
+          labels: { [WEBHOOK_BACKEND_LABEL]: 'true' },
+          annotations: { [WEBHOOK_BACKEND_ADDRESS]: `127.0.0.1:${c.port}` },
+        },
+        spec: { holderIdentity: 'c', leaseDurationSeconds: 6, renewTime: formatMicroTime(Date.now() - 60_000) },
+      });
+      // Once the proxy has seen it and its health check passed, reviews go to it rather than failing.
+      let last = { status: 0, backend: '' };
+      for (
+        const deadline = Date.now() + 5_000;
+        last.status !== 200 && Date.now() < deadline;
+        await new Promise((r) => setTimeout(r, 100))
+      ) {
+        last = await review(0);
+      }
+      assert.equal(last.status, 200);
+      assert.equal(last.backend, 'c');
+    } finally {
+      a.frozen = false;
+      c.server.closeAllConnections();
+      c.server.close();
+    }
   });
 });
