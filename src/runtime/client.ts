@@ -391,7 +391,7 @@ export class KubeClient {
     const doc = typeof patch === 'string' ? patch : await this.servedOwners(patch);
     const body = { contentType: opts.patchType, data: typeof doc === 'string' ? doc : JSON.stringify(doc) };
     const path = this.path(type, opts.namespace, name, opts.subresource, wire);
-    return this.json<T>('PATCH', path, query, body, opts.signal, opts.subresource === 'scale' ? undefined : this.acceptFor(type));
+    return this.json<T>('PATCH', path, query, body, opts.signal, this.acceptFor(type));
   }
 
   /**
