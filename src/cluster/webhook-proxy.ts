@@ -55,13 +55,19 @@ interface Backend {
   address: string;
   lease: Lease;
   healthy: boolean;
-  /** A health check is in flight (one at a time, or a late failure would undo a newer success). */
-  probing: boolean;
+  /** The health check in flight (one at a time, or a late failure would undo a newer success). */
+  probing: Promise<void> | undefined;
   /** Forwarding attempts in flight, aborted when the backend turns unhealthy. */
   inFlight: Set<AbortController>;
 }
 
 const MAX_BODY = 8 * 1024 * 1024;
+
+/**
+ * A review that found no backend this soon after it arrived re-probes them before answering 503;
+ * later (its attempts timed out) there is no time left under the webhooks' 10 s.
+ */
+const RECHECK_WITHIN_MS = 2_000;
 
 export class WebhookProxy {
   private readonly opts: WebhookProxyOptions;
@@ -155,7 +161,7 @@ export class WebhookProxy {
         return;
       }
       if (existing) this.abortInFlight(existing);
-      this.backends.set(key, { address: formatted, lease, healthy: false, probing: false, inFlight: new Set() });
+      this.backends.set(key, { address: formatted, lease, healthy: false, probing: undefined, inFlight: new Set() });
       this.log.info({ backend: formatted, holder: lease.spec?.holderIdentity }, 'webhook backend registered');
       void this.checkHealth();
     };
@@ -197,22 +203,18 @@ export class WebhookProxy {
     void this.checkHealth();
   }
 
+  /** Probes every backend (joining a probe already in flight) and settles once all have answered. */
   private async checkHealth(): Promise<void> {
-    const agent = this.agent;
-    if (!agent) return;
-    await Promise.all(
-      [...this.backends.values()].map(async (b) => {
-        if (b.probing) return;
-        b.probing = true;
-        const ok = await this.probe(b.address)
-          .catch(() => false)
-          .finally(() => (b.probing = false));
-        if (ok === b.healthy) return;
-        b.healthy = ok;
-        this.log.info({ backend: b.address, healthy: ok }, ok ? 'webhook backend healthy' : 'webhook backend unhealthy');
-        if (!ok) this.abortInFlight(b);
-      }),
-    );
+    if (!this.agent) return;
+    await Promise.all([...this.backends.values()].map((b) => (b.probing ??= this.checkBackend(b).finally(() => (b.probing = undefined)))));
+  }
+
+  private async checkBackend(b: Backend): Promise<void> {
+    const ok = await this.probe(b.address).catch(() => false);
+    if (ok === b.healthy) return;
+    b.healthy = ok;
+    this.log.info({ backend: b.address, healthy: ok }, ok ? 'webhook backend healthy' : 'webhook backend unhealthy');
+    if (!ok) this.abortInFlight(b);
   }
 
   /** GET /healthz on its own connection, so a frozen backend cannot hide behind a pooled one. */
@@ -243,9 +245,20 @@ export class WebhookProxy {
       res.writeHead(413).end();
       return;
     }
-    const tried = new Set<Backend>();
+    const started = Date.now();
+    let tried = new Set<Backend>();
+    let rechecked = false;
     for (;;) {
       const backend = this.pick(tried);
+      if (!backend && !rechecked && this.backends.size > 0 && Date.now() - started < RECHECK_WITHIN_MS) {
+        // None left, but one may be out only for a moment: a pooled connection reset as the
+        // backend closed it, or a health check that timed out on a loaded machine. With a single
+        // replica that would fail the review; probe them all now and go round once more.
+        rechecked = true;
+        await this.checkHealth();
+        tried = new Set();
+        continue;
+      }
       if (!backend) {
         res.writeHead(503, { 'content-type': 'text/plain' }).end(`no healthy kruise-manager webhook backend (${tried.size} tried)\n`);
         return;

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConfigMap, Lease } from '../../apis/core-objects.ts';
 import { formatMicroTime } from '../leaderelection.ts';
 import type { KubeClient } from '../client.ts';
-import { isAlreadyExists, isForbidden, isNotFound } from '../errors.ts';
+import { isAlreadyExists, isConflict, isForbidden, isNotFound } from '../errors.ts';
 import { ConfigMaps, Leases, MutatingWebhookConfigurations, ValidatingWebhookConfigurations } from '../resources.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION_NAME, VALIDATING_WEBHOOK_CONFIGURATION_NAME } from './configuration.ts';
@@ -78,6 +78,8 @@ export function registerWebhookBackend(opts: {
   const log = (opts.logger ?? rootLogger).child({ component: 'webhook-backend' });
   const name = backendLeaseName(identity);
   const abort = new AbortController();
+  /** The Lease as the last write returned it: a renewal is then one PUT, not a GET and a PUT. */
+  let last: Lease | undefined;
   const renew = async () => {
     const spec = { holderIdentity: identity, leaseDurationSeconds: WEBHOOK_BACKEND_LEASE_SECONDS, renewTime: formatMicroTime(Date.now()) };
     const metadata = {
@@ -86,19 +88,31 @@ export function registerWebhookBackend(opts: {
       labels: { [WEBHOOK_BACKEND_LABEL]: 'true' },
       annotations: { [WEBHOOK_BACKEND_ADDRESS]: formatHostPort(opts.address) },
     };
-    try {
-      const current = await client.get<Lease>(Leases, name, { namespace, signal: abort.signal });
-      await client.update<Lease>(
+    const update = (current: Lease) =>
+      client.update<Lease>(
         Leases,
         { ...current, metadata: { ...current.metadata, ...metadata, managedFields: undefined }, spec: { ...current.spec, ...spec } },
         { signal: abort.signal },
       );
+    if (last) {
+      try {
+        last = await update(last);
+        return;
+      } catch (err) {
+        last = undefined;
+        // Someone else wrote it (or removed it): read it again below.
+        if (!isConflict(err) && !isNotFound(err)) throw err;
+      }
+    }
+    try {
+      last = await update(await client.get<Lease>(Leases, name, { namespace, signal: abort.signal }));
     } catch (err) {
       if (!isNotFound(err)) throw err;
-      await client
+      last = await client
         .create<Lease>(Leases, { metadata, spec: { ...spec, acquireTime: spec.renewTime } }, { signal: abort.signal })
         .catch((e: unknown) => {
           if (!isAlreadyExists(e)) throw e;
+          return undefined;
         });
     }
   };

@@ -29,13 +29,20 @@ interface Backend {
   server: https.Server;
   port: number;
   frozen: boolean;
+  /** The next review's connection is cut before an answer (a pooled connection reset). */
+  resetNext: boolean;
   served: number;
 }
 
 async function backend(name: string, certs: CertArtifacts): Promise<Backend> {
-  const b = { name, frozen: false, served: 0 } as Backend;
+  const b = { name, frozen: false, resetNext: false, served: 0 } as Backend;
   b.server = https.createServer({ cert: certs.cert, key: certs.key }, (req, res) => {
     if (b.frozen) return; // holds the request, as a stopped process does
+    if (b.resetNext && req.url !== '/healthz') {
+      b.resetNext = false;
+      req.socket.destroy();
+      return;
+    }
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
@@ -191,5 +198,20 @@ describe('webhook proxy', () => {
       c.server.closeAllConnections();
       c.server.close();
     }
+  });
+
+  it('the only backend, its connection reset mid-review, serves the review after a fresh health check', async () => {
+    for (
+      const deadline = Date.now() + 5_000;
+      !proxy.healthyBackends().includes(`127.0.0.1:${a.port}`);
+      await new Promise((r) => setTimeout(r, 50))
+    ) {
+      assert.ok(Date.now() < deadline, 'the resumed backend comes back');
+    }
+    assert.equal(proxy.healthyBackends().length, 1);
+    a.resetNext = true;
+    const r = await review(7);
+    assert.equal(r.status, 200);
+    assert.equal(r.backend, 'a');
   });
 });
