@@ -16,7 +16,7 @@
 //        [--outage-seconds 25] [--failovers 5] [--stop-seconds 25] [--fuzz 10000] [--keep-logs DIR]
 import { cpSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, restartComponent, type Component } from '../src/cluster/local-cluster.ts';
 import { stopProcesses, tail } from '../src/cluster/processes.ts';
@@ -36,7 +36,7 @@ import {
 } from '../test/harness/chaos.ts';
 import { clientLoop, leaseHolder, startManagerProcess, waitLeader, type ManagerProcess } from '../test/harness/managers.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     replicas: { type: 'string', default: '500' },
     apiservers: { type: 'string', default: '3' },

@@ -11,7 +11,7 @@
 // both are printed separately, with the per-resource detail. Manager RSS at the end
 // (/proc/<pid>/status VmRSS).
 // Usage: ./run.sh bench cloneset [--replicas 1000] [--nodes 11]
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
@@ -22,7 +22,7 @@ import { Pods, CloneSets } from '../src/runtime/resources.ts';
 import { cpuSeconds, rssMiB } from './measure.ts';
 import { Phases, startBenchManager, waitForDefaulting } from './workload.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     replicas: { type: 'string', default: '1000' },
     nodes: { type: 'string', default: '11' },

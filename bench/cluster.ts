@@ -3,14 +3,14 @@
 //   - create→Running latency of a single pod at low load (p50/p99 over N pods, one at a time);
 //   - sustained pod creates/s against the API server from a concurrent client (plateau rate).
 // Usage: ./run.sh bench-cluster  or  ./run.sh bench cluster [--pods 3000] [--concurrency 64]
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { fromKubeconfigFile } from '../src/runtime/client.ts';
 import type { KubeObject, Pod } from '../src/apis/core-objects.ts';
 import { Pods, Namespaces } from '../src/runtime/resources.ts';
 import { percentile } from './measure.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     pods: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '64' },

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { freePorts, startProcess, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
@@ -31,7 +31,7 @@ import { MiniKubelet, type Pod } from '../test/harness/mini-kubelet.ts';
 import { defaultedByWebhook } from '../test/harness/webhook-ready.ts';
 import { percentile } from './measure.ts';
 
-const { values, positionals } = parseArgs({
+const { values, positionals } = benchArgs(import.meta.url, {
   allowPositionals: true,
   options: {
     crrs: { type: 'string', default: '50' },

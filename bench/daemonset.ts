@@ -8,7 +8,7 @@
 // apps.kruise.io daemonsets (+status) and controllerrevisions are the manager's alone; pods/status
 // PATCH and pods DELETE are shared with KWOK; events with the scheduler.
 // Usage: ./run.sh bench daemonset [--nodes 200]
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { cpuSeconds, rssMiB } from './measure.ts';
@@ -19,7 +19,7 @@ import type { KubeObject } from '../src/apis/core-objects.ts';
 import { AdvancedDaemonSets, Pods } from '../src/runtime/resources.ts';
 import { Phases, startBenchManager, waitForDefaulting } from './workload.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     nodes: { type: 'string', default: '200' },
   },

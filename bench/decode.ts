@@ -8,12 +8,12 @@
 // Usage: ./run.sh bench decode [--count 40000] [--rounds 6] [--variants 50] [--against /work/wt/base]
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import protobuf from 'protobufjs/light.js';
 import * as here from '../src/runtime/protobuf/codec.ts';
 import { DESCRIPTOR } from '../src/runtime/protobuf/kubernetes.generated.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     count: { type: 'string', default: '40000' },
     rounds: { type: 'string', default: '6' },

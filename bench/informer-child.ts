@@ -6,7 +6,7 @@
 // Prints one JSON line last. Run with --expose-gc for the retained-heap figure. --wire json reads
 // everything as JSON (what the client did before pods were read as protobuf).
 import fs from 'node:fs';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { pino } from 'pino';
 import { KubeClient, type ListOptions, type WatchOptions } from '../src/runtime/client.ts';
 import { accessFromKubeconfigFile } from '../src/runtime/kubeconfig.ts';
@@ -16,7 +16,7 @@ import { Pods, type ResourceType } from '../src/runtime/resources.ts';
 import { SharedIndexInformer } from '../src/runtime/informer.ts';
 import type { ListerWatcher } from '../src/runtime/reflector.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     kubeconfig: { type: 'string' },
     qps: { type: 'string', default: '30' },

@@ -10,14 +10,14 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { fromKubeconfigFile } from '../src/runtime/client.ts';
 import type { KubeObject } from '../src/apis/core-objects.ts';
 import { PatchType } from '../src/runtime/client.ts';
 import { Namespaces, Pods } from '../src/runtime/resources.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     pods: { type: 'string', default: '50000' },
     concurrency: { type: 'string', default: '128' },

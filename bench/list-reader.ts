@@ -8,14 +8,16 @@
 // `protobuf` the same list as protobuf (what the API server sends pods as since issue 37) read by
 // ProtobufListReader without managedFields (checked to give the objects `cut` gives).
 // Usage: node --expose-gc --import tsx bench/list-reader.ts [--pods 50000] [--rounds 8]
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { isDeepStrictEqual } from 'node:util';
 import protobuf from 'protobufjs/light.js';
 import { ListBodyReader, withoutManagedFields } from '../src/runtime/list-reader.ts';
 import { ProtobufListReader } from '../src/runtime/protobuf/codec.ts';
 import { DESCRIPTOR } from '../src/runtime/protobuf/kubernetes.generated.ts';
 
-const { values } = parseArgs({ options: { pods: { type: 'string', default: '50000' }, rounds: { type: 'string', default: '8' } } });
+const { values } = benchArgs(import.meta.url, {
+  options: { pods: { type: 'string', default: '50000' }, rounds: { type: 'string', default: '8' } },
+});
 const pods = Number(values.pods);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');

@@ -21,7 +21,7 @@
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { performance } from 'node:perf_hooks';
 import { up, down, type ClusterState } from '../src/cluster/local-cluster.ts';
 import { freePorts, stopProcesses, tail } from '../src/cluster/processes.ts';
@@ -38,7 +38,7 @@ import { fromKubeconfigFile, type KubeClient } from '../src/runtime/client.ts';
 import type { KubeObject } from '../src/apis/core-objects.ts';
 import { Namespaces, Pods, SidecarSets, MutatingWebhookConfigurations } from '../src/runtime/resources.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     cluster: { type: 'string', default: 'h-sidecarset-bench' },
     rate: { type: 'string', default: '200' },

@@ -7,7 +7,7 @@
 // resets the budget. Latency is per decision (what the webhook adds to an eviction, without the
 // API server → webhook HTTPS hop).
 // Usage: ./run.sh bench pub [--cluster h-pub-bench] [--rounds 100] [--concurrency 50] [--keep]
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { performance } from 'node:perf_hooks';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { installCRDs } from '../src/manager/crds.ts';
@@ -20,7 +20,7 @@ import type { Pod } from '../src/apis/core-objects.ts';
 import type { StoredPub } from '../src/util/pub.ts';
 import { percentile } from './measure.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     cluster: { type: 'string', default: 'h-pub-bench' },
     rounds: { type: 'string', default: '100' },

@@ -18,7 +18,7 @@
 // Usage: ./run.sh bench sharding [--part throughput,rss] [--modes off,2] [--sets 20] [--replicas 200] [--nodes 40]
 //        [--qps 300] [--burst 500] [--rss-pods 50000] [--rss-sets 50] [--shards 1,2,3] [--cluster shardbench]
 import os from 'node:os';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down } from '../src/cluster/local-cluster.ts';
 import { isAlive, stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
@@ -32,7 +32,7 @@ import { leaseHolder } from '../test/harness/managers.ts';
 import { cpuSeconds, rssMiB } from './measure.ts';
 import { startBenchManager, waitForDefaulting } from './workload.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     part: { type: 'string', default: 'throughput,rss' },
     modes: { type: 'string', default: 'off,2' },

@@ -8,7 +8,7 @@
 // round then also picks the pods to upgrade).
 // Usage: ./run.sh bench sidecarset-round [--pods 2000] [--rounds 50]
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import type { ControllerRevision, Pod } from '../src/apis/core-objects.ts';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { SidecarSetReconciler } from '../src/controllers/sidecarset/controller.ts';
@@ -20,7 +20,9 @@ import type { StoredSidecarSet } from '../src/util/sidecarset.ts';
 import { injectSidecarSets } from '../src/webhooks/pod/sidecarset.ts';
 import { mutateSidecarSet } from '../src/webhooks/sidecarset/mutating.ts';
 
-const { values } = parseArgs({ options: { pods: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '50' } } });
+const { values } = benchArgs(import.meta.url, {
+  options: { pods: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '50' } },
+});
 const podCount = Number(values.pods);
 const rounds = Number(values.rounds);
 const features = resolveFeatureGates('');

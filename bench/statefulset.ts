@@ -9,7 +9,7 @@
 // (apiserver_request_total deltas; pods POST/PATCH, statefulsets, controllerrevisions are the
 // manager's alone; pods/status PATCH and pods DELETE are shared with KWOK, events with the scheduler).
 // Usage: ./run.sh bench statefulset [--replicas 500] [--nodes 6] [--chaos 0]
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { up, down, kubectl } from '../src/cluster/local-cluster.ts';
 import { stopProcesses, tail, type Started } from '../src/cluster/processes.ts';
@@ -21,7 +21,7 @@ import { AdvancedStatefulSets, Pods } from '../src/runtime/resources.ts';
 import { cpuSeconds, rssMiB } from './measure.ts';
 import { Phases, startBenchManager, waitForDefaulting } from './workload.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     replicas: { type: 'string', default: '500' },
     nodes: { type: 'string', default: '6' },

@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureKruiseE2E, repoRoot } from '../src/cluster/binaries.ts';
 import { down, up, type ClusterState } from '../src/cluster/local-cluster.ts';
@@ -33,7 +33,7 @@ import { dryRunCloneSetProbe } from '../test/harness/webhook-ready.ts';
 const RESULTS = path.join(repoRoot, 'docs/upstream-e2e-results.json');
 const DOC = path.join(repoRoot, 'docs/upstream-e2e.md');
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     manager: { type: 'string' },
     group: { type: 'string', default: 'all' },

@@ -30,7 +30,7 @@ import { readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { request } from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { anonRssMiB, connectionsTo, cpuSeconds, rssMiB } from './measure.ts';
 import { nodeFlagsWith } from './workload.ts';
@@ -47,7 +47,7 @@ import { Pods, CloneSets as CloneSetsStorage } from '../src/runtime/resources.ts
 // v1alpha1: the version both managers serve (v1.8.2 has no v1beta1 CloneSet).
 const CloneSets = { ...CloneSetsStorage, version: 'v1alpha1' };
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     replicas: { type: 'string', default: '1000' },
     nodes: { type: 'string', default: '20' },

@@ -8,13 +8,13 @@
 import fs from 'node:fs';
 import http2 from 'node:http2';
 import https from 'node:https';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { randomUUID } from 'node:crypto';
 import fjp from 'fast-json-patch';
 import { cloneSet, review } from './webhook-fixture.ts';
 import { percentile } from './measure.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     port: { type: 'string' },
     ca: { type: 'string' },

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { pino } from 'pino';
 import { resolveFeatureGates } from '../src/apis/features.ts';
 import { registry } from '../src/runtime/metrics.ts';
@@ -26,7 +26,7 @@ import { createCA, issueCert } from '../src/util/pki.ts';
 import { allRegistrations } from '../src/webhooks/index.ts';
 import { cloneSet, review } from './webhook-fixture.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     rate: { type: 'string', default: '200' },
     duration: { type: 'string', default: '30' },

@@ -10,10 +10,10 @@
 // that time; "reconciles" is how many keys workers got (adds − reconciles were deduplicated).
 // Usage: ./run.sh bench workqueue [--adds 1000000] [--keys 10000] [--workers 8] [--batch 1000] [--runs 3]
 import os from 'node:os';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './args.ts';
 import { WorkQueue } from '../src/runtime/workqueue.ts';
 
-const { values } = parseArgs({
+const { values } = benchArgs(import.meta.url, {
   options: {
     adds: { type: 'string', default: '1000000' },
     keys: { type: 'string', default: '10000' },
