@@ -32,7 +32,7 @@ case "${1:-}" in
   test)  shift; hack/build.sh --if-stale; exec "$node" --import tsx hack/test.ts "$@" ;;
   bench) shift; name=${1:?usage: ./run.sh bench NAME [flags] (a file of bench/; NAME --help describes it)}; shift
          if ! grep -qs 'benchArgs(' "bench/$name.ts"; then
-           echo "no benchmark bench/$name.ts; there are: $(grep -l 'benchArgs(' bench/*.ts | sed 's|bench/||; s|\.ts$||' | tr '\n' ' ')" >&2
+           echo "no benchmark bench/$name.ts; there are: $(grep -l '^// Usage:' bench/*.ts | sed 's|bench/||; s|\.ts$||' | tr '\n' ' ')" >&2
            exit 2
          fi
          exec "$node" --import tsx "bench/$name.ts" "$@" ;;
