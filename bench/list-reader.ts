@@ -20,7 +20,10 @@ const { values } = benchArgs(import.meta.url, {
 });
 const pods = Number(values.pods);
 const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with node --expose-gc');
+if (!gc) {
+  process.stderr.write('bench/list-reader.ts needs node --expose-gc: node --expose-gc --import tsx bench/list-reader.ts\n');
+  process.exit(2);
+}
 
 const pod = {
   kind: 'Pod',
