@@ -7,7 +7,7 @@
 # ≈20 MiB off its RSS (docs/benchmarks.md, issue 20). No type check here (`./run.sh lint` does it)
 # and no source maps.
 # Left out of the bundle, loaded from node_modules only when used: @kubernetes/client-node (exec and
-# auth-provider kubeconfigs; 18 MB) and gRPC (the real CRI runtime) — and `yaml` and `node:http`,
+# auth-provider kubeconfigs; 18 MB) and gRPC (the real CRI runtime) — and `js-yaml` and `node:http`,
 # which our code takes through `require`.
 # The chunks sit in dist/cli/, two levels below the repository like src/<dir>/<file>.ts, so a path
 # relative to a module (config/crd/bases, the repository root) resolves the same from both; the CRI

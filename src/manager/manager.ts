@@ -91,9 +91,11 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const up = connect(cfg, opts.logger ?? rootLogger);
   const { client, closeOnFailure } = up;
 
-  const served = await prepareCluster(up);
+  // The namespaces are asked for first; metrics and probes open while the requests are in flight.
+  const namespaces = ensureNamespaces(up);
   const { metricsPort, probes } = await startMetricsAndProbes(up);
-  const webhooks = await startWebhooks(up, served, probes);
+  const webhooks = await startWebhooks(up, namespaces.own, probes);
+  const [served] = await closeOnFailure(Promise.all([webhooks.served, namespaces.all]));
   // The controllers' code (its own chunk in dist/: a quarter of the manager's) is imported only now
   // — compiling it before the webhook server listened held the server back — and while the
   // requests below are in flight.
@@ -216,18 +218,18 @@ function connect(cfg: ManagerConfig, log: Logger): StartUp {
 }
 
 /**
- * The namespaces upstream's installation creates: the manager's own (Lease, webhook Secret) and the
- * one the ImagePullJob controller copies pull secrets into for kruise-daemon; and which of our kinds
- * the API server serves. Independent requests, sent together: each round trip before the webhook
- * server listens is start-up time.
+ * The namespaces upstream's installation creates: the manager's own (Lease, webhook Secret), which
+ * `own` resolves once it exists, and the one the ImagePullJob controller copies pull secrets into
+ * for kruise-daemon. Sent together, and awaited only where needed: every round trip before the
+ * webhook server listens is start-up time.
  */
-async function prepareCluster({ cfg, client, log, namespace }: StartUp): Promise<ReadonlySet<string>> {
-  const [served] = await Promise.all([
-    servedKruiseKinds(client, { expected: cfg.apiVersions, warn: (message) => log.warn(message) }),
-    ensureNamespace(client, namespace, log, { required: true }),
-    ensureNamespace(client, KRUISE_DAEMON_CONFIG_NAMESPACE, log, { required: false }),
-  ]);
-  return served;
+function ensureNamespaces({ client, log, namespace }: StartUp): { own: Promise<void>; all: Promise<unknown> } {
+  const own = ensureNamespace(client, namespace, log, { required: true });
+  const all = Promise.all([own, ensureNamespace(client, KRUISE_DAEMON_CONFIG_NAMESPACE, log, { required: false })]);
+  // Awaited later, after other awaits: handled now, so that a failure meanwhile is not an unhandled
+  // rejection (it is thrown where awaited).
+  for (const p of [own, all]) p.catch(() => {});
+  return { own, all };
 }
 
 /** Metrics and probes, on every replica. */
@@ -283,10 +285,13 @@ interface Webhooks {
   pubDenials: { record?: (pod: Pod) => void };
   /** Opens the pod webhook's caches of built-in kinds (false) or of Kruise kinds (true). */
   warmPodWebhookCaches(kruiseKinds: boolean): void;
+  /** Which of our kinds the API server serves (CRD established, a version we know served). */
+  served: Promise<ReadonlySet<string>>;
 }
 
-async function startWebhooks(up: StartUp, served: ReadonlySet<string>, probes: ProbeServer | undefined): Promise<Webhooks> {
+async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: ProbeServer | undefined): Promise<Webhooks> {
   const { cfg, client, log, features, namespace, closers, closeOnFailure } = up;
+  await closeOnFailure(ownNamespace);
   // Webhook serving certificates: every replica reads (or first creates) them from the Secret.
   const serviceMode: ClientMode = { mode: 'service', namespace, name: DEFAULT_SERVICE_NAME };
   const servingName = cfg.webhookClientMode === 'url' ? cfg.webhookHost : servingNameFor(serviceMode);
@@ -295,10 +300,17 @@ async function startWebhooks(up: StartUp, served: ReadonlySet<string>, probes: P
   log.info({ dir: certDir }, 'webhook certificate directory');
   const secret = { namespace, name: DEFAULT_SECRET_NAME };
   // EnableExternalCerts: the Secret is someone else's (e.g. cert-manager's Certificate), only read.
-  const certs = features.EnableExternalCerts
-    ? await readExternalSecretCerts(client, secret)
-    : (await ensureSecretCerts(client, secret, servingName, { logger: log })).certs;
+  const certs = await closeOnFailure(
+    features.EnableExternalCerts
+      ? readExternalSecretCerts(client, secret)
+      : ensureSecretCerts(client, secret, servingName, { logger: log }).then((ensured) => ensured.certs),
+  );
   writeCertsToDir(certDir, certs);
+  // Which of our kinds the API server serves, asked only now: sent with the namespaces, the CRDs'
+  // answers came in ahead of the Secret's and held the server back by tens of milliseconds on a
+  // restart (docs/benchmarks.md, eighteenth pass). The pod webhook's reads of a Kruise kind wait for them.
+  const served = servedKruiseKinds(client, { expected: cfg.apiVersions, warn: (message) => log.warn(message) });
+  served.catch(() => {});
 
   // One informer per resource type and selector for the whole process: the pod webhook reads them
   // on its hot path on every replica (admission never depends on leadership), and each leadership
@@ -313,7 +325,7 @@ async function startWebhooks(up: StartUp, served: ReadonlySet<string>, probes: P
   const informerCache = informerAdmissionCache(informers, {
     syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
     mapper: restMapper,
-    serves: (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || served.has(kind),
+    serves: async (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || (await served).has(kind),
   });
   // Sharded, no replica but the leader holds every pod (docs/sharding.md): the pod webhook reads the
   // one pod a deletion or eviction names from the API server instead of a cache of all of them.
@@ -391,7 +403,7 @@ async function startWebhooks(up: StartUp, served: ReadonlySet<string>, probes: P
     const backend = registerWebhookBackend({ client, namespace, identity: up.identity, address: ownAddress, logger: log });
     closers.push(() => backend.stop());
   }
-  return { server, informers, restMapper, certDir, secret, clientMode, pubBudget, pubDenials, warmPodWebhookCaches };
+  return { server, informers, restMapper, certDir, secret, clientMode, pubBudget, pubDenials, warmPodWebhookCaches, served };
 }
 
 const isPod = (apiVersion: string, kind: string) => apiVersion === 'v1' && kind === 'Pod';

@@ -83,10 +83,8 @@ export function informerAdmissionCache(
     syncTimeoutMs: number;
     /** Resolves kinds outside the built-in and Kruise tables (third-party workloads) through API discovery. */
     mapper?: Pick<RestMapper, 'resourceFor'>;
-    /** Kinds the API server does not serve (CRD not installed) read as empty, never wait. */ serves?: (
-      apiVersion: string,
-      kind: string,
-    ) => boolean;
+    /** Kinds the API server does not serve (CRD not installed) read as empty, never wait for a list. */
+    serves?: (apiVersion: string, kind: string) => boolean | Promise<boolean>;
   },
 ): AdmissionCache {
   const { syncTimeoutMs } = opts;
@@ -107,11 +105,11 @@ export function informerAdmissionCache(
   };
   return {
     async list<T>(apiVersion: string, kind: string, listOpts: { namespace?: string } = {}): Promise<T[]> {
-      if (opts.serves && !opts.serves(apiVersion, kind)) return [];
+      if (opts.serves && !(await opts.serves(apiVersion, kind))) return [];
       return (await synced(apiVersion, kind)).list(listOpts.namespace) as T[];
     },
     async get<T>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
-      if (opts.serves && !opts.serves(apiVersion, kind)) return undefined;
+      if (opts.serves && !(await opts.serves(apiVersion, kind))) return undefined;
       const lister = await synced(apiVersion, kind);
       return (namespace ? lister.get(namespace, name) : lister.get(name)) as T | undefined;
     },

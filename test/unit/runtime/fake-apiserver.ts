@@ -84,6 +84,7 @@ export class FakeApiServer {
   private compactedRV = 0;
   private readonly watchers = new Set<Watcher>();
   private readonly injected: Injected[] = [];
+  private readonly held: Array<{ match: (r: RecordedRequest) => boolean; waiting: Array<() => void>; released: boolean }> = [];
   private uidSeq = 0;
 
   constructor() {
@@ -202,6 +203,16 @@ export class FakeApiServer {
     this.injected.push({ match, status: code, body, headers });
   }
 
+  /** Holds back the answers to requests matching `match` (recorded on arrival) until the returned function is called. */
+  hold(match: (r: RecordedRequest) => boolean): () => void {
+    const h = { match, waiting: [] as Array<() => void>, released: false };
+    this.held.push(h);
+    return () => {
+      h.released = true;
+      for (const answer of h.waiting.splice(0)) answer();
+    };
+  }
+
   watchRequests(): RecordedRequest[] {
     return this.requests.filter((r) => r.query.get('watch') === 'true');
   }
@@ -216,6 +227,12 @@ export class FakeApiServer {
     const url = new URL(req.url!, 'http://x');
     const rec: RecordedRequest = { method: req.method!, path: url.pathname, query: url.searchParams, headers: req.headers, body };
     this.requests.push(rec);
+    const held = this.held.find((h) => !h.released && h.match(rec));
+    if (held) return void held.waiting.push(() => this.answer(req, res, rec, url));
+    this.answer(req, res, rec, url);
+  }
+
+  private answer(req: http.IncomingMessage, res: http.ServerResponse, rec: RecordedRequest, url: URL): void {
     if (this.unavailable) return this.reply(res, 503, status(503, 'ServiceUnavailable', 'the API server is down'));
     const inj = this.injected.findIndex((i) => i.match(rec));
     if (inj >= 0) {

@@ -1,0 +1,62 @@
+// The manager's start-up on the in-memory fake API server: the webhook server listens once its
+// Secret is read, without waiting for the CRDs (which of our kinds are served), whose answers held
+// it back by a quarter of its start-up (docs/benchmarks.md, eighteenth pass); start-up goes on
+// once they are answered.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import { test } from 'node:test';
+import { pino } from 'pino';
+import { startManager } from '../../../src/manager/manager.ts';
+import { soloManagerConfig } from './solo-manager.ts';
+import { useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
+
+let server: FakeApiServer;
+useFakeApiServer((s) => {
+  server = s;
+});
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** The status of GET /healthz on the webhook port, or undefined while nothing answers there. */
+const healthz = (port: number) =>
+  new Promise<number | undefined>((resolve) => {
+    const req = https.get({ host: '127.0.0.1', port, path: '/healthz', rejectUnauthorized: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on('error', () => resolve(undefined));
+  });
+
+test('the webhook server answers while the CRDs are still being read', async () => {
+  const isCRD = (r: { path: string }) => r.path.includes('/customresourcedefinitions/');
+  const release = server.hold(isCRD);
+  const port = await freePort();
+  const { config, dir } = soloManagerConfig(server, 'kruise-startup-', [`--webhook-port=${port}`]);
+  let started = false;
+  const starting = startManager(config, { logger: pino({ level: 'silent' }) }).then((m) => {
+    started = true;
+    return m;
+  });
+  try {
+    let answer: number | undefined;
+    const deadline = Date.now() + 10_000;
+    while ((answer = await healthz(port)) === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(answer, 200);
+    assert.ok(server.requests.some(isCRD), 'the CRDs are asked for');
+    assert.equal(started, false, 'start-up waits for the CRDs');
+    release();
+    await waitFor(() => started, 'start-up after the CRDs are answered', 10_000);
+  } finally {
+    release();
+    await starting.then((m) => m.stop()).catch(() => {});
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
