@@ -11,6 +11,9 @@
 // exist, so nothing schedules, runs or changes them, and are removed (grace 0) after each phase. (Not
 // a node that does not exist: kube-controller-manager's PodGC patches and deletes such pods every
 // 20 s, in whichever phase is running, for either manager.)
+// Each phase also prints the manager's own share, from its controller_runtime_webhook_latency_seconds
+// histogram (both managers export it, with the same buckets): the share of admissions it served
+// within 10 ms, and the bucket its p99 falls in (request read to answer written, on its side).
 // The Kruise TS manager runs with --trace-gc-nvp: each phase also prints its collections (major
 // ones and scavenges, with their main-thread time) and the bytes allocated and promoted to the old
 // generation per admission (everything the manager did in the phase, informers and controllers
@@ -132,6 +135,8 @@ interface SamplingNode {
 interface Target {
   client: KubeClient;
   managerPid: number;
+  /** The manager's metrics endpoint. */
+  metricsUrl: string;
   /** The manager's collections (Kruise TS: its --trace-gc-nvp log). */
   gc?: ReturnType<typeof gcTrace>;
   /** The SidecarSet version the manager serves (v1.8.2 has no v1beta1 SidecarSet). */
@@ -148,8 +153,8 @@ async function startKruiseTs(): Promise<Target> {
   // pod in a real cluster): without the announcement the manager does not register behind the local
   // cluster's webhook proxy, one more TLS hop and Node process on the same two cores.
   const proxyAnnouncement = await withoutWebhookProxy(client);
-  const [webhookPort] = await freePorts(1);
-  const manager = startBenchManager(state, webhookPort, ['--trace-gc-nvp']);
+  const [webhookPort, metricsPort] = await freePorts(2);
+  const manager = startBenchManager(state, webhookPort, ['--trace-gc-nvp'], { metricsPort });
   const stop = async () => {
     await stopProcesses([manager.pid], 5000);
     await proxyAnnouncement.restore();
@@ -174,7 +179,14 @@ async function startKruiseTs(): Promise<Target> {
     await stop();
     throw err;
   }
-  return { client, managerPid: manager.pid, gc: gcTrace(manager.logFile), sidecarSetVersion: 'v1beta1', stop };
+  return {
+    client,
+    managerPid: manager.pid,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    gc: gcTrace(manager.logFile),
+    sidecarSetVersion: 'v1beta1',
+    stop,
+  };
 }
 
 /** OpenKruise v1.8.2 on `<cluster>-upstream` (its CRDs and webhook configurations, its manager). */
@@ -186,6 +198,7 @@ async function startUpstream(): Promise<Target> {
   return {
     client,
     managerPid: peer.pid,
+    metricsUrl: `http://127.0.0.1:${peer.metricsPort}/metrics`,
     sidecarSetVersion: 'v1alpha1',
     stop: async () => {
       await client.close();
@@ -235,6 +248,7 @@ async function measure(target: Target) {
     let failed = 0;
     const total = rate * duration;
     const cpuBefore = cpuSeconds(target.managerPid);
+    const servedBefore = await webhookLatency(target.metricsUrl);
     const gcMark = target.gc?.mark();
     const began = performance.now();
     const inflight: Promise<void>[] = [];
@@ -258,6 +272,7 @@ async function measure(target: Target) {
     const elapsed = (performance.now() - began) / 1000;
     const cpu = cpuSeconds(target.managerPid) - cpuBefore;
     const gc: GcStats | undefined = gcMark === undefined ? undefined : target.gc?.since(gcMark);
+    const served = sinceThen(await webhookLatency(target.metricsUrl), servedBefore);
     await client.deleteCollection(Pods, { namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
     await settle(namespace);
     latencies.sort((a, b) => a - b);
@@ -274,6 +289,7 @@ async function measure(target: Target) {
       gc,
       slow: slowAt.length,
       slowBursts: bursts(slowAt),
+      served,
     };
   }
 
@@ -301,6 +317,28 @@ async function measure(target: Target) {
   return results;
 }
 
+/** The webhook latency histogram's buckets summed over its webhooks: upper bound (s) → admissions at or under it. */
+type Buckets = Map<number, number>;
+
+async function webhookLatency(url: string): Promise<Buckets> {
+  const text = await (await fetch(url)).text();
+  const buckets: Buckets = new Map();
+  for (const m of text.matchAll(/^controller_runtime_webhook_latency_seconds_bucket\{[^}]*le="([^"]+)"[^}]*\} (\S+)$/gm)) {
+    const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
+    buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
+  }
+  return buckets;
+}
+
+/** The admissions of one phase: within 10 ms (share), and the bucket bound of the p99 (ms). */
+function sinceThen(after: Buckets, before: Buckets): { within10ms: number; p99AtMostMs: number } {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const count = (le: number) => (after.get(le) ?? 0) - (before.get(le) ?? 0);
+  const total = count(Infinity);
+  const p99 = bounds.find((le) => count(le) >= 0.99 * total) ?? Infinity;
+  return { within10ms: total ? count(0.01) / total : NaN, p99AtMostMs: p99 * 1000 };
+}
+
 /** How many separate bursts the slow requests' send times fall into (a gap of over 100 ms splits them). */
 function bursts(sendTimes: number[]): number {
   const sorted = [...sendTimes].sort((a, b) => a - b);
@@ -322,6 +360,9 @@ for (const name of targets) {
       `${r.label.padEnd(9)} ok ${r.ok}/${r.sent} (${r.achievedRate.toFixed(0)}/s) p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms` +
       (r === baseline ? '' : ` | added p50 ${(r.p50 - baseline.p50).toFixed(2)} ms p99 ${(r.p99 - baseline.p99).toFixed(2)} ms`) +
       ` | over ${SLOW_MS} ms: ${r.slow} in ${r.slowBursts} bursts` +
+      (r === baseline
+        ? ''
+        : ` | served by the manager: ${(r.served.within10ms * 100).toFixed(1)} % within 10 ms, p99 ≤ ${r.served.p99AtMostMs} ms`) +
       ` | manager CPU ${r.cpuPer1000.toFixed(3)} s per 1000` +
       (r.gc
         ? ` | GC: ${r.gc.majors} major (${r.gc.majorMs.toFixed(0)} ms, longest stop ${r.gc.majorMaxMs.toFixed(1)} ms),` +
@@ -340,7 +381,8 @@ for (const name of targets) {
       ` median over rounds: baseline p50 ${median(results.map((r) => r[0]!.p50)).toFixed(2)} / p99 ${median(results.map((r) => r[0]!.p99)).toFixed(2)} ms;` +
         ` added fastpath p50 ${added(1, 'p50').toFixed(2)} / p99 ${added(1, 'p99').toFixed(2)} ms;` +
         ` added inject p50 ${added(2, 'p50').toFixed(2)} / p99 ${added(2, 'p99').toFixed(2)} ms;` +
-        ` CPU per 1000 fastpath ${median(results.map((r) => r[1]!.cpuPer1000)).toFixed(3)} / inject ${median(results.map((r) => r[2]!.cpuPer1000)).toFixed(3)} s\n`,
+        ` CPU per 1000 fastpath ${median(results.map((r) => r[1]!.cpuPer1000)).toFixed(3)} / inject ${median(results.map((r) => r[2]!.cpuPer1000)).toFixed(3)} s;` +
+        ` served by the manager within 10 ms fastpath ${(median(results.map((r) => r[1]!.served.within10ms)) * 100).toFixed(1)} / inject ${(median(results.map((r) => r[2]!.served.within10ms)) * 100).toFixed(1)} %\n`,
     );
   } finally {
     await target.stop();

@@ -39,7 +39,7 @@ export function startBenchManager(
   state: ClusterState,
   webhookPort = 0,
   nodeFlags: readonly string[] = [],
-  opts: { name?: string; args?: readonly string[] } = {},
+  opts: { name?: string; args?: readonly string[]; metricsPort?: number } = {},
 ): Started {
   const name = opts.name ?? 'kruise-manager';
   const logFile = path.join(state.runDir, 'logs', `${name}.log`);
@@ -57,7 +57,7 @@ export function startBenchManager(
       String(webhookPort),
       ...(opts.args ?? ['--enable-leader-election=false']),
       '--metrics-addr',
-      '0',
+      opts.metricsPort === undefined ? '0' : `127.0.0.1:${opts.metricsPort}`,
       '--health-probe-addr',
       '0',
     ],

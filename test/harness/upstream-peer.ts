@@ -21,6 +21,8 @@ export interface RunningPeer {
   cluster: ClusterState;
   version: string;
   webhookPort: number;
+  /** Its Prometheus metrics, plain HTTP on 127.0.0.1. */
+  metricsPort: number;
   pid: number;
   logFile: string;
   /** Removes the webhook configurations first (upstream's pod webhook fails closed), then stops the manager; the cluster stays. */
@@ -129,7 +131,7 @@ export async function startUpstreamPeer(opts: { featureGates?: string; cluster?:
     }
     await sleep(500);
   }
-  return { cluster: state, version: peer.version, webhookPort, pid: manager.pid, logFile, stopManager, stop };
+  return { cluster: state, version: peer.version, webhookPort, metricsPort: metrics, pid: manager.pid, logFile, stopManager, stop };
 }
 
 /** Whether the webhook server takes TLS connections and answers HTTP (any status). */

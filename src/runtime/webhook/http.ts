@@ -120,13 +120,16 @@ export class WebhookHandler {
     return this.routes.has(pathname) || (pathname === '/convert' && this.opts.convert !== undefined);
   }
 
-  /** The answer to a POST of `body` (or of one over the size limit) to a served path; never throws. */
-  async answer(pathname: string, body: Buffer | 'too-large', contentType: string): Promise<WebhookAnswer> {
+  /**
+   * The answer to a POST of `body` (or of one over the size limit) to a served path; never throws.
+   * `began` (process.hrtime.bigint()): when the request's headers came in. The latency histogram
+   * counts from there, reading the body included, as controller-runtime's handler measures it.
+   */
+  async answer(pathname: string, body: Buffer | 'too-large', contentType: string, began = process.hrtime.bigint()): Promise<WebhookAnswer> {
     if (pathname === '/convert' && this.opts.convert) return this.conversion(body, this.opts.convert);
     const route = this.routes.get(pathname);
     if (!route) return { status: 404, contentType: 'text/plain', body: '404 page not found\n' };
     const labels = { webhook: pathname };
-    const began = process.hrtime.bigint();
     requestInFlight.inc(labels);
     try {
       const { apiVersion, response } = await this.admission(route, body, contentType);

@@ -281,6 +281,7 @@ export class WebhookServer {
   ): Promise<void> {
     // HTTP/2 has no Connection header: its connection is sent a GOAWAY instead (boundSession).
     if (this.draining && req.httpVersionMajor === 1) res.setHeader('connection', 'close');
+    const began = process.hrtime.bigint();
     const pathname = new URL(req.url ?? '/', 'https://x').pathname;
     if (pathname === '/healthz' || pathname === '/readyz') {
       send(res, 200, { 'content-type': 'text/plain' }, 'ok');
@@ -293,7 +294,7 @@ export class WebhookServer {
     }
     const body = await readBody(req, this.handler.maxBodyBytes);
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
-    const answer = await this.handler.answer(pathname, body, contentType);
+    const answer = await this.handler.answer(pathname, body, contentType, began);
     send(
       res,
       answer.status,

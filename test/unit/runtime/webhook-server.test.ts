@@ -493,6 +493,34 @@ describe('WebhookServer over HTTPS', () => {
     assert.match(text, /controller_runtime_webhook_requests_in_flight\{webhook="\/validate-apps-kruise-io-cloneset"\} 0/);
   });
 
+  it("counts a review's latency from its headers, reading its body included (as controller-runtime does)", async () => {
+    const path_ = '/validate-apps-kruise-io-cloneset';
+    const latencySum = async () =>
+      Number(
+        (await registry.metrics()).match(
+          /controller_runtime_webhook_latency_seconds_sum\{webhook="\/validate-apps-kruise-io-cloneset"\} (\S+)/,
+        )?.[1] ?? 0,
+      );
+    const before = await latencySum();
+    const body = review(request({ object: { metadata: {}, spec: { replicas: 1 } } }));
+    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: caPem });
+    try {
+      const answered = await new Promise<number>((resolve, reject) => {
+        const stream = session.request({ ':method': 'POST', ':path': path_, 'content-type': 'application/json' });
+        stream.on('response', (headers) => resolve(Number(headers[':status'])));
+        stream.on('error', reject);
+        stream.resume();
+        // Half the body now, the rest 300 ms later: a slow sender is the review's time.
+        stream.write(body.slice(0, 10));
+        setTimeout(() => stream.end(body.slice(10)), 300);
+      });
+      assert.equal(answered, 200);
+    } finally {
+      session.close();
+    }
+    assert.ok((await latencySum()) - before >= 0.29, `latency counted ${(await latencySum()) - before} s`);
+  });
+
   it('reloads the certificate when the files change, and keeps the old one if the new pair is broken', async () => {
     const before = (await call('/healthz', undefined, {}, 'GET')).peerCert;
     const ca2 = await createCA('test-ca');
