@@ -256,7 +256,7 @@ class Codec {
           omitEmpty: flags.includes('o'),
           omitZero: flags.includes('z'),
           nilable: flags.includes('n'),
-          decode: valueType instanceof protobuf.Type ? this.decoder(valueType) : undefined,
+          decoderOf: valueType instanceof protobuf.Type ? () => this.decoder(valueType) : undefined,
         },
       ];
     });
@@ -275,8 +275,13 @@ interface GeneratedField {
   omitZero: boolean;
   /** Go's field is a pointer, slice or map: absent on the wire, it is nil (JSON null). */
   nilable: boolean;
-  /** The decoder of a message field, or of a map's message values. */
-  decode: Decode | undefined;
+  /**
+   * The decoder of a message field, or of a map's message values. Made on the field's first read:
+   * a pod's descriptor holds every volume source, probe and security setting, most of which a
+   * cluster's pods never carry. Generating all 134 decoders took 8 ms of a start's first pod list
+   * (on the one thread the webhook server answers on); plain pods need 21–29 of them, 3 ms.
+   */
+  decoderOf: (() => Decode) | undefined;
 }
 
 /** A reader of no bytes: a struct absent on the wire is decoded from it (Go writes its zero value). */
@@ -297,11 +302,11 @@ function generate(fields: readonly GeneratedField[]): Decode {
     const v = `v${i}`;
     const set = (expr: string) => (f.key === '' ? `Object.assign(out, ${expr});` : `out[${JSON.stringify(f.key)}] = ${expr};`);
     const empty = f.omitEmpty ? '' : set('null');
-    const one = f.decode ? `D[${i}](r, r.uint32())` : scalarRead(field.type, field.fullName.slice(1));
+    const one = f.decoderOf ? `D[${i}](r, r.uint32())` : scalarRead(field.type, field.fullName.slice(1));
     if (field.map) {
       // A map's value type is the field's type; its key type is its own.
       const keyType = (field as unknown as { keyType: string }).keyType;
-      const zero = f.decode ? `D[${i}](NOTHING, 0)` : zeroValue(field.type);
+      const zero = f.decoderOf ? `D[${i}](NOTHING, 0)` : zeroValue(field.type);
       reads.push(
         `case ${field.id}: { const e = r.uint32() + r.pos; let k = ${zeroValue(keyType)}, x; ` +
           `while (r.pos < e) { const u = r.uint32(); switch (u >>> 3) { case 1: k = ${scalarRead(keyType)}; break; case 2: x = ${one}; break; default: r.skipType(u & 7); } } ` +
@@ -309,7 +314,7 @@ function generate(fields: readonly GeneratedField[]): Decode {
       );
       writes.push(`if (${v} === undefined) { ${empty} } else { ${set(v)} }`);
     } else if (field.repeated) {
-      const packed = !f.decode && PACKABLE.has(field.type);
+      const packed = !f.decoderOf && PACKABLE.has(field.type);
       reads.push(
         packed
           ? `case ${field.id}: ${v} ??= []; if ((t & 7) === 2) { const e = r.uint32() + r.pos; while (r.pos < e) ${v}.push(${one}); } else ${v}.push(${one}); break;`
@@ -321,7 +326,7 @@ function generate(fields: readonly GeneratedField[]): Decode {
       reads.push(`case ${field.id}: ${v} = ${one}; break;`);
       // A pointer, slice or map absent on the wire is nil in Go: JSON null, or nothing if omitted.
       const absent = f.nilable ? `if (${v} === undefined) { ${f.omitEmpty || f.omitZero ? '' : set('null')} } else ` : '';
-      if (f.decode) {
+      if (f.decoderOf) {
         // A struct (not a pointer) is always written, empty or not; JSON omits it only if omitzero.
         const keep = f.key !== '' && f.omitZero ? 'if (c !== null) ' : '';
         writes.push(`${absent}{ c = ${v} === undefined ? D[${i}](NOTHING, 0) : ${v}; ${keep}${set('c')} }`);
@@ -353,13 +358,17 @@ function generate(fields: readonly GeneratedField[]): Decode {
     base64: (b: Uint8Array) => string,
     nothing: protobuf.Reader,
   ) => Decode;
-  return factory(
-    fields.map((f) => f.decode),
-    toNumber,
-    strings.read,
-    (b) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64'),
-    NOTHING,
+  // Each message field's decoder takes its place in D on the field's first read.
+  const D: Array<Decode | undefined> = fields.map(
+    (f, i) =>
+      f.decoderOf &&
+      ((r: protobuf.Reader, length: number) => {
+        const decode = f.decoderOf!();
+        D[i] = decode;
+        return decode(r, length);
+      }),
   );
+  return factory(D, toNumber, strings.read, (b) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64'), NOTHING);
 }
 
 /** The descriptors without ObjectMeta.managedFields: protobufjs then skips their bytes unread. */
