@@ -518,7 +518,9 @@ describe('WebhookServer over HTTPS', () => {
     } finally {
       session.close();
     }
-    assert.ok((await latencySum()) - before >= 0.29, `latency counted ${(await latencySum()) - before} s`);
+    // The server sees the headers some milliseconds after they are sent (more on a loaded machine);
+    // counted from the body read, as before, this review took about a millisecond.
+    assert.ok((await latencySum()) - before >= 0.15, `latency counted ${(await latencySum()) - before} s`);
   });
 
   it('reloads the certificate when the files change, and keeps the old one if the new pair is broken', async () => {
