@@ -310,7 +310,8 @@ async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: P
   // answers came in ahead of the Secret's and held the server back by tens of milliseconds on a
   // restart (docs/benchmarks.md, eighteenth pass). The pod webhook's reads of a Kruise kind wait for them.
   const served = servedKruiseKinds(client, { expected: cfg.apiVersions, warn: (message) => log.warn(message) });
-  served.catch(() => {});
+  let servedKinds: ReadonlySet<string> | undefined;
+  served.then((kinds) => (servedKinds = kinds)).catch(() => {});
 
   // One informer per resource type and selector for the whole process: the pod webhook reads them
   // on its hot path on every replica (admission never depends on leadership), and each leadership
@@ -325,7 +326,8 @@ async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: P
   const informerCache = informerAdmissionCache(informers, {
     syncTimeoutMs: POD_WEBHOOK_CACHE_SYNC_TIMEOUT_MS,
     mapper: restMapper,
-    serves: async (apiVersion, kind) => parseApiVersion(apiVersion).group !== APPS_GROUP || (await served).has(kind),
+    serves: (apiVersion, kind) =>
+      parseApiVersion(apiVersion).group !== APPS_GROUP || (servedKinds?.has(kind) ?? served.then((kinds) => kinds.has(kind))),
   });
   // Sharded, no replica but the leader holds every pod (docs/sharding.md): the pod webhook reads the
   // one pod a deletion or eviction names from the API server instead of a cache of all of them.

@@ -83,7 +83,11 @@ export function informerAdmissionCache(
     syncTimeoutMs: number;
     /** Resolves kinds outside the built-in and Kruise tables (third-party workloads) through API discovery. */
     mapper?: Pick<RestMapper, 'resourceFor'>;
-    /** Kinds the API server does not serve (CRD not installed) read as empty, never wait for a list. */
+    /**
+     * Kinds the API server does not serve (CRD not installed) read as empty, never wait for a list.
+     * A promise while that is not known yet (the manager's first moments); a boolean after, so that
+     * the pod webhook's reads await nothing more than before.
+     */
     serves?: (apiVersion: string, kind: string) => boolean | Promise<boolean>;
   },
 ): AdmissionCache {
@@ -96,6 +100,7 @@ export function informerAdmissionCache(
       return opts.mapper.resourceFor(apiVersion, kind);
     }
   };
+  const serving = (apiVersion: string, kind: string) => opts.serves?.(apiVersion, kind) ?? true;
   const synced = async (apiVersion: string, kind: string) => {
     const informer = informers.informerFor<KubeObject>(await typeFor(apiVersion, kind));
     if (!informer.hasSynced() && !(await informer.waitForSync(AbortSignal.timeout(syncTimeoutMs)))) {
@@ -105,11 +110,13 @@ export function informerAdmissionCache(
   };
   return {
     async list<T>(apiVersion: string, kind: string, listOpts: { namespace?: string } = {}): Promise<T[]> {
-      if (opts.serves && !(await opts.serves(apiVersion, kind))) return [];
+      const served = serving(apiVersion, kind);
+      if (!(typeof served === 'boolean' ? served : await served)) return [];
       return (await synced(apiVersion, kind)).list(listOpts.namespace) as T[];
     },
     async get<T>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
-      if (opts.serves && !(await opts.serves(apiVersion, kind))) return undefined;
+      const served = serving(apiVersion, kind);
+      if (!(typeof served === 'boolean' ? served : await served)) return undefined;
       const lister = await synced(apiVersion, kind);
       return (namespace ? lister.get(namespace, name) : lister.get(name)) as T | undefined;
     },

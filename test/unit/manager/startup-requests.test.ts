@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import { test } from 'node:test';
 import { pino } from 'pino';
+import { freePorts } from '../../../src/cluster/processes.ts';
 import { startManager } from '../../../src/manager/manager.ts';
 import { soloManagerConfig } from './solo-manager.ts';
 import { useFakeApiServer, waitFor, type FakeApiServer } from '../runtime/fake-apiserver.ts';
@@ -16,14 +16,6 @@ let server: FakeApiServer;
 useFakeApiServer((s) => {
   server = s;
 });
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** The status of GET /healthz on the webhook port, or undefined while nothing answers there. */
 const healthz = (port: number) =>
@@ -38,7 +30,7 @@ const healthz = (port: number) =>
 test('the webhook server answers while the CRDs are still being read', async () => {
   const isCRD = (r: { path: string }) => r.path.includes('/customresourcedefinitions/');
   const release = server.hold(isCRD);
-  const port = await freePort();
+  const [port] = (await freePorts(1)) as [number];
   const { config, dir } = soloManagerConfig(server, 'kruise-startup-', [`--webhook-port=${port}`]);
   let started = false;
   const starting = startManager(config, { logger: pino({ level: 'silent' }) }).then((m) => {
