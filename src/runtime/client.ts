@@ -779,7 +779,6 @@ function requireName(obj: KubeObject): string {
   return obj.metadata.name;
 }
 
-/** Only throttling answers that say when to come back are retried (as client-go does). */
 /** client-go's checkWait: a 429 or any 5xx that says when to come back is sent again then, whatever its method. */
 function retryAfterMs(status: number, header: string | string[] | undefined): number | undefined {
   if ((status !== 429 && status < 500) || header === undefined) return undefined;

@@ -187,6 +187,18 @@ function refused(stream: ClientHttp2Stream, conn: Connection): boolean {
   return conn.goawayLastStreamId !== undefined && stream.id > conn.goawayLastStreamId;
 }
 
+/**
+ * No new streams on a connection whose API server answered 503 with Retry-After (its streams run to
+ * their end): the server is shutting down ("apiserver is shutting down") or has not installed its
+ * paths yet, and the retry belongs on a new connection, which a load balancer gives a ready one.
+ * kube-apiserver sends GOAWAY on shutdown only to the connections it holds then; one whose TLS
+ * handshake was still under way (a load balancer handing it over as the server stopped) is answered
+ * 503 on every request until the process exits, so waiting for its GOAWAY would fail every retry.
+ */
+function leaveServer(conn: Connection): void {
+  if (!conn.session.closed && !conn.session.destroyed) conn.session.close();
+}
+
 function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();
@@ -286,6 +298,7 @@ class Http2Transport implements Transport {
         responded = true;
         if (r.watch) stream.setTimeout(0);
         const { ':status': status, ...rest } = h;
+        if (Number(status) === 503 && rest['retry-after'] !== undefined) leaveServer(conn);
         resolve({ status: Number(status), headers: rest as IncomingHttpHeaders, body: stream });
       });
       if (r.timeoutMs > 0) stream.setTimeout(r.timeoutMs, () => stream.destroy(timeoutError(r)));

@@ -177,6 +177,41 @@ describe('transport', () => {
     }
   });
 
+  test('a 503 with Retry-After is retried on a new connection: a shutting-down API server may never send its GOAWAY', async () => {
+    // kube-apiserver answers this on a connection whose TLS handshake straddled the start of its
+    // shutdown, to every request, without GOAWAY, until it exits.
+    const stopping = http2.createSecureServer({ key: pki.key, cert: pki.cert });
+    const opened: http2.ServerHttp2Session[] = [];
+    stopping.on('session', (s) => opened.push(s));
+    stopping.on('stream', (stream, _headers) => {
+      if (stream.session === opened[0]) {
+        stream.respond({ ':status': 503, 'retry-after': '0', 'content-type': 'application/json' });
+        stream.end(
+          JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            message: 'apiserver is shutting down',
+            reason: 'ServiceUnavailable',
+            code: 503,
+          }),
+        );
+        return;
+      }
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.end(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'served' } }));
+    });
+    const c = new KubeClient({ server: await listen(stopping), tls: { ca: pki.ca }, qps: 0, maxRetries: 1 });
+    try {
+      assert.equal((await c.get(Namespaces, 'served')).metadata.name, 'served');
+      assert.equal(opened.length, 2, 'the stopping server, then a new connection');
+    } finally {
+      await c.close();
+      for (const s of opened) s.destroy();
+      stopping.close();
+    }
+  });
+
   test(
     'a request whose connection drops before its answer fails (its stream reset with CANCEL, no error event)',
     { timeout: 10_000 },
