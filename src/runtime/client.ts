@@ -387,11 +387,15 @@ export class KubeClient {
       query.force = opts.force;
     }
     const wire = await this.servedVersion(type);
-    if (wire !== type.version && opts.subresource !== 'scale') return this.patchConverted<T>(type, name, patch, opts);
+    const converted = wire !== type.version;
+    if (converted && opts.subresource !== 'scale' && !patchesMetadataOnly(patch, opts.patchType)) {
+      return this.patchConverted<T>(type, name, patch, opts);
+    }
     const doc = typeof patch === 'string' ? patch : await this.servedOwners(patch);
     const body = { contentType: opts.patchType, data: typeof doc === 'string' ? doc : JSON.stringify(doc) };
     const path = this.path(type, opts.namespace, name, opts.subresource, wire);
-    return this.json<T>('PATCH', path, query, body, opts.signal, this.acceptFor(type));
+    const patched = await this.json<T>('PATCH', path, query, body, opts.signal, this.acceptFor(type));
+    return converted && opts.subresource !== 'scale' ? fromWire(type, wire, patched) : patched;
   }
 
   /**
@@ -778,6 +782,44 @@ function requireName(obj: KubeObject): string {
   if (!obj.metadata.name) throw new Error('object has no metadata.name');
   return obj.metadata.name;
 }
+
+/**
+ * Whether a merge or JSON patch touches `metadata` alone (labels and annotations key by key,
+ * finalizers, owners, a resourceVersion precondition): the same at every version, so it goes to the
+ * API server as it is, not through patchConverted's read, convert and write back. That write sends
+ * the whole object again as conversion gives it back, which drops Go's zero values OpenKruise stored
+ * (an empty `scaleStrategy`), changing the spec and bumping its generation. A patch replacing or
+ * removing the whole label or annotation map is converted: the keys only the served version has
+ * (CloneSet's, CRR's) must survive it.
+ */
+function patchesMetadataOnly(patch: unknown, patchType: PatchType): boolean {
+  let doc: unknown = patch;
+  if (typeof patch === 'string') {
+    try {
+      doc = JSON.parse(patch);
+    } catch {
+      return false;
+    }
+  }
+  if (patchType === PatchType.Merge) {
+    if (!isRecord(doc) || !Object.keys(doc).every((k) => k === 'metadata') || !isRecord(doc.metadata)) return false;
+    const { labels, annotations } = doc.metadata;
+    return (labels === undefined || isRecord(labels)) && (annotations === undefined || isRecord(annotations));
+  }
+  if (patchType === PatchType.JSON) {
+    return (
+      Array.isArray(doc) &&
+      doc.every(
+        (op: { path?: unknown; from?: unknown }) => isMetadataPointer(op.path) && (op.from === undefined || isMetadataPointer(op.from)),
+      )
+    );
+  }
+  return false;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isMetadataPointer = (p: unknown) =>
+  typeof p === 'string' && p.startsWith('/metadata/') && p !== '/metadata/labels' && p !== '/metadata/annotations';
 
 /** client-go's checkWait: a 429 or any 5xx that says when to come back is sent again then, whatever its method. */
 function retryAfterMs(status: number, header: string | string[] | undefined): number | undefined {

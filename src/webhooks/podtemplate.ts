@@ -7,6 +7,7 @@
 // workload webhooks rely on; like upstream's convertor it runs on a defaulted copy, so fields the
 // defaulter would fill in are never reported as missing.
 
+import { isDeepStrictEqual } from 'node:util';
 import type {
   Container,
   PersistentVolumeClaim,
@@ -21,6 +22,7 @@ import type { FeatureGates } from '../apis/features.ts';
 import { type FieldError, duplicate, forbidden, invalid, notFound, notSupported, required } from '../apis/field-errors.ts';
 import { canonicalQuantity, defaultedResourceQuantity, tryParseQuantity } from '../apis/quantity.ts';
 import { isDNS1123Label, isDNS1123Subdomain, isLabelKey, isLabelValue, regexError, validateLabels } from '../util/labelselector.ts';
+import type { AdmissionContext } from '../runtime/webhook/types.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Defaulting
@@ -230,12 +232,18 @@ export function setDefaultVolumeClaimTemplates(claims: PersistentVolumeClaim[] |
 }
 
 /**
- * Whether a workload's template should be defaulted: never with TemplateNoDefaults; on UPDATE only
- * when the template changed (upstream compares with the old object). Our Defaulter does not see the
- * old object, so UPDATE defaults whenever the gate allows (defaults are idempotent).
+ * Whether a workload's `spec.template` is defaulted, as upstream's handlers decide: never with
+ * TemplateNoDefaults; on CREATE; on UPDATE only when the template differs from the stored one. A
+ * label, a scale or a status-free patch must not default a template that an older defaulter (or the
+ * gate) left as it is: the changed template would be a new revision and roll every pod.
  */
-export function injectTemplateDefaults(features: FeatureGates): boolean {
-  return !features.TemplateNoDefaults;
+export function injectTemplateDefaults(
+  ctx: Pick<AdmissionContext, 'features' | 'operation' | 'oldObject'>,
+  obj: { spec?: { template?: unknown } },
+): boolean {
+  if (ctx.features.TemplateNoDefaults) return false;
+  if (ctx.operation !== 'UPDATE') return true;
+  return !isDeepStrictEqual(obj.spec?.template, (ctx.oldObject as { spec?: { template?: unknown } } | undefined)?.spec?.template);
 }
 
 /** A defaulted private copy of a template, as upstream's convertor validates it. */

@@ -70,7 +70,7 @@ function withoutZeroStructs(v: unknown): unknown {
 /** The manifest as Kruise TS's CloneSet webhook defaults it (v1alpha1, default gates). */
 function defaultedByKruiseTS(input: CloneSetV1alpha1): CloneSetV1alpha1 {
   const obj = structuredClone(input);
-  setDefaultsCloneSetV1alpha1(obj, FEATURE_GATE_DEFAULTS);
+  setDefaultsCloneSetV1alpha1(obj, FEATURE_GATE_DEFAULTS, true);
   return obj;
 }
 

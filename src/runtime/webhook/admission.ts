@@ -45,13 +45,14 @@ export interface AdmissionOptions {
   clock?: Clock;
 }
 
-function contextOf(req: AdmissionRequest, opts: AdmissionOptions): AdmissionContext {
+function contextOf(req: AdmissionRequest, oldObject: unknown, opts: AdmissionOptions): AdmissionContext {
   const kind = req.kind ?? { group: '', version: '', kind: '' };
   return {
     operation: req.operation,
     apiVersion: kind.group ? `${kind.group}/${kind.version}` : kind.version,
     namespace: req.namespace || undefined,
     name: req.name || undefined,
+    oldObject: oldObject ?? undefined,
     userInfo: req.userInfo ?? {},
     dryRun: req.dryRun === true,
     features: opts.features,
@@ -73,14 +74,14 @@ export async function admit(
   if (decoded.denied) return decoded.denied;
   const { req, reg } = decoded;
   const uid = req.uid ?? '';
-  const ctx = contextOf(req, opts);
+  const ctx = contextOf(req, decoded.oldObject, opts);
   const run = async (): Promise<AdmissionResponse> => {
     if (type === 'mutate') {
       if (!reg.mutate || decoded.object == null) return { uid, allowed: true };
       const copy = structuredClone(decoded.object);
       await reg.mutate(copy, ctx);
-      // The patch is against the object as sent (nulls the decode dropped are removed, as upstream's
-      // marshalled Go struct omits them).
+      // The patch is against the object as sent: with a change, nulls the decode dropped are
+      // removed too, as upstream's marshalled Go struct omits them.
       return patchResponse(uid, req.object as object, copy);
     }
     if (!reg.validate) return { uid, allowed: true, status: { code: 200 } };

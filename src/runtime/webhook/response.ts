@@ -12,15 +12,29 @@ export function errored(code: number, message: string, uid = ''): AdmissionRespo
 export const INTERNAL_ERROR_MESSAGE = 'internal error: the webhook could not process this request; the kruise-manager log has the details';
 
 /**
- * admission.PatchResponseFromRaw: allowed, with the difference from `original` to `mutated` as a
- * base64 RFC 6902 JSON patch; no difference, no patch. `mutated` is compared as serialization
- * would give it (undefined-valued keys a defaulter left are absent).
+ * admission.PatchResponseFromRaw: allowed, with the difference from `original` (the object as sent)
+ * to `mutated` (the decoded object, nulls dropped, after the handler) as a base64 RFC 6902 JSON
+ * patch. `mutated` is compared as serialization would give it (undefined-valued keys a defaulter
+ * left are absent). No patch when the handler changed nothing, only the nulls decoding dropped
+ * differ: upstream's handlers compare the decoded object with its copy (reflect.DeepEqual) and
+ * answer without a patch then, which keeps a stored `creationTimestamp: null` in a pod template —
+ * removed, the spec would change and its generation with it.
  */
 export function patchResponse(uid: string, original: object, mutated: unknown): AdmissionResponse {
   const ops: JsonPatchOperation[] = [];
   diffJson(original, mutated as object, ops);
-  if (!ops.length) return { uid, allowed: true };
+  if (ops.every((op) => op.op === 'remove' && valueAt(original, op.path) === null)) return { uid, allowed: true };
   return { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') };
+}
+
+/** The value at a JSON pointer made by `pointer`. */
+function valueAt(root: object, path: string): unknown {
+  let v: unknown = root;
+  for (const key of path.slice(1).split('/')) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Json)[key.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return v;
 }
 
 export type JsonPatchOperation = { op: 'remove'; path: string } | { op: 'replace' | 'add'; path: string; value: unknown };

@@ -21,6 +21,8 @@ export interface AdmissionContext {
   apiVersion: string;
   namespace?: string;
   name?: string;
+  /** The stored object an UPDATE changes, decoded as the object is. */
+  oldObject?: unknown;
   userInfo: UserInfo;
   dryRun: boolean;
   features: FeatureGates;

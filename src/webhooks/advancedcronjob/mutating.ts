@@ -4,9 +4,10 @@ import { injectTemplateDefaults, setDefaultPodTemplate } from '../podtemplate.ts
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 export function mutateAdvancedCronJob(obj: AdvancedCronJob, ctx: AdmissionContext): void {
+  const templateDefaults = injectTemplateDefaults(ctx, obj);
   const spec = (obj.spec ??= {} as AdvancedCronJobSpec);
   const template = (spec.template ??= {});
-  if (injectTemplateDefaults(ctx.features)) {
+  if (templateDefaults) {
     if (template.jobTemplate) setDefaultPodTemplate(((template.jobTemplate.spec ??= { template: {} }).template ??= {}), ctx.features);
     if (template.broadcastJobTemplate) {
       const bspec = (template.broadcastJobTemplate.spec ??= {} as NonNullable<typeof template.broadcastJobTemplate.spec>);

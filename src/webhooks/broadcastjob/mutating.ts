@@ -8,8 +8,8 @@ import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 export const MAX_PARALLELISM = 2147483647;
 
 /** Defaults a BroadcastJob spec (also used for AdvancedCronJob's broadcastJobTemplate). */
-export function setDefaultsBroadcastJobSpec(spec: BroadcastJobSpec, features: FeatureGates): void {
-  if (injectTemplateDefaults(features)) {
+export function setDefaultsBroadcastJobSpec(spec: BroadcastJobSpec, features: FeatureGates, templateDefaults: boolean): void {
+  if (templateDefaults) {
     spec.template ??= {};
     setDefaultPodTemplate(spec.template, features);
   }
@@ -21,5 +21,6 @@ export function setDefaultsBroadcastJobSpec(spec: BroadcastJobSpec, features: Fe
 }
 
 export function mutateBroadcastJob(obj: BroadcastJob, ctx: AdmissionContext): void {
-  setDefaultsBroadcastJobSpec((obj.spec ??= {} as BroadcastJobSpec), ctx.features);
+  const templateDefaults = injectTemplateDefaults(ctx, obj);
+  setDefaultsBroadcastJobSpec((obj.spec ??= {} as BroadcastJobSpec), ctx.features, templateDefaults);
 }

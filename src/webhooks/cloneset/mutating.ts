@@ -8,10 +8,10 @@ export const DEFAULT_CLONESET_MAX_UNAVAILABLE = '20%';
 
 const isInPlace = (policy: string | undefined) => policy === 'InPlaceIfPossible' || policy === 'InPlaceOnly';
 
-function defaultCommon(spec: CloneSetSpec | CloneSetSpecV1alpha1, features: FeatureGates): void {
+function defaultCommon(spec: CloneSetSpec | CloneSetSpecV1alpha1, features: FeatureGates, templateDefaults: boolean): void {
   spec.replicas ??= 1;
   spec.revisionHistoryLimit ??= 10;
-  if (injectTemplateDefaults(features)) {
+  if (templateDefaults) {
     spec.template ??= {};
     setDefaultPodTemplate(spec.template, features);
     setDefaultVolumeClaimTemplates(spec.volumeClaimTemplates);
@@ -19,9 +19,9 @@ function defaultCommon(spec: CloneSetSpec | CloneSetSpecV1alpha1, features: Feat
 }
 
 /** v1beta1: updateStrategy {type: RollingUpdate, rollingUpdate {partition 0, maxUnavailable 20%, maxSurge 0, podUpdatePolicy ReCreate}}. */
-export function setDefaultsCloneSet(obj: CloneSet, features: FeatureGates): void {
+export function setDefaultsCloneSet(obj: CloneSet, features: FeatureGates, templateDefaults: boolean): void {
   const spec = (obj.spec ??= {} as CloneSetSpec);
-  defaultCommon(spec, features);
+  defaultCommon(spec, features, templateDefaults);
   const strategy = (spec.updateStrategy ??= {});
   if (!strategy.type) strategy.type = 'RollingUpdate';
   const ru = (strategy.rollingUpdate ??= {});
@@ -33,9 +33,9 @@ export function setDefaultsCloneSet(obj: CloneSet, features: FeatureGates): void
 }
 
 /** v1alpha1: the flat updateStrategy {type: ReCreate, partition 0, maxUnavailable 20%, maxSurge 0}. */
-export function setDefaultsCloneSetV1alpha1(obj: CloneSetV1alpha1, features: FeatureGates): void {
+export function setDefaultsCloneSetV1alpha1(obj: CloneSetV1alpha1, features: FeatureGates, templateDefaults: boolean): void {
   const spec = (obj.spec ??= {} as CloneSetSpecV1alpha1);
-  defaultCommon(spec, features);
+  defaultCommon(spec, features, templateDefaults);
   const strategy = (spec.updateStrategy ??= {});
   if (!strategy.type) strategy.type = 'ReCreate';
   else if (isInPlace(strategy.type)) strategy.inPlaceUpdateStrategy ??= {};
@@ -45,6 +45,7 @@ export function setDefaultsCloneSetV1alpha1(obj: CloneSetV1alpha1, features: Fea
 }
 
 export function mutateCloneSet(obj: CloneSet | CloneSetV1alpha1, ctx: AdmissionContext): void {
-  if (ctx.apiVersion.endsWith('/v1alpha1')) setDefaultsCloneSetV1alpha1(obj as CloneSetV1alpha1, ctx.features);
-  else setDefaultsCloneSet(obj as CloneSet, ctx.features);
+  const templateDefaults = injectTemplateDefaults(ctx, obj);
+  if (ctx.apiVersion.endsWith('/v1alpha1')) setDefaultsCloneSetV1alpha1(obj as CloneSetV1alpha1, ctx.features, templateDefaults);
+  else setDefaultsCloneSet(obj as CloneSet, ctx.features, templateDefaults);
 }

@@ -5,7 +5,7 @@ import type { FeatureGates } from '../../apis/features.ts';
 import { injectTemplateDefaults, setDefaultPodTemplate, setDefaultVolumeClaimTemplates } from '../podtemplate.ts';
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
-export function setDefaultsStatefulSet(obj: StatefulSet, features: FeatureGates, beta = true): void {
+export function setDefaultsStatefulSet(obj: StatefulSet, features: FeatureGates, beta: boolean, templateDefaults: boolean): void {
   const spec = (obj.spec ??= {} as StatefulSetSpec);
   if (!spec.podManagementPolicy) spec.podManagementPolicy = 'OrderedReady';
   const strategy = (spec.updateStrategy ??= {});
@@ -28,7 +28,7 @@ export function setDefaultsStatefulSet(obj: StatefulSet, features: FeatureGates,
   }
   spec.replicas ??= 1;
   spec.revisionHistoryLimit ??= 10;
-  if (injectTemplateDefaults(features)) {
+  if (templateDefaults) {
     spec.template ??= {};
     setDefaultPodTemplate(spec.template, features);
     setDefaultVolumeClaimTemplates(spec.volumeClaimTemplates);
@@ -36,5 +36,5 @@ export function setDefaultsStatefulSet(obj: StatefulSet, features: FeatureGates,
 }
 
 export function mutateStatefulSet(obj: StatefulSet, ctx: AdmissionContext): void {
-  setDefaultsStatefulSet(obj, ctx.features, !ctx.apiVersion.endsWith('/v1alpha1'));
+  setDefaultsStatefulSet(obj, ctx.features, !ctx.apiVersion.endsWith('/v1alpha1'), injectTemplateDefaults(ctx, obj));
 }

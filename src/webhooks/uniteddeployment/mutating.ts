@@ -5,6 +5,7 @@ import { injectTemplateDefaults, setDefaultPodTemplate, setDefaultVolumeClaimTem
 import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 
 export function mutateUnitedDeployment(obj: UnitedDeployment, ctx: AdmissionContext): void {
+  const templateDefaults = injectTemplateDefaults(ctx, obj);
   const spec = (obj.spec ??= {} as UnitedDeploymentSpec);
   spec.revisionHistoryLimit ??= 10;
   const strategy = (spec.updateStrategy ??= {});
@@ -12,7 +13,7 @@ export function mutateUnitedDeployment(obj: UnitedDeployment, ctx: AdmissionCont
   if (strategy.type === 'Manual') strategy.manualUpdate ??= {};
   // Upstream defaults only the apps/v1 StatefulSet template's pods.
   const sts = spec.template?.statefulSetTemplate;
-  if (sts && injectTemplateDefaults(ctx.features)) {
+  if (sts && templateDefaults) {
     const stsSpec = (sts.spec ??= {}) as { template?: PodTemplateSpec; volumeClaimTemplates?: PersistentVolumeClaim[] };
     setDefaultPodTemplate((stsSpec.template ??= {}), ctx.features);
     setDefaultVolumeClaimTemplates(stsSpec.volumeClaimTemplates);

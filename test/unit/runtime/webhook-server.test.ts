@@ -183,6 +183,7 @@ describe('admit', () => {
         apiVersion: 'apps.kruise.io/v1beta1',
         namespace: 'ns',
         name: 'cs',
+        oldObject: old,
         userInfo: { username: 'alice' },
         dryRun: true,
         features: undefined,

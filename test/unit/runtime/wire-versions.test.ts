@@ -95,6 +95,33 @@ describe('a Kruise kind served at another version than the code asks for', () =>
     assert.equal(server.getObject(`${ALPHA}/clonesets`, 'ns/web')!.spec.replicas, 3);
   });
 
+  test('a patch of metadata alone goes to the API server as it is: the spec stays as stored, Go zero values included', async () => {
+    const stored = alphaCloneSet('labelled', 1);
+    stored.spec.scaleStrategy = {};
+    stored.spec.template.metadata.creationTimestamp = null;
+    server.put(`${ALPHA}/clonesets`, stored);
+    const rv = server.getObject(`${ALPHA}/clonesets`, 'ns/labelled')!.metadata.resourceVersion;
+    const patched = await client.patch<Obj>(
+      CloneSets,
+      'labelled',
+      { metadata: { labels: { shard: 'a' }, annotations: { note: 'x' }, resourceVersion: rv } },
+      { namespace: 'ns', patchType: PatchType.Merge },
+    );
+    assert.equal(patched.apiVersion, 'apps.kruise.io/v1beta1', 'the answer converted');
+    assert.equal(patched.metadata.labels?.shard, 'a');
+    assert.deepEqual(paths('PATCH').slice(-1), ['/apis/apps.kruise.io/v1alpha1/namespaces/ns/clonesets/labelled']);
+    assert.equal(paths('PUT').filter((p) => p.endsWith('/labelled')).length, 0, 'no write of the whole object');
+    const after = server.getObject(`${ALPHA}/clonesets`, 'ns/labelled')!;
+    assert.deepEqual(after.spec.scaleStrategy, {});
+    assert.equal(after.spec.template.metadata.creationTimestamp, null);
+    // A patch replacing the whole label map is converted: the labels only v1alpha1 has must survive it.
+    await client.patch(CloneSets, 'labelled', [{ op: 'replace', path: '/metadata/labels', value: { app: 'x' } }], {
+      namespace: 'ns',
+      patchType: PatchType.JSON,
+    });
+    assert.equal(paths('PATCH').length, 1);
+  });
+
   test("owner references to a Kruise kind name the version the cluster serves (the garbage collector's lookup)", async () => {
     const owner = { kind: 'CloneSet', name: 'web', uid: 'u1', controller: true, blockOwnerDeletion: true };
     const pod = {

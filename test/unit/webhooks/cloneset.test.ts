@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fieldErrorString } from '../../../src/apis/field-errors.ts';
-import { mutateCloneSet, validateCloneSet } from '../../../src/webhooks/cloneset/index.ts';
+import { mutateCloneSet, registrations, validateCloneSet } from '../../../src/webhooks/cloneset/index.ts';
+import { admit } from '../../../src/runtime/webhook/admission.ts';
 import { AdmissionDenied } from '../../../src/runtime/webhook/types.ts';
+import { FEATURE_GATE_DEFAULTS } from '../../../src/apis/features.ts';
 import { ctx, examples, messages } from './helpers.ts';
 
 const BETA = 'apps.kruise.io/v1beta1';
@@ -109,6 +111,66 @@ describe('CloneSet defaulting', () => {
     const plain = cs({}, ALPHA);
     mutateCloneSet(plain, ctx(ALPHA));
     assert.equal(plain.spec.updateStrategy.type, 'ReCreate');
+  });
+});
+
+/**
+ * A CloneSet as OpenKruise v1.8.2 stores it: every default set, and Go's `creationTimestamp: null`
+ * in the template (a zero metav1.Time marshals so).
+ */
+function storedByUpstream(): any {
+  const obj = cs({}, ALPHA);
+  mutateCloneSet(obj, ctx(ALPHA));
+  obj.spec.scaleStrategy = {};
+  obj.spec.template.metadata.creationTimestamp = null;
+  return obj;
+}
+
+/** The mutating webhook's answer to an UPDATE from `old` to `obj`, its patch decoded. */
+async function mutateUpdate(obj: any, old: any, gates = {}): Promise<{ allowed: boolean; ops?: Array<{ op: string; path: string }> }> {
+  const res = await admit(
+    'mutate',
+    registrations.filter((r) => r.mutate),
+    {
+      uid: 'u1',
+      kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'CloneSet' },
+      resource: { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'clonesets' },
+      namespace: 'default',
+      name: 'demo',
+      operation: 'UPDATE',
+      userInfo: {},
+      object: obj,
+      oldObject: old,
+    },
+    { features: { ...FEATURE_GATE_DEFAULTS, ...gates } },
+  );
+  return { allowed: res.allowed, ops: res.patch ? JSON.parse(Buffer.from(res.patch, 'base64').toString()) : undefined };
+}
+
+describe('CloneSet defaulting on UPDATE, as upstream', () => {
+  test('a label on a CloneSet stored by OpenKruise: no patch, so its spec (and generation) stay as stored', async () => {
+    const old = storedByUpstream();
+    const labelled = structuredClone(old);
+    labelled.metadata.labels = { team: 'a' };
+    assert.deepEqual(await mutateUpdate(labelled, old), { allowed: true, ops: undefined });
+  });
+
+  test('a template left undefaulted (TemplateNoDefaults then) is not defaulted by an update that leaves it alone', async () => {
+    const old = cs({}, ALPHA);
+    mutateCloneSet(old, ctx(ALPHA, 'CREATE', { TemplateNoDefaults: true }));
+    const scaled = structuredClone(old);
+    scaled.spec.replicas = 5;
+    assert.deepEqual(await mutateUpdate(scaled, old), { allowed: true, ops: undefined }, 'a new template would roll every pod');
+  });
+
+  test('an update that changes the template has it defaulted (and the nulls the decode dropped removed)', async () => {
+    const old = storedByUpstream();
+    const changed = structuredClone(old);
+    changed.spec.template.spec.containers = [{ name: 'main', image: 'nginx:1.26' }];
+    const { ops } = await mutateUpdate(changed, old);
+    const paths = ops!.map((o) => `${o.op} ${o.path}`).sort();
+    assert.ok(paths.includes('add /spec/template/spec/containers/0/imagePullPolicy'), paths.join('\n'));
+    assert.ok(paths.includes('remove /spec/template/metadata/creationTimestamp'), paths.join('\n'));
   });
 });
 
