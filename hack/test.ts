@@ -30,11 +30,13 @@ if (!files.length) {
 }
 // Files that bring up a cluster of their own (real-node: a cluster with a real kubelet; the kubectl
 // differential: one cluster switched between the two managers; sharding: a cluster with an audit
-// log and four managers) need no shared suite cluster when they run alone.
+// log and four managers; sharding-takeover: the upstream manager's, then two sharded ones) need no
+// shared suite cluster when they run alone.
 const OWN_CLUSTER = [
   'test/integration/real-node.test.ts',
   'test/integration/kubectl-differential.test.ts',
   'test/integration/sharding.test.ts',
+  'test/integration/sharding-takeover.test.ts',
 ];
 const needsCluster = files.some((f) => f.startsWith('test/integration/') && !OWN_CLUSTER.includes(f));
 

@@ -7,7 +7,7 @@ import type { AdmissionContext } from '../../runtime/webhook/types.ts';
 /** Unlimited parallelism. */
 export const MAX_PARALLELISM = 2147483647;
 
-/** Defaults a BroadcastJob spec (also used for AdvancedCronJob's broadcastJobTemplate). */
+/** Defaults a BroadcastJob spec (upstream SetDefaultsBroadcastJob's spec part). */
 export function setDefaultsBroadcastJobSpec(spec: BroadcastJobSpec, features: FeatureGates, templateDefaults: boolean): void {
   if (templateDefaults) {
     spec.template ??= {};
