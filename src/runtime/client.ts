@@ -23,6 +23,7 @@ import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLS
 import { newTransport, type ApiResponse, type HttpMethod, type Transport } from './transport.ts';
 import fjp, { type Operation } from 'fast-json-patch';
 import { applyMergePatch } from '../util/merge-patch.ts';
+import { isObject } from '../apis/conversion/shared.ts';
 import { fromWire, toWire, WireVersions } from './wire-versions.ts';
 import { StatusError, isConflict, isNotFound, type Status } from './errors.ts';
 import { Pods, apiVersionOf, type APIResourceList, type ResourceType } from './resources.ts';
@@ -387,15 +388,14 @@ export class KubeClient {
       query.force = opts.force;
     }
     const wire = await this.servedVersion(type);
-    const converted = wire !== type.version;
-    if (converted && opts.subresource !== 'scale' && !patchesMetadataOnly(patch, opts.patchType)) {
-      return this.patchConverted<T>(type, name, patch, opts);
-    }
+    // The scale subresource is autoscaling/v1's Scale at every version of the resource.
+    const converted = wire !== type.version && opts.subresource !== 'scale';
+    if (converted && !patchesMetadataOnly(patch, opts.patchType)) return this.patchConverted<T>(type, name, patch, opts);
     const doc = typeof patch === 'string' ? patch : await this.servedOwners(patch);
     const body = { contentType: opts.patchType, data: typeof doc === 'string' ? doc : JSON.stringify(doc) };
     const path = this.path(type, opts.namespace, name, opts.subresource, wire);
     const patched = await this.json<T>('PATCH', path, query, body, opts.signal, this.acceptFor(type));
-    return converted && opts.subresource !== 'scale' ? fromWire(type, wire, patched) : patched;
+    return converted ? fromWire(type, wire, patched) : patched;
   }
 
   /**
@@ -802,9 +802,9 @@ function patchesMetadataOnly(patch: unknown, patchType: PatchType): boolean {
     }
   }
   if (patchType === PatchType.Merge) {
-    if (!isRecord(doc) || !Object.keys(doc).every((k) => k === 'metadata') || !isRecord(doc.metadata)) return false;
+    if (!isObject(doc) || !Object.keys(doc).every((k) => k === 'metadata') || !isObject(doc.metadata)) return false;
     const { labels, annotations } = doc.metadata;
-    return (labels === undefined || isRecord(labels)) && (annotations === undefined || isRecord(annotations));
+    return (labels === undefined || isObject(labels)) && (annotations === undefined || isObject(annotations));
   }
   if (patchType === PatchType.JSON) {
     return (
@@ -817,7 +817,6 @@ function patchesMetadataOnly(patch: unknown, patchType: PatchType): boolean {
   return false;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isMetadataPointer = (p: unknown) =>
   typeof p === 'string' && p.startsWith('/metadata/') && p !== '/metadata/labels' && p !== '/metadata/annotations';
 
