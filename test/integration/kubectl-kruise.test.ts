@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
 import type { KubeObject, Pod } from '../../src/apis/core-objects.ts';
 import {
   AdvancedDaemonSets,
@@ -780,6 +780,51 @@ describe('kubectl kruise', { concurrency: 3 }, () => {
     assert.deepEqual(listed.spec, byKubectl.spec);
     assert.match(await ok(['completion', 'bash']), /complete -F _kubectl_kruise kubectl-kruise/);
     assert.equal(await okViaKubectl(['__complete', 'rollout', 'st']), 'status\n:4\n');
+  });
+
+  // A rollout writes its CloneSet's status many times a second. The plugin's writes are merge
+  // patches of what they change (as kubectl's): another writer cannot make them fail. Scaledown,
+  // whose replicas come from the read, writes only over the object read, trying again on conflict.
+  test('writes while another client writes the CloneSet all the time: set env/image, pause/resume, restart, scaledown', async () => {
+    await apply(cloneSetManifest('busy', { replicas: 2 }), ns);
+    await waitSettled(client, ns, 'busy', 2);
+    let writes = 0;
+    let writing = true;
+    const writer = async () => {
+      while (writing) {
+        await client.patch(
+          CloneSets,
+          'busy',
+          { metadata: { annotations: { tick: String(++writes) } } },
+          {
+            namespace: ns,
+            patchType: PatchType.Merge,
+          },
+        );
+      }
+    };
+    const writers = Promise.all([writer(), writer()]);
+    try {
+      const before = writes;
+      await ok(['set', 'env', 'cloneset/busy', 'MODE=a']);
+      await ok(['set', 'image', 'cloneset/busy', 'main=nginx:1.1']);
+      await ok(['rollout', 'pause', 'cloneset/busy']);
+      await ok(['rollout', 'resume', 'cloneset/busy']);
+      await ok(['rollout', 'restart', 'cloneset/busy']);
+      const pod = (await podsOf(client, ns, 'busy'))[0]!.metadata.name!;
+      await ok(['scaledown', 'cloneset/busy', '--pods', pod]);
+      assert.ok(writes - before >= 20, `the other client wrote ${writes - before} times meanwhile`);
+    } finally {
+      writing = false;
+      await writers;
+    }
+    const busy = await get('busy');
+    assert.deepEqual(busy.spec.template.spec.containers[0].env, [{ name: 'MODE', value: 'a' }]);
+    assert.equal(busy.spec.template.spec.containers[0].image, 'nginx:1.1');
+    assert.equal(busy.spec.updateStrategy?.paused ?? false, false);
+    assert.ok(busy.spec.template.metadata.annotations?.['kubectl.kubernetes.io/restartedAt']);
+    assert.equal(busy.spec.replicas, 1);
+    assert.equal(busy.spec.scaleStrategy?.podsToDelete?.length, 1);
   });
 
   test('native Deployment: rollout status, history, undo', async () => {

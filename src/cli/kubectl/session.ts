@@ -6,10 +6,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { stringify as toYaml } from 'yaml';
 import { resolveResource, hubGVR } from '../../apis/registry.ts';
-import { KubeClient } from '../../runtime/client.ts';
+import { KubeClient, PatchType } from '../../runtime/client.ts';
+import fjp, { type Operation } from 'fast-json-patch';
 import { toWire } from '../../runtime/wire-versions.ts';
 import type { KubeObject } from '../../apis/core-objects.ts';
-import { StatusError, isConflict, isNotFound } from '../../runtime/errors.ts';
+import { StatusError, isConflict, isInvalid, isNotFound } from '../../runtime/errors.ts';
 import {
   ConfigMaps,
   DaemonSets,
@@ -322,9 +323,18 @@ export interface MutateOptions {
   unchangedVerb?: string;
 }
 
+/** An object's content: what `mutate` may change (metadata and status are not its to write). */
+const content = (obj: KubeObject) => Object.fromEntries(Object.entries(obj).filter(([key]) => key !== 'metadata' && key !== 'status'));
+
+/** How many times `mutate` writes over a spec that moved before it gives up. */
+const SPEC_MOVED_ATTEMPTS = 6;
+
 /**
- * Read-modify-write of one object: `change` edits a copy and returns false when there is nothing
- * to do. Conflicts (someone else wrote in between) are retried on a fresh read.
+ * Read-modify-write of one object's content (a spec; a RoleBinding's subjects): `change` edits a
+ * copy and returns false when there is nothing to do. It goes as a JSON patch of the change whose
+ * first operation tests the generation read: written only over the spec read, yet a status write
+ * (a rollout makes many a second) or a label cannot make it fail, as a write naming the
+ * resourceVersion read would.
  */
 export async function mutate<T extends KubeObject>(
   session: Session,
@@ -332,8 +342,18 @@ export async function mutate<T extends KubeObject>(
   change: (obj: T) => boolean | void,
   opts: MutateOptions,
 ): Promise<T> {
+  let refused: { err: unknown; generation: number | undefined } | undefined;
   for (let attempt = 0; ; attempt++) {
     const current = await getTarget<T>(session, target);
+    if (refused) {
+      // A failed test answers as any refusal does (422 Invalid, no details): the read tells them apart.
+      if (current.metadata.generation === refused.generation) throw new CliError(describeError(refused.err, target));
+      if (attempt === SPEC_MOVED_ATTEMPTS) {
+        throw new CliError(
+          `Operation cannot be fulfilled on ${pluralName(target.type)} "${target.name}": the object has been modified; please apply your changes to the latest version and try again`,
+        );
+      }
+    }
     const next = structuredClone(current);
     if (change(next) === false) {
       printResult(
@@ -348,17 +368,23 @@ export async function mutate<T extends KubeObject>(
       printResult(await asServed(session, target.type, next), target.type, opts.output, opts.verb, opts.dryRun);
       return next;
     }
+    const { generation } = current.metadata;
+    const patch: Operation[] = [
+      ...(generation === undefined ? [] : [{ op: 'test' as const, path: '/metadata/generation', value: generation }]),
+      ...fjp.compare(content(current), content(next)),
+    ];
     try {
-      const written = await session.client.update<T>(await servedType(session, target.type), next, {
+      const written = await session.client.patch<T>(await servedType(session, target.type), target.name, patch, {
         namespace: ns(session, target.type),
+        patchType: PatchType.JSON,
         dryRun: opts.dryRun === 'server',
         fieldManager: 'kubectl-kruise',
       });
       printResult(await asServed(session, target.type, written), target.type, opts.output, opts.verb, opts.dryRun);
       return written;
     } catch (err) {
-      if (isConflict(err) && attempt < 5) continue;
-      throw new CliError(describeError(err, target));
+      if (!isInvalid(err) && !isConflict(err)) throw new CliError(describeError(err, target));
+      refused = { err, generation };
     }
   }
 }

@@ -322,8 +322,13 @@ export class FakeApiServer {
           );
         }
         let next: Obj;
-        if (ct === 'application/json-patch+json') next = applyJsonPatch(clone(existing), patch);
-        else next = mergePatch(clone(existing), patch) as Obj;
+        if (ct === 'application/json-patch+json') {
+          const patched = applyJsonPatch(clone(existing), patch);
+          // A failed test operation, as the real API server answers it: no details.
+          if (!patched)
+            return this.reply(res, 422, status(422, 'Invalid', 'the server rejected our request due to an error in our request'));
+          next = patched;
+        } else next = mergePatch(clone(existing), patch) as Obj;
         return this.reply(res, 200, this.put(r.resource, next));
       }
       case 'DELETE': {
@@ -526,7 +531,8 @@ function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-function applyJsonPatch(target: Obj, ops: { op: string; path: string; value?: unknown }[]): Obj {
+/** `target` patched, or undefined when a test operation fails. */
+function applyJsonPatch(target: Obj, ops: { op: string; path: string; value?: unknown }[]): Obj | undefined {
   for (const { op, path, value } of ops) {
     const parts = path
       .split('/')
@@ -535,7 +541,9 @@ function applyJsonPatch(target: Obj, ops: { op: string; path: string; value?: un
     const last = parts.pop()!;
     let parent: any = target;
     for (const p of parts) parent = parent[p];
-    if (op === 'add' || op === 'replace') parent[last] = value;
+    if (op === 'test') {
+      if (JSON.stringify(parent?.[last]) !== JSON.stringify(value)) return undefined;
+    } else if (op === 'add' || op === 'replace') parent[last] = value;
     else if (op === 'remove') delete parent[last];
     else throw new Error(`unsupported op ${op}`);
   }
