@@ -14,6 +14,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { DecodedAs } from './primitives.ts';
 import type { KindDefinition } from './registry.ts';
+import { isJsonObject } from './json.ts';
 
 /** The value to hand the handlers (nulls of typed fields removed), or why it does not decode. */
 export type Decoded = { value: unknown; errors?: undefined } | { value?: undefined; errors: string[] };
@@ -89,10 +90,6 @@ function reduce(schema: TSchema): TSchema {
   }
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /**
  * A copy of `value` without the nulls Go's decoder reads as absent: null-valued properties and map
  * entries of typed fields. Nulls in lists stay (and fail the check); untyped fields are kept as
@@ -101,7 +98,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 function dropNulls(ref: TSchema, value: unknown): unknown {
   const shape = deref(ref);
   if (Array.isArray(value)) return shape[Kind] === 'Array' ? value.map((v) => dropNulls(shape.items, v)) : value;
-  if (!isPlainObject(value)) return value;
+  if (!isJsonObject(value)) return value;
   const kind = shape[Kind];
   if (kind !== 'Object' && kind !== 'Record') return value;
   const props = shape.properties as Record<string, TSchema> | undefined;

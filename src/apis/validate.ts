@@ -8,6 +8,7 @@ import { FormatRegistry, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { toOpenAPI, type JSONSchemaProps } from './crd.ts';
 import { schemaFor } from './registry.ts';
+import { isJsonObject } from './json.ts';
 
 // RFC 3339 date-time, as metav1.Time serializes it.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -58,10 +59,6 @@ export function schemaErrors(schema: TSchema, value: unknown): SchemaIssue[] {
   return [...byPath.values()];
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * What the apiserver keeps of `value`: nulls removed from fields that are not nullable; fields
  * unknown to the schema are removed too and their paths collected.
@@ -74,7 +71,7 @@ function prune(node: JSONSchemaProps, value: unknown, path: string, unknown: str
     const items = node.items as JSONSchemaProps | undefined;
     return items ? value.map((v, i) => prune(items, v, `${path}[${i}]`, unknown)) : value;
   }
-  if (!isObject(value)) return value;
+  if (!isJsonObject(value)) return value;
   const properties = node.properties as Record<string, JSONSchemaProps> | undefined;
   const additional = node.additionalProperties as JSONSchemaProps | undefined;
   const out: Record<string, unknown> = {};

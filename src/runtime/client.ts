@@ -23,7 +23,7 @@ import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLS
 import { newTransport, type ApiResponse, type HttpMethod, type Transport } from './transport.ts';
 import fjp, { type Operation } from 'fast-json-patch';
 import { applyMergePatch } from '../util/merge-patch.ts';
-import { isObject } from '../apis/conversion/shared.ts';
+import { isJsonObject } from '../apis/json.ts';
 import { fromWire, toWire, WireVersions } from './wire-versions.ts';
 import { StatusError, isConflict, isNotFound, type Status } from './errors.ts';
 import { Pods, apiVersionOf, type APIResourceList, type ResourceType } from './resources.ts';
@@ -802,9 +802,9 @@ function patchesMetadataOnly(patch: unknown, patchType: PatchType): boolean {
     }
   }
   if (patchType === PatchType.Merge) {
-    if (!isObject(doc) || !Object.keys(doc).every((k) => k === 'metadata') || !isObject(doc.metadata)) return false;
+    if (!isJsonObject(doc) || !Object.keys(doc).every((k) => k === 'metadata') || !isJsonObject(doc.metadata)) return false;
     const { labels, annotations } = doc.metadata;
-    return (labels === undefined || isObject(labels)) && (annotations === undefined || isObject(annotations));
+    return (labels === undefined || isJsonObject(labels)) && (annotations === undefined || isJsonObject(annotations));
   }
   if (patchType === PatchType.JSON) {
     return (

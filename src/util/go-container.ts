@@ -8,16 +8,14 @@
 import { deepHashBytes } from './go-pod-template.ts';
 import { goQuantity } from './revision-data.ts';
 import { marshalGoJSON } from './revision.ts';
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject } from '../apis/json.ts';
 
 /** How one field is written; undefined = omitted. */
 type FieldEncoder = (v: unknown) => string | undefined;
 type Layout = Array<[key: string, encode: FieldEncoder]>;
 
 function struct(layout: Layout, v: unknown): string {
-  const o = isObject(v) ? v : {};
+  const o = isJsonObject(v) ? v : {};
   const parts: string[] = [];
   for (const [key, encode] of layout) {
     const encoded = encode(o[key]);
@@ -43,7 +41,7 @@ const structField =
 const ptrStruct =
   (layout: Layout): FieldEncoder =>
   (v) =>
-    isObject(v) ? struct(layout, v) : undefined;
+    isJsonObject(v) ? struct(layout, v) : undefined;
 const list =
   (item: FieldEncoder): FieldEncoder =>
   (v) =>
@@ -52,7 +50,7 @@ const listOf = (layout: Layout): FieldEncoder => list((x) => struct(layout, x));
 const strings: FieldEncoder = list((x) => marshalGoJSON(x));
 
 const quantities: FieldEncoder = (v) =>
-  isObject(v) && Object.keys(v).length > 0
+  isJsonObject(v) && Object.keys(v).length > 0
     ? marshalGoJSON(Object.fromEntries(Object.entries(v).map(([k, x]) => [k, goQuantity(x)])))
     : undefined;
 

@@ -20,9 +20,7 @@
 import { formatQuantity, parseQuantity, tryParseQuantity } from '../apis/quantity.ts';
 import { GO_POD_TEMPLATE_TYPES, type GoTypeDesc } from './go-pod-template-types.ts';
 import { compareCodePoints, fnv1a_32, marshalGoJSON, safeEncodeString } from './revision.ts';
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject, type JsonObject } from '../apis/json.ts';
 
 function desc(type: string): GoTypeDesc {
   const d = GO_POD_TEMPLATE_TYPES[type];
@@ -110,7 +108,7 @@ function print(type: string, v: unknown, typed: boolean): string {
   }
   if (d.x !== undefined) return prefix + SPECIAL[d.x](v);
   if (d.s !== undefined) {
-    const o = isObject(v) ? v : {};
+    const o = isJsonObject(v) ? v : {};
     return `${prefix}{${d.s.map(([goName, key, t]) => `${goName}:${print(t, key === '' ? o : o[key], true)}`).join(' ')}}`;
   }
   if (d.l !== undefined) {
@@ -118,7 +116,7 @@ function print(type: string, v: unknown, typed: boolean): string {
     return `${prefix}[${v.map((x) => print(d.l!, x, false)).join(' ')}]`;
   }
   if (d.m !== undefined) {
-    if (!isObject(v)) return `${prefix}<nil>`;
+    if (!isJsonObject(v)) return `${prefix}<nil>`;
     const [keyType, valueType] = d.m;
     const entries = Object.keys(v)
       .sort(compareCodePoints)
@@ -189,7 +187,7 @@ const ROUND_TRIP_SPECIAL: Record<string, (v: unknown) => unknown> = {
  */
 function undecodable(d: GoTypeDesc, v: unknown): boolean {
   if (v === undefined || v === null || d.p !== undefined || d.x !== undefined) return false;
-  if (d.s !== undefined || d.m !== undefined) return !isObject(v);
+  if (d.s !== undefined || d.m !== undefined) return !isJsonObject(v);
   if (d.l !== undefined) return !Array.isArray(v);
   if (d.b === 'string') return typeof v !== 'string';
   if (d.b === 'bool') return typeof v !== 'boolean';
@@ -201,7 +199,7 @@ function isEmpty(d: GoTypeDesc, v: unknown): boolean {
   if (undecodable(d, v)) return false;
   if (d.p !== undefined) return v === undefined || v === null;
   if (d.l !== undefined) return !Array.isArray(v) || v.length === 0;
-  if (d.m !== undefined) return !isObject(v) || Object.keys(v).length === 0;
+  if (d.m !== undefined) return !isJsonObject(v) || Object.keys(v).length === 0;
   if (d.b !== undefined) return v === undefined || v === null || v === '' || v === false || v === 0;
   return false;
 }
@@ -212,8 +210,8 @@ function roundTrip(type: string, v: unknown): unknown {
   if (d.p !== undefined) return v === undefined || v === null ? null : roundTrip(d.p, v);
   if (d.x !== undefined) return ROUND_TRIP_SPECIAL[d.x](v);
   if (d.s !== undefined) {
-    const o = isObject(v) ? v : {};
-    const out: Json = {};
+    const o = isJsonObject(v) ? v : {};
+    const out: JsonObject = {};
     for (const [, key, t, omitEmpty] of d.s) {
       if (key === '') {
         Object.assign(out, roundTrip(t, o));
@@ -226,7 +224,7 @@ function roundTrip(type: string, v: unknown): unknown {
   }
   if (d.l !== undefined) return Array.isArray(v) ? v.map((x) => roundTrip(d.l!, x)) : null;
   if (d.m !== undefined) {
-    if (!isObject(v)) return null;
+    if (!isJsonObject(v)) return null;
     const valueType = d.m[1];
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, roundTrip(valueType, x)]));
   }
@@ -241,6 +239,6 @@ function roundTrip(type: string, v: unknown): unknown {
  * DaemonSet webhook answers with a patch to exactly this, so it is what the API server stores —
  * and what the revision hash is computed over.
  */
-export function goPodTemplateRoundTrip(template: unknown): Json {
-  return roundTrip('v1.PodTemplateSpec', template) as Json;
+export function goPodTemplateRoundTrip(template: unknown): JsonObject {
+  return roundTrip('v1.PodTemplateSpec', template) as JsonObject;
 }

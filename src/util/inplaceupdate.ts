@@ -34,6 +34,7 @@ import { getCondition, setCondition } from './lifecycle.ts';
 import { deepHashBytes } from './go-pod-template.ts';
 import { compareCodePoints, equalToRevisionHash, marshalGoJSON } from './revision.ts';
 import { templateFromRevision, type ControllerRevision } from './revision-data.ts';
+import { isJsonObject } from '../apis/json.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Annotations
@@ -165,11 +166,10 @@ export interface PatchOp {
 
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const unescapePointer = (s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~');
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON patch turning a into b (objects by key, arrays by index, anything else replaced). */
 export function diffJSON(a: unknown, b: unknown, path = ''): PatchOp[] {
-  if (isObj(a) && isObj(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     const ops: PatchOp[] = [];
     for (const k of Object.keys(a)) {
       const p = `${path}/${escapePointer(k)}`;

@@ -10,22 +10,19 @@ import type { ControllerRevision, Pod } from '../apis/core-objects.ts';
 import { formatQuantity, tryParseQuantity } from '../apis/quantity.ts';
 import { deepHashBytes } from './go-pod-template.ts';
 import { CONTROLLER_REVISION_HASH_KEY, controllerRevisionName, hashControllerRevision, marshalGoJSON, shortHash } from './revision.ts';
+import { isJsonObject, type JsonObject } from '../apis/json.ts';
 
 export type { ControllerRevision };
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // Go's json.Marshal of a typed corev1 struct always emits struct-typed fields (omitempty has no
 // effect on structs) and non-omitempty fields. These are the ones present in ordinary templates.
 function canonicalQuantities(list: unknown): unknown {
-  return isObject(list) ? Object.fromEntries(Object.entries(list).map(([k, v]) => [k, goQuantity(v)])) : list;
+  return isJsonObject(list) ? Object.fromEntries(Object.entries(list).map(([k, v]) => [k, goQuantity(v)])) : list;
 }
 
 function normaliseContainer(c: unknown): unknown {
-  if (!isObject(c)) return c;
-  const resources: Json = isObject(c.resources) ? { ...c.resources } : {};
+  if (!isJsonObject(c)) return c;
+  const resources: JsonObject = isJsonObject(c.resources) ? { ...c.resources } : {};
   if (resources.limits !== undefined) resources.limits = canonicalQuantities(resources.limits);
   if (resources.requests !== undefined) resources.requests = canonicalQuantities(resources.requests);
   return { ...c, resources };
@@ -40,11 +37,11 @@ function normaliseContainers(list: unknown): unknown {
  * `creationTimestamp: null`, `spec` with `containers` (null when absent), every container with
  * `resources` (`{}` when absent), container and overhead quantities in canonical form.
  */
-export function normalisePodTemplate(template: PodTemplateSpec | undefined): Json {
-  const t: Json = isObject(template) ? { ...(template as Json) } : {};
-  const metadata: Json = isObject(t.metadata) ? { ...t.metadata } : {};
+export function normalisePodTemplate(template: PodTemplateSpec | undefined): JsonObject {
+  const t: JsonObject = isJsonObject(template) ? { ...(template as JsonObject) } : {};
+  const metadata: JsonObject = isJsonObject(t.metadata) ? { ...t.metadata } : {};
   if (metadata.creationTimestamp === undefined) metadata.creationTimestamp = null;
-  const spec: Json = isObject(t.spec) ? { ...t.spec } : {};
+  const spec: JsonObject = isJsonObject(t.spec) ? { ...t.spec } : {};
   spec.containers = spec.containers === undefined ? null : normaliseContainers(spec.containers);
   if (spec.initContainers !== undefined) spec.initContainers = normaliseContainers(spec.initContainers);
   if (spec.ephemeralContainers !== undefined) spec.ephemeralContainers = normaliseContainers(spec.ephemeralContainers);
@@ -72,7 +69,7 @@ export const requiredStr = (v: unknown) => marshalGoJSON(typeof v === 'string' ?
 export const nonEmptyList = (v: unknown, item: (x: unknown) => string) =>
   Array.isArray(v) && v.length > 0 ? `[${v.map(item).join(',')}]` : undefined;
 export const nonEmptyMap = (v: unknown, value: (x: unknown) => unknown) =>
-  isObject(v) && Object.keys(v).length > 0
+  isJsonObject(v) && Object.keys(v).length > 0
     ? marshalGoJSON(Object.fromEntries(Object.entries(v).map(([k, x]) => [k, value(x)])))
     : undefined;
 
@@ -84,13 +81,13 @@ export function goQuantity(v: unknown): unknown {
 }
 
 export function goLabelSelector(v: unknown): string | undefined {
-  if (!isObject(v)) return undefined;
+  if (!isJsonObject(v)) return undefined;
   return goStruct([
     ['matchLabels', nonEmptyMap(v.matchLabels, (x) => x)],
     [
       'matchExpressions',
       nonEmptyList(v.matchExpressions, (e) => {
-        const r = isObject(e) ? e : {};
+        const r = isJsonObject(e) ? e : {};
         return goStruct([
           ['key', requiredStr(r.key)],
           ['operator', requiredStr(r.operator)],
@@ -102,7 +99,7 @@ export function goLabelSelector(v: unknown): string | undefined {
 }
 
 function goTypedReference(v: unknown, withNamespace: boolean): string | undefined {
-  if (!isObject(v)) return undefined;
+  if (!isJsonObject(v)) return undefined;
   return goStruct([
     ['apiGroup', str(v.apiGroup) ?? 'null'],
     ['kind', requiredStr(v.kind)],
@@ -113,8 +110,8 @@ function goTypedReference(v: unknown, withNamespace: boolean): string | undefine
 
 /** json.Marshal of a corev1.PersistentVolumeClaimSpec (k8s.io/api v0.30, the version v1.8.2 is built with). */
 function goClaimSpec(spec: unknown): string {
-  const s = isObject(spec) ? spec : {};
-  const resources = isObject(s.resources) ? s.resources : {};
+  const s = isJsonObject(spec) ? spec : {};
+  const resources = isJsonObject(s.resources) ? s.resources : {};
   return goStruct([
     ['accessModes', nonEmptyList(s.accessModes, (x) => marshalGoJSON(x))],
     ['selector', goLabelSelector(s.selector)],
@@ -274,7 +271,7 @@ export function revisionsToTruncate(
 /** The pod template a revision records (GetTemplateFromRevision), without the `$patch` marker. */
 export function templateFromRevision(rev: ControllerRevision): PodTemplateSpec {
   const data = typeof rev.data === 'string' ? JSON.parse(rev.data) : rev.data;
-  const template = isObject(data) && isObject(data.spec) && isObject(data.spec.template) ? { ...data.spec.template } : {};
+  const template = isJsonObject(data) && isJsonObject(data.spec) && isJsonObject(data.spec.template) ? { ...data.spec.template } : {};
   delete template.$patch;
   return template as PodTemplateSpec;
 }

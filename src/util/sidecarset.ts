@@ -19,6 +19,7 @@ import { marshalGoSidecarContainers } from './go-container.ts';
 import { matchesLabelSelector } from './labelselector.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import { controllerRevisionName, marshalGoJSON } from './revision.ts';
+import { isJsonObject } from '../apis/json.ts';
 
 export type StoredSidecarSet = SidecarSet & { metadata: NonNullable<SidecarSet['metadata']> & { name: string } };
 
@@ -145,7 +146,7 @@ export function sidecarUpdateStatesOf(pod: Pick<Pod, 'metadata'>): Record<string
   if (raw === undefined) return {};
   try {
     const v = JSON.parse(raw) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, SidecarUpdateState>) : undefined;
+    return isJsonObject(v) ? (v as Record<string, SidecarUpdateState>) : undefined;
   } catch {
     return undefined;
   }
@@ -212,7 +213,7 @@ export function hotUpgradeWorkInfo(pod: Pick<Pod, 'metadata'>): Record<string, s
   if (!raw) return {};
   try {
     const v = JSON.parse(raw) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, string>) : {};
+    return isJsonObject(v) ? (v as Record<string, string>) : {};
   } catch {
     return {};
   }

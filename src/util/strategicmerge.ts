@@ -6,9 +6,7 @@
 // applies a user's patch to a pod or a pod template (same paths): WorkloadSpread and UnitedDeployment
 // subset `patch`.
 
-type JsonMap = Record<string, unknown>;
-
-const isMap = (v: unknown): v is JsonMap => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject, type JsonObject } from '../apis/json.ts';
 
 /** patchMergeKey of the merge lists of a Pod, by field path (`[]` marks a list element). */
 const POD_MERGE_KEYS: Readonly<Record<string, string>> = {
@@ -43,32 +41,32 @@ function mergeKeyFor(path: string): string | undefined {
 function mergeList(original: unknown[], patch: unknown[], path: string): unknown[] {
   if (POD_SET_LISTS.has(path)) return [...original, ...patch.filter((p) => !original.includes(p))];
   const key = mergeKeyFor(path);
-  if (!key) return patch.filter((p) => !(isMap(p) && p.$patch === 'delete'));
+  if (!key) return patch.filter((p) => !(isJsonObject(p) && p.$patch === 'delete'));
   const out = original.map((o) => structuredClone(o));
   for (const p of patch) {
-    if (!isMap(p)) continue;
-    const i = out.findIndex((o) => isMap(o) && o[key] === p[key]);
+    if (!isJsonObject(p)) continue;
+    const i = out.findIndex((o) => isJsonObject(o) && o[key] === p[key]);
     if (p.$patch === 'delete') {
       if (i >= 0) out.splice(i, 1);
       continue;
     }
-    if (i >= 0) out[i] = mergeMap(out[i] as JsonMap, p, `${path}[]`);
+    if (i >= 0) out[i] = mergeMap(out[i] as JsonObject, p, `${path}[]`);
     else out.push(mergeMap({}, p, `${path}[]`));
   }
   return out;
 }
 
-function mergeMap(original: JsonMap, patch: JsonMap, path: string): JsonMap {
+function mergeMap(original: JsonObject, patch: JsonObject, path: string): JsonObject {
   if (patch.$patch === 'replace') {
     const { $patch: _, ...rest } = patch;
     return structuredClone(rest);
   }
-  const out: JsonMap = { ...original };
+  const out: JsonObject = { ...original };
   for (const [k, v] of Object.entries(patch)) {
     if (k === '$patch' || k.startsWith('$retainKeys') || k.startsWith('$setElementOrder')) continue;
     const childPath = path ? `${path}.${k}` : k;
     if (v === null) delete out[k];
-    else if (isMap(v)) out[k] = mergeMap(isMap(out[k]) ? (out[k] as JsonMap) : {}, v, childPath);
+    else if (isJsonObject(v)) out[k] = mergeMap(isJsonObject(out[k]) ? (out[k] as JsonObject) : {}, v, childPath);
     else if (Array.isArray(v)) out[k] = mergeList(Array.isArray(out[k]) ? (out[k] as unknown[]) : [], v, childPath);
     else out[k] = v;
   }
@@ -76,6 +74,6 @@ function mergeMap(original: JsonMap, patch: JsonMap, path: string): JsonMap {
 }
 
 /** The pod with the strategic merge patch applied (a new object; the input is not changed). */
-export function strategicMergePod<T extends object>(pod: T, patch: JsonMap): T {
-  return mergeMap(structuredClone(pod) as JsonMap, patch, '') as T;
+export function strategicMergePod<T extends object>(pod: T, patch: JsonObject): T {
+  return mergeMap(structuredClone(pod) as JsonObject, patch, '') as T;
 }

@@ -14,7 +14,6 @@ import {
 import {
   compact,
   deleteMetaValue,
-  isObject,
   metaValue,
   parseInt32,
   parseIntOrString,
@@ -24,6 +23,7 @@ import {
   type KubeObject,
   type ObjectMetaLike,
 } from './shared.ts';
+import { isJsonObject } from '../json.ts';
 
 type AlphaUpdateStrategy = NonNullable<CloneSetSpecV1alpha1['updateStrategy']>;
 type BetaUpdateStrategy = NonNullable<CloneSetSpec['updateStrategy']>;
@@ -135,18 +135,18 @@ export function cloneSetSpecToV1alpha1(spec: CloneSetSpec, meta: ObjectMetaLike)
 }
 
 function emptyMetaToUndefined(obj: KubeObject): void {
-  if (isObject(obj.metadata) && Object.keys(obj.metadata).length === 0) delete obj.metadata;
+  if (isJsonObject(obj.metadata) && Object.keys(obj.metadata).length === 0) delete obj.metadata;
 }
 
 export const cloneSetConversion: KindConversion = {
   toV1beta1(obj) {
     const out = withVersion(obj, 'v1beta1');
-    if (isObject(out.spec)) out.spec = cloneSetSpecToV1beta1(out.spec as CloneSetSpecV1alpha1, out.metadata);
+    if (isJsonObject(out.spec)) out.spec = cloneSetSpecToV1beta1(out.spec as CloneSetSpecV1alpha1, out.metadata);
     return out;
   },
   toV1alpha1(obj) {
     const out = withVersion(obj, 'v1alpha1');
-    if (isObject(out.spec)) {
+    if (isJsonObject(out.spec)) {
       const hadMeta = out.metadata !== undefined;
       out.metadata ??= {};
       out.spec = cloneSetSpecToV1alpha1(out.spec as CloneSetSpec, out.metadata);

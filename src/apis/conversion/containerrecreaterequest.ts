@@ -6,16 +6,8 @@
 // and annotations of the metadata.
 
 import { CRR_SYNC_CONTAINER_STATUSES_ANNOTATION, CRR_UNREADY_ACQUIRED_ANNOTATION } from '../constants.ts';
-import {
-  deleteMetaValue,
-  isObject,
-  metaValue,
-  metadataOf,
-  setMetaValue,
-  withVersion,
-  type JsonObject,
-  type KindConversion,
-} from './shared.ts';
+import { deleteMetaValue, metaValue, metadataOf, setMetaValue, withVersion, type KindConversion } from './shared.ts';
+import { isJsonObject, type JsonObject } from '../json.ts';
 
 /** v1beta1 condition type: the pod is held not-ready before its containers are recreated. */
 export const CRR_PRE_RECREATE_GRACE_CONDITION = 'PreRecreateGrace';
@@ -40,7 +32,7 @@ function parseSyncStatuses(raw: string): SyncContainerStatus[] | undefined {
   } catch {
     return undefined;
   }
-  if (!Array.isArray(parsed) || !parsed.every(isObject)) return undefined;
+  if (!Array.isArray(parsed) || !parsed.every(isJsonObject)) return undefined;
   return parsed.map(syncStatus);
 }
 
@@ -59,7 +51,7 @@ export const containerRecreateRequestConversion: KindConversion = {
   toV1beta1(obj) {
     const out = withVersion(obj, 'v1beta1');
     // Status facts only have a home once the object has a status.
-    if (!isObject(out.status)) return out;
+    if (!isJsonObject(out.status)) return out;
     const status: JsonObject = out.status;
 
     const rawStatuses = metaValue(out.metadata, 'annotations', CRR_SYNC_CONTAINER_STATUSES_ANNOTATION);
@@ -72,7 +64,7 @@ export const containerRecreateRequestConversion: KindConversion = {
     const acquired = metaValue(out.metadata, 'annotations', CRR_UNREADY_ACQUIRED_ANNOTATION);
     if (acquired !== undefined && RFC3339.test(acquired) && !Number.isNaN(Date.parse(acquired))) {
       const others = (Array.isArray(status.conditions) ? status.conditions : []).filter(
-        (c) => !isObject(c) || c.type !== CRR_PRE_RECREATE_GRACE_CONDITION,
+        (c) => !isJsonObject(c) || c.type !== CRR_PRE_RECREATE_GRACE_CONDITION,
       );
       status.conditions = [
         ...others,
@@ -90,17 +82,17 @@ export const containerRecreateRequestConversion: KindConversion = {
   },
   toV1alpha1(obj) {
     const out = withVersion(obj, 'v1alpha1');
-    if (!isObject(out.status)) return out;
+    if (!isJsonObject(out.status)) return out;
     const { containerStatusSnapshot, conditions, ...status } = out.status;
     out.status = status;
 
     if (Array.isArray(containerStatusSnapshot)) {
-      const statuses = containerStatusSnapshot.filter(isObject).map(syncStatus);
+      const statuses = containerStatusSnapshot.filter(isJsonObject).map(syncStatus);
       setMetaValue(metadataOf(out), 'annotations', CRR_SYNC_CONTAINER_STATUSES_ANNOTATION, JSON.stringify(statuses));
     }
 
     const grace = (Array.isArray(conditions) ? conditions : []).find(
-      (c): c is JsonObject => isObject(c) && c.type === CRR_PRE_RECREATE_GRACE_CONDITION && c.status === 'True',
+      (c): c is JsonObject => isJsonObject(c) && c.type === CRR_PRE_RECREATE_GRACE_CONDITION && c.status === 'True',
     );
     if (grace && typeof grace.lastTransitionTime === 'string') {
       setMetaValue(metadataOf(out), 'annotations', CRR_UNREADY_ACQUIRED_ANNOTATION, grace.lastTransitionTime);

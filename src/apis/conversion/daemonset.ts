@@ -4,24 +4,16 @@
 // `daemonset.kruise.io/progressive-create-pod=true` (upstream daemonset_conversion.go);
 // status.daemonSetHash is status.updateRevision.
 
-import {
-  deleteMetaValue,
-  isObject,
-  metaValue,
-  metadataOf,
-  setMetaValue,
-  withVersion,
-  type JsonObject,
-  type KindConversion,
-} from './shared.ts';
+import { deleteMetaValue, metaValue, metadataOf, setMetaValue, withVersion, type KindConversion } from './shared.ts';
+import { isJsonObject, type JsonObject } from '../json.ts';
 
 /** v1alpha1 annotation standing for v1beta1 spec.scaleStrategy.partitionedScaling. */
 export const DAEMONSET_PROGRESSIVE_CREATE_POD_ANNOTATION = 'daemonset.kruise.io/progressive-create-pod';
 
 function rollingUpdateOf(spec: unknown): JsonObject | undefined {
-  if (!isObject(spec) || !isObject(spec.updateStrategy)) return undefined;
+  if (!isJsonObject(spec) || !isJsonObject(spec.updateStrategy)) return undefined;
   const ru = spec.updateStrategy.rollingUpdate;
-  return isObject(ru) ? ru : undefined;
+  return isJsonObject(ru) ? ru : undefined;
 }
 
 export const daemonSetConversion: KindConversion = {
@@ -31,10 +23,10 @@ export const daemonSetConversion: KindConversion = {
     if (ru?.rollingUpdateType === 'Surging') ru.rollingUpdateType = 'Standard';
     if (metaValue(out.metadata, 'annotations', DAEMONSET_PROGRESSIVE_CREATE_POD_ANNOTATION) === 'true') {
       deleteMetaValue(out.metadata, 'annotations', DAEMONSET_PROGRESSIVE_CREATE_POD_ANNOTATION);
-      const spec = isObject(out.spec) ? out.spec : (out.spec = {});
-      spec.scaleStrategy = { ...(isObject(spec.scaleStrategy) ? spec.scaleStrategy : {}), partitionedScaling: true };
+      const spec = isJsonObject(out.spec) ? out.spec : (out.spec = {});
+      spec.scaleStrategy = { ...(isJsonObject(spec.scaleStrategy) ? spec.scaleStrategy : {}), partitionedScaling: true };
     }
-    if (isObject(out.status)) {
+    if (isJsonObject(out.status)) {
       const { daemonSetHash, ...status } = out.status;
       out.status = daemonSetHash === undefined ? status : { ...status, updateRevision: daemonSetHash };
     }
@@ -45,14 +37,14 @@ export const daemonSetConversion: KindConversion = {
     const ru = rollingUpdateOf(out.spec);
     // v1alpha1 partition is an integer only; a percentage has no v1alpha1 form.
     if (ru && typeof ru.partition === 'string') delete ru.partition;
-    if (isObject(out.spec) && out.spec.scaleStrategy !== undefined) {
+    if (isJsonObject(out.spec) && out.spec.scaleStrategy !== undefined) {
       const scale = out.spec.scaleStrategy;
-      if (isObject(scale) && scale.partitionedScaling === true) {
+      if (isJsonObject(scale) && scale.partitionedScaling === true) {
         setMetaValue(metadataOf(out), 'annotations', DAEMONSET_PROGRESSIVE_CREATE_POD_ANNOTATION, 'true');
       }
       delete out.spec.scaleStrategy;
     }
-    if (isObject(out.status)) {
+    if (isJsonObject(out.status)) {
       const { updateRevision, ...status } = out.status;
       out.status = { ...status, daemonSetHash: updateRevision ?? '' };
     }

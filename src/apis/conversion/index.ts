@@ -20,16 +20,8 @@ import { nodeImageConversion } from './nodeimage.ts';
 import { persistentPodStateConversion } from './persistentpodstate.ts';
 import { podUnavailableBudgetConversion } from './podunavailablebudget.ts';
 import { resourceDistributionConversion } from './resourcedistribution.ts';
-import {
-  applyResidual,
-  clone,
-  computeResidual,
-  isObject,
-  putResidual,
-  takeResidual,
-  type KindConversion,
-  type KubeObject,
-} from './shared.ts';
+import { applyResidual, clone, computeResidual, putResidual, takeResidual, type KindConversion, type KubeObject } from './shared.ts';
+import { isJsonObject } from '../json.ts';
 import { sidecarSetConversion } from './sidecarset.ts';
 import { statefulSetConversion } from './statefulset.ts';
 import { unitedDeploymentConversion } from './uniteddeployment.ts';
@@ -68,7 +60,7 @@ const typeMeta = new ShapeDecoder(Type.Object({ apiVersion: Type.String(), kind:
  * Non-objects and objects of unknown kinds are left for convert() to refuse.
  */
 function decoded(obj: unknown): KubeObject {
-  if (!isObject(obj)) return obj as KubeObject;
+  if (!isJsonObject(obj)) return obj as KubeObject;
   const meta = typeMeta.decode(obj);
   if (meta.errors) throw new ConversionError(aggregateMessage(meta.errors));
   if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return obj;
@@ -89,7 +81,7 @@ type Direction = 'toV1beta1' | 'toV1alpha1';
  * Throws ConversionError when the kind or either version is not served.
  */
 export function convert(obj: KubeObject, toApiVersion: string): KubeObject {
-  if (!isObject(obj)) throw new ConversionError('object to convert is not a JSON object');
+  if (!isJsonObject(obj)) throw new ConversionError('object to convert is not a JSON object');
   const { apiVersion, kind } = obj;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || apiVersion === '' || kind === '') {
     throw new ConversionError('object to convert has no apiVersion or kind');
@@ -156,18 +148,18 @@ const REVIEW_API_VERSION = 'apiextensions.k8s.io/v1';
  * request.desiredAPIVersion, or a Failure result (and no objects) when any of them cannot be.
  */
 export function handleConversionReview(review: unknown): ConversionReview {
-  const request = isObject(review) ? review.request : undefined;
-  const uid = isObject(request) && typeof request.uid === 'string' ? request.uid : '';
+  const request = isJsonObject(review) ? review.request : undefined;
+  const uid = isJsonObject(request) && typeof request.uid === 'string' ? request.uid : '';
   const failure = (message: string): ConversionReview => ({
     apiVersion: REVIEW_API_VERSION,
     kind: 'ConversionReview',
     response: { uid, convertedObjects: [], result: { status: 'Failure', message } },
   });
 
-  if (!isObject(review) || review.kind !== 'ConversionReview' || review.apiVersion !== REVIEW_API_VERSION) {
+  if (!isJsonObject(review) || review.kind !== 'ConversionReview' || review.apiVersion !== REVIEW_API_VERSION) {
     return failure(`expected a ConversionReview of ${REVIEW_API_VERSION}`);
   }
-  if (!isObject(request)) return failure('ConversionReview has no request');
+  if (!isJsonObject(request)) return failure('ConversionReview has no request');
   const { desiredAPIVersion, objects } = request;
   if (typeof desiredAPIVersion !== 'string' || desiredAPIVersion === '') {
     return failure('ConversionReview request has no desiredAPIVersion');
@@ -176,7 +168,7 @@ export function handleConversionReview(review: unknown): ConversionReview {
 
   const convertedObjects: KubeObject[] = [];
   for (const [i, obj] of objects.entries()) {
-    const name = isObject(obj) && isObject(obj.metadata) ? obj.metadata.name : undefined;
+    const name = isJsonObject(obj) && isJsonObject(obj.metadata) ? obj.metadata.name : undefined;
     const what = typeof name === 'string' ? `object ${i} (${name})` : `object ${i}`;
     // Other errors are bugs: they propagate to the webhook server, which logs them.
     try {

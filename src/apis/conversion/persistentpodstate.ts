@@ -2,17 +2,18 @@
 // nodeTopologyKeys is v1beta1 keys, in requiredPersistentTopology and in every
 // preferredPersistentTopology preference.
 
-import { isObject, withVersion, type KindConversion, type KubeObject } from './shared.ts';
+import { withVersion, type KindConversion, type KubeObject } from './shared.ts';
+import { isJsonObject } from '../json.ts';
 
 function renameTermKeys(obj: KubeObject, from: string, to: string): KubeObject {
   const spec = obj.spec;
-  if (!isObject(spec)) return obj;
+  if (!isJsonObject(spec)) return obj;
   const terms: unknown[] = [spec.requiredPersistentTopology];
   if (Array.isArray(spec.preferredPersistentTopology)) {
-    for (const p of spec.preferredPersistentTopology) if (isObject(p)) terms.push(p.preference);
+    for (const p of spec.preferredPersistentTopology) if (isJsonObject(p)) terms.push(p.preference);
   }
   for (const term of terms) {
-    if (!isObject(term) || !Object.hasOwn(term, from)) continue;
+    if (!isJsonObject(term) || !Object.hasOwn(term, from)) continue;
     term[to] = term[from];
     delete term[from];
   }

@@ -4,17 +4,8 @@
 // ignoredPodSelector has no v1alpha1 form (kept by the conversion residual).
 
 import { PUB_PROTECT_OPERATIONS_ANNOTATION, PUB_PROTECT_TOTAL_REPLICAS_ANNOTATION } from '../constants.ts';
-import {
-  deleteMetaValue,
-  isObject,
-  metaValue,
-  metadataOf,
-  parseInt32,
-  setMetaValue,
-  withVersion,
-  type JsonObject,
-  type KindConversion,
-} from './shared.ts';
+import { deleteMetaValue, metaValue, metadataOf, parseInt32, setMetaValue, withVersion, type KindConversion } from './shared.ts';
+import { isJsonObject, type JsonObject } from '../json.ts';
 
 function parseOperations(raw: string): string[] {
   return raw
@@ -26,7 +17,7 @@ function parseOperations(raw: string): string[] {
 export const podUnavailableBudgetConversion: KindConversion = {
   toV1beta1(obj) {
     const out = withVersion(obj, 'v1beta1');
-    const specOf = (): JsonObject => (isObject(out.spec) ? out.spec : (out.spec = {}));
+    const specOf = (): JsonObject => (isJsonObject(out.spec) ? out.spec : (out.spec = {}));
 
     const ops = metaValue(out.metadata, 'annotations', PUB_PROTECT_OPERATIONS_ANNOTATION);
     if (ops !== undefined && parseOperations(ops).length > 0) {
@@ -43,7 +34,7 @@ export const podUnavailableBudgetConversion: KindConversion = {
   },
   toV1alpha1(obj) {
     const out = withVersion(obj, 'v1alpha1');
-    if (!isObject(out.spec)) return out;
+    if (!isJsonObject(out.spec)) return out;
     const { protectOperations, protectTotalReplicas, ignoredPodSelector: _ignored, ...spec } = out.spec;
     out.spec = spec;
     if (Array.isArray(protectOperations) && protectOperations.length > 0) {

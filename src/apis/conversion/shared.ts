@@ -2,8 +2,7 @@
 // annotation moves, and the residual annotation that makes every conversion round-trip lossless.
 
 import { parseApiVersion } from '../registry.ts';
-
-export type JsonObject = Record<string, unknown>;
+import { isJsonObject, type JsonObject } from '../json.ts';
 
 /** A Kruise object as the apiserver hands it to a conversion webhook. */
 export interface KubeObject extends JsonObject {
@@ -25,10 +24,6 @@ export interface KindConversion {
   toV1alpha1(obj: KubeObject): KubeObject;
 }
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export function clone<T>(value: T): T {
   return structuredClone(value);
 }
@@ -38,7 +33,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a)) {
     return Array.isArray(b) && a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
   }
-  if (isObject(a) && isObject(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     const ak = Object.keys(a);
     return ak.length === Object.keys(b).length && ak.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
   }
@@ -95,7 +90,7 @@ export function deleteMetaValue(meta: ObjectMetaLike | undefined, map: MetaMap, 
 
 /** The object's metadata, created when absent (converters only write labels and annotations). */
 export function metadataOf(obj: { metadata?: unknown }): ObjectMetaLike {
-  if (!isObject(obj.metadata)) obj.metadata = {};
+  if (!isJsonObject(obj.metadata)) obj.metadata = {};
   return obj.metadata as ObjectMetaLike;
 }
 
@@ -137,7 +132,7 @@ export interface ResidualEntry {
 
 function residualPaths(a: unknown, b: unknown, path: string[], out: ResidualEntry[]): void {
   if (deepEqual(a, b)) return;
-  if (isObject(a) && isObject(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
       residualPaths(a[key], b[key], [...path, key], out);
     }
@@ -156,7 +151,7 @@ function residualPaths(a: unknown, b: unknown, path: string[], out: ResidualEntr
 function isZero(value: unknown): boolean {
   if (value === undefined || value === false) return true;
   if (Array.isArray(value)) return value.length === 0;
-  return isObject(value) && Object.values(value).every(isZero);
+  return isJsonObject(value) && Object.values(value).every(isZero);
 }
 
 /**
@@ -191,7 +186,7 @@ function isResidualPath(path: string[]): boolean {
 function getPath(obj: unknown, path: string[]): unknown {
   let cur = obj;
   for (const key of path) {
-    if (!isObject(cur) || !Object.hasOwn(cur, key)) return undefined;
+    if (!isJsonObject(cur) || !Object.hasOwn(cur, key)) return undefined;
     cur = cur[key];
   }
   return cur;
@@ -200,7 +195,7 @@ function getPath(obj: unknown, path: string[]): unknown {
 function setPath(obj: JsonObject, path: string[], value: unknown): void {
   let cur = obj;
   for (const key of path.slice(0, -1)) {
-    if (!isObject(cur[key])) cur[key] = {};
+    if (!isJsonObject(cur[key])) cur[key] = {};
     cur = cur[key] as JsonObject;
   }
   assign(cur, path[path.length - 1], value);
@@ -218,7 +213,7 @@ export function applyResidual(obj: KubeObject, entries: ResidualEntry[]): KubeOb
 }
 
 function isEntry(value: unknown): value is ResidualEntry {
-  return isObject(value) && Array.isArray(value.p) && value.p.every((k) => typeof k === 'string');
+  return isJsonObject(value) && Array.isArray(value.p) && value.p.every((k) => typeof k === 'string');
 }
 
 /** Removes the residual annotation from `obj` and returns its entries (invalid JSON: none). */
@@ -226,7 +221,7 @@ export function takeResidual(obj: KubeObject): ResidualEntry[] {
   const raw = metaValue(obj.metadata, 'annotations', CONVERSION_RESIDUAL_ANNOTATION);
   if (raw === undefined) return [];
   deleteMetaValue(obj.metadata, 'annotations', CONVERSION_RESIDUAL_ANNOTATION);
-  if (isObject(obj.metadata) && Object.keys(obj.metadata).length === 0) delete obj.metadata;
+  if (isJsonObject(obj.metadata) && Object.keys(obj.metadata).length === 0) delete obj.metadata;
   try {
     const parsed: unknown = JSON.parse(raw);
     return Array.isArray(parsed) ? parsed.filter(isEntry) : [];

@@ -3,7 +3,8 @@
 // a v1alpha1 namespaceSelector); the v1alpha1 custom-version label is v1beta1 spec.customVersion.
 
 import { SIDECARSET_CUSTOM_VERSION_LABEL } from '../constants.ts';
-import { deleteMetaValue, isObject, metaValue, metadataOf, setMetaValue, withVersion, type KindConversion } from './shared.ts';
+import { deleteMetaValue, metaValue, metadataOf, setMetaValue, withVersion, type KindConversion } from './shared.ts';
+import { isJsonObject } from '../json.ts';
 
 /** Label every namespace carries with its own name (Kubernetes ≥ 1.21). */
 export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
@@ -11,7 +12,7 @@ export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 export const sidecarSetConversion: KindConversion = {
   toV1beta1(obj) {
     const out = withVersion(obj, 'v1beta1');
-    const spec = isObject(out.spec) ? out.spec : undefined;
+    const spec = isJsonObject(out.spec) ? out.spec : undefined;
     if (spec && spec.namespace !== undefined) {
       if (typeof spec.namespace === 'string' && spec.namespace !== '') {
         spec.namespaceSelector = { matchLabels: { [NAMESPACE_NAME_LABEL]: spec.namespace } };
@@ -21,13 +22,13 @@ export const sidecarSetConversion: KindConversion = {
     const customVersion = metaValue(out.metadata, 'labels', SIDECARSET_CUSTOM_VERSION_LABEL);
     if (customVersion !== undefined) {
       deleteMetaValue(out.metadata, 'labels', SIDECARSET_CUSTOM_VERSION_LABEL);
-      (isObject(out.spec) ? out.spec : (out.spec = {})).customVersion = customVersion;
+      (isJsonObject(out.spec) ? out.spec : (out.spec = {})).customVersion = customVersion;
     }
     return out;
   },
   toV1alpha1(obj) {
     const out = withVersion(obj, 'v1alpha1');
-    if (isObject(out.spec) && out.spec.customVersion !== undefined) {
+    if (isJsonObject(out.spec) && out.spec.customVersion !== undefined) {
       const customVersion = out.spec.customVersion;
       delete out.spec.customVersion;
       if (typeof customVersion === 'string' && customVersion !== '') {

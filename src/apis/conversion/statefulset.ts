@@ -3,7 +3,8 @@
 // ordinals, volumeClaimUpdateStrategy and status.volumeClaims. Those are dropped here and carried
 // across a round trip by the conversion residual annotation.
 
-import { isObject, withVersion, type JsonObject, type KindConversion } from './shared.ts';
+import { withVersion, type KindConversion } from './shared.ts';
+import { isJsonObject, type JsonObject } from '../json.ts';
 
 const V1BETA1_ONLY_SPEC_FIELDS = [
   'volumeClaimUpdateStrategy',
@@ -18,16 +19,16 @@ export const statefulSetConversion: KindConversion = {
   toV1beta1(obj) {
     const out = withVersion(obj, 'v1beta1');
     // availableReplicas is required in v1beta1; older v1alpha1 objects do not report it.
-    if (isObject(out.status) && out.status.availableReplicas === undefined) out.status.availableReplicas = 0;
+    if (isJsonObject(out.status) && out.status.availableReplicas === undefined) out.status.availableReplicas = 0;
     return out;
   },
   toV1alpha1(obj) {
     const out = withVersion(obj, 'v1alpha1');
-    if (isObject(out.spec)) {
+    if (isJsonObject(out.spec)) {
       const spec: JsonObject = out.spec;
       for (const field of V1BETA1_ONLY_SPEC_FIELDS) delete spec[field];
     }
-    if (isObject(out.status)) delete out.status.volumeClaims;
+    if (isJsonObject(out.status)) delete out.status.volumeClaims;
     return out;
   },
 };

@@ -5,7 +5,8 @@
 
 import type { CloneSetSpec, CloneSetSpecV1alpha1 } from '../apps/cloneset.ts';
 import { cloneSetSpecToV1alpha1, cloneSetSpecToV1beta1 } from './cloneset.ts';
-import { compact, isObject, withVersion, type JsonObject, type KindConversion, type ObjectMetaLike } from './shared.ts';
+import { compact, withVersion, type KindConversion, type ObjectMetaLike } from './shared.ts';
+import { isJsonObject, type JsonObject } from '../json.ts';
 
 interface SubsetStatus extends JsonObject {
   name?: string;
@@ -14,13 +15,13 @@ interface SubsetStatus extends JsonObject {
 }
 
 function cloneSetTemplateOf(spec: unknown): JsonObject | undefined {
-  if (!isObject(spec) || !isObject(spec.template)) return undefined;
+  if (!isJsonObject(spec) || !isJsonObject(spec.template)) return undefined;
   const t = spec.template.cloneSetTemplate;
-  return isObject(t) && isObject(t.spec) ? t : undefined;
+  return isJsonObject(t) && isJsonObject(t.spec) ? t : undefined;
 }
 
 function numberMap(value: unknown): [string, number][] {
-  return isObject(value) ? Object.entries(value).filter((e): e is [string, number] => typeof e[1] === 'number') : [];
+  return isJsonObject(value) ? Object.entries(value).filter((e): e is [string, number] => typeof e[1] === 'number') : [];
 }
 
 function statusToV1beta1(status: JsonObject): JsonObject {
@@ -32,7 +33,7 @@ function statusToV1beta1(status: JsonObject): JsonObject {
     return s;
   };
   for (const [name, replicas] of numberMap(subsetReplicas)) ensure(name).replicas = replicas;
-  const update = isObject(updateStatus) ? updateStatus : {};
+  const update = isJsonObject(updateStatus) ? updateStatus : {};
   for (const [name, partition] of numberMap(update.currentPartitions)) ensure(name).partition = partition;
   if (subsets.length > 0) out.subsetStatuses = subsets;
   if (update.updatedRevision !== undefined) out.updatedRevision = update.updatedRevision;
@@ -65,21 +66,21 @@ export const unitedDeploymentConversion: KindConversion = {
     const out = withVersion(obj, 'v1beta1');
     const template = cloneSetTemplateOf(out.spec);
     if (template) {
-      const meta = isObject(template.metadata) ? (template.metadata as ObjectMetaLike) : undefined;
+      const meta = isJsonObject(template.metadata) ? (template.metadata as ObjectMetaLike) : undefined;
       template.spec = cloneSetSpecToV1beta1(template.spec as CloneSetSpecV1alpha1, meta);
     }
-    if (isObject(out.status)) out.status = statusToV1beta1(out.status);
+    if (isJsonObject(out.status)) out.status = statusToV1beta1(out.status);
     return out;
   },
   toV1alpha1(obj) {
     const out = withVersion(obj, 'v1alpha1');
     const template = cloneSetTemplateOf(out.spec);
     if (template) {
-      const meta: ObjectMetaLike = isObject(template.metadata) ? template.metadata : {};
+      const meta: ObjectMetaLike = isJsonObject(template.metadata) ? template.metadata : {};
       template.spec = cloneSetSpecToV1alpha1(template.spec as CloneSetSpec, meta);
       if (template.metadata !== undefined || Object.keys(meta).length > 0) template.metadata = meta;
     }
-    if (isObject(out.status)) out.status = statusToV1alpha1(out.status);
+    if (isJsonObject(out.status)) out.status = statusToV1alpha1(out.status);
     return out;
   },
 };

@@ -2,7 +2,8 @@
 // preferredNodeSelectorTerms are requiredNodeSelector / preferredNodeSelector; subset conditions
 // become metav1.Condition, whose lastTransitionTime, reason and message are required.
 
-import { isObject, withVersion, type JsonObject, type KindConversion, type KubeObject } from './shared.ts';
+import { withVersion, type KindConversion, type KubeObject } from './shared.ts';
+import { isJsonObject, type JsonObject } from '../json.ts';
 
 /** Reason given to a v1alpha1 subset condition that has none (metav1.Condition requires one). */
 export const UNSPECIFIED_CONDITION_REASON = 'Unspecified';
@@ -15,22 +16,22 @@ function renameKey(obj: JsonObject, from: string, to: string): void {
 }
 
 function renameSubsetFields(spec: unknown, renames: [string, string][]): void {
-  if (!isObject(spec) || !Array.isArray(spec.subsets)) return;
+  if (!isJsonObject(spec) || !Array.isArray(spec.subsets)) return;
   for (const subset of spec.subsets) {
-    if (isObject(subset)) for (const [from, to] of renames) renameKey(subset, from, to);
+    if (isJsonObject(subset)) for (const [from, to] of renames) renameKey(subset, from, to);
   }
 }
 
 /** Calls `fn` on every subset condition of status.subsetStatuses and status.versionedSubsetStatuses. */
 function eachCondition(status: unknown, fn: (c: JsonObject) => void): void {
-  if (!isObject(status)) return;
+  if (!isJsonObject(status)) return;
   const lists: unknown[] = [status.subsetStatuses];
-  if (isObject(status.versionedSubsetStatuses)) lists.push(...Object.values(status.versionedSubsetStatuses));
+  if (isJsonObject(status.versionedSubsetStatuses)) lists.push(...Object.values(status.versionedSubsetStatuses));
   for (const list of lists) {
     if (!Array.isArray(list)) continue;
     for (const subset of list) {
-      if (!isObject(subset) || !Array.isArray(subset.conditions)) continue;
-      for (const c of subset.conditions) if (isObject(c)) fn(c);
+      if (!isJsonObject(subset) || !Array.isArray(subset.conditions)) continue;
+      for (const c of subset.conditions) if (isJsonObject(c)) fn(c);
     }
   }
 }

@@ -6,6 +6,7 @@ import { ControllerRevisions, ReplicaSets, type ResourceType } from '../../runti
 import type { PodTemplateSpec } from '../../apis/core.ts';
 import { templateFromRevision, type ControllerRevision } from '../../util/revision-data.ts';
 import { CliError, type Session } from './session.ts';
+import { isJsonObject } from '../../apis/json.ts';
 
 export const CHANGE_CAUSE_ANNOTATION = 'kubernetes.io/change-cause';
 const DEPLOYMENT_REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
@@ -78,17 +79,13 @@ export function sameTemplate(a: PodTemplateSpec | undefined, b: PodTemplateSpec)
  */
 function canonical(v: unknown): string {
   const absent = (x: unknown) =>
-    x === undefined ||
-    x === null ||
-    (Array.isArray(x) && x.length === 0) ||
-    (typeof x === 'object' && x !== null && !Array.isArray(x) && Object.values(x).every(absent));
+    x === undefined || x === null || (Array.isArray(x) && x.length === 0) || (isJsonObject(x) && Object.values(x).every(absent));
   return JSON.stringify(v, (_k, value: unknown) => {
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      const o = value as Record<string, unknown>;
-      const entries = Object.keys(o)
+    if (isJsonObject(value)) {
+      const entries = Object.keys(value)
         .sort()
-        .filter((k) => !absent(o[k]))
-        .map((k) => [k, o[k]] as const);
+        .filter((k) => !absent(value[k]))
+        .map((k) => [k, value[k]] as const);
       return Object.fromEntries(entries);
     }
     return value;

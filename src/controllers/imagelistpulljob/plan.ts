@@ -7,6 +7,7 @@ import type { Stored } from '../../apis/core-objects.ts';
 import { fnv1a_32, safeEncodeString } from '../../util/revision.ts';
 import { finishedJobAction, pruneUndefined, type FinishedAction, type ImagePullJob } from '../imagejobs/resources.ts';
 import { metaTime } from '../../util/clock.ts';
+import { isJsonObject } from '../../apis/json.ts';
 
 export type ImageListPullJob = Stored<ImageListPullJobApi>;
 export type ImageListPullJobStatus = NonNullable<ImageListPullJob['status']>;
@@ -22,12 +23,11 @@ export function jobTemplate(job: ImageListPullJob): Record<string, unknown> {
 // order, map keys sorted, strings bare, nil as <nil>). The dump below writes exactly that for the
 // fields the Go type has, so the label agrees with jobs created by OpenKruise.
 type Dumped = Record<string, unknown> | undefined;
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const field = (name: string, type: string, value: string) => `${name}:(${type})${value}`;
 const pointer = (name: string, type: string, value: string | undefined) => field(name, `*${type}`, value ?? '<nil>');
 const stringSlice = (v: unknown) => (Array.isArray(v) ? `[${v.join(' ')}]` : '<nil>');
 const stringMap = (v: unknown) =>
-  isRecord(v)
+  isJsonObject(v)
     ? `map[${Object.keys(v)
         .sort()
         .map((k) => `${k}:${String(v[k])}`)

@@ -34,6 +34,7 @@ import {
 import { sortByPriority, sortByScatter } from '../../util/updatesort.ts';
 import { hotUpgradeContainerToUpgrade } from './hotupgrade.ts';
 import { isPodStateConsistent, isSidecarPodReady, recordLastContainerStatuses } from './pod-state.ts';
+import { isJsonObject } from '../../apis/json.ts';
 
 export interface PodUpgrade {
   pod: Pod;
@@ -191,7 +192,7 @@ export function upgradableCondition(pod: Pod, sidecarSetName: string, upgradable
   if (old?.message) {
     try {
       const parsed = JSON.parse(old.message) as unknown;
-      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) kv = parsed as Record<string, unknown>;
+      if (isJsonObject(parsed)) kv = parsed;
     } catch {
       kv = {};
     }

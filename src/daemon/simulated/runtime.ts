@@ -33,6 +33,7 @@ import type {
   RuntimeImage,
   RuntimeVersion,
 } from '../runtime/types.ts';
+import { isJsonObject } from '../../apis/json.ts';
 
 export const SIM_CONTAINER_ENV_ANNOTATION = 'sim.kruise-ts.io/container-env';
 /** Comma-separated container names whose stop fails, as a wedged runtime's would (for failure paths). */
@@ -111,7 +112,7 @@ export function resolveEnv(c: PodContainer, pod: Pod): Record<string, string> {
 export function parseEnvRecord(pod: Pod): EnvRecord {
   try {
     const v = JSON.parse(pod.metadata.annotations?.[SIM_CONTAINER_ENV_ANNOTATION] ?? '{}');
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as EnvRecord) : {};
+    return isJsonObject(v) ? (v as EnvRecord) : {};
   } catch {
     return {};
   }

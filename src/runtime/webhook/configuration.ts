@@ -14,6 +14,7 @@ import { isNotFound } from '../errors.ts';
 import { MutatingWebhookConfigurations, ValidatingWebhookConfigurations, type ResourceType } from '../resources.ts';
 import { serviceDNSName } from './certs.ts';
 import { enabledRegistrations, webhookName, webhookPath, type WebhookType } from './paths.ts';
+import { isJsonObject } from '../../apis/json.ts';
 
 export const DEFAULT_SERVICE_NAME = 'kruise-webhook-service';
 export const MUTATING_WEBHOOK_CONFIGURATION_NAME = 'kruise-mutating-webhook-configuration';
@@ -219,7 +220,7 @@ export function isSubset(want: unknown, have: unknown): boolean {
 }
 
 function isEmptyObject(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+  return isJsonObject(v) && Object.keys(v).length === 0;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { AdmissionRequest, AdmissionResponse } from './review.ts';
 import { errored } from './response.ts';
 import type { WebhookType } from './paths.ts';
 import type { Operation, WebhookRegistration } from './types.ts';
+import { isJsonObject } from '../../apis/json.ts';
 
 // The AdmissionRequest as the shared decode step checks it (types only; see src/apis/decode.ts).
 const GVKShape = Type.Object({ group: Type.String(), version: Type.String(), kind: Type.String() });
@@ -79,7 +80,7 @@ export type DecodedAdmission =
 export function decodeAdmission(type: WebhookType, regs: readonly WebhookRegistration[], request: unknown): DecodedAdmission {
   const envelope = requestDecoder.decode(request, 'request');
   if (envelope.errors) {
-    const uid = isRecord(request) && typeof request.uid === 'string' ? request.uid : '';
+    const uid = isJsonObject(request) && typeof request.uid === 'string' ? request.uid : '';
     return { denied: errored(400, aggregateMessage(envelope.errors), uid) };
   }
   const req = envelope.value as AdmissionRequest;
@@ -111,7 +112,7 @@ export function decodeAdmission(type: WebhookType, regs: readonly WebhookRegistr
   if (operation === 'UPDATE' && absent(req.oldObject)) return { denied: errored(400, NO_CONTENT, uid) };
   if (type === 'validate' && absent(req.object) && absent(req.oldObject)) return { denied: errored(400, NO_CONTENT, uid) };
   const def = kindOfRegistration(reg);
-  const apiVersion = isRecord(req.object) && typeof req.object.apiVersion === 'string' ? req.object.apiVersion : '';
+  const apiVersion = isJsonObject(req.object) && typeof req.object.apiVersion === 'string' ? req.object.apiVersion : '';
   const version = req.kind?.version || parseApiVersion(apiVersion).version;
   const decoder = def ? decoderFor(def, version) : anyObject;
   if (!decoder) {
@@ -126,8 +127,4 @@ export function decodeAdmission(type: WebhookType, regs: readonly WebhookRegistr
   const errors = [...(object.errors ?? []), ...(oldObject.errors ?? [])];
   if (errors.length) return { denied: errored(400, aggregateMessage(errors), uid) };
   return { req, reg, object: object.value, oldObject: oldObject.value };
-}
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -11,12 +11,12 @@ import { aggregateMessage } from '../../apis/field-errors.ts';
 import { realClock, type Timer } from '../../util/clock.ts';
 import { logger as rootLogger, type Logger } from '../log.ts';
 import { admit, type AdmissionOptions } from './admission.ts';
-import { isRecord } from './decode.ts';
 import { requestInFlight, requestLatency, requestTotal, webhookPanics } from './metrics.ts';
 import { enabledRegistrations, webhookPath, type WebhookType } from './paths.ts';
 import { INTERNAL_ERROR_MESSAGE, errored } from './response.ts';
 import type { AdmissionResponse, AdmissionReview, ConversionHandler } from './review.ts';
 import type { WebhookRegistration } from './types.ts';
+import { isJsonObject } from '../../apis/json.ts';
 
 /** Deepest JSON nesting a request body may have (objects and arrays, the review's own included). */
 export const MAX_JSON_DEPTH = 500;
@@ -157,7 +157,7 @@ export class WebhookHandler {
     const parsed = parseBody(body, this.maxBodyBytes, 'AdmissionReview');
     if (parsed.code) return { apiVersion: fallback, response: errored(parsed.code, parsed.message) };
     const review = parsed.value;
-    if (!isRecord(review) || review.kind !== 'AdmissionReview' || !isRecord(review.request)) {
+    if (!isJsonObject(review) || review.kind !== 'AdmissionReview' || !isJsonObject(review.request)) {
       return { apiVersion: fallback, response: errored(400, 'the body is not an AdmissionReview with a request') };
     }
     const apiVersion = typeof review.apiVersion === 'string' ? review.apiVersion : fallback;
@@ -173,7 +173,7 @@ export class WebhookHandler {
     });
     const parsed = parseBody(body, this.maxBodyBytes, 'ConversionReview');
     if (parsed.code) return text(parsed.code, parsed.message);
-    if (!isRecord(parsed.value) || parsed.value.kind !== 'ConversionReview' || !isRecord(parsed.value.request)) {
+    if (!isJsonObject(parsed.value) || parsed.value.kind !== 'ConversionReview' || !isJsonObject(parsed.value.request)) {
       return text(400, 'conversion request is nil');
     }
     const raw = parsed.value as Record<string, unknown> & { request: Record<string, unknown> };

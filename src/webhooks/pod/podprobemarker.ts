@@ -13,9 +13,7 @@ import type { PodProbeMarker } from '../../apis/apps/podprobemarker.ts';
 import { marshalGoJSON } from '../../util/revision.ts';
 import { podProbeMarkersForPod, type MarkerProbe } from '../../util/probe-marker.ts';
 import type { PodAdmission } from './types.ts';
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
+import { isJsonObject, type JsonObject } from '../../apis/json.ts';
 
 /** json.Marshal of a Go struct: the fields in this order, undefined ones left out (omitempty). */
 function goStruct(fields: Array<[string, string | undefined]>): string {
@@ -30,8 +28,9 @@ const required = (v: unknown, zero: unknown) => marshalGoJSON(v ?? zero);
 
 /** corev1.Probe (k8s.io/api v0.30): ProbeHandler inline, then the timings. */
 function goProbe(p: unknown): string {
-  const probe = isObject(p) ? p : {};
-  const handler = (v: unknown, fields: (h: Json) => Array<[string, string | undefined]>) => (isObject(v) ? goStruct(fields(v)) : undefined);
+  const probe = isJsonObject(p) ? p : {};
+  const handler = (v: unknown, fields: (h: JsonObject) => Array<[string, string | undefined]>) =>
+    isJsonObject(v) ? goStruct(fields(v)) : undefined;
   return goStruct([
     ['exec', handler(probe.exec, (h) => [['command', omitEmptyList(h.command)]])],
     [
@@ -45,7 +44,7 @@ function goProbe(p: unknown): string {
           'httpHeaders',
           Array.isArray(h.httpHeaders) && h.httpHeaders.length
             ? `[${h.httpHeaders
-                .map((x) => (isObject(x) ? x : {}))
+                .map((x) => (isJsonObject(x) ? x : {}))
                 .map((x) =>
                   goStruct([
                     ['name', required(x.name, '')],
