@@ -7,6 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject, Pod } from '../../src/apis/core-objects.ts';
 import { CloneSets, CustomResourceDefinitions, Pods } from '../../src/runtime/resources.ts';
+import { PatchType } from '../../src/runtime/client.ts';
+import { runKubectlKruise } from '../../src/cli/kubectl/main.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { OwnCluster } from './cloneset-own-cluster.ts';
 
@@ -18,6 +20,12 @@ const getJson = async (args: string[]): Promise<Json> => JSON.parse(await cluste
 const apply = (obj: object) => cluster.kubectl(['apply', '-f', '-'], JSON.stringify(obj));
 const zoneTerm = (zone: string) => ({ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] });
 const podTemplate = (app: string, image: string) => ({ metadata: { labels: { app } }, spec: { containers: [{ name: 'main', image }] } });
+const cloneSetV1alpha1 = (name: string, replicas: number, updateStrategy: Json, more: Json = {}) => ({
+  apiVersion: 'apps.kruise.io/v1alpha1',
+  kind: 'CloneSet',
+  metadata: { name, namespace: ns },
+  spec: { replicas, selector: { matchLabels: { app: name } }, template: podTemplate(name, 'nginx:1.0'), updateStrategy, ...more },
+});
 
 before(async () => {
   await cluster.up();
@@ -97,6 +105,64 @@ describe('the default API versions, as kubectl shows them', { concurrency: false
     },
   );
 
+  // kubectl kruise's writes are JSON patches made between the CloneSet as the cluster serves it
+  // before and after the change, sent at v1alpha1: only the fields a command changes move, and the
+  // other client's writes (all the while) fail none of them.
+  test('kubectl kruise scaledown/pause/set image/resume at v1alpha1 change only their fields', { timeout: 120_000 }, async () => {
+    await apply(cloneSetV1alpha1('kk', 2, { type: 'ReCreate', maxUnavailable: 1 }, { scaleStrategy: {} }));
+    await waitFor(
+      '2 ready pods',
+      async () => ((await getJson(['-n', ns, 'cloneset', 'kk'])).status?.readyReplicas === 2 ? true : undefined),
+      90_000,
+    );
+    const before = await getJson(['-n', ns, 'cloneset', 'kk']);
+    const pod = (await cluster.client.list<Pod>(Pods, { namespace: ns, labelSelector: 'app=kk' })).items[0]!.metadata.name!;
+    let writing = true;
+    let writes = 0;
+    const writer = (async () => {
+      while (writing) {
+        await cluster.client.patch(
+          CloneSets,
+          'kk',
+          { metadata: { annotations: { tick: String(++writes) } } },
+          {
+            namespace: ns,
+            patchType: PatchType.Merge,
+          },
+        );
+      }
+    })();
+    const kruise = async (...args: string[]) => {
+      let err = '';
+      const io = { out: () => undefined, err: (t: string) => void (err += t), isTTY: false };
+      const code = await runKubectlKruise(['--kubeconfig', cluster.state.kubeconfig, '-n', ns, ...args], io);
+      assert.equal(code, 0, `kubectl kruise ${args.join(' ')}: ${err}`);
+    };
+    let paused: Json;
+    try {
+      await kruise('scaledown', 'cloneset/kk', '--pods', pod);
+      await kruise('rollout', 'pause', 'cloneset/kk');
+      paused = await getJson(['-n', ns, 'cloneset', 'kk']);
+      await kruise('set', 'image', 'cloneset/kk', 'main=nginx:1.1');
+      await kruise('rollout', 'resume', 'cloneset/kk');
+    } finally {
+      writing = false;
+      await writer;
+    }
+    assert.ok(writes >= 10, `the other client wrote ${writes} times`);
+    assert.equal(paused.spec.updateStrategy.paused, true);
+    const after = await getJson(['-n', ns, 'cloneset', 'kk']);
+    assert.equal(after.spec.template.spec.containers[0].image, 'nginx:1.1');
+    assert.equal(after.spec.updateStrategy.paused, false);
+    assert.equal(after.spec.replicas, 1);
+    // Everything else of the spec as it was (scaleStrategy: the controller drops the deleted pod's name).
+    const { template: _t, replicas: _r, scaleStrategy: _s, updateStrategy, ...rest } = after.spec;
+    const { template: _bt, replicas: _br, scaleStrategy: _bs, updateStrategy: beforeStrategy, ...beforeRest } = before.spec;
+    assert.deepEqual(rest, beforeRest);
+    assert.deepEqual({ ...updateStrategy, paused: undefined }, { ...beforeStrategy, paused: undefined });
+    await cluster.kubectl(['-n', ns, 'delete', 'cloneset', 'kk', '--wait=true']);
+  });
+
   test('a ResourceDistribution conflict lists failedNamespace', { timeout: 90_000 }, async () => {
     await cluster.kubectl(['create', 'namespace', 'apiv-conflict']);
     await cluster.kubectl(['-n', 'apiv-conflict', 'create', 'secret', 'generic', 'shared', '--from-literal=token=theirs']);
@@ -132,17 +198,7 @@ describe('the default API versions, as kubectl shows them', { concurrency: false
     'a CloneSet rolls in place through the converting client; its pods name a v1alpha1 owner and go with it',
     { timeout: 150_000 },
     async () => {
-      const manifest = {
-        apiVersion: 'apps.kruise.io/v1alpha1',
-        kind: 'CloneSet',
-        metadata: { name: 'web', namespace: ns },
-        spec: {
-          replicas: 3,
-          selector: { matchLabels: { app: 'web' } },
-          template: podTemplate('web', 'nginx:1.0'),
-          updateStrategy: { type: 'InPlaceIfPossible', partition: 1, maxUnavailable: 1 },
-        },
-      };
+      const manifest = cloneSetV1alpha1('web', 3, { type: 'InPlaceIfPossible', partition: 1, maxUnavailable: 1 });
       await apply(manifest);
       const ready = async (updated: number) => {
         const cs = await getJson(['-n', ns, 'cloneset', 'web']);

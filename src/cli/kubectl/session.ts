@@ -331,17 +331,19 @@ const SPEC_MOVED_ATTEMPTS = 6;
 
 /**
  * Read-modify-write of one object's content (a spec; a RoleBinding's subjects): `change` edits a
- * copy and returns false when there is nothing to do. It goes as a JSON patch of the change whose
- * first operation tests the generation read: written only over the spec read, yet a status write
- * (a rollout makes many a second) or a label cannot make it fail, as a write naming the
- * resourceVersion read would.
+ * copy (at the version the code works with) and returns false when there is nothing to do. It goes
+ * as a JSON patch of the change whose first operation tests the generation read: written only over
+ * the spec read, yet a status write (a rollout makes many a second) or a label cannot make it fail,
+ * as a write naming the resourceVersion read would. The patch is made between the two copies as the
+ * cluster serves them (a CloneSet's paused is `updateStrategy.paused` at v1alpha1), and sent at that
+ * version, so a conversion's round trip never touches the fields the command left alone.
  */
 export async function mutate<T extends KubeObject>(
   session: Session,
   target: Target,
   change: (obj: T) => boolean | void,
   opts: MutateOptions,
-): Promise<T> {
+): Promise<void> {
   let refused: { err: unknown; generation: number | undefined } | undefined;
   for (let attempt = 0; ; attempt++) {
     const current = await getTarget<T>(session, target);
@@ -355,33 +357,27 @@ export async function mutate<T extends KubeObject>(
       }
     }
     const next = structuredClone(current);
+    const type = await servedType(session, target.type);
+    const wire = await session.client.servedVersion(type);
     if (change(next) === false) {
-      printResult(
-        await asServed(session, target.type, current),
-        target.type,
-        opts.output,
-        opts.unchangedVerb ?? `${opts.verb} (no change)`,
-      );
-      return current;
+      printResult(toWire(type, wire, current), target.type, opts.output, opts.unchangedVerb ?? `${opts.verb} (no change)`);
+      return;
     }
-    if (opts.dryRun === 'client') {
-      printResult(await asServed(session, target.type, next), target.type, opts.output, opts.verb, opts.dryRun);
-      return next;
-    }
+    const served = toWire(type, wire, next);
+    if (opts.dryRun === 'client') return printResult(served, target.type, opts.output, opts.verb, opts.dryRun);
     const { generation } = current.metadata;
     const patch: Operation[] = [
       ...(generation === undefined ? [] : [{ op: 'test' as const, path: '/metadata/generation', value: generation }]),
-      ...fjp.compare(content(current), content(next)),
+      ...fjp.compare(content(toWire(type, wire, current)), content(served)),
     ];
     try {
-      const written = await session.client.patch<T>(await servedType(session, target.type), target.name, patch, {
+      const written = await session.client.patch<T>({ ...type, version: wire }, target.name, patch, {
         namespace: ns(session, target.type),
         patchType: PatchType.JSON,
         dryRun: opts.dryRun === 'server',
         fieldManager: 'kubectl-kruise',
       });
-      printResult(await asServed(session, target.type, written), target.type, opts.output, opts.verb, opts.dryRun);
-      return written;
+      return printResult(written, target.type, opts.output, opts.verb, opts.dryRun);
     } catch (err) {
       if (!isInvalid(err) && !isConflict(err)) throw new CliError(describeError(err, target));
       refused = { err, generation };
