@@ -149,7 +149,7 @@ describe('the default API versions, as kubectl shows them', { concurrency: false
       writing = false;
       await writer;
     }
-    assert.ok(writes >= 10, `the other client wrote ${writes} times`);
+    assert.ok(writes >= 4, `the other client wrote ${writes} times during the 4 commands`);
     assert.equal(paused.spec.updateStrategy.paused, true);
     const after = await getJson(['-n', ns, 'cloneset', 'kk']);
     assert.equal(after.spec.template.spec.containers[0].image, 'nginx:1.1');

@@ -10,7 +10,7 @@ import { KubeClient, PatchType } from '../../runtime/client.ts';
 import fjp, { type Operation } from 'fast-json-patch';
 import { toWire } from '../../runtime/wire-versions.ts';
 import type { KubeObject } from '../../apis/core-objects.ts';
-import { StatusError, isConflict, isInvalid, isNotFound } from '../../runtime/errors.ts';
+import { StatusError, isInvalid, isNotFound } from '../../runtime/errors.ts';
 import {
   ConfigMaps,
   DaemonSets,
@@ -344,6 +344,8 @@ export async function mutate<T extends KubeObject>(
   change: (obj: T) => boolean | void,
   opts: MutateOptions,
 ): Promise<void> {
+  const type = await servedType(session, target.type);
+  const wire = await session.client.servedVersion(type);
   let refused: { err: unknown; generation: number | undefined } | undefined;
   for (let attempt = 0; ; attempt++) {
     const current = await getTarget<T>(session, target);
@@ -357,8 +359,6 @@ export async function mutate<T extends KubeObject>(
       }
     }
     const next = structuredClone(current);
-    const type = await servedType(session, target.type);
-    const wire = await session.client.servedVersion(type);
     if (change(next) === false) {
       printResult(toWire(type, wire, current), target.type, opts.output, opts.unchangedVerb ?? `${opts.verb} (no change)`);
       return;
@@ -379,7 +379,7 @@ export async function mutate<T extends KubeObject>(
       });
       return printResult(written, target.type, opts.output, opts.verb, opts.dryRun);
     } catch (err) {
-      if (!isInvalid(err) && !isConflict(err)) throw new CliError(describeError(err, target));
+      if (!isInvalid(err)) throw new CliError(describeError(err, target));
       refused = { err, generation };
     }
   }
