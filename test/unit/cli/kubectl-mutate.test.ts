@@ -4,7 +4,7 @@
 // a refusal whose object did not move is the answer.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { after, beforeEach, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { runKubectlKruise } from '../../../src/cli/kubectl/main.ts';
 import { fakeKubeconfig, status, useFakeApiServer, type FakeApiServer, type RecordedRequest } from '../runtime/fake-apiserver.ts';
 
@@ -30,10 +30,10 @@ describe('kubectl kruise writes: a JSON patch testing the generation read', () =
   useFakeApiServer((s) => (server = s));
   let kubeconfig = '';
   let dir = '';
+  before(() => ({ dir, kubeconfig } = fakeKubeconfig(server, 'kruise-mutate-')));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   beforeEach(() => {
-    ({ dir, kubeconfig } = fakeKubeconfig(server, 'kruise-mutate-'));
     server.serveDiscovery('apps.kruise.io/v1beta1', [{ name: 'clonesets', namespaced: true, kind: 'CloneSet' }]);
     server.put(CLONESETS, cloneSet(1));
     server.requests.splice(0);
