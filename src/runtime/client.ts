@@ -22,7 +22,7 @@ import {
 import { accessFromDefault, accessFromKubeconfigFile, type AuthHeaders, type TLSOptions } from './kubeconfig.ts';
 import { newTransport, type ApiResponse, type HttpMethod, type Transport } from './transport.ts';
 import fjp, { type Operation } from 'fast-json-patch';
-import { applyMergePatch } from '../util/merge-patch.ts';
+import { applyMergePatch, createMergePatch } from '../util/merge-patch.ts';
 import { isJsonObject } from '../apis/json.ts';
 import { fromWire, toWire, WireVersions } from './wire-versions.ts';
 import { StatusError, isConflict, isNotFound, type Status } from './errors.ts';
@@ -401,8 +401,13 @@ export class KubeClient {
   /**
    * A patch written for the version the code works with, to a resource served only at another: the
    * API server would apply it to the wrong field paths, so it is applied here to the object read and
-   * converted, and the result written back with the resourceVersion read (or the one the patch names,
-   * which then stays a precondition); a conflict on the one read is tried again, as a patch would.
+   * converted. What reaches the API server is the merge patch, at the served version, between the
+   * object read and the patched one, both converted down: only what the patch changed moves, so a
+   * field it left alone stays as stored (Go's zero values OpenKruise stored: an empty
+   * `scaleStrategy`), and a status write in between cannot fail it. A merge patch goes unguarded, as
+   * it would at its own version (with the resourceVersion it names, a precondition); a JSON patch,
+   * whose tests were taken against the object read, goes with that resourceVersion and is tried
+   * again on a conflict. A subresource (status) is written back whole.
    */
   private async patchConverted<T extends KubeObject>(type: ResourceType, name: string, patch: unknown, opts: PatchOptions): Promise<T> {
     if (opts.patchType === PatchType.Apply || opts.patchType === PatchType.StrategicMerge) {
@@ -411,23 +416,35 @@ export class KubeClient {
       );
     }
     const doc = typeof patch === 'string' ? (JSON.parse(patch) as unknown) : patch;
-    const precondition =
-      opts.patchType === PatchType.Merge ? (doc as { metadata?: ObjectMeta } | null)?.metadata?.resourceVersion : undefined;
+    const merge = opts.patchType === PatchType.Merge;
+    const precondition = merge ? (doc as { metadata?: ObjectMeta } | null)?.metadata?.resourceVersion : undefined;
+    const applied = (current: T): T =>
+      merge
+        ? (applyMergePatch(current, doc) as T)
+        : (fjp.applyPatch(structuredClone(current), doc as Operation[], true, true).newDocument as T);
+    const wire = await this.servedVersion(type);
+    const path = this.path(type, opts.namespace, name, undefined, wire);
+    const query: Query = { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? 'All' : undefined };
     for (let attempt = 0; ; attempt++) {
       const current = await this.get<T>(type, name, { namespace: opts.namespace, signal: opts.signal });
-      const next =
-        opts.patchType === PatchType.Merge
-          ? (applyMergePatch(current, doc) as T)
-          : (fjp.applyPatch(structuredClone(current), doc as Operation[], true, true).newDocument as T);
-      if (precondition) next.metadata.resourceVersion = precondition;
+      const next = applied(current);
       try {
-        return await this.update<T>(type, next, {
-          namespace: opts.namespace,
-          subresource: opts.subresource,
-          fieldManager: opts.fieldManager,
-          dryRun: opts.dryRun,
-          signal: opts.signal,
-        });
+        if (opts.subresource) {
+          if (precondition) next.metadata.resourceVersion = precondition;
+          return await this.update<T>(type, next, {
+            namespace: opts.namespace,
+            subresource: opts.subresource,
+            fieldManager: opts.fieldManager,
+            dryRun: opts.dryRun,
+            signal: opts.signal,
+          });
+        }
+        const served = toWire(type, wire, await this.servedOwners(next));
+        const diff = (createMergePatch(toWire(type, wire, current), served) ?? {}) as { metadata?: Partial<ObjectMeta> };
+        const guard = precondition ?? (merge ? undefined : current.metadata.resourceVersion);
+        if (guard) diff.metadata = { ...diff.metadata, resourceVersion: guard };
+        const body = { contentType: PatchType.Merge, data: JSON.stringify(diff) };
+        return fromWire(type, wire, await this.json<T>('PATCH', path, query, body, opts.signal, this.acceptFor(type)));
       } catch (err) {
         if (precondition || !isConflict(err) || attempt >= 4) throw err;
       }

@@ -48,7 +48,11 @@ export interface LeaseStore {
   update(record: LeaseRecord, resourceVersion: string, signal?: AbortSignal): Promise<string>;
 }
 
-export function isConflict(err: unknown): boolean {
+/**
+ * Another candidate wrote the lease first: any 409, AlreadyExists from a create as well as Conflict
+ * from an update (errors.ts's isConflict is the second alone).
+ */
+export function lostToAnotherWriter(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 409;
 }
 
@@ -316,7 +320,7 @@ export class LeaderElector {
       return true;
     } catch (err) {
       if (signal.aborted) return false;
-      if (isConflict(err)) this.log.info('lease update conflicted: another candidate wrote it first');
+      if (lostToAnotherWriter(err)) this.log.info('lease update conflicted: another candidate wrote it first');
       else this.log.error({ err }, 'failed to update lease');
       return false;
     }

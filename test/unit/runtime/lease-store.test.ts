@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { KubeLeaseStore, leaseToRecord, recordToSpec } from '../../../src/runtime/lease-store.ts';
-import { isConflict, type LeaseRecord } from '../../../src/runtime/leaderelection.ts';
+import { lostToAnotherWriter, type LeaseRecord } from '../../../src/runtime/leaderelection.ts';
 import { FakeApiServer, useFakeApiServer } from './fake-apiserver.ts';
 
 const LEASES = 'coordination.k8s.io/v1/leases';
@@ -40,10 +40,10 @@ describe('KubeLeaseStore', () => {
   it('create of an existing lease and update with a stale resourceVersion fail with code 409', async () => {
     const store = new KubeLeaseStore({ client, namespace: 'kruise-system', name: 'le-2' });
     const rv = await store.create(record('a'));
-    await assert.rejects(store.create(record('b')), (err) => isConflict(err));
+    await assert.rejects(store.create(record('b')), (err) => lostToAnotherWriter(err));
     const rv2 = await store.update(record('a', '2026-03-01T10:00:02.000000Z'), rv);
     assert.notEqual(rv2, rv);
-    await assert.rejects(store.update(record('b'), rv), (err) => isConflict(err));
+    await assert.rejects(store.update(record('b'), rv), (err) => lostToAnotherWriter(err));
     assert.equal((await store.get())!.holderIdentity, 'a');
   });
 
