@@ -262,8 +262,24 @@ async function healthy(state: ClusterState): Promise<boolean> {
   }
 }
 
+/**
+ * kubectl's discovery and HTTP caches for this cluster (its `--cache-dir`, or KUBECACHEDIR for Go
+ * tools that run kubectl's client options). kubectl keys its shared cache (~/.kube/cache) by host
+ * and port only, so a cluster started on a port an earlier one had used read that one's API
+ * versions for up to 6 hours (a CRD version it does not serve: "the server could not find the
+ * requested resource"). The cluster's run directory goes with a fresh start, and the cache with it.
+ */
+export function kubectlCacheDir(state: Pick<ClusterState, 'kubeconfig'>): string {
+  return path.join(path.dirname(state.kubeconfig), 'kubectl-cache');
+}
+
+/** kubectl's flags for this cluster: its kubeconfig and its own cache. */
+export function kubectlFlags(state: Pick<ClusterState, 'kubeconfig'>): string[] {
+  return ['--kubeconfig', state.kubeconfig, '--cache-dir', kubectlCacheDir(state)];
+}
+
 export async function kubectl(state: Pick<ClusterState, 'kubectl' | 'kubeconfig'>, args: string[], input?: string): Promise<string> {
-  const child = execFileP(state.kubectl, ['--kubeconfig', state.kubeconfig, ...args], { maxBuffer: 64 << 20 });
+  const child = execFileP(state.kubectl, [...kubectlFlags(state), ...args], { maxBuffer: 64 << 20 });
   if (input !== undefined) {
     child.child.stdin!.end(input);
   }

@@ -7,7 +7,7 @@ import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { LOCAL_VOLUME_PROVISIONER } from '../../src/cluster/names.ts';
-import { kubectl, type ClusterState } from '../../src/cluster/local-cluster.ts';
+import { kubectl, kubectlCacheDir, type ClusterState } from '../../src/cluster/local-cluster.ts';
 import { lastAttempts, parseJUnit, selected, type E2EGroup, type SpecResult } from './upstream-e2e-report.ts';
 
 /** Upstream's e2e feature gates (its CI's config/manager and tools/hack/run-kruise-e2e-test.sh). */
@@ -78,7 +78,12 @@ export async function runKruiseE2E(run: SuiteRun): Promise<SuiteResult> {
   const child = spawn(run.binary, args, {
     cwd: run.dir,
     // The framework runs kubectl from PATH for a few specs.
-    env: { ...process.env, KUBECONFIG: run.cluster.kubeconfig, PATH: `${path.dirname(run.cluster.kubectl)}:${process.env.PATH}` },
+    env: {
+      ...process.env,
+      KUBECONFIG: run.cluster.kubeconfig,
+      KUBECACHEDIR: kubectlCacheDir(run.cluster),
+      PATH: `${path.dirname(run.cluster.kubectl)}:${process.env.PATH}`,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   for (const stream of [child.stdout, child.stderr]) {

@@ -22,7 +22,15 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import { canonicalQuantity } from '../../src/apis/quantity.ts';
-import { down, kubectl as clusterKubectl, readState, up, type ClusterState } from '../../src/cluster/local-cluster.ts';
+import {
+  down,
+  kubectl as clusterKubectl,
+  kubectlCacheDir,
+  kubectlFlags,
+  readState,
+  up,
+  type ClusterState,
+} from '../../src/cluster/local-cluster.ts';
 import { freePorts, processesMentioning, startProcess, stopProcesses, tail, type Started } from '../../src/cluster/processes.ts';
 import { ensureHelm, repoRoot } from '../../src/cluster/binaries.ts';
 import { LOCAL_IMAGES, mountsUnder } from '../../src/cluster/node-runtime.ts';
@@ -542,15 +550,17 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
       assert.ok(pid, `no task for container ${id}:\n${tasks}`);
       return pid;
     };
+    /** helm reads kubectl's discovery cache: this cluster's own (local-cluster.ts kubectlCacheDir). */
+    const helmEnv = () => ({ ...process.env, KUBECACHEDIR: kubectlCacheDir(state) });
     const runHelm = (args: string[]) => {
-      const r = spawnSync(helm, [...args, '--kubeconfig', state.kubeconfig], { encoding: 'utf8', timeout: 300_000 });
+      const r = spawnSync(helm, [...args, '--kubeconfig', state.kubeconfig], { encoding: 'utf8', timeout: 300_000, env: helmEnv() });
       assert.equal(r.status, 0, `helm ${args.join(' ')} failed:\n${r.stderr}${r.stdout}`);
       return r.stdout;
     };
     // The upgrade runs while admission is probed: it must not block the event loop.
     const runHelmAsync = (args: string[]) =>
       new Promise<void>((resolve, reject) =>
-        execFile(helm, [...args, '--kubeconfig', state.kubeconfig], { timeout: 300_000 }, (err, stdout, stderr) =>
+        execFile(helm, [...args, '--kubeconfig', state.kubeconfig], { timeout: 300_000, env: helmEnv() }, (err, stdout, stderr) =>
           err ? reject(new Error(`helm ${args.join(' ')} failed:\n${stderr}${stdout}`)) : resolve(),
         ),
       );
@@ -866,7 +876,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
         // admitted before that would leave nothing to retry on.
         const r = spawnSync(
           state.kubectl,
-          ['--kubeconfig', state.kubeconfig, 'delete', 'namespace', protectedNs, '--dry-run=server', '--wait=false'],
+          [...kubectlFlags(state), 'delete', 'namespace', protectedNs, '--dry-run=server', '--wait=false'],
           { encoding: 'utf8' },
         );
         return r.status !== 0 && /forbidden|denied/i.test(r.stderr);
@@ -914,7 +924,7 @@ describe('real node (kubelet + containerd)', { skip: skip && `skipped: ${skip}` 
     await clusterKubectl(state, ['create', 'namespace', 'kruise-daemon-config']);
     const rendered = runHelm(['template', 'kruise-ts', path.join(repoRoot, 'charts/kruise-ts'), ...values()]);
     const objects = rendered.split(/^---$/m).filter((doc) => /^kind:/m.test(doc)).length;
-    const dryRun = spawnSync(state.kubectl, ['--kubeconfig', state.kubeconfig, 'apply', '--dry-run=server', '-f', '-'], {
+    const dryRun = spawnSync(state.kubectl, [...kubectlFlags(state), 'apply', '--dry-run=server', '-f', '-'], {
       input: rendered,
       encoding: 'utf8',
     });

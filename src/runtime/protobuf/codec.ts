@@ -41,6 +41,30 @@ function toNumber(v: unknown): number {
   return typeof v === 'number' ? v : (v as { toNumber(): number }).toNumber();
 }
 
+/**
+ * A varint int64 or uint64 as a number, read in place: protobufjs's int64() builds a LongBits and a
+ * Long for every one, and a pod's times (a dozen per watch event) are each one. Nine bytes hold every
+ * value below 2^63; a tenth (a negative int64, a uint64 from 2^63) goes to protobufjs from the start.
+ */
+function readVarint64(r: protobuf.Reader, type: 'int64' | 'uint64'): number {
+  const { buf, len } = r;
+  let pos = r.pos;
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < 9 && pos < len; i++) {
+    const byte = buf[pos++]!;
+    value += (byte & 0x7f) * scale;
+    if (byte < 0x80) {
+      r.pos = pos;
+      return value;
+    }
+    scale *= 128;
+  }
+  return toNumber(r[type]());
+}
+const readInt64 = (r: protobuf.Reader) => readVarint64(r, 'int64');
+const readUint64 = (r: protobuf.Reader) => readVarint64(r, 'uint64');
+
 /** The last time written, kept: one pod's times (created, scheduled, its conditions) are mostly the same second. */
 let lastTime = { seconds: NaN, json: '' };
 
@@ -58,7 +82,7 @@ const CUSTOM: Record<string, Decode> = {
     while (r.pos < end) {
       const t = r.uint32();
       const number = t >>> 3;
-      if (number === 1) seconds = toNumber(r.int64());
+      if (number === 1) seconds = readInt64(r);
       else r.skipType(t & 7);
       present ||= number === 1 || number === 2;
     }
@@ -87,7 +111,7 @@ const CUSTOM: Record<string, Decode> = {
       const t = r.uint32();
       switch (t >>> 3) {
         case 1:
-          type = toNumber(r.int64());
+          type = readInt64(r);
           break;
         case 2:
           intVal = r.int32();
@@ -185,6 +209,8 @@ type Decode = (r: protobuf.Reader, length: number) => unknown;
 
 /** The Reader call that reads one value of a scalar type (int64s as numbers, bytes as base64). */
 function scalarRead(type: string, fieldName = ''): string {
+  if (type === 'int64') return 'I(r)';
+  if (type === 'uint64') return 'U(r)';
   if (INT64.has(type)) return `N(r.${type}())`;
   if (type === 'string') return UNIQUE_STRINGS.has(fieldName) ? 'r.string()' : 'S(r)';
   if (type === 'bytes') return 'B(r.bytes())';
@@ -351,9 +377,11 @@ function generate(fields: readonly GeneratedField[]): Decode {
     ...writes,
     'return out;',
   ];
-  const factory = new Function('D', 'N', 'S', 'B', 'NOTHING', `return function (r, length) {\n${body.join('\n')}\n};`) as (
+  const factory = new Function('D', 'N', 'I', 'U', 'S', 'B', 'NOTHING', `return function (r, length) {\n${body.join('\n')}\n};`) as (
     decoders: ReadonlyArray<Decode | undefined>,
     toNumber: (v: unknown) => number,
+    int64: (r: protobuf.Reader) => number,
+    uint64: (r: protobuf.Reader) => number,
     readString: (r: protobuf.Reader) => string,
     base64: (b: Uint8Array) => string,
     nothing: protobuf.Reader,
@@ -368,7 +396,15 @@ function generate(fields: readonly GeneratedField[]): Decode {
         return decode(r, length);
       }),
   );
-  return factory(D, toNumber, strings.read, (b) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64'), NOTHING);
+  return factory(
+    D,
+    toNumber,
+    readInt64,
+    readUint64,
+    strings.read,
+    (b) => Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64'),
+    NOTHING,
+  );
 }
 
 /** The descriptors without ObjectMeta.managedFields: protobufjs then skips their bytes unread. */
