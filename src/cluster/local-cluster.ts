@@ -855,7 +855,11 @@ export async function status(name: string): Promise<StatusReport> {
   };
 }
 
-/** Shell lines that point kubectl at the cluster. */
+/** Shell lines that point kubectl (and Helm) at the cluster, with the cluster's own discovery cache. */
 export function envLines(state: ClusterState): string[] {
-  return [`export KUBECONFIG=${state.kubeconfig}`, `export PATH=${path.dirname(state.kubectl)}:$PATH`];
+  return [
+    `export KUBECONFIG=${state.kubeconfig}`,
+    `export KUBECACHEDIR=${kubectlCacheDir(state)}`,
+    `export PATH=${path.dirname(state.kubectl)}:$PATH`,
+  ];
 }
