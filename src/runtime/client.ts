@@ -429,8 +429,8 @@ export class KubeClient {
       const current = await this.get<T>(type, name, { namespace: opts.namespace, signal: opts.signal });
       const next = applied(current);
       try {
+        // A precondition is in `next` already: the merge patch named it.
         if (opts.subresource) {
-          if (precondition) next.metadata.resourceVersion = precondition;
           return await this.update<T>(type, next, {
             namespace: opts.namespace,
             subresource: opts.subresource,
