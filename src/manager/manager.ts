@@ -291,7 +291,6 @@ interface Webhooks {
 
 async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: ProbeServer | undefined): Promise<Webhooks> {
   const { cfg, client, log, features, namespace, closers, closeOnFailure } = up;
-  await closeOnFailure(ownNamespace);
   // Webhook serving certificates: every replica reads (or first creates) them from the Secret.
   const serviceMode: ClientMode = { mode: 'service', namespace, name: DEFAULT_SERVICE_NAME };
   const servingName = cfg.webhookClientMode === 'url' ? cfg.webhookHost : servingNameFor(serviceMode);
@@ -300,11 +299,12 @@ async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: P
   log.info({ dir: certDir }, 'webhook certificate directory');
   const secret = { namespace, name: DEFAULT_SECRET_NAME };
   // EnableExternalCerts: the Secret is someone else's (e.g. cert-manager's Certificate), only read.
-  const certs = await closeOnFailure(
-    features.EnableExternalCerts
-      ? readExternalSecretCerts(client, secret)
-      : ensureSecretCerts(client, secret, servingName, { logger: log }).then((ensured) => ensured.certs),
-  );
+  // Read while the namespace is still being asked for (one round trip less before the server
+  // listens); only a write of the Secret waits for the namespace to exist.
+  const certsRead = features.EnableExternalCerts
+    ? readExternalSecretCerts(client, secret)
+    : ensureSecretCerts(client, secret, servingName, { logger: log, beforeWrite: () => ownNamespace }).then((ensured) => ensured.certs);
+  const [, certs] = await closeOnFailure(Promise.all([ownNamespace, certsRead]));
   writeCertsToDir(certDir, certs);
   // Which of our kinds the API server serves, asked only now: sent with the namespaces, the CRDs'
   // answers came in ahead of the Secret's and held the server back by tens of milliseconds on a

@@ -52,3 +52,39 @@ test('the webhook server answers while the CRDs are still being read', async () 
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the webhook Secret is read while the manager's namespace is still being asked for; it is created only once the namespace is", async () => {
+  const ownNamespace = (r: { method: string; path: string }) => r.path === '/api/v1/namespaces/kruise-fresh';
+  const isSecret = (r: { path: string }) => r.path.startsWith('/api/v1/namespaces/kruise-fresh/secrets');
+  const release = server.hold((r) => r.method === 'GET' && ownNamespace(r));
+  const [port] = (await freePorts(1)) as [number];
+  const { config, dir } = soloManagerConfig(server, 'kruise-startup-', [
+    `--webhook-port=${port}`,
+    '--leader-election-namespace=kruise-fresh',
+  ]);
+  const earlier = server.requests.length;
+  const starting = startManager(config, { logger: pino({ level: 'silent' }) });
+  try {
+    await waitFor(
+      () => server.requests.some((r) => r.method === 'GET' && isSecret(r)),
+      'the Secret asked for while the namespace is held',
+      10_000,
+    );
+    assert.ok(!server.requests.some((r) => r.method === 'POST' && isSecret(r)), 'no Secret written before the namespace is known');
+    assert.equal(await healthz(port), undefined, 'the webhook server waits for the namespace');
+    release();
+    await starting;
+    // A namespace of its own, new to the cluster: the namespace (not found, then created) comes before the Secret's creation.
+    const writes = server.requests
+      .slice(earlier)
+      .filter((r) => r.method === 'POST')
+      .map((r) => r.path);
+    const namespaceCreated = writes.indexOf('/api/v1/namespaces');
+    const secretCreated = writes.indexOf('/api/v1/namespaces/kruise-fresh/secrets');
+    assert.ok(namespaceCreated >= 0 && secretCreated > namespaceCreated, `namespace, then Secret: ${writes.join(', ')}`);
+  } finally {
+    release();
+    await starting.then((m) => m.stop()).catch(() => {});
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
