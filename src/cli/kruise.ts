@@ -1,4 +1,5 @@
-// `kruise`: the Kruise TS command line (manager start-up, the local cluster, storage-version migration).
+// `kruise`: the Kruise TS command line (manager start-up, the local cluster, storage-version migration,
+// the sharded manager's hand-back).
 import { Command } from 'commander';
 import { errMessage } from '../util/errors.ts';
 import { enableCompileCache } from './compile-cache.ts';
@@ -13,6 +14,7 @@ const SUBCOMMANDS: Record<string, () => Promise<Command>> = {
   daemon: async () => (await import('./daemon.ts')).daemonCommand(),
   cluster: async () => (await import('./cluster.ts')).clusterCommand(),
   'storage-version': async () => (await import('./storage-version.ts')).storageVersionCommand(),
+  sharding: async () => (await import('./sharding.ts')).shardingCommand(),
 };
 
 const program = new Command('kruise').description('Kruise TS: OpenKruise workloads and policies, in TypeScript').showHelpAfterError();

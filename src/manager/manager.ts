@@ -35,7 +35,13 @@ import { WebhookServer } from '../runtime/webhook/server.ts';
 import { webhookReadinessCheck } from '../runtime/webhook/health.ts';
 import { WebhookCertController } from '../runtime/webhook/cert-controller.ts';
 import { KRUISE_CRD_GROUPS } from '../runtime/webhook/crd-conversion.ts';
-import { ensureSecretCerts, readExternalSecretCerts, writeCertsToDir, DEFAULT_SECRET_NAME } from '../runtime/webhook/certs.ts';
+import {
+  ensureSecretCerts,
+  readExternalSecretCerts,
+  writeCertsToDir,
+  DEFAULT_SECRET_NAME,
+  type CertArtifacts,
+} from '../runtime/webhook/certs.ts';
 import { DEFAULT_SERVICE_NAME, servingNameFor, type ClientMode } from '../runtime/webhook/configuration.ts';
 import { findWebhookProxy, registerWebhookBackend } from '../runtime/webhook/endpoint.ts';
 import { allRegistrations } from '../webhooks/index.ts';
@@ -95,12 +101,16 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const namespaces = ensureNamespaces(up);
   const { metricsPort, probes } = await startMetricsAndProbes(up);
   const webhooks = await startWebhooks(up, namespaces.own, probes);
-  const [served] = await closeOnFailure(Promise.all([webhooks.served, namespaces.all]));
-  // The controllers' code (its own chunk in dist/: a quarter of the manager's) is imported only now
-  // — compiling it before the webhook server listened held the server back — and while the
-  // requests below are in flight.
+  // The webhook server answers. From here on three things overlap: the pod webhook's first lists
+  // (decoded on this thread), the webhook configurations and CRD conversion brought in line (round
+  // trips), and the import of the controllers' code (its own chunk in dist/, a quarter of the
+  // manager's: compiled before the server listened, it held the server back). The controllers'
+  // caches list once the CRDs' conversion is in line.
   const controllersModule = import('../controllers/index.ts');
-  const alignment = await alignWebhooks(up, webhooks);
+  const aligning = alignWebhooks(up, webhooks);
+  aligning.catch(() => {});
+  const [served] = await closeOnFailure(Promise.all([webhooks.served, namespaces.all]));
+  const alignment = await closeOnFailure(aligning);
   webhooks.warmPodWebhookCaches(true);
   const controllerCatalogue = await closeOnFailure(controllersModule);
   const controllers = await buildControllers(up, webhooks, served, controllerCatalogue);
@@ -287,6 +297,8 @@ interface Webhooks {
   warmPodWebhookCaches(kruiseKinds: boolean): void;
   /** Which of our kinds the API server serves (CRD established, a version we know served). */
   served: Promise<ReadonlySet<string>>;
+  /** The certificates start-up read (or wrote) from the Secret. */
+  certs: CertArtifacts;
 }
 
 async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: ProbeServer | undefined): Promise<Webhooks> {
@@ -306,10 +318,20 @@ async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: P
     : ensureSecretCerts(client, secret, servingName, { logger: log, beforeWrite: () => ownNamespace }).then((ensured) => ensured.certs);
   const [, certs] = await closeOnFailure(Promise.all([ownNamespace, certsRead]));
   writeCertsToDir(certDir, certs);
-  // Which of our kinds the API server serves, asked only now: sent with the namespaces, the CRDs'
-  // answers came in ahead of the Secret's and held the server back by tens of milliseconds on a
-  // restart (docs/benchmarks.md, eighteenth pass). The pod webhook's reads of a Kruise kind wait for them.
-  const served = servedKruiseKinds(client, { expected: cfg.apiVersions, warn: (message) => log.warn(message) });
+  // Which of our kinds the API server serves: asked once the server answers (below), with the
+  // webhook configurations. Sent with the namespaces, the CRDs' answers (20 CRDs, 0.7 MB of JSON)
+  // came in ahead of the Secret's and held the server back by tens of milliseconds on a restart
+  // (eighteenth pass); sent after the Secret, they still came in as it began to listen
+  // (twenty-first pass). The pod webhook's reads of a Kruise kind wait for them.
+  let askServed!: () => void;
+  const served = new Promise<ReadonlySet<string>>((resolve, reject) => {
+    askServed = () => servedKruiseKinds(client, { expected: cfg.apiVersions, warn: (message) => log.warn(message) }).then(resolve, reject);
+  });
+  // In url mode the API server calls the cluster's webhook proxy when it runs one (every replica
+  // registers behind it, so the configuration survives any replica), else this replica's own port.
+  // Asked now (a small answer, while the server starts); awaited once it listens.
+  const proxyFound = cfg.webhookClientMode === 'url' ? findWebhookProxy(client) : Promise.resolve(undefined);
+  proxyFound.catch(() => {});
   let servedKinds: ReadonlySet<string> | undefined;
   served.then((kinds) => (servedKinds = kinds)).catch(() => {});
 
@@ -317,7 +339,7 @@ async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: P
   // on its hot path on every replica (admission never depends on leadership), and each leadership
   // term's controllers register their handlers on the same caches (buildControllers), so no object
   // is held or watched twice.
-  // They start once the webhook server listens (below): their lists share this client's rate
+  // They start once the webhook server answers (below): their lists share this client's rate
   // limit with the start-up requests before it, and with 20k pods to list they held the webhook
   // back by a quarter of a second.
   const informers = new SharedInformerFactory(client, { logger: log, resyncPeriodMs: cfg.syncPeriodMs });
@@ -376,15 +398,7 @@ async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: P
   });
   await server.start();
   closers.push(() => server.close());
-  // In url mode the API server calls the cluster's webhook proxy when it runs one (every replica
-  // registers behind it, so the configuration survives any replica), else this replica's own port.
-  const proxy = cfg.webhookClientMode === 'url' ? await closeOnFailure(findWebhookProxy(client)) : undefined;
-  const stopInformers = new AbortController();
-  informers.start(stopInformers.signal);
-  closers.push(async () => {
-    stopInformers.abort();
-    await informers.whenStopped();
-  });
+  const proxy = await closeOnFailure(proxyFound);
   const ownAddress = { host: cfg.webhookHost, port: server.port() };
   const clientMode: ClientMode = cfg.webhookClientMode === 'url' ? { mode: 'url', ...(proxy ?? ownAddress) } : serviceMode;
   const webhookReady = webhookReadinessCheck({
@@ -399,13 +413,23 @@ async function startWebhooks(up: StartUp, ownNamespace: Promise<void>, probes: P
     if (server.isDraining()) throw new Error('stopping: draining webhook connections');
     return webhookReady();
   });
+  // Checked before anything else is put on this thread: the caches' first list (the pods'), the
+  // controllers' code and the webhook configurations' answers, all read here, held the server's
+  // first answers back (docs/benchmarks.md, twenty-first pass).
   await closeOnFailure(waitWebhookReady(webhookReady, cfg.webhookInitializeTimeoutMs));
+  askServed();
+  const stopInformers = new AbortController();
+  informers.start(stopInformers.signal);
+  closers.push(async () => {
+    stopInformers.abort();
+    await informers.whenStopped();
+  });
   if (proxy) {
     // Closed before the server (closers run last first): the proxy stops sending reviews first.
     const backend = registerWebhookBackend({ client, namespace, identity: up.identity, address: ownAddress, logger: log });
     closers.push(() => backend.stop());
   }
-  return { server, informers, restMapper, certDir, secret, clientMode, pubBudget, pubDenials, warmPodWebhookCaches, served };
+  return { server, informers, restMapper, certDir, secret, clientMode, pubBudget, pubDenials, warmPodWebhookCaches, served, certs };
 }
 
 const isPod = (apiVersion: string, kind: string) => apiVersion === 'v1' && kind === 'Pod';
@@ -467,13 +491,16 @@ async function alignWebhooks(up: StartUp, webhooks: Webhooks): Promise<WebhookAl
   // previous manager's address. With another replica leading, this one only reads, alongside its
   // caches' lists: already in line (a restart), its controllers need not wait for a pass of
   // their own once it leads.
-  if (!(await mayWriteBeforeElection(cfg, client, namespace, up.identity))) return { controllerFor, first, inLine: first.verify() };
+  // The Secret as start-up read it, a moment ago: not read again.
+  const { certs } = webhooks;
+  if (!(await mayWriteBeforeElection(cfg, client, namespace, up.identity))) return { controllerFor, first, inLine: first.verify(certs) };
   // Replicas starting together (a Helm install) race on these writes: a conflict means another
   // wrote first, so go again on what it wrote rather than fail start-up.
   const syncUnfenced = async () => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await first.sync({ beforeWrite: undefined });
+        // A conflict: another replica wrote meanwhile, so the next attempt reads the Secret again.
+        return await first.sync({ beforeWrite: undefined, certs: attempt === 1 ? certs : undefined });
       } catch (err) {
         if (!isConflict(err) || attempt >= 5) throw err;
       }

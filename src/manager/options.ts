@@ -8,6 +8,8 @@ import { DEFAULT_WEBHOOK_PORT } from '../runtime/webhook/server.ts';
 import { loggingFormatOption, type LoggingFormat } from '../runtime/log.ts';
 
 export const KRUISE_NAMESPACE_DEFAULT = 'kruise-system';
+/** --leader-election-id's default: the leader Lease's name, and the name of the shard ring (--sharding). */
+export const LEADER_ELECTION_ID_DEFAULT = 'kruise-manager';
 
 /**
  * The `--<name>-workers` flags, one per controller this manager runs: the controller's name, or
@@ -160,7 +162,7 @@ export function addManagerFlags(cmd: Command): Command {
       'namespace of the leader election Lease',
       process.env.POD_NAMESPACE || KRUISE_NAMESPACE_DEFAULT,
     )
-    .option('--leader-election-id <name>', 'name of the leader election Lease', 'kruise-manager')
+    .option('--leader-election-id <name>', 'name of the leader election Lease', LEADER_ELECTION_ID_DEFAULT)
     .addOption(
       new Option('--leader-election-lease-duration <duration>', 'how long a standby waits on an unrenewed lease before taking it')
         .argParser(duration)

@@ -13,6 +13,7 @@ import { ListBodyReader, withoutManagedFields, type ListHead } from './list-read
 import {
   PROTOBUF_MEDIA_TYPE,
   ProtobufListReader,
+  prepareCodec,
   ProtobufWatchDecoder,
   decodeObject,
   isProtobuf,
@@ -304,9 +305,13 @@ export class KubeClient {
       else items.push(obj);
     };
     let head: ListHead = {};
+    const accept = this.acceptFor(type);
+    // A start's first list (the pods') waits tens of milliseconds for its answer: the codec is
+    // built meanwhile (an immediate runs once the request has been written), not after it came.
+    if (accept) setImmediate(() => prepareCodec({ withoutManagedFields: opts.withoutManagedFields }));
     const res = await this.send('GET', url, undefined, opts.signal, {
       throttle: !opts.continue,
-      accept: this.acceptFor(type),
+      accept,
       consume: async (body, headers) => {
         const reader = isProtobuf(headers['content-type'])
           ? new ProtobufListReader(onHead, onItem, { dropManagedFields: opts.withoutManagedFields })

@@ -6,6 +6,7 @@
 // only change: no pod created or deleted, no spec, other label or annotation of a pod, revision or
 // CloneSet changed, no CloneSet generation bumped — the CloneSet webhook answers the label patch of
 // a CloneSet v1.8.2 stored without a patch, as upstream's does. The writes it cost are reported.
+// Then the hand-back's cleanup: `kruise sharding unlabel` takes every object back to what v1.8.2 left.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,8 +14,9 @@ import type { KubeObject } from '../../src/apis/core-objects.ts';
 import { down } from '../../src/cluster/local-cluster.ts';
 import { stopProcesses } from '../../src/cluster/processes.ts';
 import { installCRDs } from '../../src/manager/crds.ts';
-import { fromKubeconfigFile, type KubeClient } from '../../src/runtime/client.ts';
-import { ControllerRevisions, Namespaces, Pods, type ResourceType } from '../../src/runtime/resources.ts';
+import { fromKubeconfigFile, PatchType, type KubeClient } from '../../src/runtime/client.ts';
+import { ControllerRevisions, Leases, Namespaces, Pods, type ResourceType } from '../../src/runtime/resources.ts';
+import { removeShardLabels } from '../../src/cli/sharding.ts';
 import { shardLabels } from '../../src/util/shard-ring.ts';
 import { TEST_CLUSTER, waitFor } from '../harness/cluster.ts';
 import { startManagerProcess, type ManagerProcess } from '../harness/managers.ts';
@@ -172,4 +174,53 @@ test('OpenKruise v1.8.2 → two sharded Kruise TS replicas: the shard label is t
     `objects written (resourceVersion moved), by resource: ${JSON.stringify(written)} of ${before.size}; shards holding the CloneSets: ${[...shards].sort().join(', ')}`,
   );
   for (const m of managers) assert.equal(m.proc.exited, undefined, `${m.id} ran throughout`);
+
+  // Sharding turned off, then the cleanup (`kruise sharding unlabel`): the sharded managers stop and
+  // one replica starts without --sharding (the webhooks must be served: the CloneSet webhook's
+  // failurePolicy is Fail). A dry run changes nothing; the run takes every object back to its
+  // labels and annotations as v1.8.2 left them, with one patch each, and deletes the ring's shard
+  // Leases.
+  await stopProcesses(
+    managers.map((m) => m.proc.pid),
+    5000,
+  );
+  managers.push(await startManagerProcess(peer!.cluster, 'unsharded', []));
+  await waitFor(
+    "the CloneSet webhook to answer through the cluster's webhook proxy",
+    () =>
+      client
+        .patch(CloneSetsV1alpha1, CLONESETS[0]!, { metadata: {} }, { namespace: NAMESPACE, patchType: PatchType.Merge, dryRun: true })
+        .then(
+          () => true,
+          () => false,
+        ),
+    60_000,
+    500,
+  );
+  const shardLeases = async () =>
+    (await client.list<KubeObject>(Leases, { namespace: 'kruise-system', labelSelector: `${LABELS.ring}=kruise-manager` })).items.map(
+      (l) => l.metadata.name,
+    );
+  // A stopping shard releases its Lease (empties its holder) and leaves it.
+  assert.ok((await shardLeases()).length >= 1, 'the shard Leases are left behind');
+  const dry = await removeShardLabels(client, { ring: 'kruise-manager', leaseNamespace: 'kruise-system', dryRun: true });
+  assert.deepEqual(dry.unlabelled, {
+    pods: CLONESETS.length * REPLICAS,
+    controllerrevisions: CLONESETS.length,
+    clonesets: CLONESETS.length,
+  });
+  assert.ok(allLabelled(await snapshot()), 'a dry run leaves the labels');
+  assert.ok((await shardLeases()).length >= 1, 'and the shard Leases');
+  const done = await removeShardLabels(client, { ring: 'kruise-manager', leaseNamespace: 'kruise-system' });
+  assert.deepEqual(done.unlabelled, dry.unlabelled);
+  const handedBack = await snapshot();
+  for (const [key, was] of before) {
+    const now = handedBack.get(key)!;
+    assert.deepEqual(now.labels, was.labels, `${key}: the labels v1.8.2 left`);
+    assert.deepEqual(now.rest, was.rest, `${key}: spec, annotations and owners unchanged`);
+  }
+  for (const c of (await client.list<KubeObject>(CloneSetsV1alpha1, { namespace: NAMESPACE })).items) {
+    assert.equal(c.metadata.annotations?.[LABELS.children], undefined, `${c.metadata.name}: no children note`);
+  }
+  assert.deepEqual(await shardLeases(), [], 'no shard Lease left');
 });

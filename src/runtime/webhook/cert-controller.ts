@@ -119,12 +119,14 @@ export class WebhookCertController {
 
   /**
    * One pass; throws on failure. `beforeWrite` stands in for the controller's own for this pass
-   * (before the election the manager has its own reasons to write or not).
+   * (before the election the manager has its own reasons to write or not); `certs`, the
+   * certificates as the caller has just read (or written) them from the same Secret, for the pass
+   * at start-up: reading the Secret again would be one more round trip before the controllers list.
    */
-  async sync(pass: { beforeWrite?: () => Promise<void> } = {}): Promise<void> {
+  async sync(pass: { beforeWrite?: () => Promise<void>; certs?: CertArtifacts } = {}): Promise<void> {
     const o = this.opts;
     const beforeWrite = 'beforeWrite' in pass ? pass.beforeWrite : o.beforeWrite;
-    const certs = await this.obtainCerts(beforeWrite);
+    const certs = pass.certs ?? (await this.obtainCerts(beforeWrite));
     // Mounted external certificates may already be the server's cert dir (and read-only).
     const inPlace = !!o.external && 'dir' in o.external && path.resolve(o.external.dir) === path.resolve(o.certDir);
     if (!inPlace && writeCertsToDir(o.certDir, certs)) {
@@ -142,12 +144,13 @@ export class WebhookCertController {
    * conversion are already in line (a restart), so the controllers need not wait for this
    * replica to lead before they know admission is registered.
    */
-  async verify(): Promise<boolean> {
+  async verify(certs?: CertArtifacts): Promise<boolean> {
     try {
       await this.sync({
         beforeWrite: async () => {
           throw new Error('not in line: left to the leader');
         },
+        certs,
       });
       return true;
     } catch {

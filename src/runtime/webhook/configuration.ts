@@ -11,7 +11,7 @@ import type { Operation, WebhookRegistration } from './types.ts';
 import type { KubeClient } from '../client.ts';
 import type { KubeObject } from '../../apis/core-objects.ts';
 import { isNotFound } from '../errors.ts';
-import { MutatingWebhookConfigurations, ValidatingWebhookConfigurations, type ResourceType } from '../resources.ts';
+import { MutatingWebhookConfigurations, ValidatingWebhookConfigurations } from '../resources.ts';
 import { serviceDNSName } from './certs.ts';
 import { enabledRegistrations, webhookName, webhookPath, type WebhookType } from './paths.ts';
 import { isJsonObject } from '../../apis/json.ts';
@@ -237,31 +237,30 @@ export async function ensureWebhookConfigurations(
   beforeWrite?: () => Promise<void>,
   opts: { create?: boolean } = {},
 ): Promise<string[]> {
-  const written: string[] = [];
-  const pairs: [ResourceType, WebhookConfiguration][] = [
-    [MutatingWebhookConfigurations, desired.mutating],
-    [ValidatingWebhookConfigurations, desired.validating],
-  ];
-  for (const [type, want] of pairs) {
-    const name = want.metadata.name!;
-    let have: WebhookConfiguration | undefined;
-    try {
-      have = await client.get<WebhookConfiguration>(type, name);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-    if (!have && opts.create === false) continue;
-    if (!have) {
-      await beforeWrite?.();
-      await client.create(type, want);
-      written.push(name);
-      continue;
-    }
-    if (isSubset(want.webhooks ?? [], have.webhooks ?? [])) continue;
-    const labels = { ...have.metadata.labels, ...want.metadata.labels };
-    await beforeWrite?.();
-    await client.update(type, { ...have, metadata: { ...have.metadata, labels, managedFields: undefined }, webhooks: want.webhooks });
-    written.push(name);
-  }
-  return written;
+  // The two are independent: read (and written) together.
+  const written = await Promise.all(
+    [[MutatingWebhookConfigurations, desired.mutating] as const, [ValidatingWebhookConfigurations, desired.validating] as const].map(
+      async ([type, want]): Promise<string | undefined> => {
+        const name = want.metadata.name!;
+        let have: WebhookConfiguration | undefined;
+        try {
+          have = await client.get<WebhookConfiguration>(type, name);
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+        if (!have && opts.create === false) return undefined;
+        if (!have) {
+          await beforeWrite?.();
+          await client.create(type, want);
+          return name;
+        }
+        if (isSubset(want.webhooks ?? [], have.webhooks ?? [])) return undefined;
+        const labels = { ...have.metadata.labels, ...want.metadata.labels };
+        await beforeWrite?.();
+        await client.update(type, { ...have, metadata: { ...have.metadata, labels, managedFields: undefined }, webhooks: want.webhooks });
+        return name;
+      },
+    ),
+  );
+  return written.filter((name) => name !== undefined);
 }

@@ -1,7 +1,8 @@
 // The manager's start-up on the in-memory fake API server: the webhook server listens once its
 // Secret is read, without waiting for the CRDs (which of our kinds are served), whose answers held
 // it back by a quarter of its start-up (docs/benchmarks.md, eighteenth pass); start-up goes on
-// once they are answered.
+// once they are answered. The webhook configurations are checked meanwhile, both at once, with the
+// Secret start-up read (twenty-first pass).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -38,11 +39,9 @@ test('the webhook server answers while the CRDs are still being read', async () 
     return m;
   });
   try {
-    let answer: number | undefined;
-    const deadline = Date.now() + 10_000;
-    while ((answer = await healthz(port)) === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(answer, 200);
-    assert.ok(server.requests.some(isCRD), 'the CRDs are asked for');
+    // Asked once the server answers (twenty-first pass).
+    await waitFor(() => server.requests.some(isCRD), 'the CRDs asked for', 10_000);
+    assert.equal(await healthz(port), 200);
     assert.equal(started, false, 'start-up waits for the CRDs');
     release();
     await waitFor(() => started, 'start-up after the CRDs are answered', 10_000);
@@ -84,6 +83,44 @@ test("the webhook Secret is read while the manager's namespace is still being as
     assert.ok(namespaceCreated >= 0 && secretCreated > namespaceCreated, `namespace, then Secret: ${writes.join(', ')}`);
   } finally {
     release();
+    await starting.then((m) => m.stop()).catch(() => {});
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the webhook configurations are checked while the CRDs are still being read, both at once, with the Secret start-up read', async () => {
+  const isCRD = (r: { path: string }) => r.path.includes('/customresourcedefinitions/');
+  const isConfiguration = (kind: string) => (r: { method: string; path: string }) =>
+    r.method === 'GET' && r.path.startsWith(`/apis/admissionregistration.k8s.io/v1/${kind}webhookconfigurations/`);
+  const releaseCRDs = server.hold(isCRD);
+  const releaseMutating = server.hold(isConfiguration('mutating'));
+  const [port] = (await freePorts(1)) as [number];
+  const { config, dir } = soloManagerConfig(server, 'kruise-startup-', [`--webhook-port=${port}`]);
+  const earlier = server.requests.length;
+  const starting = startManager(config, { logger: pino({ level: 'silent' }) });
+  try {
+    await waitFor(
+      () => server.requests.slice(earlier).some(isConfiguration('validating')),
+      'the validating configuration asked for while the CRDs and the mutating one are held',
+      10_000,
+    );
+    assert.ok(server.requests.slice(earlier).some(isConfiguration('mutating')));
+    releaseCRDs();
+    releaseMutating();
+    await starting;
+    const requests = server.requests.slice(earlier);
+    // The CRDs' conversion is checked with the configurations, after the certificates are known.
+    const conversionChecked = requests.findIndex(
+      (r) => r.method === 'GET' && r.path === '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+    );
+    assert.ok(conversionChecked > 0, 'the CRDs are listed for their conversion');
+    const secretReads = requests
+      .slice(0, conversionChecked)
+      .filter((r) => r.method === 'GET' && r.path === '/api/v1/namespaces/kruise-system/secrets/kruise-webhook-certs');
+    assert.equal(secretReads.length, 1, 'the Secret is read once');
+  } finally {
+    releaseCRDs();
+    releaseMutating();
     await starting.then((m) => m.stop()).catch(() => {});
     fs.rmSync(dir, { recursive: true, force: true });
   }
