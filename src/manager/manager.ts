@@ -101,11 +101,11 @@ export async function startManager(cfg: ManagerConfig, opts: { logger?: Logger }
   const namespaces = ensureNamespaces(up);
   const { metricsPort, probes } = await startMetricsAndProbes(up);
   const webhooks = await startWebhooks(up, namespaces.own, probes);
-  // The webhook server answers. From here on three things overlap: the pod webhook's first lists
-  // (decoded on this thread), the webhook configurations and CRD conversion brought in line (round
-  // trips), and the import of the controllers' code (its own chunk in dist/, a quarter of the
-  // manager's: compiled before the server listened, it held the server back). The controllers'
-  // caches list once the CRDs' conversion is in line.
+  // The webhook server answers. From here on four things overlap: the pod webhook's first lists
+  // (decoded on this thread), the read of which Kruise kinds are served, the webhook configurations
+  // and CRD conversion brought in line (round trips), and the import of the controllers' code (its
+  // own chunk in dist/, a quarter of the manager's: compiled before the server listened, it held
+  // the server back). The controllers' caches list once the CRDs' conversion is in line.
   const controllersModule = import('../controllers/index.ts');
   const aligning = alignWebhooks(up, webhooks);
   aligning.catch(() => {});

@@ -307,7 +307,7 @@ export class KubeClient {
     let head: ListHead = {};
     const accept = this.acceptFor(type);
     // A start's first list (the pods') waits tens of milliseconds for its answer: the codec is
-    // built meanwhile (an immediate runs once the request has been written), not after it came.
+    // built meanwhile (in an immediate, so the request goes first), not once the answer has come.
     if (accept) setImmediate(() => prepareCodec({ withoutManagedFields: opts.withoutManagedFields }));
     const res = await this.send('GET', url, undefined, opts.signal, {
       throttle: !opts.continue,
